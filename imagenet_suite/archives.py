@@ -1,0 +1,198 @@
+"""Read archives in place: tar, tar.gz, zip and plain folders behind one interface.
+
+Members are streamed, never extracted to disk. Uncompressed tar and zip archives (and folders)
+allow random access by member name; compressed tars are read sequentially, so
+:meth:`Archive.iter_members` is the efficient way to read many members of any archive.
+
+Member names are POSIX relative paths inside the archive (``"val/n01440764/x.JPEG"``); only
+regular files are listed.
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .errors import InvalidSourceData
+
+
+class Archive:
+    """Common interface; open one with :func:`open_archive`."""
+
+    path: Path
+
+    def names(self) -> list[str]:
+        """Regular-file member names, in archive order (sorted for folders)."""
+        raise NotImplementedError
+
+    def read(self, name: str) -> bytes:
+        """Bytes of one member; InvalidSourceData if missing or truncated."""
+        raise NotImplementedError
+
+    def iter_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        """Yield ``(name, bytes)`` for the requested members, in archive order."""
+        wanted = set(names)
+        for name in self.names():
+            if name in wanted:
+                yield name, self.read(name)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _missing(self, name: str) -> InvalidSourceData:
+        return InvalidSourceData(f"{self.path}: member {name!r} not found")
+
+
+class FolderArchive(Archive):
+    def __init__(self, path: Path):
+        self.path = path
+        self._names: list[str] | None = None
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            found = []
+            for root, dirs, files in os.walk(self.path):
+                dirs.sort()
+                rel = Path(root).relative_to(self.path)
+                found.extend((rel / f).as_posix() if rel.parts else f for f in sorted(files))
+            self._names = found
+        return self._names
+
+    def read(self, name: str) -> bytes:
+        try:
+            return (self.path / name).read_bytes()
+        except FileNotFoundError:
+            raise self._missing(name) from None
+
+
+class TarArchive(Archive):
+    """Uncompressed tar: header index once (or given), then random access by offset."""
+
+    def __init__(self, path: Path, index: dict[str, tuple[int, int]] | None = None):
+        self.path = Path(path)
+        self._handle = open(path, "rb")
+        if index is None:
+            try:
+                with tarfile.open(fileobj=self._handle, mode="r:") as tar:
+                    index = {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
+            except (tarfile.TarError, EOFError) as err:
+                self._handle.close()
+                raise InvalidSourceData(f"{path}: not a readable tar archive ({err})") from None
+        self._members = index
+
+    @classmethod
+    def from_index(cls, path: Path, index: dict[str, tuple[int, int]]) -> TarArchive:
+        """Reopen a tar whose :meth:`index` is known (skips the header scan)."""
+        return cls(path, index)
+
+    def index(self) -> dict[str, tuple[int, int]]:
+        """``{member name: (data offset, size in bytes)}``."""
+        return dict(self._members)
+
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def read(self, name: str) -> bytes:
+        if name not in self._members:
+            raise self._missing(name)
+        offset, size = self._members[name]
+        self._handle.seek(offset)
+        data = self._handle.read(size)
+        if len(data) != size:
+            raise InvalidSourceData(f"{self.path}: member {name!r} is truncated ({len(data)} of {size} bytes; the archive is incomplete)")
+        return data
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class CompressedTarArchive(Archive):
+    """tar.gz / tar.bz2 / tar.xz: sequential reads only; random reads rescan the stream."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._names: list[str] | None = None
+
+    def _open(self) -> tarfile.TarFile:
+        try:
+            return tarfile.open(self.path, mode="r:*")
+        except (tarfile.TarError, OSError, EOFError) as err:
+            raise InvalidSourceData(f"{self.path}: not a readable tar archive ({err})") from None
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            with self._open() as tar:
+                self._names = [m.name.removeprefix("./") for m in self._scan(tar) if m.isfile()]
+        return self._names
+
+    def _scan(self, tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+        try:
+            yield from tar
+        except (tarfile.TarError, OSError, EOFError) as err:
+            raise InvalidSourceData(f"{self.path}: archive is corrupt or truncated ({err})") from None
+
+    def read(self, name: str) -> bytes:
+        for _, data in self.iter_members([name]):
+            return data
+        raise self._missing(name)
+
+    def iter_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        wanted = set(names)
+        with self._open() as tar:
+            for member in self._scan(tar):
+                name = member.name.removeprefix("./")
+                if member.isfile() and name in wanted:
+                    try:
+                        yield name, tar.extractfile(member).read()
+                    except (tarfile.TarError, OSError, EOFError) as err:
+                        raise InvalidSourceData(f"{self.path}: member {name!r} is truncated or corrupt ({err})") from None
+
+
+class ZipArchive(Archive):
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self._zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as err:
+            raise InvalidSourceData(f"{path}: not a readable zip archive ({err})") from None
+        self._names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
+
+    def names(self) -> list[str]:
+        return self._names
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self._zip.read(name)
+        except KeyError:
+            raise self._missing(name) from None
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            raise InvalidSourceData(f"{self.path}: member {name!r} is corrupt or truncated ({err})") from None
+
+    def close(self) -> None:
+        self._zip.close()
+
+
+def open_archive(path: str | Path) -> Archive:
+    """Open a folder, ``.tar``, ``.tar.gz``/``.tgz``/``.tar.bz2``/``.tar.xz`` or ``.zip`` for reading."""
+    path = Path(path)
+    if path.is_dir():
+        return FolderArchive(path)
+    if not path.is_file():
+        raise InvalidSourceData(f"{path}: no such file or folder")
+    name = path.name.lower()
+    if name.endswith(".zip"):
+        return ZipArchive(path)
+    if name.endswith(".tar"):
+        return TarArchive(path)
+    if name.endswith((".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
+        return CompressedTarArchive(path)
+    raise InvalidSourceData(f"{path}: unsupported archive type (expected a folder, .tar, .tar.gz, .tgz or .zip)")

@@ -1,0 +1,47 @@
+"""The ``imagenet-suite`` command line.
+
+Each top-level command lives in its own module under ``imagenet_suite.commands`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func(args) -> int``. Conventions:
+results a script consumes go to stdout (``build`` prints the dataset folder as its last line),
+progress bars and messages go to stderr, and an ``ImagenetSuiteError`` becomes a one-line
+message and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from . import __version__, commands
+from .errors import ImagenetSuiteError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="imagenet-suite",
+        description="Versioned HF datasets for the ImageNet evaluation ecosystem, hierarchies, review and scoring.",
+    )
+    parser.add_argument("--version", action="version", version=f"imagenet-suite {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if not module_info.name.startswith("_"):
+            importlib.import_module(f"{commands.__name__}.{module_info.name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ImagenetSuiteError as err:
+        print(f"imagenet-suite {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per top-level CLI command; each defines ``register(subparsers)``."""

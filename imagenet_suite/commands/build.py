@@ -1,0 +1,47 @@
+"""``imagenet-suite build NAME``: build configs into a versioned dataset folder (printed last on stdout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("build", help="build a dataset; prints the dataset folder as the last stdout line")
+    parser.add_argument("name", help="builder name (see `imagenet-suite list`)")
+    parser.add_argument("--config", action="append", dest="configs", metavar="C",
+                        help="config to build (repeatable; default: the builder's first config)")
+    parser.add_argument("--out", required=True, type=Path, help="parent folder of the dataset folder")
+    parser.add_argument("--seed", type=int, default=0, help="seed of seeded builders (default 0)")
+    parser.add_argument("--manual-dir", type=Path, help="folder holding manually downloaded (gated) files")
+    parser.add_argument("--num-proc", type=int, default=1, help="worker processes (output does not depend on it)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="builder option (repeatable)")
+    parser.add_argument("--offline", action="store_true", default=None, help="never download")
+    parser.add_argument("--pins", type=Path, help="checksums.tsv (file, size, sha256) overriding the builder's pins")
+    parser.add_argument("--shard-size", type=int, help="examples per Parquet shard (default: the config's)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    from imagenet_suite.errors import ConfigError
+
+    options = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ConfigError(f"--option {pair!r}: expected NAME=VALUE")
+        options[name] = value
+    return options
+
+
+def run(args) -> int:
+    from imagenet_suite.build import build_dataset
+    from imagenet_suite.sources import read_pins_file
+
+    folder = build_dataset(
+        args.name, args.out, args.configs, seed=args.seed, manual_dir=args.manual_dir, num_proc=args.num_proc,
+        options=parse_options(args.option), offline=args.offline, pins=read_pins_file(args.pins) if args.pins else None,
+        shard_size=args.shard_size, progress=not args.no_progress,
+    )
+    print(folder.resolve())
+    return 0

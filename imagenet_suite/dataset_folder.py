@@ -1,0 +1,138 @@
+"""Read side of the imagenet-suite output format: a built dataset folder.
+
+A dataset folder (``<out>/<name>-<version>[-seed<N>]/``) holds::
+
+    README.md                                  card: YAML (configs, dataset_info) + prose
+    build_info.json                            provenance, sha256 of every file, row counts
+    <config>/<split>-00000-of-00004.parquet    data shards
+    <config>/<other files>                     extra artifacts of a config (e.g. .npy matrices)
+
+``build_info.json`` (``format: imagenet-suite/1``) looks like::
+
+    {"format": "imagenet-suite/1", "builder": "imagenet_val", "version": "1.0.0",
+     "package_version": "0.1.0", "seed": null,
+     "configs": {"default": {
+         "options": {...}, "sources": {"val_tar": {"file": ..., "sha256": ..., "size": ...}},
+         "features": {<datasets.Features.to_dict()>}, "protocol": {...},
+         "splits": {"validation": {"num_examples": 50000, "num_bytes": ...}},
+         "files": {"default/validation-00000-of-00013.parquet":
+                       {"sha256": ..., "size": ..., "split": "validation", "num_rows": 4000}}}},
+     "card_sha256": "..."}
+
+``protocol`` is the evaluation protocol published as data (class subset, class mapping, crop);
+the scorer reads it so users never pass it by hand.
+
+This module never decodes images: label columns are read with pyarrow column projection.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import ConfigError, DatasetFolderError
+
+FORMAT = "imagenet-suite/1"
+BUILD_INFO = "build_info.json"
+CARD = "README.md"
+
+
+class DatasetFolder:
+    """A dataset folder written by imagenet-suite, opened for reading."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        info_path = self.path / BUILD_INFO
+        if not self.path.is_dir():
+            raise DatasetFolderError(f"{self.path}: not a directory")
+        if not info_path.is_file():
+            raise DatasetFolderError(
+                f"{self.path} is not an imagenet-suite dataset folder: {BUILD_INFO} is missing "
+                "(pass the folder that `imagenet-suite build` printed)"
+            )
+        try:
+            self.build_info: dict[str, Any] = json.loads(info_path.read_text())
+        except json.JSONDecodeError as err:
+            raise DatasetFolderError(f"{info_path}: not valid JSON ({err})") from None
+        if self.build_info.get("format") != FORMAT:
+            raise DatasetFolderError(f"{info_path}: format is {self.build_info.get('format')!r}, expected {FORMAT!r}")
+
+    @property
+    def name(self) -> str:
+        return self.build_info["builder"]
+
+    @property
+    def version(self) -> str:
+        return self.build_info["version"]
+
+    @property
+    def seed(self) -> int | None:
+        return self.build_info.get("seed")
+
+    @property
+    def configs(self) -> list[str]:
+        return list(self.build_info["configs"])
+
+    def config_info(self, config: str | None = None) -> dict[str, Any]:
+        """The build_info entry of a config (the only config when ``config`` is None)."""
+        return self.build_info["configs"][self.resolve_config(config)]
+
+    def resolve_config(self, config: str | None) -> str:
+        """``config`` itself if built here; the single built config if None; else ConfigError."""
+        if config is None:
+            if len(self.configs) != 1:
+                raise ConfigError(f"{self.path} holds configs {self.configs}: name one with --config")
+            return self.configs[0]
+        if config not in self.build_info["configs"]:
+            raise ConfigError(f"{self.path} has no config {config!r}; it holds {self.configs}")
+        return config
+
+    def splits(self, config: str | None = None) -> list[str]:
+        return list(self.config_info(config)["splits"])
+
+    def resolve_split(self, config: str | None, split: str | None) -> str:
+        splits = self.splits(config)
+        if split is None:
+            if len(splits) != 1:
+                raise ConfigError(f"config {self.resolve_config(config)!r} has splits {splits}: name one with --split")
+            return splits[0]
+        if split not in splits:
+            raise ConfigError(f"config {self.resolve_config(config)!r} has no split {split!r}; it has {splits}")
+        return split
+
+    def split_files(self, config: str | None = None, split: str | None = None) -> list[Path]:
+        """The Parquet shards of a split, in shard order."""
+        split = self.resolve_split(config, split)
+        files = self.config_info(config)["files"]
+        return [self.path / rel for rel, meta in sorted(files.items()) if meta.get("split") == split]
+
+    def features(self, config: str | None = None):
+        """The config's ``datasets.Features``."""
+        from datasets import Features
+
+        return Features.from_dict(self.config_info(config)["features"])
+
+    def protocol(self, config: str | None = None) -> dict[str, Any]:
+        """The evaluation protocol the builder published (empty dict if none)."""
+        return self.config_info(config).get("protocol", {})
+
+    def column_names(self, config: str | None = None) -> list[str]:
+        return list(self.config_info(config)["features"])
+
+    def read_table(self, config: str | None = None, split: str | None = None, columns: list[str] | None = None) -> pa.Table:
+        """Read a split as one Arrow table, only ``columns`` (never decodes images)."""
+        known = self.column_names(config)
+        missing = [c for c in (columns or []) if c not in known]
+        if missing:
+            raise ConfigError(f"config {self.resolve_config(config)!r} of {self.path} has no column(s) {missing}; it has {known}")
+        tables = [pq.read_table(f, columns=columns) for f in self.split_files(config, split)]
+        return pa.concat_tables(tables) if tables else pa.table({})
+
+    @cached_property
+    def card_text(self) -> str:
+        return (self.path / CARD).read_text(encoding="utf-8")

@@ -1,0 +1,48 @@
+"""Registry of dataset builders: every ``Builder`` subclass in ``imagenet_suite.builders``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .builder import Builder
+from .errors import ConfigError
+
+_EXTRA: dict[str, type[Builder]] = {}
+
+
+def register(cls: type[Builder]) -> type[Builder]:
+    """Register a builder defined outside ``imagenet_suite.builders`` (plugins, tests)."""
+    cls.check_declaration()
+    _EXTRA[cls.NAME] = cls
+    return cls
+
+
+def _discover() -> dict[str, type[Builder]]:
+    from . import builders
+
+    found: dict[str, type[Builder]] = {}
+    for module_info in pkgutil.iter_modules(builders.__path__):
+        if module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{builders.__name__}.{module_info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Builder) and "NAME" in vars(value) and value.__module__ == module.__name__:
+                value.check_declaration()
+                if value.NAME in found:
+                    raise TypeError(f"two builders named {value.NAME!r}")
+                found[value.NAME] = value
+    return found
+
+
+def all_builders() -> dict[str, type[Builder]]:
+    """Builders by name, sorted."""
+    found = {**_discover(), **_EXTRA}
+    return dict(sorted(found.items()))
+
+
+def get(name: str) -> type[Builder]:
+    builders = all_builders()
+    if name not in builders:
+        raise ConfigError(f"unknown builder {name!r}; known builders: {list(builders)}")
+    return builders[name]

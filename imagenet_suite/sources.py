@@ -1,0 +1,236 @@
+"""Sources: the raw files a builder reads, pinned by size and hash, and where they come from.
+
+A :class:`Source` is either a public URL (downloaded into the cache, resumably) or a gated file
+the user must supply (looked up in ``--manual-dir``). Either may also have local copies shipped
+by a maintained library (e.g. timm's copy of ``real.json``) that are used when they match the pin.
+
+Resolution order for a source: manual dir → download cache → verified local copy → download
+(unless offline). Every file is checked against its pins (size, sha256, and md5 where that is
+the only public hash) before it is used; the sha256 of every file used is recorded.
+
+Environment:
+  ``IMAGENET_SUITE_CACHE``    download cache (default: the user cache dir, ``imagenet-suite/downloads``)
+  ``IMAGENET_SUITE_OFFLINE``  ``1`` to never touch the network (also ``HF_HUB_OFFLINE=1``)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+from tqdm.auto import tqdm
+
+from .errors import ChecksumMismatch, ManualFileMissing, SourceError
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Source:
+    """One raw input file of a builder.
+
+    Attributes:
+        name: key of the source within its builder (``"val_tar"``).
+        filename: the exact file name expected on disk (``"ILSVRC2012_img_val.tar"``).
+        url: public download URL; None for gated files the user must supply.
+        size: pinned size in bytes, or None if unknown (then recorded at first build).
+        sha256: pinned sha256 (hex), or None if unknown.
+        md5: pinned md5 for files whose only published hash is md5 (e.g. the ImageNet tars).
+        instructions: how a user obtains the file (shown when it is missing).
+        local_copies: callables returning candidate local paths (e.g. a copy a library ships);
+            used only when the copy matches the pins.
+    """
+
+    name: str
+    filename: str
+    url: str | None = None
+    size: int | None = None
+    sha256: str | None = None
+    md5: str | None = None
+    instructions: str = ""
+    local_copies: tuple[Callable[[], Path | None], ...] = field(default=(), compare=False)
+
+    @property
+    def manual(self) -> bool:
+        return self.url is None
+
+    def describe(self) -> str:
+        pins = ", ".join(f"{k} {v}" for k, v in (("size", self.size), ("sha256", self.sha256), ("md5", self.md5)) if v)
+        where = self.url or "manual file (gated): put it in --manual-dir"
+        return f"{self.filename} [{where}] ({pins or 'no pinned hash: recorded at first build'})"
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    """A source file found on disk and verified: its path, size and sha256."""
+
+    name: str
+    path: Path
+    size: int
+    sha256: str
+
+    def record(self) -> dict:
+        return {"file": self.path.name, "size": self.size, "sha256": self.sha256}
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("IMAGENET_SUITE_CACHE")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("imagenet-suite")) / "downloads"
+
+
+def offline_by_default() -> bool:
+    return any(os.environ.get(var, "").lower() in ("1", "true", "yes") for var in ("IMAGENET_SUITE_OFFLINE", "HF_HUB_OFFLINE"))
+
+
+def file_digests(path: Path, algorithms: Iterable[str] = ("sha256",), progress: bool = True) -> dict[str, str]:
+    """Hex digests of a file, computed in one pass (progress bar on stderr for large files)."""
+    hashers = {name: hashlib.new(name) for name in algorithms}
+    size = path.stat().st_size
+    bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"hashing {path.name}", disable=not progress or size < 256 * CHUNK, leave=False)
+    with open(path, "rb") as handle, bar:
+        while chunk := handle.read(8 * CHUNK):
+            for hasher in hashers.values():
+                hasher.update(chunk)
+            bar.update(len(chunk))
+    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
+
+
+def sha256_file(path: Path) -> str:
+    return file_digests(path, ("sha256",), progress=False)["sha256"]
+
+
+def read_pins_file(path: str | Path) -> dict[str, dict]:
+    """Read a TFDS-style ``checksums.tsv`` (``<file name or url>\\t<size>\\t<sha256>``) of pin overrides."""
+    pins: dict[str, dict] = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        for line_no, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if not row or row[0].startswith("#"):
+                continue
+            if len(row) != 3 or not row[1].isdigit() or len(row[2]) != 64:
+                raise SourceError(f"{path}:{line_no}: expected '<file>\\t<size>\\t<sha256>', got {row!r}")
+            pins[Path(row[0]).name] = {"size": int(row[1]), "sha256": row[2].lower()}
+    return pins
+
+
+class SourceResolver:
+    """Finds, downloads and verifies a builder's sources.
+
+    Args:
+        manual_dir: folder holding gated files (and optionally any other source file).
+        cache_dir: download cache; defaults to :func:`default_cache_dir`.
+        offline: never download; defaults to ``IMAGENET_SUITE_OFFLINE`` / ``HF_HUB_OFFLINE``.
+        pins: per-file-name overrides of the pinned ``size``/``sha256`` (from a checksums.tsv),
+            for mirrors, re-packed archives and test fixtures. They replace the builder's pins.
+    """
+
+    def __init__(self, manual_dir: str | Path | None = None, cache_dir: str | Path | None = None,
+                 offline: bool | None = None, pins: dict[str, dict] | None = None):
+        self.manual_dir = Path(manual_dir) if manual_dir else None
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self.offline = offline_by_default() if offline is None else offline
+        self.pins = pins or {}
+        self._verified: dict[tuple, str] = {}
+
+    # -- public -----------------------------------------------------------------------------
+    def find_manual(self, filename: str) -> Path | None:
+        """Path of ``filename`` in the manual dir, or None."""
+        if self.manual_dir is None:
+            return None
+        candidate = self.manual_dir / filename
+        return candidate if candidate.exists() else None
+
+    def resolve(self, source: Source) -> ResolvedSource:
+        """Return the verified local file of ``source``, downloading it if needed."""
+        source = self._with_pin_overrides(source)
+        manual = self.find_manual(source.filename)
+        if manual is not None:
+            return self.verify(source, manual)
+        cached = self._cache_path(source)
+        if cached.exists():
+            return self.verify(source, cached)
+        for find_copy in source.local_copies:
+            copy = find_copy()
+            if copy is not None and copy.exists() and self._matches(source, copy):
+                return self.verify(source, copy)
+        if source.manual:
+            raise ManualFileMissing(self._missing_message(source))
+        if self.offline:
+            raise SourceError(
+                f"{source.filename} is not in the cache ({cached}) and offline mode is on; "
+                f"download {source.url} there or put the file in --manual-dir"
+            )
+        self._download(source, cached)
+        return self.verify(source, cached)
+
+    def verify(self, source: Source, path: Path) -> ResolvedSource:
+        """Check ``path`` against the pins of ``source``; ChecksumMismatch names the file and both values."""
+        source = self._with_pin_overrides(source)
+        stat = path.stat()
+        if source.size is not None and stat.st_size != source.size:
+            raise ChecksumMismatch(
+                f"{path}: size is {stat.st_size} bytes, expected {source.size} for {source.filename} "
+                "(incomplete or different file)"
+            )
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, source.md5 is not None)
+        if key not in self._verified:
+            algorithms = ["sha256"] + (["md5"] if source.md5 else [])
+            digests = file_digests(path, algorithms)
+            if source.md5 and digests["md5"] != source.md5:
+                raise ChecksumMismatch(f"{path}: md5 is {digests['md5']}, expected {source.md5} for {source.filename}")
+            self._verified[key] = digests["sha256"]
+        sha256 = self._verified[key]
+        if source.sha256 and sha256 != source.sha256.lower():
+            raise ChecksumMismatch(f"{path}: sha256 is {sha256}, expected {source.sha256} for {source.filename}")
+        return ResolvedSource(source.name, path, stat.st_size, sha256)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _with_pin_overrides(self, source: Source) -> Source:
+        override = self.pins.get(source.filename)
+        if not override:
+            return source
+        return Source(source.name, source.filename, source.url, override["size"], override["sha256"], None,
+                      source.instructions, source.local_copies)
+
+    def _matches(self, source: Source, path: Path) -> bool:
+        try:
+            self.verify(source, path)
+            return True
+        except ChecksumMismatch:
+            return False
+
+    def _cache_path(self, source: Source) -> Path:
+        folder = source.sha256 or hashlib.sha256((source.url or source.filename).encode()).hexdigest()
+        return self.cache_dir / folder[:16] / source.filename
+
+    def _missing_message(self, source: Source) -> str:
+        where = self.manual_dir if self.manual_dir else "(no --manual-dir given)"
+        text = f"manual file {source.filename!r} not found in {where}."
+        return f"{text} {source.instructions}".strip()
+
+    def _download(self, source: Source, target: Path) -> None:
+        """Download to ``<target>.part`` (resuming a partial download), then rename."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(target.name + ".part")
+        have = part.stat().st_size if part.exists() else 0
+        request = urllib.request.Request(source.url, headers={"Range": f"bytes={have}-"} if have else {})
+        try:
+            response = urllib.request.urlopen(request, timeout=60)
+        except OSError as err:
+            raise SourceError(f"cannot download {source.url} for {source.filename}: {err}; "
+                              f"download it yourself and put it in --manual-dir") from None
+        resumed = have and response.status == 206
+        mode = "ab" if resumed else "wb"
+        total = source.size or (int(response.headers.get("Content-Length", 0)) + (have if resumed else 0)) or None
+        with response, open(part, mode) as out, tqdm(total=total, initial=have if resumed else 0, unit="B",
+                                                     unit_scale=True, desc=f"downloading {source.filename}") as bar:
+            while chunk := response.read(CHUNK):
+                out.write(chunk)
+                bar.update(len(chunk))
+        os.replace(part, target)
+

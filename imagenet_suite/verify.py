@@ -1,0 +1,71 @@
+"""``imagenet-suite verify``: re-check a dataset folder against its build_info.json and card."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow.parquet as pq
+import yaml
+
+from .dataset_folder import CARD, DatasetFolder
+from .errors import DatasetFolderError
+from .writer import sha256_of
+
+
+def verify_folder(path) -> DatasetFolder:
+    """Raise DatasetFolderError naming the first file that differs; return the folder if all match.
+
+    Checks: the card's sha256; every listed file's size and sha256; Parquet row counts against
+    build_info and against the card's ``num_examples``; no unlisted Parquet file under a config.
+    """
+    folder = DatasetFolder(path)
+    card_path = folder.path / CARD
+    if not card_path.is_file():
+        raise DatasetFolderError(f"{card_path}: missing")
+    if hashlib.sha256(card_path.read_bytes()).hexdigest() != folder.build_info.get("card_sha256"):
+        raise DatasetFolderError(f"{card_path}: sha256 differs from build_info.json (card was modified)")
+    card_splits = _card_split_sizes(card_path)
+    for config, info in folder.build_info["configs"].items():
+        rows_per_split: dict[str, int] = {}
+        for rel, meta in info["files"].items():
+            file_path = folder.path / rel
+            _check_file(file_path, meta)
+            if "split" in meta:
+                rows = pq.read_metadata(file_path).num_rows
+                if rows != meta["num_rows"]:
+                    raise DatasetFolderError(f"{file_path}: {rows} rows, build_info.json says {meta['num_rows']}")
+                rows_per_split[meta["split"]] = rows_per_split.get(meta["split"], 0) + rows
+        listed = {folder.path / rel for rel in info["files"]}
+        for stray in sorted((folder.path / config).glob("*.parquet")):
+            if stray not in listed:
+                raise DatasetFolderError(f"{stray}: not listed in build_info.json (load_dataset would read it)")
+        for split, meta in info["splits"].items():
+            counted = rows_per_split.get(split, 0)
+            if counted != meta["num_examples"] or card_splits.get((config, split)) != meta["num_examples"]:
+                raise DatasetFolderError(f"{config}/{split}: Parquet rows {counted}, build_info {meta['num_examples']}, "
+                                         f"card {card_splits.get((config, split))}")
+    return folder
+
+
+def _check_file(file_path, meta: dict) -> None:
+    if not file_path.is_file():
+        raise DatasetFolderError(f"{file_path}: missing")
+    size = file_path.stat().st_size
+    if size != meta["size"]:
+        raise DatasetFolderError(f"{file_path}: size {size} bytes, build_info.json says {meta['size']}")
+    if sha256_of(file_path) != meta["sha256"]:
+        raise DatasetFolderError(f"{file_path}: sha256 differs from build_info.json (file is corrupt or was modified)")
+
+
+def _card_split_sizes(card_path) -> dict[tuple[str, str], int]:
+    text = card_path.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        raise DatasetFolderError(f"{card_path}: no YAML front matter")
+    try:
+        meta = yaml.safe_load(text[4:text.index("\n---", 4)])
+    except yaml.YAMLError as err:
+        raise DatasetFolderError(f"{card_path}: invalid YAML front matter ({err})") from None
+    infos = meta.get("dataset_info", [])
+    infos = infos if isinstance(infos, list) else [infos]
+    return {(info.get("config_name", "default"), split["name"]): split["num_examples"]
+            for info in infos for split in info.get("splits", [])}

@@ -1,0 +1,164 @@
+"""Parquet writer: rows → one shard file, written under a temporary name and renamed when done.
+
+Files are readable by ``datasets`` 3.6 through 5.x with no code of ours:
+* images are ``struct<bytes: binary, path: string>`` holding the original bytes (never re-encoded);
+* the ``huggingface`` schema metadata uses the 3.x vocabulary (``Sequence`` / ``[struct]``) that
+  every version reads (5.x writes ``List``, which 3.6 cannot read);
+* image-byte columns are stored uncompressed (JPEG/PNG are compressed already), others snappy;
+* row groups are small for image configs so that reading one row reads little.
+
+Output is a deterministic function of the rows, the features and the metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import InvalidSourceData
+
+FINGERPRINT_KEY = b"imagenet_suite.fingerprint"
+INCOMPLETE = ".incomplete"
+
+
+@dataclass(frozen=True)
+class ShardStats:
+    num_rows: int
+    num_bytes: int  # uncompressed size of the row groups (Parquet footer)
+    size: int  # file size in bytes
+    sha256: str
+
+
+def legacy_features_dict(features) -> dict:
+    """``features.to_dict()`` rewritten in the datasets-3.x vocabulary (read by 3.6 … 5.x)."""
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("_type") in ("List", "LargeList"):
+                inner = convert(node["feature"])
+                if isinstance(inner, dict) and "_type" not in inner:  # list of structs
+                    return [inner]
+                out = {"feature": inner, "_type": "Sequence"}
+                if node.get("length", -1) != -1:
+                    out["length"] = node["length"]
+                return out
+            return {key: convert(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [convert(value) for value in node]
+        return node
+
+    return convert(features.to_dict())
+
+
+def arrow_schema(features, fingerprint: str) -> pa.Schema:
+    """Arrow schema of ``features`` with 3.x-compatible HF metadata and our fingerprint."""
+    metadata = {
+        b"huggingface": json.dumps({"info": {"features": legacy_features_dict(features)}}).encode(),
+        FINGERPRINT_KEY: fingerprint.encode(),
+    }
+    return features.arrow_schema.with_metadata(metadata)
+
+
+def _binary_columns(schema: pa.Schema) -> list[str]:
+    paths = []
+    for field_ in schema:
+        if pa.types.is_struct(field_.type):
+            paths += [f"{field_.name}.{child.name}" for child in field_.type if pa.types.is_binary(child.type)]
+        elif pa.types.is_binary(field_.type):
+            paths.append(field_.name)
+    return paths
+
+
+def _batches(rows: Iterable[dict], size: int) -> Iterable[list[dict]]:
+    batch: list[dict] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, row_group_rows: int,
+                on_row: Callable[[], None] | None = None) -> ShardStats:
+    """Write ``rows`` to ``path`` atomically (``path.incomplete`` then rename); return its stats.
+
+    Each row is encoded with ``features`` (which rejects out-of-range class labels); a row that
+    does not fit the schema raises InvalidSourceData naming the row's ``id``.
+    """
+    schema = arrow_schema(features, fingerprint)
+    binary = _binary_columns(schema)
+    compression = {column: "none" for column in binary}
+    compression.update({c: "snappy" for c in _leaf_columns(schema) if c not in compression})
+    tmp = path.with_name(path.name + INCOMPLETE)
+    num_rows = 0
+    with pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
+                          write_statistics=[c for c in _leaf_columns(schema) if c not in binary]) as writer:
+        for batch in _batches(rows, row_group_rows):
+            table = _encode(batch, features, schema, path)
+            writer.write_table(table, row_group_size=row_group_rows)
+            num_rows += table.num_rows
+            if on_row:
+                for _ in batch:
+                    on_row()
+        if num_rows == 0:
+            writer.write_table(schema.empty_table())
+    os.replace(tmp, path)
+    return shard_stats(path)
+
+
+def _leaf_columns(schema: pa.Schema) -> list[str]:
+    leaves = []
+    for field_ in schema:
+        if pa.types.is_struct(field_.type):
+            leaves += [f"{field_.name}.{child.name}" for child in field_.type]
+        else:
+            leaves.append(field_.name)
+    return leaves
+
+
+def _encode(batch: list[dict], features, schema: pa.Schema, path: Path) -> pa.Table:
+    try:
+        encoded = [features.encode_example(row) for row in batch]
+        return pa.Table.from_pylist(encoded, schema=schema)
+    except (ValueError, TypeError, KeyError, pa.ArrowException) as err:
+        for row in batch:  # find the offending row to name it
+            try:
+                pa.Table.from_pylist([features.encode_example(row)], schema=schema)
+            except (ValueError, TypeError, KeyError, pa.ArrowException) as row_err:
+                raise InvalidSourceData(f"{path.name}: row {row.get('id', '?')!r} does not fit the features: {row_err}") from None
+        raise InvalidSourceData(f"{path.name}: rows do not fit the features: {err}") from None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def shard_fingerprint(path: Path) -> str | None:
+    """The fingerprint stored in a finished shard's footer, or None if unreadable."""
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException):
+        return None
+    value = metadata.get(FINGERPRINT_KEY)
+    return value.decode() if value else None
+
+
+def shard_stats(path: Path) -> ShardStats:
+    """Stats of an already written shard (for resumed builds)."""
+    meta = pq.read_metadata(path)
+    num_bytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return ShardStats(meta.num_rows, num_bytes, path.stat().st_size, sha256_of(path))
