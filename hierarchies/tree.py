@@ -179,19 +179,18 @@ class Tree:
 
     def lca_nodes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Vectorised LCA: node indices of lca(class a[i], class b[i]); a and b broadcast."""
-        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        self._check_class_array(a, "a")
-        self._check_class_array(b, "b")
+        a = np.asarray(a, dtype=np.int64)
         return self.paths[a, self.lca_depths(a, b)]
 
     def lca_depths(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Vectorised depth of lca(class a[i], class b[i]) (root = 0); a and b broadcast."""
-        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
-        paths = self.paths
-        common = np.zeros(a.shape, dtype=np.int64)
-        for level in range(1, paths.shape[1]):  # depth-0 entries are all the root
-            column = paths[:, level]
-            common += (column[a] == column[b]) & (column[a] >= 0)
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        self._check_class_array(a, "a")
+        self._check_class_array(b, "b")
+        common = np.zeros(np.broadcast_shapes(a.shape, b.shape), dtype=np.int64)
+        for column in self.paths.T[1:]:  # depth-0 entries are all the root; matches form a prefix
+            at_a = column[a]
+            common += (at_a == column[b]) & (at_a >= 0)
         return common
 
     @functools.cached_property

@@ -171,7 +171,7 @@ def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dic
     context = {"name": builder.NAME, "version": builder.VERSION, "folder": folder.name, "seed": builder.seed}
     for cfg in info["configs"].values():
         context.update(cfg.get("card_context", {}))
-    text = card.render_card(info, default, card.load_template(builder.NAME), context,
+    text = card.render_card(info, default, card.load_template(builder.CARD_TEMPLATE or builder.NAME), context,
                             card.generated_sections(builder_cls, info, default))
     _atomic_write(folder / CARD, text.encode("utf-8"))
     info["card_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -106,6 +106,7 @@ class Builder:
     OPTIONS: ClassVar[dict[str, Option]] = {}
     MANUAL_DOWNLOAD_INSTRUCTIONS: ClassVar[str] = ""
     SEEDED: ClassVar[bool] = False  # True when rows depend on the seed
+    CARD_TEMPLATE: ClassVar[str | None] = None  # cards/<name>.md; default: NAME
     HOMEPAGE: ClassVar[str] = ""
     LICENSE: ClassVar[str] = "other"
     CITATION: ClassVar[str] = ""
@@ -115,9 +116,9 @@ class Builder:
         self.config = self.config_named(config)
         self.seed = int(seed)
         self.options = self.parse_options(options or {})
-        self.shard_size = int(shard_size or self.config.shard_size)
+        self.shard_size = self.config.shard_size if shard_size is None else int(shard_size)
         if self.shard_size < 1:
-            raise ConfigError(f"shard size must be ≥ 1, got {self.shard_size}")
+            raise ConfigError(f"--shard-size must be ≥ 1, got {self.shard_size}")
 
     # -- declared metadata ------------------------------------------------------------------
     @classmethod

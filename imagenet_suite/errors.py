@@ -48,3 +48,7 @@ class WordNetMissing(HierarchyError):
 
 class ShapeMismatch(HierarchyError, ValueError):
     """A tensor or matrix does not have the shape the other inputs imply (e.g. C×C vs [N, C])."""
+
+
+class OutputsError(ImagenetSuiteError):
+    """Model outputs are malformed or do not match the dataset they are scored against."""

@@ -1,0 +1,41 @@
+"""Small helpers shared by tests: run the CLI, build fixtures, compare folders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from imagenet_suite.build import build_dataset
+from imagenet_suite.sources import read_pins_file
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``imagenet-suite ARGS`` in a subprocess (the installed console script)."""
+    result = subprocess.run([sys.executable, "-m", "imagenet_suite.cli", *args], capture_output=True, text=True,
+                            cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    if check and result.returncode != 0:
+        raise AssertionError(f"imagenet-suite {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+    return result
+
+
+def build_val(layouts: dict[str, Path], layout: str, out: Path, configs=("default",), **kwargs) -> Path:
+    """Build imagenet_val from one fixture layout (the tar layout's pins come from its checksums.tsv)."""
+    manual = layouts[layout]
+    pins = read_pins_file(manual / "checksums.tsv") if (manual / "checksums.tsv").exists() else None
+    kwargs.setdefault("progress", False)
+    return build_dataset("imagenet_val", out, list(configs), manual_dir=manual, pins=pins, **kwargs)
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file of a dataset folder by relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def load(folder: Path, config: str, split: str = "validation", cache_dir: Path | None = None):
+    import datasets
+
+    return datasets.load_dataset(str(folder), config, split=split, cache_dir=str(cache_dir) if cache_dir else None)
