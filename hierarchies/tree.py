@@ -276,6 +276,8 @@ class Tree:
 def _parent_map(edges: Iterable[tuple[str, str]]) -> dict[str, str]:
     parent_of: dict[str, str] = {}
     for parent, child in edges:
+        if parent == child:
+            raise HierarchyError(f"not a tree: {child!r} is its own parent")
         if child in parent_of and parent_of[child] != parent:
             raise HierarchyError(f"not a tree: {child!r} has two parents, {parent_of[child]!r} and {parent!r}")
         parent_of[child] = parent
@@ -288,15 +290,15 @@ def _parent_map(edges: Iterable[tuple[str, str]]) -> dict[str, str]:
 def _check_classes(classes: tuple[str, ...], parent_of: dict[str, str]) -> None:
     if not classes:
         raise HierarchyError("a hierarchy needs at least one class")
-    duplicates = sorted({w for w in classes if classes.count(w) > 1}) if len(set(classes)) != len(classes) else []
-    if duplicates:
+    if len(set(classes)) != len(classes):
+        duplicates = sorted({w for w in classes if classes.count(w) > 1})
         raise HierarchyError(f"class wnids must be unique; repeated: {duplicates[:5]}")
     has_children = set(parent_of.values())
     internal = [w for w in classes if w in has_children]
     if internal:
         raise HierarchyError(f"classes must be leaves, but {internal[:5]} have children")
     nodes = set(parent_of) | has_children
-    absent = [w for w in classes if w not in nodes and len(classes) > 1]
+    absent = [w for w in classes if w not in nodes]
     if absent:
         raise HierarchyError(f"classes {absent[:5]} are not in the tree's edges")
     leaves = sorted(set(parent_of) - has_children - set(classes))
@@ -306,8 +308,6 @@ def _check_classes(classes: tuple[str, ...], parent_of: dict[str, str]) -> None:
 
 def _canonical_order(parent_of: dict[str, str], classes: tuple[str, ...]) -> list[str]:
     """Pre-order from the root, children sorted by the smallest class index in their subtree."""
-    if not parent_of:
-        return list(classes)
     first_class: dict[str, int] = {}
     for c, wnid in enumerate(classes):
         node = wnid

@@ -216,11 +216,16 @@ def synset_of(wordnet, key: str):
     from nltk.corpus.reader.wordnet import WordNetError
 
     try:
-        if len(key) == 9 and key[0] == "n" and key[1:].isdigit():
-            return wordnet.synset_from_pos_and_offset("n", int(key[1:]))
-        synset = wordnet.synset(key)
+        with warnings.catch_warnings():  # nltk warns (and returns None) for an unknown offset
+            warnings.simplefilter("ignore")
+            if len(key) == 9 and key[0] == "n" and key[1:].isdigit():
+                synset = wordnet.synset_from_pos_and_offset("n", int(key[1:]))
+            else:
+                synset = wordnet.synset(key)
     except (WordNetError, ValueError, AttributeError):
-        raise UnknownClass(f"{key!r} is not a WordNet 3.0 noun synset (expected a wnid like 'n02084071' or a name like 'dog.n.01')") from None
+        synset = None
+    if synset is None:
+        raise UnknownClass(f"{key!r} is not a WordNet 3.0 noun synset (expected a wnid like 'n02084071' or a name like 'dog.n.01')")
     if synset.pos() != "n":
         raise UnknownClass(f"{key!r} is a {synset.pos()!r} synset; only nouns are supported")
     return synset

@@ -127,9 +127,10 @@ def _leaf_columns(schema: pa.Schema) -> list[str]:
 
 
 def _encode(batch: list[dict], features, schema: pa.Schema, path: Path) -> pa.Table:
+    """Rows → Arrow table through ``features.encode_batch`` (which range-checks class labels)."""
+    columns = {name: [row[name] for row in batch] for name in features}
     try:
-        encoded = [features.encode_example(row) for row in batch]
-        return pa.Table.from_pylist(encoded, schema=schema)
+        return pa.Table.from_pydict(features.encode_batch(columns), schema=schema)
     except (ValueError, TypeError, KeyError, pa.ArrowException) as err:
         for row in batch:  # find the offending row to name it
             try:

@@ -1,0 +1,137 @@
+"""Benchmark: imagenet_val build throughput against the pyarrow read+write floor, same run.
+
+Makes a synthetic ``ILSVRC2012_img_val.tar`` (+ devkit) of N JPEGs of ImageNet-like size, then
+times, on the same tar:
+
+* floor  — stream the tar with ``tarfile`` and write ids, labels and the same bytes to Parquet with
+           pyarrow alone (same column layout and compression as ours: image bytes uncompressed);
+* ours   — ``build_dataset("imagenet_val")`` with ``num_proc`` 1 and 2 (source hashing, layout
+           detection, header checks, card and build_info included);
+* load   — cold and warm ``datasets.load_dataset`` of the result.
+
+Prints images/s, MB/s and the ratio ours/floor. Usage:
+    uv run --frozen python benchmarks/bench_imagenet_val_build.py [--images 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fixtures import imagenet_layouts as fx  # noqa: E402  (fixture writers: same layout as the release)
+
+
+def make_jpegs(n: int, seed: int = 0) -> list[fx.ValImage]:
+    """N JPEGs of ~110 KB (500x375, smooth noise + texture), like ImageNet val's average file."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 256, size=(375 // 5, 500 // 5, 3), dtype=np.uint8)
+    images = []
+    for i in range(n):
+        small = np.roll(base, i, axis=1)
+        array = np.asarray(Image.fromarray(small).resize((500, 375), Image.BILINEAR)).astype(np.int16)
+        array = np.clip(array + rng.integers(-24, 24, size=array.shape), 0, 255).astype(np.uint8)
+        buffer = io.BytesIO()
+        Image.fromarray(array).save(buffer, format="JPEG", quality=90)
+        images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), int(rng.integers(0, 1000)), [(0, 0, 10, 10)]))
+    return images
+
+
+def floor(tar_path: Path, labels: list[int], out: Path, shard_size: int = 2500) -> float:
+    """Read the tar sequentially and write the same bytes with pyarrow alone; return seconds."""
+    start = time.perf_counter()
+    schema = pa.schema([("id", pa.string()), ("file_name", pa.string()),
+                        ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])), ("label", pa.int64())])
+    rows, shard = [], 0
+
+    def flush():
+        nonlocal rows, shard
+        table = pa.Table.from_pylist(rows, schema=schema)
+        pq.write_table(table, out / f"floor-{shard:05d}.parquet", row_group_size=100,
+                       compression={"image.bytes": "none", "id": "snappy", "file_name": "snappy", "image.path": "snappy",
+                                    "label": "snappy"}, use_dictionary=False)
+        rows, shard = [], shard + 1
+
+    with tarfile.open(tar_path, "r:") as tar:
+        for index, member in enumerate(tar):
+            data = tar.extractfile(member).read()
+            rows.append({"id": member.name[:-5], "file_name": member.name, "image": {"bytes": data, "path": member.name},
+                         "label": labels[index]})
+            if len(rows) == shard_size:
+                flush()
+    if rows:
+        flush()
+    return time.perf_counter() - start
+
+
+def ours(manual: Path, out: Path, num_proc: int) -> float:
+    from imagenet_suite.build import build_dataset
+    from imagenet_suite.sources import read_pins_file
+
+    start = time.perf_counter()
+    build_dataset("imagenet_val", out, manual_dir=manual, pins=read_pins_file(manual / "checksums.tsv"),
+                  num_proc=num_proc, progress=False)
+    return time.perf_counter() - start
+
+
+def load_times(folder: Path, cache: Path) -> tuple[float, float]:
+    import datasets
+
+    datasets.disable_progress_bars()
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        datasets.load_dataset(str(folder), "default", split="validation", cache_dir=str(cache))
+        times.append(time.perf_counter() - start)
+    return times[0], times[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--images", type=int, default=4000)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    work = Path(tempfile.mkdtemp(prefix="bench-val-"))
+    try:
+        images = make_jpegs(args.images)
+        manual = fx.write_tar_layout(work / "manual", images, with_boxes=False)
+        tar_mb = (manual / "ILSVRC2012_img_val.tar").stat().st_size / 1e6
+        print(f"synthetic val tar: {args.images} images, {tar_mb:.1f} MB ({tar_mb * 1e3 / args.images:.0f} KB/image), "
+              f"{os.cpu_count()} CPU cores")
+        labels = [im.label for im in images]
+        import datasets  # noqa: F401  (import costs are paid once per process, not per image)
+        import scipy.io  # noqa: F401
+
+        import imagenet_suite.builders.imagenet_val  # noqa: F401
+        (work / "floor").mkdir()
+        floor(manual / "ILSVRC2012_img_val.tar", labels, work / "floor")  # warm the page cache
+        shutil.rmtree(work / "floor")
+        (work / "floor").mkdir()
+        t_floor = floor(manual / "ILSVRC2012_img_val.tar", labels, work / "floor")
+        rate = lambda t: f"{args.images / t:8.0f} images/s {tar_mb / t:7.1f} MB/s"  # noqa: E731
+        print(f"floor (tarfile + pyarrow alone):       {t_floor:6.2f} s {rate(t_floor)}")
+        for num_proc in (1, 2):
+            t = ours(manual, work / f"ours{num_proc}", num_proc)
+            print(f"imagenet_val build, --num-proc {num_proc}:      {t:6.2f} s {rate(t)}  "
+                  f"= {t_floor / t:5.1%} of the floor")
+        cold, warm = load_times(work / "ours1" / "imagenet_val-1.0.0", work / "hf-cache")
+        print(f"load_dataset of the result: cold {cold:.2f} s, warm {warm:.2f} s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""``imagenet-suite score DATASET_DIR --outputs FILE``: every metric that applies, as a table and JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="score model outputs against a built dataset",
+        description=(
+            "Join model outputs (a .pt or .npz file with 'ids' and one of 'logits', 'probs', 'log_probs') to a "
+            "built dataset by id and compute every metric that applies to it (decided from its columns and "
+            "published protocol). Prints the overall numbers; --json writes every row, per-class ones included."
+        ),
+    )
+    parser.add_argument("dataset_dir", metavar="DATASET_DIR", type=Path, help="folder printed by `imagenet-suite build`")
+    parser.add_argument("--outputs", required=True, type=Path, metavar="FILE", help="model outputs (.pt or .npz)")
+    parser.add_argument("--config", help="dataset config (needed when the folder holds several)")
+    parser.add_argument("--split", help="split (needed when the config has several)")
+    parser.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metric families (default: all that apply)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the full report as JSON")
+    parser.add_argument("--plots", type=Path, metavar="DIR", help="write a reliability diagram / shape-bias plot here")
+    parser.add_argument("--device", default="cpu", help="device to score on, e.g. cuda (default: cpu)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from ..scoring.outputs import ModelOutputs
+    from ..scoring.report import score
+
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"--device {args.device}: no CUDA device is available")
+    outputs = ModelOutputs.load(args.outputs, device=args.device)
+    report = score(args.dataset_dir, outputs, config=args.config, split=args.split, metrics=args.metrics)
+    summary = report.table
+    summary = summary[summary["subgroup"] == ""].drop(columns="subgroup")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.6f}"))
+    if args.json is not None:
+        report.to_json(args.json)
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.plots is not None:
+        for path in write_plots(report, args.plots):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def write_plots(report, folder: Path) -> list[Path]:
+    """Write the plots a report supports into ``folder``; returns the files written."""
+    from ..scoring import plots, shape
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    bins = report.artifacts.get("calibration_bins/torchmetrics")
+    if bins is not None:
+        written.append(folder / "reliability_diagram.png")
+        plots.reliability_diagram(bins, written[-1])
+    per_category = report.artifacts.get("shape_bias_per_category")
+    if per_category is not None:
+        pooled = shape.ShapeBias(*(sum(getattr(r, f) for r in per_category.values()) for f in
+                                   ("shape_hits", "texture_hits", "conflict_images", "excluded_images")))
+        written.append(folder / "shape_bias_per_category.png")
+        plots.shape_bias_per_category_plot(per_category, pooled, written[-1])
+    return written

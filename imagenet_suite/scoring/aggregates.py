@@ -1,0 +1,105 @@
+"""Seed 003's aggregates over an accuracy table: Sum score, Borda score, Mean Absolute Correlation.
+
+The table is long in configurations and datasets and wide in perturbations, like RobustGen's
+``results_dataset.csv``: one row per (configuration, dataset), one accuracy column per perturbation
+type (default :data:`ROBUSTGEN_METRICS`). A *voter* is a (dataset, perturbation) pair.
+
+* Sum: S(i) = sum of a configuration's accuracies over all voters (pandas ``sum``, NaN skipped).
+* Borda, three named conventions for the points one voter gives configuration i:
+  ``robustgen_code`` (default; ``process_database.py``, reproduces the paper's Tables 3 and 8-12):
+  1 + #{j : a_j < a_i}, the ascending ``min`` rank, so ties share the lower value; a dataset with a
+  NaN accuracy gives NaN for that dataset, and NaN datasets are skipped in the total;
+  ``paper_literal`` (the written formula): m_v - rank_v(i) with rank_v the dense descending rank and
+  m_v the number of distinct accuracies; ``n_minus_rank``: |I| - (min descending rank).
+* Ranks: descending, ``min`` for ties (two configurations tied for 18th are both 18th, next is 20th).
+* MAC: per dataset, the mean |off-diagonal| entry of the Spearman (average-rank) correlation matrix
+  of the perturbation columns across configurations; per group if asked; averaged with ``mean``
+  for the whole table and ``nanmean`` for groups (``paper_table4.ipynb``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .quba import rank_descending
+
+ROBUSTGEN_METRICS: tuple[str, ...] = ("clean_acc", "Linf_acc", "L2_acc", "L1_acc", "common_acc")
+BORDA_CONVENTIONS = ("robustgen_code", "paper_literal", "n_minus_rank")
+DEFAULT_BORDA_CONVENTION = "robustgen_code"
+
+
+def sum_score(
+    table: pd.DataFrame, config: str | Sequence[str] = "config", dataset: str = "dataset",
+    metrics: Sequence[str] = ROBUSTGEN_METRICS,
+) -> pd.Series:
+    """Sum of all accuracies of each configuration over datasets and perturbations."""
+    wide = _wide(table, config, dataset, metrics)
+    return wide.sum(axis=1).rename("score_sum")
+
+
+def voter_points(accuracies: pd.Series, convention: str = DEFAULT_BORDA_CONVENTION) -> pd.Series:
+    """Points one voter gives each configuration (NaN accuracy -> NaN points)."""
+    if convention == "robustgen_code":
+        return accuracies.rank(ascending=True, method="min")
+    if convention == "paper_literal":
+        return accuracies.nunique() - accuracies.rank(ascending=False, method="dense")
+    if convention == "n_minus_rank":
+        return accuracies.count() - accuracies.rank(ascending=False, method="min")
+    raise ValueError(f"unknown Borda convention {convention!r}; known: {BORDA_CONVENTIONS}")
+
+
+def borda_score(
+    table: pd.DataFrame, config: str | Sequence[str] = "config", dataset: str = "dataset",
+    metrics: Sequence[str] = ROBUSTGEN_METRICS, convention: str = DEFAULT_BORDA_CONVENTION,
+) -> pd.Series:
+    """Borda score of each configuration: voter points summed per dataset, then over datasets."""
+    wide = _wide(table, config, dataset, metrics)
+    per_dataset = {}
+    for name in wide.columns.get_level_values(1).unique():
+        points = [voter_points(wide[(metric, name)], convention) for metric in metrics]
+        per_dataset[name] = sum(points[1:], points[0])  # Series addition: NaN if any voter is NaN
+    return pd.DataFrame(per_dataset).sum(axis=1).rename("borda")
+
+
+def global_rank(scores: pd.Series) -> pd.Series:
+    """Descending rank, ties sharing the best (``min``) rank, as the paper's GR column."""
+    return rank_descending(scores, ties="min").set_axis(scores.index)
+
+
+def mean_absolute_correlation(
+    table: pd.DataFrame, dataset: str = "dataset", metrics: Sequence[str] = ROBUSTGEN_METRICS, group: str | None = None,
+) -> pd.DataFrame:
+    """MAC per dataset (columns) and an ``average`` column; one row per group (or ``all``)."""
+    if group is None:
+        row = {name: _mac(part[list(metrics)]) for name, part in table.groupby(dataset, sort=True)}
+        frame = pd.DataFrame([row], index=pd.Index(["all"], name="group"))
+        frame["average"] = np.mean(frame.to_numpy(dtype=float), axis=1)
+        return frame
+    rows = {}
+    for value, members in table.groupby(group, sort=True):
+        rows[value] = {name: _mac(part[list(metrics)]) for name, part in members.groupby(dataset, sort=True)}
+    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("group")
+    frame["average"] = np.nanmean(frame.to_numpy(dtype=float), axis=1)
+    return frame
+
+
+def _mac(accuracies: pd.DataFrame) -> float:
+    if len(accuracies) < 2:
+        return np.nan
+    matrix = accuracies.corr(method="spearman").to_numpy()
+    off_diagonal = ~np.eye(len(matrix), dtype=bool)
+    return float(np.abs(matrix[off_diagonal]).mean())
+
+
+def _wide(table: pd.DataFrame, config, dataset: str, metrics: Sequence[str]) -> pd.DataFrame:
+    keys = [config] if isinstance(config, str) else list(config)
+    missing = [c for c in [*keys, dataset, *metrics] if c not in table.columns]
+    if missing:
+        raise ValueError(f"accuracy table lacks columns {missing}; it has {list(table.columns)}")
+    duplicated = table.duplicated([*keys, dataset])
+    if duplicated.any():
+        raise ValueError(f"accuracy table has {int(duplicated.sum())} repeated (configuration, dataset) rows")
+    return table.set_index([*keys, dataset])[list(metrics)].unstack(dataset)

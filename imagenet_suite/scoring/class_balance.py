@@ -1,0 +1,80 @@
+"""Class balance (seed 000, Eqs. 10-12): how evenly accuracy and confidence spread over classes.
+
+Two named conventions, because the QUBA paper's formulas and its code differ (seed_000.md 2.6):
+
+* ``reference_impl`` (default; the QUBA code, which produced Table 12):
+  F_acc = 1 - std(per-class accuracy) with the unbiased (C-1) std of ``torch.std``;
+  F_conf = 1 - mean over classes of the population std of the target-class softmax probability of
+  that class's images;
+* ``paper_eq11`` (the paper's Eqs. 10-11): F_acc = 1 - sqrt(mean_c (A_c - A)^2) with A the overall
+  accuracy; F_conf = 1 - sqrt(mean_c (Conf_c - Conf)^2) with Conf_c the mean target probability of
+  class c and Conf the mean over all images.
+
+Both report F = GM(F_acc, F_conf) = sqrt(F_acc * F_conf). Classes without images are left out
+(the QUBA code would return NaN for them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+CLASS_BALANCE_CONVENTIONS = ("reference_impl", "paper_eq11")
+DEFAULT_CLASS_BALANCE_CONVENTION = "reference_impl"
+
+
+@dataclass(frozen=True)
+class ClassBalance:
+    """F_acc, F_conf and their geometric mean under one convention."""
+
+    convention: str
+    accuracy_balance: float
+    confidence_balance: float
+
+    @property
+    def value(self) -> float:
+        product = self.accuracy_balance * self.confidence_balance
+        return math.sqrt(product) if product >= 0 else math.nan
+
+
+def class_balance(
+    correct: torch.Tensor,
+    target_probability: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    convention: str = DEFAULT_CLASS_BALANCE_CONVENTION,
+) -> ClassBalance:
+    """Class balance of top-1 correctness ``[N]`` bool and target-class probabilities ``[N]`` float.
+
+    ``labels``: ``[N]`` int64 in 0..num_classes-1. See the module docstring for the conventions.
+    """
+    if convention not in CLASS_BALANCE_CONVENTIONS:
+        raise ValueError(f"unknown class balance convention {convention!r}; known: {CLASS_BALANCE_CONVENTIONS}")
+    counts = torch.bincount(labels, minlength=num_classes)
+    present = counts > 0
+    class_accuracy = _class_means(correct.double(), labels, counts)[present]
+    class_confidence = _class_means(target_probability.double(), labels, counts)
+    if convention == "reference_impl":
+        f_acc = 1.0 - float(class_accuracy.std(unbiased=True)) if len(class_accuracy) > 1 else math.nan
+        within_std = _class_population_std(target_probability.double(), labels, counts, class_confidence)[present]
+        f_conf = 1.0 - float(within_std.mean())
+    else:
+        overall_accuracy = correct.double().mean()
+        overall_confidence = target_probability.double().mean()
+        f_acc = 1.0 - float(((class_accuracy - overall_accuracy) ** 2).mean().sqrt())
+        f_conf = 1.0 - float(((class_confidence[present] - overall_confidence) ** 2).mean().sqrt())
+    return ClassBalance(convention, f_acc, f_conf)
+
+
+def _class_means(values: torch.Tensor, labels: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    sums = torch.zeros(len(counts), dtype=torch.float64, device=values.device).index_add_(0, labels, values)
+    return sums / counts.clamp(min=1)
+
+
+def _class_population_std(values, labels, counts, means) -> torch.Tensor:
+    """Per-class population std (ddof=0, like ``np.std``), two-pass for accuracy."""
+    squares = torch.zeros(len(counts), dtype=torch.float64, device=values.device)
+    squares.index_add_(0, labels, (values - means[labels]) ** 2)
+    return (squares / counts.clamp(min=1)).sqrt()

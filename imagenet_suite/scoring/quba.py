@@ -1,0 +1,87 @@
+"""QUBA (seed 000, Eq. 1): a weighted mean of z-scored quality dimensions, with the paper's constants.
+
+QUBA = (1 / sum_i w_i) * sum_i w_i * sign_i * (s_i - mu_i) / sigma_i over nine dimensions. The
+mu/sigma are the exact constants of the QUBA code (``data_utils.py``), not the rounded Table 11;
+signs flip calibration error and parameters (lower is better); default weights are 1, with 1/3 for
+the three robustness dimensions and 1/2 for object focus and shape bias (sum 7). Because the
+constants are fixed, a score does not depend on which other models are scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+DIMENSIONS: tuple[str, ...] = (
+    "accuracy",
+    "adversarial_robustness",
+    "c_robustness",
+    "ood_robustness",
+    "calibration_error",
+    "class_balance",
+    "object_focus",
+    "shape_bias",
+    "params_millions",
+)
+QUBA_MEAN = np.array([
+    0.7990557251908397, 0.18583778826016084, 0.5298791080592711, 0.5664841617855405, 0.004479927389289115,
+    0.783356376851669, 0.9286352601551336, 0.30548520497464765, 55.28778625954198,
+])
+QUBA_STD = np.array([
+    0.034685710545946026, 0.11083062192390095, 0.23383978329969085, 0.14548627504237352, 0.0026752085291489288,
+    0.024047971612660052, 0.017724144886557092, 0.08354531823072534, 42.8890536095964,
+])
+QUBA_SIGNS = np.array([1, 1, 1, 1, -1, 1, 1, 1, -1], dtype=float)
+DEFAULT_WEIGHTS: dict[str, float] = dict(zip(DIMENSIONS, (1, 1 / 3, 1 / 3, 1 / 3, 1, 1, 1 / 2, 1 / 2, 1), strict=True))
+
+
+def quba_weights(weights: Mapping[str, float] | None = None) -> np.ndarray:
+    """Weight vector in :data:`DIMENSIONS` order: defaults overridden by ``weights`` (by name)."""
+    merged = dict(DEFAULT_WEIGHTS)
+    for name, value in (weights or {}).items():
+        if name not in merged:
+            raise ValueError(f"unknown QUBA dimension {name!r}; known: {DIMENSIONS}")
+        merged[name] = float(value)
+    vector = np.array([merged[name] for name in DIMENSIONS])
+    if vector.sum() == 0:
+        raise ValueError("QUBA weights sum to 0")
+    return vector
+
+
+def quba_z_scores(values: np.ndarray) -> np.ndarray:
+    """Signed z-scores ``sign * (s - mu) / sigma`` of ``[..., 9]`` dimension values."""
+    return QUBA_SIGNS * (np.asarray(values, dtype=float) - QUBA_MEAN) / QUBA_STD
+
+
+def quba_score(values: Mapping[str, float] | np.ndarray, weights: Mapping[str, float] | None = None) -> np.ndarray | float:
+    """QUBA of one model (a mapping by dimension name) or of ``[..., 9]`` values in DIMENSIONS order."""
+    if isinstance(values, Mapping):
+        missing = [name for name in DIMENSIONS if name not in values]
+        if missing:
+            raise ValueError(f"QUBA needs all nine dimensions; missing {missing}")
+        values = np.array([values[name] for name in DIMENSIONS], dtype=float)
+    w = quba_weights(weights)
+    scores = quba_z_scores(values) @ w / w.sum()
+    return float(scores) if np.ndim(scores) == 0 else scores
+
+
+def quba_table(models: pd.DataFrame, weights: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """``models`` with ``quba`` and ``quba_rank`` columns added (rank 1 = best, ties share the min rank).
+
+    ``models`` needs one column per name in :data:`DIMENSIONS`.
+    """
+    missing = [name for name in DIMENSIONS if name not in models.columns]
+    if missing:
+        raise ValueError(f"QUBA table needs columns {list(DIMENSIONS)}; missing {missing}")
+    out = models.copy()
+    out["quba"] = quba_score(models[list(DIMENSIONS)].to_numpy(dtype=float), weights)
+    out["quba_rank"] = rank_descending(out["quba"])
+    return out
+
+
+def rank_descending(scores: pd.Series | np.ndarray, ties: str = "min") -> pd.Series:
+    """Rank 1 = highest score; ``ties`` as pandas ``rank(method=...)`` (``min``: equal scores share
+    the best rank and the next rank is skipped, as the seed papers rank)."""
+    return pd.Series(scores).rank(ascending=False, method=ties).astype("Int64")

@@ -1,0 +1,162 @@
+"""The 16-class decision mapping, shape bias on the real cue-conflict images, 16-class accuracy."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from imagenet_suite.errors import OutputsError
+from imagenet_suite.scoring.outputs import ModelOutputs
+from imagenet_suite.scoring.report import score
+from imagenet_suite.scoring.shape import (
+    CATEGORIES16,
+    CATEGORY_INDICES,
+    category_probabilities,
+    cue_conflict_labels,
+    decisions16,
+    mapped_columns,
+    shape_bias,
+)
+from tests.test_scoring_join import write_dataset_folder
+
+SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "seed_000.md"
+
+
+def spec_category_indices() -> dict[str, tuple[int, ...]]:
+    """The ``*_indices`` lists of seed_000.md section 1.5, parsed from the spec text."""
+    text = SPEC.read_text(encoding="utf-8")
+    section = text[text.index("The ImageNet indices per category") : text.index("This is the WordNet-derived mapping")]
+    found = {}
+    for line in section.splitlines():
+        match = re.match(r"\s*- (\w+)(?: \(\d+ indices\))?:? \[?([\d, ]+)\]?\s*$", line)
+        if match:
+            found[match.group(1)] = tuple(int(x) for x in match.group(2).replace(" ", "").split(",") if x)
+    return found
+
+
+def test_mapping_is_the_specs_207_indices():
+    spec = spec_category_indices()
+    assert set(spec) == set(CATEGORIES16) and list(CATEGORIES16) == sorted(CATEGORIES16)
+    assert {name: CATEGORY_INDICES[name] for name in spec} == spec
+    columns, owner, sizes = mapped_columns()
+    assert len(columns) == 207 and len(set(columns.tolist())) == 207  # disjoint categories
+    assert sizes.tolist() == [len(spec[name]) for name in CATEGORIES16]
+    assert owner.tolist() == [i for i, name in enumerate(CATEGORIES16) for _ in spec[name]]
+
+
+def one_hot_logits(indices: list[int], scale: float = 30.0) -> torch.Tensor:
+    logits = torch.zeros(len(indices), 1000)
+    logits[torch.arange(len(indices)), torch.tensor(indices)] = scale
+    return logits
+
+
+def test_a_confident_class_maps_to_its_category():
+    logits = one_hot_logits([404, 499, 766, 281, 385, 207])  # airplane, knife, oven, cat, elephant, dog
+    names = [CATEGORIES16[i] for i in decisions16(logits).tolist()]
+    assert names == ["airplane", "knife", "oven", "cat", "elephant", "dog"]
+
+
+def test_categories_aggregate_by_mean_not_sum():
+    probs = torch.zeros(1, 1000)
+    probs[0, list(CATEGORY_INDICES["dog"])] = 0.005  # sum 0.545 but mean 0.005
+    probs[0, 404] = 0.01  # airplane: mean 0.01
+    probs[0, 0] = 1 - probs.sum()  # tench, outside the 207
+    assert CATEGORIES16[decisions16(probs, "probs").item()] == "airplane"
+    assert category_probabilities(probs, "probs")[0, CATEGORIES16.index("dog")].item() == pytest.approx(0.005)
+
+
+def test_ties_go_to_the_lowest_category():
+    probs = torch.full((1, 1000), 0.0)
+    probs[0, [404, 499]] = 0.5  # airplane and knife tie
+    assert decisions16(probs, "probs").item() == CATEGORIES16.index("airplane")
+
+
+def test_mapping_refuses_non_imagenet_scores():
+    with pytest.raises(OutputsError, match="1000-way"):
+        decisions16(torch.zeros(2, 200))
+
+
+def test_cue_conflict_file_names():
+    assert cue_conflict_labels("airplane/airplane1-bicycle2.png") == ("airplane", "bicycle")
+    assert cue_conflict_labels("cue-conflict/bear/bear1-bear3.png") == ("bear", "bear")
+    with pytest.raises(OutputsError, match="not a cue-conflict path"):
+        cue_conflict_labels("airplane1.png")
+
+
+def class_label(names) -> dict:
+    return {"names": list(names), "_type": "ClassLabel"}
+
+
+def decision_logits(choices: list[str]) -> torch.Tensor:
+    """Logits whose 16-class decision is ``choices[i]`` (one confident ImageNet class per row)."""
+    return one_hot_logits([CATEGORY_INDICES[name][0] for name in choices], scale=25.0)
+
+
+@pytest.fixture(scope="module")
+def cue_conflict(shared_data):
+    files = sorted((shared_data / "texture-vs-shape/stimuli/cue-conflict-sample").glob("*/*.png"))
+    assert len(files) == 48
+    return [(f"{path.parent.name}/{path.name}", path.read_bytes()) for path in files]
+
+
+def test_shape_bias_on_real_cue_conflict_images(tmp_path, cue_conflict):
+    names = [name for name, _ in cue_conflict]
+    shapes, textures = zip(*(cue_conflict_labels(name) for name in names), strict=True)
+    # decision rule: every 3rd image follows its shape, the next its texture, the next neither
+    choices, expected_shape, expected_texture = [], 0, 0
+    for i, (shape_name, texture_name) in enumerate(zip(shapes, textures, strict=True)):
+        other = next(c for c in CATEGORIES16 if c not in (shape_name, texture_name))
+        choices.append([shape_name, texture_name, other][i % 3])
+        if shape_name != texture_name:
+            expected_shape += i % 3 == 0
+            expected_texture += i % 3 == 1
+    excluded = sum(s == t for s, t in zip(shapes, textures, strict=True))
+    assert 0 < excluded < len(names)  # the sample holds shape == texture images, which must be dropped
+
+    ids = [f"cue-conflict/{name}" for name in names]
+    folder = write_dataset_folder(
+        tmp_path,
+        {"id": ids, "file_name": names, "image": [{"bytes": data, "path": name} for name, data in cue_conflict],
+         "shape_label16": [CATEGORIES16.index(s) for s in shapes],
+         "texture_label16": [CATEGORIES16.index(t) for t in textures]},
+        {"id": {"dtype": "string", "_type": "Value"}, "file_name": {"dtype": "string", "_type": "Value"},
+         "image": {"_type": "Image"}, "shape_label16": class_label(CATEGORIES16),
+         "texture_label16": class_label(CATEGORIES16)},
+        protocol={"decision_mapping": "imagenet_16"}, builder="cue_conflict",
+    )
+    report = score(folder, ModelOutputs(decision_logits(choices), ids))
+    assert report.meta["metrics"] == ["shape_bias"]
+    assert report.value("shape_bias", "pooled") == expected_shape / (expected_shape + expected_texture)
+    table = report.table.set_index("subgroup")
+    assert table.loc["", "numerator"] == expected_shape
+    assert table.loc["", "denominator"] == expected_shape + expected_texture
+    airplane = [i for i, s in enumerate(shapes) if s == "airplane" and textures[i] != "airplane"]
+    airplane_shape = sum(i % 3 == 0 for i in airplane)
+    airplane_texture = sum(i % 3 == 1 for i in airplane)
+    assert table.loc["airplane", "value"] == airplane_shape / (airplane_shape + airplane_texture)
+
+
+def test_shape_bias_ignores_decisions_matching_neither_cue():
+    shapes, textures = torch.tensor([0, 1, 2, 3, 4]), torch.tensor([5, 1, 6, 7, 8])
+    result = shape_bias(torch.tensor([0, 9, 6, 9, 9]), shapes, textures)
+    assert (result.shape_hits, result.texture_hits, result.conflict_images, result.excluded_images) == (1, 1, 4, 1)
+    assert result.value == 0.5
+
+
+@pytest.mark.parametrize("folder_name", ["edges", "filled-silhouettes"])
+def test_accuracy16_on_real_edge_and_silhouette_sets(tmp_path, shared_data, folder_name):
+    files = sorted((shared_data / "texture-vs-shape/stimuli" / folder_name).glob("*/*.png"))
+    assert len(files) == 160
+    categories = [path.parent.name for path in files]
+    choices = [c if i % 4 else CATEGORIES16[(CATEGORIES16.index(c) + 1) % 16] for i, c in enumerate(categories)]
+    ids = [f"{folder_name}/{path.parent.name}/{path.name}" for path in files]
+    folder = write_dataset_folder(
+        tmp_path, {"id": ids, "label16": categories},
+        {"id": {"dtype": "string", "_type": "Value"}, "label16": {"dtype": "string", "_type": "Value"}},
+        protocol={"decision_mapping": "imagenet_16"},
+    )
+    report = score(folder, ModelOutputs(decision_logits(choices), ids))
+    assert report.value("accuracy16") == 120 / 160

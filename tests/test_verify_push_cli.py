@@ -1,0 +1,127 @@
+"""verify catches any flipped byte; push does everything up to the network; the CLI contract."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from imagenet_suite.errors import DatasetFolderError
+from imagenet_suite.verify import verify_folder
+from tests.helpers import build_val, run_cli
+
+
+@pytest.fixture(scope="module")
+def folder(val_layouts, tmp_path_factory):
+    return build_val(val_layouts, "kaggle", tmp_path_factory.mktemp("v"), configs=("default", "boxes"), shard_size=5)
+
+
+def test_verify_accepts_a_fresh_build(folder):
+    result = run_cli("verify", str(folder))
+    assert result.returncode == 0 and "OK imagenet_val 1.0.0" in result.stdout
+
+
+def test_verify_catches_a_flipped_byte_in_every_file(folder, tmp_path):
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    assert len(files) >= 8
+    for target in files:
+        copy = tmp_path / "copy"
+        shutil.copytree(folder, copy)
+        victim = copy / target.relative_to(folder)
+        data = bytearray(victim.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        victim.write_bytes(bytes(data))
+        with pytest.raises(DatasetFolderError) as err:
+            verify_folder(copy)
+        if target.name != "build_info.json":  # a flip there names whichever entry it broke
+            assert target.name in str(err.value)
+        shutil.rmtree(copy)
+    corrupt = tmp_path / "cli"
+    shutil.copytree(folder, corrupt)
+    shard = next((corrupt / "boxes").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[:-1] + b"\x00")
+    result = run_cli("verify", str(corrupt), check=False)
+    assert result.returncode == 2 and shard.name in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_catches_a_stray_shard_and_a_wrong_card_count(folder, tmp_path):
+    copy = tmp_path / "c"
+    shutil.copytree(folder, copy)
+    shutil.copy(next((copy / "default").glob("*.parquet")), copy / "default" / "validation-00009-of-00009.parquet")
+    with pytest.raises(DatasetFolderError, match="validation-00009-of-00009.parquet: not listed"):
+        verify_folder(copy)
+
+
+def test_verify_refuses_a_folder_that_is_not_a_dataset(tmp_path):
+    result = run_cli("verify", str(tmp_path), check=False)
+    assert result.returncode == 2 and "build_info.json is missing" in result.stderr and "Traceback" not in result.stderr
+
+
+class FakeHub:
+    """Records the HfApi calls push would make; the Hub itself is unreachable here."""
+
+    def __init__(self):
+        self.calls = []
+
+    def create_repo(self, repo_id, **kwargs):
+        self.calls.append(("create_repo", repo_id, kwargs))
+
+    def upload_folder(self, **kwargs):
+        self.calls.append(("upload_folder", kwargs))
+        return "https://huggingface.co/datasets/x/y/commit/abc"
+
+    def create_tag(self, repo_id, **kwargs):
+        self.calls.append(("create_tag", repo_id, kwargs))
+
+
+def test_push_uploads_listed_files_private_and_tags_version(folder):
+    from imagenet_suite.hub import push_folder
+
+    hub = FakeHub()
+    push_folder(folder, "org/imagenet-val", api=hub)
+    (_, repo, repo_kwargs), (_, upload), (_, tag_repo, tag_kwargs) = hub.calls
+    assert repo == "org/imagenet-val" and repo_kwargs["private"] is True and repo_kwargs["repo_type"] == "dataset"
+    info = json.loads((folder / "build_info.json").read_text())
+    listed = {rel for cfg in info["configs"].values() for rel in cfg["files"]}
+    assert set(upload["allow_patterns"]) == listed | {"README.md", "build_info.json"}
+    assert tag_kwargs["tag"] == "v1.0.0"
+
+
+def test_push_refuses_a_corrupt_folder_before_any_network_call(folder, tmp_path):
+    from imagenet_suite.hub import push_folder
+
+    copy = tmp_path / "c"
+    shutil.copytree(folder, copy)
+    (copy / "README.md").write_text("tampered")
+    hub = FakeHub()
+    with pytest.raises(DatasetFolderError):
+        push_folder(copy, "org/x", api=hub)
+    assert hub.calls == []
+
+
+def test_cli_list_and_info():
+    listing = run_cli("list").stdout
+    assert "imagenet_val\t1.0.0\tdefault,boxes" in listing and "imagenet_real\t1.0.0\tlabels,images" in listing
+    info = run_cli("info", "imagenet_val").stdout
+    assert "ILSVRC2012_img_val.tar" in info and "ILSVRC2012_devkit_t12.tar.gz" in info and "LOC_val_solution.csv" in info
+    assert "md5 29b22e2961454d5413ddabcf34fc5622" in info and "features:" in info
+    unknown = run_cli("info", "imagenet_xyz", check=False)
+    assert unknown.returncode == 2 and "unknown builder 'imagenet_xyz'" in unknown.stderr
+
+
+def test_cli_build_prints_folder_last_and_progress_on_stderr(val_layouts, tmp_path):
+    result = run_cli("build", "imagenet_val", "--out", str(tmp_path), "--manual-dir", str(val_layouts["tar"]),
+                     "--pins", str(val_layouts["tar"] / "checksums.tsv"), "--num-proc", "2", "--shard-size", "6")
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == str((tmp_path / "imagenet_val-1.0.0").resolve())
+    assert "imagenet_val/default" in result.stderr  # the progress bar
+    verify_folder(last)
+
+
+def test_cli_unknown_config_and_option(val_layouts, tmp_path):
+    bad_config = run_cli("build", "imagenet_val", "--config", "nope", "--out", str(tmp_path), check=False)
+    assert bad_config.returncode == 2 and "no config 'nope'" in bad_config.stderr
+    bad_option = run_cli("build", "imagenet_val", "--option", "x=1", "--out", str(tmp_path), check=False)
+    assert bad_option.returncode == 2 and "no option(s) ['x']" in bad_option.stderr
+    assert not any(tmp_path.iterdir())  # nothing written on failure
