@@ -98,8 +98,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--num-samples", type=int, default=None, help="N (default 50,000; 5,000 with --quick)")
     parser.add_argument("--loop-samples", type=int, default=None, help="loop subsample (default 2,000; 500 with --quick)")
     parser.add_argument("--device", default="cpu", help="device of the outputs tensor (cpu, cuda)")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="timed repeats; the best is reported")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     n = args.num_samples or (5_000 if args.quick else 50_000)
     n_loop = min(n, args.loop_samples or (500 if args.quick else 2_000))
 

@@ -11,7 +11,7 @@ Given one (x = ID metric, y = OOD accuracy) pair per model:
 * :func:`analyze` — all of the above; ``scale="minmax"`` + in-sample MAE reproduces the paper's
   Table 3 ("MAE" there is an in-sample residual in scaled units); ``scale="none"`` gives MAE in
   accuracy units and the honest leave-one-out MAE.
-* :func:`plot` — scatter plot with the fitted line (matplotlib, Agg backend), saved to a file.
+* :func:`plot` — scatter plot with the fitted line (matplotlib Agg canvas, no pyplot), saved to a file.
 * :func:`read_results_csv` — the per-model CSVs of the paper's code (``;``-separated).
 """
 
@@ -132,14 +132,14 @@ def plot(result: OnTheLine, path: str | Path, *, x_label: str = "ImageNet LCA", 
 
     ``groups``: optional per-model labels (e.g. "VM"/"VLM") drawn in different colours.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig = Figure(figsize=(5, 4))  # Agg canvas, no pyplot: the caller's backend is left alone
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
     labels = np.asarray(groups) if groups is not None else np.full(len(result.x), "models")
     if labels.shape != result.x.shape:
         raise ShapeMismatch(f"groups has {labels.shape[0]} entries for {len(result.x)} models")
@@ -158,7 +158,6 @@ def plot(result: OnTheLine, path: str | Path, *, x_label: str = "ImageNet LCA", 
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 

@@ -74,6 +74,8 @@ def _all_finite(values: torch.Tensor) -> bool:
 
 
 def _chunks(n: int, chunk_rows: int):
+    if chunk_rows < 1:
+        raise HierarchyError(f"chunk_rows must be >= 1, got {chunk_rows}")
     for start in range(0, n, chunk_rows):
         yield slice(start, min(start + chunk_rows, n))
 

@@ -130,11 +130,12 @@ class SourceResolver:
     """
 
     def __init__(self, manual_dir: str | Path | None = None, cache_dir: str | Path | None = None,
-                 offline: bool | None = None, pins: dict[str, dict] | None = None):
+                 offline: bool | None = None, pins: dict[str, dict] | None = None, progress: bool = True):
         self.manual_dir = Path(manual_dir) if manual_dir else None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.offline = offline_by_default() if offline is None else offline
         self.pins = pins or {}
+        self.progress = progress
         self._verified: dict[tuple, str] = {}
 
     # -- public -----------------------------------------------------------------------------
@@ -180,7 +181,7 @@ class SourceResolver:
         key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, source.md5 is not None)
         if key not in self._verified:
             algorithms = ["sha256"] + (["md5"] if source.md5 else [])
-            digests = file_digests(path, algorithms)
+            digests = file_digests(path, algorithms, progress=self.progress)
             if source.md5 and digests["md5"] != source.md5:
                 raise ChecksumMismatch(f"{path}: md5 is {digests['md5']}, expected {source.md5} for {source.filename}")
             self._verified[key] = digests["sha256"]
@@ -227,8 +228,8 @@ class SourceResolver:
         resumed = have and response.status == 206
         mode = "ab" if resumed else "wb"
         total = source.size or (int(response.headers.get("Content-Length", 0)) + (have if resumed else 0)) or None
-        with response, open(part, mode) as out, tqdm(total=total, initial=have if resumed else 0, unit="B",
-                                                     unit_scale=True, desc=f"downloading {source.filename}") as bar:
+        with response, open(part, mode) as out, tqdm(total=total, initial=have if resumed else 0, unit="B", unit_scale=True,
+                                                     desc=f"downloading {source.filename}", disable=not self.progress) as bar:
             while chunk := response.read(CHUNK):
                 out.write(chunk)
                 bar.update(len(chunk))

@@ -82,7 +82,7 @@ def mean_absolute_correlation(
     for value, members in table.groupby(group, sort=True):
         rows[value] = {name: _mac(part[list(metrics)]) for name, part in members.groupby(dataset, sort=True)}
     frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("group")
-    frame["average"] = np.nanmean(frame.to_numpy(dtype=float), axis=1)
+    frame["average"] = frame.astype(float).mean(axis=1, skipna=True)  # nanmean; NaN for an all-NaN group
     return frame
 
 

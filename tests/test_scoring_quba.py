@@ -1,0 +1,108 @@
+"""QUBA recomputed from the 326 published rows of seed_000.md Appendix A (parsed in place)."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from imagenet_suite.scoring.quba import DIMENSIONS, quba_score, quba_table, rank_descending
+
+SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "seed_000.md"
+COLUMNS = {"acc": "accuracy", "adv_rob": "adversarial_robustness", "c_rob": "c_robustness", "ood_rob": "ood_robustness",
+           "cal_err": "calibration_error", "class_bal": "class_balance", "obj_focus": "object_focus",
+           "shape_bias": "shape_bias", "params_M": "params_millions"}
+
+
+def csv_block_after(text: str, heading: str) -> str:
+    start = text.index(heading)
+    begin = text.index("```csv", start) + len("```csv")
+    return text[begin : text.index("```", begin)]
+
+
+@pytest.fixture(scope="module")
+def table12() -> pd.DataFrame:
+    """Appendix A in the paper's row order (ascending QUBA); published rank = 326 - row index."""
+    frame = pd.read_csv(io.StringIO(csv_block_after(SPEC.read_text(encoding="utf-8"), "## Appendix A")))
+    frame = frame.rename(columns=COLUMNS)
+    frame["published_rank"] = len(frame) - np.arange(len(frame))
+    return frame
+
+
+@pytest.fixture(scope="module")
+def table4_ranks() -> dict[str, tuple[float, int]]:
+    """Table 4 of seed_000.md section 4.2: model -> (published QUBA, published rank)."""
+    text = SPEC.read_text(encoding="utf-8")
+    section = text[text.index("### 4.2 Table 4") : text.index("### 4.3")]
+    rows = re.findall(r"^\| ([^|]+?) \([^|]*\| [^|]+ \| ([−\-\d.]+) / (\d+) \|", section, flags=re.M)
+    return {name: (float(q.replace("−", "-")), int(rank)) for name, q, rank in rows}
+
+
+def test_appendix_has_all_326_models(table12):
+    assert len(table12) == 326 and table12[list(DIMENSIONS)].notna().all().all()
+
+
+def test_every_published_quba_is_recomputed_within_0_08(table12):
+    recomputed = quba_score(table12[list(DIMENSIONS)].to_numpy())
+    error = np.abs(recomputed - table12["quba"].to_numpy())
+    worst = int(np.argmax(error))
+    assert error.max() <= 0.08, f"{table12.model[worst]}: {recomputed[worst]:.3f} vs {table12.quba[worst]}"
+    assert error.mean() < 0.03
+
+
+def test_spot_checks_from_the_spec(table12):
+    def row(model, source):
+        match = table12[(table12.model == model) & (table12.source == source)]
+        return dict(match.iloc[0][list(DIMENSIONS)])
+
+    assert quba_score(row("AlexNet", "Krizhevsky")) == pytest.approx(-2.09, abs=0.005)
+    assert quba_score(row("ResNet50", "He")) == pytest.approx(-0.34, abs=0.005)
+    assert quba_score(row("EVA02-b", "Fang")) == pytest.approx(1.04, abs=0.005)
+
+
+def test_table4_ranks_are_reproduced_from_the_published_scores(table12, table4_ranks):
+    assert len(table4_ranks) == 6
+    best = rank_descending(table12["quba"], ties="min")
+    worst = rank_descending(table12["quba"], ties="max")
+    aliases = {"CLIP-L/14": "CLIP-L14-OpenAI", "DINOv2-B-reg": "ViT-B/14-DINOv2-reg-LP"}
+    for name, (quba, rank) in table4_ranks.items():
+        rows = table12.index[(table12.model == aliases.get(name, name)) & (table12.quba == quba)]
+        assert len(rows) == 1, name
+        assert best[rows[0]] <= rank <= worst[rows[0]], name  # the published rank sits in its score's tie range
+        assert table12.published_rank[rows[0]] == rank, name
+
+
+def test_ranking_recomputed_scores_agrees_with_published_ranks(table12):
+    ranked = quba_table(table12)
+    assert ranked["quba_rank"].min() == 1 and ranked["quba_rank"].max() <= 326
+    rho = np.corrcoef(ranked["quba_rank"].to_numpy(float), table12["published_rank"].to_numpy(float))[0, 1]
+    assert rho > 0.998
+
+
+def test_weights_and_signs():
+    from imagenet_suite.scoring.quba import QUBA_MEAN, QUBA_STD
+
+    average = dict(zip(DIMENSIONS, QUBA_MEAN, strict=True))
+    assert quba_score(average) == pytest.approx(0.0, abs=1e-12)
+    # default weights sum to 6 (1 + 3 x 1/3 + 1 + 1 + 2 x 1/2 + 1)
+    one_sigma_worse_calibration = {**average, "calibration_error": QUBA_MEAN[4] + QUBA_STD[4]}
+    assert quba_score(one_sigma_worse_calibration) == pytest.approx(-1 / 6)
+    bigger = {**average, "params_millions": QUBA_MEAN[8] + 2 * QUBA_STD[8]}
+    assert quba_score(bigger) == pytest.approx(-2 / 6)
+    better_shape = {**average, "shape_bias": QUBA_MEAN[7] + QUBA_STD[7]}
+    assert quba_score(better_shape) == pytest.approx(0.5 / 6)
+    assert quba_score(better_shape, weights={"shape_bias": 1.0}) == pytest.approx(1 / 6.5)
+    assert quba_score(better_shape, weights={"shape_bias": -0.5}) == pytest.approx(-0.5 / 5)
+
+
+def test_refusals():
+    with pytest.raises(ValueError, match="missing \\['shape_bias'\\]"):
+        quba_score({name: 0.5 for name in DIMENSIONS if name != "shape_bias"})
+    with pytest.raises(ValueError, match="unknown QUBA dimension 'speed'"):
+        quba_score(np.zeros(9), weights={"speed": 1})
+    with pytest.raises(ValueError, match="sum to 0"):
+        quba_score(np.zeros(9), weights=dict.fromkeys(DIMENSIONS, 0.0))
