@@ -169,9 +169,8 @@ def per_sample_elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: s
     for rows in _chunks(n, chunk_rows):
         size = rows.stop - rows.start
         weights = _unnormalized_probs(values[rows], labels[rows], kind, temperature, exclude_gt, weights_buf[:size])
-        rows_d = torch.index_select(distance, 0, labels[rows], out=rows_buf[:size])
-        expected = torch.bmm(weights.unsqueeze(1), rows_d.unsqueeze(2)).view(-1)  # row-wise dot products
-        out[rows] = expected / weights.sum(dim=1)
+        weighted = torch.index_select(distance, 0, labels[rows], out=rows_buf[:size]).mul_(weights)
+        out[rows] = weighted.sum(dim=1) / weights.sum(dim=1)
     return out
 
 
@@ -204,12 +203,19 @@ def _check_kind(kind: str, temperature: float) -> None:
 def _unnormalized_probs(chunk: torch.Tensor, labels: torch.Tensor, kind: str, temperature: float,
                         exclude_gt: bool, out: torch.Tensor) -> torch.Tensor:
     """Non-negative float32 weights ∝ the model's probabilities, written into ``out`` (same shape
-    as ``chunk``), the ground truth masked if ``exclude_gt``. ``chunk`` (the caller's) is never written."""
-    out.copy_(chunk)
-    if kind == "probs":
-        return out.scatter_(1, labels[:, None], 0.0) if exclude_gt else out
-    if temperature != 1.0:
-        out.div_(temperature)
-    if exclude_gt:
+    as ``chunk``), the ground truth masked if ``exclude_gt``. ``chunk`` (the caller's) is never written.
+
+    Logits / log-probs: ``exp((v − max) / T)``; with ``exclude_gt`` the GT is set to −inf *before*
+    the max, so the remaining mass is exact even when p(GT) rounds to 1.
+    """
+    if kind == "probs" or exclude_gt:
+        out.copy_(chunk)
+        if kind == "probs":
+            return out.scatter_(1, labels[:, None], 0.0) if exclude_gt else out
         out.scatter_(1, labels[:, None], float("-inf"))
-    return out.sub_(out.amax(dim=1, keepdim=True)).exp_()
+        out.sub_(out.amax(dim=1, keepdim=True))
+    else:
+        torch.sub(chunk, chunk.amax(dim=1, keepdim=True), out=out)  # one pass, no copy
+    if temperature != 1.0:
+        out.div_(temperature)  # (v − max) / T = v/T − max(v/T) for T > 0
+    return out.exp_()

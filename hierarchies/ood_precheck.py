@@ -28,7 +28,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from imagenet_suite.errors import HierarchyError, UnknownClass
+from imagenet_suite.errors import HierarchyError
 
 from .wordnet import load_wordnet, synset_of, wnid_of
 
@@ -155,5 +155,3 @@ def precheck(candidates: Iterable[str], *, max_steps: int = DEFAULT_MAX_STEPS, c
     rows = [f.__dict__ for candidate in candidates for f in checker.check(candidate, max_steps)]
     return pd.DataFrame(rows, columns=list(Finding.__dataclass_fields__))
 
-
-__all__ = ["Finding", "PreChecker", "RELATIONS", "UnknownClass", "precheck"]

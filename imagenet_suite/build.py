@@ -30,7 +30,7 @@ from .writer import INCOMPLETE, ShardStats, shard_fingerprint, shard_stats, writ
 def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = None, *, seed: int = 0,
                   manual_dir: str | Path | None = None, num_proc: int = 1, options: dict[str, Any] | None = None,
                   offline: bool | None = None, pins: dict[str, dict] | None = None, cache_dir: str | Path | None = None,
-                  shard_size: int | None = None, progress: bool = True) -> Path:
+                  shard_size: int | None = None, inputs: list[str | Path] = (), progress: bool = True) -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
     Args:
@@ -42,6 +42,7 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
         num_proc: worker processes generating shards; output bytes do not depend on it.
         options: builder options (``Builder.OPTIONS``).
         offline / pins / cache_dir: see :class:`imagenet_suite.sources.SourceResolver`.
+        inputs: built dataset folders this builder reads (e.g. imagenet_val for patchml).
         shard_size: examples per shard (default: the config's).
     """
     builder_cls = registry.get(name)
@@ -52,7 +53,8 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
     folder = Path(out_dir) / builders[0].folder_name()
     folder.mkdir(parents=True, exist_ok=True)
     info = _load_or_start_build_info(folder, builders[0])
-    resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins, progress=progress)
+    resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins,
+                              progress=progress, inputs=inputs)
     for builder in builders:
         info["configs"][builder.config.name] = _build_config(builder, resolver, folder, num_proc, progress)
     info["configs"] = dict(sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0])))

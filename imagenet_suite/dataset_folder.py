@@ -27,7 +27,9 @@ This module never decodes images: label columns are read with pyarrow column pro
 
 from __future__ import annotations
 
+import bisect
 import json
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ class DatasetFolder:
             raise DatasetFolderError(f"{info_path}: not valid JSON ({err})") from None
         if self.build_info.get("format") != FORMAT:
             raise DatasetFolderError(f"{info_path}: format is {self.build_info.get('format')!r}, expected {FORMAT!r}")
+        self._id_indexes: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
 
     @property
     def name(self) -> str:
@@ -133,6 +136,70 @@ class DatasetFolder:
         tables = [pq.read_table(f, columns=columns) for f in self.split_files(config, split)]
         return pa.concat_tables(tables) if tables else pa.table({})
 
+    def iter_batches(self, config: str | None = None, split: str | None = None, columns: list[str] | None = None,
+                     batch_size: int = 256) -> Iterator[pa.RecordBatch]:
+        """Stream a split in row order, ``batch_size`` rows at a time (bounded memory)."""
+        known = self.column_names(config)
+        if columns and any(c not in known for c in columns):
+            raise ConfigError(f"config {self.resolve_config(config)!r} of {self.path} has no column(s) "
+                              f"{[c for c in columns if c not in known]}; it has {known}")
+        for path in self.split_files(config, split):
+            yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
+
+    def take(self, ids: Sequence[str], config: str | None = None, split: str | None = None,
+             columns: list[str] | None = None) -> pa.Table:
+        """Rows with the given ``id`` values, in that order, reading only the row groups that hold them.
+
+        Raises ConfigError naming the first id that is not in the split.
+        """
+        index = self._id_index(self.resolve_config(config), self.resolve_split(config, split))
+        missing = [i for i in ids if i not in index]
+        if missing:
+            raise ConfigError(f"{self.path}: {len(missing)} id(s) not in {self.resolve_config(config)}/"
+                              f"{self.resolve_split(config, split)}, e.g. {missing[0]!r}")
+        files = self.split_files(config, split)
+        wanted: dict[int, list[int]] = {}  # file number -> rows, in request order
+        for image_id in ids:
+            file_no, row = index[image_id]
+            wanted.setdefault(file_no, []).append(row)
+        tables = {file_no: _read_rows(files[file_no], rows, columns) for file_no, rows in wanted.items()}
+        cursor = dict.fromkeys(tables, 0)
+        pieces = []
+        for image_id in ids:  # reassemble in request order (consecutive runs come from one file)
+            file_no = index[image_id][0]
+            pieces.append(tables[file_no].slice(cursor[file_no], 1))
+            cursor[file_no] += 1
+        return pa.concat_tables(pieces) if pieces else self.read_table(config, split, columns).slice(0, 0)
+
+    def _id_index(self, config: str, split: str) -> dict[str, tuple[int, int]]:
+        key = (config, split)
+        if key not in self._id_indexes:
+            index = {}
+            for file_no, path in enumerate(self.split_files(config, split)):
+                for row, image_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
+                    index[image_id] = (file_no, row)
+            self._id_indexes[key] = index
+        return self._id_indexes[key]
+
     @cached_property
     def card_text(self) -> str:
         return (self.path / CARD).read_text(encoding="utf-8")
+
+
+def _read_rows(path: Path, rows: list[int], columns: list[str] | None) -> pa.Table:
+    """Rows ``rows`` (positions in the file, any order) of one Parquet file, reading only their row groups."""
+    parquet = pq.ParquetFile(path)
+    starts = [0]
+    for group in range(parquet.metadata.num_row_groups):
+        starts.append(starts[-1] + parquet.metadata.row_group(group).num_rows)
+    groups = sorted({bisect.bisect_right(starts, row) - 1 for row in rows})
+    table = parquet.read_row_groups(groups, columns=columns)
+    first_row_in_table, offset = {}, 0
+    for group in groups:
+        first_row_in_table[group] = offset
+        offset += starts[group + 1] - starts[group]
+    local = []
+    for row in rows:
+        group = bisect.bisect_right(starts, row) - 1
+        local.append(first_row_in_table[group] + row - starts[group])
+    return table.take(local)

@@ -130,12 +130,14 @@ class SourceResolver:
     """
 
     def __init__(self, manual_dir: str | Path | None = None, cache_dir: str | Path | None = None,
-                 offline: bool | None = None, pins: dict[str, dict] | None = None, progress: bool = True):
+                 offline: bool | None = None, pins: dict[str, dict] | None = None, progress: bool = True,
+                 inputs: Iterable[str | Path] = ()):
         self.manual_dir = Path(manual_dir) if manual_dir else None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.offline = offline_by_default() if offline is None else offline
         self.pins = pins or {}
         self.progress = progress
+        self.inputs = [Path(p) for p in inputs]
         self._verified: dict[tuple, str] = {}
 
     # -- public -----------------------------------------------------------------------------
@@ -168,6 +170,29 @@ class SourceResolver:
             )
         self._download(source, cached)
         return self.verify(source, cached)
+
+    def input_dataset(self, builder: str, config: str | None = None, build_hint: str = ""):
+        """A built imagenet-suite dataset given with ``--input``, verified; ``(DatasetFolder, ResolvedSource)``.
+
+        The source's sha256 is that of the folder's build_info.json, which pins every file in it.
+        ManualFileMissing says which builder/config is needed and how to build it.
+        """
+        from .dataset_folder import BUILD_INFO, DatasetFolder
+        from .verify import verify_folder
+
+        for path in self.inputs:
+            folder = DatasetFolder(path)
+            if folder.name == builder and (config is None or config in folder.configs):
+                key = (str(path.resolve()), (path / BUILD_INFO).stat().st_mtime_ns)
+                if key not in self._verified:
+                    verify_folder(path)
+                    self._verified[key] = file_digests(path / BUILD_INFO, progress=False)["sha256"]
+                size = sum(meta["size"] for info in folder.build_info["configs"].values() for meta in info["files"].values())
+                return folder, ResolvedSource(f"{builder}_dataset", path, size, self._verified[key])
+        wanted = builder + (f" (config {config!r})" if config else "")
+        given = ", ".join(str(p) for p in self.inputs) or "none"
+        raise ManualFileMissing(f"this build needs a built {wanted} dataset: pass its folder with --input DIR "
+                                f"(given: {given}). {build_hint}".strip())
 
     def verify(self, source: Source, path: Path) -> ResolvedSource:
         """Check ``path`` against the pins of ``source``; ChecksumMismatch names the file and both values."""

@@ -13,6 +13,7 @@ from imagenet_suite.scoring.classification import (
     per_class_accuracy,
     real_topk_accuracy,
     top1_per_class,
+    top_classes,
     topk_accuracy,
 )
 
@@ -45,6 +46,18 @@ def test_bf16_data_really_has_ties(tied):
     tied_top1 = (values == values[rows, reference[:, 0]][:, None]).sum(1) > 1
     tied_top5 = (values == values[rows, reference[:, 4]][:, None]).sum(1) > 1
     assert tied_top1.mean() > 0.01 and tied_top5.mean() > 0.05
+
+
+@pytest.mark.parametrize("k", [1, 5, 6])
+def test_ordered_top_classes_equal_numpy_lexsort(tied, k):
+    scores, _, reference = tied
+    assert top_classes(scores, k).tolist() == reference[:, :k].tolist()
+
+
+def test_ties_spanning_many_classes_at_the_cut():
+    scores = torch.tensor([[5.0, 1.0, 1.0, 7.0, 1.0, 1.0, 1.0], [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 9.0]])
+    assert top_classes(scores, 3).tolist() == [[3, 0, 1], [6, 0, 1]]
+    assert top_classes(scores.to(torch.bfloat16), 6).tolist() == [[3, 0, 1, 2, 4, 5], [6, 0, 1, 2, 3, 4]]
 
 
 @pytest.mark.parametrize("k", [1, 2, 5])

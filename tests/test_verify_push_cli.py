@@ -125,3 +125,22 @@ def test_cli_unknown_config_and_option(val_layouts, tmp_path):
     bad_option = run_cli("build", "imagenet_val", "--option", "x=1", "--out", str(tmp_path), check=False)
     assert bad_option.returncode == 2 and "no option(s) ['x']" in bad_option.stderr
     assert not any(tmp_path.iterdir())  # nothing written on failure
+
+
+def test_input_datasets_are_verified_and_read_by_id(folder, tmp_path):
+    from imagenet_suite.errors import ManualFileMissing
+    from imagenet_suite.sources import SourceResolver
+
+    resolver = SourceResolver(inputs=[folder])
+    dataset, source = resolver.input_dataset("imagenet_val", "boxes")
+    assert source.sha256 and dataset.path == folder
+    table = dataset.take(["ILSVRC2012_val_00000009", "ILSVRC2012_val_00000002"], "boxes", columns=["id", "label"])
+    assert table.column("id").to_pylist() == ["ILSVRC2012_val_00000009", "ILSVRC2012_val_00000002"]
+    assert sum(b.num_rows for b in dataset.iter_batches("default", columns=["id"], batch_size=5)) == 12
+    with pytest.raises(ManualFileMissing, match="needs a built imagenet_a dataset: pass its folder with --input"):
+        resolver.input_dataset("imagenet_a")
+    copy = tmp_path / "c"
+    shutil.copytree(folder, copy)
+    (copy / "README.md").write_text("x")
+    with pytest.raises(DatasetFolderError):
+        SourceResolver(inputs=[copy]).input_dataset("imagenet_val")

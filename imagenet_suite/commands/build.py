@@ -13,6 +13,8 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, type=Path, help="parent folder of the dataset folder")
     parser.add_argument("--seed", type=int, default=0, help="seed of seeded builders (default 0)")
     parser.add_argument("--manual-dir", type=Path, help="folder holding manually downloaded (gated) files")
+    parser.add_argument("--input", action="append", default=[], type=Path, metavar="DIR",
+                        help="a built dataset folder this builder reads (repeatable), e.g. imagenet_val for patchml")
     parser.add_argument("--num-proc", type=int, default=1, help="worker processes (output does not depend on it)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="builder option (repeatable)")
     parser.add_argument("--offline", action="store_true", default=None, help="never download")
@@ -41,7 +43,7 @@ def run(args) -> int:
     folder = build_dataset(
         args.name, args.out, args.configs, seed=args.seed, manual_dir=args.manual_dir, num_proc=args.num_proc,
         options=parse_options(args.option), offline=args.offline, pins=read_pins_file(args.pins) if args.pins else None,
-        shard_size=args.shard_size, progress=not args.no_progress,
+        shard_size=args.shard_size, inputs=args.input, progress=not args.no_progress,
     )
     print(folder.resolve())
     return 0

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-CPU_CHUNK_ELEMENTS = 1 << 20  # 4 MiB of float32: stays in cache, measured fastest on CPU
+CPU_CHUNK_ELEMENTS = 1 << 19  # 2 MiB of float32: stays in cache, measured fastest on CPU
 GPU_CHUNK_ELEMENTS = 1 << 26  # 256 MiB of float32
 
 

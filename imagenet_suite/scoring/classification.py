@@ -22,7 +22,7 @@ import torch
 
 from ..errors import OutputsError
 from .batching import as_float32, chunk_elements, row_chunks
-from .row_statistics import capped_label_rank, row_statistics
+from .row_statistics import rank_in_top, row_statistics, tie_safe_topk
 
 
 @dataclass(frozen=True)
@@ -71,15 +71,19 @@ def label_ranks(scores: torch.Tensor, labels: torch.Tensor, max_rank: int, colum
     ``labels``: ``[N]`` int64 positions in the (sliced) column space; ``columns``: optional class
     subset the scores are sliced to first. Works in float32 chunks on the scores' device.
     """
+    _check_labels(labels, scores.shape[1] if columns is None else len(columns))
+    return rank_in_top(top_classes(scores, max_rank, columns), labels)
+
+
+def top_classes(scores: torch.Tensor, k: int, columns: torch.Tensor | None = None) -> torch.Tensor:
+    """``[N, k]`` int64: each row's k best classes, descending score, ties to the lowest index."""
     width = scores.shape[1] if columns is None else len(columns)
-    _check_labels(labels, width)
-    ranks = torch.empty(scores.shape[0], dtype=torch.int64, device=scores.device)
+    k = min(k, width)
+    top = torch.empty(scores.shape[0], k, dtype=torch.int64, device=scores.device)
     for rows in row_chunks(scores.shape[0], width, chunk_elements(scores.device)):
         chunk = scores[rows] if columns is None else scores[rows].index_select(1, columns)
-        chunk = as_float32(chunk)
-        y = labels[rows]
-        ranks[rows] = capped_label_rank(chunk, y, chunk.gather(1, y[:, None]), max_rank)
-    return ranks
+        top[rows] = tie_safe_topk(as_float32(chunk), k)[0]
+    return top
 
 
 def topk_accuracy(
@@ -122,35 +126,24 @@ def top1_per_class(scores: torch.Tensor, labels: torch.Tensor, kind: str = "logi
     return per_class_accuracy(stats.label_rank == 0, labels, scores.shape[1])
 
 
-def real_topk_accuracy(scores: torch.Tensor, label_sets: torch.Tensor, ks: Sequence[int] = (1, 5)) -> dict[int, Fraction]:
+def real_topk_accuracy(
+    scores: torch.Tensor, label_sets: torch.Tensor, ks: Sequence[int] = (1, 5), top: torch.Tensor | None = None
+) -> dict[int, Fraction]:
     """ReaL top-k: any of the k best-scored classes is in the row's label set.
 
     ``label_sets``: ``[N, L]`` int64, each row's plausible labels padded with -1. Rows with an empty
-    set are skipped (numerator and denominator), as timm's ``RealLabelsImagenet`` does.
+    set are skipped (numerator and denominator), as timm's ``RealLabelsImagenet`` does. ``top``:
+    the rows' ordered top classes if already computed (:func:`top_classes`, at least ``max(ks)``).
     """
     if label_sets.ndim != 2:
         raise OutputsError(f"label_sets must be [N, L] padded with -1, got shape {tuple(label_sets.shape)}")
-    best = real_label_ranks(scores, label_sets, max(ks))
-    evaluated = (label_sets >= 0).any(dim=1)
-    best = best[evaluated]
-    return {k: Fraction(int((best < k).sum()), int(evaluated.sum())) for k in ks}
-
-
-def real_label_ranks(scores: torch.Tensor, label_sets: torch.Tensor, max_rank: int) -> torch.Tensor:
-    """Best (smallest) capped rank over each row's label set; ``max_rank`` for empty sets."""
     _check_labels(label_sets[label_sets >= 0], scores.shape[1])
-    best = torch.full((scores.shape[0],), max_rank, dtype=torch.int64, device=scores.device)
-    for slot in range(label_sets.shape[1]):
-        rows = (label_sets[:, slot] >= 0).nonzero()[:, 0]
-        if len(rows) == 0:
-            continue
-        for part in row_chunks(len(rows), scores.shape[1], chunk_elements(scores.device)):
-            index = rows[part]
-            chunk = as_float32(scores.index_select(0, index))
-            y = label_sets[index, slot]
-            rank = capped_label_rank(chunk, y, chunk.gather(1, y[:, None]), max_rank)
-            best[index] = torch.minimum(best[index], rank)
-    return best
+    if top is None or top.shape[1] < max(ks):
+        top = top_classes(scores, max(ks))
+    in_set = (top[:, : max(ks), None] == label_sets[:, None, :]).any(dim=2)  # [N, k]; -1 never matches
+    hit_by = in_set.cummax(dim=1).values  # hit_by[:, k-1]: one of the first k is in the set
+    evaluated = (label_sets >= 0).any(dim=1)
+    return {k: Fraction(int((hit_by[:, k - 1] & evaluated).sum()), int(evaluated.sum())) for k in ks}
 
 
 def _check_labels(labels: torch.Tensor, num_classes: int) -> None:

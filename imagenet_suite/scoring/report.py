@@ -122,6 +122,13 @@ class EvaluationContext:
         return row_statistics(self.scores, self.kind, self.labels, max(self.options.topk), self.class_subset)
 
     @cached_property
+    def top_classes(self) -> torch.Tensor:
+        """Ordered top-k classes in the full column space (shared with row_stats when possible)."""
+        if "label" in self.joined.columns and self.class_subset is None:
+            return self.row_stats.top_classes
+        return classification.top_classes(self.scores, max(self.options.topk))
+
+    @cached_property
     def top1_correct(self) -> torch.Tensor:
         return self.row_stats.label_rank == 0
 
@@ -239,7 +246,8 @@ def _class_balance_rows(ctx: EvaluationContext) -> list[MetricRow]:
 
 
 def _real_rows(ctx: EvaluationContext) -> list[MetricRow]:
-    counted = classification.real_topk_accuracy(ctx.scores, ctx.joined.columns["real_labels"], ctx.options.topk)
+    label_sets = ctx.joined.columns["real_labels"]
+    counted = classification.real_topk_accuracy(ctx.scores, label_sets, ctx.options.topk, top=ctx.top_classes)
     return [MetricRow.fraction(f"real_top{k}_accuracy", counted[k]) for k in ctx.options.topk]
 
 
