@@ -66,12 +66,17 @@ def _load_or_start_build_info(folder: Path, builder: Builder) -> dict:
     path = folder / BUILD_INFO
     if path.exists():
         info = json.loads(path.read_text())
-        if (info.get("builder"), info.get("version"), info.get("seed")) != (builder.NAME, builder.VERSION, builder.seed):
+        if (info.get("builder"), info.get("version"), info.get("seed")) != (builder.NAME, builder.VERSION, _recorded_seed(builder)):
             raise DatasetFolderError(f"{folder} holds {info.get('builder')} {info.get('version')} seed {info.get('seed')}; "
                                      f"refusing to add {builder.NAME} {builder.VERSION} seed {builder.seed} to it")
         return info
     return {"format": FORMAT, "builder": builder.NAME, "version": builder.VERSION, "package_version": __version__,
-            "seed": builder.seed, "folder": folder.name, "license": builder.LICENSE, "configs": {}}
+            "seed": _recorded_seed(builder), "folder": folder.name, "license": builder.LICENSE, "configs": {}}
+
+
+def _recorded_seed(builder: Builder) -> int | None:
+    """The seed as recorded in build_info: None for builders whose rows do not depend on it."""
+    return builder.seed if builder.SEEDED else None
 
 
 def plan_fingerprint(builder: Builder, prepared: Prepared, shards: list[Shard]) -> str:
