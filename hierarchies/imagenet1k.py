@@ -34,6 +34,17 @@ def imagenet1k_tree() -> Tree:
     return tree
 
 
+@functools.cache
+def imagenet1k_distance_matrix(metric: str):
+    """1000×1000 float64 distance matrix of the shipped tree for ``metric`` (``info``,
+    ``depth_two_sided``, ``depth_one_sided``; rows = ground truth), cached and read-only."""
+    from .distances import tree_distance_matrix
+
+    matrix = tree_distance_matrix(imagenet1k_tree(), metric)
+    matrix.setflags(write=False)
+    return matrix
+
+
 def build_imagenet1k_tree(wordnet=None) -> Tree:
     """Rebuild the ImageNet-1k tree from WordNet 3.0 (``wordnet``: a reader from ``load_wordnet``)."""
     from .wordnet import build_wordnet_tree

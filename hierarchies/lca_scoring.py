@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
@@ -59,7 +60,9 @@ def _checked(values: torch.Tensor, labels: Any, distance: Any, check_finite: boo
     if n and (int(labels.min()) < 0 or int(labels.max()) >= c):
         raise ShapeMismatch(f"labels must lie in 0..{c - 1} (values have C={c} columns), got {int(labels.min())}..{int(labels.max())}")
     check_distance_matrix(distance, c)
-    distance = torch.as_tensor(distance, device=values.device, dtype=torch.float32)
+    if not isinstance(distance, torch.Tensor):  # numpy (maybe read-only, e.g. the cached matrices): copy
+        distance = torch.from_numpy(np.array(distance, dtype=np.float32))
+    distance = distance.to(device=values.device, dtype=torch.float32)
     if check_finite and n and not _all_finite(values):
         raise HierarchyError("values contain NaN or ±inf; the scorer needs finite outputs")
     return values, labels, distance
@@ -92,8 +95,6 @@ def top1(values: torch.Tensor) -> torch.Tensor:
     row-wise argmax (a zero-copy view) is several times faster than torch's, so it is used there.
     """
     if values.device.type == "cpu" and values.dtype in (torch.float32, torch.float64) and not values.requires_grad:
-        import numpy as np
-
         return torch.from_numpy(np.argmax(values.numpy(), axis=1))
     return values.argmax(dim=1)
 

@@ -190,12 +190,15 @@ def _stage_copy(folder: Path, target: Path) -> None:
                 raise WordNetMissing(f"WordNet folder {folder} lacks {name}; {HOW_TO_GET_WORDNET}")
             continue
         if not dst.is_file() or dst.stat().st_size != src.stat().st_size or dst.stat().st_mtime < src.stat().st_mtime:
-            shutil.copyfile(src, f"{dst}.part")
-            os.replace(f"{dst}.part", dst)
+            part = f"{dst}.{os.getpid()}.part"  # per process: parallel test workers may stage at once
+            shutil.copyfile(src, part)
+            os.replace(part, dst)
     lines = "".join(f"{i:02d}\t{name}\t{_LEX_POS[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES))
     lexnames = target / "lexnames"
     if not lexnames.is_file() or lexnames.read_text() != lines:
-        lexnames.write_text(lines)
+        part = f"{lexnames}.{os.getpid()}.part"
+        Path(part).write_text(lines)
+        os.replace(part, lexnames)
 
 
 def _checked(reader, where: str):

@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from . import __version__, card, registry
 from .builder import Builder, Prepared, Shard
+from .curation.rebuild import ReviewApplication, card_section, fingerprint_with_review
 from .dataset_folder import BUILD_INFO, CARD, FORMAT
 from .errors import ConfigError, DatasetFolderError
 from .sources import SourceResolver
@@ -30,7 +31,8 @@ from .writer import INCOMPLETE, ShardStats, shard_fingerprint, shard_stats, writ
 def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = None, *, seed: int = 0,
                   manual_dir: str | Path | None = None, num_proc: int = 1, options: dict[str, Any] | None = None,
                   offline: bool | None = None, pins: dict[str, dict] | None = None, cache_dir: str | Path | None = None,
-                  shard_size: int | None = None, inputs: list[str | Path] = (), progress: bool = True) -> Path:
+                  shard_size: int | None = None, inputs: list[str | Path] = (), progress: bool = True,
+                  decisions: str | Path | None = None, decision_action: str = "drop") -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
     Args:
@@ -44,20 +46,30 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
         offline / pins / cache_dir: see :class:`imagenet_suite.sources.SourceResolver`.
         inputs: built dataset folders this builder reads (e.g. imagenet_val for patchml).
         shard_size: examples per shard (default: the config's).
+        decisions: a review decision table (``imagenet-suite review export``); builds a new version with
+            the decided rows dropped or flagged (see :mod:`imagenet_suite.curation.rebuild`), in a folder
+            suffixed ``-reviewed-<action>-<table sha256[:8]>``. Every decided id must be a row of every
+            config built; nothing is written otherwise.
+        decision_action: ``drop`` (remove rows decided ``id``) or ``flag`` (add a ``review_decision`` column).
     """
     builder_cls = registry.get(name)
     names = list(dict.fromkeys(configs or [builder_cls.CONFIGS[0].name]))
     builders = [builder_cls(c, seed=seed, options=options, shard_size=shard_size) for c in names]
     if num_proc < 1:
         raise ConfigError(f"--num-proc must be ≥ 1, got {num_proc}")
-    folder = Path(out_dir) / builders[0].folder_name()
-    folder.mkdir(parents=True, exist_ok=True)
+    review = ReviewApplication.from_file(decisions, decision_action) if decisions is not None else None
+    folder = Path(out_dir) / (builders[0].folder_name() + (review.folder_suffix if review else ""))
     info = _load_or_start_build_info(folder, builders[0])
     resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins,
                               progress=progress, inputs=inputs)
-    for builder in builders:
-        info["configs"][builder.config.name] = _build_config(builder, resolver, folder, num_proc, progress)
+    planned = [(builder, *_plan_config(builder, resolver, review)) for builder in builders]  # before any write
+    folder.mkdir(parents=True, exist_ok=True)
+    for builder, prepared, shards, _ in planned:
+        info["configs"][builder.config.name] = _build_config(builder, prepared, shards, folder, num_proc, progress, review)
     info["configs"] = dict(sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0])))
+    if review is not None:
+        affected = {**info.get("review", {}).get(review.rows_key, {}), **{b.config.name: n for b, _, _, n in planned}}
+        info["review"] = review.record(affected)
     _write_card_and_info(builder_cls, builders[0], info, folder)
     return folder
 
@@ -90,14 +102,26 @@ def plan_fingerprint(builder: Builder, prepared: Prepared, shards: list[Shard]) 
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def _build_config(builder: Builder, resolver: SourceResolver, folder: Path, num_proc: int, progress: bool) -> dict:
+def _plan_config(builder: Builder, resolver: SourceResolver, review: ReviewApplication | None
+                 ) -> tuple[Prepared, list[Shard], int | None]:
+    """Prepare and plan a config; with a decision table, check its ids, drop rows from the plan and
+    count the rows dropped or flagged (None without a table)."""
     prepared = builder.prepare(resolver)
     shards = builder.plan(prepared)
-    fingerprint = plan_fingerprint(builder, prepared, shards)
+    if review is None:
+        return prepared, shards, None
+    keys = [k for s in shards for k in s.keys]
+    review.check_ids(builder.config.name, set(keys))
+    return prepared, [Shard(s.split, s.index, s.count, review.filter_keys(s.keys)) for s in shards], review.affected(keys)
+
+
+def _build_config(builder: Builder, prepared: Prepared, shards: list[Shard], folder: Path, num_proc: int,
+                  progress: bool, review: ReviewApplication | None = None) -> dict:
+    fingerprint = fingerprint_with_review(plan_fingerprint(builder, prepared, shards), review)
     config_dir = folder / builder.config.name
     config_dir.mkdir(exist_ok=True)
     _remove_stale(config_dir, {s.filename for s in shards})
-    stats = _run_shards(builder, prepared, shards, config_dir, fingerprint, num_proc, progress)
+    stats = _run_shards(builder, prepared, shards, config_dir, fingerprint, num_proc, progress, review)
     files = {f"{builder.config.name}/{s.filename}": {"split": s.split, "num_rows": stats[s.filename].num_rows,
                                                      "size": stats[s.filename].size, "sha256": stats[s.filename].sha256}
              for s in shards}
@@ -111,8 +135,13 @@ def _build_config(builder: Builder, resolver: SourceResolver, folder: Path, num_
         split["num_examples"] += stats[shard.filename].num_rows
         split["num_bytes"] += stats[shard.filename].num_bytes
     return {"options": builder.options, "sources": {k: v.record() for k, v in sorted(prepared.sources.items())},
-            "features": builder.features().to_dict(), "protocol": builder.protocol(), "splits": splits,
+            "features": _features(builder, review).to_dict(), "protocol": builder.protocol(), "splits": splits,
             "files": dict(sorted(files.items())), "card_context": builder.card_context(prepared)}
+
+
+def _features(builder: Builder, review: ReviewApplication | None):
+    """The features written: the builder's, plus the flag column when a decision table flags rows."""
+    return review.features(builder.features()) if review is not None else builder.features()
 
 
 def _remove_stale(config_dir: Path, planned: set[str]) -> None:
@@ -123,7 +152,7 @@ def _remove_stale(config_dir: Path, planned: set[str]) -> None:
 
 
 def _run_shards(builder: Builder, prepared: Prepared, shards: list[Shard], config_dir: Path, fingerprint: str,
-                num_proc: int, progress: bool) -> dict[str, ShardStats]:
+                num_proc: int, progress: bool, review: ReviewApplication | None = None) -> dict[str, ShardStats]:
     stats: dict[str, ShardStats] = {}
     todo = []
     for shard in shards:
@@ -137,11 +166,12 @@ def _run_shards(builder: Builder, prepared: Prepared, shards: list[Shard], confi
     with tqdm(total=total, unit="ex", desc=desc, disable=not progress or not todo, smoothing=0.05) as bar:
         if num_proc == 1 or len(todo) <= 1:
             for shard in todo:
-                stats[shard.filename] = _write_one(builder, prepared, shard, config_dir, fingerprint, bar.update)
+                stats[shard.filename] = _write_one(builder, prepared, shard, config_dir, fingerprint, bar.update, review)
         else:
             context = _worker_context(builder)
             with ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=context) as pool:
-                futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint): shard for shard in todo}
+                futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint, None, review): shard
+                           for shard in todo}
                 for future in as_completed(futures):
                     shard = futures[future]
                     stats[shard.filename] = future.result()
@@ -162,19 +192,22 @@ def _shard_key(fingerprint: str, shard: Shard) -> str:
 
 
 def _write_one(builder: Builder, prepared: Prepared, shard: Shard, config_dir: Path, fingerprint: str,
-               on_row=None) -> ShardStats:
+               on_row=None, review: ReviewApplication | None = None) -> ShardStats:
     rows = _checked_rows(builder, prepared, shard)
+    if review is not None:
+        rows = review.rows(rows)
     callback = (lambda: on_row(1)) if on_row else None
-    return write_shard(config_dir / shard.filename, rows, builder.features(), _shard_key(fingerprint, shard),
+    return write_shard(config_dir / shard.filename, rows, _features(builder, review), _shard_key(fingerprint, shard),
                        builder.config.row_group_rows, callback)
 
 
 def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):
-    """The generator's rows, checked to come one per planned key, in plan order (by ``id``)."""
+    """The generator's rows, checked to come one per planned key, in plan order (by ``KEY_COLUMN``)."""
     count = 0
     for row, key in zip(builder.generate(prepared, shard), shard.keys, strict=False):
-        if row.get("id") != key:
-            raise RuntimeError(f"{builder.NAME}: generator yielded id {row.get('id')!r} where the plan has {key!r}")
+        if row.get(builder.KEY_COLUMN) != key:
+            raise RuntimeError(f"{builder.NAME}: generator yielded {builder.KEY_COLUMN} {row.get(builder.KEY_COLUMN)!r} "
+                               f"where the plan has {key!r}")
         count += 1
         yield row
     if count != len(shard.keys):
@@ -186,8 +219,10 @@ def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dic
     context = {"name": builder.NAME, "version": builder.VERSION, "folder": folder.name, "seed": builder.seed}
     for cfg in info["configs"].values():
         context.update(cfg.get("card_context", {}))
-    text = card.render_card(info, default, card.load_template(builder.CARD_TEMPLATE or builder.NAME), context,
-                            card.generated_sections(builder_cls, info, default))
+    sections = card.generated_sections(builder_cls, info, default)
+    if "review" in info:
+        sections = sections.rstrip() + "\n\n" + card_section(info["review"])
+    text = card.render_card(info, default, card.load_template(builder.CARD_TEMPLATE or builder.NAME), context, sections)
     _atomic_write(folder / CARD, text.encode("utf-8"))
     info["card_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _atomic_write(folder / BUILD_INFO, (json.dumps(info, indent=1, sort_keys=False) + "\n").encode())

@@ -107,6 +107,7 @@ class Builder:
     MANUAL_DOWNLOAD_INSTRUCTIONS: ClassVar[str] = ""
     SEEDED: ClassVar[bool] = False  # True when rows depend on the seed
     CARD_TEMPLATE: ClassVar[str | None] = None  # cards/<name>.md; default: NAME
+    KEY_COLUMN: ClassVar[str] = "id"  # the column holding each row's stable key
     HOMEPAGE: ClassVar[str] = ""
     LICENSE: ClassVar[str] = "other"
     CITATION: ClassVar[str] = ""

@@ -171,10 +171,11 @@ class SourceResolver:
         self._download(source, cached)
         return self.verify(source, cached)
 
-    def input_dataset(self, builder: str, config: str | None = None, build_hint: str = ""):
+    def input_dataset(self, builder: str | None, config: str | None = None, build_hint: str = ""):
         """A built imagenet-suite dataset given with ``--input``, verified; ``(DatasetFolder, ResolvedSource)``.
 
-        The source's sha256 is that of the folder's build_info.json, which pins every file in it.
+        ``builder`` None accepts a dataset of any builder (that has ``config`` if given). The
+        source's sha256 is that of the folder's build_info.json, which pins every file in it.
         ManualFileMissing says which builder/config is needed and how to build it.
         """
         from .dataset_folder import BUILD_INFO, DatasetFolder
@@ -182,14 +183,14 @@ class SourceResolver:
 
         for path in self.inputs:
             folder = DatasetFolder(path)
-            if folder.name == builder and (config is None or config in folder.configs):
+            if builder in (None, folder.name) and (config is None or config in folder.configs):
                 key = (str(path.resolve()), (path / BUILD_INFO).stat().st_mtime_ns)
                 if key not in self._verified:
                     verify_folder(path)
                     self._verified[key] = file_digests(path / BUILD_INFO, progress=False)["sha256"]
                 size = sum(meta["size"] for info in folder.build_info["configs"].values() for meta in info["files"].values())
-                return folder, ResolvedSource(f"{builder}_dataset", path, size, self._verified[key])
-        wanted = builder + (f" (config {config!r})" if config else "")
+                return folder, ResolvedSource(f"{folder.name}_dataset", path, size, self._verified[key])
+        wanted = (builder or "imagenet-suite") + (f" (config {config!r})" if config else "")
         given = ", ".join(str(p) for p in self.inputs) or "none"
         raise ManualFileMissing(f"this build needs a built {wanted} dataset: pass its folder with --input DIR "
                                 f"(given: {given}). {build_hint}".strip())

@@ -16,7 +16,7 @@ from imagenet_suite.hierarchies.distances import (
     restrict_matrix,
     tree_distance_matrix,
 )
-from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
+from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix, imagenet1k_tree
 from imagenet_suite.hierarchies.tree import Tree
 
 
@@ -113,3 +113,11 @@ def test_restrict_and_checks(matrices):
         restrict_matrix(matrices["info"], [0, 1000])
     with pytest.raises(HierarchyError, match="unknown distance metric 'depth'"):
         tree_distance_matrix(imagenet1k_tree(), "depth")
+
+
+def test_cached_imagenet1k_matrices(matrices):
+    for metric in METRICS:
+        cached = imagenet1k_distance_matrix(metric)
+        assert np.array_equal(cached, matrices[metric]) and not cached.flags.writeable
+    with pytest.raises(HierarchyError, match="unknown distance metric"):
+        imagenet1k_distance_matrix("depth")

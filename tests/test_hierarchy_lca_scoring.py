@@ -187,3 +187,24 @@ def test_finite_check_handles_overflowing_sums(info):
     huge = torch.full((4, 1000), 3e38)  # finite, but the sum overflows: falls back to the elementwise check
     assert scoring._all_finite(huge)
     assert scoring.lca(huge, torch.arange(4), info).count == 3  # all tied: class 0 predicted, sample 0 correct
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_other_float_dtypes_are_scored_in_float32(info, dtype):
+    logits, labels = outputs(seed=9)
+    logits = logits.to(dtype).float()  # representable in both dtypes: results must agree
+    expected = scoring.elca(logits, labels, info, kind="logits").value
+    assert scoring.elca(logits.to(dtype), labels, info, kind="logits").value == pytest.approx(expected, rel=1e-5)
+    assert scoring.lca(logits.to(dtype), labels, info) == scoring.lca(logits, labels, info)
+
+
+def test_read_only_cached_matrix_is_accepted_without_warnings():
+    import warnings
+
+    from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
+
+    logits, labels = outputs(n=50, seed=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        score = scoring.lca(logits, labels, imagenet1k_distance_matrix("depth_two_sided"))
+    assert score.value == pytest.approx(reference_lca(logits.numpy(), labels.numpy(), imagenet1k_distance_matrix("depth_two_sided")))

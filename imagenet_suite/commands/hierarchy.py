@@ -19,6 +19,44 @@ def register(subparsers) -> None:
                                    description="Class hierarchies (WordNet tree, K-means) and LCA distances.")
     commands = parser.add_subparsers(dest="hierarchy_command", required=True, metavar="SUBCOMMAND")
     _register_distance(commands)
+    _register_build(commands)
+
+
+def _register_build(commands) -> None:
+    parser = commands.add_parser("build", help="build a WordNet or K-means hierarchy dataset (prints its folder last)",
+                                 description="Build a hierarchy as a versioned dataset (nodes/classes table + "
+                                             "distance matrices as .npy) through the builder framework.")
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
+    wordnet = kinds.add_parser("wordnet", help="Bertinetto WordNet tree (needs WordNet 3.0)")
+    wordnet.add_argument("--wnids", type=Path, help="class list, one wnid per line (default: ImageNet-1k)")
+    kmeans = kinds.add_parser("kmeans", help="K-means hierarchy from a model's outputs on a labelled dataset")
+    kmeans.add_argument("--outputs", type=Path, required=True, help=".npz/.pt with 'ids' and 'features' or 'logits'")
+    kmeans.add_argument("--input", type=Path, required=True, help="the built labelled dataset the outputs are for")
+    kmeans.add_argument("--config", default="", help="config of --input (default: its only config)")
+    kmeans.add_argument("--split", default="", help="split of --input (default: its only split)")
+    kmeans.add_argument("--seed", type=int, default=0)
+    kmeans.add_argument("--nested", action="store_true", help="strict tree: cluster each level inside the previous")
+    kmeans.add_argument("--present-classes", action="store_true",
+                        help="hierarchy over the classes that occur in the data (default: every class of the label space)")
+    for sub in (wordnet, kmeans):
+        sub.add_argument("--out", type=Path, required=True, help="parent folder of the dataset folder")
+        sub.add_argument("--no-progress", action="store_true")
+        sub.set_defaults(func=run_build)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from imagenet_suite.build import build_dataset
+
+    if args.kind == "wordnet":
+        options = {"wnids_file": str(args.wnids.resolve())} if args.wnids else {}
+        folder = build_dataset("wordnet_hierarchy", args.out, options=options, progress=not args.no_progress)
+    else:
+        options = {"outputs": str(args.outputs.resolve()), "config": args.config, "split": args.split,
+                   "nested": args.nested, "classes": "present" if args.present_classes else "all"}
+        folder = build_dataset("kmeans_hierarchy", args.out, seed=args.seed, options=options, inputs=[args.input],
+                               progress=not args.no_progress)
+    print(folder.resolve())
+    return 0
 
 
 def _register_distance(commands) -> None:
@@ -28,7 +66,8 @@ def _register_distance(commands) -> None:
     parser.add_argument("a", metavar="A", help="class wnid (n02110341) or class index (251)")
     parser.add_argument("b", metavar="B", help="class wnid or class index")
     parser.add_argument("--nodes", type=Path, default=None,
-                        help="nodes table (.csv or .parquet, or a folder with nodes.parquet); default: the shipped ImageNet-1k tree")
+                        help="nodes table (.csv/.parquet, a folder with nodes.parquet, or a wordnet_hierarchy dataset folder); "
+                             "default: the shipped ImageNet-1k tree")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(func=run_distance)
 
@@ -40,6 +79,10 @@ def load_tree(nodes: Path | None):
 
     if nodes is None:
         return imagenet1k_tree()
+    if (nodes / "build_info.json").is_file():  # a wordnet_hierarchy dataset folder
+        from imagenet_suite.dataset_folder import DatasetFolder
+
+        return Tree.from_nodes_table(DatasetFolder(nodes).read_table(None, "nodes"))
     path = nodes / "nodes.parquet" if nodes.is_dir() else nodes
     if not path.is_file():
         raise HierarchyError(f"--nodes {nodes}: no such file (expected a .csv/.parquet nodes table or a folder with nodes.parquet)")
