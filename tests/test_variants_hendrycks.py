@@ -1,0 +1,120 @@
+"""imagenet_a / imagenet_r / imagenet_o / imagenet_sketch: subsets, metadata columns and bad releases."""
+
+from __future__ import annotations
+
+import tarfile
+
+import pyarrow.parquet as pq
+import pytest
+
+from imagenet_suite import classes
+from imagenet_suite.errors import ChecksumMismatch, ConfigError, InvalidSourceData, SourceError
+from tests.fixtures import variants as fx
+
+
+def _tar_with(tmp_path, root, images, readme=True):
+    return fx.write_hendrycks_tar(tmp_path / "m", root, images, readme=readme)
+
+
+def test_a_class_folder_outside_the_200_is_named(tmp_path):
+    outside = next(i for i in range(1000) if i not in classes.subset_indices("imagenet_a"))
+    images = fx.imagenet_a_images() + [fx.Img(fx.wnid(outside), "x.jpg", fx.encode(1))]
+    manual = _tar_with(tmp_path, "imagenet-a", images)
+    with pytest.raises(InvalidSourceData, match=rf"imagenet-a.tar: class folder '{fx.wnid(outside)}' is an ImageNet-1k "
+                                                r"wnid but not one of the 200 imagenet_a classes"):
+        fx.build("imagenet_a", manual, tmp_path / "out")
+
+
+def test_a_renamed_class_folder_is_named(tmp_path):
+    images = fx.imagenet_a_images() + [fx.Img("n0149804", "x.jpg", fx.encode(1))]  # a digit lost
+    manual = _tar_with(tmp_path, "imagenet-a", images)
+    with pytest.raises(InvalidSourceData, match=r"imagenet-a.tar: class folder 'n0149804' is not one of the 1000"):
+        fx.build("imagenet_a", manual, tmp_path / "out")
+
+
+def test_a_renamed_root_folder_is_named(tmp_path):
+    manual = _tar_with(tmp_path, "imagenet_a", fx.imagenet_a_images())
+    (manual / "imagenet_a.tar").rename(manual / "imagenet-a.tar")
+    fx.write_checksums(manual)
+    with pytest.raises(InvalidSourceData, match=r"imagenet-a.tar: no imagenet-a/<class folder>/ folders; top-level "
+                                                r"entries are \['imagenet_a'\]"):
+        fx.build("imagenet_a", manual, tmp_path / "out")
+
+
+def test_a_truncated_jpeg_member_is_named(tmp_path):
+    images = fx.imagenet_a_images()
+    images[3] = fx.Img(images[3].folder, images[3].file, images[3].data[: len(images[3].data) // 2])
+    manual = _tar_with(tmp_path, "imagenet-a", images)
+    member = f"imagenet-a/{images[3].folder}/{images[3].file}"
+    with pytest.raises(InvalidSourceData, match=rf"imagenet-a.tar:{member}: not a readable image, or truncated"):
+        fx.build("imagenet_a", manual, tmp_path / "out")
+
+
+def test_a_truncated_tar_is_named(tmp_path):
+    manual = _tar_with(tmp_path, "imagenet-a", fx.imagenet_a_images())
+    archive = manual / "imagenet-a.tar"
+    with tarfile.open(archive) as tar:
+        last = tar.getmembers()[-1]
+    archive.write_bytes(archive.read_bytes()[: last.offset_data + 100])  # cut inside the last image
+    fx.write_checksums(manual)
+    with pytest.raises(InvalidSourceData, match=r"imagenet-a.tar"):
+        fx.build("imagenet_a", manual, tmp_path / "out")
+
+
+def test_a_non_image_file_in_a_class_folder_is_named(tmp_path):
+    images = fx.imagenet_a_images() + [fx.Img(fx.imagenet_a_images()[0].folder, "notes.txt", b"hello")]
+    manual = _tar_with(tmp_path, "imagenet-a", images)
+    with pytest.raises(InvalidSourceData, match=r"member 'imagenet-a/n\d{8}/notes.txt' is not an image"):
+        fx.build("imagenet_a", manual, tmp_path / "out")
+
+
+def test_a_pinned_size_and_offline_download(tmp_path):
+    from imagenet_suite.build import build_dataset
+
+    manual = _tar_with(tmp_path, "imagenet-a", fx.imagenet_a_images())
+    with pytest.raises(ChecksumMismatch, match=r"imagenet-a.tar: size is \d+ bytes, expected 687552512"):
+        build_dataset("imagenet_a", tmp_path / "out", manual_dir=manual, progress=False)
+    with pytest.raises(SourceError, match=r"imagenet-a.tar is not in the cache .* offline"):
+        build_dataset("imagenet_a", tmp_path / "out", manual_dir=tmp_path / "empty", offline=True, progress=False)
+
+
+def test_r_rendition_comes_from_the_file_name(tmp_path):
+    from imagenet_suite.builders.imagenet_r import rendition_of
+
+    assert rendition_of("n01443537/deviantart_12.jpg") == "deviantart" and rendition_of("n01443537/x.jpg") == ""
+    manual = _tar_with(tmp_path, "imagenet-r", fx.imagenet_r_images(), readme=False)
+    table = pq.read_table(sorted((fx.build("imagenet_r", manual, tmp_path / "out") / "default").glob("*.parquet")))
+    by_id = dict(zip(table.column("id").to_pylist(), table.column("rendition").to_pylist(), strict=True))
+    assert by_id == {f"{im.folder}/{im.file}": im.file.split("_")[0] for im in fx.imagenet_r_images()}
+    assert set(table.column("label").to_pylist()) <= set(classes.subset_indices("imagenet_r"))
+
+
+def test_o_has_no_label_so_no_accuracy_is_ever_computed(tmp_path):
+    import torch
+
+    from imagenet_suite.scoring import ModelOutputs, score
+
+    manual = _tar_with(tmp_path, "imagenet-o", fx.imagenet_o_images())
+    folder = fx.build("imagenet_o", manual, tmp_path / "out")
+    table = pq.read_table(sorted((folder / "default").glob("*.parquet")))
+    assert "label" not in table.column_names
+    assert table.column("filtered_against").to_pylist() == [3, 3, 600, 999]
+    outputs = ModelOutputs(torch.zeros(4, 1000), table.column("id").to_pylist())
+    with pytest.raises(ConfigError, match=r"no registered metric applies .*'ood': True"):
+        score(folder, outputs)
+
+
+def test_sketch_unknown_folder_in_the_zip_is_named(tmp_path):
+    images = fx.sketch_images() + [fx.Img("n0144O764", "sketch_9.JPEG", fx.encode(3))]  # letter O for zero
+    manual = fx.write_sketch_zip(tmp_path / "m", images)
+    with pytest.raises(InvalidSourceData, match=r"ImageNet-Sketch.zip: class folder 'n0144O764' is not one of the 1000"):
+        fx.build("imagenet_sketch", manual, tmp_path / "out")
+
+
+def test_sketch_corrupt_zip_is_named(tmp_path):
+    manual = fx.write_sketch_zip(tmp_path / "m", fx.sketch_images())
+    archive = manual / "ImageNet-Sketch.zip"
+    archive.write_bytes(archive.read_bytes()[:-300])  # the central directory is at the end
+    fx.write_checksums(manual)
+    with pytest.raises(InvalidSourceData, match=r"ImageNet-Sketch.zip: not a readable zip archive"):
+        fx.build("imagenet_sketch", manual, tmp_path / "out")
