@@ -39,19 +39,24 @@ NUMERIC_FOLDER = re.compile(r"^(0|[1-9]\d{0,2})$")
 IMAGES_PER_CONFIG = 10_000
 
 
-def _source(config: str, stem: str, size: int) -> Source:
-    return Source(f"{config}_tar", f"{stem}.tar.gz", url=HF_MIRROR + f"{stem}.tar.gz", size=size,
+def _source(config: str, stem: str, size: int, sha256: str) -> Source:
+    return Source(f"{config}_tar", f"{stem}.tar.gz", url=HF_MIRROR + f"{stem}.tar.gz", size=size, sha256=sha256,
                   instructions=f"Download {HF_MIRROR}{stem}.tar.gz and put it in --manual-dir, or put its extracted "
                                f"{stem}-format-val/ folder there.")
 
 
-# config -> (archive, root folder). Sizes from TFDS's imagenet_v2 checksums.tsv (the HF mirror files).
+# config -> (archive, root folder). Sizes and sha256 from TFDS's imagenet_v2 checksums.tsv, which match
+# the HF mirror's X-Linked-ETag (the mirror files are the ones TFDS downloads).
 RELEASES = {
-    "matched_frequency": (_source("matched_frequency", "imagenetv2-matched-frequency", 1_264_079_360),
+    "matched_frequency": (_source("matched_frequency", "imagenetv2-matched-frequency", 1_264_079_360,
+                                  "f0c37fdf925916b19ea1323cd9a2208cdb6959ba2c32eef2a7fc393835c9ca7c"),
                           "imagenetv2-matched-frequency-format-val"),
-    "threshold_0.7": (_source("threshold_0.7", "imagenetv2-threshold0.7", 1_249_906_176),
+    "threshold_0.7": (_source("threshold_0.7", "imagenetv2-threshold0.7", 1_249_906_176,
+                              "32142bfe998f9cfa4141be691f6a80eeb1e27b24bd532a668eb08c26d98897a2"),
                       "imagenetv2-threshold0.7-format-val"),
-    "top_images": (_source("top_images", "imagenetv2-top-images", 1_245_927_936), "imagenetv2-top-images-format-val"),
+    "top_images": (_source("top_images", "imagenetv2-top-images", 1_245_927_936,
+                           "85e4ace30f3f0d660152062254b8759dda66267b27f7ec0fd8d5768f1073a04b"),
+                   "imagenetv2-top-images-format-val"),
 }
 
 
