@@ -1,0 +1,329 @@
+"""``perturbations``: seeded corrupted copies of any built imagenet-suite dataset (``--input DIR``).
+
+Configs (each a default *plan*; options override its parts):
+
+* ``imagenet_c`` — the 15 ImageNet-C corruptions x severities 1..5, regenerated like
+  ``make_imagenet_c.py``: Resize(256) + CenterCrop(224), corrupt, JPEG quality 85;
+* ``common`` — seed 003's portfolio: its 11 common corruptions at severity 3, one per image in
+  contiguous blocks (``(i // max(1, N // 11)) % 11`` over the input order), applied at native
+  resolution and then resized to 224x224 (bilinear), PNG;
+* ``imgaug`` — one imgaug augmenter or pipeline (``--option augmenter="GaussianBlur(sigma=2.0)"``)
+  per image at native resolution, PNG.
+
+Every random draw of image ``i`` under corruption ``c`` comes from ``example_rng(seed, c, id_i)`` (all
+severities of ``(c, i)`` share that stream), including corruptions whose upstream code ignores seeds.
+Rows carry the input's label columns (``label``, ``label16``, ...) and its evaluation protocol, plus
+``source_id``, ``corruption``, ``severity`` and the source image's PIL mode (grayscale and CMYK
+sources are converted to RGB before corrupting, as ImageNet-C's loader does). With ``clean=true`` each
+source image also appears once unmodified (``corruption="clean"``, ``severity=0``, original bytes) so
+that one scoring run gives C-robustness (corrupted accuracy relative to clean accuracy).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from imagenet_suite import corruptions as C
+from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.errors import ConfigError, InvalidSourceData
+from imagenet_suite.sources import Source, SourceResolver
+
+CLEAN = "clean"
+IMGAUG = "imgaug"
+FROST_URL = "https://raw.githubusercontent.com/bethgelab/imagecorruptions/master/imagecorruptions/frost/{}"
+FROST_SOURCES = tuple(Source(f"frost{i + 1}", name, url=FROST_URL.format(name),
+                             instructions=f"{name} from the imagecorruptions package (imagecorruptions/frost/) or "
+                                          "ImageNet-C's create_c folder; put it in --manual-dir")
+                      for i, name in enumerate(C.FROST_FILES))
+# Resizing relative to corruption: where the corruption is applied and what is stored.
+APPLY_AT = {
+    "crop224": "Resize(256) + CenterCrop(224) (torchvision, bilinear), then corrupt (ImageNet-C)",
+    "native_then_resize224": "corrupt at the source resolution, then Resize((224, 224)) bilinear (seed 003)",
+    "resize224": "Resize((224, 224)) bilinear, then corrupt",
+    "native": "corrupt at the source resolution, stored at that resolution",
+}
+ENCODINGS = {"jpeg85": "JPEG quality 85, optimize (as ImageNet-C's files)", "png": "PNG (lossless)"}
+DROPPED_COLUMNS = ("id", "file_name", "image", "image_mode", "width", "height", "objects")  # stale after corruption
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a config does (resolved from its defaults and the options)."""
+
+    flavor: str
+    corruptions: tuple[str, ...]
+    severities: tuple[int, ...]
+    assignment: str  # "all": every image x corruption x severity; "block": seed 003's one corruption per image
+    apply_at: str
+    encoding: str
+    clean: bool
+    augmenter: str = ""
+
+
+DEFAULT_PLANS = {
+    "imagenet_c": Plan("imagenet_c", C.IMAGENET_C, C.SEVERITIES, "all", "crop224", "jpeg85", True),
+    "common": Plan("imagecorruptions", C.SEED003_COMMON, (3,), "block", "native_then_resize224", "png", True),
+    "imgaug": Plan("imagecorruptions", (IMGAUG,), (0,), "all", "native", "png", True),
+}
+
+
+def resolve_plan(config: str, options: dict) -> Plan:
+    """The config's default plan with the options applied; ConfigError names a bad option value."""
+    plan = asdict(DEFAULT_PLANS[config])
+    if options["corruptions"]:
+        if config == "imgaug":
+            raise ConfigError("option corruptions does not apply to the imgaug config (use augmenter=...)")
+        names = tuple(n.strip() for n in options["corruptions"].split(",") if n.strip())
+        names = C.IMAGENET_C + C.IMAGENET_C_EXTRA if names == ("all",) else names
+        for name in names:
+            if name not in C.CORRUPTIONS:
+                raise ConfigError(f"option corruptions: unknown corruption {name!r}; known: {sorted(C.CORRUPTIONS)}")
+        plan["corruptions"] = names
+    if options["severities"]:
+        plan["severities"] = _severities(options["severities"], config)
+    for key in ("assignment", "apply_at", "flavor"):
+        if options[key]:
+            plan[key] = options[key]
+    plan["clean"] = options["clean"]
+    plan["augmenter"] = options["augmenter"]
+    return Plan(**{**plan, "corruptions": tuple(plan["corruptions"]), "severities": tuple(plan["severities"])})
+
+
+def _severities(text: str, config: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ConfigError(f"option severities={text!r}: expected comma-separated integers 1..5") from None
+    if config == "imgaug" or not values or any(v not in C.SEVERITIES for v in values):
+        raise ConfigError(f"option severities={text!r}: expected integers in 1..5 (not for the imgaug config)")
+    return values
+
+
+# -- images ----------------------------------------------------------------------------------------------
+
+def decode_rgb(data: bytes, where: str) -> tuple[Image.Image, str]:
+    """``(RGB image, source PIL mode)``; grayscale, CMYK, palette... are converted with ``convert("RGB")``."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            mode = image.mode
+            return image.convert("RGB"), mode
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
+        raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
+
+
+def before_corruption(image: Image.Image, apply_at: str) -> Image.Image:
+    if apply_at == "crop224":
+        return C.resize_short_center_crop(image)
+    if apply_at == "resize224":
+        return image.resize((224, 224), Image.BILINEAR)
+    return image
+
+
+def after_corruption(pixels: np.ndarray, apply_at: str) -> Image.Image:
+    image = Image.fromarray(pixels)
+    return image.resize((224, 224), Image.BILINEAR) if apply_at == "native_then_resize224" else image
+
+
+def encode(image: Image.Image, encoding: str) -> bytes:
+    buffer = io.BytesIO()
+    if encoding == "jpeg85":
+        image.save(buffer, "JPEG", quality=85, optimize=True)
+    else:
+        image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+# -- keys ---------------------------------------------------------------------------------------------
+
+def variants(plan: Plan, position: int, count: int, assigned: list[str] | None) -> list[tuple[str, int]]:
+    """``(corruption, severity)`` rows of the image at ``position`` (clean first)."""
+    rows = [(CLEAN, 0)] if plan.clean else []
+    names = plan.corruptions if plan.assignment == "all" else (assigned[position],)
+    return rows + [(name, severity) for name in names for severity in plan.severities]
+
+
+def row_key(source_id: str, corruption: str, severity: int) -> str:
+    return f"{source_id}/{corruption}/{severity}"
+
+
+def parse_key(key: str) -> tuple[str, str, int]:
+    source_id, corruption, severity = key.rsplit("/", 2)
+    return source_id, corruption, int(severity)
+
+
+@lru_cache(maxsize=4)
+def _open_folder(path: str) -> DatasetFolder:
+    return DatasetFolder(path)
+
+
+# -- the builder ---------------------------------------------------------------------------------------
+
+class Perturbations(Builder):
+    NAME = "perturbations"
+    VERSION = "1.0.0"
+    RELEASE_NOTES = {"1.0.0": "Initial release: ImageNet-C regenerated (15 corruptions x 5 severities), seed 003's "
+                              "common-corruption portfolio (11 at severity 3, block assignment) and imgaug "
+                              "perturbations of any built dataset, seeded per (seed, corruption, image id)."}
+    CONFIGS = (
+        BuilderConfig("imagenet_c", "ImageNet-C regenerated: 15 corruptions x severities 1-5 on 224 center crops, JPEG 85",
+                      shard_size=1000),
+        BuilderConfig("common", "seed 003 portfolio: one of 11 corruptions per image (blocks), severity 3, native "
+                                "resolution then 224x224, PNG", shard_size=1000),
+        BuilderConfig("imgaug", "an imgaug augmenter or pipeline per image (option augmenter), PNG", shard_size=1000),
+    )
+    SOURCES = FROST_SOURCES
+    SEEDED = True
+    OPTIONS = {
+        "input": Option("imagenet_val", help="builder name of the --input dataset to perturb"),
+        "input_config": Option("", help="its config ('' = 'default' if built, else its only config)"),
+        "corruptions": Option("", help="comma-separated corruption names, or 'all' (19); '' = the config's set"),
+        "severities": Option("", help="comma-separated severities 1..5; '' = the config's"),
+        "assignment": Option("", ("", "all", "block"), "all: every image under every corruption; block: seed 003's "
+                                                         "one corruption per image; '' = the config's"),
+        "apply_at": Option("", ("", *APPLY_AT), "where corruptions are applied relative to resizing; '' = the config's"),
+        "flavor": Option("", ("", *C.FLAVORS), "reference implementation to follow; '' = the config's"),
+        "clean": Option(True, (True, False), "also store every source image unmodified (corruption 'clean')"),
+        "augmenter": Option("", help="imgaug config: an imgaug expression, e.g. Sequential([Fliplr(1.0), GaussianBlur(2.0)])"),
+    }
+    MANUAL_DOWNLOAD_INSTRUCTIONS = ("--input DIR: a built dataset (imagenet_val by default: imagenet-suite build "
+                                    "imagenet_val --manual-dir ...). frost (imagenet_c) downloads the 6 frost pictures "
+                                    "of imagecorruptions; offline, put " + ", ".join(C.FROST_FILES) + " in --manual-dir.")
+    HOMEPAGE = "https://github.com/hendrycks/robustness"
+    LICENSE = "other"
+    CITATION = """@inproceedings{hendrycks2019benchmarking,
+  title = {Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},
+  author = {Dan Hendrycks and Thomas Dietterich}, booktitle = {ICLR}, year = {2019}}
+@article{michaelis2019dragon,
+  title = {Benchmarking Robustness in Object Detection: Autonomous Driving when Winter is Coming},
+  author = {Claudio Michaelis and Benjamin Mitzkus and Robert Geirhos and Evgenia Rusak and Oliver Bringmann and
+            Alexander S. Ecker and Matthias Bethge and Wieland Brendel}, journal = {arXiv:1907.07484}, year = {2019}}"""
+
+    def __init__(self, config=None, **kwargs):
+        super().__init__(config, **kwargs)
+        self.recipe = resolve_plan(self.config.name, self.options)
+        self._carried: dict | None = None  # input feature dicts carried into the rows (set by prepare)
+        self._input_protocol: dict = {}
+
+    # -- schema and protocol ------------------------------------------------------------------------
+    def features(self):
+        from datasets import ClassLabel, Features, Image, Value
+
+        # the input's columns are known after prepare(); before, those of the default input (imagenet_val)
+        carried = Features.from_dict(self._carried) if self._carried is not None else {"label": ClassLabel(names=list(_imagenet_wnids()))}
+        return Features({"id": Value("string"), "source_id": Value("string"), "image": Image(),
+                         "corruption": Value("string"), "severity": Value("int32"), **carried,
+                         "source_mode": Value("string"), "width": Value("int32"), "height": Value("int32")})
+
+    def protocol(self) -> dict:
+        plan = asdict(self.recipe)
+        plan.update(apply_at_meaning=APPLY_AT[self.recipe.apply_at], encoding_meaning=ENCODINGS[self.recipe.encoding],
+                    seed=self.seed, rng="example_rng(seed, corruption, source_id); all severities share the stream",
+                    known_differences={k: v for k, v in C.KNOWN_DIFFERENCES.items()
+                                       if k in self.recipe.corruptions or k == "all"})
+        robustness = {"corruption_column": "corruption", "severity_column": "severity", "clean": CLEAN if self.recipe.clean else None,
+                      "summary": "accuracy per (corruption, severity); mean over severities, then over corruptions; "
+                                 "c_robustness = that mean / clean accuracy (seed 000 Eq. 6)"}
+        return {**self._input_protocol, "perturbation": plan, "robustness": robustness}
+
+    # -- sources ------------------------------------------------------------------------------------
+    def prepare(self, resolver: SourceResolver) -> Prepared:
+        if self.config.name == "imgaug" and not self.recipe.augmenter:
+            raise ConfigError('the imgaug config needs --option augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"')
+        hint = (f"Build it first, e.g. `imagenet-suite build {self.options['input']} --manual-dir ... --out datasets`, "
+                f"then pass --input datasets/<folder>.")
+        folder, resolved = resolver.input_dataset(self.options["input"], self.options["input_config"] or None, hint)
+        config = self._input_config(folder)
+        features = folder.config_info(config)["features"]
+        if "image" not in features or "id" not in features:
+            raise InvalidSourceData(f"{folder.path} ({config}): no 'id' and 'image' columns to perturb; it has {sorted(features)}")
+        self._carried = {k: v for k, v in features.items() if k not in DROPPED_COLUMNS}
+        self._input_protocol = folder.protocol(config)
+        splits = {split: folder.read_table(config, split, ["id"]).column("id").to_pylist() for split in folder.splits(config)}
+        sources = {"input": resolved}
+        if "frost" in self.recipe.corruptions:
+            sources.update({s.name: resolver.resolve(s) for s in FROST_SOURCES})
+        data = {"input": str(folder.path), "config": config, "splits": splits, "columns": list(self._carried),
+                "frost": [str(sources[s.name].path) for s in FROST_SOURCES if s.name in sources]}
+        if self.recipe.augmenter:
+            from imagenet_suite.imgaug_compat import parse_augmenter
+
+            parse_augmenter(self.recipe.augmenter)  # fail before planning on a bad expression
+        return Prepared(sources, data)
+
+    def _input_config(self, folder: DatasetFolder) -> str:
+        if self.options["input_config"]:
+            return folder.resolve_config(self.options["input_config"])
+        return "default" if "default" in folder.configs else folder.resolve_config(None)
+
+    def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
+        out = {}
+        for split, ids in prepared.data["splits"].items():
+            assigned = C.block_assignment(len(ids), self.recipe.corruptions) if self.recipe.assignment == "block" else None
+            out[split] = [row_key(source_id, name, severity) for position, source_id in enumerate(ids)
+                          for name, severity in variants(self.recipe, position, len(ids), assigned)]
+        return out
+
+    # -- rows ---------------------------------------------------------------------------------------
+    def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
+        folder = _open_folder(prepared.data["input"])
+        keys = [parse_key(key) for key in shard.keys]
+        source_ids = list(dict.fromkeys(source_id for source_id, _, _ in keys))
+        table = folder.take(source_ids, prepared.data["config"], shard.split, ["id", "image", *prepared.data["columns"]])
+        rows = dict(zip(source_ids, table.to_pylist(), strict=True))
+        frost = C.load_frost_pictures(prepared.data["frost"]) if prepared.data["frost"] else ()
+        perturb = self._imgaug() if self.recipe.augmenter else None
+        current, prepared_image = None, None
+        for source_id, corruption, severity in keys:
+            source = rows[source_id]
+            where = f"{folder.path} ({prepared.data['config']}/{shard.split}) id {source_id}"
+            if source_id != current:
+                current, prepared_image = source_id, decode_rgb(source["image"]["bytes"], where)
+            yield self._row(source, source_id, corruption, severity, prepared_image, where, frost, perturb, prepared.data["columns"])
+
+    def _imgaug(self):
+        from imagenet_suite.imgaug_compat import ImgaugPerturbation, parse_augmenter
+
+        return ImgaugPerturbation(parse_augmenter(self.recipe.augmenter), IMGAUG)
+
+    def _row(self, source: dict, source_id: str, corruption: str, severity: int, decoded, where: str, frost, perturb,
+             columns: list[str]) -> dict:
+        image, mode = decoded
+        if corruption == CLEAN:
+            data, path, size = source["image"]["bytes"], source["image"]["path"] or source_id, image.size
+        else:
+            pixels = self._perturb(image, corruption, severity, source_id, where, frost, perturb)
+            stored = after_corruption(pixels, self.recipe.apply_at)
+            data, size = encode(stored, self.recipe.encoding), stored.size
+            path = f"{row_key(source_id, corruption, severity)}.{'jpg' if self.recipe.encoding == 'jpeg85' else 'png'}"
+        return {"id": row_key(source_id, corruption, severity), "source_id": source_id, "image": {"bytes": data, "path": path},
+                "corruption": corruption, "severity": severity, **{c: source[c] for c in columns},
+                "source_mode": mode, "width": size[0], "height": size[1]}
+
+    def _perturb(self, image: Image.Image, corruption: str, severity: int, source_id: str, where: str, frost,
+                 perturb) -> np.ndarray:
+        rng = example_rng(self.seed, corruption, source_id)
+        pixels = np.asarray(before_corruption(image, self.recipe.apply_at))
+        try:
+            if corruption == IMGAUG:
+                return perturb(pixels, rng)
+            return C.corrupt(pixels, corruption, severity, rng, self.recipe.flavor, frost)
+        except C.CorruptionError as err:
+            raise InvalidSourceData(f"{where}: {corruption} severity {severity}: {err}") from None
+
+    def card_context(self, prepared: Prepared) -> dict:
+        folder = _open_folder(prepared.data["input"])
+        return {"input": f"{folder.name} {folder.version} ({prepared.data['config']})"}
+
+
+@lru_cache(maxsize=1)
+def _imagenet_wnids() -> tuple[str, ...]:
+    from imagenet_suite import classes
+
+    return classes.imagenet_wnids()

@@ -1,0 +1,214 @@
+"""perturbations builder: rows, pixels, seeding, resizing choice, carried labels/protocol, bad input."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from imagenet_suite.builders.perturbations import encode
+from PIL import Image
+
+from imagenet_suite import corruptions as C
+from imagenet_suite import imgaug_compat
+from imagenet_suite.build import build_dataset
+from imagenet_suite.builder import example_rng
+from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
+from tests.fixtures import imagenet_layouts as fx
+from tests.helpers import folder_bytes, load
+
+SUBSET = {"corruptions": "gaussian_noise,glass_blur,frost,contrast", "severities": "1,3"}
+
+
+def val_images(sizes: list[tuple[int, int]], seed: int = 0) -> list[fx.ValImage]:
+    """JPEGs of the given (width, height); the second is grayscale, the third CMYK (as in the real val set)."""
+    rng = np.random.default_rng(seed)
+    images = []
+    for i, (width, height) in enumerate(sizes):
+        base = rng.integers(0, 256, (height // 6 + 2, width // 6 + 2, 3), dtype=np.uint8)
+        image = Image.fromarray(base).resize((width, height), Image.BICUBIC)
+        image = image.convert("L") if i == 1 else image.convert("CMYK") if i == 2 else image
+        buffer = io.BytesIO()
+        image.save(buffer, "JPEG", quality=90)
+        images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), int(rng.integers(0, 1000)), [(0, 0, 4, 4)]))
+    return images
+
+
+@pytest.fixture(scope="module")
+def val(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("pert-val")
+    images = val_images([(64, 48), (40, 56), (48, 48), (72, 40), (50, 60)])
+    fx.write_folders_layout(root / "manual", images)
+    return build_dataset("imagenet_val", root / "out", ["default"], manual_dir=root / "manual", progress=False)
+
+
+@pytest.fixture(scope="module")
+def frost_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("frost")
+    rng = np.random.default_rng(7)
+    for i, name in enumerate(C.FROST_FILES):
+        Image.fromarray(rng.integers(0, 256, (240 + 4 * i, 260, 3), dtype=np.uint8)).save(root / name)
+    return root
+
+
+def build(config: str, inputs, out: Path, manual=None, **kwargs) -> Path:
+    kwargs.setdefault("progress", False)
+    return build_dataset("perturbations", out, [config], inputs=inputs, manual_dir=manual, offline=True, **kwargs)
+
+
+def rows_of(folder: Path, config: str) -> list[dict]:
+    return DatasetFolder(folder).read_table(config, "validation").to_pylist()
+
+
+@pytest.fixture(scope="module")
+def imagenet_c(val, frost_dir, tmp_path_factory) -> Path:
+    return build("imagenet_c", [val], tmp_path_factory.mktemp("pert-c"), frost_dir, options=SUBSET, shard_size=7)
+
+
+def test_imagenet_c_rows_pixels_and_clean_copies(imagenet_c, val, frost_dir):
+    rows = rows_of(imagenet_c, "imagenet_c")
+    source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
+    assert len(rows) == 5 * (1 + 4 * 2)
+    assert [r["id"] for r in rows[:3]] == ["ILSVRC2012_val_00000001/clean/0", "ILSVRC2012_val_00000001/gaussian_noise/1",
+                                            "ILSVRC2012_val_00000001/gaussian_noise/3"]
+    frost = C.load_frost_pictures([frost_dir / n for n in C.FROST_FILES])
+    for row in rows:
+        original = source[row["source_id"]]
+        assert row["label"] == original["label"] and row["source_mode"] == original["image_mode"]
+        if row["corruption"] == "clean":
+            assert row["image"]["bytes"] == original["image"]["bytes"] and row["severity"] == 0
+            continue
+        rgb = Image.open(io.BytesIO(original["image"]["bytes"])).convert("RGB")
+        crop = np.asarray(C.resize_short_center_crop(rgb))
+        expected = C.corrupt(crop, row["corruption"], row["severity"], example_rng(0, row["corruption"], row["source_id"]),
+                             "imagenet_c", frost)
+        assert row["image"]["bytes"] == encode(Image.fromarray(expected), "jpeg85"), row["id"]
+        assert (row["width"], row["height"]) == (224, 224) and row["image"]["bytes"][:2] == b"\xff\xd8"
+    assert {r["source_mode"] for r in rows} == {"RGB", "L", "CMYK"}
+
+
+def test_imagenet_c_loads_and_publishes_its_protocol(imagenet_c, tmp_path):
+    ds = load(imagenet_c, "imagenet_c", cache_dir=tmp_path / "cache")
+    assert ds.features["label"].num_classes == 1000 and ds[1]["image"].mode == "RGB"
+    protocol = DatasetFolder(imagenet_c).protocol("imagenet_c")
+    assert protocol["perturbation"]["apply_at"] == "crop224" and protocol["perturbation"]["flavor"] == "imagenet_c"
+    assert protocol["perturbation"]["corruptions"] == ["gaussian_noise", "glass_blur", "frost", "contrast"]
+    card = (imagenet_c / "README.md").read_text()
+    assert "Resize(256) + CenterCrop(224)" in card and "imagenet_val 1.0.0 (default)" in card
+
+
+def test_builds_are_byte_identical_for_any_num_proc_and_change_with_the_seed(val, frost_dir, imagenet_c, tmp_path):
+    parallel = build("imagenet_c", [val], tmp_path / "b", frost_dir, options=SUBSET, shard_size=7, num_proc=2)
+    assert folder_bytes(parallel) == folder_bytes(imagenet_c)
+    other = {r["id"]: r["image"]["bytes"] for r in rows_of(build("imagenet_c", [val], tmp_path / "c", frost_dir,
+                                                                  options=SUBSET, seed=1), "imagenet_c")}
+    for row in rows_of(imagenet_c, "imagenet_c"):
+        stochastic = row["corruption"] not in ("clean", "contrast")
+        assert (other[row["id"]] != row["image"]["bytes"]) == stochastic, row["id"]
+
+
+def test_common_portfolio_corrupts_at_native_size_then_resizes(val, tmp_path):
+    out = build("common", [val], tmp_path, options={"clean": False})
+    rows = rows_of(out, "common")
+    assert [r["corruption"] for r in rows] == list(C.SEED003_COMMON[:5])  # 5 images, 11 corruptions: step 1
+    assert {r["severity"] for r in rows} == {3}
+    source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
+    for row in rows:
+        native = np.asarray(Image.open(io.BytesIO(source[row["source_id"]]["image"]["bytes"])).convert("RGB"))
+        corrupted = C.corrupt(native, row["corruption"], 3, example_rng(0, row["corruption"], row["source_id"]))
+        expected = Image.fromarray(corrupted).resize((224, 224), Image.BILINEAR)
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), np.asarray(expected)), row["id"]
+        assert Image.open(io.BytesIO(row["image"]["bytes"])).format == "PNG"
+    assert DatasetFolder(out).protocol("common")["perturbation"]["assignment"] == "block"
+
+
+def test_resizing_choice_is_an_option(val, tmp_path):
+    out = build("common", [val], tmp_path, options={"clean": False, "apply_at": "resize224", "corruptions": "contrast"})
+    row = rows_of(out, "common")[0]
+    source = DatasetFolder(val).read_table("default", "validation").to_pylist()[0]
+    resized = Image.open(io.BytesIO(source["image"]["bytes"])).convert("RGB").resize((224, 224), Image.BILINEAR)
+    expected = C.corrupt(np.asarray(resized), "contrast", 3, example_rng(0, "contrast", source["id"]))
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), expected)
+
+
+def test_shape_sets_keep_their_labels_and_16_class_protocol(shared_data, tmp_path):
+    edge = build_dataset("shape_bias_sets", tmp_path / "edge", ["edge"], manual_dir=shared_data / "texture-vs-shape",
+                         progress=False, offline=True)
+    out = build("common", [edge], tmp_path / "out", options={"input": "shape_bias_sets", "corruptions": "contrast,pixelate"})
+    folder = DatasetFolder(out)
+    assert folder.protocol("common")["decision_mapping"] == "imagenet_16"
+    assert folder.features("common")["label16"].names[0] == "airplane"
+    rows = folder.read_table("common", "test", ["id", "source_id", "label16"]).to_pylist()
+    assert len(rows) == 320 and rows[1]["id"] == "airplane/airplane1.png/contrast/3"
+    source = {r["id"]: r["label16"] for r in DatasetFolder(edge).read_table("edge", "test", ["id", "label16"]).to_pylist()}
+    assert all(r["label16"] == source[r["source_id"]] for r in rows)
+
+
+@pytest.mark.skipif(not imgaug_compat.imgaug_available(), reason="imgaug is not installed (the augment extra)")
+def test_imgaug_config_applies_a_seeded_augmenter(val, tmp_path):
+    spec = "Sequential([Fliplr(0.5), AdditiveGaussianNoise(scale=(5, 30))])"
+    out = build("imgaug", [val], tmp_path, options={"augmenter": spec, "clean": False})
+    again = build("imgaug", [val], tmp_path / "again", options={"augmenter": spec, "clean": False}, num_proc=2)
+    assert folder_bytes(out) == folder_bytes(again)
+    perturb = imgaug_compat.ImgaugPerturbation(imgaug_compat.parse_augmenter(spec))
+    source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
+    for row in rows_of(out, "imgaug"):
+        native = Image.open(io.BytesIO(source[row["source_id"]]["image"]["bytes"])).convert("RGB")
+        expected = perturb(np.asarray(native), example_rng(0, "imgaug", row["source_id"]))
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), expected)
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ({"corruptions": "gaussian_noise,fish_eye"}, ConfigError, r"unknown corruption 'fish_eye'"),
+    ({"severities": "0,3"}, ConfigError, r"severities='0,3': expected integers in 1..5"),
+    ({"severities": "three"}, ConfigError, r"severities='three'"),
+    ({"apply_at": "after"}, ConfigError, r"apply_at='after': expected one of"),
+])
+def test_bad_options_are_named(options, error, message, val, tmp_path):
+    with pytest.raises(error, match=message):
+        build("imagenet_c", [val], tmp_path, options=options)
+
+
+def test_missing_input_frost_and_augmenter_are_named(val, tmp_path):
+    with pytest.raises(ManualFileMissing, match=r"needs a built imagenet_val dataset: pass its folder with --input"):
+        build("imagenet_c", [], tmp_path)
+    with pytest.raises(Exception, match=r"frost1.png"):
+        build("imagenet_c", [val], tmp_path, options={"corruptions": "frost"})
+    with pytest.raises(ConfigError, match=r"imgaug config needs --option augmenter="):
+        build("imgaug", [val], tmp_path)
+
+
+def test_images_too_small_to_corrupt_are_named(tmp_path):
+    fx.write_folders_layout(tmp_path / "manual", val_images([(64, 48), (40, 20)]))
+    small = build_dataset("imagenet_val", tmp_path / "val", ["default"], manual_dir=tmp_path / "manual", progress=False)
+    with pytest.raises(InvalidSourceData, match=r"id ILSVRC2012_val_00000002: shot_noise severity 3: image is 40x20 px"):
+        build("common", [small], tmp_path / "out", options={"corruptions": "shot_noise"})
+
+
+def test_score_on_a_build_reports_c_robustness(imagenet_c):
+    import torch
+
+    from imagenet_suite.scoring import robustness  # noqa: F401  (registers the metric)
+    from imagenet_suite.scoring.outputs import ModelOutputs
+    from imagenet_suite.scoring.report import score
+
+    rows = DatasetFolder(imagenet_c).read_table("imagenet_c", "validation", ["id", "label", "corruption"]).to_pylist()
+    correct = np.array([r["corruption"] == "clean" or i % 3 == 0 for i, r in enumerate(rows)])
+    logits = torch.zeros(len(rows), 1000)
+    for i, row in enumerate(rows):
+        logits[i, row["label"] if correct[i] else (row["label"] + 1) % 1000] = 10.0
+    report = score(imagenet_c, ModelOutputs(logits, [r["id"] for r in rows]), metrics=["robustness"])
+    corrupted = np.array([r["corruption"] != "clean" for r in rows])
+    per_split = {}
+    for row, hit in zip(rows, correct, strict=True):
+        if row["corruption"] != "clean":
+            per_split.setdefault(row["id"].split("/", 1)[1], []).append(hit)
+    means = {}
+    for key, hits in per_split.items():
+        means.setdefault(key.split("/")[0], []).append(np.mean(hits))
+    expected = np.mean([np.mean(v) for v in means.values()])
+    assert report.value("clean_accuracy") == 1.0
+    assert report.value("c_robustness") == pytest.approx(expected)
+    assert report.value("pooled_corruption_accuracy") == pytest.approx(correct[corrupted].mean())
