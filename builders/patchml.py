@@ -1,0 +1,866 @@
+"""``patchml``: PatchML (seed 001), multi-label composites of ImageNet-val object boxes, regenerated from a seed.
+
+**Stage 1, the patch pool.** Every object box of the ImageNet validation split is one patch. The boxes
+come from a built ``imagenet_val`` dataset with the ``boxes`` config (``--input DIR``) or from any
+``imagenet_val`` manual layout with a box file (``--manual-dir DIR``, read by ``ImagenetVal("boxes")``).
+The pool order is canonical, so every layout and box file gives the same pool: images by id, and the
+boxes of one image sorted by (class index, xmin, ymin, xmax, ymax). ``box_index`` is a box's place in
+that order, counted before any box is dropped. A box is the pixel region ``[xmin, xmax) × [ymin, ymax)``
+of the stored image (the PIL crop convention; no EXIF rotation is applied, since the boxes are in
+stored-pixel coordinates). Option ``bad_boxes`` decides what happens to boxes that
+are zero-area or reach outside their image (``clip``, ``skip`` or ``error``), and ``min_box_side`` drops
+boxes whose shorter side (after clipping) is below it. Every dropped or clipped box is counted in
+``counts.json`` and on the card.
+
+**Stage 2, Algorithm 1** (seed_001.md §1.2), for each ``(k, p)`` of the grid (paper: ``F = 512``,
+``K = [2, 3, 4, 6, 9]``, ``P = [256, 256, 256, 170, 128]``):
+
+* validity: ``k·p² ≤ F²`` and ``k ≤ c²`` with ``c = ⌊F/p⌋``, otherwise ConfigError "Configuration invalid";
+* **the pool is reset for each k**, as Table 2 implies: a uniform permutation of the whole pool from
+  ``example_rng(seed, "patchml-pool", k)`` is cut into consecutive groups of k. This is sampling without
+  replacement. ``⌊N/k⌋`` composites, numbered ``j = 0, 1, …``; the ``N mod k`` leftovers are dropped;
+* patch ``i`` of a composite goes to grid cell ``(⌊i/c⌋, i mod c)`` (row-major). It is cropped, converted
+  to RGB (grayscale and CMYK sources too, with PIL's ``convert("RGB")``), and resized with PIL bicubic
+  (antialiased when shrinking) so that it fits the ``p×p`` box with its aspect ratio kept. Small boxes
+  are **up**-scaled as well as large ones down-scaled. The long side becomes exactly ``p``; the short side
+  is ``round_half_up(short·p/long)`` and at least 1;
+* a uniform integer offset inside the cell: ``x_off ~ U{0..p−w}``, then ``y_off ~ U{0..p−h}``, drawn
+  patch by patch from ``example_rng(seed, "patchml", k, j)``. The patch is pasted at
+  ``(col·p + x_off, row·p + y_off)`` on a black ``F×F`` RGB canvas. Cells never overlap, so every patch
+  is placed (Algorithm 1's cell and boundary checks cannot fail once the configuration is valid);
+* ``labels`` is the set of the placed patches' classes, sorted. Option ``duplicates`` sets what to do
+  when two patches share a class. ``union`` (the paper) keeps the composite with fewer labels than
+  patches. ``drop`` removes such composites (the remaining ones keep their ``j``). ``resample`` builds
+  each composite from the first patches of the permuted pool whose classes are distinct; a patch that
+  would repeat a class waits, in order, for the next composite. Under ``resample`` the ``j`` values are
+  consecutive.
+
+The same seed gives byte-identical shards for any ``--num-proc``, because every composite is a pure
+function of (pool, seed, k, j). Images are encoded once: PNG by default (lossless, PIL
+``compress_level=6``, no metadata chunks), or JPEG with a fixed quality, 4:4:4 chroma sampling, baseline
+and not optimized. Encoded bytes depend on the Pillow/zlib/libjpeg versions, which the card records;
+the pixels do not.
+
+**Recipe.** The ``recipe`` config holds the same rows without pixels. Each patch carries its source
+``id``, ``box_index``, the box as cropped, its cell, its offset, its canvas position and its resized
+size. Recomposing is therefore code-free: crop, convert to RGB, bicubic-resize, paste, encode.
+:func:`materialise` (or ``imagenet-suite build patchml --config images --seed S --input RECIPE_DIR
+--input VAL_DIR``) rebuilds the ``images`` config from a recipe and the val source without drawing any
+random number. It checks every recipe patch against the val source's pool, and gives the same rows and
+image bytes as building from the seed.
+
+Only the val boxes are supported. Train boxes (``LOC_train_solution.csv``) would put *training* images
+into an evaluation set; this version does not read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import io
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from imagenet_suite import classes
+from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.errors import ConfigError, DatasetFolderError, ImagenetSuiteError, InvalidSourceData, ManualFileMissing
+from imagenet_suite.sources import ResolvedSource, SourceResolver
+
+from .imagenet_val import ACCEPTED_LAYOUTS, ImagenetVal, Layout, read_images
+
+DEFAULT_GRID = "2:256,3:256,4:256,6:170,9:128"
+DEFAULT_CANVAS = 512
+SPLIT = "test"
+DUPLICATE_POLICIES = ("union", "drop", "resample")
+BAD_BOX_POLICIES = ("clip", "skip", "error")
+IMAGE_FORMATS = ("png", "jpeg")
+PNG_COMPRESS_LEVEL = 6
+RESAMPLE = Image.Resampling.BICUBIC
+HEADER_BYTES = 1 << 16  # enough for the JPEG header (size) of nearly every ImageNet file; else the whole file
+TAKE_CHUNK = 128  # source ids read per DatasetFolder.take (bounds the row groups held at once)
+EXAMPLES_PER_K = 2  # composites of each k in the card picture
+ID_PATTERN = re.compile(r"^patchml-s(\d+)-k(\d+)-(\d{6,})$")
+VAL_BUILD_HINT = ("Build it with `imagenet-suite build imagenet_val --config boxes --manual-dir DIR --out OUT`, "
+                  "or pass the raw val files to this build with --manual-dir.")
+PROVENANCE_COLUMNS = ("id", "labels", "num_labels", "num_patches", "patch_size", "patches")
+BOX_KEYS = ("xmin", "ymin", "xmax", "ymax")
+
+
+# ============================================================================= the grid (Algorithm 1)
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """One ``(k, p)`` entry of Algorithm 1 on an ``canvas × canvas`` image (all in pixels)."""
+
+    k: int  # patches per composite
+    p: int  # side of the square box each patch is fitted into
+    canvas: int  # F
+
+    @property
+    def columns(self) -> int:
+        """``c = ⌊F/p⌋``: grid columns (= rows)."""
+        return self.canvas // self.p
+
+    def cell(self, i: int) -> tuple[int, int]:
+        """``(row, col)`` of patch ``i``: row-major, ``(⌊i/c⌋, i mod c)``."""
+        return divmod(i, self.columns)
+
+
+def check_configuration(k: int, p: int, canvas: int = DEFAULT_CANVAS) -> GridConfig:
+    """Algorithm 1's validity check; ConfigError "Configuration invalid" names k, p, F and the failed rule."""
+    if canvas < 1 or k < 1 or p < 1:
+        raise ConfigError(f"Configuration invalid: k={k}, p={p}, F={canvas}; all must be positive integers")
+    columns = canvas // p
+    if k * p * p > canvas * canvas:
+        raise ConfigError(f"Configuration invalid: k={k} patches of p={p} px need k·p² = {k * p * p} px², more than "
+                          f"the F² = {canvas * canvas} px² of the {canvas}x{canvas} canvas")
+    if k > columns * columns:
+        raise ConfigError(f"Configuration invalid: k={k} patches need k cells, but p={p} px on a {canvas} px canvas "
+                          f"gives c² = {columns * columns} cells (c = ⌊F/p⌋ = {columns})")
+    return GridConfig(k, p, canvas)
+
+
+def parse_grid(text: str, canvas: int = DEFAULT_CANVAS) -> tuple[GridConfig, ...]:
+    """The ``grid`` option ``"k:p,k:p,..."`` (paper: ``2:256,3:256,4:256,6:170,9:128``), each entry checked."""
+    entries = []
+    for part in str(text).split(","):
+        k, sep, p = part.strip().partition(":")
+        if not sep or not k.isdigit() or not p.isdigit():
+            raise ConfigError(f"option grid={text!r}: entry {part.strip()!r} is not K:P with integers, e.g. {DEFAULT_GRID}")
+        entries.append(check_configuration(int(k), int(p), canvas))
+    counts = [entry.k for entry in entries]
+    if len(set(counts)) != len(counts):
+        raise ConfigError(f"option grid={text!r}: a patch count k appears twice; each k makes one group of composites")
+    return tuple(entries)
+
+
+def fit_size(width: int, height: int, p: int) -> tuple[int, int]:
+    """Aspect-preserving size fitting a ``p×p`` box (up- or down-scaling): long side ``p``, short side
+    ``round_half_up(short·p/long)``, at least 1. Inputs and result in pixels, ``(width, height)``."""
+    long_side, short_side = max(width, height), min(width, height)
+    scaled = max(1, (2 * short_side * p + long_side) // (2 * long_side))
+    return (p, scaled) if width >= height else (scaled, p)
+
+
+def composite_id(seed: int, k: int, number: int) -> str:
+    """``patchml-s<seed>-k<k>-<j:06d>``, stable within a major version."""
+    return f"patchml-s{seed}-k{k}-{number:06d}"
+
+
+def parse_composite_id(value: str) -> tuple[int, int, int]:
+    """``(seed, k, j)`` of a composite id; ConfigError for anything else."""
+    match = ID_PATTERN.match(value)
+    if not match:
+        raise ConfigError(f"{value!r} is not a PatchML id (expected patchml-s<seed>-k<k>-<j:06d>)")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+# ============================================================================= stage 1: the pool
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The patches, in canonical order: arrays of length N (boxes ``[N, 4]``, pixels, crop convention)."""
+
+    source_ids: tuple[str, ...]
+    box_index: np.ndarray
+    labels: np.ndarray
+    boxes: np.ndarray
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.source_ids)
+
+    def lookup(self) -> dict[tuple[str, int], int]:
+        """``{(source id, box_index): pool position}``."""
+        return {(s, int(b)): i for i, (s, b) in enumerate(zip(self.source_ids, self.box_index.tolist(), strict=True))}
+
+
+ImageBoxes = tuple[str, int, int, list[tuple[int, int, int, int, int]]]  # id, width, height, [(label, box...)]
+
+
+def build_pool(images: Iterable[ImageBoxes], bad_boxes: str = "clip", min_box_side: int = 0, where: str = "") -> Pool:
+    """Stage 1: every box of every image, checked per ``bad_boxes`` and ``min_box_side``.
+
+    ``images``: ``(id, width, height, [(label, xmin, ymin, xmax, ymax), ...])``, ordered by id. Zero-area
+    boxes (``xmax ≤ xmin`` or ``ymax ≤ ymin``) and boxes reaching outside ``[0, width] × [0, height]`` raise
+    InvalidSourceData under ``error``. Under ``skip`` they are dropped. Under ``clip``, outside boxes are
+    clipped to the image and the ones that are empty after that are dropped. ``stats`` counts every case.
+    """
+    stats = collections.Counter({key: 0 for key in ("boxes", "patches", "clipped", "skipped_zero_area",
+                                                    "skipped_outside_image", "skipped_too_small")})
+    ids, index, labels, boxes = [], [], [], []
+    for image_id, width, height, image_boxes in images:
+        for box_index, (label, *box) in enumerate(sorted(image_boxes)):
+            stats["boxes"] += 1
+            checked, outcome = _checked_box(box, width, height, bad_boxes, f"{where}: image {image_id} box {box_index} "
+                                                                           f"(class {label})")
+            if checked is not None and min(checked[2] - checked[0], checked[3] - checked[1]) < min_box_side:
+                checked, outcome = None, "skipped_too_small"
+            if outcome:
+                stats[outcome] += 1
+            if checked is None:
+                continue
+            ids.append(image_id)
+            index.append(box_index)
+            labels.append(label)
+            boxes.append(checked)
+    stats["patches"] = len(ids)
+    return Pool(tuple(ids), np.asarray(index, dtype=np.int32), np.asarray(labels, dtype=np.int32),
+                np.asarray(boxes, dtype=np.int32).reshape(-1, 4), dict(stats))
+
+
+def _checked_box(box: Sequence[int], width: int, height: int, policy: str, where: str) -> tuple[tuple | None, str]:
+    """``(box to crop or None, counted outcome or "")`` for one box under ``policy``."""
+    xmin, ymin, xmax, ymax = (int(v) for v in box)
+    empty = xmax <= xmin or ymax <= ymin
+    outside = xmin < 0 or ymin < 0 or xmax > width or ymax > height
+    if not (empty or outside):
+        return (xmin, ymin, xmax, ymax), ""
+    if policy == "error":
+        problem = "has zero area" if empty else f"reaches outside the {width}x{height} image"
+        raise InvalidSourceData(f"{where} [{xmin}, {ymin}, {xmax}, {ymax}] {problem}; expected 0 <= xmin < xmax <= width "
+                                f"and 0 <= ymin < ymax <= height (option bad_boxes=clip or skip counts and handles such boxes)")
+    if empty:
+        return None, "skipped_zero_area"
+    if policy == "skip":
+        return None, "skipped_outside_image"
+    clipped = (max(xmin, 0), max(ymin, 0), min(xmax, width), min(ymax, height))
+    if clipped[2] <= clipped[0] or clipped[3] <= clipped[1]:
+        return None, "skipped_outside_image"
+    return clipped, "clipped"
+
+
+# ============================================================================= stage 2: sampling and placement
+
+
+def assign_patches(labels: np.ndarray, k: int, seed: int, duplicates: str = "union") -> tuple[np.ndarray, np.ndarray]:
+    """The composites of one k, from the full pool (reset per k): ``(numbers j [n], pool positions [n, k])``."""
+    order = example_rng(seed, "patchml-pool", k).permutation(len(labels))
+    if duplicates == "resample":
+        chosen = _distinct_groups(order, labels, k)
+        return np.arange(len(chosen), dtype=np.int64), chosen
+    count = len(order) // k
+    chosen = order[: count * k].reshape(count, k)
+    numbers = np.arange(count, dtype=np.int64)
+    if duplicates == "drop":
+        keep = distinct_rows(labels[chosen])
+        return numbers[keep], chosen[keep]
+    return numbers, chosen
+
+
+def distinct_rows(values: np.ndarray) -> np.ndarray:
+    """``[n]`` bool: the rows of ``[n, k]`` ``values`` without a repeated entry."""
+    if values.shape[1] < 2:
+        return np.ones(len(values), dtype=bool)
+    ordered = np.sort(values, axis=1)
+    return (np.diff(ordered, axis=1) != 0).all(axis=1)
+
+
+def _distinct_groups(order: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """``resample``: each composite takes the first patches (waiting ones first, then the permutation)
+    whose classes are distinct; a patch that would repeat a class waits for the next composite."""
+    waiting: collections.deque[int] = collections.deque()
+    stream = iter(order.tolist())
+    groups = []
+    while True:
+        chosen, seen, deferred = [], set(), []
+        while len(chosen) < k:
+            position = waiting.popleft() if waiting else next(stream, None)
+            if position is None:
+                break
+            label = int(labels[position])
+            if label in seen:
+                deferred.append(position)
+            else:
+                chosen.append(position)
+                seen.add(label)
+        if len(chosen) < k:
+            return np.asarray(groups, dtype=np.int64).reshape(-1, k)  # leftovers dropped
+        waiting.extendleft(reversed(deferred))
+        groups.append(chosen)
+
+
+def place(pool: Pool, grid: GridConfig, seed: int, number: int, positions: Sequence[int]) -> dict[str, Any]:
+    """The provenance row of composite ``j = number`` of ``grid.k`` (Algorithm 1, PlacePatchInGrid)."""
+    rng = example_rng(seed, "patchml", grid.k, number)
+    patches = []
+    for i, position in enumerate(positions):
+        row, col = grid.cell(i)
+        xmin, ymin, xmax, ymax = pool.boxes[position].tolist()
+        width, height = fit_size(xmax - xmin, ymax - ymin, grid.p)
+        x_offset = int(rng.integers(0, grid.p - width, endpoint=True))
+        y_offset = int(rng.integers(0, grid.p - height, endpoint=True))
+        x, y = col * grid.p + x_offset, row * grid.p + y_offset
+        if x + width > grid.canvas or y + height > grid.canvas:  # unreachable for a checked configuration
+            raise RuntimeError(f"patch {i} of k={grid.k} at ({x}, {y}) size {width}x{height} leaves the canvas")
+        patches.append({"source_id": pool.source_ids[position], "box_index": int(pool.box_index[position]),
+                        "label": int(pool.labels[position]), "xmin": xmin, "ymin": ymin, "xmax": xmax, "ymax": ymax,
+                        "cell_row": row, "cell_col": col, "x_offset": x_offset, "y_offset": y_offset,
+                        "x": x, "y": y, "width": width, "height": height})
+    labels = sorted({patch["label"] for patch in patches})
+    return {"id": composite_id(seed, grid.k, number), "labels": labels, "num_labels": len(labels),
+            "num_patches": grid.k, "patch_size": grid.p, "patches": patches}
+
+
+# ============================================================================= compositing and encoding
+
+
+def decode_rgb(data: bytes, where: str) -> Image.Image:
+    """A source image decoded and converted to RGB; InvalidSourceData naming ``where`` if unreadable."""
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
+        raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = DEFAULT_CANVAS) -> Image.Image:
+    """The composite of a provenance row: black RGB ``canvas²``, each patch cropped, resized, pasted.
+
+    ``sources``: encoded bytes of every ``source_id`` the row names. InvalidSourceData names the row and
+    patch when a source is missing, a box is not inside its source image, or a patch leaves the canvas.
+    """
+    image = Image.new("RGB", (canvas, canvas))
+    decoded: dict[str, Image.Image] = {}
+    for i, patch in enumerate(row["patches"]):
+        where = f"composite {row['id']} patch {i}"
+        source_id = patch["source_id"]
+        if source_id not in sources:
+            raise InvalidSourceData(f"{where}: source image {source_id} is not in the val source")
+        if source_id not in decoded:
+            decoded[source_id] = decode_rgb(sources[source_id], f"{where}: source {source_id}")
+        source = decoded[source_id]
+        box = tuple(patch[key] for key in BOX_KEYS)
+        if not (0 <= box[0] < box[2] <= source.width and 0 <= box[1] < box[3] <= source.height):
+            raise InvalidSourceData(f"{where}: box {list(box)} is not inside {source_id} ({source.width}x{source.height})")
+        x, y, width, height = patch["x"], patch["y"], patch["width"], patch["height"]
+        if not (0 <= x and 0 <= y and x + width <= canvas and y + height <= canvas and width > 0 and height > 0):
+            raise InvalidSourceData(f"{where}: {width}x{height} at ({x}, {y}) is not inside the {canvas}x{canvas} canvas")
+        image.paste(source.crop(box).resize((width, height), RESAMPLE), (x, y))
+    return image
+
+
+def encode(image: Image.Image, image_format: str = "png", jpeg_quality: int = 95) -> bytes:
+    """Deterministic encoding: PNG (``compress_level`` 6, no metadata) or baseline JPEG 4:4:4 at ``jpeg_quality``."""
+    buffer = io.BytesIO()
+    if image_format == "png":
+        image.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    elif image_format == "jpeg":
+        image.save(buffer, format="JPEG", quality=jpeg_quality, subsampling=0, optimize=False, progressive=False)
+    else:
+        raise ConfigError(f"image format {image_format!r}: expected one of {IMAGE_FORMATS}")
+    return buffer.getvalue()
+
+
+def encoder_versions() -> dict[str, str]:
+    """Versions that decide the encoded bytes (recorded on the card)."""
+    from PIL import __version__ as pillow
+    from PIL import features
+
+    return {"pillow": pillow, "zlib": str(features.version("zlib")), "libjpeg": str(features.version("jpg"))}
+
+
+# ============================================================================= reading the val source
+
+
+@dataclass(frozen=True)
+class FolderImages:
+    """Source image bytes from a built ``imagenet_val`` folder with the ``boxes`` config."""
+
+    path: Path
+
+    def read(self, ids: Iterable[str]) -> dict[str, bytes]:
+        """``{id: bytes}`` for ``ids``, read in dataset order ``TAKE_CHUNK`` at a time (few row groups each)."""
+        folder = DatasetFolder(self.path)
+        wanted = sorted(set(ids))
+        out: dict[str, bytes] = {}
+        for start in range(0, len(wanted), TAKE_CHUNK):
+            table = folder.take(wanted[start:start + TAKE_CHUNK], "boxes", None, ["id", "image"])
+            images = table.column("image").combine_chunks().field("bytes").to_pylist()
+            out.update(zip(table.column("id").to_pylist(), images, strict=True))
+        return out
+
+
+@dataclass(frozen=True)
+class LayoutImages:
+    """Source image bytes from an ``imagenet_val`` manual layout (tar read in place, or folders)."""
+
+    layout: Layout
+
+    def read(self, ids: Iterable[str]) -> dict[str, bytes]:
+        return dict(read_images(self.layout, tuple(sorted(set(ids)))))
+
+
+def val_from_folder(folder: DatasetFolder) -> Iterator[ImageBoxes]:
+    """``(id, width, height, boxes)`` of every row of a built imagenet_val ``boxes`` config (no pixels read)."""
+    table = folder.read_table("boxes", None, ["id", "width", "height", "objects"])
+    for row in table.to_pylist():
+        yield row["id"], row["width"], row["height"], [(o["label"], *(o[k] for k in BOX_KEYS)) for o in row["objects"]]
+
+
+def val_from_layout(layout: Layout, boxes: Mapping[str, list[dict]], where: str) -> Iterator[ImageBoxes]:
+    """``(id, width, height, boxes)`` of every image of a manual layout; sizes from the image headers."""
+    ids = sorted(boxes)
+    for image_id, (width, height) in zip(ids, _image_sizes(layout, ids), strict=True):
+        yield image_id, width, height, [(_label_of(b["wnid"], f"{where}: {image_id}"), *(b[k] for k in BOX_KEYS))
+                                        for b in boxes[image_id]]
+
+
+def _label_of(wnid: str, where: str) -> int:
+    try:
+        return classes.index_of(wnid)
+    except classes.ClassIndexError:
+        raise InvalidSourceData(f"{where}: box class {wnid!r} is not one of the 1000 ImageNet-1k wnids") from None
+
+
+def _image_sizes(layout: Layout, ids: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """``(width, height)`` of each image from the first ``HEADER_BYTES`` of its file (the whole file if needed)."""
+    tar = open(layout.archive.path, "rb") if layout.tar_index is not None else None
+    try:
+        for image_id in ids:
+            member = layout.members[image_id]
+            if tar is not None:
+                offset, size = layout.tar_index[member]
+                tar.seek(offset)
+                head = tar.read(min(size, HEADER_BYTES))
+            else:
+                with open(layout.archive.path / member, "rb") as handle:
+                    head = handle.read(HEADER_BYTES)
+            yield _size_of(head) or _size_of(dict(read_images(layout, (image_id,)))[image_id]) or _unreadable(layout, member)
+    finally:
+        if tar is not None:
+            tar.close()
+
+
+def _size_of(data: bytes) -> tuple[int, int] | None:
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.size
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+        return None
+
+
+def _unreadable(layout: Layout, member: str):
+    raise InvalidSourceData(f"{layout.archive.path}: {member} is not a readable image (no image size in its header)")
+
+
+# ============================================================================= the builder
+
+
+class ValSource(NamedTuple):
+    """What ``PatchML.prepare`` reads the val split from."""
+
+    sources: dict[str, ResolvedSource]
+    reader: FolderImages | LayoutImages
+    images: Iterator[ImageBoxes]  # (id, width, height, boxes), by id
+    description: str  # for the card (no local paths)
+    where: str  # for error messages (with the path)
+
+
+class PatchML(Builder):
+    NAME = "patchml"
+    VERSION = "1.0.0"
+    RELEASE_NOTES = {"1.0.0": "Initial release: PatchML composites of the ImageNet-val object boxes (Algorithm 1 of "
+                              "Anzaku et al. with the pool reset for each k), images and recipe configs."}
+    CONFIGS = (
+        BuilderConfig("images", "512x512 composites (PNG by default), label sets and per-patch provenance",
+                      shard_size=500, row_group_rows=50),
+        BuilderConfig("recipe", "the same rows without pixels: per-patch provenance to recompose every composite",
+                      shard_size=100_000, row_group_rows=10_000),
+    )
+    SOURCES = ImagenetVal.SOURCES
+    OPTIONS = {
+        "duplicates": Option("union", DUPLICATE_POLICIES,
+                             "patches of one class in a composite: union (paper: labels = set, may be < k), "
+                             "drop (remove such composites), resample (only distinct classes per composite)"),
+        "min_box_side": Option(0, None, "drop boxes whose shorter side is below this many pixels (0 = keep all, paper)"),
+        "bad_boxes": Option("clip", BAD_BOX_POLICIES,
+                            "zero-area boxes / boxes reaching outside their image: clip (clip to the image, drop "
+                            "empty), skip (drop), error (stop naming the box); every case is counted"),
+        "image_format": Option("png", IMAGE_FORMATS, "png (lossless) or jpeg (quality jpeg_quality, 4:4:4)"),
+        "jpeg_quality": Option(95, None, "JPEG quality 1..100 when image_format=jpeg"),
+        "grid": Option(DEFAULT_GRID, None, "k:p entries of Algorithm 1 (paper: 2:256,3:256,4:256,6:170,9:128)"),
+        "canvas": Option(DEFAULT_CANVAS, None, "side F of the square black canvas in pixels (paper: 512)"),
+    }
+    SEEDED = True
+    MANUAL_DOWNLOAD_INSTRUCTIONS = ("Pass a built imagenet_val dataset with the boxes config with --input DIR, or put "
+                                    f"one of these layouts in --manual-dir:\n{ACCEPTED_LAYOUTS}")
+    HOMEPAGE = "https://arxiv.org/abs/2412.18409"
+    LICENSE = "other"
+    CITATION = """@article{anzaku2024reassessing,
+  title = {Re-assessing ImageNet: How aligned is its single-label assumption with its multi-label nature?},
+  author = {Esla Timothy Anzaku and Seyed Amir Mousavi and Arnout Van Messem and Wesley De Neve},
+  journal = {arXiv preprint arXiv:2412.18409}, year = {2024}}"""
+
+    def __init__(self, config: str | None = None, *, seed: int = 0, options: dict[str, Any] | None = None,
+                 shard_size: int | None = None):
+        super().__init__(config, seed=seed, options=options, shard_size=shard_size)
+        if self.seed < 0:
+            raise ConfigError(f"--seed {self.seed}: PatchML seeds are integers ≥ 0")
+        if self.options["min_box_side"] < 0:
+            raise ConfigError(f"option min_box_side={self.options['min_box_side']}: expected an integer ≥ 0")
+        if not 1 <= self.options["jpeg_quality"] <= 100:
+            raise ConfigError(f"option jpeg_quality={self.options['jpeg_quality']}: expected an integer in 1..100")
+        self.grid = parse_grid(self.options["grid"], self.options["canvas"])
+
+    # -- schema ------------------------------------------------------------------------------------------------
+    def features(self):
+        from datasets import ClassLabel, Features, Image as ImageFeature, List, Value
+
+        label = ClassLabel(names=list(classes.imagenet_wnids()))
+        patch = {"source_id": Value("string"), "box_index": Value("int32"), "label": label,
+                 **{key: Value("int32") for key in (*BOX_KEYS, "cell_row", "cell_col", "x_offset", "y_offset",
+                                                   "x", "y", "width", "height")}}
+        columns = {"id": Value("string")}
+        if self.config.name == "images":
+            columns["image"] = ImageFeature()
+        columns.update({"labels": List(label), "num_labels": Value("int32"), "num_patches": Value("int32"),
+                        "patch_size": Value("int32"), "patches": List(patch)})
+        return Features(columns)
+
+    def protocol(self) -> dict:
+        return {"multi_label": "labels", "label_count_subgroups": [g.k for g in self.grid], "variable_topk": True,
+                "seed": self.seed, "canvas": self.options["canvas"],
+                "preprocessing": "resize the whole composite to the model input, no center crop (seed 001, App. B)"}
+
+    # -- prepare -----------------------------------------------------------------------------------------------
+    def prepare(self, resolver: SourceResolver) -> Prepared:
+        recipe = self._recipe(resolver)
+        val = self._val_source(resolver)
+        pool = build_pool(val.images, self.options["bad_boxes"], self.options["min_box_side"], val.where)
+        sources = val.sources
+        data: dict[str, Any] = {"pool": pool, "reader": val.reader, "mode": val.description}
+        if recipe is None:
+            data["composites"] = {g.k: assign_patches(pool.labels, g.k, self.seed, self.options["duplicates"])
+                                  for g in self.grid}
+            data["keys"] = [composite_id(self.seed, k, int(j)) for k, (numbers, _) in data["composites"].items()
+                            for j in numbers]
+            data["label_counts"] = _label_counts_of(pool, data["composites"])
+        else:
+            folder, recipe_source = recipe
+            data.update(_read_recipe(folder, pool, self.options["canvas"]))
+            data["recipe"] = folder.path
+            data["mode"] = f"the recipe `{folder.path.name}` and {val.description}"
+            sources = {**sources, "recipe": recipe_source}
+        return Prepared(sources, data)
+
+    def _val_source(self, resolver: SourceResolver) -> ValSource:
+        """The val images and boxes, from --input (a built imagenet_val with boxes) or else --manual-dir."""
+        if any(_builder_of(path) == "imagenet_val" for path in resolver.inputs) or resolver.manual_dir is None:
+            folder, source = resolver.input_dataset("imagenet_val", "boxes", build_hint=VAL_BUILD_HINT)
+            return ValSource({"imagenet_val": source}, FolderImages(folder.path), val_from_folder(folder),
+                             f"the built dataset `{folder.path.name}` (boxes config)", str(folder.path))
+        val = ImagenetVal("boxes").prepare(resolver)
+        layout = val.data["layout"]
+        where = f"{resolver.manual_dir} ({layout.name} layout)"
+        return ValSource(dict(val.sources), LayoutImages(layout), val_from_layout(layout, val.data["boxes"], where),
+                         f"the `{layout.name}` layout of the manual ImageNet val files", where)
+
+    def _recipe(self, resolver: SourceResolver) -> tuple[DatasetFolder, ResolvedSource] | None:
+        """The PatchML recipe given with --input (checked to match this build), or None."""
+        if not any(_builder_of(path) == "patchml" for path in resolver.inputs):
+            return None
+        folder, source = resolver.input_dataset("patchml", "recipe", build_hint="Build one with --config recipe.")
+        info = folder.build_info
+        built = (info.get("version"), info.get("seed"), info["configs"]["recipe"].get("options"))
+        wanted = (self.VERSION, self.seed, self.options)
+        if built != wanted:
+            raise ConfigError(f"recipe {folder.path} was built by patchml {built[0]} with seed {built[1]} and options "
+                              f"{built[2]}; this build is patchml {wanted[0]} with seed {wanted[1]} and options {wanted[2]}. "
+                              f"Use materialise() or pass the recipe's --seed and --option values")
+        return folder, source
+
+    # -- plan / generate ---------------------------------------------------------------------------------------
+    def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
+        return {SPLIT: list(prepared.data["keys"])}
+
+    def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
+        rows = self.provenance(prepared, shard.keys)
+        if self.config.name == "recipe":
+            yield from rows
+            return
+        sources = prepared.data["reader"].read(p["source_id"] for row in rows for p in row["patches"])
+        for row in rows:
+            data = encode(compose(row, sources, self.options["canvas"]), self.options["image_format"],
+                          self.options["jpeg_quality"])
+            yield {"id": row["id"], "image": {"bytes": data, "path": f"{row['id']}.{self.extension}"},
+                   **{key: row[key] for key in PROVENANCE_COLUMNS[1:]}}
+
+    @property
+    def extension(self) -> str:
+        return "png" if self.options["image_format"] == "png" else "jpg"
+
+    def provenance(self, prepared: Prepared, keys: Sequence[str]) -> list[dict]:
+        """Provenance rows of ``keys``: placed from the seed, or read from the recipe."""
+        if "recipe" in prepared.data:
+            table = DatasetFolder(prepared.data["recipe"]).take(list(keys), "recipe", None, list(PROVENANCE_COLUMNS))
+            return table.to_pylist()
+        grids = {g.k: g for g in self.grid}
+        rows = []
+        for key in keys:
+            _, k, number = parse_composite_id(key)
+            numbers, positions = prepared.data["composites"][k]
+            row = int(np.searchsorted(numbers, number))
+            rows.append(place(prepared.data["pool"], grids[k], self.seed, number, positions[row].tolist()))
+        return rows
+
+    # -- reports -----------------------------------------------------------------------------------------------
+    def counts(self, prepared: Prepared) -> dict[str, Any]:
+        """The count report of this build (``counts.json``): pool, per-k usage, images per label count."""
+        pool: Pool = prepared.data["pool"]
+        label_counts = prepared.data["label_counts"]  # [(k, number of labels)] per composite
+        per_k = collections.Counter(k for k, _ in label_counts)
+        by_labels = collections.Counter(n for _, n in label_counts)
+        return {
+            "seed": self.seed, "source": prepared.data["mode"], "options": self.options,
+            "pool": {**pool.stats, "patches": len(pool)},
+            "grid": [{"k": g.k, "p": g.p, "composites": per_k[g.k], "patches_used": per_k[g.k] * g.k,
+                      "patches_left_over": len(pool) - per_k[g.k] * g.k} for g in self.grid],
+            "images_by_num_labels": {str(n): by_labels[n] for n in sorted(by_labels)},
+            "images": len(label_counts),
+        }
+
+    def extra_files(self, prepared: Prepared) -> dict[str, bytes]:
+        counts = self.counts(prepared)
+        files = {"counts.json": (json.dumps(counts, indent=1) + "\n").encode(), "table2.csv": table2_csv([counts]).encode()}
+        if self.config.name == "images":
+            files["examples.png"] = self._examples_picture(prepared)
+        return files
+
+    def _examples_picture(self, prepared: Prepared) -> bytes:
+        chosen = []
+        for g in self.grid:
+            chosen += [key for key in prepared.data["keys"] if parse_composite_id(key)[1] == g.k][:EXAMPLES_PER_K]
+        rows = self.provenance(prepared, chosen)
+        sources = prepared.data["reader"].read(p["source_id"] for row in rows for p in row["patches"])
+        examples = [(compose(row, sources, self.options["canvas"]), row["labels"], row["num_patches"]) for row in rows]
+        return example_grid(examples, columns=max(1, len(self.grid)))
+
+    def card_context(self, prepared: Prepared) -> dict[str, Any]:
+        counts = self.counts(prepared)
+        pool = counts["pool"]
+        return {
+            "source_mode": counts["source"],
+            "pool_summary": (f"{pool['boxes']:,} boxes read; {pool['patches']:,} patches in the pool "
+                             f"({pool['clipped']:,} clipped to their image, {pool['skipped_zero_area']:,} zero-area, "
+                             f"{pool['skipped_outside_image']:,} outside their image and {pool['skipped_too_small']:,} "
+                             f"below min_box_side={self.options['min_box_side']} dropped)"),
+            "grid_table": grid_markdown(counts),
+            "count_table": table2_markdown([counts]),
+            "encoders": ", ".join(f"{k} {v}" for k, v in encoder_versions().items()),
+            "options_summary": ", ".join(f"`{k}={v}`" for k, v in self.options.items()),
+        }
+
+
+def _builder_of(path: Path) -> str | None:
+    try:
+        return DatasetFolder(path).name
+    except (DatasetFolderError, OSError, KeyError):
+        return None
+
+
+def _label_counts_of(pool: Pool, composites: Mapping[int, tuple[np.ndarray, np.ndarray]]) -> list[tuple[int, int]]:
+    """``(k, number of distinct labels)`` of every planned composite, in plan order."""
+    out = []
+    for k, (_, positions) in composites.items():
+        labels = np.sort(pool.labels[positions], axis=1)
+        distinct = 1 + (np.diff(labels, axis=1) != 0).sum(axis=1) if k > 1 else np.ones(len(labels), dtype=int)
+        out += [(k, int(n)) for n in distinct]
+    return out
+
+
+def _read_recipe(folder: DatasetFolder, pool: Pool, canvas: int) -> dict[str, Any]:
+    """Keys and label counts of a recipe, after checking each patch against the val source's pool."""
+    table = folder.read_table("recipe", None, ["id", "num_patches", "labels", "patches"])
+    lookup = pool.lookup()
+    keys, label_counts = [], []
+    for row in table.to_pylist():
+        placed = sorted({patch["label"] for patch in row["patches"]})
+        if row["labels"] != placed or row["num_patches"] != len(row["patches"]):
+            raise InvalidSourceData(f"{folder.path}: recipe row {row['id']} has labels {row['labels']} and num_patches "
+                                    f"{row['num_patches']}, but its {len(row['patches'])} patches have classes {placed}")
+        for i, patch in enumerate(row["patches"]):
+            where = f"{folder.path}: recipe row {row['id']} patch {i}"
+            position = lookup.get((patch["source_id"], patch["box_index"]))
+            if position is None:
+                raise InvalidSourceData(f"{where} names box {patch['box_index']} of {patch['source_id']}, which is not "
+                                        "in the val source's patch pool (missing image or box: the recipe does not "
+                                        "match this val source)")
+            expected = (int(pool.labels[position]), *pool.boxes[position].tolist())
+            if (patch["label"], *(patch[k] for k in BOX_KEYS)) != expected:
+                raise InvalidSourceData(f"{where}: class and box {[patch['label'], *(patch[k] for k in BOX_KEYS)]} differ "
+                                        f"from the val source's {list(expected)} for that box")
+            if not (0 <= patch["x"] and 0 <= patch["y"] and patch["x"] + patch["width"] <= canvas
+                    and patch["y"] + patch["height"] <= canvas):
+                raise InvalidSourceData(f"{where}: placement leaves the {canvas}x{canvas} canvas")
+        keys.append(row["id"])
+        label_counts.append((row["num_patches"], len(row["labels"])))
+    return {"keys": keys, "label_counts": label_counts}
+
+
+# ============================================================================= count report (Table 2 layout)
+
+
+def table2_rows(counts: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """Table 2 of the paper: one row per build (seed), images per number of labels, and the total."""
+    sizes = sorted({int(n) for c in counts for n in c["images_by_num_labels"]})
+    header = ["dataset", "seed", *[str(n) for n in sizes], "total"]
+    rows = [[f"PatchML seed {c['seed']}", c["seed"], *[c["images_by_num_labels"].get(str(n), 0) for n in sizes],
+             c["images"]] for c in counts]
+    return header, rows
+
+
+def table2_csv(counts: Sequence[Mapping[str, Any]]) -> str:
+    header, rows = table2_rows(counts)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def table2_markdown(counts: Sequence[Mapping[str, Any]]) -> str:
+    header, rows = table2_rows(counts)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(f"{v:,}" if isinstance(v, int) and i > 1 else str(v) for i, v in enumerate(row)) + " |"
+              for row in rows]
+    return "\n".join(lines)
+
+
+def grid_markdown(counts: Mapping[str, Any]) -> str:
+    lines = ["| k | p | composites | patches used | left over |", "|---|---|---|---|---|"]
+    lines += [f"| {g['k']} | {g['p']} | {g['composites']:,} | {g['patches_used']:,} | {g['patches_left_over']:,} |"
+              for g in counts["grid"]]
+    return "\n".join(lines)
+
+
+def table2(folders: Sequence[str | Path]) -> str:
+    """Table 2 (CSV) of several builds, e.g. the five seeds; reads each folder's ``counts.json``."""
+    counts = []
+    for path in folders:
+        folder = DatasetFolder(path)
+        if folder.name != PatchML.NAME:
+            raise ConfigError(f"{path} holds {folder.name}, not a patchml build")
+        config = next(c for c in ("images", "recipe") if c in folder.configs)
+        counts.append(json.loads((folder.path / config / "counts.json").read_text()))
+    return table2_csv(sorted(counts, key=lambda c: c["seed"]))
+
+
+# ============================================================================= picture and materialising
+
+
+def short_name(label: int) -> str:
+    """First lemma of a class index, e.g. ``tench``."""
+    return classes.lemma(classes.imagenet_wnids()[label]).split(",")[0]
+
+
+def example_grid(examples: Sequence[tuple[Image.Image, Sequence[int], int]], columns: int = 5, panel: int = 200,
+                 dpi: int = 100) -> bytes:
+    """PNG bytes of a grid of composites titled with ``k`` and their label names (matplotlib, Agg).
+
+    ``examples``: ``(composite image, label indices, k)``. Each composite is shrunk once with PIL
+    (bicubic) to ``panel`` pixels and drawn 1:1. Deterministic for one matplotlib/Pillow version.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    rows = max(1, -(-len(examples) // columns))
+    title = 46  # pixels above each panel for its title
+    inches = lambda pixels: pixels / dpi  # noqa: E731
+    figure = Figure(figsize=(inches(columns * (panel + 8)), inches(rows * (panel + title + 6))), dpi=dpi)
+    FigureCanvasAgg(figure)
+    width, height = figure.bbox.width, figure.bbox.height
+    for position, (image, labels, k) in enumerate(examples):
+        row, col = divmod(position, columns)
+        left, bottom = col * (panel + 8) + 4, height - (row + 1) * (panel + title + 6) + 3
+        axes = figure.add_axes((left / width, bottom / height, panel / width, panel / height))
+        axes.set_axis_off()
+        axes.imshow(np.asarray(image.resize((panel, panel), RESAMPLE)), interpolation="nearest")
+        names = [short_name(label) for label in labels]
+        lines = [", ".join(names[i:i + 3]) for i in range(0, len(names), 3)]
+        axes.set_title(f"k={k}, {len(labels)} labels\n" + "\n".join(lines), fontsize=7, linespacing=1.15, pad=3)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def materialise(recipe_dir: str | Path, out_dir: str | Path, *, val_dir: str | Path | None = None,
+                manual_dir: str | Path | None = None, num_proc: int = 1, progress: bool = True, **kwargs) -> Path:
+    """Build the ``images`` config from a recipe folder and the val source (``val_dir``: a built imagenet_val
+    with boxes, or ``manual_dir``: raw val files). Seed and options are taken from the recipe."""
+    from imagenet_suite.build import build_dataset
+
+    folder = DatasetFolder(recipe_dir)
+    if folder.name != PatchML.NAME or "recipe" not in folder.configs:
+        raise ConfigError(f"{recipe_dir} is not a patchml folder with the recipe config")
+    inputs = [Path(recipe_dir)] + ([Path(val_dir)] if val_dir else [])
+    return build_dataset(PatchML.NAME, out_dir, ["images"], seed=folder.seed, manual_dir=manual_dir, num_proc=num_proc,
+                         options=folder.build_info["configs"]["recipe"]["options"], inputs=inputs, progress=progress,
+                         **kwargs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m imagenet_suite.builders.patchml {materialise,table2,grid} ...``"""
+    parser = argparse.ArgumentParser(prog="python -m imagenet_suite.builders.patchml", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    mat = commands.add_parser("materialise", help="images config from a recipe + the val source (prints the folder)")
+    mat.add_argument("recipe", type=Path)
+    mat.add_argument("--out", type=Path, required=True)
+    mat.add_argument("--input", type=Path, help="built imagenet_val folder with the boxes config")
+    mat.add_argument("--manual-dir", type=Path, help="raw val files (any imagenet_val layout with boxes)")
+    mat.add_argument("--num-proc", type=int, default=1)
+    counts = commands.add_parser("table2", help="Table 2 (images per label count) of several builds, as CSV")
+    counts.add_argument("folders", type=Path, nargs="+")
+    grid = commands.add_parser("grid", help="picture of the first composites of a built images config")
+    grid.add_argument("folder", type=Path)
+    grid.add_argument("--out", type=Path, required=True)
+    grid.add_argument("--per-k", type=int, default=EXAMPLES_PER_K)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "materialise":
+            print(materialise(args.recipe, args.out, val_dir=args.input, manual_dir=args.manual_dir,
+                              num_proc=args.num_proc).resolve())
+        elif args.command == "table2":
+            sys.stdout.write(table2(args.folders))
+        else:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_bytes(grid_of_folder(args.folder, args.per_k))
+            print(args.out)
+    except ImagenetSuiteError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
+    """Picture (PNG bytes) of the first ``per_k`` composites of each k of a built ``images`` config."""
+    folder = DatasetFolder(path)
+    if folder.name != PatchML.NAME or "images" not in folder.configs:
+        raise ConfigError(f"{path} is not a patchml folder with the images config")
+    chosen: dict[int, list[str]] = collections.defaultdict(list)
+    index = folder.read_table("images", None, ["id", "num_patches"])
+    for image_id, k in zip(index.column("id").to_pylist(), index.column("num_patches").to_pylist(), strict=True):
+        if len(chosen[k]) < per_k:
+            chosen[k].append(image_id)
+    ids = [image_id for k in sorted(chosen) for image_id in chosen[k]]
+    rows = folder.take(ids, "images", None, ["image", "labels", "num_patches"]).to_pylist()
+    examples = [(Image.open(io.BytesIO(row["image"]["bytes"])).convert("RGB"), row["labels"], row["num_patches"])
+                for row in rows]
+    return example_grid(examples, columns=max(1, len(chosen)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
