@@ -508,8 +508,6 @@ class PatchML(Builder):
     def __init__(self, config: str | None = None, *, seed: int = 0, options: dict[str, Any] | None = None,
                  shard_size: int | None = None):
         super().__init__(config, seed=seed, options=options, shard_size=shard_size)
-        if self.seed < 0:
-            raise ConfigError(f"--seed {self.seed}: PatchML seeds are integers ≥ 0")
         if self.options["min_box_side"] < 0:
             raise ConfigError(f"option min_box_side={self.options['min_box_side']}: expected an integer ≥ 0")
         if not 1 <= self.options["jpeg_quality"] <= 100:

@@ -92,7 +92,8 @@ def example_rng(seed: int, *key: str | int) -> np.random.Generator:
     """
     digest = hashlib.sha256(json.dumps([str(k) for k in key]).encode()).digest()
     words = np.frombuffer(digest, dtype=np.uint32).tolist()
-    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(seed) >> 32, *words]))
+    seed_bits = int(seed) % (1 << 64)  # any integer seed, negative ones included
+    return np.random.default_rng(np.random.SeedSequence([seed_bits & 0xFFFFFFFF, seed_bits >> 32, *words]))
 
 
 class Builder:

@@ -64,6 +64,8 @@ def test_example_rng_depends_only_on_seed_and_key():
     assert not np.array_equal(a, example_rng(1, "patchml", "k3", 42).random(4))
     assert not np.array_equal(a, example_rng(0, "patchml", "k3", 43).random(4))
     assert not np.array_equal(example_rng(0, "ab", "c").random(2), example_rng(0, "a", "bc").random(2))
+    assert not np.array_equal(example_rng(-1, "k").random(2), example_rng(1, "k").random(2))  # any integer seed
+    assert np.array_equal(example_rng(2**40 + 5, "k").random(2), example_rng(2**40 + 5, "k").random(2))
 
 
 class Toy(Builder):
