@@ -169,6 +169,26 @@ def test_ace_equals_robustness_metrics_with_ties_and_zeros():
     assert ace(torch.from_numpy(probs), torch.from_numpy(labels)) == pytest.approx(expected, abs=1e-9)
 
 
+def test_thresholded_ace_equals_robustness_metrics():
+    generator = torch.Generator().manual_seed(8)
+    logits = torch.randn(900, 25, generator=generator) * 2
+    labels = torch.randint(0, 25, (900,), generator=generator)
+    stats = row_statistics(logits, "logits", labels, max_rank=1)
+    expected = robustness_metrics_ace(torch.softmax(logits, 1).numpy(), labels.numpy(), threshold=0.01)
+    assert adaptive_calibration_error(logits, labels, stats.normalizer, threshold=0.01) == pytest.approx(expected, abs=1e-9)
+
+
+def test_bin_sum_paths_agree_with_empty_bins_and_empty_rows():
+    from imagenet_suite.scoring.calibration import _bin_sums_cumsum, _bin_sums_reduceat
+
+    rows = torch.sort(torch.rand(4, 50, generator=torch.Generator().manual_seed(2)), dim=1).values
+    bounds = torch.tensor([[0, 0, 10, 10, 50], [5, 20, 20, 49, 50], [50, 50, 50, 50, 50], [0, 1, 2, 3, 50]])
+    expected = torch.stack([torch.stack([rows[r, bounds[r, b]: bounds[r, b + 1]].double().sum() for b in range(4)])
+                            for r in range(4)])
+    assert torch.allclose(_bin_sums_reduceat(rows.clone(), bounds), expected, atol=1e-12)
+    assert torch.allclose(_bin_sums_cumsum(rows.clone(), bounds), expected, atol=1e-12)
+
+
 def test_ace_from_logits_equals_reference_on_softmax():
     generator = torch.Generator().manual_seed(5)
     logits = torch.randn(1500, 30, generator=generator) * 3

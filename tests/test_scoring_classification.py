@@ -98,6 +98,14 @@ def test_class_subset_slices_scores_before_ranking():
     assert topk_accuracy(scores, labels, ks=(1,), class_subset=[1, 3])[1].numerator == 2
 
 
+def test_class_subset_may_be_a_boolean_mask():
+    scores = torch.tensor([[9.0, 1.0, 2.0, 3.0], [0.0, 5.0, 9.0, 1.0]])
+    mask = [False, True, False, True]
+    assert topk_accuracy(scores, torch.tensor([3, 1]), ks=(1,), class_subset=mask)[1].numerator == 2
+    with pytest.raises(OutputsError, match="mask must have 4 entries"):
+        topk_accuracy(scores, torch.tensor([3, 1]), class_subset=[True, False])
+
+
 def test_class_subset_matches_numpy_on_imagenet_r_indices():
     from imagenet_suite.classes import subset_indices
 
@@ -114,6 +122,19 @@ def test_class_subset_matches_numpy_on_imagenet_r_indices():
 def test_class_subset_refuses_labels_outside_the_subset():
     with pytest.raises(OutputsError, match="row 1 has label 0, which is not in the evaluation's class subset"):
         topk_accuracy(torch.randn(2, 4), torch.tensor([1, 0]), class_subset=[1, 3])
+
+
+@pytest.mark.parametrize(("subset", "message"), [([], "non-empty"), ([1, 4], "outside 0..3"), ([1, 1], "twice")])
+def test_refuses_malformed_class_subsets(subset, message):
+    with pytest.raises(OutputsError, match=message):
+        topk_accuracy(torch.randn(2, 4), torch.tensor([1, 1]), class_subset=subset)
+
+
+def test_real_refuses_label_sets_that_are_not_padded_matrices():
+    with pytest.raises(OutputsError, match=r"\[N, L\] padded with -1"):
+        real_topk_accuracy(torch.randn(2, 4), torch.tensor([1, 2]))
+    with pytest.raises(OutputsError, match="labels must lie in 0..3"):
+        real_topk_accuracy(torch.randn(2, 4), torch.tensor([[1, -1], [9, 2]]))
 
 
 def test_refuses_labels_outside_the_class_range():

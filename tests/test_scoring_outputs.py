@@ -150,3 +150,21 @@ def test_probability_tolerance_follows_the_dtype():
     ModelOutputs(values, IDS, "probs").validate()  # bf16 rounding of 1000 values is allowed
     with pytest.raises(OutputsError, match="sums to"):
         ModelOutputs(values, IDS, "probs").validate(prob_tolerance=1e-9)
+
+
+def test_refuses_files_that_are_not_archives(tmp_path):
+    (tmp_path / "o.npz").write_text("ids,logits\n")
+    with pytest.raises(OutputsError, match="not an .npz archive"):
+        ModelOutputs.load(tmp_path / "o.npz")
+    (tmp_path / "o.pt").write_bytes(b"\x00garbage")
+    with pytest.raises(OutputsError, match="not a readable torch file"):
+        ModelOutputs.load(tmp_path / "o.pt")
+
+
+def test_refuses_two_dimensional_ids_and_non_tensor_values(tmp_path):
+    np.savez(tmp_path / "o.npz", ids=np.array([["a", "b"]]), logits=np.zeros((2, 3)))
+    with pytest.raises(OutputsError, match="'ids' must be 1-D"):
+        ModelOutputs.load(tmp_path / "o.npz")
+    torch.save({"ids": ["a"], "logits": [[0.0, 1.0]]}, tmp_path / "o.pt")
+    with pytest.raises(OutputsError, match="'logits' must be a tensor"):
+        ModelOutputs.load(tmp_path / "o.pt")

@@ -106,3 +106,8 @@ def test_refusals():
         quba_score(np.zeros(9), weights={"speed": 1})
     with pytest.raises(ValueError, match="sum to 0"):
         quba_score(np.zeros(9), weights=dict.fromkeys(DIMENSIONS, 0.0))
+
+
+def test_quba_table_refuses_missing_columns(table12):
+    with pytest.raises(ValueError, match="missing \\['params_millions'\\]"):
+        quba_table(table12.drop(columns="params_millions"))

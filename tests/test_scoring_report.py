@@ -38,14 +38,22 @@ def val(tmp_path_factory):
     return folder, ModelOutputs(logits[order], ids), labels[order]
 
 
+BUILT_IN = ("topk_accuracy", "per_class_accuracy", "calibration", "class_balance", "real_accuracy", "shape_bias",
+            "accuracy16")
+
+
 def test_applicable_metrics_follow_columns_and_protocol():
+    def built_in(features, protocol):  # other modules may register more families in the same registry
+        return [name for name in applicable_metrics(features, protocol) if name in BUILT_IN]
+
     label = {"id": {}, "label": label_feature()}
-    assert applicable_metrics(label, {}) == ["topk_accuracy", "per_class_accuracy", "calibration", "class_balance"]
-    assert applicable_metrics({"id": {}, "real_labels": {}}, {"multi_label": "real_labels"}) == ["real_accuracy"]
+    assert built_in(label, {}) == ["topk_accuracy", "per_class_accuracy", "calibration", "class_balance"]
+    assert built_in({"id": {}, "real_labels": {}}, {"multi_label": "real_labels"}) == ["real_accuracy"]
     cue = {"id": {}, "shape_label16": {}, "texture_label16": {}}
-    assert applicable_metrics(cue, {"decision_mapping": "imagenet_16"}) == ["shape_bias"]
-    assert applicable_metrics(cue, {}) == []
-    assert applicable_metrics({"label": {"dtype": "int64", "_type": "Value"}}, {}) == []
+    assert built_in(cue, {"decision_mapping": "imagenet_16"}) == ["shape_bias"]
+    assert built_in({**cue, "label16": {}}, {"decision_mapping": "imagenet_16"}) == ["shape_bias", "accuracy16"]
+    assert built_in(cue, {}) == []
+    assert built_in({"label": {"dtype": "int64", "_type": "Value"}}, {}) == []
 
 
 def test_report_matches_independent_references(val):
@@ -65,6 +73,30 @@ def test_report_matches_independent_references(val):
         f_acc, f_conf = reference(correct, target.astype(np.float64), labels, 1000)
         assert report.value("class_balance_accuracy", convention) == pytest.approx(f_acc, abs=1e-9)
         assert report.value("class_balance_confidence", convention) == pytest.approx(f_conf, abs=1e-6)
+
+
+def test_report_does_not_depend_on_chunks_or_worker_threads(val, monkeypatch):
+    from imagenet_suite.scoring import batching, calibration
+
+    folder, outputs, _ = val
+    label_metrics = ["topk_accuracy", "per_class_accuracy", "calibration", "class_balance"]
+    whole = score(folder, outputs, metrics=label_metrics).table
+    monkeypatch.setattr(batching, "CPU_CHUNK_ELEMENTS", 1000 * 37)  # 11 row chunks
+    monkeypatch.setattr(calibration, "ACE_BLOCK_ELEMENTS", ROWS * 90)  # 12 class blocks
+    monkeypatch.setattr(batching, "cpu_workers", lambda: 3)
+    threads = torch.get_num_threads()
+    chunked = score(folder, outputs, metrics=label_metrics).table
+    assert torch.get_num_threads() == threads  # restored after the workers ran single-threaded
+    assert chunked[["metric", "variant", "subgroup"]].equals(whole[["metric", "variant", "subgroup"]])
+    assert np.allclose(chunked["value"].to_numpy(float), whole["value"].to_numpy(float), rtol=0, atol=1e-12)
+
+
+def test_class_wise_ace_can_be_skipped(val):
+    from imagenet_suite.scoring.report import ScoreOptions
+
+    folder, outputs, _ = val
+    report = score(folder, outputs, metrics=["calibration"], options=ScoreOptions(class_wise_ace=False))
+    assert list(report.table.metric) == ["ece", "ece", "ece"]
 
 
 def test_per_class_rows_are_named_by_wnid_and_counted(val):
@@ -109,8 +141,7 @@ def test_real_labels_dataset(tmp_path):
     )
     logits = torch.zeros(6, 1000)
     logits[[0, 2, 3, 5], [1, 3, 7, 4]] = 5.0  # hits: row 0 (1), row 2 (3); misses: row 3, row 5 (top-1 is 4)
-    report = score(folder, ModelOutputs(logits, ids))
-    assert report.meta["metrics"] == ["real_accuracy"]
+    report = score(folder, ModelOutputs(logits, ids), metrics=["real_accuracy"])
     assert (report.value("real_top1_accuracy"), report.table.loc[0, "denominator"]) == (0.5, 4)
     # top-5: row 5's set {0, 5}: class 0 is the lowest-index runner-up, so it is in the top-5
     assert report.value("real_top5_accuracy") == 0.75
@@ -130,8 +161,30 @@ def test_metric_selection_refusals(val):
     folder, outputs, _ = val
     with pytest.raises(ConfigError, match="unknown metric\\(s\\) \\['lca'\\]"):
         score(folder, outputs, metrics=["lca"])
-    with pytest.raises(ConfigError, match="\\['shape_bias'\\] do not apply"):
+    with pytest.raises(ConfigError, match="\\['shape_bias'\\] do not apply .*decision_mapping='imagenet_16'"):
         score(folder, outputs, metrics=["shape_bias"])
+
+
+def test_a_dataset_no_metric_applies_to_is_refused(tmp_path):
+    folder = write_dataset_folder(tmp_path, {"id": ["a", "b"], "caption": ["x", "y"]},
+                                  {"id": {"dtype": "string", "_type": "Value"}, "caption": {"dtype": "string", "_type": "Value"}})
+    with pytest.raises(ConfigError, match="no registered metric applies"):
+        score(folder, ModelOutputs(torch.zeros(2, 1000), ["a", "b"]))
+
+
+def test_report_value_names_a_missing_row(val):
+    folder, outputs, _ = val
+    report = score(folder, outputs, metrics=["topk_accuracy"])
+    with pytest.raises(KeyError, match="metric='ece'"):
+        report.value("ece")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_cli_refuses_cuda_without_a_device(val, tmp_path, capsys):
+    folder, outputs, _ = val
+    path = outputs.save(tmp_path / "o.pt")
+    assert main(["score", str(folder), "--outputs", str(path), "--device", "cuda"]) == 2
+    assert "no CUDA device is available" in capsys.readouterr().err
 
 
 def test_registry_accepts_new_metric_families(val, monkeypatch):

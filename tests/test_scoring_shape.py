@@ -79,6 +79,14 @@ def test_mapping_refuses_non_imagenet_scores():
         decisions16(torch.zeros(2, 200))
 
 
+def test_unknown_category_names_are_refused():
+    from imagenet_suite.scoring.shape import category_index
+
+    assert category_index(["truck", "airplane"]).tolist() == [15, 0]
+    with pytest.raises(OutputsError, match=r"unknown 16-class categories \['lorry'\]"):
+        category_index(["truck", "lorry"])
+
+
 def test_cue_conflict_file_names():
     assert cue_conflict_labels("airplane/airplane1-bicycle2.png") == ("airplane", "bicycle")
     assert cue_conflict_labels("cue-conflict/bear/bear1-bear3.png") == ("bear", "bear")
@@ -127,8 +135,7 @@ def test_shape_bias_on_real_cue_conflict_images(tmp_path, cue_conflict):
          "texture_label16": class_label(CATEGORIES16)},
         protocol={"decision_mapping": "imagenet_16"}, builder="cue_conflict",
     )
-    report = score(folder, ModelOutputs(decision_logits(choices), ids))
-    assert report.meta["metrics"] == ["shape_bias"]
+    report = score(folder, ModelOutputs(decision_logits(choices), ids), metrics=["shape_bias"])
     assert report.value("shape_bias", "pooled") == expected_shape / (expected_shape + expected_texture)
     table = report.table.set_index("subgroup")
     assert table.loc["", "numerator"] == expected_shape

@@ -4,6 +4,10 @@ Every metric reads the scores through these helpers, so a 50,000 x 21,843 tensor
 whole: a chunk of rows is upcast to float32 (bf16/fp16 stay compact in memory), turned into what the
 metric needs, reduced, and dropped. Chunks are small on the CPU (cache-sized, the fastest there) and
 large on a GPU (few kernel launches).
+
+On the CPU an evaluation runs torch single-threaded and spreads whole chunks over worker threads
+(:func:`chunk_parallel_cpu`, :func:`map_chunks`): chunk-level parallelism needs no OpenMP team per
+operation, which on small or shared machines costs more than the operations themselves.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
-import numpy as np
 import torch
 
 CPU_CHUNK_ELEMENTS = 1 << 19  # 2 MiB of float32: stays in cache, measured fastest on CPU
@@ -41,22 +45,6 @@ def as_float32(chunk: torch.Tensor) -> torch.Tensor:
     return chunk if chunk.dtype in (torch.float32, torch.float64) else chunk.float()
 
 
-def log_space(chunk: torch.Tensor, kind: str) -> torch.Tensor:
-    """Scores whose softmax is the model's distribution: logits and log_probs as they are, log(probs)."""
-    return chunk.log() if kind == "probs" else chunk
-
-
-def log_normalizer(chunk: torch.Tensor, kind: str, renormalize: bool) -> torch.Tensor:
-    """Per-row ``c`` with ``probs = exp(log_space(chunk) - c)``: logsumexp, or 0 when already normalized.
-
-    ``renormalize`` is True when columns were sliced (a class subset), so probs/log_probs must be
-    renormalized over the kept columns.
-    """
-    if kind == "logits" or renormalize:
-        return torch.logsumexp(log_space(chunk, kind), dim=1)
-    return torch.zeros(chunk.shape[0], dtype=chunk.dtype, device=chunk.device)
-
-
 def probabilities(chunk: torch.Tensor, kind: str, renormalize: bool = False) -> torch.Tensor:
     """Softmax probabilities of a float32 chunk, applying softmax only to logits.
 
@@ -69,26 +57,94 @@ def probabilities(chunk: torch.Tensor, kind: str, renormalize: bool = False) -> 
     return torch.softmax(chunk, dim=1) if renormalize else chunk.exp()
 
 
-def sort_rows(values: torch.Tensor) -> torch.Tensor:
-    """Each row sorted ascending, on the tensor's device.
+TRANSPOSE_TILE_ELEMENTS = 1 << 15  # a 128 KiB float32 tile: the strided reads stay in cache
 
-    On the CPU this uses numpy's vectorized sort on the same memory (several times faster than
-    ``torch.sort`` there); elsewhere ``torch.sort``.
+
+def transposed_float32(block: torch.Tensor) -> torch.Tensor:
+    """A new contiguous float32 ``[W, N]`` copy of a ``[N, W]`` (possibly strided) block.
+
+    Copied in row tiles: one strided copy of a tall block thrashes the cache (measured 6x slower
+    on CPU than tiles of ~32K elements).
+    """
+    n_rows, width = block.shape
+    out = torch.empty((width, n_rows), dtype=torch.float32, device=block.device)
+    if block.device.type != "cpu":
+        return out.copy_(block.T)
+    step = max(64, TRANSPOSE_TILE_ELEMENTS // max(1, width))
+    for start in range(0, n_rows, step):
+        out[:, start : start + step].copy_(block[start : start + step].T)
+    return out
+
+
+def sort_rows_(values: torch.Tensor) -> torch.Tensor:
+    """Each row of a contiguous 2-D tensor sorted ascending, on its device; returns the sorted tensor.
+
+    On the CPU the rows are sorted in place by numpy's vectorized sort (several times faster than
+    ``torch.sort`` there); elsewhere a sorted copy comes from ``torch.sort``.
     """
     if values.device.type == "cpu":
-        return torch.from_numpy(np.sort(values.numpy(), axis=1))
+        values.numpy().sort(axis=1)
+        return values
     return torch.sort(values, dim=1).values
 
 
+_chunk_workers: int | None = None  # set while chunk_parallel_cpu() is active
+
+
 def cpu_workers() -> int:
-    """Threads for work that releases the GIL (numpy sort): torch's thread count, at least 1."""
+    """Worker threads for chunk-parallel CPU work: torch's intra-op thread count, at least 1
+    (the count recorded by :func:`chunk_parallel_cpu` while it is active)."""
+    if _chunk_workers is not None:
+        return _chunk_workers
     return max(1, min(torch.get_num_threads(), os.cpu_count() or 1))
 
 
+@contextmanager
+def chunk_parallel_cpu() -> Iterator[None]:
+    """For a whole evaluation: torch single-threaded, parallelism only across chunks.
+
+    Small vector operations (N-long) then never pay for waking an OpenMP team, which on a shared
+    machine costs milliseconds per operation; :func:`map_chunks` still uses all the threads torch
+    was configured with. Nested use is a no-op.
+    """
+    global _chunk_workers
+    if _chunk_workers is not None:
+        yield
+        return
+    _chunk_workers = cpu_workers()
+    try:
+        with single_threaded_torch():
+            yield
+    finally:
+        _chunk_workers = None
+
+
+@contextmanager
+def single_threaded_torch() -> Iterator[None]:
+    """Run torch ops on the calling thread only, restoring the thread count afterwards."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def map_chunks(function: Callable[[slice], object], chunks: Sequence[slice], device: torch.device) -> list:
-    """``[function(chunk) for chunk in chunks]``, spread over CPU threads when on the CPU."""
-    workers = cpu_workers() if device.type == "cpu" else 1
-    if workers == 1 or len(chunks) == 1:
+    """``[function(chunk) for chunk in chunks]``, in order; on the CPU spread over worker threads.
+
+    On the CPU each worker runs torch single-threaded and takes whole chunks: chunk-level
+    parallelism needs no OpenMP barrier per operation, which matters on small, shared machines
+    (a barrier waits for a descheduled thread). torch and numpy release the GIL inside kernels.
+    """
+    workers = cpu_workers() if torch.device(device).type == "cpu" else 1
+    if workers == 1 or len(chunks) <= 1:
         return [function(chunk) for chunk in chunks]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(function, chunks))
+    inference, grad = torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+    def in_callers_mode(chunk: slice) -> object:  # grad and inference modes are thread-local
+        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+            return function(chunk)
+
+    with single_threaded_torch(), ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(in_callers_mode, chunks))

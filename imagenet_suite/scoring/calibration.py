@@ -32,13 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .batching import as_float32, column_chunks, map_chunks, sort_rows
+from .batching import column_chunks, map_chunks, sort_rows_, transposed_float32
 from .row_statistics import SoftmaxNormalizer
 
 ECE_CONVENTIONS = {"torchmetrics": 15, "guo": 15, "netcal": 10}
 DEFAULT_ECE_CONVENTION = "torchmetrics"
 ACE_BINS = 15
-ACE_BLOCK_ELEMENTS = 1 << 21
+ACE_BLOCK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -147,24 +147,25 @@ def adaptive_calibration_error(
 
     def block_error(block: slice) -> torch.Tensor:
         block_scores = scores[:, block] if columns is None else scores.index_select(1, columns[block])
-        probs = normalizer.probabilities(as_float32(block_scores), slice(None))
-        return _class_errors(probs, labels, block.start, num_bins, threshold)
+        by_class = normalizer.probabilities_by_class_(transposed_float32(block_scores))
+        return _class_errors(by_class, labels, block.start, num_bins, threshold)
 
     errors = map_chunks(block_error, blocks, scores.device)
     return float(torch.cat(errors).sum() / width)
 
 
-def _class_errors(probs: torch.Tensor, labels: torch.Tensor, first_class: int, num_bins: int, threshold: float) -> torch.Tensor:
-    """Per-class adaptive calibration error of a block of columns ``probs`` ``[N, W]`` (float64 ``[W]``)."""
-    n_rows, width = probs.shape
-    by_class = sort_rows(probs.T.contiguous())  # [W, N] ascending
-    skipped = torch.searchsorted(by_class, torch.full((width, 1), threshold, dtype=by_class.dtype, device=probs.device), right=True)
-    kept = n_rows - skipped[:, 0]
-    edges, bounds = _adaptive_edges(by_class, skipped[:, 0], kept, num_bins)
-    prefix = torch.zeros(width, n_rows + 1, dtype=torch.float64, device=probs.device)
-    torch.cumsum(by_class, dim=1, dtype=torch.float64, out=prefix[:, 1:])
-    prob_sums = prefix.gather(1, bounds[:, 1:]) - prefix.gather(1, bounds[:, :-1])
-    label_sums = _positives_per_bin(probs, labels, first_class, edges, threshold, num_bins)
+def _class_errors(by_class: torch.Tensor, labels: torch.Tensor, first_class: int, num_bins: int, threshold: float) -> torch.Tensor:
+    """Per-class adaptive calibration error (float64 ``[W]``) of a block of classes' probabilities
+    ``by_class`` ``[W, N]`` (row j = class first_class + j over all N images; sorted in place)."""
+    width, n_rows = by_class.shape
+    positives = _positives(by_class, labels, first_class, threshold)
+    by_class = sort_rows_(by_class)
+    limit = torch.full((width, 1), threshold, dtype=by_class.dtype, device=by_class.device)
+    skipped = torch.searchsorted(by_class, limit, right=True)[:, 0]
+    kept = n_rows - skipped
+    edges, bounds = _adaptive_edges(by_class, skipped, kept, num_bins)
+    prob_sums = _bin_sums(by_class, bounds)
+    label_sums = _positives_per_bin(positives, edges, width, num_bins)
     errors = (label_sums - prob_sums).abs().sum(dim=1) / kept.clamp(min=1)
     return torch.where(kept > 0, errors, torch.zeros_like(errors))
 
@@ -176,7 +177,9 @@ def _adaptive_edges(by_class: torch.Tensor, skipped: torch.Tensor, kept: torch.T
     edge_{b+1}); the first bin starts after the skipped (<= threshold) values, the last ends at N.
     """
     width, n_rows = by_class.shape
-    offsets = torch.stack([_edge_positions(int(n), num_bins) for n in kept.tolist()]).to(by_class.device)
+    distinct, which = torch.unique(kept, return_inverse=True)  # nearly always one value: N
+    per_count = torch.stack([_edge_positions(int(n), num_bins) for n in distinct.tolist()])
+    offsets = per_count.to(by_class.device)[which]
     positions = (skipped[:, None] + offsets).clamp(max=n_rows - 1)
     edges = by_class.gather(1, positions)
     starts = torch.searchsorted(by_class, edges, right=False)
@@ -193,18 +196,52 @@ def _edge_positions(n: int, num_bins: int) -> torch.Tensor:
     return torch.from_numpy(np.minimum(indices, n - 1)[1:].copy())
 
 
-def _positives_per_bin(probs, labels, first_class, edges, threshold, num_bins) -> torch.Tensor:
-    """Number of rows labelled with each class of the block, per adaptive bin (float64 ``[W, B]``)."""
-    width = probs.shape[1]
+def _positives(by_class: torch.Tensor, labels: torch.Tensor, first_class: int, threshold: float):
+    """``(class in block, probability)`` of every image labelled with a class of the block whose
+    probability for its label is above the threshold (read before sorting)."""
+    width = by_class.shape[0]
     rows = ((labels >= first_class) & (labels < first_class + width)).nonzero()[:, 0]
     local = labels[rows] - first_class
-    values = probs[rows, local]
+    values = by_class[local, rows]
     keep = values > threshold
-    rows, local, values = rows[keep], local[keep], values[keep]
-    bins = (edges[local] <= values[:, None]).sum(dim=1)  # like np.digitize: number of edges <= value
-    counts = torch.zeros(width * num_bins, dtype=torch.float64, device=probs.device)
+    return local[keep], values[keep]
+
+
+def _positives_per_bin(positives, edges: torch.Tensor, width: int, num_bins: int) -> torch.Tensor:
+    """Number of labelled images per class and adaptive bin (float64 ``[W, B]``); a value's bin is
+    the number of upper edges <= it, as ``np.digitize``."""
+    local, values = positives
+    bins = (edges[local] <= values[:, None]).sum(dim=1)
+    counts = torch.zeros(width * num_bins, dtype=torch.float64, device=edges.device)
     counts.index_add_(0, local * num_bins + bins, torch.ones_like(values, dtype=torch.float64))
     return counts.view(width, num_bins)
+
+
+def _bin_sums(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
+    """float64 ``[W, B]`` sums of each sorted row over ``[bounds[:, b], bounds[:, b + 1])``."""
+    return (_bin_sums_reduceat if by_class.device.type == "cpu" else _bin_sums_cumsum)(by_class, bounds)
+
+
+def _bin_sums_cumsum(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
+    """Any device: differences of a float64 running sum at the bounds."""
+    width, n_rows = by_class.shape
+    prefix = torch.zeros(width, n_rows + 1, dtype=torch.float64, device=by_class.device)
+    torch.cumsum(by_class, dim=1, dtype=torch.float64, out=prefix[:, 1:])
+    return prefix.gather(1, bounds[:, 1:]) - prefix.gather(1, bounds[:, :-1])
+
+
+def _bin_sums_reduceat(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
+    """CPU: one float64 ``np.add.reduceat`` pass over the rows' memory (no N-long running sum)."""
+    width, n_rows = by_class.shape
+    offsets = (torch.arange(width, dtype=torch.int64) * n_rows)[:, None]
+    starts = (offsets + bounds[:, :-1]).numpy()  # each bin's first element in the flat array
+    ends = (offsets + bounds[:, 1:]).numpy()
+    # segment i of reduceat runs to index i+1; add each row's end so a last bin stops at its row
+    indices = np.concatenate([starts, offsets.numpy() + n_rows], axis=1).ravel()[:-1]
+    flat = by_class.numpy().ravel()
+    sums = np.add.reduceat(flat, np.minimum(indices, flat.size - 1), dtype=np.float64)
+    sums = np.append(sums, 0.0).reshape(width, -1)[:, :-1]
+    return torch.from_numpy(np.where(ends > starts, sums, 0.0))
 
 
 def calibration_error(ece: float, ace: float) -> float:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import OutputsError
-from .batching import as_float32, chunk_elements, row_chunks
+from .batching import as_float32, chunk_elements, map_chunks, row_chunks
 from .row_statistics import rank_in_top, row_statistics, tie_safe_topk
 
 
@@ -38,8 +38,15 @@ class Fraction:
 
 
 def subset_columns(class_subset: Sequence[int] | torch.Tensor, num_classes: int, device: torch.device) -> torch.Tensor:
-    """The class subset as an int64 tensor of sorted-or-given column indices, validated against C."""
+    """The class subset as an int64 tensor of column indices (in the given order), validated against C.
+
+    ``class_subset`` is a list of class indices, or a boolean mask over all C classes.
+    """
     columns = torch.as_tensor(list(class_subset) if not isinstance(class_subset, torch.Tensor) else class_subset)
+    if columns.dtype == torch.bool:
+        if columns.shape != (num_classes,):
+            raise OutputsError(f"a class_subset mask must have {num_classes} entries, got shape {tuple(columns.shape)}")
+        columns = columns.nonzero()[:, 0]
     columns = columns.to(device=device, dtype=torch.int64)
     if columns.ndim != 1 or len(columns) == 0:
         raise OutputsError(f"class_subset must be a non-empty list of class indices, got shape {tuple(columns.shape)}")
@@ -80,9 +87,12 @@ def top_classes(scores: torch.Tensor, k: int, columns: torch.Tensor | None = Non
     width = scores.shape[1] if columns is None else len(columns)
     k = min(k, width)
     top = torch.empty(scores.shape[0], k, dtype=torch.int64, device=scores.device)
-    for rows in row_chunks(scores.shape[0], width, chunk_elements(scores.device)):
+
+    def process(rows: slice) -> None:
         chunk = scores[rows] if columns is None else scores[rows].index_select(1, columns)
         top[rows] = tie_safe_topk(as_float32(chunk), k)[0]
+
+    map_chunks(process, list(row_chunks(scores.shape[0], width, chunk_elements(scores.device))), scores.device)
     return top
 
 

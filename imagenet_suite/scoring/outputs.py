@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..errors import OutputsError
-from .batching import row_chunks
+from .batching import chunk_elements, map_chunks, row_chunks
 
 KINDS = ("logits", "probs", "log_probs")
 FORMAT = "imagenet-suite-outputs/1"
@@ -95,13 +96,18 @@ class ModelOutputs:
                 f"outputs have C={self.num_classes} scores per row, the dataset's label space has {num_classes} classes"
             )
         tolerance = prob_tolerance if prob_tolerance is not None else PROB_SUM_TOLERANCE.get(self.values.dtype, 1e-3)
-        for rows in row_chunks(self.num_rows, self.num_classes):
+
+        def check(rows: slice) -> None:
             chunk = self.values[rows].float()
             self._check_finite(chunk, rows.start)
             if self.kind != "logits":
                 self._check_distribution(chunk, rows.start, tolerance)
 
+        map_chunks(check, list(row_chunks(self.num_rows, self.num_classes, chunk_elements(self.device))), self.device)
+
     def _check_finite(self, chunk: torch.Tensor, offset: int) -> None:
+        if bool(torch.isfinite(chunk.sum(dim=1)).all()):  # one pass: any NaN/inf makes its row sum non-finite
+            return
         bad = torch.isnan(chunk) | (chunk == float("inf"))
         if self.kind != "log_probs":
             bad |= chunk == float("-inf")
@@ -174,6 +180,8 @@ def _read_pt(path: Path) -> dict:
 
 
 def _read_npz(path: Path) -> dict:
+    if not zipfile.is_zipfile(path):
+        raise OutputsError(f"{path}: not an .npz archive (write it with numpy.savez)")
     try:
         with np.load(path, allow_pickle=False) as archive:
             entries = {name: archive[name] for name in archive.files}

@@ -27,6 +27,7 @@ split), and the integer ``numerator``/``denominator`` behind a fraction.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ from .. import __version__
 from ..dataset_folder import DatasetFolder
 from ..errors import ConfigError
 from . import calibration, classification, shape
+from .batching import chunk_parallel_cpu
 from .class_balance import CLASS_BALANCE_CONVENTIONS, class_balance
 from .join import JoinedSplit, join_outputs
 from .outputs import ModelOutputs
@@ -74,6 +76,7 @@ class ScoreOptions:
     ece_conventions: tuple[str, ...] = tuple(calibration.ECE_CONVENTIONS)
     class_balance_conventions: tuple[str, ...] = CLASS_BALANCE_CONVENTIONS
     ace_bins: int = calibration.ACE_BINS
+    class_wise_ace: bool = True  # ACE and CE sort every class's N probabilities: the costliest metric
 
 
 class EvaluationContext:
@@ -156,6 +159,11 @@ class Metric:
     applies: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
     compute: Callable[[EvaluationContext], list[MetricRow]]
     description: str = ""
+    requires: str = ""  # what a dataset needs for the metric to apply, for error messages
+
+    @property
+    def requirement(self) -> str:
+        return self.requires or f"columns {list(self.columns)}"
 
 
 METRICS: dict[str, Metric] = {}
@@ -220,6 +228,8 @@ def _calibration_rows(ctx: EvaluationContext) -> list[MetricRow]:
         ctx.artifacts[f"calibration_bins/{convention}"] = bins
         eces[convention] = bins.expected_calibration_error
         rows.append(MetricRow("ece", eces[convention], convention))
+    if not ctx.options.class_wise_ace:
+        return rows
     ace = calibration.adaptive_calibration_error(
         ctx.scores, ctx.labels, stats.normalizer, ctx.options.ace_bins, columns=ctx.class_subset
     )
@@ -270,15 +280,23 @@ def _accuracy16_rows(ctx: EvaluationContext) -> list[MetricRow]:
     return [MetricRow.fraction("accuracy16", shape.accuracy16(ctx.decisions16, ctx.categories("label16")))]
 
 
+_LABEL = "a 'label' ClassLabel column"
+
 for _metric in (
-    Metric("topk_accuracy", ("label",), _has_class_label, _topk_rows, "top-k accuracy, ties to the lowest class index"),
-    Metric("per_class_accuracy", ("label",), _has_class_label, _per_class_rows, "top-1 accuracy of each class"),
-    Metric("calibration", ("label",), _has_class_label, _calibration_rows, "ECE (3 conventions), class-wise ACE, CE"),
-    Metric("class_balance", ("label",), _has_class_label, _class_balance_rows, "QUBA class balance, both conventions"),
-    Metric("real_accuracy", ("real_labels",), _has_real_labels, _real_rows, "ReaL top-k, empty label sets skipped"),
+    Metric("topk_accuracy", ("label",), _has_class_label, _topk_rows, "top-k accuracy, ties to the lowest class index",
+           _LABEL),
+    Metric("per_class_accuracy", ("label",), _has_class_label, _per_class_rows, "top-1 accuracy of each class", _LABEL),
+    Metric("calibration", ("label",), _has_class_label, _calibration_rows, "ECE (3 conventions), class-wise ACE, CE",
+           _LABEL),
+    Metric("class_balance", ("label",), _has_class_label, _class_balance_rows, "QUBA class balance, both conventions",
+           _LABEL),
+    Metric("real_accuracy", ("real_labels",), _has_real_labels, _real_rows, "ReaL top-k, empty label sets skipped",
+           "a 'real_labels' column (list of class indices)"),
     Metric("shape_bias", ("shape_label16", "texture_label16"), _imagenet16_with("shape_label16", "texture_label16"),
-           _shape_bias_rows, "cue-conflict shape bias, pooled and per shape category"),
-    Metric("accuracy16", ("label16",), _imagenet16_with("label16"), _accuracy16_rows, "16-class accuracy"),
+           _shape_bias_rows, "cue-conflict shape bias, pooled and per shape category",
+           "protocol decision_mapping='imagenet_16' and columns 'shape_label16', 'texture_label16'"),
+    Metric("accuracy16", ("label16",), _imagenet16_with("label16"), _accuracy16_rows, "16-class accuracy",
+           "protocol decision_mapping='imagenet_16' and a 'label16' column"),
 ):
     register_metric(_metric)
 
@@ -328,14 +346,20 @@ def score(
     metrics: Sequence[str] | None = None,
     options: ScoreOptions | None = None,
 ) -> ScoreReport:
-    """Join ``outputs`` to a built dataset split and compute every metric that applies (or ``metrics``)."""
+    """Join ``outputs`` to a built dataset split and compute every metric that applies (or ``metrics``).
+
+    Computes on ``outputs.device``. On the CPU, torch runs single-threaded for the duration (the
+    thread count is restored afterwards) while row and class chunks are spread over as many worker
+    threads as torch was configured with.
+    """
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
     features, protocol = folder.config_info(config)["features"], folder.protocol(config)
     chosen = select_metrics(features, protocol, metrics)
     columns = [column for name in chosen for column in METRICS[name].columns]
-    joined = join_outputs(folder, outputs, columns, config, split)
-    return evaluate(joined, chosen, options)
+    with chunk_parallel_cpu() if outputs.device.type == "cpu" else contextlib.nullcontext():
+        joined = join_outputs(folder, outputs, columns, config, split)
+        return evaluate(joined, chosen, options)
 
 
 def select_metrics(features: Mapping[str, Any], protocol: Mapping[str, Any], requested: Sequence[str] | None) -> list[str]:
@@ -350,16 +374,17 @@ def select_metrics(features: Mapping[str, Any], protocol: Mapping[str, Any], req
         raise ConfigError(f"unknown metric(s) {unknown}; known: {sorted(METRICS)}")
     inapplicable = [name for name in requested if name not in applicable]
     if inapplicable:
-        needs = {name: METRICS[name].columns for name in inapplicable}
-        raise ConfigError(f"metric(s) {inapplicable} do not apply to this dataset (they need {needs}); applicable: {applicable}")
+        needs = "; ".join(f"{name} needs {METRICS[name].requirement}" for name in inapplicable)
+        raise ConfigError(f"metric(s) {inapplicable} do not apply to this dataset ({needs}); applicable: {applicable}")
     return list(dict.fromkeys(requested))
 
 
 def evaluate(joined: JoinedSplit, metrics: Sequence[str], options: ScoreOptions | None = None) -> ScoreReport:
-    """Compute ``metrics`` on an already joined split."""
+    """Compute ``metrics`` on an already joined split (CPU threading as in :func:`score`)."""
     ctx = EvaluationContext(joined, options or ScoreOptions())
     rows: list[MetricRow] = []
-    with torch.inference_mode():
+    on_cpu = joined.outputs.device.type == "cpu"
+    with torch.inference_mode(), (chunk_parallel_cpu() if on_cpu else contextlib.nullcontext()):
         for name in metrics:
             rows += METRICS[name].compute(ctx)
     return ScoreReport(rows, _meta(joined, metrics), ctx.artifacts)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .batching import as_float32, chunk_elements, row_chunks
+from .batching import as_float32, chunk_elements, map_chunks, row_chunks
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,14 @@ class SoftmaxNormalizer:
         if self.shift is None:  # unsliced log_probs
             return block.exp()
         return torch.exp(block - self.shift[rows, None]) / self.total[rows, None]
+
+    def probabilities_by_class_(self, by_class: torch.Tensor) -> torch.Tensor:
+        """In place: float32 scores laid out ``[W classes, N rows]`` (all rows) become probabilities."""
+        if self.shift is not None:
+            return by_class.sub_(self.shift[None, :]).exp_().div_(self.total[None, :])
+        if self.kind == "log_probs":
+            return by_class.exp_()
+        return by_class if self.total is None else by_class.div_(self.total[None, :])
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,8 @@ def row_statistics(
     target = torch.empty(n_rows, dtype=torch.float32, device=device) if labels is not None else None
     shift = torch.empty(n_rows, dtype=torch.float32, device=device) if keeps_shift else None
     total = torch.empty(n_rows, dtype=torch.float32, device=device) if keeps_total else None
-    for rows in row_chunks(n_rows, width, chunk_elements(device)):
+
+    def process(rows: slice) -> None:
         chunk = as_float32(scores[rows] if columns is None else scores[rows].index_select(1, columns))
         top[rows], best = tie_safe_topk(chunk, max_rank)
         if keeps_shift:
@@ -94,6 +103,8 @@ def row_statistics(
         confidence[rows] = _probability(best, kind, rows, shift, total)
         if labels is not None:
             target[rows] = _probability(chunk.gather(1, labels[rows, None])[:, 0], kind, rows, shift, total)
+
+    map_chunks(process, list(row_chunks(n_rows, width, chunk_elements(device))), device)
     ranks = None if labels is None else rank_in_top(top, labels)
     return RowStatistics(top, ranks, confidence, target, SoftmaxNormalizer(kind, shift, total), max_rank)
 
