@@ -85,7 +85,8 @@ class ImagenetReal(Builder):
         return Features({**self._val().features(), **real})
 
     def protocol(self) -> dict:
-        return {"multi_label": "real_labels", "skip_empty_label_sets": True}
+        return {"multi_label": "real_labels", "skip_empty_label_sets": True,
+                "label_count_subgroups": [1, 2, 3, 4, 5]}  # ASMA subgroups of seed 001 for ImageNet V1
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         real = resolver.resolve(REAL_JSON)

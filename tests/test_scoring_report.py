@@ -159,8 +159,8 @@ def test_json_round_trip_and_nan_as_null(val, tmp_path):
 
 def test_metric_selection_refusals(val):
     folder, outputs, _ = val
-    with pytest.raises(ConfigError, match="unknown metric\\(s\\) \\['lca'\\]"):
-        score(folder, outputs, metrics=["lca"])
+    with pytest.raises(ConfigError, match="unknown metric\\(s\\) \\['lcaa'\\]"):
+        score(folder, outputs, metrics=["lcaa"])
     with pytest.raises(ConfigError, match="\\['shape_bias'\\] do not apply .*decision_mapping='imagenet_16'"):
         score(folder, outputs, metrics=["shape_bias"])
 

@@ -106,20 +106,9 @@ def test_subset_scoring_equals_a_hand_computation_over_the_200_classes(name, roo
     assert full != result.value("top1_accuracy", "class_subset")  # slicing to the subset changes the answer
 
 
-def _mapped_topk_rows(ctx):
-    """The ObjectNet metric proposed for scoring/report.py (registered here through the public API)."""
-    protocol = ctx.joined.protocol
-    column = protocol["label_column"]
-    mapping = protocols.mapping_in_label_order(protocol, ctx.joined.features[column]["names"], ctx.scores.shape[1])
-    counted = protocols.mapped_topk_accuracy(ctx.scores, ctx.joined.columns[column], mapping, ctx.options.topk)
-    return [report.MetricRow.fraction(f"top{k}_accuracy", counted[k], protocols.MAPPED_VARIANT) for k in ctx.options.topk]
-
-
-def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path, monkeypatch):
+def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path):
     from imagenet_suite.builders.objectnet import OBJECTNET_CLASSES, OVERLAP
 
-    monkeypatch.setitem(report.METRICS, "mapped_topk_accuracy", report.Metric(
-        "mapped_topk_accuracy", ("objectnet_label",), protocols.applies_class_mapping, _mapped_topk_rows))
     folder = fx.build("objectnet", fx.write_objectnet(tmp_path / "m", fx.objectnet_images()), tmp_path / "out")
     table = pq.read_table(sorted((folder / "imagenet_overlap").glob("*.parquet")), columns=["id", "objectnet_label"])
     ids, labels = table.column("id").to_pylist(), table.column("objectnet_label").to_pylist()
@@ -129,7 +118,8 @@ def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path, m
     outputs = ModelOutputs(logits, ids)
     dataset = DatasetFolder(folder)
     assert "mapped_topk_accuracy" in report.applicable_metrics(dataset.config_info()["features"], dataset.protocol())
-    result = report.score(folder, outputs, metrics=["mapped_topk_accuracy"])
+    assert report.applicable_metrics(dataset.config_info()["features"], dataset.protocol()) == ["mapped_topk_accuracy"]
+    result = report.score(folder, outputs)
     columns = [list(OVERLAP[name]) for name in OBJECTNET_CLASSES]
     for k in (1, 5):
         assert result.value(f"top{k}_accuracy", protocols.MAPPED_VARIANT) == pytest.approx(

@@ -27,6 +27,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the full report as JSON")
     parser.add_argument("--plots", type=Path, metavar="DIR", help="write a reliability diagram / shape-bias plot here")
     parser.add_argument("--device", default="cpu", help="device to score on, e.g. cuda (default: cpu)")
+    parser.add_argument("--lca-distance", nargs="+", dest="lca_distances", metavar="D",
+                        default=["info", "depth_two_sided", "depth_one_sided"],
+                        help="hierarchy distances for the lca metrics, each reported by name (default: all three)")
+    parser.add_argument("--elca-variant", default="all", choices=["all", "mistakes", "exclude_gt"],
+                        help="ELCA variant (default: all = mean over all samples)")
+    parser.add_argument("--hierarchy", type=Path, metavar="DIR",
+                        help="a built wordnet_hierarchy / kmeans_hierarchy folder for the lca metrics "
+                             "(default: the ImageNet-1k WordNet tree shipped with the package)")
     parser.set_defaults(func=run)
 
 
@@ -34,12 +42,19 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..scoring.outputs import ModelOutputs
-    from ..scoring.report import score
+    from ..scoring.protocols import crop_description
+    from ..scoring.report import ScoreOptions, score
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
     outputs = ModelOutputs.load(args.outputs, device=args.device)
-    report = score(args.dataset_dir, outputs, config=args.config, split=args.split, metrics=args.metrics)
+    options = ScoreOptions(lca_distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
+                           hierarchy=str(args.hierarchy) if args.hierarchy else None)
+    report = score(args.dataset_dir, outputs, config=args.config, split=args.split, metrics=args.metrics,
+                   options=options)
+    crop = crop_description(report.meta["protocol"])
+    if crop:
+        print(f"note: {crop}", file=sys.stderr)
     summary = report.table
     summary = summary[summary["subgroup"] == ""].drop(columns="subgroup")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.6f}"))

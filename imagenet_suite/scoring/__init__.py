@@ -11,6 +11,11 @@ functions on tensors and can be used alone:
 * shape.py: the 1000->16 decision mapping, shape bias, 16-class accuracy;
 * quba.py: the QUBA score; aggregates.py: Sum, Borda, MAC of seed 003;
 * plots.py: reliability diagram, shape bias per category.
+
+Metric families registered by their own modules (imported here so the registry is complete):
+lca.py (LCA, top-5 LCA, ELCA, seed 004), multilabel.py (variable top-k, ASMA, seed 001),
+protocols.py (ObjectNet class mapping), robustness.py (per-corruption accuracy, C-robustness),
+ood.py (OOD detection, seed 002).
 """
 
 from .aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
@@ -23,6 +28,8 @@ from .quba import DIMENSIONS, quba_score, quba_table
 from .report import METRICS, Metric, MetricRow, ScoreOptions, ScoreReport, applicable_metrics, register_metric, score
 from .row_statistics import RowStatistics, row_statistics
 from .shape import CATEGORIES16, accuracy16, decisions16, shape_bias
+
+from . import lca, multilabel, protocols, robustness  # noqa: E402,F401,I001  (register their metric families)
 
 __all__ = [
     "CATEGORIES16", "DIMENSIONS", "KINDS", "METRICS", "Fraction", "JoinedSplit", "Metric", "MetricRow",

@@ -16,8 +16,9 @@ shape_bias          ``protocol.decision_mapping == "imagenet_16"`` and ``shape_l
 accuracy16          ``protocol.decision_mapping == "imagenet_16"`` and a ``label16`` column
 ==================  =======================================================================
 
-The registry is open: later metric families (LCA, multi-label, OOD) add a :class:`Metric` with
-:func:`register_metric`. A metric's ``compute`` receives an :class:`EvaluationContext`, which
+The registry is open: other metric families (``lca.py``, ``multilabel.py``, ``ood.py``,
+``robustness.py``, ``protocols.py``) add a :class:`Metric` with :func:`register_metric` when
+imported; ``imagenet_suite.scoring`` imports them all. A metric's ``compute`` receives an :class:`EvaluationContext`, which
 computes shared intermediates (one pass over the rows, the 16-class decisions) once and caches them.
 
 Every result is a :class:`MetricRow`: ``metric``, ``value``, ``variant`` (a named convention such as
@@ -77,6 +78,9 @@ class ScoreOptions:
     class_balance_conventions: tuple[str, ...] = CLASS_BALANCE_CONVENTIONS
     ace_bins: int = calibration.ACE_BINS
     class_wise_ace: bool = True  # ACE and CE sort every class's N probabilities: the costliest metric
+    lca_distances: tuple[str, ...] = ("info", "depth_two_sided", "depth_one_sided")  # each reported by name
+    elca_variant: str = "all"
+    hierarchy: str | None = None  # a built wordnet_/kmeans_hierarchy folder; None: the shipped ImageNet-1k tree
 
 
 class EvaluationContext:
