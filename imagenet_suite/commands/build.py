@@ -21,6 +21,12 @@ def register(subparsers) -> None:
     parser.add_argument("--pins", type=Path, help="checksums.tsv (file, size, sha256) overriding the builder's pins")
     parser.add_argument("--shard-size", type=int, help="examples per Parquet shard (default: the config's)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--decisions", type=Path, metavar="FILE",
+                        help="review decision table (`imagenet-suite review export`): build a new version with the "
+                             "decided rows dropped or flagged, in a folder suffixed -reviewed-<action>-<sha256[:8]>")
+    parser.add_argument("--decision-action", choices=("drop", "flag"), default="drop",
+                        help="drop: remove rows decided `id` (contain an ImageNet-1k object); flag: add a "
+                             "`review_decision` column (default: drop)")
     parser.set_defaults(func=run)
 
 
@@ -44,6 +50,7 @@ def run(args) -> int:
         args.name, args.out, args.configs, seed=args.seed, manual_dir=args.manual_dir, num_proc=args.num_proc,
         options=parse_options(args.option), offline=args.offline, pins=read_pins_file(args.pins) if args.pins else None,
         shard_size=args.shard_size, inputs=args.input, progress=not args.no_progress,
+        decisions=args.decisions, decision_action=args.decision_action,
     )
     print(folder.resolve())
     return 0

@@ -1,0 +1,167 @@
+"""``imagenet-suite review open|export|import|status``: contamination review in the FiftyOne App.
+
+* ``review open DATASET_DIR [--config C] [--split S] [--outputs FILE] [--port P]`` loads the dataset
+  (and model outputs) into FiftyOne, saves the review views, serves the App on 127.0.0.1, prints the
+  dataset name and the App URL (last stdout line), and records decisions until interrupted;
+* ``review export NAME --out FILE`` writes the decision table and ``FILE.sha256``; prints the sha256;
+* ``review import NAME FILE`` loads a decision table, or the NINCO authors' logs (a
+  ``cleaning_annotations`` folder or one of its CSVs);
+* ``review status NAME [--json]`` prints decisions per value and per class.
+
+Every subcommand takes ``--database-uri mongodb://127.0.0.1:PORT`` (default: FiftyOne's embedded DB).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("review", help="contamination review in the FiftyOne App (open, export, import, status)")
+    commands = parser.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
+
+    opened = commands.add_parser("open", help="load a dataset folder into FiftyOne and serve the App on loopback")
+    opened.add_argument("folder", type=Path, metavar="DATASET_DIR", help="a folder written by `imagenet-suite build`")
+    opened.add_argument("--config", help="config to review (default: the only one)")
+    opened.add_argument("--split", help="split to review (default: the only one)")
+    opened.add_argument("--outputs", type=Path, metavar="FILE", help="model outputs (.pt/.npz: ids + [N, 1000] scores)")
+    opened.add_argument("--port", type=int, help="App port on 127.0.0.1 (default: a free one)")
+    opened.add_argument("--name", help="FiftyOne dataset name (default: <folder>-<config>-<split>)")
+    opened.add_argument("--threshold", type=float, default=0.5,
+                        help="MSP from which an OOD sample is a contamination candidate (default 0.5)")
+    opened.add_argument("--reviewer", help="name recorded with your decisions (default: login name)")
+    opened.add_argument("--cache-dir", type=Path, help="where images are materialised (default: user cache)")
+    opened.set_defaults(func=run_open)
+
+    exported = commands.add_parser("export", help="write the decision table (id, decision, reviewer, timestamp, note)")
+    exported.add_argument("name", help="FiftyOne dataset name (printed by `review open`)")
+    exported.add_argument("--out", type=Path, required=True, metavar="FILE", help="CSV to write (+ FILE.sha256)")
+    exported.set_defaults(func=run_export)
+
+    imported = commands.add_parser("import", help="load a decision table or the NINCO authors' review logs")
+    imported.add_argument("name", help="FiftyOne dataset name")
+    imported.add_argument("file", type=Path, help="decision table, or NINCO cleaning_annotations folder / log CSV")
+    imported.set_defaults(func=run_import)
+
+    status = commands.add_parser("status", help="decisions per value and per class")
+    status.add_argument("name", help="FiftyOne dataset name")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.set_defaults(func=run_status)
+
+    for sub in (opened, exported, imported, status):
+        sub.add_argument("--database-uri", metavar="URI",
+                         help="external MongoDB on loopback, mongodb://127.0.0.1:PORT (default: FiftyOne's embedded one)")
+
+
+def run_open(args) -> int:
+    from imagenet_suite.curation import app
+    from imagenet_suite.curation.load import apply_load, prepare_load
+
+    if args.port is not None:
+        app.check_port(args.port)  # fail before anything is loaded
+    load = prepare_load(args.folder, args.config, args.split, outputs=args.outputs, name=args.name,
+                        cache_dir=args.cache_dir, threshold=args.threshold, reviewer=args.reviewer)
+    fo = _connect(args)
+    server = app.launch_app(args.port)  # starts while the dataset loads
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        dataset = apply_load(fo, load)
+        server.wait_until_up()
+        print(HOW_TO_DECIDE, file=sys.stderr, flush=True)
+        print(f"dataset: {dataset.name}", flush=True)
+        print(server.url(dataset.name), flush=True)
+        _record_decisions(dataset, server)
+        return 1
+    finally:
+        server.stop()
+
+
+HOW_TO_DECIDE = ("In the App: pick a saved view in the menu at the top left (start with contamination_candidates); "
+                 "select samples (the checkbox at a tile's top left), click the tag icon above the grid, type "
+                 "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
+                 "press Apply. Ctrl-C stops the App.")
+
+
+def _record_decisions(dataset, server) -> None:
+    """Record reviewer and time of new decisions every few seconds while the App runs."""
+    from pymongo.errors import PyMongoError
+
+    from imagenet_suite.curation import decisions
+    from imagenet_suite.curation.errors import ReviewError
+
+    while server.running():
+        time.sleep(decisions.SYNC_SECONDS)
+        try:
+            decisions.sync(dataset)
+        except PyMongoError as err:
+            raise ReviewError(f"lost the database while the App was open ({type(err).__name__}: {err}); decisions "
+                              "made so far are stored; run `imagenet-suite review open` again") from None
+    print("the App server stopped", file=sys.stderr)
+
+
+def _connect(args):
+    """FiftyOne on the chosen database, its log messages on stderr (stdout is for results)."""
+    import logging
+
+    from imagenet_suite.curation import database
+
+    fo = database.connect(args.database_uri)
+    from fiftyone.core.logging import _get_loggers
+
+    for logger in _get_loggers():
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
+                handler.setStream(sys.stderr)
+    return fo
+
+
+def _dataset(args):
+    from imagenet_suite.curation.errors import ReviewError
+
+    fo = _connect(args)
+    if args.name not in fo.list_datasets():
+        raise ReviewError(f"no FiftyOne dataset named {args.name!r}; datasets: {fo.list_datasets() or 'none'} "
+                          "(`imagenet-suite review open DATASET_DIR` creates one)")
+    return fo.load_dataset(args.name)
+
+
+def run_export(args) -> int:
+    from imagenet_suite.curation.decisions import export_decisions
+
+    table, sha256 = export_decisions(_dataset(args), args.out)
+    print(f"{len(table.decisions)} decisions, table version {table.version}: " +
+          ", ".join(f"{k} {v}" for k, v in table.counts().items()), file=sys.stderr)
+    print(sha256)
+    return 0
+
+
+def run_import(args) -> int:
+    from imagenet_suite.curation.decision_table import read_decision_table
+    from imagenet_suite.curation.decisions import import_decisions
+    from imagenet_suite.curation.errors import DecisionTableError
+    from imagenet_suite.curation.ninco_logs import import_authors_logs, is_authors_log
+
+    if not args.file.exists():
+        raise DecisionTableError(f"{args.file} does not exist")
+    if is_authors_log(args.file):
+        summary = import_authors_logs(_dataset(args), args.file)
+        matched = sum(s["matched"] for s in summary.values())
+        print(f"imported the NINCO authors' logs of {len(summary)} datasets/classes: "
+              f"{sum(s['images'] for s in summary.values())} images, {matched} of them samples here")
+        return 0
+    table = read_decision_table(args.file)  # validated before the database is touched
+    count = import_decisions(_dataset(args), table, source=str(args.file))
+    print(f"imported {count} decisions (table version {table.version})")
+    return 0
+
+
+def run_status(args) -> int:
+    from imagenet_suite.curation.status import format_status, review_status
+
+    status = review_status(_dataset(args))
+    print(json.dumps(status, indent=1) if args.json else format_status(status), end="\n" if args.json else "")
+    return 0

@@ -1,0 +1,20 @@
+"""Contamination review in the FiftyOne App: load, curate, decide, export, rebuild.
+
+FiftyOne is imported lazily, inside functions; :mod:`.decision_table` and :mod:`.rebuild` (used by
+``build --decisions``) never import it. Modules:
+
+* :mod:`.decision_table` — the versioned label table ``id, decision, reviewer, timestamp, note``
+  (read, validate, write with its sha256);
+* :mod:`.rebuild` — apply a decision table to a build (drop or flag rows);
+* :mod:`.database` — which MongoDB FiftyOne uses (its embedded mongod by default, or a loopback
+  ``mongodb://`` URI), with journaled writes;
+* :mod:`.load` — a built dataset folder (+ model outputs) -> a persistent FiftyOne dataset;
+* :mod:`.columns` — which column is the ground truth, readable class names, extra fields;
+* :mod:`.documents` — samples written in bulk in FiftyOne's own document layout;
+* :mod:`.predictions` — top-5 ImageNet classes, MSP and energy from model outputs;
+* :mod:`.views` — the saved views a reviewer works through;
+* :mod:`.decisions` — decisions as sample tags, their reviewer/timestamp, export and import;
+* :mod:`.ninco_logs` — the NINCO authors' review logs mapped onto our decisions;
+* :mod:`.status` — counts per decision and class;
+* :mod:`.app` — serve the App on loopback.
+"""

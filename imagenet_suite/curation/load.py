@@ -1,0 +1,248 @@
+"""Load any imagenet-suite dataset folder (+ model outputs) into a persistent FiftyOne dataset for review.
+
+``load_for_review(FOLDER, config, split, outputs=...)`` makes (or re-opens) the FiftyOne dataset
+``<folder name>-<config>-<split>`` with one sample per row:
+
+* ``filepath``: the row's original image bytes, written once to a cache folder
+  (``<cache>/review/<folder>/<config>-<content hash>/<split>/``; ``IMAGENET_SUITE_REVIEW_CACHE`` or
+  the user cache dir) under an id-derived name, atomically — re-loading never rewrites a file;
+* ``row_id``: the row's stable ``id`` (FiftyOne owns ``id``); decisions join on it;
+* ``ground_truth``: ``Classification`` with the readable class name as ``label`` plus ``raw_label``
+  (ClassLabel name or wnid) and ``index``; ``is_ood``; ``source_dataset``; the config's other scalar
+  columns (ClassLabels as names); image ``metadata`` from the header;
+* with model outputs (:mod:`.predictions`): ``predictions`` (top-5 ImageNet-1k classes with readable
+  names and probabilities), ``predicted_class`` (the class the image most resembles), ``msp``,
+  ``energy``;
+* review fields (:mod:`.decisions`): ``review_decision``, ``review_reviewer``, ``review_timestamp``,
+  ``review_note``; ``authors_decision``, ``authors_code``, ``authors_log`` (the NINCO logs).
+
+Samples are written in bulk as documents in FiftyOne's own layout (:mod:`.documents`), several
+times faster than ``Dataset.add_samples`` (``benchmarks/bench_review_load.py``). Re-loading is
+idempotent and fast: only rows missing from the FiftyOne dataset are added (so an interrupted load
+resumes; when none is missing no image is read), predictions are rewritten only when the outputs
+file changed, and decisions are never touched. Everything that can be wrong with the inputs (not a dataset folder,
+unknown config/split, bad outputs) is checked before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from PIL import Image
+
+from ..card import content_hash
+from ..dataset_folder import DatasetFolder
+from ..images import inspect_image
+from ..scoring.outputs import ModelOutputs
+from . import database, documents, views
+from .columns import ColumnPlan, column_plan
+from .decision_table import file_sha256
+from .errors import ReviewError
+from .predictions import RowPrediction, row_predictions
+
+DEFAULT_THRESHOLD = 0.5  # MSP above which an OOD sample is a contamination candidate
+BATCH_ROWS = 500
+INFO_KEY = "imagenet_suite"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def default_name(folder: DatasetFolder, config: str, split: str) -> str:
+    """The FiftyOne dataset name of a folder's config/split: ``<folder name>-<config>-<split>``."""
+    return f"{folder.path.name}-{config}-{split}"
+
+
+def review_cache_dir() -> Path:
+    """Root of the materialised review images (``IMAGENET_SUITE_REVIEW_CACHE`` or the user cache dir)."""
+    env = os.environ.get("IMAGENET_SUITE_REVIEW_CACHE")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("imagenet-suite")) / "review"
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """Everything :func:`apply_load` needs, checked without touching the database."""
+
+    source: DatasetFolder
+    config: str
+    split: str
+    plan: ColumnPlan
+    ids: tuple[str, ...]  # row ids of the split, in order
+    record: dict[str, Any]
+    predicted: dict[str, RowPrediction]
+    outputs: dict[str, Any] | None
+    name: str
+    images: Path
+    threshold: float
+    reviewer: str | None
+
+
+def prepare_load(folder: str | Path, config: str | None = None, split: str | None = None, *,
+                 outputs: str | Path | None = None, name: str | None = None, cache_dir: str | Path | None = None,
+                 threshold: float = DEFAULT_THRESHOLD, reviewer: str | None = None) -> LoadPlan:
+    """Validate the inputs of a load and compute the predictions (no database, nothing written).
+
+    Args:
+        folder: a dataset folder written by ``imagenet-suite build``.
+        config, split: default to the only config / split.
+        outputs: model outputs (``.pt``/``.npz``, :mod:`imagenet_suite.scoring.outputs`), 1000-way
+            ImageNet-1k scores for (a subset of) the rows.
+        name: FiftyOne dataset name (default :func:`default_name`).
+        cache_dir: root of the image cache (default :func:`review_cache_dir`).
+        threshold: MSP in [0, 1] from which an OOD sample is a contamination candidate.
+        reviewer: name recorded with decisions made in the App (default: the login name).
+    """
+    source = DatasetFolder(folder)
+    config = source.resolve_config(config)
+    split = source.resolve_split(config, split)
+    if not 0.0 <= threshold <= 1.0:
+        raise ReviewError(f"--threshold {threshold}: expected an MSP between 0 and 1")
+    plan = column_plan(source, config)
+    ids = source.read_table(config, split, ["id"]).column("id").to_pylist()
+    predicted, outputs_record = _predictions(outputs, ids)
+    record = _source_record(source, config, split)
+    images = Path(cache_dir or review_cache_dir()) / source.path.name / f"{config}-{record['content_hash'][:12]}" / split
+    return LoadPlan(source, config, split, plan, tuple(ids), record, predicted, outputs_record,
+                    name or default_name(source, config, split), images, threshold, reviewer)
+
+
+def apply_load(fo, load: LoadPlan):
+    """Create or update the FiftyOne dataset of a :class:`LoadPlan` (``fo`` from :func:`database.connect`)."""
+    dataset = _open_dataset(fo, load.name, load.record)
+    documents.declare_fields(fo, dataset, load.plan)
+    existing = _add_missing_rows(dataset, load)
+    info = dict(dataset.info.get(INFO_KEY, {}))
+    if load.outputs is not None and info.get("outputs") != load.outputs:
+        documents.update_documents(dataset, {i: documents.prediction_fields(load.predicted.get(i)) for i in existing})
+        info["outputs"] = load.outputs
+    info.update(load.record, threshold=load.threshold, reviewer=load.reviewer or info.get("reviewer") or _login(),
+                ood_classes=list(load.plan.class_names) if load.plan.is_ood and load.plan.class_column else [])
+    dataset.info[INFO_KEY] = info
+    dataset.save()
+    views.save_views(dataset)
+    return dataset
+
+
+def load_for_review(folder: str | Path, config: str | None = None, split: str | None = None, *,
+                    database_uri: str | None = None, **options):
+    """Create or update the persistent FiftyOne dataset of ``folder``'s ``config``/``split``; return it.
+
+    ``options`` are those of :func:`prepare_load`; ``database_uri`` see :func:`database.connect`.
+    All inputs are validated before the database is touched.
+    """
+    load = prepare_load(folder, config, split, **options)
+    return apply_load(database.connect(database_uri), load)
+
+
+def _predictions(outputs: str | Path | None, ids: list[str]) -> tuple[dict[str, RowPrediction], dict | None]:
+    if outputs is None:
+        return {}, None
+    loaded = ModelOutputs.load(outputs)
+    predicted = row_predictions(loaded, set(ids))
+    return predicted, {"file": str(Path(outputs).resolve()), "sha256": file_sha256(outputs), "kind": loaded.kind,
+                       "rows": loaded.num_rows}
+
+
+def _source_record(source: DatasetFolder, config: str, split: str) -> dict[str, Any]:
+    return {"folder": str(source.path.resolve()), "builder": source.name, "version": source.version,
+            "config": config, "split": split, "content_hash": content_hash(source.config_info(config))}
+
+
+def _open_dataset(fo, name: str, record: dict[str, Any]):
+    """The existing dataset if it was loaded from the same data, else a new persistent one."""
+    if name not in fo.list_datasets():
+        dataset = fo.Dataset(name, persistent=True)
+        dataset.media_type = "image"
+        dataset.info[INFO_KEY] = dict(record)
+        dataset.save()
+        return dataset
+    dataset = fo.load_dataset(name)
+    known = dataset.info.get(INFO_KEY)
+    if known is None:
+        raise ReviewError(f"FiftyOne dataset {name!r} was not made by imagenet-suite; pass another --name")
+    same = {k: known.get(k) for k in ("builder", "version", "config", "split", "content_hash")}
+    if same != {k: record[k] for k in same}:
+        raise ReviewError(f"FiftyOne dataset {name!r} holds {known.get('builder')} {known.get('version')} "
+                          f"{known.get('config')}/{known.get('split')} (content {str(known.get('content_hash'))[:12]}), "
+                          f"not {record['folder']} {record['config']}/{record['split']} "
+                          f"(content {record['content_hash'][:12]}); pass --name to load it as another dataset")
+    return dataset
+
+
+def _add_missing_rows(dataset, load: LoadPlan) -> set[str]:
+    """Insert the rows the FiftyOne dataset does not have yet; return the row ids it already had."""
+    present = set(dataset.distinct("row_id")) if len(dataset) else set()
+    if all(i in present for i in load.ids):
+        return present  # a re-load: no image is read
+    columns = ["id", load.plan.image_column, *load.plan.columns]
+    for batch in load.source.iter_batches(load.config, load.split, columns, batch_size=BATCH_ROWS):
+        rows = [r for r in batch.to_pylist() if r["id"] not in present]
+        if rows:
+            load.images.mkdir(parents=True, exist_ok=True)
+            documents.insert_documents(dataset, [_document(r, load) for r in rows])
+    return present
+
+
+def _document(row: dict[str, Any], load: LoadPlan) -> dict[str, Any]:
+    plan = load.plan
+    image = row[plan.image_column] or {}
+    data = image.get("bytes")
+    if not data:
+        raise ReviewError(f"row {row['id']!r}: the image column {plan.image_column!r} holds no bytes")
+    header = inspect_image(data, f"row {row['id']!r}")
+    path = _materialise(load.images, row["id"], image.get("path"), header.format, data)
+    fields: dict[str, Any] = {
+        "metadata": documents.image_metadata(len(data), Image.MIME.get(header.format), header.width, header.height),
+        "row_id": row["id"], "ground_truth": _ground_truth(row, plan), "is_ood": plan.is_ood,
+        "source_dataset": _source_dataset(row, plan),
+    }
+    for column, names in plan.extra_columns.items():
+        value = row.get(column)
+        fields[column] = names[value] if names is not None and value is not None else value
+    fields.update(documents.prediction_fields(load.predicted.get(row["id"])))
+    return documents.sample_document(str(path), fields)
+
+
+def _ground_truth(row: dict[str, Any], plan: ColumnPlan) -> dict[str, Any] | None:
+    if plan.class_column is None:
+        return documents.classification(plan.class_names[0], raw_label=plan.class_names[0])
+    index = row.get(plan.class_column)
+    if index is None:
+        return None
+    readable = row.get(plan.readable_column) if plan.readable_column else None
+    return documents.classification(readable or plan.display_names[index], raw_label=plan.class_names[index],
+                                    index=index)
+
+
+def _source_dataset(row: dict[str, Any], plan: ColumnPlan) -> str:
+    value = row.get(plan.source_column) if plan.source_column else None
+    if isinstance(value, int) and plan.source_column == plan.class_column:
+        return plan.class_names[value]
+    return str(value) if value is not None else plan.class_names[0] if plan.class_column is None else ""
+
+
+def _materialise(folder: Path, row_id: str, stored_path: str | None, image_format: str, data: bytes) -> Path:
+    """Write the image bytes once to ``folder`` (atomically); return the file."""
+    suffix = Path(stored_path or "").suffix.lower() or f".{(image_format or 'img').lower()}"
+    stem = _UNSAFE.sub("_", row_id)
+    if stem != row_id:
+        stem += "-" + hashlib.sha256(row_id.encode()).hexdigest()[:8]
+    path = folder / f"{stem}{suffix}"
+    if not (path.is_file() and path.stat().st_size == len(data)):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+def _login() -> str:
+    try:
+        import getpass
+
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "reviewer"

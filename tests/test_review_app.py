@@ -1,0 +1,216 @@
+"""The real App: ``imagenet-suite review open`` (embedded mongod) driven by headless Chromium, then SIGKILL.
+
+A person's session, end to end: the dataset's samples appear in the grid with readable class names,
+the saved view ``contamination_candidates`` is picked from the view menu and shows the confident OOD
+samples, two of them are tagged ``id`` with the App's tag button; then the review process and its
+mongod are killed with SIGKILL, and a new process exports exactly those decisions.
+Screenshots are kept in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from imagenet_suite.curation.app import free_port
+from imagenet_suite.curation.decision_table import read_decision_table
+from tests.fixtures.review_datasets import CLASSES, PER_CLASS, build_tiny_ood, tiny_ood_ids, write_outputs
+from tests.helpers import REPO_ROOT
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+STARTUP = 420  # s: review open imports FiftyOne twice (CLI and App server) and starts mongod; slow on 2 busy cores
+ENTERPRISE_POPOVER = "fiftyone-enterprise-tooltip-seen"  # the App's localStorage key for its upsell popover
+CONFIDENT = {"waffles_002_1002": (931, 0.97), "donuts_001_1001": (500, 0.9), "s_sky_003_1003": (10, 0.6)}
+
+pytestmark = pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+                                reason="needs Debian chromium + chromium-driver (installed by .ci/run)")
+
+
+class ReviewProcess:
+    """``imagenet-suite review open`` in a subprocess; its stdout lines collected by a thread."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log: Path):
+        self.log = open(log, "w")
+        self.process = subprocess.Popen([sys.executable, "-m", "imagenet_suite.cli", "review", "open", *args],
+                                        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line.strip())
+
+    def wait_for_url(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            urls = [line for line in self.lines if line.startswith("http://127.0.0.1:")]
+            if urls:
+                return urls[-1]
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.5)
+        raise AssertionError(f"review open printed no URL (exit {self.process.poll()}); see {self.log.name}")
+
+    def tree(self) -> list[psutil.Process]:
+        return psutil.Process(self.process.pid).children(recursive=True)
+
+
+def _browser(profile: Path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "FIFTYONE_DATABASE_URI"}  # the embedded default
+    env.update(FIFTYONE_DATABASE_DIR=str(tmp / "fiftyone-db"), IMAGENET_SUITE_REVIEW_CACHE=str(tmp / "cache"),
+               FIFTYONE_DO_NOT_TRACK="true", PYTHONPATH=str(REPO_ROOT))
+    return env
+
+
+def _kill(processes) -> None:
+    for process in processes:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(processes, timeout=30)
+
+
+def test_review_in_the_app_survives_sigkill(tmp_path):
+    folder = build_tiny_ood(tmp_path / "out")
+    outputs = write_outputs(tmp_path / "outputs.npz", tiny_ood_ids(), CONFIDENT)
+    candidates = sorted(CONFIDENT, key=lambda i: -CONFIDENT[i][1])
+    port = free_port()
+    review = ReviewProcess([str(folder), "--outputs", str(outputs), "--port", str(port), "--reviewer", "alice"],
+                           _env(tmp_path), tmp_path / "review-open.log")
+    driver, processes = None, []
+    try:
+        url = review.wait_for_url(STARTUP)
+        name = next(line for line in review.lines if line.startswith("dataset: ")).split(": ", 1)[1]
+        assert url == f"http://127.0.0.1:{port}/datasets/{name}"
+        processes = review.tree()
+        mongod = next(p for p in processes if p.name() == "mongod")
+        _assert_loopback_only(processes, port)
+        _assert_embedded_and_journaled(processes, mongod, tmp_path)
+
+        driver = _browser(Path(tempfile.mkdtemp(dir=tmp_path, prefix="chromium-")))
+        decided = _review_in_the_app(driver, url, candidates)
+        assert decided == candidates[:2]
+
+        os.kill(review.process.pid, signal.SIGKILL)  # the review process and its database die at once
+        os.kill(mongod.pid, signal.SIGKILL)
+        review.process.wait(30)
+        driver.quit()  # the person closes the tab
+        driver = None
+        _, alive = psutil.wait_procs(processes, timeout=60)
+        assert not alive, f"left running after SIGKILL of the review process: {[p.cmdline()[:3] for p in alive]}"
+
+        table = _export_in_a_new_process(name, tmp_path)
+        assert {d.id: d.decision for d in table.decisions} == dict.fromkeys(candidates[:2], "id")
+        assert all(d.reviewer == "alice" and d.timestamp for d in table.decisions)
+    finally:
+        if driver is not None:
+            driver.quit()
+        _kill([review.process and psutil.Process(review.process.pid)] if review.process.poll() is None else [])
+        _kill([p for p in processes if p.is_running()])
+        shutil.rmtree(tmp_path / "fiftyone-db", ignore_errors=True)  # mongod's ~300 MB of journal files
+
+
+def _assert_loopback_only(processes, port: int) -> None:
+    listening = [c.laddr for p in processes for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
+    assert any(addr.port == port for addr in listening)
+
+
+def _assert_embedded_and_journaled(processes, mongod, tmp: Path) -> None:
+    """FiftyOne's own mongod on FIFTYONE_DATABASE_DIR; the App server writes with journal=true."""
+    args = mongod.cmdline()
+    assert Path(args[args.index("--dbpath") + 1]) == tmp / "fiftyone-db"
+    server = next(p for p in processes if "main.py" in p.cmdline() and "--address" in p.cmdline())
+    assert "journal=true" in server.environ()["FIFTYONE_DATABASE_URI"]
+
+
+def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
+    """What a person does: look at the grid, pick the candidates view, tag the two most confident ``id``."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, 240)
+    tiles = lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=looker]")  # noqa: E731
+    driver.get(url.split("/datasets/")[0] + "/fiftyone")
+    driver.execute_script(f"localStorage.setItem('{ENTERPRISE_POPOVER}', 'true')")  # its "Dismiss", clicked once
+    driver.get(url)
+    wait.until(lambda d: len(tiles(d)) == 12)
+    wait.until(lambda d: len(_chips(d, "ground_truth")) == 12)  # every tile shows its readable class
+    assert sorted(_chips(driver, "ground_truth")) == sorted(r for r, _ in CLASSES.values() for _ in range(PER_CLASS))
+    _screenshot(driver, "review-app-grid.png")
+
+    _pick_view(driver, wait, "contamination-candidates",
+               also=("unreviewed", "by-predicted-imagenet-class", "class-donuts", "decided-id"))
+    wait.until(lambda d: len(tiles(d)) == len(candidates))
+    _screenshot(driver, "review-app-candidates.png")
+
+    boxes = driver.find_elements(By.CSS_SELECTOR, "[data-cy=looker-checkbox-input-]")
+    for box in boxes[:2]:
+        driver.execute_script("arguments[0].click()", box)
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=LocalOfferIcon]").click()
+    field = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=sample-tag-input]"))[0]
+    field.send_keys("id", Keys.ENTER)
+    wait.until(lambda d: d.find_elements(By.XPATH, "//*[text()='Apply']"))[0].click()
+    wait.until(lambda d: not d.find_elements(By.XPATH, "//*[text()='Apply']"))
+    _pick_view(driver, wait, "decided-id")  # the App reads back what its server stored
+    wait.until(lambda d: len(tiles(d)) == 2)
+    _screenshot(driver, "review-app-decided.png")
+    assert sorted(_chips(driver, "msp")) == sorted(f"{CONFIDENT[i][1]:g}" for i in candidates[:2])
+    return candidates[:2]
+
+
+def _chips(driver, field: str) -> list[str]:
+    """Texts of the ``field`` chips drawn on the grid's tiles."""
+    from selenium.webdriver.common.by import By
+
+    return [e.get_attribute("textContent") for e in driver.find_elements(By.CSS_SELECTOR, f"[data-cy=tag-{field}]")]
+
+
+def _pick_view(driver, wait, slug: str, also: tuple[str, ...] = ()) -> None:
+    """Open the saved-view menu (top left), check the ``also`` views are listed, pick ``slug``."""
+    from selenium.webdriver.common.by import By
+
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=saved-views-selection]"))[0].click()
+    for view in (*also, slug):
+        wait.until(lambda d, v=view: d.find_elements(By.CSS_SELECTOR, f"[data-cy=saved-views-{v}-selection-option]"))
+    driver.find_element(By.CSS_SELECTOR, f"[data-cy=saved-views-{slug}-selection-option]").click()
+    wait.until(lambda d: f"view={slug}" in d.current_url)
+
+
+def _screenshot(driver, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / name))
+
+
+def _export_in_a_new_process(name: str, tmp: Path):
+    out = tmp / "decisions.csv"
+    result = subprocess.run([sys.executable, "-m", "imagenet_suite.cli", "review", "export", name, "--out", str(out)],
+                            cwd=REPO_ROOT, env=_env(tmp), capture_output=True, text=True, timeout=STARTUP)
+    assert result.returncode == 0, result.stderr
+    return read_decision_table(out)
