@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from . import __version__, card, registry
 from .builder import Builder, Prepared, Shard
 from .curation.rebuild import ReviewApplication, card_section, fingerprint_with_review
-from .dataset_folder import BUILD_INFO, CARD, FORMAT
+from .dataset_folder import BUILD_INFO, CARD, FORMAT, SELF_HASH, build_info_hash
 from .errors import ConfigError, DatasetFolderError
 from .sources import SourceResolver
 from .writer import INCOMPLETE, ShardStats, shard_fingerprint, shard_stats, write_shard
@@ -225,6 +225,7 @@ def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dic
     text = card.render_card(info, default, card.load_template(builder.CARD_TEMPLATE or builder.NAME), context, sections)
     _atomic_write(folder / CARD, text.encode("utf-8"))
     info["card_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    info[SELF_HASH] = build_info_hash(info)
     _atomic_write(folder / BUILD_INFO, (json.dumps(info, indent=1, sort_keys=False) + "\n").encode())
 
 

@@ -17,7 +17,7 @@ A dataset folder (``<out>/<name>-<version>[-seed<N>]/``) holds::
          "splits": {"validation": {"num_examples": 50000, "num_bytes": ...}},
          "files": {"default/validation-00000-of-00013.parquet":
                        {"sha256": ..., "size": ..., "split": "validation", "num_rows": 4000}}}},
-     "card_sha256": "..."}
+     "card_sha256": "...", "build_info_sha256": "<sha256 of the rest, canonical JSON>"}
 
 ``protocol`` is the evaluation protocol published as data (class subset, class mapping, crop);
 the scorer reads it so users never pass it by hand.
@@ -28,6 +28,7 @@ This module never decodes images: label columns are read with pyarrow column pro
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -42,6 +43,14 @@ from .errors import ConfigError, DatasetFolderError
 FORMAT = "imagenet-suite/1"
 BUILD_INFO = "build_info.json"
 CARD = "README.md"
+SELF_HASH = "build_info_sha256"
+
+
+def build_info_hash(info: dict[str, Any]) -> str:
+    """sha256 of a build_info dict without its own ``build_info_sha256`` (canonical JSON), so that
+    ``verify`` catches a change anywhere in build_info.json itself."""
+    body = {key: value for key, value in info.items() if key != SELF_HASH}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 class DatasetFolder:
@@ -58,11 +67,12 @@ class DatasetFolder:
                 "(pass the folder that `imagenet-suite build` printed)"
             )
         try:
-            self.build_info: dict[str, Any] = json.loads(info_path.read_text())
-        except json.JSONDecodeError as err:
+            self.build_info: dict[str, Any] = json.loads(info_path.read_bytes().decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise DatasetFolderError(f"{info_path}: not valid JSON ({err})") from None
-        if self.build_info.get("format") != FORMAT:
-            raise DatasetFolderError(f"{info_path}: format is {self.build_info.get('format')!r}, expected {FORMAT!r}")
+        if not isinstance(self.build_info, dict) or self.build_info.get("format") != FORMAT:
+            found = self.build_info.get("format") if isinstance(self.build_info, dict) else type(self.build_info).__name__
+            raise DatasetFolderError(f"{info_path}: format is {found!r}, expected {FORMAT!r}")
         self._id_indexes: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
 
     @property

@@ -7,7 +7,7 @@ import hashlib
 import pyarrow.parquet as pq
 import yaml
 
-from .dataset_folder import CARD, DatasetFolder
+from .dataset_folder import BUILD_INFO, CARD, SELF_HASH, DatasetFolder, build_info_hash
 from .errors import DatasetFolderError
 from .writer import sha256_of
 
@@ -15,10 +15,14 @@ from .writer import sha256_of
 def verify_folder(path) -> DatasetFolder:
     """Raise DatasetFolderError naming the first file that differs; return the folder if all match.
 
-    Checks: the card's sha256; every listed file's size and sha256; Parquet row counts against
-    build_info and against the card's ``num_examples``; no unlisted Parquet file under a config.
+    Checks: build_info.json's own hash; the card's sha256; every listed file's size and sha256;
+    Parquet row counts against build_info and against the card's ``num_examples``; no unlisted
+    Parquet file under a config.
     """
     folder = DatasetFolder(path)
+    if folder.build_info.get(SELF_HASH) != build_info_hash(folder.build_info):
+        raise DatasetFolderError(f"{folder.path / BUILD_INFO}: its content differs from its {SELF_HASH} "
+                                 "(build_info.json was modified or is corrupt)")
     card_path = folder.path / CARD
     if not card_path.is_file():
         raise DatasetFolderError(f"{card_path}: missing")
