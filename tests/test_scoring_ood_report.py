@@ -146,6 +146,12 @@ def test_cli_wiring_functions(ood_folder, id_folder, outputs, tmp_path):
     report = score(ood_folder, ood_outputs, options=options)
     assert {r.variant for r in report.rows if r.metric == "unit_tests_failed"} == {"energy:fpr95>0.5"}
     assert ood.ood_score_options(parser.parse_args([])) is None
+    from imagenet_suite.scoring.report import ScoreOptions
+
+    base = ScoreOptions(topk=(1, 3))
+    assert ood.ood_score_options(parser.parse_args([]), base) is base
+    extended = ood.ood_score_options(args, base)
+    assert isinstance(extended, ood.OODScoreOptions) and extended.topk == (1, 3)
     with pytest.raises(ConfigError, match="--id-features needs --id-outputs"):
         ood.ood_score_options(parser.parse_args(["--id-features", "x.pt"]))
     ModelOutputs(id_outputs.values[1:], id_outputs.ids[1:]).save(tmp_path / "short.pt")

@@ -1,0 +1,632 @@
+"""``ninco``: the NINCO OOD dataset, its 17 OOD unit tests, the cleaned popular OOD sets and the review logs.
+
+Seed 002 (Bitterwolf, Müller & Hein, ICML 2023). Two sources:
+
+* ``NINCO_all.tar.gz`` (Zenodo record 8013288): the images, in three top-level folders
+  ``NINCO_OOD_classes/<class>/``, ``NINCO_OOD_unit_tests/<test>/`` and
+  ``NINCO_popular_datasets_subsamples/<dataset>/``. Read in place (members streamed, never
+  extracted). No public sha256 exists; the first build records it in build_info.json.
+* the authors' repository j-cb/NINCO at commit ``8f42ce7``: ``data/*.csv`` (the released file lists
+  and readable class names) and ``data/cleaning_annotations/`` (per-image review decisions). Either
+  the GitHub archive of that commit or a clone put in ``--manual-dir`` as the folder ``NINCO/``.
+
+Configs: ``ninco`` (64 OOD classes, 5,879 images), ``unit_tests`` (17 tests x 400 released files),
+``popular_subsamples`` (2,715 cleaned samples of 11 popular OOD sets) and ``review_logs`` (every
+row of the authors' decision logs, codes kept as written, joinable on the released file name).
+
+:func:`read_review_logs` is the public parser of the ``cleaning_annotations`` folder layout.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import hashlib
+import io
+import lzma
+import re
+import tarfile
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from imagenet_suite.archives import Archive, open_archive
+from imagenet_suite.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.images import inspect_image
+from imagenet_suite.sources import ResolvedSource, Source, SourceResolver
+
+ZENODO_RECORD = 8013288
+REPO_COMMIT = "8f42ce7b7cccf4304421e551dcbbfe64ce090a9a"
+REPO_FOLDER = "NINCO"  # a clone of j-cb/NINCO in --manual-dir
+
+NINCO_ALL = Source(
+    "ninco_all", "NINCO_all.tar.gz",
+    url=f"https://zenodo.org/record/{ZENODO_RECORD}/files/NINCO_all.tar.gz?download=1",
+    instructions=f"NINCO_all.tar.gz from https://zenodo.org/record/{ZENODO_RECORD} (no published sha256: "
+                 "the first build records it in build_info.json; pin it with --pins checksums.tsv).")
+NINCO_REPO = Source(
+    "ninco_repo", f"NINCO-{REPO_COMMIT}.tar.gz",
+    url=f"https://github.com/j-cb/NINCO/archive/{REPO_COMMIT}.tar.gz",
+    instructions=f"the j-cb/NINCO repository at commit {REPO_COMMIT}: its GitHub archive, or a clone "
+                 f"(`git clone https://github.com/j-cb/NINCO && git -C NINCO checkout {REPO_COMMIT[:7]}`) "
+                 f"put in --manual-dir as the folder {REPO_FOLDER}/.")
+
+# config -> (top-level folder in NINCO_all.tar.gz, released file list in the repo's data/)
+RELEASES = {
+    "ninco": ("NINCO_OOD_classes", "NINCO_OOD_classes.csv"),
+    "unit_tests": ("NINCO_OOD_unit_tests", "NINCO_OOD_unit_tests.csv"),
+    "popular_subsamples": ("NINCO_popular_datasets_subsamples", "NINCO_popular_datasets_subsamples.csv"),
+}
+EXPECTED_COUNTS = {"ninco": (5_879, 64), "unit_tests": (6_800, 17), "popular_subsamples": (2_715, 11)}
+CLASS_NAMES_CSV = "NINCO_class_names.csv"
+ANNOTATIONS = "cleaning_annotations"
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff")
+
+# Review-log folders and what their logs are about.
+LOG_KINDS = {"annotations_potential_OOD_classes": "potential_ood_class",
+             "annotations_subsampled_datasets": "subsampled_dataset"}
+# Subsampled-dataset log -> the popular_subsamples class holding its kept ("o") images.
+SUBSAMPLED_LOGS = {"OOD_Places_MOS": "Places", "OOD_iNaturalist_MOS": "iNaturalist_OOD_Plants",
+                   "all_species": "Species", "imagenet_o": "ImageNet_O", "openimage_o": "OpenImage_O",
+                   "textures": "Textures"}
+REVIEW_CODES = {"i": "contains an ImageNet-1k object (removed)", "o": "OOD, no ImageNet-1k object (kept)",
+                "u": "unclear (removed)", "q": "undocumented by the authors (removed)"}
+
+# The 11 popular OOD sets: readable name and the paper's Table 1 "% ID" of 400 random samples
+# (None: not in Table 1 under this name).
+POPULAR_DATASETS = {
+    "360OpenSet": ("360OpenSetClasses (Bendale & Boult 2016)", 26.9),
+    "COOD": ("COOD (Galil et al. 2023)", 38.2),
+    "ImageNet_1k_OOD_400_ood": ("ImageNet-1K-OOD (Wang et al. 2022b)", 32.1),
+    "ImageNet_O": ("ImageNet-O (Hendrycks et al. 2021)", 20.2),
+    "OpenImage_O": ("OpenImage-O (Wang et al. 2022a)", 4.9),
+    "Places": ("Places (MOS subset of Places365)", 59.5),
+    "SSB_easy": ("SSB-easy (Vaze et al. 2022)", 53.4),
+    "SSB_hard": ("SSB-hard (Vaze et al. 2022)", 41.6),
+    "Species": ("Species (Hendrycks et al. 2022)", 57.0),
+    "Textures": ("Textures / DTD (Cimpoi et al. 2014)", 25.6),
+    "iNaturalist_OOD_Plants": ("iNaturalist OOD plants (MOS)", 2.5),
+}
+# Released NINCO classes that do not have all their log's "o" rows: bluestriped grunt (99 o, 96 released).
+KNOWN_LOG_SURPLUS = {"haemulon_sciurus": 3}
+
+
+# -- the review logs -------------------------------------------------------------------------------
+
+def read_review_logs(cleaning_annotations_dir: str | Path) -> list[dict]:
+    """Every row of the NINCO authors' per-image review logs, decisions exactly as written.
+
+    ``cleaning_annotations_dir`` is the repository's ``data/cleaning_annotations`` folder, holding
+    ``annotations_potential_OOD_classes/<class folder>.csv`` (46 candidate NINCO classes) and
+    ``annotations_subsampled_datasets/<dataset>.csv`` (400-image subsamples of 6 popular OOD sets),
+    each with the header ``index,image_location,decision``.
+
+    Returns one dict per CSV row, ordered by folder, file name and row, with keys:
+
+    * ``log`` (str): the CSV file name without ``.csv`` (e.g. ``"donuts"``, ``"OOD_Places_MOS"``);
+    * ``log_kind`` (str): ``"potential_ood_class"`` or ``"subsampled_dataset"``;
+    * ``released_class`` (str): the class of the released data the log's kept images went to — the
+      NINCO class folder (same as ``log``) or the ``popular_subsamples`` dataset (``"Places"``);
+    * ``row`` (int): 0-based position of the row in its CSV (stable id: ``f"{log}/{row:04d}"``);
+    * ``index`` (int): the ``index`` column (the image's position in the authors' source listing);
+    * ``image_location`` (str): the path as written, relative to the authors' source data;
+    * ``decision`` (str): the code as written. ``i`` = contains an ImageNet-1k object, ``o`` = truly
+      OOD (kept), ``u`` = unclear, ``q`` = undocumented (frequent in iNaturalist classes; most likely
+      "no OOD object visible"). A few rows hold other codes (``""``, ``"I"``, ``"oo"``, ``"lo"``,
+      ``"d"``, ``"b"``); they are kept as written and count as none of the four codes;
+    * ``superseded`` (bool): a later row of the same log names the same ``image_location`` (the
+      Places log lists 5 images twice, one with ``i`` then ``o``); the last row is the decision.
+
+    Raises ``InvalidSourceData`` naming the file and line of a malformed row, or a folder without logs.
+    """
+    with open_archive(Path(cleaning_annotations_dir)) as archive:
+        rows = review_logs_from_archive(archive, "")
+    if not rows:
+        raise InvalidSourceData(f"{cleaning_annotations_dir}: no review logs found (expected "
+                                f"{' and '.join(f'{d}/*.csv' for d in LOG_KINDS)})")
+    return rows
+
+
+def review_logs_from_archive(archive: Archive, prefix: str) -> list[dict]:
+    """:func:`read_review_logs` on the members under ``prefix`` (``""`` or ``".../cleaning_annotations/"``)."""
+    wanted = sorted(name for name in archive.names() if _log_member(name, prefix))
+    texts = dict(archive.iter_members(wanted))
+    rows: list[dict] = []
+    for name in wanted:
+        folder, file_name = name[len(prefix):].split("/")
+        rows += parse_review_log(texts[name].decode("utf-8-sig"), file_name[:-4], LOG_KINDS[folder],
+                                 f"{archive.path}:{name}")
+    return rows
+
+
+def _log_member(name: str, prefix: str) -> bool:
+    if not name.startswith(prefix) or not name.endswith(".csv"):
+        return False
+    parts = name[len(prefix):].split("/")
+    return len(parts) == 2 and parts[0] in LOG_KINDS
+
+
+def parse_review_log(text: str, log: str, log_kind: str, where: str) -> list[dict]:
+    """Rows of one decision log (``index,image_location,decision``); see :func:`read_review_logs`."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header != ["index", "image_location", "decision"]:
+        raise InvalidSourceData(f"{where}: expected the header index,image_location,decision, got {header}")
+    released_class = SUBSAMPLED_LOGS.get(log, log) if log_kind == "subsampled_dataset" else log
+    rows = []
+    for line_no, record in enumerate(reader, start=2):
+        if len(record) != 3 or not record[0].isdigit() or not record[1]:
+            raise InvalidSourceData(f"{where}: line {line_no}: expected '<index>,<image_location>,<decision>', got {record}")
+        rows.append({"log": log, "log_kind": log_kind, "released_class": released_class, "row": len(rows),
+                     "index": int(record[0]), "image_location": record[1], "decision": record[2], "superseded": False})
+    last = {row["image_location"]: row["row"] for row in rows}
+    for row in rows:
+        row["superseded"] = last[row["image_location"]] != row["row"]
+    return rows
+
+
+def attach_released_files(rows: list[dict], released: dict[str, dict[str, str]]) -> list[dict]:
+    """Add ``file_name`` (the released file of the row's image, or None) and ``in_release`` to each row.
+
+    ``released`` maps a released class to ``{original name: released file name}``, where the
+    original name is what follows ``<class>_<k:03d>_`` in the released file name. A log row's image
+    is found as its ``image_location`` base name (``donuts/2842.jpg`` -> ``donuts_000_2842.jpg``)
+    or as ``<parent>_<base name>`` (``b_badlands/00000792.jpg`` -> ``Places_000_b_badlands_00000792.jpg``).
+    """
+    for row in rows:
+        parts = PurePosixPath(row["image_location"]).parts
+        candidates = [parts[-1]] + ([f"{parts[-2]}_{parts[-1]}"] if len(parts) > 1 else [])
+        names = released.get(row["released_class"], {})
+        row["file_name"] = next((names[c] for c in candidates if c in names), None)
+        row["in_release"] = row["file_name"] is not None
+    return rows
+
+
+def review_log_summary(rows: Iterable[dict]) -> dict[str, dict]:
+    """Per log: decision counts over distinct images (last decision wins) and the contamination rate.
+
+    Returns ``{log: {"images", "i", "o", "u", "q", "other", "p_id", "unclear"}}`` with
+    ``p_id = i / (i + o)`` (the paper's Table 1 "% ID" as a fraction: unclear images are ignored)
+    and ``unclear = u / images``.
+    """
+    final: dict[str, dict[str, str]] = {}
+    for row in rows:
+        final.setdefault(row["log"], {})[row["image_location"]] = row["decision"]
+    summary = {}
+    for log, decisions in final.items():
+        counts = Counter(code if code in REVIEW_CODES else "other" for code in decisions.values())
+        kept, removed_id = counts["o"], counts["i"]
+        summary[log] = {"images": len(decisions), **{c: counts[c] for c in (*REVIEW_CODES, "other")},
+                        "p_id": removed_id / (removed_id + kept) if removed_id + kept else float("nan"),
+                        "unclear": counts["u"] / len(decisions)}
+    return summary
+
+
+# -- released file lists and class names ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReleasedFile:
+    """One released image: where it is in NINCO_all.tar.gz and what its name says."""
+
+    location: str  # "<top folder>/<class>/<file name>"
+    class_name: str  # the class folder (HF label)
+    position: int  # k in "<class>_<k:03d>_<original>"
+    original: str  # the original file name part
+    file_name: str  # "<class>_<k:03d>_<original>"
+    id: str  # the file name without its extension
+
+
+def parse_file_list(text: str, top_folder: str, where: str) -> list[ReleasedFile]:
+    """A released file list (``image_location,class``), validated row by row."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header != ["image_location", "class"]:
+        raise InvalidSourceData(f"{where}: expected the header image_location,class, got {header}")
+    files, seen = [], set()
+    for line_no, record in enumerate(reader, start=2):
+        if len(record) != 2:
+            raise InvalidSourceData(f"{where}: line {line_no}: expected '<image_location>,<class>', got {record}")
+        location, class_name = record
+        parts = location.split("/")
+        match = re.fullmatch(re.escape(class_name) + r"_(\d{3})_(.+)", parts[-1]) if len(parts) == 3 else None
+        if match is None or parts[:2] != [top_folder, class_name]:
+            raise InvalidSourceData(f"{where}: line {line_no}: {location!r} is not "
+                                    f"'{top_folder}/{class_name}/{class_name}_<k:03d>_<name>'")
+        if location in seen:
+            raise InvalidSourceData(f"{where}: line {line_no}: {location!r} is listed twice")
+        seen.add(location)
+        files.append(ReleasedFile(location, class_name, int(match.group(1)), match.group(2), parts[-1],
+                                  parts[-1].rsplit(".", 1)[0]))
+    return files
+
+
+def parse_class_names(text: str, where: str) -> dict[str, dict]:
+    """``NINCO_class_names.csv``: folder -> readable name, abbreviation, source, status, IN-21k overlap."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header or header[0] != "filename" or len(header) < 9:
+        raise InvalidSourceData(f"{where}: expected the NINCO class-name table (header 'filename,,printname,...'), got {header}")
+    names = {}
+    for line_no, record in enumerate(reader, start=2):
+        if not record or not record[0]:
+            continue  # blank separator rows
+        if len(record) < 9:
+            raise InvalidSourceData(f"{where}: line {line_no}: expected at least 9 columns, got {record}")
+        add_on = record[3].strip()
+        names[record[0]] = {
+            "print_name": record[2] + (f" ({add_on})" if add_on else ""), "short_name": record[4],
+            "source_dataset": record[5], "benchmark_status": record[6], "in21k_overlap": record[8]}
+    return names
+
+
+# -- the repository source ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RepoData:
+    """What the builder reads from the j-cb/NINCO repository."""
+
+    source: ResolvedSource
+    file_lists: dict[str, list[ReleasedFile]]  # config -> released files
+    class_names: dict[str, dict]
+    review_logs: list[dict]
+
+
+def read_repo(resolver: SourceResolver) -> RepoData:
+    """The repository's data/ files, from the clone ``NINCO/`` in --manual-dir or the commit's archive."""
+    clone = resolver.find_manual(REPO_FOLDER)
+    resolved = None if clone is not None and clone.is_dir() else resolver.resolve(NINCO_REPO)
+    archive_path = clone if resolved is None else resolved.path
+    with open_archive(archive_path) as archive:
+        prefix = _data_prefix(archive)
+        wanted = [prefix + lst for _, lst in RELEASES.values()] + [prefix + CLASS_NAMES_CSV]
+        texts = {name[len(prefix):]: data for name, data in archive.iter_members(wanted)}
+        missing = [w for w in wanted if w[len(prefix):] not in texts]
+        if missing:
+            raise InvalidSourceData(f"{archive_path}: {missing[0]!r} is missing (not the j-cb/NINCO repository?)")
+        logs = review_logs_from_archive(archive, f"{prefix}{ANNOTATIONS}/")
+        source = resolved or _folder_source(archive, prefix, texts)
+    file_lists = {config: parse_file_list(texts[lst].decode("utf-8-sig"), top, f"{archive_path}:{prefix}{lst}")
+                  for config, (top, lst) in RELEASES.items()}
+    class_names = parse_class_names(texts[CLASS_NAMES_CSV].decode("utf-8-sig"), f"{archive_path}:{prefix}{CLASS_NAMES_CSV}")
+    for config, files in file_lists.items():
+        check_counts(config, files, f"{archive_path}:{prefix}{RELEASES[config][1]}")
+    return RepoData(source, file_lists, class_names, logs)
+
+
+def _data_prefix(archive: Archive) -> str:
+    """``"<root>/data/"`` where the repository's data folder is inside ``archive``."""
+    marker = "data/" + RELEASES["ninco"][1]
+    for name in archive.names():
+        if name == marker or name.endswith("/" + marker):
+            return name[: -len(RELEASES["ninco"][1])]
+    raise InvalidSourceData(f"{archive.path}: no {marker} inside; expected the j-cb/NINCO repository "
+                            f"at commit {REPO_COMMIT[:7]} (a clone or its GitHub archive)")
+
+
+def _folder_source(archive: Archive, prefix: str, texts: dict[str, bytes]) -> ResolvedSource:
+    """A clone as a source: sha256 over the sorted (name, sha256) of every data file read."""
+    names = sorted(n for n in archive.names() if n.startswith(prefix) and
+                   (n[len(prefix):] in texts or _log_member(n, f"{prefix}{ANNOTATIONS}/")))
+    digest = hashlib.sha256()
+    size = 0
+    for name, data in archive.iter_members(names):
+        digest.update(f"{name[len(prefix):]}\t{hashlib.sha256(data).hexdigest()}\n".encode())
+        size += len(data)
+    return ResolvedSource("ninco_repo", archive.path, size, digest.hexdigest())
+
+
+def check_counts(config: str, files: list[ReleasedFile], where: str) -> None:
+    """The released list has the paper's number of images and classes."""
+    rows, classes = EXPECTED_COUNTS[config]
+    found = len({f.class_name for f in files})
+    if len(files) != rows or found != classes:
+        raise InvalidSourceData(f"{where}: {len(files)} images in {found} classes; the NINCO release has "
+                                f"{rows:,} images in {classes} classes")
+
+
+def released_originals(repo: RepoData) -> dict[str, dict[str, str]]:
+    """class -> {original name: released file name}, over the ninco and popular_subsamples lists."""
+    out: dict[str, dict[str, str]] = {}
+    for config in ("ninco", "popular_subsamples"):
+        for f in repo.file_lists[config]:
+            out.setdefault(f.class_name, {})[f.original] = f.file_name
+    return out
+
+
+def check_logs_cover_release(rows: list[dict], repo: RepoData, where: str) -> None:
+    """Every released image of a logged class has a log row whose last decision is ``o``, and a class
+    has as many such images as released (bluestriped grunt: 3 more ``o`` than released)."""
+    logged = {row["released_class"] for row in rows}
+    kept = Counter(); matched: dict[str, set] = {}
+    for row in rows:
+        if not row["superseded"] and row["decision"] == "o":
+            kept[row["released_class"]] += 1
+        if row["file_name"] is not None and not row["superseded"]:
+            matched.setdefault(row["released_class"], set()).add(row["file_name"])
+    for config in ("ninco", "popular_subsamples"):
+        by_class: dict[str, list[str]] = {}
+        for f in repo.file_lists[config]:
+            by_class.setdefault(f.class_name, []).append(f.file_name)
+        for class_name, names in by_class.items():
+            if class_name not in logged:
+                continue
+            unmatched = sorted(set(names) - matched.get(class_name, set()))
+            surplus = kept[class_name] - len(names)
+            if unmatched or surplus != KNOWN_LOG_SURPLUS.get(class_name, 0):
+                raise InvalidSourceData(
+                    f"{where}: the review log of {class_name!r} keeps {kept[class_name]} images but {len(names)} are "
+                    f"released ({len(unmatched)} released files without a log row, e.g. {unmatched[:1]})")
+
+
+# -- the images archive ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TarIndex:
+    """Regular-file members of a (compressed) tar: name -> (data offset in the uncompressed stream, size)."""
+
+    path: Path
+    members: dict[str, tuple[int, int]]
+
+    def names(self) -> list[str]:
+        return list(self.members)
+
+
+_INDEX_CACHE: dict[tuple, TarIndex] = {}
+
+
+def index_tar(path: Path) -> TarIndex:
+    """Scan the tar's headers once (cached per file and mtime); later reads seek instead of re-parsing."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _INDEX_CACHE:
+        try:
+            with tarfile.open(path, mode="r:*") as tar:
+                members = {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
+        except (tarfile.TarError, OSError, EOFError) as err:
+            raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from None
+        _INDEX_CACHE.clear()
+        _INDEX_CACHE[key] = TarIndex(path, members)
+    return _INDEX_CACHE[key]
+
+
+def _open_stream(path: Path):
+    """The uncompressed tar stream of ``path`` (gzip, bz2, xz or plain), seekable forward."""
+    with open(path, "rb") as handle:
+        magic = handle.read(6)
+    if magic.startswith(b"\x1f\x8b"):
+        return gzip.open(path, "rb")
+    if magic.startswith(b"BZh"):
+        return bz2.open(path, "rb")
+    if magic.startswith(b"\xfd7zXZ"):
+        return lzma.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_members(index: TarIndex, members: dict[str, str], ids: tuple[str, ...]) -> Iterator[tuple[str, bytes]]:
+    """``(id, bytes)`` for ``ids`` in that order: one forward pass, seeking from member to member."""
+    wanted = sorted((index.members[members[i]], i) for i in ids)
+    found = {}
+    try:
+        with _open_stream(index.path) as stream:
+            for (offset, size), image_id in wanted:
+                stream.seek(offset)
+                found[image_id] = stream.read(size)
+                if len(found[image_id]) != size:
+                    raise EOFError(f"member {members[image_id]!r} is truncated")
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as err:
+        raise InvalidSourceData(f"{index.path}: archive is corrupt or truncated ({err})") from None
+    for image_id in ids:
+        yield image_id, found.pop(image_id)
+
+
+def locate_members(index: TarIndex, files: list[ReleasedFile], top_folder: str) -> dict[str, str]:
+    """id -> member name of every released file; InvalidSourceData names missing or extra images."""
+    names = index.names()
+    prefix = _archive_prefix(names, files[0].location, index.path)
+    members = {f.id: prefix + f.location for f in files}
+    missing = [m for m in members.values() if m not in index.members]
+    if missing:
+        raise InvalidSourceData(f"{index.path}: {len(missing)} released file(s) are missing, e.g. {missing[0]!r}")
+    expected = set(members.values())
+    folder = f"{prefix}{top_folder}/"
+    extra = [n for n in names if n.startswith(folder) and n not in expected and _is_image(n)]
+    if extra:
+        raise InvalidSourceData(f"{index.path}: {len(extra)} image(s) in {folder} are not in the released "
+                                f"file list, e.g. {extra[0]!r} (a different NINCO release?)")
+    return members
+
+
+def _archive_prefix(names: list[str], location: str, where: Path) -> str:
+    for name in names:
+        if name == location or name.endswith("/" + location):
+            return name[: -len(location)]
+    raise InvalidSourceData(f"{where}: {location!r} not found; expected NINCO_all.tar.gz from Zenodo record "
+                            f"{ZENODO_RECORD} (folders NINCO_OOD_classes/, NINCO_OOD_unit_tests/, "
+                            "NINCO_popular_datasets_subsamples/)")
+
+
+def _is_image(name: str) -> bool:
+    base = PurePosixPath(name).name
+    return not base.startswith(".") and base.lower().endswith(IMAGE_SUFFIXES)
+
+
+# -- the builder -------------------------------------------------------------------------------------
+
+class Ninco(Builder):
+    NAME = "ninco"
+    VERSION = "1.0.0"
+    RELEASE_NOTES = {"1.0.0": "Initial release: NINCO (64 OOD classes, 5,879 images), the 17 released OOD unit tests "
+                              "(6,800 files), the 2,715 cleaned popular OOD samples and the authors' review logs, "
+                              "from Zenodo record 8013288 and j-cb/NINCO@8f42ce7."}
+    CONFIGS = (
+        BuilderConfig("ninco", "64 NINCO OOD classes, 5,879 images checked to contain no ImageNet-1k object",
+                      shard_size=2000),
+        BuilderConfig("unit_tests", "the 17 released synthetic OOD unit tests x 400 images", shard_size=1000),
+        BuilderConfig("popular_subsamples", "2,715 cleaned samples of 11 popular OOD test sets", shard_size=1000),
+        BuilderConfig("review_logs", "the authors' per-image review decisions (i/o/u/q), no images",
+                      shard_size=20_000, row_group_rows=20_000),
+    )
+    SOURCES = (NINCO_ALL, NINCO_REPO)
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        f"Both sources download by themselves. Offline, put in --manual-dir: NINCO_all.tar.gz (Zenodo record "
+        f"{ZENODO_RECORD}) and either {NINCO_REPO.filename} or a clone of https://github.com/j-cb/NINCO at "
+        f"{REPO_COMMIT[:7]} as the folder {REPO_FOLDER}/. review_logs needs only the repository.")
+    HOMEPAGE = "https://github.com/j-cb/NINCO"
+    LICENSE = "other"
+    CITATION = """@inproceedings{bitterwolf2023ninco,
+  title = {In or Out? Fixing ImageNet Out-of-Distribution Detection Evaluation},
+  author = {Julian Bitterwolf and Maximilian M{\\"u}ller and Matthias Hein},
+  booktitle = {Proceedings of the 40th International Conference on Machine Learning (ICML)},
+  year = {2023}, note = {arXiv:2306.00826}}"""
+
+    # -- features --------------------------------------------------------------------------------
+    def features(self):
+        from datasets import ClassLabel, Features, Image, Value
+
+        name = self.config.name
+        if name == "review_logs":
+            return Features({
+                "id": Value("string"), "log": Value("string"), "log_kind": Value("string"),
+                "released_class": Value("string"), "row": Value("int32"), "index": Value("int32"),
+                "image_location": Value("string"), "decision": Value("string"), "superseded": Value("bool"),
+                "file_name": Value("string"), "in_release": Value("bool")})
+        common = {"id": Value("string"), "file_name": Value("string"), "image": Image()}
+        sizes = {"image_format": Value("string"), "width": Value("int32"), "height": Value("int32")}
+        if name == "ninco":
+            return Features({**common, "ood_class": ClassLabel(names=self.class_names()),
+                             "class_name": Value("string"), "short_name": Value("string"),
+                             "source_dataset": Value("string"), "benchmark_status": Value("int8"),
+                             "in21k_overlap": Value("string"), "original_file": Value("string"), **sizes})
+        if name == "unit_tests":
+            return Features({**common, "test": ClassLabel(names=self.class_names()), "test_name": Value("string"),
+                             "short_name": Value("string"), "source_index": Value("int32"),
+                             "file_format": Value("string"), **sizes})
+        return Features({**common, "source_dataset": ClassLabel(names=self.class_names()),
+                         "dataset_name": Value("string"), "original_file": Value("string"), **sizes})
+
+    def class_names(self) -> list[str]:
+        """Label names of the config (sorted folder names, the ImageFolder order NINCO evaluates in)."""
+        return sorted(CLASS_LISTS[self.config.name])
+
+    def protocol(self) -> dict:
+        name = self.config.name
+        if name == "review_logs":
+            return {"decision_codes": REVIEW_CODES}
+        column = {"ninco": "ood_class", "unit_tests": "test", "popular_subsamples": "source_dataset"}[name]
+        ood = {"group_column": column, "groups": self.class_names(), "id_dataset": "imagenet_val",
+               "aggregation": "mean over groups (each group against all ID images), and pooled",
+               "fpr_tpr": 0.95}
+        if name == "unit_tests":
+            ood["unit_tests"] = True
+            ood["fail_threshold"] = 0.10
+        protocol = {"ood": ood}
+        if name == "popular_subsamples":
+            protocol["table1_percent_id"] = {k: v[1] for k, v in POPULAR_DATASETS.items()}
+        return protocol
+
+    # -- prepare / plan / generate -------------------------------------------------------------------
+    def prepare(self, resolver: SourceResolver) -> Prepared:
+        repo = read_repo(resolver)
+        name = self.config.name
+        if name == "review_logs":
+            rows = attach_released_files([dict(r) for r in repo.review_logs], released_originals(repo))
+            check_logs_cover_release(rows, repo, f"{repo.source.path}:{ANNOTATIONS}")
+            return Prepared({"ninco_repo": repo.source}, {"logs": {f"{r['log']}/{r['row']:04d}": r for r in rows},
+                                                          "summary": review_log_summary(rows)})
+        files = repo.file_lists[name]
+        _check_label_names(name, files, repo.source.path)
+        tar = resolver.resolve(NINCO_ALL)
+        index = index_tar(tar.path)
+        members = locate_members(index, files, RELEASES[name][0])
+        index = TarIndex(index.path, {m: index.members[m] for m in members.values()})
+        return Prepared({"ninco_all": tar, "ninco_repo": repo.source},
+                        {"files": {f.id: f for f in files}, "members": members, "index": index,
+                         "class_names": repo.class_names, "summary": review_log_summary(repo.review_logs)})
+
+    def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
+        if self.config.name == "review_logs":
+            return {"test": list(prepared.data["logs"])}  # read_review_logs order: folder, file, row
+        order = {c: i for i, c in enumerate(self.class_names())}
+        files = sorted(prepared.data["files"].values(), key=lambda f: (order[f.class_name], f.position, f.id))
+        return {"test": [f.id for f in files]}
+
+    def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
+        if self.config.name == "review_logs":
+            for key in shard.keys:
+                row = prepared.data["logs"][key]
+                yield {"id": key, **{k: row[k] for k in ("log", "log_kind", "released_class", "row", "index",
+                                                       "image_location", "decision", "superseded", "file_name",
+                                                       "in_release")}}
+            return
+        tar = prepared.sources["ninco_all"].path
+        for image_id, data in read_members(prepared.data["index"], prepared.data["members"], shard.keys):
+            released: ReleasedFile = prepared.data["files"][image_id]
+            header = inspect_image(data, f"{tar}:{prepared.data['members'][image_id]}")
+            row = {"id": image_id, "file_name": released.file_name, "image": {"bytes": data, "path": released.file_name},
+                   "image_format": header.format, "width": header.width, "height": header.height}
+            row.update(self._label_columns(released, prepared.data["class_names"]))
+            yield row
+
+    def _label_columns(self, released: ReleasedFile, names: dict[str, dict]) -> dict:
+        meta = names.get(released.class_name, {})
+        if self.config.name == "ninco":
+            status = meta.get("benchmark_status", "")
+            return {"ood_class": released.class_name, "class_name": meta.get("print_name", released.class_name),
+                    "short_name": meta.get("short_name", ""), "source_dataset": meta.get("source_dataset", ""),
+                    "benchmark_status": int(status) if status.isdigit() else None,
+                    "in21k_overlap": meta.get("in21k_overlap", ""), "original_file": released.original}
+        if self.config.name == "unit_tests":
+            return {"test": released.class_name, "test_name": meta.get("print_name", released.class_name),
+                    "short_name": meta.get("short_name", ""), "source_index": unit_test_source_index(released),
+                    "file_format": PurePosixPath(released.file_name).suffix[1:].lower()}
+        return {"source_dataset": released.class_name, "dataset_name": POPULAR_DATASETS[released.class_name][0],
+                "original_file": released.original}
+
+    def card_context(self, prepared: Prepared) -> dict:
+        summary = prepared.data["summary"]
+        lines = [f"| {log} | {s['images']} | {s['i']} | {s['o']} | {s['u']} | {s['q']} | {s['other']} | "
+                 f"{100 * s['p_id']:.1f} |" for log, s in summary.items() if log in SUBSAMPLED_LOGS]
+        return {"contamination_table": "\n".join(lines)}
+
+
+def unit_test_source_index(released: ReleasedFile) -> int:
+    """The ImageNet-val index (ImageFolder order) in ``<test>_<k>_<test>_<index:05d>.<ext>``."""
+    match = re.fullmatch(re.escape(released.class_name) + r"_(\d{5})\.(png|jpg)", released.original)
+    if match is None:
+        raise InvalidSourceData(f"{released.location}: expected '<test>_<k:03d>_<test>_<index:05d>.png|jpg'")
+    return int(match.group(1))
+
+
+def _check_label_names(config: str, files: list[ReleasedFile], where: Path) -> None:
+    found = {f.class_name for f in files}
+    expected = set(CLASS_LISTS[config])
+    if found != expected:
+        raise InvalidSourceData(f"{where}: {RELEASES[config][1]} has classes {sorted(found ^ expected)[:3]} that differ "
+                                f"from the NINCO release's {len(expected)} {config} classes")
+
+
+NINCO_CLASSES = (
+    "Caracal caracal caracal", "amphiuma_means", "aphanizomenon_flosaquae", "araneus_gemma",
+    "arctocephalus_galapagoensis", "bagpipe", "batrachoseps_attenuatus", "cable", "chicken_quesadilla",
+    "cirsium_pitcheri", "creme_brulee", "ctenolepisma_longicaudata", "cup_cakes", "darlingtonia_californica",
+    "dendrolagus_lumholtzi", "donuts", "door", "empty_water_dispencer", "epithelantha_micromeris",
+    "erysimum_franciscanum", "f_field_road", "f_forest_path", "ferocactus_pilosus", "fire_extinguisher",
+    "fireworks", "french_fries", "glass_of_milk", "gramophone", "haemulon_sciurus", "high heels", "hindu_temple",
+    "hippopus_hippopus", "lasionycteris_noctivagans", "lathyrus_odoratus", "lepomis_auritus",
+    "leptoglossus_phyllopus", "mbira", "microcystis_wesenbergii", "octopus_bimaculoides", "octopus_rubescens",
+    "ozotoceros_bezoarticus", "platycephalus_fuscus", "polistes_dominula", "pseudorca_crassidens", "pyramid",
+    "s_sky", "sarpa_salpa", "sarracenia_alata", "scissors", "sepia_apama", "sepia_officinalis",
+    "sepioteuthis_australis", "shuttlecock", "skipper_caterpillar", "spaghetti_bolognese", "stapler",
+    "streptopus_lanceolatus", "tapirus_bairdii", "triturus_marmoratus", "tursiops_aduncus",
+    "vaccinium_reticulatum", "waffles", "walker", "windsor_chair",
+)
+UNIT_TESTS = (
+    "Gaussian", "Rademacher", "black", "blobs", "grey", "horizontal_stripes", "low_freq",
+    "low_freq_channelfullscale", "low_freq_colorrange", "low_freq_pixel_perm", "monochrome", "pixel_perm",
+    "tricolour", "tricolour_primary", "uni", "vertical_stripes", "white",
+)
+CLASS_LISTS = {"ninco": NINCO_CLASSES, "unit_tests": UNIT_TESTS, "popular_subsamples": tuple(POPULAR_DATASETS)}
