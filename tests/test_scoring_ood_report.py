@@ -14,6 +14,7 @@ import torch
 from PIL import Image
 
 from imagenet_suite.build import build_dataset
+from imagenet_suite.commands.score import add_ood_arguments
 from imagenet_suite.errors import ConfigError, OutputsError
 from imagenet_suite.scoring import ood
 from imagenet_suite.scoring.ood_detectors import Embeddings, fit_detector_stats
@@ -138,7 +139,7 @@ def test_cli_wiring_functions(ood_folder, id_folder, outputs, tmp_path):
     id_outputs, ood_outputs = outputs
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cpu")
-    ood.add_ood_arguments(parser)
+    add_ood_arguments(parser)
     id_outputs.save(tmp_path / "id.pt")
     args = parser.parse_args(["--id-outputs", str(tmp_path / "id.pt"), "--id-dataset", str(id_folder),
                               "--detectors", "energy", "--fail-threshold", "0.5"])
@@ -169,3 +170,19 @@ def test_per_group_fpr_plot(ood_folder, outputs, tmp_path):
     figure = ood.per_group_fpr_plot(report.artifacts["ood/msp"], threshold=0.1)
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
     assert sorted(labels) == TESTS and labels[-1] == "uni"  # sorted by FPR, the failing test last
+
+
+def test_score_cli_computes_ood_metrics_and_plots(ood_folder, id_folder, outputs, tmp_path):
+    from tests.helpers import run_cli
+
+    id_outputs, ood_outputs = outputs
+    id_path, ood_path = id_outputs.save(tmp_path / "id.npz"), ood_outputs.save(tmp_path / "ood.npz")
+    result = run_cli("score", str(ood_folder), "--outputs", str(ood_path), "--id-outputs", str(id_path),
+                     "--id-dataset", str(id_folder), "--detectors", "msp", "energy", "--plots", str(tmp_path / "p"))
+    assert "unit_tests_failed" in result.stdout and "msp:fpr95>0.1" in result.stdout
+    assert sorted(p.name for p in (tmp_path / "p").iterdir())  # per-test FPR bar plots
+    missing = run_cli("score", str(ood_folder), "--outputs", str(ood_path), check=False)
+    assert missing.returncode == 2 and "--id-outputs" in missing.stderr
+    unknown = run_cli("score", str(ood_folder), "--outputs", str(ood_path), "--id-outputs", str(id_path),
+                      "--detectors", "odin", check=False)
+    assert unknown.returncode == 2 and "unknown ['odin']" in unknown.stderr

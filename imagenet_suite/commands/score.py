@@ -35,12 +35,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--hierarchy", type=Path, metavar="DIR",
                         help="a built wordnet_hierarchy / kmeans_hierarchy folder for the lca metrics "
                              "(default: the ImageNet-1k WordNet tree shipped with the package)")
+    add_ood_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_ood_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options for OOD datasets (NINCO, OOD unit tests, popular OOD sets): the ID side of the comparison."""
+    group = parser.add_argument_group("OOD detection (datasets whose protocol has an 'ood' entry)")
+    group.add_argument("--id-outputs", type=Path, metavar="FILE",
+                       help="the same model's outputs on the ID set (ImageNet val), .pt or .npz")
+    group.add_argument("--id-dataset", type=Path, metavar="DIR",
+                       help="built ID dataset (imagenet_val): the ID outputs must cover exactly its rows")
+    group.add_argument("--id-features", type=Path, metavar="FILE", help="penultimate features of the ID images")
+    group.add_argument("--ood-features", type=Path, metavar="FILE", help="penultimate features of the OOD images")
+    group.add_argument("--detector-stats", type=Path, metavar="FILE", help="fitted train statistics (DetectorStats.save)")
+    group.add_argument("--detectors", nargs="+", metavar="NAME", help="detectors to run (default: all the inputs allow)")
+    group.add_argument("--fail-threshold", type=float, metavar="FPR",
+                       help="unit-test failure threshold on FPR@95 (default: the dataset's, 0.10)")
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..scoring.ood import ood_score_options
     from ..scoring.outputs import ModelOutputs
     from ..scoring.protocols import crop_description
     from ..scoring.report import ScoreOptions, score
@@ -48,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
     outputs = ModelOutputs.load(args.outputs, device=args.device)
-    options = ScoreOptions(lca_distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
-                           hierarchy=str(args.hierarchy) if args.hierarchy else None)
+    options = ood_score_options(args, ScoreOptions(lca_distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
+                                                   hierarchy=str(args.hierarchy) if args.hierarchy else None))
     report = score(args.dataset_dir, outputs, config=args.config, split=args.split, metrics=args.metrics,
                    options=options)
     crop = crop_description(report.meta["protocol"])
@@ -70,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 def write_plots(report, folder: Path) -> list[Path]:
     """Write the plots a report supports into ``folder``; returns the files written."""
     from ..scoring import plots, shape
+    from ..scoring.ood import write_ood_plots
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -83,4 +101,4 @@ def write_plots(report, folder: Path) -> list[Path]:
                                    ("shape_hits", "texture_hits", "conflict_images", "excluded_images")))
         written.append(folder / "shape_bias_per_category.png")
         plots.shape_bias_per_category_plot(per_category, pooled, written[-1])
-    return written
+    return written + write_ood_plots(report, folder)

@@ -29,7 +29,7 @@ from .report import METRICS, Metric, MetricRow, ScoreOptions, ScoreReport, appli
 from .row_statistics import RowStatistics, row_statistics
 from .shape import CATEGORIES16, accuracy16, decisions16, shape_bias
 
-from . import lca, multilabel, protocols, robustness  # noqa: E402,F401,I001  (register their metric families)
+from . import lca, multilabel, ood, protocols, robustness  # noqa: E402,F401,I001  (register their metric families)
 
 __all__ = [
     "CATEGORIES16", "DIMENSIONS", "KINDS", "METRICS", "Fraction", "JoinedSplit", "Metric", "MetricRow",

@@ -443,22 +443,6 @@ for _metric in OOD_METRICS:
 
 # -- CLI wiring ------------------------------------------------------------------------------------------
 
-def add_ood_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``imagenet-suite score`` options for OOD datasets (NINCO, unit tests, popular OOD sets)."""
-    group = parser.add_argument_group("OOD detection (datasets whose protocol has an 'ood' entry)")
-    group.add_argument("--id-outputs", type=Path, metavar="FILE",
-                       help="the same model's outputs on the ID set (ImageNet val), .pt or .npz")
-    group.add_argument("--id-dataset", type=Path, metavar="DIR",
-                       help="built ID dataset (imagenet_val): the ID outputs must cover exactly its rows")
-    group.add_argument("--id-features", type=Path, metavar="FILE", help="penultimate features of the ID images")
-    group.add_argument("--ood-features", type=Path, metavar="FILE", help="penultimate features of the OOD images")
-    group.add_argument("--detector-stats", type=Path, metavar="FILE", help="fitted train statistics (DetectorStats.save)")
-    group.add_argument("--detectors", nargs="+", metavar="NAME", choices=DETECTORS,
-                       help=f"detectors to run (default: all the inputs allow): {', '.join(DETECTORS)}")
-    group.add_argument("--fail-threshold", type=float, metavar="FPR",
-                       help="unit-test failure threshold on FPR@95 (default: the dataset's, 0.10)")
-
-
 def ood_score_options(args: argparse.Namespace, base: ScoreOptions | None = None) -> ScoreOptions | None:
     """The options the parsed arguments describe: ``base`` extended to :class:`OODScoreOptions` with the
     ID outputs (and features, statistics, detectors) when ``--id-outputs`` is given, else ``base``."""
@@ -483,8 +467,15 @@ def ood_score_options(args: argparse.Namespace, base: ScoreOptions | None = None
         id_features=load(args.id_features, device) if args.id_features else None,
         ood_features=load(args.ood_features, device) if args.ood_features else None,
         stats=DetectorStats.load(args.detector_stats, device) if args.detector_stats else None,
-        detectors=tuple(args.detectors) if args.detectors else None,
+        detectors=_known_detectors(args.detectors),
         fail_threshold=args.fail_threshold)
+
+
+def _known_detectors(names: Sequence[str] | None) -> tuple[str, ...] | None:
+    unknown = [name for name in names or () if name not in DETECTORS]
+    if unknown:
+        raise ConfigError(f"--detectors: unknown {unknown}; known: {list(DETECTORS)}")
+    return tuple(names) if names else None
 
 
 # -- picture ---------------------------------------------------------------------------------------------
@@ -533,7 +524,7 @@ def write_ood_plots(report, folder: str | Path) -> list[Path]:
 
 __all__ = [
     "FAIL_THRESHOLD", "METRIC_NAMES", "OOD_METRICS", "PRESETS", "TPR", "GroupedOOD", "OODScoreOptions", "SortedScores",
-    "add_ood_arguments", "as_scores", "aupr_in", "aupr_out", "auroc", "fpr_at_tpr",
+    "as_scores", "aupr_in", "aupr_out", "auroc", "fpr_at_tpr",
     "fpr_at_tpr_openood_v15", "grouped_ood_metrics", "numpy_quantile", "ood_metrics", "ood_score_options",
     "per_group_fpr_plot", "unit_test_verdict", "write_ood_plots",
 ]
