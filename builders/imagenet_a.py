@@ -12,7 +12,7 @@ from imagenet_suite import classes
 from imagenet_suite.builder import BuilderConfig
 from imagenet_suite.sources import Source
 
-from ._variants import ClassFolderBuilder
+from ._variants import NATURAL_ADVERSARIAL_EXAMPLES_CITATION, ClassFolderBuilder
 
 IMAGENET_A_TAR = Source(
     "imagenet_a_tar", "imagenet-a.tar", url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-a.tar",
@@ -37,11 +37,7 @@ class ImagenetA(ClassFolderBuilder):
                                     "imagenet-a/ folder) in --manual-dir.")
     HOMEPAGE = "https://github.com/hendrycks/natural-adv-examples"
     LICENSE = "mit"
-    CITATION = """@inproceedings{hendrycks2021nae,
-  title = {Natural Adversarial Examples},
-  author = {Dan Hendrycks and Kevin Zhao and Steven Basart and Jacob Steinhardt and Dawn Song},
-  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year = {2021}}"""
+    CITATION = NATURAL_ADVERSARIAL_EXAMPLES_CITATION
 
     def protocol(self) -> dict:
         return {"class_subset": list(classes.subset_indices("imagenet_a")), "class_subset_name": "imagenet_a",

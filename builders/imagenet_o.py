@@ -13,7 +13,7 @@ from imagenet_suite import classes
 from imagenet_suite.builder import BuilderConfig
 from imagenet_suite.sources import Source
 
-from ._variants import ClassFolderBuilder
+from ._variants import NATURAL_ADVERSARIAL_EXAMPLES_CITATION, ClassFolderBuilder
 
 IMAGENET_O_TAR = Source(
     "imagenet_o_tar", "imagenet-o.tar", url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-o.tar",
@@ -37,11 +37,7 @@ class ImagenetO(ClassFolderBuilder):
                                     "imagenet-o/ folder) in --manual-dir.")
     HOMEPAGE = "https://github.com/hendrycks/natural-adv-examples"
     LICENSE = "mit"
-    CITATION = """@inproceedings{hendrycks2021nae,
-  title = {Natural Adversarial Examples},
-  author = {Dan Hendrycks and Kevin Zhao and Steven Basart and Jacob Steinhardt and Dawn Song},
-  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year = {2021}}"""
+    CITATION = NATURAL_ADVERSARIAL_EXAMPLES_CITATION
 
     def protocol(self) -> dict:
         return {"ood": True, "in_distribution": "imagenet_1k", "num_classes": classes.NUM_CLASSES,
