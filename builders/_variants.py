@@ -58,7 +58,6 @@ NATURAL_ADVERSARIAL_EXAMPLES_CITATION = """@inproceedings{hendrycks2021nae,
   year = {2021}}"""
 
 
-
 @dataclass(frozen=True)
 class Located:
     """A release found on disk: an archive file or an extracted folder, and where its root folder is.
