@@ -456,6 +456,13 @@ def _is_image(name: str) -> bool:
 
 # -- the builder -------------------------------------------------------------------------------------
 
+NINCO_CITATION = """@inproceedings{bitterwolf2023ninco,
+  title = {In or Out? Fixing ImageNet Out-of-Distribution Detection Evaluation},
+  author = {Julian Bitterwolf and Maximilian M{\\"u}ller and Matthias Hein},
+  booktitle = {Proceedings of the 40th International Conference on Machine Learning (ICML)},
+  year = {2023}, note = {arXiv:2306.00826}}"""
+
+
 class Ninco(Builder):
     NAME = "ninco"
     VERSION = "1.0.0"
@@ -477,11 +484,7 @@ class Ninco(Builder):
         f"{REPO_COMMIT[:7]} as the folder {REPO_FOLDER}/. review_logs needs only the repository.")
     HOMEPAGE = "https://github.com/j-cb/NINCO"
     LICENSE = "other"
-    CITATION = """@inproceedings{bitterwolf2023ninco,
-  title = {In or Out? Fixing ImageNet Out-of-Distribution Detection Evaluation},
-  author = {Julian Bitterwolf and Maximilian M{\\"u}ller and Matthias Hein},
-  booktitle = {Proceedings of the 40th International Conference on Machine Learning (ICML)},
-  year = {2023}, note = {arXiv:2306.00826}}"""
+    CITATION = NINCO_CITATION
 
     # -- features --------------------------------------------------------------------------------
     def features(self):

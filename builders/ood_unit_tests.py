@@ -45,6 +45,8 @@ from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMiss
 from imagenet_suite.images import inspect_image
 from imagenet_suite.sources import ResolvedSource, SourceResolver
 
+from .ninco import NINCO_CITATION
+
 NUM_IMAGENET_VAL = 50_000
 RELEASED_PER_TEST = 400
 FFT_MIN_SIGMA = 6.0  # Gaussian filters with σ >= this run as an FFT circular convolution
@@ -435,11 +437,7 @@ class OodUnitTests(Builder):
                                     "--input DIR. source=image_folder: any folder of images as --manual-dir.")
     HOMEPAGE = "https://github.com/j-cb/NINCO"
     LICENSE = "other"
-    CITATION = """@inproceedings{bitterwolf2023ninco,
-  title = {In or Out? Fixing ImageNet Out-of-Distribution Detection Evaluation},
-  author = {Julian Bitterwolf and Maximilian M{\\"u}ller and Matthias Hein},
-  booktitle = {Proceedings of the 40th International Conference on Machine Learning (ICML)},
-  year = {2023}, note = {arXiv:2306.00826}}"""
+    CITATION = NINCO_CITATION
 
     def __init__(self, config: str | None = None, **kwargs):
         super().__init__(config, **kwargs)
