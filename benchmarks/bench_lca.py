@@ -9,7 +9,8 @@ baseline looks distances up in the precomputed C×C matrix instead of the tree.
 
 The loops run on a subsample (``--loop-samples``) and are extrapolated linearly to N (they are
 per-sample, so cost is linear); the vectorised functions run on all N. Results of both are
-compared on the subsample. Synthetic logits (~70 % top-1 accuracy), seeded.
+compared on the subsample. Synthetic logits (~70 % top-1 accuracy), seeded. Both sides report
+their best of several repeats (a shared machine's noise only ever slows a run down).
 
     uv run --frozen python benchmarks/bench_lca.py            # 50,000 × 1,000
     uv run --frozen python benchmarks/bench_lca.py --quick    # 5,000 × 1,000
@@ -98,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--num-samples", type=int, default=None, help="N (default 50,000; 5,000 with --quick)")
     parser.add_argument("--loop-samples", type=int, default=None, help="loop subsample (default 2,000; 500 with --quick)")
     parser.add_argument("--device", default="cpu", help="device of the outputs tensor (cpu, cuda)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed repeats; the best is reported")
+    parser.add_argument("--repeats", type=int, default=15, help="timed repeats of the vectorised functions; the best is reported")
+    parser.add_argument("--loop-repeats", type=int, default=3, help="timed repeats of each loop baseline; the best is reported")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
     if args.threads:
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, (seconds, score) in timings.items():
         print(f"{name:<13} {seconds * 1e3:9.1f}ms {score.value:8.4f}")
         for label, fn in loops.get(name, []):
-            loop_seconds, loop_value = best_time(fn, 1)
+            loop_seconds, loop_value = best_time(fn, args.loop_repeats)
             projected = loop_seconds * n / n_loop
             agree = abs(loop_value - check[name]()) < 1e-4
             print(f"{'':<13} {'':>11} {'':>8}   {label:<12} {projected:8.2f}s  {'(values agree)' if agree else '(VALUES DIFFER)'}"

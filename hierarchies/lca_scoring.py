@@ -5,7 +5,8 @@ Every function takes ``values`` — a ``[N, C]`` tensor of ``logits``, ``probs``
 torch; rows = ground truth, see :mod:`.distances`). The choice of distance (``info``,
 ``depth_two_sided``, ``depth_one_sided``, or a K-means matrix) is the caller's, made explicit by
 the matrix passed in. Predictions: top-1 = argmax; top-k = the k largest values; ties are broken
-by the lowest class index. Work is batched over rows (``chunk_rows``) so peak extra memory is
+by the lowest class index. Work is batched over rows (``chunk_rows``, by default the scorer's chunk
+size for the device: cache-sized on the CPU, the whole tensor on a GPU) so peak extra memory is
 ``chunk_rows × C`` values; only scalars come back to the CPU.
 
 * :func:`lca` — mean ``D[y, ŷ]`` over the misclassified samples (top-1 ≠ y), the paper's LCA.
@@ -23,6 +24,7 @@ by the lowest class index. Work is batched over rows (``chunk_rows``) so peak ex
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +33,14 @@ import torch
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
 
+from imagenet_suite.scoring.batching import chunk_elements
+
 from .distances import check_distance_matrix
 
 KINDS = ("logits", "probs", "log_probs")
 ELCA_VARIANTS = ("all", "mistakes", "exclude_gt")
 DEFAULT_ELCA_VARIANT = "all"
-CHUNK_ROWS = 2048
+LOG2_E = 1.0 / math.log(2.0)
 
 
 @dataclass(frozen=True)
@@ -71,12 +75,15 @@ def _checked(values: torch.Tensor, labels: Any, distance: Any, check_finite: boo
 def _all_finite(values: torch.Tensor) -> bool:
     """True iff every entry is finite. A finite sum proves it in one cheap pass
     (NaN and ±inf propagate); only an overflowing sum falls back to the elementwise check."""
-    if bool(torch.isfinite(values.sum())):
+    if math.isfinite(float(values.sum())):
         return True
     return bool(torch.isfinite(values).all())
 
 
-def _chunks(n: int, chunk_rows: int):
+def _chunks(n: int, c: int, device: torch.device, chunk_rows: int | None):
+    """Row slices of ``chunk_rows`` rows (default: the scorer's chunk size for the device)."""
+    if chunk_rows is None:
+        chunk_rows = max(1, chunk_elements(device) // max(1, c))
     if chunk_rows < 1:
         raise HierarchyError(f"chunk_rows must be >= 1, got {chunk_rows}")
     for start in range(0, n, chunk_rows):
@@ -143,11 +150,11 @@ def lca(values: torch.Tensor, labels: Any, distance: Any, *, check_finite: bool 
 
 
 def topk_lca(values: torch.Tensor, labels: Any, distance: Any, k: int = 5, *, check_finite: bool = True,
-             chunk_rows: int = CHUNK_ROWS) -> LCAScore:
+             chunk_rows: int | None = None) -> LCAScore:
     """Over samples whose top-1 is wrong: mean over them of mean_j ``D[y, ŷ_j]``, j = 1..k."""
     values, labels, distance = _checked(values, labels, distance, check_finite)
     total, count = torch.zeros((), dtype=torch.float64, device=values.device), 0
-    for rows in _chunks(len(values), chunk_rows):
+    for rows in _chunks(len(values), values.shape[1], values.device, chunk_rows):
         predicted = topk(values[rows], k)
         wrong = predicted[:, 0] != labels[rows]
         d = distance[labels[rows][wrong, None], predicted[wrong]]
@@ -158,25 +165,34 @@ def topk_lca(values: torch.Tensor, labels: Any, distance: Any, k: int = 5, *, ch
 
 # -- ELCA ---------------------------------------------------------------------------------------
 def per_sample_elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: str, temperature: float = 1.0,
-                    exclude_gt: bool = False, check_finite: bool = True, chunk_rows: int = CHUNK_ROWS) -> torch.Tensor:
-    """[N] float32 ``Σ_k p_k · D[y, k]``; ``exclude_gt`` renormalises p over k ≠ y (NaN if that mass is 0)."""
-    values, labels, distance = _checked(values, labels, distance, check_finite)
+                    exclude_gt: bool = False, check_finite: bool = True, chunk_rows: int | None = None) -> torch.Tensor:
+    """[N] float32 ``Σ_k p_k · D[y, k]``; ``exclude_gt`` renormalises p over k ≠ y (NaN if that mass is 0).
+
+    Rows are processed in chunks with torch's own intra-op threads: measured on 2 cores, this beats
+    spreading chunks over worker threads (:func:`imagenet_suite.scoring.batching.map_chunks`) for
+    this sequence of short element-wise passes. Finiteness is checked chunk by chunk while the
+    chunk is in cache, not in a separate pass over the whole tensor.
+    """
+    values, labels, distance = _checked(values, labels, distance, check_finite=False)
     _check_kind(kind, temperature)
     n, c = values.shape
     out = torch.empty(n, dtype=torch.float32, device=values.device)
     # work buffers reused across chunks: no per-chunk allocation (page faults dominate on CPU)
-    weights_buf = torch.empty((min(chunk_rows, n), c), dtype=torch.float32, device=values.device)
+    chunks = list(_chunks(n, c, values.device, chunk_rows))
+    weights_buf = torch.empty((chunks[0].stop if chunks else 0, c), dtype=torch.float32, device=values.device)
     rows_buf = torch.empty_like(weights_buf)
-    for rows in _chunks(n, chunk_rows):
-        size = rows.stop - rows.start
-        weights = _unnormalized_probs(values[rows], labels[rows], kind, temperature, exclude_gt, weights_buf[:size])
+    for rows in chunks:
+        chunk, size = values[rows], rows.stop - rows.start
+        if check_finite and not _all_finite(chunk):
+            raise HierarchyError(f"values contain NaN or ±inf (rows {rows.start}..{rows.stop - 1}); the scorer needs finite outputs")
+        weights = _unnormalized_probs(chunk, labels[rows], kind, temperature, exclude_gt, weights_buf[:size])
         weighted = torch.index_select(distance, 0, labels[rows], out=rows_buf[:size]).mul_(weights)
-        out[rows] = weighted.sum(dim=1) / weights.sum(dim=1)
+        torch.div(weighted.sum(dim=1), weights.sum(dim=1), out=out[rows])
     return out
 
 
 def elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: str, variant: str = DEFAULT_ELCA_VARIANT,
-         temperature: float = 1.0, check_finite: bool = True, chunk_rows: int = CHUNK_ROWS) -> LCAScore:
+         temperature: float = 1.0, check_finite: bool = True, chunk_rows: int | None = None) -> LCAScore:
     """Expected LCA distance under the model's softmax; ``variant`` in :data:`ELCA_VARIANTS`.
 
     ``kind``: what ``values`` hold (``logits``, ``probs``, ``log_probs``), so softmax is applied
@@ -206,17 +222,17 @@ def _unnormalized_probs(chunk: torch.Tensor, labels: torch.Tensor, kind: str, te
     """Non-negative float32 weights ∝ the model's probabilities, written into ``out`` (same shape
     as ``chunk``), the ground truth masked if ``exclude_gt``. ``chunk`` (the caller's) is never written.
 
-    Logits / log-probs: ``exp((v − max) / T)``; with ``exclude_gt`` the GT is set to −inf *before*
-    the max, so the remaining mass is exact even when p(GT) rounds to 1.
+    Logits / log-probs: ``2^((v − max) · log2(e) / T)`` = ``exp((v − max) / T)`` (exp2 is about twice
+    as fast as exp on the CPU); with ``exclude_gt`` the GT is set to −inf *before* the max, so the
+    remaining mass is exact even when p(GT) rounds to 1. Half-precision chunks are upcast first.
     """
-    if kind == "probs" or exclude_gt:
+    scale = LOG2_E / temperature
+    if kind == "probs" or exclude_gt or chunk.dtype not in (torch.float32, torch.float64):
         out.copy_(chunk)
         if kind == "probs":
             return out.scatter_(1, labels[:, None], 0.0) if exclude_gt else out
-        out.scatter_(1, labels[:, None], float("-inf"))
-        out.sub_(out.amax(dim=1, keepdim=True))
-    else:
-        torch.sub(chunk, chunk.amax(dim=1, keepdim=True), out=out)  # one pass, no copy
-    if temperature != 1.0:
-        out.div_(temperature)  # (v − max) / T = v/T − max(v/T) for T > 0
-    return out.exp_()
+        if exclude_gt:
+            out.scatter_(1, labels[:, None], float("-inf"))
+        chunk = out
+    shift = chunk.amax(dim=1, keepdim=True).mul_(-scale)  # −max · log2(e) / T per row
+    return torch.add(shift, chunk, alpha=scale, out=out).exp2_()  # one pass: v·s − max·s

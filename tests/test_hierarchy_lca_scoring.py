@@ -179,6 +179,11 @@ def test_input_errors(info):
     bad[3, 3] = float("nan")
     with pytest.raises(HierarchyError, match="NaN or ±inf"):
         scoring.elca(bad, labels, info, kind="logits")
+    for value in (float("inf"), float("-inf"), float("nan")):  # checked chunk by chunk: a late chunk counts too
+        bad = logits.clone()
+        bad[17, 5] = value
+        with pytest.raises(HierarchyError, match=r"NaN or ±inf \(rows 16\.\.19\)"):
+            scoring.elca(bad, labels, info, kind="logits", chunk_rows=4)
     with pytest.raises(HierarchyError, match="unknown ELCA variant"):
         scoring.elca(logits, labels, info, kind="logits", variant="paper")
 

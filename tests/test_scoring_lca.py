@@ -26,7 +26,7 @@ def test_lca_rows_match_the_hierarchy_functions_for_every_distance(val_folder, v
     report = score(val_folder, outputs, metrics=["lca"])
     labels = torch.tensor([im.label for im in val_images])
     for distance in ("info", "depth_two_sided", "depth_one_sided"):
-        matrix = torch.as_tensor(imagenet1k_distance_matrix(distance))
+        matrix = torch.tensor(imagenet1k_distance_matrix(distance))
         assert report.value("lca", distance) == pytest.approx(lca_scoring.lca(outputs.values, labels, matrix).value)
         assert report.value("top5_lca", distance) == pytest.approx(
             lca_scoring.topk_lca(outputs.values, labels, matrix, k=5).value)

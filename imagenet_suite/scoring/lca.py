@@ -62,7 +62,7 @@ def distance_matrix(ctx: EvaluationContext, distance: str) -> torch.Tensor:
     """The C×C matrix for ``distance`` on the scores' device, sliced to the class subset if any."""
     if distance not in DISTANCES:
         raise ConfigError(f"unknown LCA distance {distance!r}; expected one of {list(DISTANCES)}")
-    matrix = torch.as_tensor(_matrix(ctx.options.hierarchy, distance), device=ctx.scores.device)
+    matrix = torch.tensor(_matrix(ctx.options.hierarchy, distance), device=ctx.scores.device)  # a copy: the cache is read-only
     if matrix.shape != (ctx.scores.shape[1],) * 2:
         raise ConfigError(f"the {distance} matrix is {tuple(matrix.shape)}, the outputs have {ctx.scores.shape[1]} classes")
     if ctx.class_subset is not None:
