@@ -100,22 +100,17 @@ def _folder_source(name: str, path: Path) -> ResolvedSource:
 
 
 def _tar_layout(resolver: SourceResolver) -> Layout:
-    tar_source = resolver.resolve(VAL_TAR)
     if not resolver.find_manual(DEVKIT.filename):
         raise ManualFileMissing(f"{DEVKIT.filename} not found in {resolver.manual_dir}: it holds the labels of "
                                 f"{VAL_TAR.filename}. {DEVKIT.instructions}\nAccepted layouts:\n{ACCEPTED_LAYOUTS}")
+    tar_source, index = resolver.resolve_with(VAL_TAR, _tar_index)  # header scan while the tar is hashed
     devkit = resolver.resolve(DEVKIT)
-    tar = TarArchive(tar_source.path)
-    try:
-        members = {}
-        for name in tar.names():
-            image_id = val_id_of(name)
-            if image_id is None:
-                raise InvalidSourceData(f"{tar_source.path}: unexpected member {name!r} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
-            members[image_id] = name
-        index = tar.index()
-    finally:
-        tar.close()
+    members = {}
+    for name in index:
+        image_id = val_id_of(name)
+        if image_id is None:
+            raise InvalidSourceData(f"{tar_source.path}: unexpected member {name!r} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
+        members[image_id] = name
     ids = sorted(members)
     ground_truth = _read_devkit_labels(devkit.path)
     _check_consecutive(ids, tar_source.path)
@@ -124,6 +119,14 @@ def _tar_layout(resolver: SourceResolver) -> Layout:
                                 f"{tar_source.path} has {len(ids)} images; the label file does not match the images")
     labels = dict(zip(ids, ground_truth))
     return Layout("tar", tar_source, members, labels, index)
+
+
+def _tar_index(path: Path) -> dict[str, tuple[int, int]]:
+    tar = TarArchive(path)
+    try:
+        return tar.index()
+    finally:
+        tar.close()
 
 
 def _read_devkit_labels(devkit_path: Path) -> list[int]:

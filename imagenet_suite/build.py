@@ -13,6 +13,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from .curation.rebuild import ReviewApplication, card_section, fingerprint_with_
 from .dataset_folder import BUILD_INFO, CARD, FORMAT, SELF_HASH, build_info_hash
 from .errors import ConfigError, DatasetFolderError
 from .sources import SourceResolver
-from .writer import INCOMPLETE, ShardStats, shard_fingerprint, shard_stats, write_shard
+from .writer import INCOMPLETE, ShardStats, publish_shard, shard_fingerprint, shard_stats, write_shard
 
 
 def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = None, *, seed: int = 0,
@@ -60,12 +61,18 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
     review = ReviewApplication.from_file(decisions, decision_action) if decisions is not None else None
     folder = Path(out_dir) / (builders[0].folder_name() + (review.folder_suffix if review else ""))
     info = _load_or_start_build_info(folder, builders[0])
+    # sources with a pinned sha256 are hashed while the build works; nothing is published before they pass
     resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins,
-                              progress=progress, inputs=inputs)
-    planned = [(builder, *_plan_config(builder, resolver, review)) for builder in builders]  # before any write
-    folder.mkdir(parents=True, exist_ok=True)
-    for builder, prepared, shards, _ in planned:
-        info["configs"][builder.config.name] = _build_config(builder, prepared, shards, folder, num_proc, progress, review)
+                              progress=progress, inputs=inputs, defer_verification=True)
+    try:
+        planned = [(builder, *_plan_config(builder, resolver, review)) for builder in builders]  # before any write
+        folder.mkdir(parents=True, exist_ok=True)
+        for builder, prepared, shards, _ in planned:
+            info["configs"][builder.config.name] = _build_config(builder, prepared, shards, folder, num_proc, progress,
+                                                                 resolver.wait_verified, review)
+    except Exception:
+        resolver.wait_verified()  # a source failing its checksum explains whatever failed on it
+        raise
     info["configs"] = dict(sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0])))
     if review is not None:
         affected = {**info.get("review", {}).get(review.rows_key, {}), **{b.config.name: n for b, _, _, n in planned}}
@@ -116,12 +123,15 @@ def _plan_config(builder: Builder, resolver: SourceResolver, review: ReviewAppli
 
 
 def _build_config(builder: Builder, prepared: Prepared, shards: list[Shard], folder: Path, num_proc: int,
-                  progress: bool, review: ReviewApplication | None = None) -> dict:
+                  progress: bool, sources_verified: Callable[[], None], review: ReviewApplication | None = None) -> dict:
+    """Write a config's shards and extra files; ``sources_verified`` blocks until the sources passed
+    their checksums (raising if one did not) and is called before anything is published."""
     fingerprint = fingerprint_with_review(plan_fingerprint(builder, prepared, shards), review)
     config_dir = folder / builder.config.name
     config_dir.mkdir(exist_ok=True)
     _remove_stale(config_dir, {s.filename for s in shards})
-    stats = _run_shards(builder, prepared, shards, config_dir, fingerprint, num_proc, progress, review)
+    stats = _run_shards(builder, prepared, shards, config_dir, fingerprint, num_proc, progress, sources_verified, review)
+    sources_verified()
     files = {f"{builder.config.name}/{s.filename}": {"split": s.split, "num_rows": stats[s.filename].num_rows,
                                                      "size": stats[s.filename].size, "sha256": stats[s.filename].sha256}
              for s in shards}
@@ -152,7 +162,9 @@ def _remove_stale(config_dir: Path, planned: set[str]) -> None:
 
 
 def _run_shards(builder: Builder, prepared: Prepared, shards: list[Shard], config_dir: Path, fingerprint: str,
-                num_proc: int, progress: bool, review: ReviewApplication | None = None) -> dict[str, ShardStats]:
+                num_proc: int, progress: bool, sources_verified: Callable[[], None],
+                review: ReviewApplication | None = None) -> dict[str, ShardStats]:
+    """Write the shards not finished by an earlier run; each is published once the sources are verified."""
     stats: dict[str, ShardStats] = {}
     todo = []
     for shard in shards:
@@ -161,21 +173,29 @@ def _run_shards(builder: Builder, prepared: Prepared, shards: list[Shard], confi
             stats[shard.filename] = shard_stats(path)  # finished by an earlier run: resume
         else:
             todo.append(shard)
+
+    def publish(shard: Shard, shard_stats_: ShardStats) -> None:
+        sources_verified()
+        publish_shard(config_dir / shard.filename)
+        stats[shard.filename] = shard_stats_
+
     total = sum(len(s.keys) for s in todo)
     desc = f"{builder.NAME}/{builder.config.name}"
     with tqdm(total=total, unit="ex", desc=desc, disable=not progress or not todo, smoothing=0.05) as bar:
         if num_proc == 1 or len(todo) <= 1:
             for shard in todo:
-                stats[shard.filename] = _write_one(builder, prepared, shard, config_dir, fingerprint, bar.update, review)
-        else:
-            context = _worker_context(builder)
-            with ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=context) as pool:
-                futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint, None, review): shard
-                           for shard in todo}
-                for future in as_completed(futures):
-                    shard = futures[future]
-                    stats[shard.filename] = future.result()
-                    bar.update(len(shard.keys))
+                publish(shard, _write_one(builder, prepared, shard, config_dir, fingerprint, bar.update, review))
+            return stats
+        pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(builder))
+        try:
+            futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint, None, review): shard
+                       for shard in todo}
+            for future in as_completed(futures):
+                shard = futures[future]
+                publish(shard, future.result())
+                bar.update(len(shard.keys))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
     return stats
 
 
@@ -198,7 +218,7 @@ def _write_one(builder: Builder, prepared: Prepared, shard: Shard, config_dir: P
         rows = review.rows(rows)
     callback = (lambda: on_row(1)) if on_row else None
     return write_shard(config_dir / shard.filename, rows, _features(builder, review), _shard_key(fingerprint, shard),
-                       builder.config.row_group_rows, callback)
+                       builder.config.row_group_rows, callback, publish=False)
 
 
 def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):

@@ -20,13 +20,17 @@ import hashlib
 import os
 import urllib.request
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import platformdirs
 from tqdm.auto import tqdm
 
 from .errors import ChecksumMismatch, ManualFileMissing, SourceError
+
+T = TypeVar("T")
 
 CHUNK = 1 << 20
 
@@ -89,14 +93,16 @@ def offline_by_default() -> bool:
 
 
 def file_digests(path: Path, algorithms: Iterable[str] = ("sha256",), progress: bool = True) -> dict[str, str]:
-    """Hex digests of a file, computed in one pass (progress bar on stderr for large files)."""
+    """Hex digests of a file, computed in one pass over it (progress bar on stderr for large files)."""
     hashers = {name: hashlib.new(name) for name in algorithms}
     size = path.stat().st_size
     bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"hashing {path.name}", disable=not progress or size < 256 * CHUNK, leave=False)
-    with open(path, "rb") as handle, bar:
+    with open(path, "rb") as handle, bar, ThreadPoolExecutor(max_workers=len(hashers)) as pool:
         while chunk := handle.read(8 * CHUNK):
-            for hasher in hashers.values():
-                hasher.update(chunk)
+            if len(hashers) == 1:
+                next(iter(hashers.values())).update(chunk)
+            else:  # one thread per algorithm: hashlib releases the GIL, so md5 + sha256 cost max, not sum
+                list(pool.map(lambda hasher: hasher.update(chunk), hashers.values()))  # noqa: B023 (waited for here)
             bar.update(len(chunk))
     return {name: hasher.hexdigest() for name, hasher in hashers.items()}
 
@@ -127,18 +133,25 @@ class SourceResolver:
         offline: never download; defaults to ``IMAGENET_SUITE_OFFLINE`` / ``HF_HUB_OFFLINE``.
         pins: per-file-name overrides of the pinned ``size``/``sha256`` (from a checksums.tsv),
             for mirrors, re-packed archives and test fixtures. They replace the builder's pins.
+        defer_verification: hash files with a pinned sha256 in a background thread, so that work
+            on them overlaps the hashing; the caller must call :meth:`wait_verified` before it
+            publishes anything derived from them (``build_dataset`` does, before each shard).
+            Sizes are still checked at once, and files without a sha256 pin are hashed at once
+            (their sha256 is not known before).
     """
 
     def __init__(self, manual_dir: str | Path | None = None, cache_dir: str | Path | None = None,
                  offline: bool | None = None, pins: dict[str, dict] | None = None, progress: bool = True,
-                 inputs: Iterable[str | Path] = ()):
+                 inputs: Iterable[str | Path] = (), defer_verification: bool = False):
         self.manual_dir = Path(manual_dir) if manual_dir else None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.offline = offline_by_default() if offline is None else offline
         self.pins = pins or {}
         self.progress = progress
         self.inputs = [Path(p) for p in inputs]
-        self._verified: dict[tuple, str] = {}
+        self.defer_verification = defer_verification
+        self._verified: dict[tuple, str] = {}  # (path, size, mtime, md5 wanted) -> sha256
+        self._pending: dict[tuple, Future] = {}  # verifications running in the background
 
     # -- public -----------------------------------------------------------------------------
     def find_manual(self, filename: str) -> Path | None:
@@ -151,16 +164,39 @@ class SourceResolver:
     def resolve(self, source: Source) -> ResolvedSource:
         """Return the verified local file of ``source``, downloading it if needed."""
         source = self._with_pin_overrides(source)
+        return self.verify(source, self._locate(source))
+
+    def resolve_with(self, source: Source, read: Callable[[Path], T]) -> tuple[ResolvedSource, T]:
+        """:meth:`resolve` ``source`` and return ``read(path)`` of its file, the two overlapped.
+
+        The checksum is computed in a background thread (hashing and file reads release the GIL)
+        while ``read`` runs here, e.g. scanning an archive's headers. ``read``'s result comes back
+        only after the file is verified (with ``defer_verification``: after its verification is
+        started); a checksum error wins over an error of ``read`` (a wrong file explains a failed read).
+        """
+        source = self._with_pin_overrides(source)
+        path = self._locate(source)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            verified = pool.submit(self._verify, source, path, self.defer_verification)
+            try:
+                result = read(path)
+            except Exception:
+                verified.result()
+                raise
+            return verified.result(), result
+
+    def _locate(self, source: Source) -> Path:
+        """The local file of ``source`` (manual dir, cache, a matching local copy, or a download)."""
         manual = self.find_manual(source.filename)
         if manual is not None:
-            return self.verify(source, manual)
+            return manual
         cached = self._cache_path(source)
         if cached.exists():
-            return self.verify(source, cached)
+            return cached
         for find_copy in source.local_copies:
             copy = find_copy()
             if copy is not None and copy.exists() and self._matches(source, copy):
-                return self.verify(source, copy)
+                return copy
         if source.manual:
             raise ManualFileMissing(self._missing_message(source))
         if self.offline:
@@ -169,7 +205,7 @@ class SourceResolver:
                 f"download {source.url} there or put the file in --manual-dir"
             )
         self._download(source, cached)
-        return self.verify(source, cached)
+        return cached
 
     def input_dataset(self, builder: str | None, config: str | None = None, build_hint: str = ""):
         """A built imagenet-suite dataset given with ``--input``, verified; ``(DatasetFolder, ResolvedSource)``.
@@ -196,7 +232,20 @@ class SourceResolver:
                                 f"(given: {given}). {build_hint}".strip())
 
     def verify(self, source: Source, path: Path) -> ResolvedSource:
-        """Check ``path`` against the pins of ``source``; ChecksumMismatch names the file and both values."""
+        """Check ``path`` against the pins of ``source``; ChecksumMismatch names the file and both values.
+
+        With ``defer_verification`` and a pinned sha256, only the size is checked here; the hash
+        is checked in the background (see :meth:`wait_verified`).
+        """
+        return self._verify(source, path, background=self.defer_verification)
+
+    def wait_verified(self) -> None:
+        """Wait for the background verifications; raise the first failure (ChecksumMismatch)."""
+        for key, future in list(self._pending.items()):
+            future.result()
+            del self._pending[key]
+
+    def _verify(self, source: Source, path: Path, background: bool) -> ResolvedSource:
         source = self._with_pin_overrides(source)
         stat = path.stat()
         if source.size is not None and stat.st_size != source.size:
@@ -205,6 +254,16 @@ class SourceResolver:
                 "(incomplete or different file)"
             )
         key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, source.md5 is not None)
+        if background and source.sha256 and key not in self._verified:
+            if key not in self._pending:
+                pool = ThreadPoolExecutor(max_workers=1)
+                self._pending[key] = pool.submit(self._check_digests, source, path, key)
+                pool.shutdown(wait=False)
+            return ResolvedSource(source.name, path, stat.st_size, source.sha256.lower())
+        return ResolvedSource(source.name, path, stat.st_size, self._check_digests(source, path, key))
+
+    def _check_digests(self, source: Source, path: Path, key: tuple) -> str:
+        """The file's sha256, after checking it (and the md5, if pinned) against the pins."""
         if key not in self._verified:
             algorithms = ["sha256"] + (["md5"] if source.md5 else [])
             digests = file_digests(path, algorithms, progress=self.progress)
@@ -214,7 +273,7 @@ class SourceResolver:
         sha256 = self._verified[key]
         if source.sha256 and sha256 != source.sha256.lower():
             raise ChecksumMismatch(f"{path}: sha256 is {sha256}, expected {source.sha256} for {source.filename}")
-        return ResolvedSource(source.name, path, stat.st_size, sha256)
+        return sha256
 
     # -- helpers ----------------------------------------------------------------------------
     def _with_pin_overrides(self, source: Source) -> Source:
@@ -226,7 +285,7 @@ class SourceResolver:
 
     def _matches(self, source: Source, path: Path) -> bool:
         try:
-            self.verify(source, path)
+            self._verify(source, path, background=False)
             return True
         except ChecksumMismatch:
             return False

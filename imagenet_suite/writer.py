@@ -89,8 +89,11 @@ def _batches(rows: Iterable[dict], size: int) -> Iterable[list[dict]]:
 
 
 def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, row_group_rows: int,
-                on_row: Callable[[], None] | None = None) -> ShardStats:
+                on_row: Callable[[], None] | None = None, *, publish: bool = True) -> ShardStats:
     """Write ``rows`` to ``path`` atomically (``path.incomplete`` then rename); return its stats.
+
+    With ``publish=False`` the finished file stays at its temporary name until
+    :func:`publish_shard` (the caller first checks what the rows came from).
 
     Each row is encoded with ``features`` (which rejects out-of-range class labels); a row that
     does not fit the schema raises InvalidSourceData naming the row's ``id``.
@@ -99,21 +102,66 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     binary = _binary_columns(schema)
     compression = {column: "none" for column in binary}
     compression.update({c: "snappy" for c in _leaf_columns(schema) if c not in compression})
-    tmp = path.with_name(path.name + INCOMPLETE)
+    tmp = incomplete_path(path)
     num_rows = 0
-    with pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
-                          write_statistics=[c for c in _leaf_columns(schema) if c not in binary]) as writer:
-        for batch in _batches(rows, row_group_rows):
-            table = _encode(batch, features, schema, path)
-            writer.write_table(table, row_group_size=row_group_rows)
-            num_rows += table.num_rows
-            if on_row:
-                for _ in batch:
-                    on_row()
-        if num_rows == 0:
-            writer.write_table(schema.empty_table())
-    os.replace(tmp, path)
-    return shard_stats(path)
+    with open(tmp, "wb") as handle:
+        sink = HashingFile(handle)  # the shard's sha256 comes from the bytes written: no second read
+        writer = pq.ParquetWriter(sink, schema, compression=compression, use_dictionary=False,
+                                  write_statistics=[c for c in _leaf_columns(schema) if c not in binary])
+        with writer:
+            for batch in _batches(rows, row_group_rows):
+                table = _encode(batch, features, schema, path)
+                writer.write_table(table, row_group_size=row_group_rows)
+                num_rows += table.num_rows
+                if on_row:
+                    for _ in batch:
+                        on_row()
+            if num_rows == 0:
+                writer.write_table(schema.empty_table())
+    if publish:
+        publish_shard(path)
+    return ShardStats(num_rows, _uncompressed_bytes(writer.writer.metadata), sink.size, sink.hexdigest())
+
+
+def incomplete_path(path: Path) -> Path:
+    """Where a shard is written before it is published."""
+    return path.with_name(path.name + INCOMPLETE)
+
+
+def publish_shard(path: Path) -> None:
+    """Give a finished shard (written with ``publish=False``) its final name."""
+    os.replace(incomplete_path(path), path)
+
+
+class HashingFile:
+    """A write-only binary file that sha256-hashes what is written through it, in order.
+
+    ``pyarrow.parquet.ParquetWriter`` writes sequentially (no seeks), so the digest is that of the
+    finished file. The wrapped handle is not closed.
+    """
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._digest = hashlib.sha256()
+        self.size = 0  # bytes written
+
+    def write(self, data) -> int:
+        self._digest.update(data)
+        self.size += len(data)
+        return self._handle.write(data)
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:
+        self._handle.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self._handle.closed
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 def _leaf_columns(schema: pa.Schema) -> list[str]:
@@ -161,5 +209,8 @@ def shard_fingerprint(path: Path) -> str | None:
 def shard_stats(path: Path) -> ShardStats:
     """Stats of an already written shard (for resumed builds)."""
     meta = pq.read_metadata(path)
-    num_bytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return ShardStats(meta.num_rows, num_bytes, path.stat().st_size, sha256_of(path))
+    return ShardStats(meta.num_rows, _uncompressed_bytes(meta), path.stat().st_size, sha256_of(path))
+
+
+def _uncompressed_bytes(meta: pq.FileMetaData) -> int:
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import tarfile
 
 import pyarrow.parquet as pq
@@ -113,6 +114,22 @@ def test_wrong_sha256_names_file_and_both_hashes(val_layouts, tmp_path):
     with pytest.raises(ChecksumMismatch) as err:
         build_dataset("imagenet_val", tmp_path, manual_dir=val_layouts["tar"], pins=pins, progress=False)
     assert "ILSVRC2012_img_val.tar" in str(err.value) and "0" * 64 in str(err.value)
+    assert not list(tmp_path.rglob("*.parquet")) and not list(tmp_path.rglob("build_info.json"))
+
+
+@pytest.mark.parametrize("num_proc", [1, 2])
+def test_a_changed_byte_in_the_tar_publishes_nothing(val_layouts, tmp_path, num_proc):
+    """The tar is hashed while shards are generated from it: a file that fails its pin (same size,
+    one image byte changed, so everything else reads fine) leaves no shard, card or build_info."""
+    manual = tmp_path / "m"
+    shutil.copytree(val_layouts["tar"], manual)
+    tar = bytearray((manual / "ILSVRC2012_img_val.tar").read_bytes())
+    tar[len(tar) // 2] ^= 0x01
+    (manual / "ILSVRC2012_img_val.tar").write_bytes(bytes(tar))
+    with pytest.raises(ChecksumMismatch, match="ILSVRC2012_img_val.tar: sha256 is [0-9a-f]{64}, expected"):
+        build_val({"m": manual}, "m", tmp_path / "out", shard_size=4, num_proc=num_proc)
+    published = [p.name for p in (tmp_path / "out").rglob("*") if p.is_file() and not p.name.endswith(".incomplete")]
+    assert published == []
 
 
 def test_real_md5_pin_rejects_a_fixture_tar(val_layouts, tmp_path):

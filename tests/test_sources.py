@@ -126,3 +126,58 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
 
     monkeypatch.setenv("IMAGENET_SUITE_CACHE", str(tmp_path / "x"))
     assert default_cache_dir() == Path(tmp_path / "x")
+
+
+def test_resolve_with_reads_while_verifying_and_returns_only_verified_results(tmp_path):
+    (tmp_path / "blob.bin").write_bytes(PAYLOAD)
+    good = Source("blob", "blob.bin", size=len(PAYLOAD), sha256=hashlib.sha256(PAYLOAD).hexdigest())
+    resolver = SourceResolver(manual_dir=tmp_path, cache_dir=tmp_path / "cache", offline=True)
+    resolved, head = resolver.resolve_with(good, lambda path: path.read_bytes()[:4])
+    assert head == PAYLOAD[:4] and resolved.sha256 == good.sha256 and resolved.path == tmp_path / "blob.bin"
+
+    def broken_read(path):
+        raise ValueError(f"cannot parse {path}")
+
+    with pytest.raises(ValueError, match="cannot parse"):  # a right file: the read's own error
+        resolver.resolve_with(good, broken_read)
+    wrong = Source("blob", "blob.bin", size=len(PAYLOAD), sha256="0" * 64)
+    for read in (lambda path: "parsed", broken_read):  # a wrong file: the checksum error, whatever the read did
+        with pytest.raises(ChecksumMismatch, match="blob.bin: sha256 is"):
+            SourceResolver(manual_dir=tmp_path, cache_dir=tmp_path / "cache", offline=True).resolve_with(wrong, read)
+
+
+def test_deferred_verification_checks_size_at_once_and_hash_on_wait(tmp_path):
+    (tmp_path / "blob.bin").write_bytes(PAYLOAD)
+    pinned = Source("blob", "blob.bin", size=len(PAYLOAD), sha256=hashlib.sha256(PAYLOAD).hexdigest())
+    resolver = SourceResolver(manual_dir=tmp_path, cache_dir=tmp_path / "cache", offline=True, defer_verification=True)
+    assert resolver.resolve(pinned).sha256 == pinned.sha256
+    resolver.wait_verified()  # passes
+    wrong_hash = Source("blob", "blob.bin", size=len(PAYLOAD), sha256="0" * 64)
+    deferred = SourceResolver(manual_dir=tmp_path, cache_dir=tmp_path / "cache", offline=True, defer_verification=True)
+    assert deferred.resolve(wrong_hash).sha256 == "0" * 64  # returned before the hash is known ...
+    for _ in range(2):  # ... and the failure is raised by every wait until the build gives up
+        with pytest.raises(ChecksumMismatch, match="blob.bin: sha256 is"):
+            deferred.wait_verified()
+    with pytest.raises(ChecksumMismatch, match="size is"):  # sizes are checked at once
+        deferred.resolve(Source("blob", "blob.bin", size=3, sha256="0" * 64))
+    unpinned = deferred.resolve(Source("blob", "blob.bin"))  # no sha256 pin: hashed at once, to record it
+    assert unpinned.sha256 == hashlib.sha256(PAYLOAD).hexdigest()
+
+
+def test_deferred_verification_never_takes_a_wrong_local_copy(tmp_path):
+    copy = tmp_path / "copy.bin"
+    copy.write_bytes(PAYLOAD[:-1] + b"!")
+    source = Source("blob", "blob.bin", url="http://127.0.0.1:9/blob.bin", size=len(PAYLOAD),
+                    sha256=hashlib.sha256(PAYLOAD).hexdigest(), local_copies=(lambda: copy,))
+    resolver = SourceResolver(cache_dir=tmp_path / "cache", offline=True, defer_verification=True)
+    with pytest.raises(SourceError, match="offline mode is on"):
+        resolver.resolve(source)
+
+
+def test_md5_and_sha256_together_match_hashlib(tmp_path):
+    from imagenet_suite.sources import file_digests
+
+    path = tmp_path / "big.bin"
+    path.write_bytes(PAYLOAD * 20)  # 20 MiB: several read chunks
+    digests = file_digests(path, ("sha256", "md5"), progress=False)
+    assert digests == {"sha256": hashlib.sha256(PAYLOAD * 20).hexdigest(), "md5": hashlib.md5(PAYLOAD * 20).hexdigest()}

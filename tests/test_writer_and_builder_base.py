@@ -11,7 +11,7 @@ from datasets import ClassLabel, Features, Image, List, Value
 
 from imagenet_suite.builder import Builder, BuilderConfig, Option, example_rng
 from imagenet_suite.errors import ConfigError, InvalidSourceData
-from imagenet_suite.writer import legacy_features_dict, shard_fingerprint, write_shard
+from imagenet_suite.writer import legacy_features_dict, shard_fingerprint, shard_stats, write_shard
 
 FEATURES = Features({"id": Value("string"), "image": Image(), "label": ClassLabel(names=["a", "b", "c"]),
                      "labels": List(ClassLabel(names=["a", "b", "c"])),
@@ -36,6 +36,7 @@ def test_written_shard_roundtrips_and_is_deterministic(tmp_path):
     stats_b = write_shard(tmp_path / "b.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2)
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert stats_a == stats_b and stats_a.num_rows == 5
+    assert stats_a == shard_stats(tmp_path / "a.parquet")  # hashed while written == hashed from disk
     meta = pq.read_metadata(tmp_path / "a.parquet")
     assert meta.num_row_groups == 3
     column_compression = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).compression
@@ -54,7 +55,8 @@ def test_out_of_range_label_names_the_row_and_leaves_no_file(tmp_path):
 
 
 def test_empty_shard_has_the_schema(tmp_path):
-    write_shard(tmp_path / "e.parquet", iter(()), FEATURES, "fp", row_group_rows=2)
+    stats = write_shard(tmp_path / "e.parquet", iter(()), FEATURES, "fp", row_group_rows=2)
+    assert stats == shard_stats(tmp_path / "e.parquet") and stats.num_rows == 0
     assert pq.read_table(tmp_path / "e.parquet").schema.names == list(FEATURES)
 
 
