@@ -82,6 +82,13 @@ class TarArchive(Archive):
         self._handle = open(path, "rb")
         if index is None:
             try:
+                index = plain_tar_index(self._handle, path)
+            except InvalidSourceData:
+                self._handle.close()
+                raise
+        if index is None:  # not a plain archive: tarfile reads every header kind
+            try:
+                self._handle.seek(0)
                 with tarfile.open(fileobj=self._handle, mode="r:") as tar:
                     index = {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
             except (tarfile.TarError, EOFError) as err:
@@ -113,6 +120,59 @@ class TarArchive(Archive):
 
     def close(self) -> None:
         self._handle.close()
+
+
+TAR_BLOCK = 512
+PLAIN_TAR_FILE_TYPES = (b"0", b"\0")  # regular files
+PLAIN_TAR_SKIPPED_TYPES = (b"5",)  # directories
+USTAR_POSIX_MAGIC = b"ustar\x0000"  # only this magic has the name prefix field
+
+
+def plain_tar_index(handle, where: str | Path = "tar") -> dict[str, tuple[int, int]] | None:
+    """``{name: (data offset, size)}`` of the regular files of a *plain* tar, or None.
+
+    Plain: only ustar/GNU headers of regular files and directories, octal sizes, valid header
+    checksums — as in the ImageNet tars. Reading just the fields needed is ~3x faster than
+    ``tarfile``'s full header parsing (about a second less for the 50,000-member val tar). Anything
+    else (long names, pax headers, links, sparse files, a cut-off archive) gives None, and the
+    caller falls back to ``tarfile``, which handles and reports those. A header with a bad
+    checksum after the first raises InvalidSourceData naming ``where`` and the byte offset
+    (``tarfile`` would silently stop listing there).
+    """
+    index, offset, fd = {}, 0, handle.fileno()
+    while True:
+        header = os.pread(fd, TAR_BLOCK, offset)
+        if len(header) < TAR_BLOCK:
+            return None
+        if header.count(0) == TAR_BLOCK:  # end-of-archive marker
+            return index
+        if not _tar_checksum_ok(header):
+            if offset == 0:
+                return None  # not a tar at all, or an unusual one: tarfile says which
+            raise InvalidSourceData(f"{where}: the tar header at byte {offset} has a bad checksum (corrupted archive)")
+        size = _octal(header[124:136])
+        kind = header[156:157]
+        if size is None or kind not in PLAIN_TAR_FILE_TYPES + PLAIN_TAR_SKIPPED_TYPES:
+            return None
+        if kind in PLAIN_TAR_FILE_TYPES:
+            name = header[:100].split(b"\0", 1)[0]
+            if header[257:265] == USTAR_POSIX_MAGIC and header[345] != 0:
+                name = header[345:500].split(b"\0", 1)[0] + b"/" + name
+            index[os.fsdecode(name).removeprefix("./")] = (offset + TAR_BLOCK, size)
+        offset += TAR_BLOCK + -(-size // TAR_BLOCK) * TAR_BLOCK
+
+
+def _tar_checksum_ok(header: bytes) -> bool:
+    stored = _octal(header[148:156])
+    return stored is not None and stored == sum(header) - sum(header[148:156]) + 8 * 0x20  # the field counts as spaces
+
+
+def _octal(field: bytes) -> int | None:
+    digits = field.split(b"\0", 1)[0].strip()
+    try:
+        return int(digits, 8) if digits else None
+    except ValueError:
+        return None
 
 
 class CompressedTarArchive(Archive):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,18 +108,21 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     num_rows = 0
     with open(tmp, "wb") as handle:
         sink = HashingFile(handle)  # the shard's sha256 comes from the bytes written: no second read
-        writer = pq.ParquetWriter(sink, schema, compression=compression, use_dictionary=False,
-                                  write_statistics=[c for c in _leaf_columns(schema) if c not in binary])
-        with writer:
-            for batch in _batches(rows, row_group_rows):
-                table = _encode(batch, features, schema, path)
-                writer.write_table(table, row_group_size=row_group_rows)
-                num_rows += table.num_rows
-                if on_row:
-                    for _ in batch:
-                        on_row()
-            if num_rows == 0:
-                writer.write_table(schema.empty_table())
+        try:
+            writer = pq.ParquetWriter(sink, schema, compression=compression, use_dictionary=False,
+                                      write_statistics=[c for c in _leaf_columns(schema) if c not in binary])
+            with writer:
+                for batch in _batches(rows, row_group_rows):
+                    table = _encode(batch, features, schema, path)
+                    writer.write_table(table, row_group_size=row_group_rows)
+                    num_rows += table.num_rows
+                    if on_row:
+                        for _ in batch:
+                            on_row()
+                if num_rows == 0:
+                    writer.write_table(schema.empty_table())
+        finally:
+            sink.finish()
     if publish:
         publish_shard(path)
     return ShardStats(num_rows, _uncompressed_bytes(writer.writer.metadata), sink.size, sink.hexdigest())
@@ -137,16 +142,21 @@ class HashingFile:
     """A write-only binary file that sha256-hashes what is written through it, in order.
 
     ``pyarrow.parquet.ParquetWriter`` writes sequentially (no seeks), so the digest is that of the
-    finished file. The wrapped handle is not closed.
+    finished file. Hashing runs on a background thread (hashlib releases the GIL), overlapping the
+    encoding of the next rows. The wrapped handle is not closed.
     """
 
     def __init__(self, handle):
         self._handle = handle
         self._digest = hashlib.sha256()
+        self._pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._hasher = threading.Thread(target=self._hash_pending, name="shard-sha256", daemon=True)
+        self._hasher.start()
         self.size = 0  # bytes written
 
     def write(self, data) -> int:
-        self._digest.update(data)
+        data = bytes(data)  # an immutable copy (a no-op for bytes) may be hashed later
+        self._pending.put(data)
         self.size += len(data)
         return self._handle.write(data)
 
@@ -160,8 +170,20 @@ class HashingFile:
     def closed(self) -> bool:
         return self._handle.closed
 
+    def finish(self) -> None:
+        """Stop accepting writes and wait until everything written is hashed (idempotent)."""
+        if self._hasher.is_alive():
+            self._pending.put(None)
+            self._hasher.join()
+
     def hexdigest(self) -> str:
+        """The sha256 of everything written."""
+        self.finish()
         return self._digest.hexdigest()
+
+    def _hash_pending(self) -> None:
+        while (data := self._pending.get()) is not None:
+            self._digest.update(data)
 
 
 def _leaf_columns(schema: pa.Schema) -> list[str]:

@@ -69,3 +69,82 @@ def test_unsupported_file_type(tmp_path):
     (tmp_path / "x.rar").write_bytes(b"rar")
     with pytest.raises(InvalidSourceData, match="unsupported archive type"):
         open_archive(tmp_path / "x.rar")
+
+
+def _tar_bytes(members: list[tuple[str, bytes]], tar_format: int, extra=None) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tar_format) as tar:
+        for name, data in members:
+            if name.endswith("/"):
+                info = tarfile.TarInfo(name.rstrip("/"))
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+                continue
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        if extra:
+            extra(tar)
+    return buffer.getvalue()
+
+
+def _tarfile_index(data: bytes) -> dict:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        return {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
+
+
+PLAIN_MEMBERS = [("val/", b""), ("val/ILSVRC2012_val_00000001.JPEG", b"\xff\xd8" + b"x" * 700),
+                 ("./empty.txt", b""), ("d" * 60 + "/" + "e" * 60 + ".bin", b"abc" * 200)]  # > 100 chars: ustar prefix
+
+
+@pytest.mark.parametrize("tar_format", [tarfile.GNU_FORMAT, tarfile.USTAR_FORMAT])
+def test_plain_tar_index_equals_tarfiles(tmp_path, tar_format):
+    from imagenet_suite.archives import plain_tar_index
+
+    members = PLAIN_MEMBERS if tar_format == tarfile.USTAR_FORMAT else PLAIN_MEMBERS[:3]  # GNU: long names are 'L' headers
+    data = _tar_bytes(members, tar_format)
+    (tmp_path / "a.tar").write_bytes(data)
+    with open(tmp_path / "a.tar", "rb") as handle:
+        index = plain_tar_index(handle)
+    assert index == _tarfile_index(data) and len(index) == len(members) - 1
+    with TarArchive(tmp_path / "a.tar") as archive:
+        assert archive.read("val/ILSVRC2012_val_00000001.JPEG") == members[1][1]
+
+
+def _symlink(tar):
+    info = tarfile.TarInfo("link")
+    info.type, info.linkname = tarfile.SYMTYPE, "val/ILSVRC2012_val_00000001.JPEG"
+    tar.addfile(info)
+
+
+@pytest.mark.parametrize("case", ["pax", "gnu long name", "symlink", "bad checksum", "no end marker"])
+def test_other_tars_fall_back_to_tarfile(tmp_path, case):
+    from imagenet_suite.archives import plain_tar_index
+
+    members = PLAIN_MEMBERS[:3]
+    if case == "pax":  # a non-ASCII name needs a pax header
+        data = _tar_bytes([*members, ("caf\u00e9.txt", b"ok")], tarfile.PAX_FORMAT)
+    elif case == "gnu long name":
+        data = _tar_bytes(PLAIN_MEMBERS, tarfile.GNU_FORMAT)
+    elif case == "symlink":
+        data = _tar_bytes(members, tarfile.GNU_FORMAT, extra=_symlink)
+    else:
+        data = bytearray(_tar_bytes(members, tarfile.GNU_FORMAT))
+        if case == "bad checksum":
+            data[2048 + 5] ^= 0x01  # a byte of empty.txt's header (dir header, file header + 2 data blocks before it)
+        else:
+            data = data[:1500]  # cut inside the first file's data
+        data = bytes(data)
+    (tmp_path / "a.tar").write_bytes(data)
+    if case == "bad checksum":  # tarfile would stop listing there, silently: refused with the offset
+        with pytest.raises(InvalidSourceData, match="a.tar: the tar header at byte 2048 has a bad checksum"):
+            TarArchive(tmp_path / "a.tar")
+        return
+    with open(tmp_path / "a.tar", "rb") as handle:
+        assert plain_tar_index(handle) is None
+    if case in ("pax", "gnu long name", "symlink"):  # tarfile reads these: same index as tarfile's
+        with TarArchive(tmp_path / "a.tar") as archive:
+            assert archive.index() == _tarfile_index(data)
+    else:  # cut off inside a member: tarfile's error, naming the file
+        with pytest.raises(InvalidSourceData, match="a.tar: not a readable tar archive"):
+            TarArchive(tmp_path / "a.tar")

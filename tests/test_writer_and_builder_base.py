@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -52,6 +53,7 @@ def test_out_of_range_label_names_the_row_and_leaves_no_file(tmp_path):
     with pytest.raises(InvalidSourceData, match="row 'r3' does not fit the features"):
         write_shard(tmp_path / "a.parquet", _rows(bad_label_at=3), FEATURES, "fp", row_group_rows=2)
     assert not (tmp_path / "a.parquet").exists()
+    assert not [t for t in threading.enumerate() if t.name == "shard-sha256"]  # the hashing thread ended too
 
 
 def test_empty_shard_has_the_schema(tmp_path):
