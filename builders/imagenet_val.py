@@ -74,7 +74,8 @@ class Layout:
 
 
 def val_id_of(file_name: str) -> str | None:
-    stem = Path(file_name).name.rsplit(".", 1)[0]
+    """``ILSVRC2012_val_00000001`` for ``[dirs/]ILSVRC2012_val_00000001.JPEG``, else None."""
+    stem = file_name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     return stem if VAL_ID.match(stem) and file_name.endswith(".JPEG") else None
 
 
