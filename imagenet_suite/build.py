@@ -14,7 +14,8 @@ import json
 import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from .curation.rebuild import ReviewApplication, card_section, fingerprint_with_
 from .dataset_folder import BUILD_INFO, CARD, FORMAT, SELF_HASH, build_info_hash
 from .errors import ConfigError, DatasetFolderError
 from .sources import SourceResolver
-from .writer import INCOMPLETE, ShardStats, publish_shard, shard_fingerprint, shard_stats, write_shard
+from .writer import INCOMPLETE, ShardStats, publish_shard, sha256_of, shard_fingerprint, shard_stats, write_shard
 
 
 def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = None, *, seed: int = 0,
@@ -174,29 +175,34 @@ def _run_shards(builder: Builder, prepared: Prepared, shards: list[Shard], confi
         else:
             todo.append(shard)
 
+    hasher = ThreadPoolExecutor(max_workers=1)  # published shards are hashed while the next ones are written
+    digests: dict[str, Future] = {}
+
     def publish(shard: Shard, shard_stats_: ShardStats) -> None:
         sources_verified()
         publish_shard(config_dir / shard.filename)
         stats[shard.filename] = shard_stats_
+        digests[shard.filename] = hasher.submit(sha256_of, config_dir / shard.filename)
 
     total = sum(len(s.keys) for s in todo)
     desc = f"{builder.NAME}/{builder.config.name}"
-    with tqdm(total=total, unit="ex", desc=desc, disable=not progress or not todo, smoothing=0.05) as bar:
+    with tqdm(total=total, unit="ex", desc=desc, disable=not progress or not todo, smoothing=0.05) as bar, hasher:
         if num_proc == 1 or len(todo) <= 1:
             for shard in todo:
                 publish(shard, _write_one(builder, prepared, shard, config_dir, fingerprint, bar.update, review))
-            return stats
-        pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(builder))
-        try:
-            futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint, None, review): shard
-                       for shard in todo}
-            for future in as_completed(futures):
-                shard = futures[future]
-                publish(shard, future.result())
-                bar.update(len(shard.keys))
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
-    return stats
+        else:
+            pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(builder))
+            try:
+                futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint, None, review): shard
+                           for shard in todo}
+                for future in as_completed(futures):
+                    shard = futures[future]
+                    publish(shard, future.result())
+                    bar.update(len(shard.keys))
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
+    return {name: replace(value, sha256=digests[name].result()) if name in digests else value
+            for name, value in stats.items()}
 
 
 def _worker_context(builder: Builder):
@@ -218,7 +224,7 @@ def _write_one(builder: Builder, prepared: Prepared, shard: Shard, config_dir: P
         rows = review.rows(rows)
     callback = (lambda: on_row(1)) if on_row else None
     return write_shard(config_dir / shard.filename, rows, _features(builder, review), _shard_key(fingerprint, shard),
-                       builder.config.row_group_rows, callback, publish=False)
+                       builder.config.row_group_rows, callback, publish=False, sha256=False)
 
 
 def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ class ShardStats:
     num_rows: int
     num_bytes: int  # uncompressed size of the row groups (Parquet footer)
     size: int  # file size in bytes
-    sha256: str
+    sha256: str | None  # None when the caller hashes the file itself (write_shard(..., sha256=False))
 
 
 def legacy_features_dict(features) -> dict:
@@ -91,14 +89,14 @@ def _batches(rows: Iterable[dict], size: int) -> Iterable[list[dict]]:
 
 
 def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, row_group_rows: int,
-                on_row: Callable[[], None] | None = None, *, publish: bool = True) -> ShardStats:
+                on_row: Callable[[], None] | None = None, *, publish: bool = True, sha256: bool = True) -> ShardStats:
     """Write ``rows`` to ``path`` atomically (``path.incomplete`` then rename); return its stats.
-
-    With ``publish=False`` the finished file stays at its temporary name until
-    :func:`publish_shard` (the caller first checks what the rows came from).
 
     Each row is encoded with ``features`` (which rejects out-of-range class labels); a row that
     does not fit the schema raises InvalidSourceData naming the row's ``id``.
+    With ``publish=False`` the finished file stays at its temporary name until
+    :func:`publish_shard` (the caller first checks what the rows came from). With ``sha256=False``
+    the stats carry no hash (the build runner hashes finished shards on a background thread).
     """
     schema = arrow_schema(features, fingerprint)
     binary = _binary_columns(schema)
@@ -106,26 +104,23 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     compression.update({c: "snappy" for c in _leaf_columns(schema) if c not in compression})
     tmp = incomplete_path(path)
     num_rows = 0
-    with open(tmp, "wb") as handle:
-        sink = HashingFile(handle)  # the shard's sha256 comes from the bytes written: no second read
-        try:
-            writer = pq.ParquetWriter(sink, schema, compression=compression, use_dictionary=False,
-                                      write_statistics=[c for c in _leaf_columns(schema) if c not in binary])
-            with writer:
-                for batch in _batches(rows, row_group_rows):
-                    table = _encode(batch, features, schema, path)
-                    writer.write_table(table, row_group_size=row_group_rows)
-                    num_rows += table.num_rows
-                    if on_row:
-                        for _ in batch:
-                            on_row()
-                if num_rows == 0:
-                    writer.write_table(schema.empty_table())
-        finally:
-            sink.finish()
+    writer = pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
+                              write_statistics=[c for c in _leaf_columns(schema) if c not in binary])
+    with writer:
+        for batch in _batches(rows, row_group_rows):
+            table = _encode(batch, features, schema, path)
+            writer.write_table(table, row_group_size=row_group_rows)
+            num_rows += table.num_rows
+            if on_row:
+                for _ in batch:
+                    on_row()
+        if num_rows == 0:
+            writer.write_table(schema.empty_table())
     if publish:
         publish_shard(path)
-    return ShardStats(num_rows, _uncompressed_bytes(writer.writer.metadata), sink.size, sink.hexdigest())
+    written = path if publish else tmp
+    return ShardStats(num_rows, _uncompressed_bytes(writer.writer.metadata), written.stat().st_size,
+                      sha256_of(written) if sha256 else None)
 
 
 def incomplete_path(path: Path) -> Path:
@@ -136,54 +131,6 @@ def incomplete_path(path: Path) -> Path:
 def publish_shard(path: Path) -> None:
     """Give a finished shard (written with ``publish=False``) its final name."""
     os.replace(incomplete_path(path), path)
-
-
-class HashingFile:
-    """A write-only binary file that sha256-hashes what is written through it, in order.
-
-    ``pyarrow.parquet.ParquetWriter`` writes sequentially (no seeks), so the digest is that of the
-    finished file. Hashing runs on a background thread (hashlib releases the GIL), overlapping the
-    encoding of the next rows. The wrapped handle is not closed.
-    """
-
-    def __init__(self, handle):
-        self._handle = handle
-        self._digest = hashlib.sha256()
-        self._pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._hasher = threading.Thread(target=self._hash_pending, name="shard-sha256", daemon=True)
-        self._hasher.start()
-        self.size = 0  # bytes written
-
-    def write(self, data) -> int:
-        data = bytes(data)  # an immutable copy (a no-op for bytes) may be hashed later
-        self._pending.put(data)
-        self.size += len(data)
-        return self._handle.write(data)
-
-    def tell(self) -> int:
-        return self.size
-
-    def flush(self) -> None:
-        self._handle.flush()
-
-    @property
-    def closed(self) -> bool:
-        return self._handle.closed
-
-    def finish(self) -> None:
-        """Stop accepting writes and wait until everything written is hashed (idempotent)."""
-        if self._hasher.is_alive():
-            self._pending.put(None)
-            self._hasher.join()
-
-    def hexdigest(self) -> str:
-        """The sha256 of everything written."""
-        self.finish()
-        return self._digest.hexdigest()
-
-    def _hash_pending(self) -> None:
-        while (data := self._pending.get()) is not None:
-            self._digest.update(data)
 
 
 def _leaf_columns(schema: pa.Schema) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -12,7 +11,7 @@ from datasets import ClassLabel, Features, Image, List, Value
 
 from imagenet_suite.builder import Builder, BuilderConfig, Option, example_rng
 from imagenet_suite.errors import ConfigError, InvalidSourceData
-from imagenet_suite.writer import legacy_features_dict, shard_fingerprint, shard_stats, write_shard
+from imagenet_suite.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
 
 FEATURES = Features({"id": Value("string"), "image": Image(), "label": ClassLabel(names=["a", "b", "c"]),
                      "labels": List(ClassLabel(names=["a", "b", "c"])),
@@ -37,7 +36,11 @@ def test_written_shard_roundtrips_and_is_deterministic(tmp_path):
     stats_b = write_shard(tmp_path / "b.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2)
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert stats_a == stats_b and stats_a.num_rows == 5
-    assert stats_a == shard_stats(tmp_path / "a.parquet")  # hashed while written == hashed from disk
+    assert stats_a == shard_stats(tmp_path / "a.parquet")
+    unhashed = write_shard(tmp_path / "c.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2, publish=False, sha256=False)
+    assert unhashed.sha256 is None and unhashed.size == stats_a.size and not (tmp_path / "c.parquet").exists()
+    publish_shard(tmp_path / "c.parquet")
+    assert (tmp_path / "c.parquet").read_bytes() == (tmp_path / "a.parquet").read_bytes()
     meta = pq.read_metadata(tmp_path / "a.parquet")
     assert meta.num_row_groups == 3
     column_compression = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).compression
@@ -53,7 +56,6 @@ def test_out_of_range_label_names_the_row_and_leaves_no_file(tmp_path):
     with pytest.raises(InvalidSourceData, match="row 'r3' does not fit the features"):
         write_shard(tmp_path / "a.parquet", _rows(bad_label_at=3), FEATURES, "fp", row_group_rows=2)
     assert not (tmp_path / "a.parquet").exists()
-    assert not [t for t in threading.enumerate() if t.name == "shard-sha256"]  # the hashing thread ended too
 
 
 def test_empty_shard_has_the_schema(tmp_path):
