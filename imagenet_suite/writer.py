@@ -104,9 +104,8 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     compression.update({c: "snappy" for c in _leaf_columns(schema) if c not in compression})
     tmp = incomplete_path(path)
     num_rows = 0
-    writer = pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
-                              write_statistics=[c for c in _leaf_columns(schema) if c not in binary])
-    with writer:
+    with pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
+                          write_statistics=[c for c in _leaf_columns(schema) if c not in binary]) as writer:
         for batch in _batches(rows, row_group_rows):
             table = _encode(batch, features, schema, path)
             writer.write_table(table, row_group_size=row_group_rows)
@@ -119,7 +118,7 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     if publish:
         publish_shard(path)
     written = path if publish else tmp
-    return ShardStats(num_rows, _uncompressed_bytes(writer.writer.metadata), written.stat().st_size,
+    return ShardStats(num_rows, _uncompressed_bytes(pq.read_metadata(written)), written.stat().st_size,
                       sha256_of(written) if sha256 else None)
 
 
