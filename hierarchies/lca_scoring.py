@@ -32,7 +32,6 @@ import numpy as np
 import torch
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
-
 from imagenet_suite.scoring.batching import chunk_elements
 
 from .distances import check_distance_matrix
