@@ -99,10 +99,8 @@ def file_digests(path: Path, algorithms: Iterable[str] = ("sha256",), progress: 
     bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"hashing {path.name}", disable=not progress or size < 256 * CHUNK, leave=False)
     with open(path, "rb") as handle, bar, ThreadPoolExecutor(max_workers=len(hashers)) as pool:
         while chunk := handle.read(8 * CHUNK):
-            if len(hashers) == 1:
-                next(iter(hashers.values())).update(chunk)
-            else:  # one thread per algorithm: hashlib releases the GIL, so md5 + sha256 cost max, not sum
-                list(pool.map(lambda hasher: hasher.update(chunk), hashers.values()))  # noqa: B023 (waited for here)
+            # one thread per algorithm: hashlib releases the GIL, so md5 + sha256 cost max, not sum
+            list(pool.map(lambda hasher: hasher.update(chunk), hashers.values()))  # noqa: B023 (waited for here)
             bar.update(len(chunk))
     return {name: hasher.hexdigest() for name, hasher in hashers.items()}
 
