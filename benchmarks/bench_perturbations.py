@@ -10,8 +10,8 @@ with the same seeds on ``--workers`` processes (default 2, one image per task):
 
 Prints images/s per corruption, the ratio ours/reference, and the overall ratio (total time for
 the same work). With a GPU (or ``--torch-device``), also times :func:`corruptions_torch.corrupt_batch`
-on the heavy corruptions. Images: the real 224x224 cue-conflict sample in ../shared/data when
-present, else smooth synthetic images; frost pictures are synthetic. Usage:
+on the heavy corruptions. Images: the real 224x224 cue-conflict sample in tests/data (48 images;
+synthetic smooth images past those); frost pictures are synthetic. Usage:
 
     uv run --frozen python benchmarks/bench_perturbations.py [--images 16] [--severities 3] [--workers 2]
 """
@@ -34,7 +34,7 @@ from imagenet_suite import corruptions as C  # noqa: E402
 from imagenet_suite.builder import example_rng  # noqa: E402
 from tests.fixtures.naive_corruptions import naive_corrupt  # noqa: E402
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "texture-vs-shape" / "stimuli" / "cue-conflict-sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "texture-vs-shape" / "stimuli" / "cue-conflict-sample"
 
 
 def load_images(count: int) -> list[np.ndarray]:

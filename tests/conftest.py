@@ -1,4 +1,20 @@
-"""Shared pytest fixtures: paths to the real public artifacts in ../shared/data (read in place)."""
+"""Shared pytest fixtures, and the guard that keeps tests inside the repository.
+
+The suite runs from a bare ``git clone`` with nothing beside it. Real public artifacts that tests read
+are copied into ``tests/data`` (origin, upstream commit, license and checksums in
+``tests/data/README.md`` and ``tests/data/SHA256SUMS``); the ``test_data`` fixture points there.
+Nothing may be read from beside the checkout (``../shared`` or any other sibling folder).
+
+The guard (``tests/repo_guard.py``, installed here before any test module is imported) is an audit
+hook that records every file open, directory listing, glob, copy, link, rename, ``mkdir``/``chdir``
+and subprocess command line whose path lies in the folder that contains the repository but outside
+the repository itself, excluding the system temp dir, ``sys.prefix``/``sys.base_prefix``, the uv cache
+and uv's Python installs (and ``$HOME``'s hidden entries when the repository sits directly in
+``$HOME``); an exclusion that contains the repository's folder is ignored, and one that equals it
+(a clone straight into ``/tmp``) turns the guard off. A test that touched such a path fails in its
+teardown, naming the paths; hits outside any test (collection, module imports, session teardown)
+fail the session. The rule and its limits are spelled out in ``tests/repo_guard.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +23,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests import repo_guard
+
+repo_guard.install()
 
 _SCRATCH = Path(tempfile.mkdtemp(prefix="imagenet-suite-tests-"))
 
@@ -18,15 +38,46 @@ os.environ["IMAGENET_SUITE_CACHE"] = str(_SCRATCH / "downloads")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+TEST_DATA = REPO_ROOT / "tests" / "data"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Attribute every path the guard sees during a test's setup, call and teardown to that test."""
+    repo_guard.current_test = item.nodeid
+    try:
+        yield
+    finally:
+        repo_guard.current_test = "<between tests>"
+
+
+@pytest.fixture(autouse=True)
+def _stay_inside_the_repository(request):
+    """Fail the test (in its teardown) if it, or a fixture it set up first, touched a path beside the repository."""
+    yield
+    found = repo_guard.take(request.node.nodeid)
+    if found:
+        pytest.fail(repo_guard.describe(found), pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Paths touched outside any test, or by a fixture's teardown after its test's own: fail the run."""
+    repo_guard.current_test = "<session end>"
+    if repo_guard.hits and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    found = repo_guard.take()
+    if found:
+        terminalreporter.section("paths outside the repository", red=True)
+        terminalreporter.write_line(repo_guard.describe(found))
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """``../shared/data`` beside the checkout; the real artifacts tests must read in place."""
-    if not SHARED_DATA.is_dir():
-        raise FileNotFoundError(f"{SHARED_DATA} is missing: tests need the shared data beside the checkout")
-    return SHARED_DATA
+def test_data() -> Path:
+    """``tests/data``: copies of the real public artifacts tests read (provenance in its README.md)."""
+    return TEST_DATA
 
 
 @pytest.fixture(scope="session")

@@ -32,9 +32,9 @@ def frost():
 
 
 @pytest.fixture(scope="module")
-def real224(shared_data) -> np.ndarray:
+def real224(test_data) -> np.ndarray:
     """A real 224x224 stimulus (texture-vs-shape, CC-BY-4.0)."""
-    path = shared_data / "texture-vs-shape/stimuli/cue-conflict-sample/car/car1-car2.png"
+    path = test_data / "texture-vs-shape/stimuli/cue-conflict-sample/car/car1-car2.png"
     return np.asarray(Image.open(path).convert("RGB"))
 
 

@@ -1,6 +1,6 @@
 """LCA-on-the-line analysis, reproduced from the paper's per-model results (seed_004.md §3).
 
-Inputs: ``../shared/data/lca-on-the-line/imagenet_lca_vs_<ood>_top1.csv`` (75 models; ID LCA is the
+Inputs: ``tests/data/lca-on-the-line/imagenet_lca_vs_<ood>_top1.csv`` (75 models; ID LCA is the
 information-based LCA). Reference values are the tables of seed_004.md: the [C, M] cross-check
 (4 decimals) and the paper's Tables 2, 3 and 9 (3 decimals, sometimes truncated rather than
 rounded, hence the 0.0011 tolerance) wherever the paper used the same (information) metric.
@@ -28,8 +28,8 @@ FOUR = 6e-5  # 4-decimal digest values
 
 
 @pytest.fixture(scope="module")
-def results(shared_data):
-    folder = shared_data / "lca-on-the-line"
+def results(test_data):
+    folder = test_data / "lca-on-the-line"
     return {name: read_results_csv(folder / f"imagenet_lca_vs_{name}_top1.csv") for name in DATASETS}
 
 

@@ -1,4 +1,4 @@
-"""imagenet_real on the real real.json (../shared/data) and joined onto fixture val images."""
+"""imagenet_real on the real real.json (tests/data) and joined onto fixture val images."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from tests.helpers import load
 
 
 @pytest.fixture(scope="module")
-def real_json(shared_data):
-    return shared_data / "reassessed-imagenet" / "real.json"
+def real_json(test_data):
+    return test_data / "reassessed-imagenet" / "real.json"
 
 
 @pytest.fixture(scope="module")

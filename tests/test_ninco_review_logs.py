@@ -1,4 +1,4 @@
-"""read_review_logs on the authors' real cleaning_annotations (../shared/data, read in place).
+"""read_review_logs on the authors' real cleaning_annotations (copied into tests/data).
 
 The logs must reproduce the contamination rates of seed_002 §4 (the paper's Table 1) and the
 per-class counts of §2.3, keep every decision code as written, and name malformed rows.
@@ -17,8 +17,8 @@ from imagenet_suite.errors import InvalidSourceData
 
 
 @pytest.fixture(scope="module")
-def annotations(shared_data):
-    return shared_data / "ninco" / "data" / "cleaning_annotations"
+def annotations(test_data):
+    return test_data / "ninco" / "data" / "cleaning_annotations"
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +83,8 @@ def test_superseded_rows_are_the_earlier_duplicates(logs):
     assert [(r["decision"], r["superseded"]) for r in ice] == [("i", True), ("o", False)]
 
 
-def test_kept_rows_join_the_released_files(logs, shared_data):
-    data = shared_data / "ninco" / "data"
+def test_kept_rows_join_the_released_files(logs, test_data):
+    data = test_data / "ninco" / "data"
     released = {}
     for name, top in (("NINCO_OOD_classes.csv", "NINCO_OOD_classes"),
                       ("NINCO_popular_datasets_subsamples.csv", "NINCO_popular_datasets_subsamples")):

@@ -46,8 +46,8 @@ SPEC_VECTORS = {  # seed_002 §3.4: first four indices and the sum of the 400
 }
 
 
-def test_index_selection_equals_the_released_files_for_all_17_tests(shared_data):
-    released = out.released_indices(shared_data / "ninco/data/NINCO_OOD_unit_tests.csv")
+def test_index_selection_equals_the_released_files_for_all_17_tests(test_data):
+    released = out.released_indices(test_data / "ninco/data/NINCO_OOD_unit_tests.csv")
     assert sorted(released) == sorted(out.UNIT_TESTS) and len(out.UNIT_TESTS) == 17
     for test, indices in released.items():
         chosen = out.source_indices(test)

@@ -1,7 +1,7 @@
 """The NINCO authors' review logs imported onto a real ninco build: mapping, contamination rates, disagreements.
 
 The ``popular_subsamples`` config is built by the ninco builder from a fixture NINCO_all.tar.gz (tiny
-images at the real released paths) and the real repository data in ``../shared/data/ninco``, then
+images at the real released paths) and the real repository data in ``tests/data/ninco``, then
 loaded into FiftyOne; the real ``cleaning_annotations`` logs are imported onto it.
 """
 
@@ -30,18 +30,18 @@ CODES = {"i": "id", "o": "ood", "u": "unsure", "q": "q"}
 
 
 @pytest.fixture(scope="module")
-def logs(shared_data):
-    return shared_data / "ninco" / "data" / "cleaning_annotations"
+def logs(test_data):
+    return test_data / "ninco" / "data" / "cleaning_annotations"
 
 
 @pytest.fixture(scope="module")
-def dataset(shared_data, tmp_path_factory):
+def dataset(test_data, tmp_path_factory):
     fo = fiftyone_on_private_db()
     root = tmp_path_factory.mktemp("ninco-review")
-    data = shared_data / "ninco" / "data"
+    data = test_data / "ninco" / "data"
     contents = {loc: fx.tiny_image(loc, i) for i, loc in enumerate(fx.released_locations(data))
                 if loc.startswith("NINCO_popular_datasets_subsamples/")}
-    manual = fx.write_ninco_manual_dir(root / "manual", shared_data / "ninco", contents)
+    manual = fx.write_ninco_manual_dir(root / "manual", test_data / "ninco", contents)
     folder = build_dataset("ninco", root / "out", ["popular_subsamples"], manual_dir=manual, progress=False,
                            pins=read_pins_file(manual / "checksums.tsv"))
     loaded = load_for_review(folder, name="ninco-popular", cache_dir=root / "cache")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -27,16 +28,16 @@ def build(config: str, manual: Path, out: Path, **kwargs) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tvs(shared_data) -> Path:
-    return shared_data / "texture-vs-shape"
+def tvs(test_data) -> Path:
+    return test_data / "texture-vs-shape"
 
 
 @pytest.fixture(scope="module")
-def sample_manual(tmp_path_factory, shared_data) -> Path:
-    """A texture-vs-shape checkout whose style-transfer folder is the real 48-image sample (linked, not copied)."""
+def sample_manual(tmp_path_factory, test_data) -> Path:
+    """A texture-vs-shape checkout whose style-transfer folder is the real 48-image sample (copied, not linked:
+    the build refuses symlinks in a --manual-dir that lead out of it)."""
     root = tmp_path_factory.mktemp("tvs-sample")
-    (root / "stimuli").mkdir()
-    (root / "stimuli" / "style-transfer-preprocessed-512").symlink_to(shared_data / STIMULI / "cue-conflict-sample")
+    shutil.copytree(test_data / STIMULI / "cue-conflict-sample", root / "stimuli" / "style-transfer-preprocessed-512")
     return root
 
 
@@ -55,10 +56,10 @@ def test_real_edges_and_silhouettes_build_with_folder_labels_and_original_bytes(
     assert Counter(ds["label16"]) == {i: 10 for i in range(16)}
 
 
-def test_real_cue_conflict_sample_parses_shape_texture_and_the_equal_rule(sample_manual, shared_data, tmp_path):
+def test_real_cue_conflict_sample_parses_shape_texture_and_the_equal_rule(sample_manual, test_data, tmp_path):
     out = build("cue_conflict", sample_manual, tmp_path, options={"strict_counts": False})
     ds = load(out, "cue_conflict", split="test", cache_dir=tmp_path / "cache")
-    files = sorted((shared_data / STIMULI / "cue-conflict-sample").glob("*/*.png"))
+    files = sorted((test_data / STIMULI / "cue-conflict-sample").glob("*/*.png"))
     assert len(ds) == len(files) == 48
     names = ds.features["shape_label16"].names
     expected_same = 0
@@ -167,9 +168,9 @@ def _logits_for(decisions: list[str]) -> np.ndarray:
     return logits
 
 
-def test_score_cli_prints_shape_bias_of_a_cue_conflict_build(sample_manual, shared_data, tmp_path):
+def test_score_cli_prints_shape_bias_of_a_cue_conflict_build(sample_manual, test_data, tmp_path):
     out = build("cue_conflict", sample_manual, tmp_path, options={"strict_counts": False})
-    files = sorted((shared_data / STIMULI / "cue-conflict-sample").glob("*/*.png"))
+    files = sorted((test_data / STIMULI / "cue-conflict-sample").glob("*/*.png"))
     ids, decisions, shape_hits, texture_hits = [], [], 0, 0
     for k, path in enumerate(files):
         shape, texture = NAME.match(path.name).groups()
