@@ -1,10 +1,11 @@
 """The real App: ``imagenet-suite review open`` (embedded mongod) driven by headless Chromium, then SIGKILL.
 
-A person's session, end to end: the dataset's samples appear in the grid with readable class names,
-the saved view ``contamination_candidates`` is picked from the view menu and shows the confident OOD
-samples, two of them are tagged ``id`` with the App's tag button; then the review process and its
-mongod are killed with SIGKILL, and a new process exports exactly those decisions.
-Screenshots are kept in ``test-artifacts/``.
+A person's session, end to end: the printed URL (with its session token) opens the App, which trades
+the token for a cookie and drops it from the address bar; the dataset's samples appear in the grid
+with readable class names, the saved view ``contamination_candidates`` is picked from the view menu
+and shows the confident OOD samples, two of them are tagged ``id`` with the App's tag button; then
+the review process and its mongod are killed with SIGKILL, and a new process exports exactly those
+decisions. Screenshots are kept in ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -25,45 +25,17 @@ import pytest
 from imagenet_suite.curation.app import free_port
 from imagenet_suite.curation.decision_table import read_decision_table
 from tests.fixtures.review_datasets import CLASSES, PER_CLASS, build_tiny_ood, tiny_ood_ids, write_outputs
+from tests.fixtures.review_process import (STARTUP, ReviewProcess, kill, listening_inet, mongod_socket_folder,
+                                           review_env, token_of)
 from tests.helpers import REPO_ROOT
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ARTIFACTS = REPO_ROOT / "test-artifacts"
-STARTUP = 420  # s: review open imports FiftyOne twice (CLI and App server) and starts mongod; slow on 2 busy cores
 ENTERPRISE_POPOVER = "fiftyone-enterprise-tooltip-seen"  # the App's localStorage key for its upsell popover
 CONFIDENT = {"waffles_002_1002": (931, 0.97), "donuts_001_1001": (500, 0.9), "s_sky_003_1003": (10, 0.6)}
 
 pytestmark = pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
                                 reason="needs Debian chromium + chromium-driver (installed by .ci/run)")
-
-
-class ReviewProcess:
-    """``imagenet-suite review open`` in a subprocess; its stdout lines collected by a thread."""
-
-    def __init__(self, args: list[str], env: dict[str, str], log: Path):
-        self.log = open(log, "w")
-        self.process = subprocess.Popen([sys.executable, "-m", "imagenet_suite.cli", "review", "open", *args],
-                                        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=self.log, text=True)
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.append(line.strip())
-
-    def wait_for_url(self, timeout: float) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            urls = [line for line in self.lines if line.startswith("http://127.0.0.1:")]
-            if urls:
-                return urls[-1]
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.5)
-        raise AssertionError(f"review open printed no URL (exit {self.process.poll()}); see {self.log.name}")
-
-    def tree(self) -> list[psutil.Process]:
-        return psutil.Process(self.process.pid).children(recursive=True)
 
 
 def _browser(profile: Path):
@@ -79,38 +51,22 @@ def _browser(profile: Path):
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 
 
-def _env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "FIFTYONE_DATABASE_URI"}  # the embedded default
-    env.update(FIFTYONE_DATABASE_DIR=str(tmp / "fiftyone-db"), IMAGENET_SUITE_REVIEW_CACHE=str(tmp / "cache"),
-               FIFTYONE_DO_NOT_TRACK="true", PYTHONPATH=str(REPO_ROOT))
-    return env
-
-
-def _kill(processes) -> None:
-    for process in processes:
-        try:
-            process.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(processes, timeout=30)
-
-
 def test_review_in_the_app_survives_sigkill(tmp_path):
     folder = build_tiny_ood(tmp_path / "out")
     outputs = write_outputs(tmp_path / "outputs.npz", tiny_ood_ids(), CONFIDENT)
     candidates = sorted(CONFIDENT, key=lambda i: -CONFIDENT[i][1])
     port = free_port()
     review = ReviewProcess([str(folder), "--outputs", str(outputs), "--port", str(port), "--reviewer", "alice"],
-                           _env(tmp_path), tmp_path / "review-open.log")
+                           review_env(tmp_path), tmp_path / "review-open.log")
     driver, processes = None, []
     try:
         url = review.wait_for_url(STARTUP)
-        name = next(line for line in review.lines if line.startswith("dataset: ")).split(": ", 1)[1]
-        assert url == f"http://127.0.0.1:{port}/datasets/{name}"
+        name = review.dataset_name()
+        assert url.startswith(f"http://127.0.0.1:{port}/datasets/{name}?token=")
         processes = review.tree()
         mongod = next(p for p in processes if p.name() == "mongod")
-        _assert_loopback_only(processes, port)
-        _assert_embedded_and_journaled(processes, mongod, tmp_path)
+        _assert_app_on_loopback_and_no_database_port(processes, port)
+        _assert_embedded_and_journaled(processes, mongod, tmp_path, token_of(url))
 
         driver = _browser(Path(tempfile.mkdtemp(dir=tmp_path, prefix="chromium-")))
         decided = _review_in_the_app(driver, url, candidates)
@@ -130,23 +86,27 @@ def test_review_in_the_app_survives_sigkill(tmp_path):
     finally:
         if driver is not None:
             driver.quit()
-        _kill([review.process and psutil.Process(review.process.pid)] if review.process.poll() is None else [])
-        _kill([p for p in processes if p.is_running()])
+        kill([psutil.Process(review.process.pid)] if review.process.poll() is None else [])
+        kill([p for p in processes if p.is_running()])
         shutil.rmtree(tmp_path / "fiftyone-db", ignore_errors=True)  # mongod's ~300 MB of journal files
 
 
-def _assert_loopback_only(processes, port: int) -> None:
-    listening = [c.laddr for p in processes for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
-    assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
-    assert any(addr.port == port for addr in listening)
+def _assert_app_on_loopback_and_no_database_port(processes, port: int) -> None:
+    """The only listening TCP socket of the whole tree is the App's, on 127.0.0.1:port; mongod has none."""
+    listening = [addr for p in processes for addr in listening_inet(p)]
+    assert [(a.ip, a.port) for a in listening] == [("127.0.0.1", port)], listening
 
 
-def _assert_embedded_and_journaled(processes, mongod, tmp: Path) -> None:
-    """FiftyOne's own mongod on FIFTYONE_DATABASE_DIR; the App server writes with journal=true."""
+def _assert_embedded_and_journaled(processes, mongod, tmp: Path, token: str) -> None:
+    """FiftyOne's mongod on FIFTYONE_DATABASE_DIR, on a unix socket in a 0700 folder; the App server
+    writes with journal=true; the token is in no command line."""
     args = mongod.cmdline()
     assert Path(args[args.index("--dbpath") + 1]) == tmp / "fiftyone-db"
-    server = next(p for p in processes if "main.py" in p.cmdline() and "--address" in p.cmdline())
+    folder = mongod_socket_folder(mongod)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and folder.stat().st_uid == os.getuid()
+    server = next(p for p in processes if p.cmdline()[1:3] == ["-m", "imagenet_suite.curation.app_server"])
     assert "journal=true" in server.environ()["FIFTYONE_DATABASE_URI"]
+    assert not any(token in " ".join(p.cmdline()) for p in processes)
 
 
 def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
@@ -157,9 +117,10 @@ def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
 
     wait = WebDriverWait(driver, 240)
     tiles = lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=looker]")  # noqa: E731
-    driver.get(url.split("/datasets/")[0] + "/fiftyone")
+    driver.get(url)  # the token buys a cookie; the App's address bar no longer shows it
+    assert driver.current_url == url.split("?")[0]
     driver.execute_script(f"localStorage.setItem('{ENTERPRISE_POPOVER}', 'true')")  # its "Dismiss", clicked once
-    driver.get(url)
+    driver.refresh()
     wait.until(lambda d: len(tiles(d)) == 12)
     wait.until(lambda d: len(_chips(d, "ground_truth")) == 12)  # every tile shows its readable class
     assert sorted(_chips(driver, "ground_truth")) == sorted(r for r, _ in CLASSES.values() for _ in range(PER_CLASS))
@@ -211,6 +172,6 @@ def _screenshot(driver, name: str) -> None:
 def _export_in_a_new_process(name: str, tmp: Path):
     out = tmp / "decisions.csv"
     result = subprocess.run([sys.executable, "-m", "imagenet_suite.cli", "review", "export", name, "--out", str(out)],
-                            cwd=REPO_ROOT, env=_env(tmp), capture_output=True, text=True, timeout=STARTUP)
+                            cwd=REPO_ROOT, env=review_env(tmp), capture_output=True, text=True, timeout=STARTUP)
     assert result.returncode == 0, result.stderr
     return read_decision_table(out)

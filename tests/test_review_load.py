@@ -1,6 +1,6 @@
 """Loading built dataset folders (+ model outputs) into FiftyOne for review: fields, views, idempotency, errors.
 
-In-process against a private mongod (FiftyOne's own binary, a temporary folder, a loopback URI).
+In-process against a private mongod (FiftyOne's own binary, a temporary folder, a unix-socket URI).
 """
 
 from __future__ import annotations
@@ -190,12 +190,15 @@ def test_bad_inputs_are_refused_before_anything_is_written(fo, tiny, tmp_path):
     assert set(fo.list_datasets()) == before and not cache.exists()
 
 
-def test_database_is_loopback_only_and_journaled(fo):
-    assert "journal=true" in fo.config.database_uri and fo.config.database_uri.startswith("mongodb://127.0.0.1:")
+def test_database_is_local_only_and_journaled(fo):
+    assert "journal=true" in fo.config.database_uri and fo.config.database_uri.startswith("mongodb://%2F")
     assert database.journaled_uri("mongodb://localhost:27017") == "mongodb://localhost:27017/?journal=true"
     assert database.journaled_uri("mongodb://u:p@[::1]:1/db?w=1") == "mongodb://u:p@[::1]:1/db?w=1&journal=true"
+    assert database.journaled_uri("/run/me/mongodb.sock") == "mongodb://%2Frun%2Fme%2Fmongodb.sock/?journal=true"
+    assert database.journaled_uri("mongodb://%2Frun%2Fme%2Fmongodb.sock") == database.socket_uri("/run/me/mongodb.sock")
     for uri, message in [("mongodb://10.0.0.5:27017", "must be on loopback"),
                          ("mongodb://127.0.0.1:1,db.example.org:2", "must be on loopback"),
+                         ("mongodb://%2Frun%2Fme%2Fnot-a-socket", "must be on loopback"),
                          ("mongodb+srv://cluster.example.org", "expected mongodb://"),
                          ("http://127.0.0.1:27017", "expected mongodb://")]:
         with pytest.raises(ReviewError, match=message):
@@ -204,8 +207,9 @@ def test_database_is_loopback_only_and_journaled(fo):
         database.connect("mongodb://127.0.0.1:1")
 
 
-def test_embedded_mode_refuses_to_attach_to_a_service_on_another_folder(tmp_path):
-    """FiftyOne attaches to any running database service; connect() must refuse one on another folder."""
+def test_embedded_mode_refuses_a_fiftyone_database_service_on_its_folder(tmp_path):
+    """FiftyOne's own database service (TCP, and it holds the folder's lock) on our data folder is refused;
+    one on another folder does not matter (we never attach to it)."""
     import subprocess
     import sys
 
@@ -218,9 +222,9 @@ def test_embedded_mode_refuses_to_attach_to_a_service_on_another_folder(tmp_path
                 break
             time.sleep(0.1)
         assert database.running_services()[fake.pid] == tmp_path / "theirs"
-        database._refuse_foreign_service(tmp_path / "theirs")  # the same folder: attaching is right
-        with pytest.raises(ReviewError, match=f"pid {fake.pid}\\) is running on .*theirs; FiftyOne would attach"):
-            database._refuse_foreign_service(tmp_path / "ours")
+        database._refuse_fiftyone_service_on(tmp_path / "ours")  # another folder: irrelevant
+        with pytest.raises(ReviewError, match=f"pid {fake.pid}\\) is running on .*theirs, over TCP"):
+            database._refuse_fiftyone_service_on(tmp_path / "theirs")
     finally:
         for process in psutil.Process(fake.pid).children(recursive=True) + [psutil.Process(fake.pid)]:
             process.kill()

@@ -2,13 +2,15 @@
 
 * ``review open DATASET_DIR [--config C] [--split S] [--outputs FILE] [--port P]`` loads the dataset
   (and model outputs) into FiftyOne, saves the review views, serves the App on 127.0.0.1, prints the
-  dataset name and the App URL (last stdout line), and records decisions until interrupted;
+  dataset name and the App URL with its session token (last stdout line), and records decisions
+  until interrupted;
 * ``review export NAME --out FILE`` writes the decision table and ``FILE.sha256``; prints the sha256;
 * ``review import NAME FILE`` loads a decision table, or the NINCO authors' logs (a
   ``cleaning_annotations`` folder or one of its CSVs);
 * ``review status NAME [--json]`` prints decisions per value and per class.
 
-Every subcommand takes ``--database-uri mongodb://127.0.0.1:PORT`` (default: FiftyOne's embedded DB).
+Every subcommand takes ``--database-uri`` (``mongodb://127.0.0.1:PORT``, or a unix socket's path or
+``mongodb://%2F…%2FNAME.sock`` URI; default: the embedded mongod on a private unix socket).
 """
 
 from __future__ import annotations
@@ -54,19 +56,21 @@ def register(subparsers) -> None:
 
     for sub in (opened, exported, imported, status):
         sub.add_argument("--database-uri", metavar="URI",
-                         help="external MongoDB on loopback, mongodb://127.0.0.1:PORT (default: FiftyOne's embedded one)")
+                         help="external MongoDB on loopback (mongodb://127.0.0.1:PORT) or a unix socket "
+                              "(/path/to/mongodb.sock) (default: the embedded one, on a private unix socket)")
 
 
 def run_open(args) -> int:
     from imagenet_suite.curation import app
     from imagenet_suite.curation.load import apply_load, prepare_load
+    from imagenet_suite.curation.media_paths import review_media_roots
 
     if args.port is not None:
         app.check_port(args.port)  # fail before anything is loaded
     load = prepare_load(args.folder, args.config, args.split, outputs=args.outputs, name=args.name,
                         cache_dir=args.cache_dir, threshold=args.threshold, reviewer=args.reviewer)
     fo = _connect(args)
-    server = app.launch_app(args.port)  # starts while the dataset loads
+    server = app.launch_app(args.port, review_media_roots(fo, load))  # starts while the dataset loads
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         dataset = apply_load(fo, load)
@@ -83,7 +87,7 @@ def run_open(args) -> int:
 HOW_TO_DECIDE = ("In the App: pick a saved view in the menu at the top left (start with contamination_candidates); "
                  "select samples (the checkbox at a tile's top left), click the tag icon above the grid, type "
                  "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
-                 "press Apply. Ctrl-C stops the App.")
+                 "press Apply. Open the App at the URL printed last (its token lets only you in). Ctrl-C stops the App.")
 
 
 def _record_decisions(dataset, server) -> None:

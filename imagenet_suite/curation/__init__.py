@@ -6,8 +6,10 @@ FiftyOne is imported lazily, inside functions; :mod:`.decision_table` and :mod:`
 * :mod:`.decision_table` — the versioned label table ``id, decision, reviewer, timestamp, note``
   (read, validate, write with its sha256);
 * :mod:`.rebuild` — apply a decision table to a build (drop or flag rows);
-* :mod:`.database` — which MongoDB FiftyOne uses (its embedded mongod by default, or a loopback
-  ``mongodb://`` URI), with journaled writes;
+* :mod:`.database` — which MongoDB FiftyOne uses (the embedded mongod by default, or a loopback or
+  unix-socket ``mongodb://`` URI), with journaled writes;
+* :mod:`.embedded_db` — the embedded mongod on a private unix socket, one per data folder, kept by
+  :mod:`.db_keeper` while any client lives; :mod:`.private_dir` — its 0700 socket folder;
 * :mod:`.load` — a built dataset folder (+ model outputs) -> a persistent FiftyOne dataset;
 * :mod:`.columns` — which column is the ground truth, readable class names, extra fields;
 * :mod:`.documents` — samples written in bulk in FiftyOne's own document layout;
@@ -16,5 +18,7 @@ FiftyOne is imported lazily, inside functions; :mod:`.decision_table` and :mod:`
 * :mod:`.decisions` — decisions as sample tags, their reviewer/timestamp, export and import;
 * :mod:`.ninco_logs` — the NINCO authors' review logs mapped onto our decisions;
 * :mod:`.status` — counts per decision and class;
-* :mod:`.app` — serve the App on loopback.
+* :mod:`.app` — serve the App on loopback with a session token; :mod:`.app_server` — the server
+  process; :mod:`.app_guard` — its ASGI middleware (Host, Origin, token/cookie, file paths);
+  :mod:`.media_paths` — which files the App may read.
 """

