@@ -23,7 +23,6 @@ Conventions shared by all variant builders:
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -97,20 +96,6 @@ class Images:
 
 # -- finding a release ------------------------------------------------------------------------------
 
-def folder_source(name: str, path: Path, content: bool = False, files: Iterable[Path] | None = None) -> ResolvedSource:
-    """A folder as a source: sha256 over its sorted ``relative path \\t size`` listing.
-
-    ``content=True`` hashes each file's bytes instead of its size (for small metadata folders);
-    ``files`` restricts the listing to the files a config reads (default: every file below ``path``).
-    """
-    files = sorted(files if files is not None else (p for p in path.rglob("*") if p.is_file()))
-    digest = hashlib.sha256()
-    for file in files:
-        value = hashlib.sha256(file.read_bytes()).hexdigest() if content else str(file.stat().st_size)
-        digest.update(f"{file.relative_to(path).as_posix()}\t{value}\n".encode())
-    return ResolvedSource(name, path, sum(p.stat().st_size for p in files), digest.hexdigest())
-
-
 def locate(resolver: SourceResolver, source: Source, root: str, extracted: str | None = None) -> Located:
     """Find a release: ``source`` in --manual-dir, else the extracted folder ``extracted`` (default
     ``root``) in --manual-dir, else ``source`` from the cache or its URL (verified against its pins).
@@ -121,7 +106,7 @@ def locate(resolver: SourceResolver, source: Source, root: str, extracted: str |
     if resolver.find_manual(source.filename) is None:
         folder = resolver.find_manual(extracted)
         if folder is not None and folder.is_dir():
-            return Located(folder_source(source.name, folder), "", f"{root}/", "extracted folder")
+            return Located(resolver.resolve_folder(source.name, folder), "", f"{root}/", "extracted folder")
     return Located(resolver.resolve(source), f"{root}/", "", "archive")
 
 

@@ -16,7 +16,7 @@ from ._variants import NATURAL_ADVERSARIAL_EXAMPLES_CITATION, ClassFolderBuilder
 
 IMAGENET_A_TAR = Source(
     "imagenet_a_tar", "imagenet-a.tar", url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-a.tar",
-    size=687_552_512,
+    size=687_552_512, sha256="3bb3632277e6ba6392ea64c02ddbf4dd2266c9caffd6bc09c9656d28f012589e",  # TFDS checksums.tsv
     instructions="Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-a.tar (688 MB) and put it in "
                  "--manual-dir, or put its extracted imagenet-a/ folder there.")
 

@@ -15,7 +15,7 @@ from ._variants import ClassFolderBuilder
 
 IMAGENET_R_TAR = Source(
     "imagenet_r_tar", "imagenet-r.tar", url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar",
-    size=2_191_079_936,
+    size=2_191_079_936, sha256="18c6bf493b39a0d975d48e587437f562caab9c52ae6327dcfa9dd8eb54aa1b52",  # TFDS checksums.tsv
     instructions="Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar (2.2 GB) and put it in "
                  "--manual-dir, or put its extracted imagenet-r/ folder there.")
 

@@ -23,9 +23,10 @@ from imagenet_suite.sources import Source, SourceResolver
 
 from .imagenet_val import NUM_VAL_IMAGES, ImagenetVal
 
+REAL_COMMIT = "25ae4854f875bbae6782fd9ea4a18654f6c89c6c"  # google-research/reassessed-imagenet, "Initial publication."
 REAL_JSON = Source(
     "real_json", "real.json",
-    url="https://raw.githubusercontent.com/google-research/reassessed-imagenet/master/real.json",
+    url=f"https://raw.githubusercontent.com/google-research/reassessed-imagenet/{REAL_COMMIT}/real.json",
     size=388_478, sha256="d83e9bff374c631aae8439eb064c7019acc56e1b3bc3f56b8380c2a710b0220b",
     instructions="real.json from https://github.com/google-research/reassessed-imagenet",
     local_copies=(lambda: classes.timm_info_dir() / "imagenet_real_labels.json",),

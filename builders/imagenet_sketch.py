@@ -17,7 +17,7 @@ from ._variants import ClassFolderBuilder
 SKETCH_ZIP = Source(
     "sketch_zip", "ImageNet-Sketch.zip",
     url="https://huggingface.co/datasets/songweig/imagenet_sketch/resolve/main/data/ImageNet-Sketch.zip",
-    size=7_593_573_012,
+    size=7_593_573_012, sha256="4d3ce6b82a7c48aabf14aeac105eb533e75707f152cc858f55bfc022031a72ed",  # TFDS checksums.tsv
     instructions="Download ImageNet-Sketch.zip (7.6 GB) from https://github.com/HaohanWang/ImageNet-Sketch (Google "
                  "Drive link) or the Hub mirror, and put it in --manual-dir, or put its extracted sketch/ folder there.")
 

@@ -17,7 +17,6 @@ Every layout yields the same rows.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 import xml.etree.ElementTree as ET
@@ -29,6 +28,7 @@ from imagenet_suite import classes
 from imagenet_suite.archives import TarArchive, open_archive
 from imagenet_suite.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
+from imagenet_suite.files import list_folder, sha256_file
 from imagenet_suite.images import inspect_image
 from imagenet_suite.sources import ResolvedSource, Source, SourceResolver
 
@@ -93,13 +93,6 @@ def find_layout(resolver: SourceResolver) -> Layout:
                             f"Accepted layouts of --manual-dir:\n{ACCEPTED_LAYOUTS}")
 
 
-def _folder_source(name: str, path: Path) -> ResolvedSource:
-    """A folder as a source: sha256 over its sorted (relative path, size) listing."""
-    listing = "".join(f"{p.relative_to(path).as_posix()}\t{p.stat().st_size}\n" for p in sorted(path.rglob("*")) if p.is_file())
-    return ResolvedSource(name, path, sum(p.stat().st_size for p in path.rglob("*") if p.is_file()),
-                          hashlib.sha256(listing.encode()).hexdigest())
-
-
 def _tar_layout(resolver: SourceResolver) -> Layout:
     if not resolver.find_manual(DEVKIT.filename):
         raise ManualFileMissing(f"{DEVKIT.filename} not found in {resolver.manual_dir}: it holds the labels of "
@@ -111,6 +104,9 @@ def _tar_layout(resolver: SourceResolver) -> Layout:
         image_id = val_id_of(name)
         if image_id is None:
             raise InvalidSourceData(f"{tar_source.path}: unexpected member {name!r} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
+        if image_id in members:
+            raise InvalidSourceData(f"{tar_source.path}: image {image_id} is there twice, as {members[image_id]!r} and "
+                                    f"{name!r}; refusing to pick one")
         members[image_id] = name
     ids = sorted(members)
     ground_truth = _read_devkit_labels(devkit.path)
@@ -177,16 +173,17 @@ def _kaggle_layout(resolver: SourceResolver) -> Layout:
                                     f"{KAGGLE_MAPPING} beside ILSVRC/.\nAccepted layouts:\n{ACCEPTED_LAYOUTS}")
     _check_synset_mapping(root / KAGGLE_MAPPING)
     image_dir = root / KAGGLE_IMAGES
+    files = list_folder(image_dir)
     members = {}
-    for path in sorted(image_dir.iterdir()):
-        image_id = val_id_of(path.name)
-        if image_id is None:
-            raise InvalidSourceData(f"{path}: unexpected file in {KAGGLE_IMAGES} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
-        members[image_id] = path.name
+    for name in files:
+        image_id = val_id_of(name)
+        if image_id is None or "/" in name:
+            raise InvalidSourceData(f"{image_dir / name}: unexpected file in {KAGGLE_IMAGES} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
+        members[image_id] = name
     solution = read_loc_solution(root / KAGGLE_SOLUTION)
     _check_same_ids(members, solution, image_dir, root / KAGGLE_SOLUTION)
     labels = {image_id: _single_label(image_id, boxes, root / KAGGLE_SOLUTION) for image_id, boxes in solution.items()}
-    return Layout("kaggle", _folder_source("val_images", image_dir), members, labels)
+    return Layout("kaggle", resolver.resolve_folder("val_images", image_dir, files), members, labels)
 
 
 def _check_synset_mapping(path: Path) -> None:
@@ -215,20 +212,24 @@ def _check_same_ids(members: dict, labelled: dict, images_where: Path, labels_wh
 
 def _folders_layout(resolver: SourceResolver) -> Layout:
     root = resolver.manual_dir / "val"
+    for entry in sorted(root.iterdir()):
+        if not entry.is_dir():
+            raise InvalidSourceData(f"{entry}: expected only <wnid> folders in {root}")
+        _index_of(entry.name, str(entry))
+    files = list_folder(root)
     members, labels = {}, {}
-    for class_dir in sorted(p for p in root.iterdir()):
-        if not class_dir.is_dir():
-            raise InvalidSourceData(f"{class_dir}: expected only <wnid> folders in {root}")
-        label = _index_of(class_dir.name, f"{class_dir}")
-        for path in sorted(class_dir.iterdir()):
-            image_id = val_id_of(path.name)
-            if image_id is None:
-                raise InvalidSourceData(f"{path}: unexpected file (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
-            if image_id in members:
-                raise InvalidSourceData(f"{path}: {image_id} also appears as {root / members[image_id]}")
-            members[image_id], labels[image_id] = f"{class_dir.name}/{path.name}", label
+    for name in files:
+        parts = name.split("/")
+        if len(parts) != 2:
+            raise InvalidSourceData(f"{root / name}: unexpected file (expected only val/<wnid>/ILSVRC2012_val_NNNNNNNN.JPEG)")
+        image_id = val_id_of(parts[1])
+        if image_id is None:
+            raise InvalidSourceData(f"{root / name}: unexpected file (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
+        if image_id in members:
+            raise InvalidSourceData(f"{root / name}: {image_id} also appears as {root / members[image_id]}")
+        members[image_id], labels[image_id] = name, _index_of(parts[0], f"{root / parts[0]}")
     _check_consecutive(sorted(members), root)
-    return Layout("folders", _folder_source("val_images", root), members, labels)
+    return Layout("folders", resolver.resolve_folder("val_images", root, files), members, labels)
 
 
 # -- boxes -----------------------------------------------------------------------------------------
@@ -270,11 +271,12 @@ def find_boxes(resolver: SourceResolver, ids: list[str]) -> tuple[dict[str, list
     """Boxes of every id from the first box source present; ManualFileMissing if none."""
     if resolver.find_manual(KAGGLE_SOLUTION):
         path = resolver.manual_dir / KAGGLE_SOLUTION
-        boxes, source = read_loc_solution(path), ResolvedSource("boxes", path, path.stat().st_size, _sha256(path))
+        boxes, source = read_loc_solution(path), ResolvedSource("boxes", path, path.stat().st_size, sha256_file(path))
     elif resolver.find_manual(KAGGLE_XML):
         folder = resolver.manual_dir / KAGGLE_XML
-        boxes = {p.stem: parse_val_xml(p.read_bytes(), str(p)) for p in sorted(folder.glob("*.xml"))}
-        source = _folder_source("boxes", folder)
+        files = [name for name in list_folder(folder) if name.endswith(".xml") and "/" not in name]
+        boxes = {name[:-4]: parse_val_xml((folder / name).read_bytes(), str(folder / name)) for name in files}
+        source = resolver.resolve_folder("boxes", folder, files)
     elif resolver.find_manual(BBOX_VAL.filename):
         source = resolver.resolve(BBOX_VAL)
         with open_archive(source.path) as archive:
@@ -285,10 +287,6 @@ def find_boxes(resolver: SourceResolver, ids: list[str]) -> tuple[dict[str, list
                                 f"{KAGGLE_XML}/*.xml or {BBOX_VAL.filename}")
     _check_same_ids(dict.fromkeys(ids), boxes, Path("the images"), source.path)
     return {i: boxes[i] for i in ids}, {"boxes": source}
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # -- the builder -------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
-import hashlib
 import io
 import lzma
 import re
@@ -288,7 +287,7 @@ def read_repo(resolver: SourceResolver) -> RepoData:
         if missing:
             raise InvalidSourceData(f"{archive_path}: {missing[0]!r} is missing (not the j-cb/NINCO repository?)")
         logs = review_logs_from_archive(archive, f"{prefix}{ANNOTATIONS}/")
-        source = resolved or _folder_source(archive, prefix, texts)
+        source = resolved or resolver.resolve_folder("ninco_repo", clone, _data_files(archive, prefix, texts))
     file_lists = {config: parse_file_list(texts[lst].decode("utf-8-sig"), top, f"{archive_path}:{prefix}{lst}")
                   for config, (top, lst) in RELEASES.items()}
     class_names = parse_class_names(texts[CLASS_NAMES_CSV].decode("utf-8-sig"), f"{archive_path}:{prefix}{CLASS_NAMES_CSV}")
@@ -307,16 +306,10 @@ def _data_prefix(archive: Archive) -> str:
                             f"at commit {REPO_COMMIT[:7]} (a clone or its GitHub archive)")
 
 
-def _folder_source(archive: Archive, prefix: str, texts: dict[str, bytes]) -> ResolvedSource:
-    """A clone as a source: sha256 over the sorted (name, sha256) of every data file read."""
-    names = sorted(n for n in archive.names() if n.startswith(prefix) and
-                   (n[len(prefix):] in texts or _log_member(n, f"{prefix}{ANNOTATIONS}/")))
-    digest = hashlib.sha256()
-    size = 0
-    for name, data in archive.iter_members(names):
-        digest.update(f"{name[len(prefix):]}\t{hashlib.sha256(data).hexdigest()}\n".encode())
-        size += len(data)
-    return ResolvedSource("ninco_repo", archive.path, size, digest.hexdigest())
+def _data_files(archive: Archive, prefix: str, texts: dict[str, bytes]) -> list[str]:
+    """The files of a clone the builder reads (file lists, class names, review logs): its fingerprint."""
+    return sorted(n for n in archive.names() if n.startswith(prefix) and
+                  (n[len(prefix):] in texts or _log_member(n, f"{prefix}{ANNOTATIONS}/")))
 
 
 def check_counts(config: str, files: list[ReleasedFile], where: str) -> None:

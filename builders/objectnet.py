@@ -38,7 +38,6 @@ from ._variants import (
     STRICT_COUNTS,
     Images,
     check_count,
-    folder_source,
     image_features,
     image_row,
     imagenet_label,
@@ -129,9 +128,8 @@ class Objectnet(Builder):
         self._check_complete(scanned, images_dir)
         members = {k: v[0] for k, v in scanned.items()}
         images = Images(images_dir, f"{ROOT}/images/", members, {k: v[1] for k, v in scanned.items()})
-        sources = {"images": folder_source("images", images_dir, files=[images_dir / m for m in members.values()]),
-                   "mappings": folder_source("mappings", root / "mappings", content=True,
-                                             files=[root / "mappings" / f for f in MAPPING_FILES])}
+        sources = {"images": resolver.resolve_folder("images", images_dir, files=members.values()),
+                   "mappings": resolver.resolve_folder("mappings", root / "mappings", files=MAPPING_FILES)}
         return Prepared(sources, {"images": images})
 
     def _check_complete(self, scanned: dict[str, tuple[str, int]], images_dir: Path) -> None:

@@ -28,10 +28,8 @@ The smooth-colour test (``low_freq_colorrange``) exists in two variants (option 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,8 +38,16 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.builder import (
+    Builder,
+    BuilderConfig,
+    Option,
+    Prepared,
+    Shard,
+    example_rng,
+)
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
+from imagenet_suite.files import list_folder
 from imagenet_suite.images import inspect_image
 from imagenet_suite.sources import ResolvedSource, SourceResolver
 
@@ -365,19 +371,23 @@ def image_folder_sources(resolver: SourceResolver) -> tuple[SourceImages, Resolv
     if root is None or not root.is_dir():
         raise ManualFileMissing("source=image_folder needs --manual-dir DIR: a folder of images "
                                 "(class sub-folders in torchvision ImageFolder layout, or a flat folder)")
-    classes = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
-    tops = [root / c for c in classes] or [root]
-    ids = []
-    for top in tops:
-        for folder, _, files in sorted(os.walk(top, followlinks=True)):
-            ids += [(Path(folder) / f).relative_to(root).as_posix() for f in sorted(files)
-                    if f.lower().endswith(IMAGE_FOLDER_SUFFIXES)]
+    images = [name for name in list_folder(root) if name.lower().endswith(IMAGE_FOLDER_SUFFIXES)]
+    with_classes = [name for name in images if "/" in name]  # ImageFolder ignores files beside the class folders
+    ids = image_folder_order(with_classes or images)
     if not ids:
         raise ManualFileMissing(f"{root}: no images ({', '.join(IMAGE_FOLDER_SUFFIXES)}) found for source=image_folder")
-    listing = "".join(f"{i}\t{(root / i).stat().st_size}\n" for i in ids)
-    resolved = ResolvedSource("image_folder", root, sum((root / i).stat().st_size for i in ids),
-                              hashlib.sha256(listing.encode()).hexdigest())
-    return SourceImages("image_folder", root, tuple(ids)), resolved
+    return SourceImages("image_folder", root, tuple(ids)), resolver.resolve_folder("image_folder", root, ids)
+
+
+def image_folder_order(names: list[str]) -> list[str]:
+    """Relative paths in the order torchvision's ImageFolder visits them: by class folder, then as
+    ``sorted(os.walk(...))`` walks each (folders by path, files sorted within a folder)."""
+    def key(name: str) -> tuple[str, str, str]:
+        top, _, rest = name.partition("/")
+        folder, _, file = name.rpartition("/")
+        return (top if rest else "", folder, file)
+
+    return sorted(names, key=key)
 
 
 def read_sources(sources: SourceImages, indices: list[int], with_pixels: set[int]) -> dict[int, tuple[int, int, np.ndarray | None]]:

@@ -37,8 +37,18 @@ from imagenet_suite.sources import Source, SourceResolver
 
 CLEAN = "clean"
 IMGAUG = "imgaug"
-FROST_URL = "https://raw.githubusercontent.com/bethgelab/imagecorruptions/master/imagecorruptions/frost/{}"
-FROST_SOURCES = tuple(Source(f"frost{i + 1}", name, url=FROST_URL.format(name),
+FROST_COMMIT = "568283ede9d9a053a395005471d26a1828c4dd2d"  # bethgelab/imagecorruptions: last change to frost/
+FROST_URL = f"https://raw.githubusercontent.com/bethgelab/imagecorruptions/{FROST_COMMIT}/imagecorruptions/frost/{{}}"
+FROST_PINS = {  # file -> (size, sha256) at FROST_COMMIT
+    "frost1.png": (1_199_930, "ff9f907860bd7a835d459e32f9d588062b7f61ee267343cc7222b56753a14755"),
+    "frost2.png": (299_002, "fe211a89b336999c207a852ce05818d4545d0b57c5beadd824b4cc9d9a9b6137"),
+    "frost3.png": (299_002, "2d0d50b4a9bb213f38b024ef7768731bb83cc08d2f26b5766bbc167cdfa0e504"),
+    "frost4.jpg": (36_734, "3f8b91ca1a9fa7167b09e773da53f5ae60d0a1fd88f02a783f6e328a72887f6e"),
+    "frost5.jpg": (155_150, "5fc6a19df4a429ba68abdcc8f8a4278d4c9f81c9ccafd2c92ab0c8cf8992ebd2"),
+    "frost6.jpg": (90_185, "1f92b2f48408748085b68dd81d816ef239f42cef3029c25d041fcb6760fb4f25"),
+}
+FROST_SOURCES = tuple(Source(f"frost{i + 1}", name, url=FROST_URL.format(name), size=FROST_PINS[name][0],
+                             sha256=FROST_PINS[name][1],
                              instructions=f"{name} from the imagecorruptions package (imagecorruptions/frost/) or "
                                           "ImageNet-C's create_c folder; put it in --manual-dir")
                       for i, name in enumerate(C.FROST_FILES))

@@ -21,7 +21,6 @@ excludes them). With ``strict_counts=true`` (default) the released counts are re
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -92,21 +91,14 @@ def find_layout(config: str, resolver: SourceResolver) -> Layout:
     if resolver.find_manual(source.filename):
         return Layout("mvh_tar", resolver.resolve(source), f"{name}/")
     if resolver.find_manual(name):
-        return Layout("mvh_folder", folder_source(f"{config}_folder", resolver.manual_dir / name), "")
+        return Layout("mvh_folder", resolver.resolve_folder(f"{config}_folder", resolver.manual_dir / name), "")
     if config in TEXTURE_VS_SHAPE_FOLDERS and resolver.find_manual(TEXTURE_VS_SHAPE_FOLDERS[config]):
         path = resolver.manual_dir / TEXTURE_VS_SHAPE_FOLDERS[config]
-        return Layout("texture_vs_shape", folder_source(f"{config}_folder", path), "")
+        return Layout("texture_vs_shape", resolver.resolve_folder(f"{config}_folder", path), "")
     try:
         return Layout("mvh_tar", resolver.resolve(source), f"{name}/")
     except SourceError as err:
         raise type(err)(f"{err}\nAccepted layouts of --manual-dir for {config}:\n{_layouts(config)}") from None
-
-
-def folder_source(name: str, path: Path) -> ResolvedSource:
-    """A folder as a source: sha256 over its sorted (relative path, sha256 of content) listing."""
-    files = sorted(p for p in path.rglob("*") if p.is_file())
-    listing = "".join(f"{p.relative_to(path).as_posix()}\t{hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in files)
-    return ResolvedSource(name, path, sum(p.stat().st_size for p in files), hashlib.sha256(listing.encode()).hexdigest())
 
 
 def list_stimuli(config: str, layout: Layout) -> list[Stimulus]:

@@ -5,7 +5,9 @@ allow random access by member name; compressed tars are read sequentially, so
 :meth:`Archive.iter_members` is the efficient way to read many members of any archive.
 
 Member names are POSIX relative paths inside the archive (``"val/n01440764/x.JPEG"``); only
-regular files are listed.
+regular files are listed. An archive that holds one name twice (after dropping a leading ``./``)
+is refused, naming both copies: which one a reader gets would otherwise depend on the reader.
+A folder's symlinks must stay inside it (:func:`imagenet_suite.files.list_folder`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import InvalidSourceData
+from .files import list_folder
 
 
 class Archive:
@@ -59,17 +62,13 @@ class FolderArchive(Archive):
 
     def names(self) -> list[str]:
         if self._names is None:
-            found = []
-            for root, dirs, files in os.walk(self.path):
-                dirs.sort()
-                rel = Path(root).relative_to(self.path)
-                found.extend((rel / f).as_posix() if rel.parts else f for f in sorted(files))
-            self._names = found
+            self._names = list_folder(self.path)
         return self._names
 
     def read(self, name: str) -> bytes:
         try:
-            return (self.path / name).read_bytes()
+            with open(os.path.join(self.path, name), "rb") as handle:
+                return handle.read()
         except FileNotFoundError:
             raise self._missing(name) from None
 
@@ -90,7 +89,10 @@ class TarArchive(Archive):
             try:
                 self._handle.seek(0)
                 with tarfile.open(fileobj=self._handle, mode="r:") as tar:
-                    index = {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
+                    index = {}
+                    for member in tar:
+                        if member.isfile():
+                            _add_member(index, member.name.removeprefix("./"), (member.offset_data, member.size), path)
             except (tarfile.TarError, EOFError) as err:
                 self._handle.close()
                 raise InvalidSourceData(f"{path}: not a readable tar archive ({err})") from None
@@ -158,8 +160,26 @@ def plain_tar_index(handle, where: str | Path = "tar") -> dict[str, tuple[int, i
             name = header[:100].split(b"\0", 1)[0]
             if header[257:265] == USTAR_POSIX_MAGIC and header[345] != 0:
                 name = header[345:500].split(b"\0", 1)[0] + b"/" + name
-            index[os.fsdecode(name).removeprefix("./")] = (offset + TAR_BLOCK, size)
+            _add_member(index, os.fsdecode(name).removeprefix("./"), (offset + TAR_BLOCK, size), where)
         offset += TAR_BLOCK + -(-size // TAR_BLOCK) * TAR_BLOCK
+
+
+def _add_member(index: dict[str, tuple[int, int]], name: str, entry: tuple[int, int], where) -> None:
+    """Add a tar member ``(data offset, size)``; InvalidSourceData naming both copies of a repeated name."""
+    if name in index:
+        raise InvalidSourceData(f"{where}: member {name!r} appears twice (data at byte {index[name][0]} and at byte "
+                                f"{entry[0]}); refusing to pick one")
+    index[name] = entry
+
+
+def _refuse_repeated(names: Iterable[str], where) -> None:
+    """InvalidSourceData if a member name occurs twice in an archive listing."""
+    seen: set[str] = set()
+    for number, name in enumerate(names):
+        if name in seen:
+            raise InvalidSourceData(f"{where}: member {name!r} appears twice (the second copy is entry {number + 1} of the "
+                                    "archive); refusing to pick one")
+        seen.add(name)
 
 
 def _tar_checksum_ok(header: bytes) -> bool:
@@ -191,7 +211,9 @@ class CompressedTarArchive(Archive):
     def names(self) -> list[str]:
         if self._names is None:
             with self._open() as tar:
-                self._names = [m.name.removeprefix("./") for m in self._scan(tar) if m.isfile()]
+                names = [m.name.removeprefix("./") for m in self._scan(tar) if m.isfile()]
+            _refuse_repeated(names, self.path)
+            self._names = names
         return self._names
 
     def _scan(self, tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
@@ -207,10 +229,16 @@ class CompressedTarArchive(Archive):
 
     def iter_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
         wanted = set(names)
+        seen: set[str] = set()
         with self._open() as tar:
             for member in self._scan(tar):
                 name = member.name.removeprefix("./")
-                if member.isfile() and name in wanted:
+                if not member.isfile():
+                    continue
+                if name in seen:
+                    raise InvalidSourceData(f"{self.path}: member {name!r} appears twice; refusing to pick one")
+                seen.add(name)
+                if name in wanted:
                     try:
                         yield name, tar.extractfile(member).read()
                     except (tarfile.TarError, OSError, EOFError) as err:
@@ -225,6 +253,7 @@ class ZipArchive(Archive):
         except (zipfile.BadZipFile, OSError) as err:
             raise InvalidSourceData(f"{path}: not a readable zip archive ({err})") from None
         self._names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
+        _refuse_repeated(self._names, path)
 
     def names(self) -> list[str]:
         return self._names

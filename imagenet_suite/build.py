@@ -2,19 +2,34 @@
 
 ``build_dataset`` is the Python API behind ``imagenet-suite build``. The output folder is
 ``<out_dir>/<name>-<version>[-seed<N>][-<options hash>]``; building more configs into it later
-adds them. Shards are written under temporary names and renamed when complete; a finished shard
-whose footer carries the current plan fingerprint is kept on re-runs, so an interrupted build
-resumes and ends byte-identical to an uninterrupted one (for any ``num_proc``).
+adds them.
+
+Every stored byte stays verified:
+
+* a shard is written as ``<name>.incomplete`` and published (fsync, rename, fsync of the folder)
+  only after the sources it was made from passed their checksums; its sha256 is recorded in the
+  build journal (``.build_journal.jsonl``) before the rename, and in ``build_info.json`` at the end;
+* a re-run keeps a finished shard only if its footer carries the current plan fingerprint, its
+  full sha256 equals the hash recorded when it was written, and it was made from sources with the
+  same content as now (a folder source is hashed file by file); anything else is rebuilt, so an
+  interrupted or corrupted build ends byte-identical to a fresh one (for any ``num_proc``), and
+  ``build_info.json`` is never rewritten to match a file that changed;
+* on any error the ``.incomplete`` files of the run are removed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
-from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from concurrent.futures import (
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    as_completed,
+)
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,17 +39,37 @@ from tqdm.auto import tqdm
 from . import __version__, card, registry
 from .builder import Builder, Prepared, Shard
 from .curation.rebuild import ReviewApplication, card_section, fingerprint_with_review
-from .dataset_folder import BUILD_INFO, CARD, FORMAT, SELF_HASH, build_info_hash
+from .dataset_folder import (
+    BUILD_INFO,
+    CARD,
+    FORMAT,
+    SELF_HASH,
+    DatasetFolder,
+    build_info_hash,
+)
 from .errors import ConfigError, DatasetFolderError
-from .sources import SourceResolver
-from .writer import INCOMPLETE, ShardStats, publish_shard, sha256_of, shard_fingerprint, shard_stats, write_shard
+from .files import (
+    INCOMPLETE,
+    atomic_write_bytes,
+    fsync_dir,
+    fsync_file,
+    incomplete_path,
+    sha256_file,
+)
+from .images import DEFAULT_MAX_PIXELS, ImageChecks, image_checks
+from .sources import ResolvedSource, SourceResolver
+from .writer import ShardStats, shard_fingerprint, shard_stats, write_shard
+
+JOURNAL = ".build_journal.jsonl"
+_LOG = logging.getLogger(__name__)
 
 
 def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = None, *, seed: int = 0,
                   manual_dir: str | Path | None = None, num_proc: int = 1, options: dict[str, Any] | None = None,
                   offline: bool | None = None, pins: dict[str, dict] | None = None, cache_dir: str | Path | None = None,
                   shard_size: int | None = None, inputs: list[str | Path] = (), progress: bool = True,
-                  decisions: str | Path | None = None, decision_action: str = "drop") -> Path:
+                  decisions: str | Path | None = None, decision_action: str = "drop",
+                  max_pixels: int | None = DEFAULT_MAX_PIXELS, deep_verify: bool = False) -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
     Args:
@@ -53,39 +88,65 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
             suffixed ``-reviewed-<action>-<table sha256[:8]>``. Every decided id must be a row of every
             config built; nothing is written otherwise.
         decision_action: ``drop`` (remove rows decided ``id``) or ``flag`` (add a ``review_decision`` column).
+        max_pixels: refuse released images with more pixels than this (None: no bound); see
+            :class:`imagenet_suite.images.ImageChecks`.
+        deep_verify: decode every released image (slower; catches corrupt compressed data).
     """
     builder_cls = registry.get(name)
     names = list(dict.fromkeys(configs or [builder_cls.CONFIGS[0].name]))
     builders = [builder_cls(c, seed=seed, options=options, shard_size=shard_size) for c in names]
     if num_proc < 1:
         raise ConfigError(f"--num-proc must be ≥ 1, got {num_proc}")
+    if max_pixels is not None and max_pixels < 1:
+        raise ConfigError(f"--max-pixels must be a positive number of pixels, got {max_pixels}")
+    checks = ImageChecks(max_pixels, deep_verify)
     review = ReviewApplication.from_file(decisions, decision_action) if decisions is not None else None
-    folder = Path(out_dir) / (builders[0].folder_name() + (review.folder_suffix if review else ""))
+    folder = _output_parent(out_dir) / (builders[0].folder_name() + (review.folder_suffix if review else ""))
     info = _load_or_start_build_info(folder, builders[0])
-    # sources with a pinned sha256 are hashed while the build works; nothing is published before they pass
+    # sources with a pinned sha256, and folders, are hashed while the build works; nothing is published before
     resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins,
                               progress=progress, inputs=inputs, defer_verification=True)
-    try:
-        planned = [(builder, *_plan_config(builder, resolver, review)) for builder in builders]  # before any write
-        folder.mkdir(parents=True, exist_ok=True)
-        for builder, prepared, shards, _ in planned:
-            info["configs"][builder.config.name] = _build_config(builder, prepared, shards, folder, num_proc, progress,
-                                                                 resolver.wait_verified, review)
-    except Exception:
-        resolver.wait_verified()  # a source failing its checksum explains whatever failed on it
-        raise
+    with image_checks(checks):
+        try:
+            planned = [(builder, *_plan_config(builder, resolver, review)) for builder in builders]  # before any write
+            folder.mkdir(parents=True, exist_ok=True)
+            journal = BuildJournal(folder)
+            for builder, prepared, shards, _ in planned:
+                run = ConfigRun(builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), review, checks)
+                info["configs"][builder.config.name] = run.build(num_proc, progress)
+        except BaseException as err:
+            _remove_incomplete(folder, names)
+            if isinstance(err, Exception):
+                resolver.wait_verified()  # a source failing its checksum explains whatever failed on it
+            raise
     info["configs"] = dict(sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0])))
     if review is not None:
         affected = {**info.get("review", {}).get(review.rows_key, {}), **{b.config.name: n for b, _, _, n in planned}}
         info["review"] = review.record(affected)
     _write_card_and_info(builder_cls, builders[0], info, folder)
+    journal.remove()
     return folder
 
 
+def _output_parent(out_dir: str | Path) -> Path:
+    """``--out`` as a folder; ConfigError if it names an existing file."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out {out_dir}: is a file; expected a folder (the dataset folder is created inside it)")
+    return out_dir
+
+
 def _load_or_start_build_info(folder: Path, builder: Builder) -> dict:
+    """The build_info of an existing dataset folder (checked to be intact and of this builder), or a new one."""
+    if folder.exists() and not folder.is_dir():
+        raise DatasetFolderError(f"{folder}: is a file; the dataset folder cannot be created there")
     path = folder / BUILD_INFO
     if path.exists():
-        info = json.loads(path.read_text())
+        info = DatasetFolder(folder).build_info  # DatasetFolderError on unreadable JSON or another format
+        if info.get(SELF_HASH) != build_info_hash(info):
+            raise DatasetFolderError(f"{path}: corrupt or modified (its content differs from its {SELF_HASH}); it records "
+                                     f"what {folder.name} holds, so nothing is built over it: remove {path} (every shard is "
+                                     "then rebuilt and checked) or the whole folder")
         if (info.get("builder"), info.get("version"), info.get("seed")) != (builder.NAME, builder.VERSION, _recorded_seed(builder)):
             raise DatasetFolderError(f"{folder} holds {info.get('builder')} {info.get('version')} seed {info.get('seed')}; "
                                      f"refusing to add {builder.NAME} {builder.VERSION} seed {builder.seed} to it")
@@ -100,14 +161,20 @@ def _recorded_seed(builder: Builder) -> int | None:
 
 
 def plan_fingerprint(builder: Builder, prepared: Prepared, shards: list[Shard]) -> str:
-    """sha256 of everything a shard's bytes depend on: builder, version, config, seed, options, sources, plan."""
+    """sha256 of everything a shard's bytes depend on that is known when planning: builder, version,
+    config, seed, options, the sources' identities (sha256 of files, listing of folders) and the plan."""
     payload = {
         "builder": builder.NAME, "version": builder.VERSION, "config": builder.config.name, "seed": builder.seed,
-        "options": builder.options, "sources": {k: v.sha256 for k, v in sorted(prepared.sources.items())},
+        "options": builder.options, "sources": {k: v.identity for k, v in sorted(prepared.sources.items())},
         "row_group_rows": builder.config.row_group_rows,
         "shards": [[s.split, s.index, s.count, hashlib.sha256("\n".join(s.keys).encode()).hexdigest()] for s in shards],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def sources_digest(records: dict[str, dict]) -> str:
+    """sha256 of the sources' records (name → file, size, content sha256), canonical JSON."""
+    return hashlib.sha256(json.dumps(records, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _plan_config(builder: Builder, resolver: SourceResolver, review: ReviewApplication | None
@@ -123,31 +190,177 @@ def _plan_config(builder: Builder, resolver: SourceResolver, review: ReviewAppli
     return prepared, [Shard(s.split, s.index, s.count, review.filter_keys(s.keys)) for s in shards], review.affected(keys)
 
 
-def _build_config(builder: Builder, prepared: Prepared, shards: list[Shard], folder: Path, num_proc: int,
-                  progress: bool, sources_verified: Callable[[], None], review: ReviewApplication | None = None) -> dict:
-    """Write a config's shards and extra files; ``sources_verified`` blocks until the sources passed
-    their checksums (raising if one did not) and is called before anything is published."""
-    fingerprint = fingerprint_with_review(plan_fingerprint(builder, prepared, shards), review)
-    config_dir = folder / builder.config.name
-    config_dir.mkdir(exist_ok=True)
-    _remove_stale(config_dir, {s.filename for s in shards})
-    stats = _run_shards(builder, prepared, shards, config_dir, fingerprint, num_proc, progress, sources_verified, review)
-    sources_verified()
-    files = {f"{builder.config.name}/{s.filename}": {"split": s.split, "num_rows": stats[s.filename].num_rows,
-                                                     "size": stats[s.filename].size, "sha256": stats[s.filename].sha256}
-             for s in shards}
-    for rel, data in sorted(builder.extra_files(prepared).items()):
-        path = config_dir / rel
-        _atomic_write(path, data)
-        files[f"{builder.config.name}/{rel}"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    splits: dict[str, dict] = {}
-    for shard in shards:
-        split = splits.setdefault(shard.split, {"num_examples": 0, "num_bytes": 0})
-        split["num_examples"] += stats[shard.filename].num_rows
-        split["num_bytes"] += stats[shard.filename].num_bytes
-    return {"options": builder.options, "sources": {k: v.record() for k, v in sorted(prepared.sources.items())},
-            "features": _features(builder, review).to_dict(), "protocol": builder.protocol(), "splits": splits,
-            "files": dict(sorted(files.items())), "card_context": builder.card_context(prepared)}
+class BuildJournal:
+    """What was published by runs that have not finished: one JSON line per shard, appended just
+    before the shard is renamed to its final name (``<folder>/.build_journal.jsonl``).
+
+    A line holds the shard's file, its plan key, its size and sha256, and the digest of the
+    sources it was made from. Lines that do not parse (a run killed mid-write) are ignored. The
+    journal is removed once build_info.json holds the same facts.
+    """
+
+    def __init__(self, folder: Path):
+        self.path = folder / JOURNAL
+        self.entries: list[dict] = []
+        if self.path.exists():
+            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(entry, dict):
+                    self.entries.append(entry)
+
+    def add(self, entry: dict) -> None:
+        """Append ``entry`` (its line reaches the file before this returns; a crash loses at most a resume)."""
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+        self.entries.append(entry)
+
+    def recorded_sha256(self, file: str, key: str, sources: str) -> set[str]:
+        """sha256 values recorded for ``file`` written under plan ``key`` from sources with digest ``sources``."""
+        return {e["sha256"] for e in self.entries if (e.get("file"), e.get("key"), e.get("sources")) == (file, key, sources)}
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+class ConfigRun:
+    """Building one config into a dataset folder: resume check, shard writing, publishing, record."""
+
+    def __init__(self, builder: Builder, prepared: Prepared, shards: list[Shard], folder: Path, resolver: SourceResolver,
+                 journal: BuildJournal, recorded_configs: dict, review: ReviewApplication | None, checks: ImageChecks):
+        self.builder, self.prepared, self.shards = builder, prepared, shards
+        self.name = builder.config.name
+        self.config_dir = folder / self.name
+        self.resolver, self.journal, self.review, self.checks = resolver, journal, review, checks
+        self.recorded = recorded_configs.get(self.name)  # this config's entry in the existing build_info, if any
+        self.fingerprint = fingerprint_with_review(plan_fingerprint(builder, prepared, shards), review)
+        self._sources: dict[str, ResolvedSource] | None = None
+
+    # -- the sources, settled ------------------------------------------------------------------
+    def sources(self) -> dict[str, ResolvedSource]:
+        """The config's sources, verified, with the content sha256 of folders (waits for the hashing)."""
+        if self._sources is None:
+            self.resolver.wait_verified()
+            self._sources = self.resolver.settle(self.prepared.sources)
+        return self._sources
+
+    def sources_digest(self) -> str:
+        return sources_digest({k: v.record() for k, v in sorted(self.sources().items())})
+
+    # -- the build -----------------------------------------------------------------------------
+    def build(self, num_proc: int, progress: bool) -> dict:
+        """Write the config's shards and extra files; its build_info entry."""
+        self.config_dir.mkdir(exist_ok=True)
+        _remove_stale(self.config_dir, {s.filename for s in self.shards})
+        stats = self.reusable_shards()
+        stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], num_proc, progress))
+        sources = self.sources()
+        files = {f"{self.name}/{s.filename}": {"split": s.split, "num_rows": stats[s.filename].num_rows,
+                                                "size": stats[s.filename].size, "sha256": stats[s.filename].sha256}
+                 for s in self.shards}
+        for rel, data in sorted(self.builder.extra_files(self.prepared).items()):
+            atomic_write_bytes(self.config_dir / rel, data)
+            files[f"{self.name}/{rel}"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        splits: dict[str, dict] = {}
+        for shard in self.shards:
+            split = splits.setdefault(shard.split, {"num_examples": 0, "num_bytes": 0})
+            split["num_examples"] += stats[shard.filename].num_rows
+            split["num_bytes"] += stats[shard.filename].num_bytes
+        return {"options": self.builder.options, "sources": {k: v.record() for k, v in sorted(sources.items())},
+                "features": _features(self.builder, self.review).to_dict(), "protocol": self.builder.protocol(),
+                "splits": splits, "files": dict(sorted(files.items())), "card_context": self.builder.card_context(self.prepared)}
+
+    def reusable_shards(self) -> dict[str, ShardStats]:
+        """Finished shards an earlier run left that may be kept: same plan, same source content, and
+        bytes whose sha256 equals the one recorded when they were written."""
+        candidates = [s for s in self.shards if (self.config_dir / s.filename).exists()
+                      and shard_fingerprint(self.config_dir / s.filename) == _shard_key(self.fingerprint, s)]
+        if not candidates:
+            return {}
+        current = self.sources_digest()  # waits for the sources' hashes: resume only from the same content
+        reused = {}
+        for shard in candidates:
+            recorded = self._recorded_sha256(shard, current)
+            if recorded:
+                stats = shard_stats(self.config_dir / shard.filename)
+                if stats.sha256 in recorded:
+                    reused[shard.filename] = stats
+                    continue
+            _LOG.info("%s: rebuilding %s (not the bytes recorded when it was written)", self.builder.NAME, shard.filename)
+        return reused
+
+    def _recorded_sha256(self, shard: Shard, current_sources: str) -> set[str]:
+        rel = f"{self.name}/{shard.filename}"
+        found = self.journal.recorded_sha256(rel, _shard_key(self.fingerprint, shard), current_sources)
+        if self.recorded and sources_digest(self.recorded.get("sources", {})) == current_sources:
+            entry = self.recorded.get("files", {}).get(rel)
+            if entry and "sha256" in entry:
+                found.add(entry["sha256"])
+        return found
+
+    def write_shards(self, todo: list[Shard], num_proc: int, progress: bool) -> dict[str, ShardStats]:
+        """Write ``todo``. Each written shard is fsynced and hashed on one background thread while the next
+        is written, and published on another once the sources passed their checks."""
+        published: dict[str, Future] = {}
+        hasher, publisher = ThreadPoolExecutor(max_workers=1), ThreadPoolExecutor(max_workers=1)
+        total = sum(len(s.keys) for s in todo)
+        with tqdm(total=total, unit="ex", desc=f"{self.builder.NAME}/{self.name}", disable=not progress or not todo,
+                  smoothing=0.05) as bar:
+            try:
+                for shard, stats in self._written(todo, num_proc, bar):
+                    hashed = hasher.submit(self.hash_written, incomplete_path(self.config_dir / shard.filename))
+                    published[shard.filename] = publisher.submit(self.publish, shard, stats, hashed)
+                    _raise_first_failure(published.values())
+                return {name: future.result() for name, future in published.items()}
+            finally:
+                hasher.shutdown(wait=True)
+                publisher.shutdown(wait=True)  # shards already written are still published (resumable)
+
+    def _written(self, todo: list[Shard], num_proc: int, bar):
+        """``(shard, stats)`` of each shard of ``todo`` once it is written (at its temporary name)."""
+        if num_proc == 1 or len(todo) <= 1:
+            for shard in todo:
+                yield shard, _write_one(self.builder, self.prepared, shard, self.config_dir, self.fingerprint,
+                                        self.checks, bar.update, self.review)
+            return
+        pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(self.builder))
+        try:
+            futures = {pool.submit(_write_one, self.builder, self.prepared, shard, self.config_dir, self.fingerprint,
+                                   self.checks, None, self.review): shard for shard in todo}
+            for future in as_completed(futures):
+                shard = futures[future]
+                yield shard, future.result()
+                bar.update(len(shard.keys))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
+
+    @staticmethod
+    def hash_written(path: Path) -> str:
+        """sha256 of a written shard, after flushing it to stable storage."""
+        fsync_file(path)
+        return sha256_file(path)
+
+    def publish(self, shard: Shard, stats: ShardStats, hashed: Future) -> ShardStats:
+        """Once the sources passed their checks and the written shard is hashed and on disk (``hashed``:
+        its sha256), record the hash in the journal and rename the shard to its final name."""
+        final = self.config_dir / shard.filename
+        tmp = incomplete_path(final)
+        sources = self.sources_digest()  # raises if a source failed its checksum: nothing is published then
+        sha256 = hashed.result()
+        self.journal.add({"config": self.name, "file": f"{self.name}/{shard.filename}", "key": _shard_key(self.fingerprint, shard),
+                          "size": stats.size, "sha256": sha256, "sources": sources})
+        os.replace(tmp, final)
+        fsync_dir(self.config_dir)
+        return replace(stats, sha256=sha256)
+
+
+def _raise_first_failure(futures) -> None:
+    """Re-raise the exception of the first finished future that failed (publishing runs in the background)."""
+    for future in futures:
+        if future.done() and future.exception() is not None:
+            raise future.exception()
 
 
 def _features(builder: Builder, review: ReviewApplication | None):
@@ -162,47 +375,12 @@ def _remove_stale(config_dir: Path, planned: set[str]) -> None:
             path.unlink()
 
 
-def _run_shards(builder: Builder, prepared: Prepared, shards: list[Shard], config_dir: Path, fingerprint: str,
-                num_proc: int, progress: bool, sources_verified: Callable[[], None],
-                review: ReviewApplication | None = None) -> dict[str, ShardStats]:
-    """Write the shards not finished by an earlier run; each is published once the sources are verified."""
-    stats: dict[str, ShardStats] = {}
-    todo = []
-    for shard in shards:
-        path = config_dir / shard.filename
-        if path.exists() and shard_fingerprint(path) == _shard_key(fingerprint, shard):
-            stats[shard.filename] = shard_stats(path)  # finished by an earlier run: resume
-        else:
-            todo.append(shard)
-
-    hasher = ThreadPoolExecutor(max_workers=1)  # published shards are hashed while the next ones are written
-    digests: dict[str, Future] = {}
-
-    def publish(shard: Shard, shard_stats_: ShardStats) -> None:
-        sources_verified()
-        publish_shard(config_dir / shard.filename)
-        stats[shard.filename] = shard_stats_
-        digests[shard.filename] = hasher.submit(sha256_of, config_dir / shard.filename)
-
-    total = sum(len(s.keys) for s in todo)
-    desc = f"{builder.NAME}/{builder.config.name}"
-    with tqdm(total=total, unit="ex", desc=desc, disable=not progress or not todo, smoothing=0.05) as bar, hasher:
-        if num_proc == 1 or len(todo) <= 1:
-            for shard in todo:
-                publish(shard, _write_one(builder, prepared, shard, config_dir, fingerprint, bar.update, review))
-        else:
-            pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(builder))
-            try:
-                futures = {pool.submit(_write_one, builder, prepared, shard, config_dir, fingerprint, None, review): shard
-                           for shard in todo}
-                for future in as_completed(futures):
-                    shard = futures[future]
-                    publish(shard, future.result())
-                    bar.update(len(shard.keys))
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
-    return {name: replace(value, sha256=digests[name].result()) if name in digests else value
-            for name, value in stats.items()}
+def _remove_incomplete(folder: Path, configs: list[str]) -> None:
+    """Delete the ``.incomplete`` files a failed run leaves in ``folder`` and its config folders."""
+    for where in [folder, *(folder / c for c in configs)]:
+        if where.is_dir():
+            for path in where.glob(f"*{INCOMPLETE}"):
+                path.unlink(missing_ok=True)
 
 
 def _worker_context(builder: Builder):
@@ -218,13 +396,15 @@ def _shard_key(fingerprint: str, shard: Shard) -> str:
 
 
 def _write_one(builder: Builder, prepared: Prepared, shard: Shard, config_dir: Path, fingerprint: str,
-               on_row=None, review: ReviewApplication | None = None) -> ShardStats:
-    rows = _checked_rows(builder, prepared, shard)
-    if review is not None:
-        rows = review.rows(rows)
-    callback = (lambda: on_row(1)) if on_row else None
-    return write_shard(config_dir / shard.filename, rows, _features(builder, review), _shard_key(fingerprint, shard),
-                       builder.config.row_group_rows, callback, publish=False, sha256=False)
+               checks: ImageChecks, on_row=None, review: ReviewApplication | None = None) -> ShardStats:
+    """Write one shard at its temporary name (in whichever process runs this) under ``checks``."""
+    with image_checks(checks):
+        rows = _checked_rows(builder, prepared, shard)
+        if review is not None:
+            rows = review.rows(rows)
+        callback = (lambda: on_row(1)) if on_row else None
+        return write_shard(config_dir / shard.filename, rows, _features(builder, review), _shard_key(fingerprint, shard),
+                           builder.config.row_group_rows, callback, publish=False, sha256=False)
 
 
 def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):
@@ -249,16 +429,10 @@ def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dic
     if "review" in info:
         sections = sections.rstrip() + "\n\n" + card_section(info["review"])
     text = card.render_card(info, default, card.load_template(builder.CARD_TEMPLATE or builder.NAME), context, sections)
-    _atomic_write(folder / CARD, text.encode("utf-8"))
+    atomic_write_bytes(folder / CARD, text.encode("utf-8"))
     info["card_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     info[SELF_HASH] = build_info_hash(info)
-    _atomic_write(folder / BUILD_INFO, (json.dumps(info, indent=1, sort_keys=False) + "\n").encode())
+    atomic_write_bytes(folder / BUILD_INFO, (json.dumps(info, indent=1, sort_keys=False) + "\n").encode())
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + INCOMPLETE)
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-__all__ = ["build_dataset", "plan_fingerprint"]
+__all__ = ["BuildJournal", "build_dataset", "plan_fingerprint"]

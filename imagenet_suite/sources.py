@@ -6,7 +6,11 @@ by a maintained library (e.g. timm's copy of ``real.json``) that are used when t
 
 Resolution order for a source: manual dir → download cache → verified local copy → download
 (unless offline). Every file is checked against its pins (size, sha256, and md5 where that is
-the only public hash) before it is used; the sha256 of every file used is recorded.
+the only public hash) before it is used; the sha256 of every file used is recorded. A download
+or cache entry that fails its pins is moved aside (``<file>.rejected``) and the error says so:
+the next run downloads it again, and a verified local copy is tried first. A folder used as a
+source (an extracted release, an image folder) is fingerprinted by the sha256 of every file in
+it, computed while the build works (:meth:`SourceResolver.resolve_folder`).
 
 Environment:
   ``IMAGENET_SUITE_CACHE``    download cache (default: the user cache dir, ``imagenet-suite/downloads``)
@@ -17,11 +21,17 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import http.client
+import json
+import logging
 import os
+import re
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,10 +39,25 @@ import platformdirs
 from tqdm.auto import tqdm
 
 from .errors import ChecksumMismatch, ManualFileMissing, SourceError
+from .files import (
+    CHUNK,
+    file_digests,
+    folder_digests,
+    folder_listing,
+    inside,
+    list_folder,
+    replace_durably,
+    sha256_file,
+)
 
 T = TypeVar("T")
 
-CHUNK = 1 << 20
+HEX_DIGITS = {"sha256": 64, "md5": 32}
+HEX = {name: re.compile(f"^[0-9a-f]{{{digits}}}$") for name, digits in HEX_DIGITS.items()}
+REJECTED = ".rejected"  # suffix of a cached file moved aside because it failed its pins
+_LOG = logging.getLogger(__name__)
+PROCESS_HASHING_MIN_FILES = 1000  # folders with more files are hashed in a process of their own
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `imagenet_suite` is importable
 
 
 @dataclass(frozen=True)
@@ -60,6 +85,12 @@ class Source:
     instructions: str = ""
     local_copies: tuple[Callable[[], Path | None], ...] = field(default=(), compare=False)
 
+    def __post_init__(self) -> None:
+        for algorithm in ("sha256", "md5"):
+            value = getattr(self, algorithm)
+            if value is not None and not HEX[algorithm].match(value.lower()):
+                raise ValueError(f"source {self.filename}: {algorithm} pin {value!r} is not {HEX_DIGITS[algorithm]} hex digits")
+
     @property
     def manual(self) -> bool:
         return self.url is None
@@ -72,15 +103,29 @@ class Source:
 
 @dataclass(frozen=True)
 class ResolvedSource:
-    """A source file found on disk and verified: its path, size and sha256."""
+    """A source found on disk and verified: its path, size in bytes and content sha256.
+
+    For a folder (:meth:`SourceResolver.resolve_folder`) ``sha256`` covers every file's bytes and is
+    None while it is still being computed (:meth:`SourceResolver.settle` fills it in); ``listing``
+    (sha256 of the sorted path/size lines) is known at once.
+    """
 
     name: str
     path: Path
     size: int
-    sha256: str
+    sha256: str | None
+    listing: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """What a build plan depends on, known when planning: the listing of a folder, else the sha256."""
+        return self.listing or self.sha256
 
     def record(self) -> dict:
-        return {"file": self.path.name, "size": self.size, "sha256": self.sha256}
+        record = {"file": self.path.name, "size": self.size, "sha256": self.sha256}
+        if self.listing is not None:
+            record["kind"] = "folder"
+        return record
 
 
 def default_cache_dir() -> Path:
@@ -92,33 +137,29 @@ def offline_by_default() -> bool:
     return any(os.environ.get(var, "").lower() in ("1", "true", "yes") for var in ("IMAGENET_SUITE_OFFLINE", "HF_HUB_OFFLINE"))
 
 
-def file_digests(path: Path, algorithms: Iterable[str] = ("sha256",), progress: bool = True) -> dict[str, str]:
-    """Hex digests of a file, computed in one pass over it (progress bar on stderr for large files)."""
-    hashers = {name: hashlib.new(name) for name in algorithms}
-    size = path.stat().st_size
-    bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"hashing {path.name}", disable=not progress or size < 256 * CHUNK, leave=False)
-    with open(path, "rb") as handle, bar, ThreadPoolExecutor(max_workers=len(hashers)) as pool:
-        while chunk := handle.read(8 * CHUNK):
-            # one thread per algorithm: hashlib releases the GIL, so md5 + sha256 cost max, not sum
-            list(pool.map(lambda hasher: hasher.update(chunk), hashers.values()))  # noqa: B023 (waited for here)
-            bar.update(len(chunk))
-    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
-
-
-def sha256_file(path: Path) -> str:
-    return file_digests(path, ("sha256",), progress=False)["sha256"]
-
-
 def read_pins_file(path: str | Path) -> dict[str, dict]:
-    """Read a TFDS-style ``checksums.tsv`` (``<file name or url>\\t<size>\\t<sha256>``) of pin overrides."""
+    """Read a TFDS-style ``checksums.tsv`` (``<file name or url>\t<size>\t<sha256>``) of pin overrides.
+
+    SourceError names the file (and line) when it is missing, unreadable or malformed: a size that
+    is not a number, a sha256 that is not 64 hex digits, a file pinned twice.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle, delimiter="\t"))
+    except FileNotFoundError:
+        raise SourceError(f"--pins {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise SourceError(f"--pins {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from None
     pins: dict[str, dict] = {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        for line_no, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
-            if not row or row[0].startswith("#"):
-                continue
-            if len(row) != 3 or not row[1].isdigit() or len(row[2]) != 64:
-                raise SourceError(f"{path}:{line_no}: expected '<file>\\t<size>\\t<sha256>', got {row!r}")
-            pins[Path(row[0]).name] = {"size": int(row[1]), "sha256": row[2].lower()}
+    for line_no, row in enumerate(rows, start=1):
+        if not row or row[0].startswith("#"):
+            continue
+        if len(row) != 3 or not row[1].isdigit() or not HEX["sha256"].match(row[2].lower()):
+            raise SourceError(f"{path}:{line_no}: expected '<file>\\t<size in bytes>\\t<sha256, 64 hex digits>', got {row!r}")
+        name = Path(row[0]).name
+        if name in pins:
+            raise SourceError(f"{path}:{line_no}: {name} is pinned twice")
+        pins[name] = {"size": int(row[1]), "sha256": row[2].lower()}
     return pins
 
 
@@ -126,16 +167,17 @@ class SourceResolver:
     """Finds, downloads and verifies a builder's sources.
 
     Args:
-        manual_dir: folder holding gated files (and optionally any other source file).
+        manual_dir: folder holding gated files (and optionally any other source file). A symlink
+            in it that leads outside it is refused.
         cache_dir: download cache; defaults to :func:`default_cache_dir`.
         offline: never download; defaults to ``IMAGENET_SUITE_OFFLINE`` / ``HF_HUB_OFFLINE``.
         pins: per-file-name overrides of the pinned ``size``/``sha256`` (from a checksums.tsv),
             for mirrors, re-packed archives and test fixtures. They replace the builder's pins.
-        defer_verification: hash files with a pinned sha256 in a background thread, so that work
-            on them overlaps the hashing; the caller must call :meth:`wait_verified` before it
-            publishes anything derived from them (``build_dataset`` does, before each shard).
-            Sizes are still checked at once, and files without a sha256 pin are hashed at once
-            (their sha256 is not known before).
+        defer_verification: hash files with a pinned sha256, and folders, in background threads,
+            so that work on them overlaps the hashing; the caller must call :meth:`wait_verified`
+            before it publishes anything derived from a pinned file, and :meth:`settle` for the
+            content hash of a folder (``build_dataset`` does both). Sizes are still checked at once,
+            and files without a sha256 pin are hashed at once (their sha256 is not known before).
     """
 
     def __init__(self, manual_dir: str | Path | None = None, cache_dir: str | Path | None = None,
@@ -148,15 +190,21 @@ class SourceResolver:
         self.progress = progress
         self.inputs = [Path(p) for p in inputs]
         self.defer_verification = defer_verification
-        self._verified: dict[tuple, str] = {}  # (path, size, mtime, md5 wanted) -> sha256
+        self._verified: dict[tuple, str] = {}  # (path, size, mtime, md5 wanted) or (folder, listing) -> sha256
         self._pending: dict[tuple, Future] = {}  # verifications running in the background
 
     # -- public -----------------------------------------------------------------------------
     def find_manual(self, filename: str) -> Path | None:
-        """Path of ``filename`` in the manual dir, or None."""
+        """Path of ``filename`` in the manual dir, or None; SourceError if it is a symlink leading outside."""
         if self.manual_dir is None:
             return None
         candidate = self.manual_dir / filename
+        if not os.path.lexists(candidate):
+            return None
+        if not inside(candidate, self.manual_dir):
+            raise SourceError(f"{candidate} leads to {os.path.realpath(candidate)}, outside --manual-dir {self.manual_dir}: "
+                              "symlinks leaving the manual folder are refused; put the file itself there, or pass the "
+                              "folder that holds it as --manual-dir")
         return candidate if candidate.exists() else None
 
     def resolve(self, source: Source) -> ResolvedSource:
@@ -183,13 +231,60 @@ class SourceResolver:
                 raise
             return verified.result(), result
 
+    def resolve_folder(self, name: str, path: str | Path, files: Iterable[str] | None = None) -> ResolvedSource:
+        """A folder as a source, fingerprinted by the bytes of every file in it.
+
+        ``files``: the relative POSIX paths the builder reads (default: every file below ``path``,
+        :func:`imagenet_suite.files.list_folder`, which refuses symlinks leading outside). The
+        content sha256 (of the sorted ``path<TAB>sha256`` lines) is computed at once, or with
+        ``defer_verification`` in the background: then the result's ``sha256`` is None until
+        :meth:`settle`; its ``listing`` (names and sizes) is known at once.
+        """
+        path = Path(path)
+        files = sorted(list_folder(path) if files is None else files)
+        listing, size = folder_listing(path, files)
+        key = ("folder", os.path.realpath(path), listing)
+        if key not in self._verified:
+            if self.defer_verification:
+                if key not in self._pending:
+                    self._pending[key] = _in_background(self._hash_folder, key, path, files)
+                return ResolvedSource(name, path, size, None, listing)
+            self._hash_folder(key, path, files)
+        return ResolvedSource(name, path, size, self._verified[key], listing)
+
+    def settle(self, sources: dict[str, ResolvedSource]) -> dict[str, ResolvedSource]:
+        """``sources`` with every folder's content sha256 filled in, waiting for its hashing."""
+        settled = {}
+        for name, source in sources.items():
+            if source.sha256 is None and source.listing is not None:
+                key = ("folder", os.path.realpath(source.path), source.listing)
+                future = self._pending.get(key)
+                if future is not None:
+                    future.result()
+                elif key not in self._verified:  # resolved elsewhere: hash it here
+                    self._hash_folder(key, source.path, list_folder(source.path))
+                source = replace(source, sha256=self._verified[key])
+            settled[name] = source
+        return settled
+
+    def _hash_folder(self, key: tuple, path: Path, files: list[str]) -> str:
+        if len(files) >= PROCESS_HASHING_MIN_FILES:
+            digest, listing = _hash_folder_in_a_process(path, files, self.progress)
+        else:
+            digest, listing = folder_digests(path, files, progress=self.progress)
+        if listing != key[2]:
+            raise SourceError(f"{path}: files changed size while they were hashed; run the build again once the folder "
+                              "is no longer being written")
+        self._verified[key] = digest
+        return digest
+
     def _locate(self, source: Source) -> Path:
         """The local file of ``source`` (manual dir, cache, a matching local copy, or a download)."""
         manual = self.find_manual(source.filename)
         if manual is not None:
             return manual
         cached = self._cache_path(source)
-        if cached.exists():
+        if cached.exists() and self._usable_cache_entry(source, cached):
             return cached
         for find_copy in source.local_copies:
             copy = find_copy()
@@ -204,6 +299,21 @@ class SourceResolver:
             )
         self._download(source, cached)
         return cached
+
+    def _usable_cache_entry(self, source: Source, cached: Path) -> bool:
+        """Whether a cached download may be used; a wrong one is moved aside (and said so on stderr).
+
+        The size is always checked here. The hash is checked here too when the source has local
+        copies to fall back on; otherwise it is checked by :meth:`verify` (in the background with
+        ``defer_verification``), which moves a failing cache entry aside as well.
+        """
+        if source.size is not None and cached.stat().st_size != source.size:
+            moved = _reject(cached)
+            _LOG.warning("%s: %d bytes, expected %d; moved aside to %s", cached, moved.stat().st_size, source.size, moved)
+            return False
+        if source.local_copies:
+            return self._matches(source, cached)
+        return True
 
     def input_dataset(self, builder: str | None, config: str | None = None, build_hint: str = ""):
         """A built imagenet-suite dataset given with ``--input``, verified; ``(DatasetFolder, ResolvedSource)``.
@@ -221,7 +331,7 @@ class SourceResolver:
                 key = (str(path.resolve()), (path / BUILD_INFO).stat().st_mtime_ns)
                 if key not in self._verified:
                     verify_folder(path)
-                    self._verified[key] = file_digests(path / BUILD_INFO, progress=False)["sha256"]
+                    self._verified[key] = sha256_file(path / BUILD_INFO)
                 size = sum(meta["size"] for info in folder.build_info["configs"].values() for meta in info["files"].values())
                 return folder, ResolvedSource(f"{folder.name}_dataset", path, size, self._verified[key])
         wanted = (builder or "imagenet-suite") + (f" (config {config!r})" if config else "")
@@ -238,10 +348,10 @@ class SourceResolver:
         return self._verify(source, path, background=self.defer_verification)
 
     def wait_verified(self) -> None:
-        """Wait for the background verifications; raise the first failure (ChecksumMismatch)."""
+        """Wait for the background verifications and folder hashes; raise the first failure."""
         for key, future in list(self._pending.items()):
             future.result()
-            del self._pending[key]
+            self._pending.pop(key, None)
 
     def _verify(self, source: Source, path: Path, background: bool) -> ResolvedSource:
         source = self._with_pin_overrides(source)
@@ -249,14 +359,12 @@ class SourceResolver:
         if source.size is not None and stat.st_size != source.size:
             raise ChecksumMismatch(
                 f"{path}: size is {stat.st_size} bytes, expected {source.size} for {source.filename} "
-                "(incomplete or different file)"
+                f"(incomplete or different file){self._moved_aside_note(path)}"
             )
         key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, source.md5 is not None)
         if background and source.sha256 and key not in self._verified:
             if key not in self._pending:
-                pool = ThreadPoolExecutor(max_workers=1)
-                self._pending[key] = pool.submit(self._check_digests, source, path, key)
-                pool.shutdown(wait=False)
+                self._pending[key] = _in_background(self._check_digests, source, path, key)
             return ResolvedSource(source.name, path, stat.st_size, source.sha256.lower())
         return ResolvedSource(source.name, path, stat.st_size, self._check_digests(source, path, key))
 
@@ -266,12 +374,20 @@ class SourceResolver:
             algorithms = ["sha256"] + (["md5"] if source.md5 else [])
             digests = file_digests(path, algorithms, progress=self.progress)
             if source.md5 and digests["md5"] != source.md5:
-                raise ChecksumMismatch(f"{path}: md5 is {digests['md5']}, expected {source.md5} for {source.filename}")
+                raise ChecksumMismatch(f"{path}: md5 is {digests['md5']}, expected {source.md5} for {source.filename}"
+                                       f"{self._moved_aside_note(path)}")
             self._verified[key] = digests["sha256"]
         sha256 = self._verified[key]
         if source.sha256 and sha256 != source.sha256.lower():
-            raise ChecksumMismatch(f"{path}: sha256 is {sha256}, expected {source.sha256} for {source.filename}")
+            raise ChecksumMismatch(f"{path}: sha256 is {sha256}, expected {source.sha256} for {source.filename}"
+                                   f"{self._moved_aside_note(path)}")
         return sha256
+
+    def _moved_aside_note(self, path: Path) -> str:
+        """For a file of the download cache that failed its pins: move it aside and say so; else ''."""
+        if not (path.exists() and inside(path, self.cache_dir)):
+            return ""
+        return f"; the cached copy was moved aside to {_reject(path)}: the next run downloads it again"
 
     # -- helpers ----------------------------------------------------------------------------
     def _with_pin_overrides(self, source: Source) -> Source:
@@ -298,23 +414,102 @@ class SourceResolver:
         return f"{text} {source.instructions}".strip()
 
     def _download(self, source: Source, target: Path) -> None:
-        """Download to ``<target>.part`` (resuming a partial download), then rename."""
+        """Download to ``<target>.part`` (resuming a partial download), check its size, then rename.
+
+        The size received is compared with the server's Content-Length and with the pinned size
+        before the rename; a mismatch moves the file aside (``.rejected``) and raises SourceError,
+        so the next run downloads it again. A transfer that fails midway keeps the ``.part`` file,
+        and the next run resumes it.
+        """
         target.parent.mkdir(parents=True, exist_ok=True)
         part = target.with_name(target.name + ".part")
         have = part.stat().st_size if part.exists() else 0
+        if source.size is not None and have >= source.size:  # cannot be a proper prefix: start over
+            part.unlink()
+            have = 0
+        response = self._open_url(source, have)
+        resumed = bool(have) and response.status == 206
+        content_range = response.headers.get("Content-Range")
+        if resumed and content_range is not None and not content_range.startswith(f"bytes {have}-"):
+            response.close()
+            part.unlink()
+            raise SourceError(f"{source.url}: the server resumed at {content_range!r}, not at byte "
+                              f"{have}; the partial download was removed: run again to download {source.filename} anew")
+        start = have if resumed else 0
+        announced = response.headers.get("Content-Length")
+        announced = int(announced) if announced and announced.isdigit() else None
+        received = self._receive(source, response, part, start, announced)
+        problems = []
+        if announced is not None and received != announced:
+            problems.append(f"received {received} of the {announced} bytes the server announced (Content-Length)")
+        if source.size is not None and start + received != source.size:
+            problems.append(f"the file has {start + received} bytes, its pinned size is {source.size}")
+        if problems:
+            moved = _reject(part)
+            raise SourceError(f"download of {source.url} for {source.filename} is wrong: {'; '.join(problems)}. "
+                              f"Moved it aside to {moved}; run again to download it again")
+        replace_durably(part, target)
+
+    def _open_url(self, source: Source, have: int):
         request = urllib.request.Request(source.url, headers={"Range": f"bytes={have}-"} if have else {})
         try:
-            response = urllib.request.urlopen(request, timeout=60)
+            return urllib.request.urlopen(request, timeout=60)
         except OSError as err:
             raise SourceError(f"cannot download {source.url} for {source.filename}: {err}; "
                               f"download it yourself and put it in --manual-dir") from None
-        resumed = have and response.status == 206
-        mode = "ab" if resumed else "wb"
-        total = source.size or (int(response.headers.get("Content-Length", 0)) + (have if resumed else 0)) or None
-        with response, open(part, mode) as out, tqdm(total=total, initial=have if resumed else 0, unit="B", unit_scale=True,
-                                                     desc=f"downloading {source.filename}", disable=not self.progress) as bar:
-            while chunk := response.read(CHUNK):
-                out.write(chunk)
-                bar.update(len(chunk))
-        os.replace(part, target)
 
+    def _receive(self, source: Source, response, part: Path, start: int, announced: int | None) -> int:
+        """Write the response body to ``part`` (appending after ``start`` bytes); the bytes received."""
+        total = source.size or ((announced + start) if announced is not None else None)
+        received = 0
+        try:
+            with response, open(part, "ab" if start else "wb") as out, \
+                    tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=f"downloading {source.filename}",
+                         disable=not self.progress) as bar:
+                while chunk := response.read(CHUNK):
+                    out.write(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
+        except (OSError, http.client.HTTPException) as err:
+            raise SourceError(f"download of {source.url} failed after {start + received} bytes ({err}); the partial file "
+                              f"{part} is kept: run again to resume") from None
+        return received
+
+
+def _hash_folder_in_a_process(path: Path, files: list[str], progress: bool) -> tuple[str, str]:
+    """:func:`folder_digests` in a child Python process (``python -m imagenet_suite.files``).
+
+    Hashing file by file needs the GIL at every file; a thread would queue for it behind the build's
+    own Python work and run at half speed. A plain child process (not multiprocessing, which would
+    re-import the caller's ``__main__``) has a GIL of its own. Its progress bar shares our stderr.
+    """
+    request = json.dumps({"root": os.fspath(path), "files": files, "progress": progress})
+    python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "imagenet_suite.files"], input=request, stdout=subprocess.PIPE,
+                          text=True, check=False, env={**os.environ, "PYTHONPATH": python_path})
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        answer = {"error": f"the hashing process ended with exit code {done.returncode}"}
+    if "error" in answer:
+        raise SourceError(f"{path}: hashing the folder failed: {answer['error']}")
+    return answer["content"], answer["listing"]
+
+
+def _in_background(function: Callable[..., T], *args) -> Future:
+    """Run ``function(*args)`` on a thread of its own; the Future holds its result or exception."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(function, *args)
+    pool.shutdown(wait=False)
+    return future
+
+
+def _reject(path: Path) -> Path:
+    """Move a file that failed its pins aside (``<name>.rejected``, replacing an older one); its new path."""
+    aside = path.with_name(path.name + REJECTED)
+    os.replace(path, aside)
+    return aside
+
+
+__all__ = ["ResolvedSource", "Source", "SourceResolver", "default_cache_dir", "file_digests", "offline_by_default",
+           "read_pins_file", "sha256_file"]

@@ -6,18 +6,22 @@ import hashlib
 
 import pyarrow.parquet as pq
 import yaml
+from tqdm.auto import tqdm
 
 from .dataset_folder import BUILD_INFO, CARD, SELF_HASH, DatasetFolder, build_info_hash
-from .errors import DatasetFolderError
-from .writer import sha256_of
+from .errors import DatasetFolderError, InvalidSourceData
+from .files import sha256_file
+from .images import ImageChecks, inspect_image
 
 
-def verify_folder(path) -> DatasetFolder:
+def verify_folder(path, images: ImageChecks | None = None, progress: bool = False) -> DatasetFolder:
     """Raise DatasetFolderError naming the first file that differs; return the folder if all match.
 
     Checks: build_info.json's own hash; the card's sha256; every listed file's size and sha256;
     Parquet row counts against build_info and against the card's ``num_examples``; no unlisted
-    Parquet file under a config.
+    Parquet file under a config. With ``images``, also every stored image of every ``Image``
+    column (:func:`imagenet_suite.images.inspect_image`: structure, pixel bound, and a full decode
+    when ``images.deep``).
     """
     folder = DatasetFolder(path)
     if folder.build_info.get(SELF_HASH) != build_info_hash(folder.build_info):
@@ -48,7 +52,36 @@ def verify_folder(path) -> DatasetFolder:
             if counted != meta["num_examples"] or card_splits.get((config, split)) != meta["num_examples"]:
                 raise DatasetFolderError(f"{config}/{split}: Parquet rows {counted}, build_info {meta['num_examples']}, "
                                          f"card {card_splits.get((config, split))}")
+    if images is not None:
+        verify_images(folder, images, progress)
     return folder
+
+
+def image_columns(features: dict) -> list[str]:
+    """Top-level columns of a build_info ``features`` dict that hold ``Image`` values."""
+    return [name for name, feature in features.items() if isinstance(feature, dict) and feature.get("_type") == "Image"]
+
+
+def verify_images(folder: DatasetFolder, checks: ImageChecks, progress: bool = False) -> int:
+    """Check every stored image of ``folder``; DatasetFolderError naming file, row id and column. Returns the count."""
+    work = [(folder.path / rel, meta, column) for info in folder.build_info["configs"].values()
+            for column in image_columns(info["features"]) for rel, meta in sorted(info["files"].items()) if "split" in meta]
+    checked = 0
+    with tqdm(total=sum(meta["num_rows"] for _, meta, _ in work), unit="img", desc="checking images",
+              disable=not progress, leave=False) as bar:
+        for path, _, column in work:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=256, columns=["id", column]):
+                ids, cells = batch.column("id").to_pylist(), batch.column(column).to_pylist()
+                for row_id, cell in zip(ids, cells, strict=True):
+                    if cell is None or cell.get("bytes") is None:
+                        continue
+                    try:
+                        inspect_image(cell["bytes"], f"{path}: row {row_id!r}, column {column!r}", checks)
+                    except InvalidSourceData as err:
+                        raise DatasetFolderError(str(err)) from None
+                    checked += 1
+                bar.update(len(ids))
+    return checked
 
 
 def _check_file(file_path, meta: dict) -> None:
@@ -57,7 +90,7 @@ def _check_file(file_path, meta: dict) -> None:
     size = file_path.stat().st_size
     if size != meta["size"]:
         raise DatasetFolderError(f"{file_path}: size {size} bytes, build_info.json says {meta['size']}")
-    if sha256_of(file_path) != meta["sha256"]:
+    if sha256_file(file_path) != meta["sha256"]:
         raise DatasetFolderError(f"{file_path}: sha256 differs from build_info.json (file is corrupt or was modified)")
 
 

@@ -7,14 +7,15 @@ Files are readable by ``datasets`` 3.6 through 5.x with no code of ours:
 * image-byte columns are stored uncompressed (JPEG/PNG are compressed already), others snappy;
 * row groups are small for image configs so that reading one row reads little.
 
-Output is a deterministic function of the rows, the features and the metadata.
+Output is a deterministic function of the rows, the features and the metadata. A shard is
+written under ``<name>.incomplete`` (removed again if writing fails, e.g. on a full disk) and
+published by an fsync and a rename (:func:`imagenet_suite.files.replace_durably`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import InvalidSourceData
+from .files import incomplete_path, replace_durably, sha256_file
 
 FINGERPRINT_KEY = b"imagenet_suite.fingerprint"
-INCOMPLETE = ".incomplete"
 
 
 @dataclass(frozen=True)
@@ -104,32 +105,38 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     compression.update({c: "snappy" for c in _leaf_columns(schema) if c not in compression})
     tmp = incomplete_path(path)
     num_rows = 0
-    with pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
-                          write_statistics=[c for c in _leaf_columns(schema) if c not in binary]) as writer:
-        for batch in _batches(rows, row_group_rows):
-            table = _encode(batch, features, schema, path)
-            writer.write_table(table, row_group_size=row_group_rows)
-            num_rows += table.num_rows
-            if on_row:
-                for _ in batch:
-                    on_row()
-        if num_rows == 0:
-            writer.write_table(schema.empty_table())
+    try:
+        with pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
+                              write_statistics=[c for c in _leaf_columns(schema) if c not in binary]) as writer:
+            for batch in _batches(rows, row_group_rows):
+                table = _encode(batch, features, schema, path)
+                writer.write_table(table, row_group_size=row_group_rows)
+                num_rows += table.num_rows
+                if on_row:
+                    for _ in batch:
+                        on_row()
+            if num_rows == 0:
+                writer.write_table(schema.empty_table())
+    except OSError as err:  # disk full, I/O error: pyarrow's OSError names no file
+        tmp.unlink(missing_ok=True)
+        if err.filename is not None:
+            raise
+        text = re.sub(r"^\[Errno \d+\]\s*", "", " ".join(str(err).split()))
+        code = re.search(r"\[errno (\d+)\]", str(err), re.IGNORECASE)
+        raise OSError(int(code.group(1)) if code else err.errno, text, str(tmp)) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     if publish:
         publish_shard(path)
     written = path if publish else tmp
     return ShardStats(num_rows, _uncompressed_bytes(pq.read_metadata(written)), written.stat().st_size,
-                      sha256_of(written) if sha256 else None)
-
-
-def incomplete_path(path: Path) -> Path:
-    """Where a shard is written before it is published."""
-    return path.with_name(path.name + INCOMPLETE)
+                      sha256_file(written) if sha256 else None)
 
 
 def publish_shard(path: Path) -> None:
-    """Give a finished shard (written with ``publish=False``) its final name."""
-    os.replace(incomplete_path(path), path)
+    """Give a finished shard (written with ``publish=False``) its final name, durably (fsync + rename + fsync)."""
+    replace_durably(incomplete_path(path), path)
 
 
 def _leaf_columns(schema: pa.Schema) -> list[str]:
@@ -156,14 +163,6 @@ def _encode(batch: list[dict], features, schema: pa.Schema, path: Path) -> pa.Ta
         raise InvalidSourceData(f"{path.name}: rows do not fit the features: {err}") from None
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def shard_fingerprint(path: Path) -> str | None:
     """The fingerprint stored in a finished shard's footer, or None if unreadable."""
     try:
@@ -174,10 +173,10 @@ def shard_fingerprint(path: Path) -> str | None:
     return value.decode() if value else None
 
 
-def shard_stats(path: Path) -> ShardStats:
-    """Stats of an already written shard (for resumed builds)."""
+def shard_stats(path: Path, sha256: bool = True) -> ShardStats:
+    """Stats of a written shard, from its footer (and its sha256 unless ``sha256=False``)."""
     meta = pq.read_metadata(path)
-    return ShardStats(meta.num_rows, _uncompressed_bytes(meta), path.stat().st_size, sha256_of(path))
+    return ShardStats(meta.num_rows, _uncompressed_bytes(meta), path.stat().st_size, sha256_file(path) if sha256 else None)
 
 
 def _uncompressed_bytes(meta: pq.FileMetaData) -> int:

@@ -84,5 +84,5 @@ def test_png_goes_through_pillow():
     buffer = io.BytesIO()
     Image.new("LA", (9, 4)).save(buffer, format="PNG")
     assert inspect_image(buffer.getvalue(), "c.png") == ImageHeader("PNG", "LA", 9, 4)
-    with pytest.raises(InvalidSourceData, match="c.png: not a readable image"):
+    with pytest.raises(InvalidSourceData, match="c.png: PNG ends at byte .* before its IEND chunk"):
         inspect_image(buffer.getvalue()[:40], "c.png")

@@ -51,8 +51,8 @@ def decode(data):
         return image.format, np.asarray(image.convert("RGB"))
 
 
-def test_all_17_tests_use_exactly_the_released_source_indices(built, shared_data, val_images, tmp_path):
-    released = out.released_indices(shared_data / "ninco/data/NINCO_OOD_unit_tests.csv")
+def test_all_17_tests_use_exactly_the_released_source_indices(built, test_data, val_images, tmp_path):
+    released = out.released_indices(test_data / "ninco/data/NINCO_OOD_unit_tests.csv")
     ds = load(built, "default", split="test", cache_dir=tmp_path)
     names = ds.features["test"].names
     assert ds.num_rows == 6_800 and names == sorted(released)
@@ -170,7 +170,7 @@ def test_unreadable_image_in_a_folder_is_named(tmp_path):
     root.mkdir(parents=True)
     Image.fromarray(np.zeros((4, 4, 3), dtype=np.uint8)).save(root / "good.png")
     (root / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
-    with pytest.raises(InvalidSourceData, match="broken.jpg: not a readable image"):
+    with pytest.raises(InvalidSourceData, match="broken.jpg: expected a JPEG marker at byte 2"):
         build_dataset("ood_unit_tests", tmp_path / "out", options={"source": "image_folder", "tests": "grey",
                                                                    "images_per_test": 2},
                       manual_dir=tmp_path / "images", progress=False)

@@ -16,6 +16,7 @@ from imagenet_suite.build import build_dataset
 from imagenet_suite.builder import example_rng
 from imagenet_suite.dataset_folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
+from imagenet_suite.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import folder_bytes, load
 
@@ -54,7 +55,11 @@ def frost_dir(tmp_path_factory) -> Path:
 
 
 def build(config: str, inputs, out: Path, manual=None, **kwargs) -> Path:
+    """Build a perturbations config; the fixture's frost pictures are pinned with --pins (they stand in
+    for the real ones, whose sizes and sha256 the builder pins)."""
     kwargs.setdefault("progress", False)
+    if manual is not None:
+        kwargs.setdefault("pins", read_pins_file(fx.write_checksums(manual)))
     return build_dataset("perturbations", out, [config], inputs=inputs, manual_dir=manual, offline=True, **kwargs)
 
 
@@ -133,8 +138,8 @@ def test_resizing_choice_is_an_option(val, tmp_path):
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), expected)
 
 
-def test_shape_sets_keep_their_labels_and_16_class_protocol(shared_data, tmp_path):
-    edge = build_dataset("shape_bias_sets", tmp_path / "edge", ["edge"], manual_dir=shared_data / "texture-vs-shape",
+def test_shape_sets_keep_their_labels_and_16_class_protocol(test_data, tmp_path):
+    edge = build_dataset("shape_bias_sets", tmp_path / "edge", ["edge"], manual_dir=test_data / "texture-vs-shape",
                          progress=False, offline=True)
     out = build("common", [edge], tmp_path / "out", options={"input": "shape_bias_sets", "corruptions": "contrast,pixelate"})
     folder = DatasetFolder(out)

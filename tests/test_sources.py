@@ -26,6 +26,8 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
         body = PAYLOAD[start:]
         self.send_response(206 if start else 200)
         self.send_header("Content-Length", str(len(body)))
+        if start:
+            self.send_header("Content-Range", f"bytes {start}-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
         self.end_headers()
         self.wfile.write(body)
 

@@ -46,7 +46,7 @@ def test_a_truncated_jpeg_member_is_named(tmp_path):
     images[3] = fx.Img(images[3].folder, images[3].file, images[3].data[: len(images[3].data) // 2])
     manual = _tar_with(tmp_path, "imagenet-a", images)
     member = f"imagenet-a/{images[3].folder}/{images[3].file}"
-    with pytest.raises(InvalidSourceData, match=rf"imagenet-a.tar:{member}: not a readable image, or truncated"):
+    with pytest.raises(InvalidSourceData, match=rf"imagenet-a.tar:{member}: JPEG .*truncated"):
         fx.build("imagenet_a", manual, tmp_path / "out")
 
 

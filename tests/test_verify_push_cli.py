@@ -62,8 +62,22 @@ def test_verify_refuses_a_folder_that_is_not_a_dataset(tmp_path):
 class FakeHub:
     """Records the HfApi calls push would make; the Hub itself is unreachable here."""
 
-    def __init__(self):
+    def __init__(self, existing: dict[str, bool] | None = None):
         self.calls = []
+        self.existing = existing or {}  # repo id -> private
+
+    def repo_info(self, repo_id, **kwargs):
+        from types import SimpleNamespace
+
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        self.calls.append(("repo_info", repo_id, kwargs))
+        if repo_id not in self.existing:
+            import httpx
+
+            request = httpx.Request("GET", f"https://huggingface.co/api/datasets/{repo_id}")
+            raise RepositoryNotFoundError(f"404: {repo_id}", response=httpx.Response(404, request=request))
+        return SimpleNamespace(id=repo_id, private=self.existing[repo_id])
 
     def create_repo(self, repo_id, **kwargs):
         self.calls.append(("create_repo", repo_id, kwargs))
@@ -81,12 +95,25 @@ def test_push_uploads_listed_files_private_and_tags_version(folder):
 
     hub = FakeHub()
     push_folder(folder, "org/imagenet-val", api=hub)
-    (_, repo, repo_kwargs), (_, upload), (_, tag_repo, tag_kwargs) = hub.calls
+    (_, info_repo, _), (_, repo, repo_kwargs), (_, upload), (_, tag_repo, tag_kwargs) = hub.calls
     assert repo == "org/imagenet-val" and repo_kwargs["private"] is True and repo_kwargs["repo_type"] == "dataset"
     info = json.loads((folder / "build_info.json").read_text())
     listed = {rel for cfg in info["configs"].values() for rel in cfg["files"]}
     assert set(upload["allow_patterns"]) == listed | {"README.md", "build_info.json"}
     assert tag_kwargs["tag"] == "v1.0.0"
+
+
+def test_push_refuses_an_existing_public_repository_unless_public_is_asked(folder):
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.hub import push_folder
+
+    hub = FakeHub(existing={"org/open": False, "org/closed": True})
+    with pytest.raises(ConfigError, match="org/open: the dataset repository exists and is public"):
+        push_folder(folder, "org/open", api=hub)
+    assert [call[0] for call in hub.calls] == ["repo_info"]  # nothing created or uploaded
+    push_folder(folder, "org/open", api=hub, private=False)  # --public: intended
+    push_folder(folder, "org/closed", api=hub)  # private already: fine
+    assert [call[0] for call in hub.calls].count("upload_folder") == 2
 
 
 def test_push_refuses_a_corrupt_folder_before_any_network_call(folder, tmp_path):

@@ -27,7 +27,30 @@ def register(subparsers) -> None:
     parser.add_argument("--decision-action", choices=("drop", "flag"), default="drop",
                         help="drop: remove rows decided `id` (contain an ImageNet-1k object); flag: add a "
                              "`review_decision` column (default: drop)")
+    add_image_check_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_image_check_arguments(parser) -> None:
+    """``--max-pixels`` and ``--deep-verify`` (shared by ``build`` and ``verify``)."""
+    from imagenet_suite.images import DEFAULT_MAX_PIXELS
+
+    parser.add_argument("--max-pixels", type=max_pixels_value, default=DEFAULT_MAX_PIXELS, metavar="N",
+                        help=f"refuse images with more than N pixels, width x height (default {DEFAULT_MAX_PIXELS:,}, "
+                             "Pillow's bound; 'none' for no bound)")
+    parser.add_argument("--deep-verify", action="store_true",
+                        help="also decode every image (slower; catches corrupt compressed image data)")
+
+
+def max_pixels_value(text: str) -> int | None:
+    """``--max-pixels`` value: a positive integer, or ``none``."""
+    import argparse
+
+    if text.lower() == "none":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of pixels or 'none', got {text!r}")
+    return int(text)
 
 
 def parse_options(pairs: list[str]) -> dict[str, str]:
@@ -50,7 +73,8 @@ def run(args) -> int:
         args.name, args.out, args.configs, seed=args.seed, manual_dir=args.manual_dir, num_proc=args.num_proc,
         options=parse_options(args.option), offline=args.offline, pins=read_pins_file(args.pins) if args.pins else None,
         shard_size=args.shard_size, inputs=args.input, progress=not args.no_progress,
-        decisions=args.decisions, decision_action=args.decision_action,
+        decisions=args.decisions, decision_action=args.decision_action, max_pixels=args.max_pixels,
+        deep_verify=args.deep_verify,
     )
     print(folder.resolve())
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
+    check_output_paths(args)  # before any work: a report that cannot be written is refused first
     outputs = ModelOutputs.load(args.outputs, device=args.device)
     options = ood_score_options(args, ScoreOptions(lca_distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
                                                    hierarchy=str(args.hierarchy) if args.hierarchy else None))
@@ -82,6 +84,20 @@ def run(args: argparse.Namespace) -> int:
         for path in write_plots(report, args.plots):
             print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """ConfigError if ``--json`` cannot be written where it points, or ``--plots`` names a file."""
+    if args.json is not None:
+        parent = args.json.parent
+        if args.json.is_dir():
+            raise ConfigError(f"--json {args.json}: is a folder; expected the path of a .json file to write")
+        if not parent.is_dir():
+            raise ConfigError(f"--json {args.json}: the folder {parent} does not exist (create it first)")
+        if not os.access(parent, os.W_OK):
+            raise ConfigError(f"--json {args.json}: the folder {parent} is not writable")
+    if args.plots is not None and args.plots.exists() and not args.plots.is_dir():
+        raise ConfigError(f"--plots {args.plots}: is a file; expected a folder (created if missing)")
 
 
 def write_plots(report, folder: Path) -> list[Path]:

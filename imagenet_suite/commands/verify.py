@@ -1,20 +1,29 @@
-"""``imagenet-suite verify DIR``: exit 0 if every file matches build_info.json and the card."""
+"""``imagenet-suite verify DIR``: exit 0 if every file matches build_info.json and the card, and every
+stored image passes the structural check and pixel bound (``--deep-verify``: decodes every image)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .build import add_image_check_arguments
+
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("verify", help="check a dataset folder against its build_info.json and card")
+    parser = subparsers.add_parser("verify", help="check a dataset folder against its build_info.json and card, and "
+                                                  "every stored image")
     parser.add_argument("folder", type=Path)
+    add_image_check_arguments(parser)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from imagenet_suite.images import ImageChecks
     from imagenet_suite.verify import verify_folder
 
-    folder = verify_folder(args.folder)
+    folder = verify_folder(args.folder, ImageChecks(args.max_pixels, args.deep_verify), progress=not args.no_progress)
     files = sum(len(c["files"]) for c in folder.build_info["configs"].values())
-    print(f"OK {folder.name} {folder.version}: {files} files and the card match build_info.json")
+    decoded = ", every image decoded" if args.deep_verify else ""
+    print(f"OK {folder.name} {folder.version}: {files} files and the card match build_info.json; every image passes "
+          f"the structural check and the pixel bound{decoded}")
     return 0

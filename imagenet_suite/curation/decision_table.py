@@ -25,13 +25,13 @@ import csv
 import hashlib
 import io
 import json
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..files import atomic_write_bytes
 from .errors import DecisionTableError
 
 FORMAT = "imagenet-suite-decisions/1"
@@ -106,21 +106,13 @@ def parse_timestamp(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_decision_table(table: DecisionTable, path: str | Path) -> str:
     """Write ``table`` to ``path`` (atomically) and ``<path>.sha256``; return the file's sha256."""
     path = Path(path)
     data = table.to_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    _atomic_write(path, data)
-    _atomic_write(path.with_name(path.name + ".sha256"), f"{digest}  {path.name}\n".encode())
+    atomic_write_bytes(path, data)  # fsync + rename + fsync of the folder: a crash leaves the old or the new table
+    atomic_write_bytes(path.with_name(path.name + ".sha256"), f"{digest}  {path.name}\n".encode())
     return digest
 
 
@@ -191,8 +183,3 @@ def _valid_timestamp(text: str) -> bool:
         return False
     return True
 
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

@@ -38,11 +38,11 @@ from PIL import Image
 
 from ..card import content_hash
 from ..dataset_folder import DatasetFolder
+from ..files import sha256_file
 from ..images import inspect_image
 from ..scoring.outputs import ModelOutputs
 from . import database, documents, views
 from .columns import ColumnPlan, column_plan
-from .decision_table import file_sha256
 from .errors import ReviewError
 from .predictions import RowPrediction, row_predictions
 
@@ -76,7 +76,8 @@ class LoadPlan:
     predicted: dict[str, RowPrediction]
     outputs: dict[str, Any] | None
     name: str
-    images: Path
+    images: Path  # this split's image folder, inside ``cache``
+    cache: Path  # root of the image cache (the review App may serve any file under it)
     threshold: float
     reviewer: str | None
 
@@ -105,9 +106,10 @@ def prepare_load(folder: str | Path, config: str | None = None, split: str | Non
     ids = source.read_table(config, split, ["id"]).column("id").to_pylist()
     predicted, outputs_record = _predictions(outputs, ids)
     record = _source_record(source, config, split)
-    images = Path(cache_dir or review_cache_dir()) / source.path.name / f"{config}-{record['content_hash'][:12]}" / split
+    cache = Path(cache_dir or review_cache_dir())
+    images = cache / source.path.name / f"{config}-{record['content_hash'][:12]}" / split
     return LoadPlan(source, config, split, plan, tuple(ids), record, predicted, outputs_record,
-                    name or default_name(source, config, split), images, threshold, reviewer)
+                    name or default_name(source, config, split), images, cache, threshold, reviewer)
 
 
 def apply_load(fo, load: LoadPlan):
@@ -143,7 +145,7 @@ def _predictions(outputs: str | Path | None, ids: list[str]) -> tuple[dict[str, 
         return {}, None
     loaded = ModelOutputs.load(outputs)
     predicted = row_predictions(loaded, set(ids))
-    return predicted, {"file": str(Path(outputs).resolve()), "sha256": file_sha256(outputs), "kind": loaded.kind,
+    return predicted, {"file": str(Path(outputs).resolve()), "sha256": sha256_file(outputs), "kind": loaded.kind,
                        "rows": loaded.num_rows}
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .decision_table import DECISIONS, MEANINGS, file_sha256, read_decision_table
+from ..files import sha256_file
+from .decision_table import DECISIONS, MEANINGS, read_decision_table
 from .errors import DecisionTableError
 
 ACTIONS = ("drop", "flag")
@@ -47,7 +48,7 @@ class ReviewApplication:
         if action not in ACTIONS:
             raise DecisionTableError(f"--decision-action {action!r}: expected one of {', '.join(ACTIONS)}")
         table = read_decision_table(path)
-        return cls(str(path), file_sha256(path), table.version, action, {d.id: d.decision for d in table.decisions})
+        return cls(str(path), sha256_file(path), table.version, action, {d.id: d.decision for d in table.decisions})
 
     @property
     def folder_suffix(self) -> str:

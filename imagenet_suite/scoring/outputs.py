@@ -21,9 +21,9 @@ rows that do not sum to 1), chunk by chunk on the tensor's own device.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -183,14 +183,15 @@ def _read_npz(path: Path) -> dict:
     if not zipfile.is_zipfile(path):
         raise OutputsError(f"{path}: not an .npz archive (write it with numpy.savez)")
     try:
+        _check_npy_headers(path)
         with np.load(path, allow_pickle=False) as archive:
             entries = {name: archive[name] for name in archive.files}
     except ValueError as err:
         raise OutputsError(
             f"{path}: cannot be read without pickle ({err}); save ids as a string array: np.asarray(ids, dtype=str)"
         ) from None
-    except OSError as err:
-        raise OutputsError(f"{path}: not a readable .npz file ({err})") from None
+    except (OSError, EOFError, zipfile.BadZipFile, MemoryError) as err:
+        raise OutputsError(f"{path}: not a readable .npz file ({type(err).__name__}: {err})") from None
     for kind in KINDS:
         if kind in entries:
             entries[kind] = torch.from_numpy(np.ascontiguousarray(entries[kind]))
@@ -199,13 +200,43 @@ def _read_npz(path: Path) -> dict:
     return entries
 
 
+def _check_npy_headers(path: Path) -> None:
+    """OutputsError if an array's header in the .npz declares more or fewer bytes than the member holds
+    (a corrupt or crafted header would otherwise make numpy allocate whatever it claims)."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with archive.open(info) as member:
+                try:
+                    version = np.lib.format.read_magic(member)
+                    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read_header(member)
+                except (ValueError, OSError, EOFError) as err:
+                    raise OutputsError(f"{path}: member {info.filename!r} has no valid .npy header ({err})") from None
+                if dtype.hasobject:
+                    continue  # refused by allow_pickle=False, with its own message
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                stored = info.file_size - member.tell()
+            if declared != stored:
+                raise OutputsError(f"{path}: member {info.filename!r} declares shape {tuple(shape)} of {dtype} "
+                                   f"({declared:,} bytes) but holds {stored:,} bytes: the file is corrupt")
+
+
 def _npz_ids(path: Path, ids: np.ndarray) -> list[str]:
     if ids.ndim != 1:
         raise OutputsError(f"{path}: 'ids' must be 1-D, got shape {ids.shape}")
     if ids.dtype.kind == "U":
         return ids.tolist()
     if ids.dtype.kind == "S":
-        return [value.decode("utf-8") for value in ids.tolist()]
+        decoded = []
+        for row, value in enumerate(ids.tolist()):
+            try:
+                decoded.append(value.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise OutputsError(f"{path}: 'ids' row {row} ({value!r}) is not UTF-8 text; save the ids as "
+                                   "np.asarray(ids, dtype=str)") from None
+        return decoded
     raise OutputsError(f"{path}: 'ids' must be strings, got dtype {ids.dtype}; save np.asarray(ids, dtype=str)")
 
 

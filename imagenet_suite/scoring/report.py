@@ -43,6 +43,7 @@ import torch
 from .. import __version__
 from ..dataset_folder import DatasetFolder
 from ..errors import ConfigError
+from ..files import atomic_write_bytes
 from . import calibration, classification, shape
 from .batching import chunk_parallel_cpu
 from .class_balance import CLASS_BALANCE_CONVENTIONS, class_balance
@@ -338,7 +339,7 @@ class ScoreReport:
         """JSON text (NaN written as null); also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            atomic_write_bytes(path, (text + "\n").encode("utf-8"))
         return text
 
 

@@ -1,0 +1,252 @@
+"""Files on disk: content hashes, folder listings, and durable atomic replacement.
+
+One place for three jobs every part of imagenet-suite needs:
+
+* **hashing** — :func:`file_digests` (one pass, several algorithms on parallel threads),
+  :func:`sha256_file`, and :func:`folder_listing` / :func:`folder_content_sha256` for folders used
+  as sources (every file's bytes, not just names and sizes);
+* **listing a folder safely** — :func:`list_folder` walks a folder in a stable order and refuses a
+  symlink whose target leaves the folder (a source folder holds its own files);
+* **durable atomic writes** — :func:`replace_durably` fsyncs the new file, renames it over the
+  final name and fsyncs the folder, so that after a crash or power loss the final name holds
+  either the old or the complete new bytes; :func:`atomic_write_bytes` writes bytes that way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import mmap
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .errors import SourceError
+
+CHUNK = 1 << 20
+INCOMPLETE = ".incomplete"  # suffix of a file being written, before it is renamed to its final name
+
+
+# -- hashing ---------------------------------------------------------------------------------------
+
+def file_digests(path: str | Path, algorithms: Iterable[str] = ("sha256",), progress: bool = True) -> dict[str, str]:
+    """Hex digests of a file in one pass over it (progress bar on stderr for files over 256 MiB).
+
+    With several algorithms each runs on its own thread: hashlib releases the GIL, so md5 + sha256
+    cost the slower of the two, not their sum.
+    """
+    path = Path(path)
+    from tqdm.auto import tqdm
+
+    hashers = {name: hashlib.new(name) for name in algorithms}
+    size = path.stat().st_size
+    bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"hashing {path.name}", disable=not progress or size < 256 * CHUNK,
+               leave=False)
+    with open(path, "rb") as handle, bar:
+        if len(hashers) == 1:
+            hasher = next(iter(hashers.values()))
+            while chunk := handle.read(8 * CHUNK):
+                hasher.update(chunk)
+                bar.update(len(chunk))
+        else:
+            with ThreadPoolExecutor(max_workers=len(hashers)) as pool:
+                while chunk := handle.read(8 * CHUNK):
+                    list(pool.map(lambda hasher: hasher.update(chunk), hashers.values()))  # waited for here
+                    bar.update(len(chunk))
+    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes (hashed from a memory map: no copy of the data)."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return hashlib.sha256().hexdigest()
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return hashlib.sha256(mapped).hexdigest()
+
+
+# -- folders ---------------------------------------------------------------------------------------
+
+def list_folder(root: str | Path) -> list[str]:
+    """Relative POSIX paths of the regular files below ``root``, sorted as a walk visits them
+    (each folder's files by name, then its sub-folders by name).
+
+    Symlinks are followed only while they stay inside ``root`` (compared by real path); one that
+    leads outside raises SourceError naming the link and its target. Symlink cycles are visited once.
+    """
+    real_root = os.path.realpath(root)
+    found: list[str] = []
+    _list_into(found, os.fspath(root), "", real_root, os.fspath(root), {real_root})
+    return found
+
+
+def _list_into(found: list[str], folder: str, prefix: str, real_root: str, root: str, visited: set[str]) -> None:
+    with os.scandir(folder) as entries:
+        entries = sorted(entries, key=lambda entry: entry.name)
+    folders = []
+    for entry in entries:
+        if entry.is_symlink():
+            real = os.path.realpath(entry.path)
+            _refuse_escape(root, real_root, entry.path, real)
+            if os.path.isdir(real):
+                if real not in visited:
+                    visited.add(real)
+                    folders.append(entry)
+            elif os.path.isfile(real):
+                found.append(prefix + entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            visited.add(os.path.realpath(entry.path))
+            folders.append(entry)
+        elif entry.is_file(follow_symlinks=False):
+            found.append(prefix + entry.name)
+    for entry in folders:
+        _list_into(found, entry.path, f"{prefix}{entry.name}/", real_root, root, visited)
+
+
+def inside(path: str | Path, folder: str | Path) -> bool:
+    """Whether the real path of ``path`` lies in the real path of ``folder`` (or is it)."""
+    real, real_folder = os.path.realpath(path), os.path.realpath(folder)
+    return real == real_folder or real.startswith(real_folder.rstrip(os.sep) + os.sep)
+
+
+def _refuse_escape(root: str, real_root: str, path: str, real: str) -> None:
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise SourceError(f"{path} is a symlink to {real}, outside {root}: symlinks leaving a source folder are "
+                          "refused (a source folder must hold the files it is built from); copy the file there, "
+                          "or point the option at the folder that holds it")
+
+
+def folder_listing(root: str | Path, files: Iterable[str]) -> tuple[str, int]:
+    """``(sha256 of the sorted 'path<TAB>size' lines, total bytes)`` of ``files`` under ``root``.
+
+    Cheap (no file is read): it identifies a folder's layout for planning, not its content.
+    """
+    root = os.fspath(root)
+    digest, total = hashlib.sha256(), 0
+    for rel in sorted(files):
+        size = os.stat(os.path.join(root, rel)).st_size
+        digest.update(f"{rel}\t{size}\n".encode())
+        total += size
+    return digest.hexdigest(), total
+
+
+def folder_content_sha256(root: str | Path, files: Iterable[str], progress: bool = False) -> str:
+    """sha256 of the sorted ``'path<TAB>sha256 of the file'`` lines of ``files`` under ``root``.
+
+    A change to any byte of any listed file, or to the list, changes the result.
+    """
+    return folder_digests(root, files, progress)[0]
+
+
+def folder_digests(root: str | Path, files: Iterable[str], progress: bool = False) -> tuple[str, str]:
+    """``(folder_content_sha256, folder_listing's sha256)`` of ``files`` under ``root``, in one read of
+    each file; the listing comes from the bytes read, so comparing it with one taken before shows
+    whether a file changed size meanwhile."""
+    root = os.fspath(root)
+    files = sorted(files)
+    content, listing = hashlib.sha256(), hashlib.sha256()
+    with _bar(total=len(files), unit="file", desc=f"hashing {os.path.basename(root)}/", leave=False,
+              disable=not progress or len(files) < 1000) as bar:
+        for rel in files:
+            file_hash, size = hashlib.sha256(), 0
+            with open(os.path.join(root, rel), "rb") as handle:
+                while chunk := handle.read(8 * CHUNK):
+                    file_hash.update(chunk)
+                    size += len(chunk)
+            content.update(f"{rel}\t{file_hash.hexdigest()}\n".encode())
+            listing.update(f"{rel}\t{size}\n".encode())
+            bar.update()
+    return content.hexdigest(), listing.hexdigest()
+
+
+def _bar(disable: bool, **options):
+    """A tqdm progress bar, imported only when shown (the folder-hashing child process starts faster)."""
+    if disable:
+        return contextlib.nullcontext(_NoBar())
+    from tqdm.auto import tqdm
+
+    return tqdm(**options)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+# -- durable writes --------------------------------------------------------------------------------
+
+def incomplete_path(path: str | Path) -> Path:
+    """Where ``path`` is written before it is renamed to its final name."""
+    path = Path(path)
+    return path.with_name(path.name + INCOMPLETE)
+
+
+def fsync_file(path: str | Path) -> None:
+    """Flush a written file's data and metadata to stable storage."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: str | Path) -> None:
+    """Flush a folder's entries (a rename inside it) to stable storage."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_durably(tmp: str | Path, final: str | Path) -> None:
+    """fsync ``tmp``, rename it to ``final`` (atomic on POSIX), then fsync the folder."""
+    fsync_file(tmp)
+    os.replace(tmp, final)
+    fsync_dir(Path(final).parent)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves the old file or the new one, never a mix.
+
+    The bytes go to ``path.incomplete``, which is removed again if writing fails (disk full).
+    """
+    tmp = incomplete_path(path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(Path(path).parent)
+
+
+def _hash_folder_main() -> None:
+    """``python -m imagenet_suite.files``: read ``{"root", "files", "progress"}`` (JSON) from stdin and
+    print ``{"content": ..., "listing": ...}`` (:func:`folder_digests`) or ``{"error": ...}`` as JSON
+    on stdout; a progress bar goes to stderr. Used by :mod:`imagenet_suite.sources` to hash big
+    folders in a process of their own."""
+    import json
+    import sys
+
+    request = json.load(sys.stdin)
+    try:
+        content, listing = folder_digests(request["root"], request["files"], progress=request.get("progress", False))
+    except OSError as err:
+        print(json.dumps({"error": f"{err.filename}: {err.strerror}"}))
+        raise SystemExit(2) from None
+    print(json.dumps({"content": content, "listing": listing}))
+
+
+if __name__ == "__main__":
+    _hash_folder_main()
+
+
+__all__ = [
+    "INCOMPLETE", "atomic_write_bytes", "file_digests", "folder_content_sha256", "folder_digests", "folder_listing", "fsync_dir",
+    "fsync_file", "incomplete_path", "inside", "list_folder", "replace_durably", "sha256_file",
+]

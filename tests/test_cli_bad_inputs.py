@@ -1,0 +1,320 @@
+"""Bad input to any CLI command: exit code 2 and one line naming the file or argument, never a traceback.
+
+One table per command; each row lays out its bad input in a temporary folder, runs ``imagenet-suite``
+in a subprocess, and checks the exit code, that stderr is one line (argparse's own errors: its usage,
+then one error line), that it matches the row's pattern, and that no traceback was printed.
+A disk-full build runs in a private mount namespace on a tiny tmpfs, then resumes there.
+"""
+
+from __future__ import annotations
+
+import http.server
+import io
+import json
+import os
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from imagenet_suite.build import build_dataset
+from imagenet_suite.sources import read_pins_file
+from tests.fixtures import imagenet_layouts as fx
+from tests.helpers import REPO_ROOT, folder_bytes, run_cli
+from tests.test_trust_images import undefined_huffman_table, with_frame_size
+
+
+@dataclass(frozen=True)
+class Case:
+    """``args(world)`` → the CLI arguments; ``expect``: a regex stderr's error line must match."""
+
+    args: Callable[[World], list[str]]
+    expect: str
+    usage: bool = False  # an argparse error (its usage, then one error line)
+    env: Callable[[World], dict[str, str]] | None = None
+
+
+class World:
+    """Bad inputs laid out once in a temporary folder (see each attribute)."""
+
+    def __init__(self, root: Path, val_images):
+        self.root = root
+        self.tar = fx.write_tar_layout(root / "tar", val_images)  # a good manual dir (tar layout)
+        self.pins = self.tar / "checksums.tsv"
+        self.a_file = root / "a-file.txt"
+        self.a_file.write_text("not a folder\n")
+        self.dataset = build_dataset("imagenet_val", root / "built", manual_dir=self.tar, pins=read_pins_file(self.pins),
+                                     progress=False)
+        self.corrupt_info = self._copy(self.dataset, "corrupt-info")
+        info = self.corrupt_info / "build_info.json"
+        info.write_bytes(info.read_bytes()[:200])
+        self.blocked = root / "blocked"  # --out where the dataset folder would be is a file
+        self.blocked.mkdir()
+        (self.blocked / self.dataset.name).write_text("in the way\n")
+        self.non_hex_pins = root / "non-hex.tsv"
+        self.non_hex_pins.write_text(f"ILSVRC2012_img_val.tar\t{(self.tar / 'ILSVRC2012_img_val.tar').stat().st_size}\t"
+                                     f"{'g' * 64}\n")
+        self.bomb = self._val_folders("bomb", val_images, 3, with_frame_size(val_images[0].data, 60000, 60000))
+        self.bomb_no_end = self._val_folders("bomb-no-eoi", val_images, 3,
+                                             with_frame_size(val_images[0].data, 60000, 60000)[:-2])
+        self.bomb_dataset = build_dataset("imagenet_val", root / "bomb-built", manual_dir=self.bomb, max_pixels=None,
+                                          progress=False)
+        self.undecodable_dataset = build_dataset(
+            "imagenet_val", root / "undecodable-built", progress=False,
+            manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)))
+        self.duplicate = self._duplicate_tar(val_images)
+        self.escaping = self._escaping_symlink(val_images)
+        self.outputs = self._npz("outputs.npz", ids=np.asarray([i.image_id for i in val_images]),
+                                 logits=np.zeros((len(val_images), 1000), np.float32))
+        self.non_utf8_ids = self._npz("non-utf8.npz", ids=np.asarray([b"\xff\xfe"] * len(val_images), dtype="S2"),
+                                      logits=np.zeros((len(val_images), 1000), np.float32))
+        self.bad_crc = self._bad_crc()
+        self.absurd_header = self._absurd_header(len(val_images))
+
+    def _copy(self, folder: Path, name: str) -> Path:
+        return Path(shutil.copytree(folder, self.root / name / folder.name))
+
+    def _val_folders(self, name: str, images, index: int, data: bytes) -> Path:
+        images = list(images)
+        images[index] = fx.ValImage(images[index].image_id, data, images[index].label, images[index].boxes)
+        return fx.write_folders_layout(self.root / name, images)
+
+    def _duplicate_tar(self, images) -> Path:
+        manual = fx.write_tar_layout(self.root / "duplicate", images)
+        with tarfile.open(manual / "ILSVRC2012_img_val.tar", "a") as tar:
+            info = tarfile.TarInfo(images[2].file_name)
+            info.size = len(images[3].data)
+            tar.addfile(info, io.BytesIO(images[3].data))
+        fx.write_checksums(manual)
+        return manual
+
+    def _escaping_symlink(self, images) -> Path:
+        manual = fx.write_folders_layout(self.root / "escaping", images)
+        image = next(manual.rglob(images[0].file_name))
+        target = self.root / "outside.JPEG"
+        target.write_bytes(image.read_bytes())
+        image.unlink()
+        image.symlink_to(target)
+        return manual
+
+    def _npz(self, name: str, **arrays) -> Path:
+        path = self.root / name
+        np.savez(path, **arrays)
+        return path
+
+    def _bad_crc(self) -> Path:
+        data = bytearray(self.outputs.read_bytes())
+        data[data.find(b"logits.npy") + 200] ^= 0x01  # inside the stored (uncompressed) logits data
+        path = self.root / "bad-crc.npz"
+        path.write_bytes(bytes(data))
+        return path
+
+    def _absurd_header(self, rows: int) -> Path:
+        path = self.root / "absurd.npz"
+        with zipfile.ZipFile(self.outputs) as good, zipfile.ZipFile(path, "w") as bad:
+            bad.writestr("ids.npy", good.read("ids.npy"))
+            header = io.BytesIO()
+            np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                          "shape": (10**12, 10**6)})
+            bad.writestr("logits.npy", header.getvalue() + b"\0" * (rows * 4))  # the header starts with the magic
+        return path
+
+
+CASES: dict[str, dict[str, Case]] = {
+    "build": {
+        "--out names a file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins", str(w.pins),
+                                              "--out", str(w.a_file)], r"--out .*a-file.txt: is a file; expected a folder"),
+        "--out below a file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins", str(w.pins),
+                                              "--out", str(w.a_file / "sub")], r"a-file.txt/sub.*: Not a directory"),
+        "dataset folder is a file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins",
+                                                    str(w.pins), "--out", str(w.blocked)],
+                                         r"imagenet_val-1.0.0: is a file; the dataset folder cannot be created there"),
+        "corrupt build_info.json": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins",
+                                                   str(w.pins), "--out", str(w.corrupt_info.parent)],
+                                        r"corrupt-info/imagenet_val-1.0.0/build_info.json: not valid JSON"),
+        "missing --pins file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins",
+                                               str(w.root / "nope.tsv"), "--out", str(w.root / "o1")],
+                                    r"--pins .*nope.tsv: no such file"),
+        "non-hex pin": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins", str(w.non_hex_pins),
+                                       "--out", str(w.root / "o2")], r"non-hex.tsv:1: expected .*64 hex digits"),
+        "60000x60000 JPEG header": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.bomb),
+                                                   "--out", str(w.root / "o3")],
+                                        r"ILSVRC2012_val_00000004.JPEG: 60000x60000 = 3,600,000,000 pixels"),
+        "60000x60000 without end marker": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.bomb_no_end),
+                                                          "--out", str(w.root / "o4")],
+                                               r"ILSVRC2012_val_00000004.JPEG: 60000x60000 = 3,600,000,000 pixels"),
+        "one image id twice": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.duplicate), "--pins",
+                                              str(w.duplicate / "checksums.tsv"), "--out", str(w.root / "o5")],
+                                   r"member 'ILSVRC2012_val_00000003.JPEG' appears twice"),
+        "symlink out of the manual folder": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.escaping),
+                                                            "--out", str(w.root / "o6")],
+                                                 r"ILSVRC2012_val_00000001.JPEG is a symlink to .*outside.JPEG, outside"),
+        "undecodable with --deep-verify": Case(lambda w: ["build", "imagenet_val", "--manual-dir",
+                                                          str(w.root / "undecodable"), "--deep-verify",
+                                                          "--out", str(w.root / "o7")],
+                                               r"ILSVRC2012_val_00000006.JPEG: not a readable image"),
+        "unknown builder": Case(lambda w: ["build", "imagenet_vall", "--out", str(w.root / "o8")],
+                                r"unknown builder 'imagenet_vall'"),
+        "--num-proc 0": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--num-proc", "0",
+                                        "--out", str(w.root / "o9")], r"--num-proc must be ≥ 1, got 0"),
+        "--max-pixels -5": Case(lambda w: ["build", "imagenet_val", "--max-pixels", "-5", "--out", str(w.root / "o10")],
+                                r"argument --max-pixels: expected a positive number of pixels or 'none'", usage=True),
+    },
+    "verify": {
+        "not a dataset folder": Case(lambda w: ["verify", str(w.root)], r"build_info.json is missing"),
+        "corrupt build_info.json": Case(lambda w: ["verify", str(w.corrupt_info)], r"build_info.json: not valid JSON"),
+        "image over the bound": Case(lambda w: ["verify", str(w.bomb_dataset)],
+                                     r"row 'ILSVRC2012_val_00000004', column 'image': 60000x60000"),
+        "undecodable with --deep-verify": Case(lambda w: ["verify", str(w.undecodable_dataset), "--deep-verify"],
+                                               r"row 'ILSVRC2012_val_00000006', column 'image': not a readable image"),
+    },
+    "score": {
+        "outputs missing": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.root / "none.npz")],
+                                r"outputs file .*none.npz does not exist"),
+        "non-UTF-8 ids": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.non_utf8_ids)],
+                              r"non-utf8.npz: 'ids' row 0 .* is not UTF-8 text"),
+        "bad CRC": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.bad_crc)],
+                        r"bad-crc.npz: not a readable .npz file \(BadZipFile: Bad CRC-32"),
+        "absurd header": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.absurd_header)],
+                              r"absurd.npz: member 'logits.npy' declares shape \(1000000000000, 1000000\)"),
+        "--json into a missing folder": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.outputs), "--json",
+                                                        str(w.root / "missing" / "r.json")],
+                                             r"--json .*missing/r.json: the folder .*missing does not exist"),
+    },
+    "push": {
+        "existing public repository": Case(lambda w: ["push", str(w.dataset), "--repo-id", "org/public-set"],
+                                           r"--repo-id org/public-set: the dataset repository exists and is public",
+                                           env=lambda w: w.hub_env),
+        "corrupt folder": Case(lambda w: ["push", str(w.corrupt_info), "--repo-id", "org/x"],
+                               r"build_info.json: not valid JSON"),
+    },
+    "review": {  # each fails before any database is started
+        "not a dataset folder": Case(lambda w: ["review", "open", str(w.root)], r"build_info.json is missing"),
+        "port out of range": Case(lambda w: ["review", "open", str(w.dataset), "--port", "99999"],
+                                  r"--port 99999: expected 1..65535"),
+        "outputs with a bad CRC": Case(lambda w: ["review", "open", str(w.dataset), "--outputs", str(w.bad_crc)],
+                                       r"bad-crc.npz: not a readable .npz file"),
+        "remote database": Case(lambda w: ["review", "status", "x", "--database-uri", "mongodb://example.com:27017"],
+                                r"must be on loopback"),
+        "missing decision table": Case(lambda w: ["review", "import", "x", str(w.root / "none.csv")],
+                                       r"none.csv does not exist"),
+    },
+    "info": {
+        "unknown builder": Case(lambda w: ["info", "objectnett"], r"unknown builder 'objectnett'"),
+    },
+    "hierarchy": {
+        "unknown class": Case(lambda w: ["hierarchy", "distance", "n99999999", "n01440764"], r"n99999999"),
+        "missing --wnids file": Case(lambda w: ["hierarchy", "build", "wordnet", "--wnids", str(w.root / "none.txt"),
+                                                "--out", str(w.root / "h")], r"none.txt"),
+    },
+}
+
+
+class PublicHub(http.server.BaseHTTPRequestHandler):
+    """The Hub's repo-info endpoint: ``org/public-set`` exists and is public; anything else is not found."""
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        if self.path.split("?")[0].rstrip("/") == "/api/datasets/org/public-set":
+            body, status, headers = json.dumps({"id": "org/public-set", "private": False, "sha": "0" * 40}), 200, {}
+        else:
+            body, status, headers = json.dumps({"error": "Repository not found"}), 404, {"X-Error-Code": "RepoNotFound"}
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def do_POST(self):  # noqa: N802 (anything that would create or upload fails the test)
+        self.send_response(500)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, val_images):
+    world = World(tmp_path_factory.mktemp("bad-inputs"), val_images)
+    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), PublicHub)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    world.hub_env = {"HF_ENDPOINT": f"http://127.0.0.1:{hub.server_address[1]}", "HF_HUB_OFFLINE": "0",
+                     "HF_TOKEN": "hf_not_a_real_token"}
+    yield world
+    hub.shutdown()
+
+
+@pytest.mark.parametrize(("command", "case"), [(c, n) for c, cases in CASES.items() for n in cases])
+def test_bad_input_is_one_line_and_exit_code_2(world, command, case):
+    row = CASES[command][case]
+    args = row.args(world) + (["--no-progress"] if command in ("build", "verify") else [])  # bars are not errors
+    result = run_cli(*args, check=False, env=row.env(world) if row.env else None)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    if row.usage:  # argparse: the usage (wrapped over lines), then one error line
+        assert lines[0].startswith("usage: imagenet-suite") and lines[-1].startswith(f"imagenet-suite {command}: error: ")
+    else:
+        assert len(lines) == 1 and lines[0].startswith(f"imagenet-suite {command}: error: "), result.stderr
+    assert re.search(row.expect, lines[-1]), f"{lines[-1]!r} does not match {row.expect!r}"
+
+
+def test_every_command_has_a_table():
+    from imagenet_suite import commands
+
+    names = {m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")}
+    assert names - {"list"} <= set(CASES), "every command that takes input has a table here (list takes none)"
+
+
+# -- disk full ----------------------------------------------------------------------------------------------
+
+def _can_mount_tmpfs() -> bool:
+    probe = subprocess.run(["unshare", "--mount", "--map-root-user", "sh", "-c",
+                            "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d && rmdir $d"],
+                           capture_output=True)
+    return shutil.which("unshare") is not None and probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare + tmpfs in a user/mount namespace (Linux)")
+def test_disk_full_is_one_line_leaves_no_incomplete_files_and_resumes(tmp_path):
+    rng = np.random.default_rng(3)
+    images = []
+    for i in range(8):  # incompressible ~33 KB images, two per shard: the disk fills up at the third shard
+        noise = rng.integers(0, 256, (128, 128, 3), dtype=np.uint8)
+        buffer = io.BytesIO()
+        Image.fromarray(noise).save(buffer, format="JPEG", quality=100)
+        images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), i * 7, [(0, 0, 5, 5)]))
+    manual = fx.write_folders_layout(tmp_path / "manual", images)
+    fresh = build_dataset("imagenet_val", tmp_path / "fresh", manual_dir=manual, shard_size=2, progress=False)
+    mount, report = tmp_path / "small-disk", tmp_path / "report"
+    mount.mkdir()
+    report.mkdir()
+    build = (f"{sys.executable} -m imagenet_suite.cli build imagenet_val --manual-dir {manual} --out {mount}/out "
+             "--shard-size 2 --no-progress")
+    script = (f"mount -t tmpfs -o size=300k tmpfs {mount} && "  # room for two of the four ~100 KB shards
+              f"{build} > {report}/first.out 2> {report}/first.err; echo $? > {report}/first.code; "
+              f"find {mount} -type f | sort > {report}/files.txt; "
+              f"mount -o remount,size=20m {mount} && {build} > {report}/second.out 2> {report}/second.err; "
+              f"echo $? > {report}/second.code; cp -r {mount}/out {report}/out")
+    subprocess.run(["unshare", "--mount", "--map-root-user", "sh", "-c", script], check=True, cwd=REPO_ROOT,
+                   env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, timeout=600)
+
+    first_error = (report / "first.err").read_text().strip().splitlines()
+    assert (report / "first.code").read_text().strip() == "2", first_error
+    assert len(first_error) == 1 and "No space left on device" in first_error[0] and "disk full" in first_error[0]
+    left = (report / "files.txt").read_text().splitlines()
+    assert not [f for f in left if f.endswith(".incomplete")], left
+    assert [f for f in left if f.endswith(".parquet")], "the shards finished before the disk filled up are kept"
+    assert (report / "second.code").read_text().strip() == "0", (report / "second.err").read_text()
+    assert folder_bytes(report / "out" / fresh.name) == folder_bytes(fresh)
