@@ -20,7 +20,7 @@ def folder(val_layouts, tmp_path_factory):
 def test_verify_accepts_a_fresh_build(folder):
     result = run_cli("verify", str(folder), "--deep-verify")
     assert result.returncode == 0 and "OK imagenet_val 1.0.0" in result.stdout
-    assert "12 images pass the structural check and the pixel bound (and decoded)" in result.stdout
+    assert "24 images pass the structural check and the pixel bound (and decoded)" in result.stdout  # 12 x 2 configs
 
 
 def test_verify_catches_a_flipped_byte_in_every_file(folder, tmp_path):
