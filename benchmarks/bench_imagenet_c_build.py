@@ -111,7 +111,7 @@ def main() -> None:
               f"{os.cpu_count()} CPU cores")
         import datasets  # noqa: F401  (import costs are paid once per process, not per image)
 
-        from imagenet_suite import registry
+        from imagenet_suite.build import registry
 
         registry.all_builders()  # imports every builder module once
         (work / "floor").mkdir()

@@ -24,7 +24,7 @@ import time
 import numpy as np
 import torch
 
-from imagenet_suite.hierarchies import lca_scoring
+from imagenet_suite.scoring import lca_scoring
 from imagenet_suite.hierarchies.distances import tree_distance_matrix
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
 

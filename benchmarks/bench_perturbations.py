@@ -6,7 +6,7 @@ with the same seeds on ``--workers`` processes (default 2, one image per task):
 * reference — ``tests/fixtures/naive_corruptions.py``: the upstream algorithms written the way
   ``make_imagenet_c.py`` / ``imagecorruptions`` are (float64, ``scipy.ndimage.zoom``,
   ``map_coordinates``, skimage HSV, Python loops for glass blur and motion-blur shifts);
-* ours — :func:`imagenet_suite.corruptions.corrupt`.
+* ours — :func:`imagenet_suite.perturbations.corruptions.corrupt`.
 
 Prints images/s per corruption, the ratio ours/reference, and the overall ratio (total time for
 the same work). With a GPU (or ``--torch-device``), also times :func:`corruptions_torch.corrupt_batch`
@@ -30,8 +30,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from imagenet_suite import corruptions as C  # noqa: E402
-from imagenet_suite.builder import example_rng  # noqa: E402
+from imagenet_suite.perturbations import corruptions as C  # noqa: E402
+from imagenet_suite.build.builder import example_rng  # noqa: E402
 from tests.fixtures.naive_corruptions import naive_corrupt  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "texture-vs-shape" / "stimuli" / "cue-conflict-sample"
@@ -91,7 +91,7 @@ def _line(name: str, done: int, timed: dict, workers: int) -> str:
 def bench_torch(images, severities, device: str) -> None:
     import torch
 
-    from imagenet_suite import corruptions_torch as T
+    from imagenet_suite.perturbations import corruptions_torch as T
 
     batch = np.stack(images)
     print(f"\ntorch path on {device} (batch of {len(images)}):")

@@ -30,11 +30,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from imagenet_suite import classes
-from imagenet_suite.archives import CompressedTarArchive, TarArchive, open_archive
-from imagenet_suite.builder import Builder, Option, Prepared, Shard
+from imagenet_suite.build.archives import CompressedTarArchive, TarArchive, open_archive
+from imagenet_suite.build.builder import Builder, Option, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.images import inspect_image
-from imagenet_suite.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 
 SPLIT = "test"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")

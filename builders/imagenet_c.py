@@ -25,9 +25,9 @@ import re
 from collections.abc import Iterator
 
 from imagenet_suite import classes
-from imagenet_suite.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import ConfigError, InvalidSourceData
-from imagenet_suite.sources import Source, SourceResolver
+from imagenet_suite.build.sources import Source, SourceResolver
 
 from ._variants import (
     SPLIT,

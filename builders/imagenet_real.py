@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.sources import Source, SourceResolver
+from imagenet_suite.build.sources import Source, SourceResolver
 
 from .imagenet_val import NUM_VAL_IMAGES, ImagenetVal
 

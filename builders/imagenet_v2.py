@@ -28,9 +28,9 @@ from __future__ import annotations
 import re
 
 from imagenet_suite import classes
-from imagenet_suite.builder import BuilderConfig
+from imagenet_suite.build.builder import BuilderConfig
 from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.sources import Source
+from imagenet_suite.build.sources import Source
 
 from ._variants import STRICT_COUNTS, ClassFolderBuilder, check_count
 

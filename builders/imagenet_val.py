@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.archives import TarArchive, open_archive
-from imagenet_suite.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.build.archives import TarArchive, open_archive
+from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder, sha256_file
 from imagenet_suite.images import inspect_image
-from imagenet_suite.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 
 NUM_VAL_IMAGES = 50_000
 VAL_ID = re.compile(r"^ILSVRC2012_val_(\d{8})$")

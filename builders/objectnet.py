@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.archives import open_archive
-from imagenet_suite.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.build.archives import open_archive
+from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
-from imagenet_suite.sources import Source, SourceResolver
+from imagenet_suite.build.sources import Source, SourceResolver
 
 from ._variants import (
     SPLIT,

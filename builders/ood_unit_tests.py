@@ -38,18 +38,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from imagenet_suite.builder import (
-    Builder,
-    BuilderConfig,
-    Option,
-    Prepared,
-    Shard,
-    example_rng,
-)
+from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder
 from imagenet_suite.images import inspect_image
-from imagenet_suite.sources import ResolvedSource, SourceResolver
+from imagenet_suite.build.sources import ResolvedSource, SourceResolver
 
 from .ninco import NINCO_CITATION
 
@@ -394,7 +387,7 @@ def read_sources(sources: SourceImages, indices: list[int], with_pixels: set[int
     """index -> (height, width, RGB float pixels or None); pixels only for ``with_pixels``."""
     encoded: dict[int, bytes] = {}
     if sources.kind == "imagenet_val" and with_pixels:
-        from imagenet_suite.dataset_folder import DatasetFolder
+        from imagenet_suite.build.dataset_folder import DatasetFolder
 
         wanted = sorted(with_pixels)
         table = DatasetFolder(sources.path).take([sources.ids[i] for i in wanted], sources.config, "validation",

@@ -71,10 +71,10 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from imagenet_suite import classes
-from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, ImagenetSuiteError, InvalidSourceData, ManualFileMissing
-from imagenet_suite.sources import ResolvedSource, SourceResolver
+from imagenet_suite.build.sources import ResolvedSource, SourceResolver
 
 from .imagenet_val import ACCEPTED_LAYOUTS, ImagenetVal, Layout, read_images
 
@@ -799,7 +799,7 @@ def materialise(recipe_dir: str | Path, out_dir: str | Path, *, val_dir: str | P
                 manual_dir: str | Path | None = None, num_proc: int = 1, progress: bool = True, **kwargs) -> Path:
     """Build the ``images`` config from a recipe folder and the val source (``val_dir``: a built imagenet_val
     with boxes, or ``manual_dir``: raw val files). Seed and options are taken from the recipe."""
-    from imagenet_suite.build import build_dataset
+    from imagenet_suite.build.runner import build_dataset
 
     folder = DatasetFolder(recipe_dir)
     if folder.name != PatchML.NAME or "recipe" not in folder.configs:

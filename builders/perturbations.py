@@ -29,11 +29,11 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from imagenet_suite import corruptions as C
-from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.perturbations import corruptions as C
+from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData
-from imagenet_suite.sources import Source, SourceResolver
+from imagenet_suite.build.sources import Source, SourceResolver
 
 CLEAN = "clean"
 IMGAUG = "imgaug"
@@ -262,7 +262,7 @@ class Perturbations(Builder):
         data = {"input": str(folder.path), "config": config, "splits": splits, "columns": list(self._carried),
                 "frost": [str(sources[s.name].path) for s in FROST_SOURCES if s.name in sources]}
         if self.recipe.augmenter:
-            from imagenet_suite.imgaug_compat import parse_augmenter
+            from imagenet_suite.perturbations.imgaug_compat import parse_augmenter
 
             parse_augmenter(self.recipe.augmenter)  # fail before planning on a bad expression
         return Prepared(sources, data)
@@ -298,7 +298,7 @@ class Perturbations(Builder):
             yield self._row(source, source_id, corruption, severity, prepared_image, where, frost, perturb, prepared.data["columns"])
 
     def _imgaug(self):
-        from imagenet_suite.imgaug_compat import ImgaugPerturbation, parse_augmenter
+        from imagenet_suite.perturbations.imgaug_compat import ImgaugPerturbation, parse_augmenter
 
         return ImgaugPerturbation(parse_augmenter(self.recipe.augmenter), IMGAUG)
 

@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from imagenet_suite.archives import open_archive
-from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.build.archives import open_archive
+from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData, SourceError
 from imagenet_suite.images import inspect_image
-from imagenet_suite.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 
 # The 16 categories, sorted (= imagenet_suite.scoring.shape.CATEGORIES16, kept here so that listing or
 # running this builder does not import torch; a test checks they agree). The 1000->16 index lists are

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
-from imagenet_suite.sources import ResolvedSource, SourceResolver, sha256_file
+from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
 
 NODES_SPLIT = "nodes"
 

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from imagenet_suite.archives import TarArchive, open_archive
+from imagenet_suite.build.archives import TarArchive, open_archive
 from imagenet_suite.errors import InvalidSourceData
 
 MEMBERS = {"a/x.JPEG": b"x" * 1000, "a/y.JPEG": b"y" * 10, "b/z.txt": b"zzz"}
@@ -99,7 +99,7 @@ PLAIN_MEMBERS = [("val/", b""), ("val/ILSVRC2012_val_00000001.JPEG", b"\xff\xd8"
 
 @pytest.mark.parametrize("tar_format", [tarfile.GNU_FORMAT, tarfile.USTAR_FORMAT])
 def test_plain_tar_index_equals_tarfiles(tmp_path, tar_format):
-    from imagenet_suite.archives import plain_tar_index
+    from imagenet_suite.build.archives import plain_tar_index
 
     members = PLAIN_MEMBERS if tar_format == tarfile.USTAR_FORMAT else PLAIN_MEMBERS[:3]  # GNU: long names are 'L' headers
     data = _tar_bytes(members, tar_format)
@@ -119,7 +119,7 @@ def _symlink(tar):
 
 @pytest.mark.parametrize("case", ["pax", "gnu long name", "symlink", "bad checksum", "no end marker"])
 def test_other_tars_fall_back_to_tarfile(tmp_path, case):
-    from imagenet_suite.archives import plain_tar_index
+    from imagenet_suite.build.archives import plain_tar_index
 
     members = PLAIN_MEMBERS[:3]
     if case == "pax":  # a non-ASCII name needs a pax header

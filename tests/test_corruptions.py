@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 from skimage.color import rgb2hsv
 
-from imagenet_suite import corruptions as C
-from imagenet_suite.builder import example_rng
+from imagenet_suite.perturbations import corruptions as C
+from imagenet_suite.seeding import example_rng
 from tests.fixtures.naive_corruptions import naive_corrupt
 
 ALL = C.IMAGENET_C + C.IMAGENET_C_EXTRA
@@ -231,7 +231,7 @@ def test_plasma_fractal_is_a_normalized_seeded_height_map():
 
 
 def test_grid_picture_has_a_row_per_corruption_and_a_column_per_severity(real224, tmp_path):
-    from imagenet_suite.corruption_grid import HEADER, LABEL_WIDTH, corruption_grid, save_corruption_grid
+    from imagenet_suite.perturbations.grid import HEADER, LABEL_WIDTH, corruption_grid, save_corruption_grid
 
     grid = corruption_grid(real224, ("contrast", "frost", "gaussian_noise"), cell=32)
     assert grid.size == (LABEL_WIDTH + 6 * 32, HEADER + 2 * 32)  # frost is skipped without its pictures

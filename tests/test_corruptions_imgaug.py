@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from imagenet_suite import imgaug_compat
-from imagenet_suite.builder import example_rng
-from imagenet_suite.corruptions import CorruptionError
+from imagenet_suite.perturbations import imgaug_compat
+from imagenet_suite.build.builder import example_rng
+from imagenet_suite.perturbations.corruptions import CorruptionError
 from tests.test_corruptions import smooth_image
 
 needs_imgaug = pytest.mark.skipif(not imgaug_compat.imgaug_available(), reason="imgaug is not installed (the augment extra)")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from imagenet_suite import corruptions as C
-from imagenet_suite import corruptions_torch as T
-from imagenet_suite.builder import example_rng
+from imagenet_suite.perturbations import corruptions as C
+from imagenet_suite.perturbations import corruptions_torch as T
+from imagenet_suite.build.builder import example_rng
 from tests.test_corruptions import smooth_image
 
 

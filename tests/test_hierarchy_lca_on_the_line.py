@@ -12,14 +12,8 @@ import numpy as np
 import pytest
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
-from imagenet_suite.hierarchies.lca_on_the_line import (
-    analyze,
-    correlations,
-    fit_line,
-    leave_one_out_errors,
-    minmax,
-    plot,
-    read_results_csv,
+from imagenet_suite.scoring.lca_on_the_line import (
+    analyze, correlations, fit_line, leave_one_out_errors, minmax, plot, read_results_csv,
 )
 
 DATASETS = ("imagenetv2", "imagenet_sketch", "imagenet_r", "imagenet_a", "objectnet")

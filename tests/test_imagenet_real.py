@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from imagenet_suite.build import build_dataset
+from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.sources import read_pins_file
+from imagenet_suite.build.sources import read_pins_file
 from tests.helpers import load
 
 

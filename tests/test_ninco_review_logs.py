@@ -11,8 +11,13 @@ import shutil
 
 import pytest
 
-from imagenet_suite.builders.ninco import (SUBSAMPLED_LOGS, attach_released_files, parse_file_list, read_review_logs,
-                                           review_log_summary)
+from imagenet_suite.builders.ninco import parse_file_list
+from imagenet_suite.formats.ninco_review_logs import (
+    SUBSAMPLED_LOGS,
+    attach_released_files,
+    read_review_logs,
+    review_log_summary,
+)
 from imagenet_suite.errors import InvalidSourceData
 
 

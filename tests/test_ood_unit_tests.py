@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from scipy import ndimage
 
-from imagenet_suite.builder import example_rng
+from imagenet_suite.seeding import example_rng
 from imagenet_suite.builders import ood_unit_tests as out
 from imagenet_suite.errors import ConfigError
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from imagenet_suite.build import build_dataset
+from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.builders import ood_unit_tests as out
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import ninco_imagenet_val as fx

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from imagenet_suite.build import build_dataset
+from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.builders import patchml as pm
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
-from imagenet_suite.sources import read_pins_file
+from imagenet_suite.build.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
 from tests.fixtures.patchml_sources import make_object_images, pool_size, rewrite_solution, wnid
 from tests.helpers import folder_bytes, load, run_cli

@@ -10,13 +10,13 @@ import pytest
 from imagenet_suite.builders.perturbations import encode
 from PIL import Image
 
-from imagenet_suite import corruptions as C
-from imagenet_suite import imgaug_compat
-from imagenet_suite.build import build_dataset
-from imagenet_suite.builder import example_rng
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.perturbations import corruptions as C
+from imagenet_suite.perturbations import imgaug_compat
+from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.seeding import example_rng
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
-from imagenet_suite.sources import read_pins_file
+from imagenet_suite.build.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import folder_bytes, load
 

@@ -7,9 +7,14 @@ import json
 
 import pytest
 
-from imagenet_suite.curation.decision_table import Decision, DecisionTable, write_decision_table
+from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.curation.decision_table import (
+    Decision,
+    DecisionTable,
+    write_decision_table,
+)
 from imagenet_suite.curation.errors import DecisionTableError
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.curation.rebuild import ReviewApplication
 from tests.helpers import build_val, folder_bytes, load, run_cli
 
 DECIDED = {"ILSVRC2012_val_00000002": "id", "ILSVRC2012_val_00000005": "id", "ILSVRC2012_val_00000007": "ood",
@@ -21,6 +26,11 @@ def _table(path, decided=DECIDED, version=2):
             for n, (i, d) in enumerate(sorted(decided.items()))]
     sha = write_decision_table(DecisionTable(tuple(rows), version=version, dataset="val-review"), path)
     return path, sha
+
+
+def review(table, action: str = "drop") -> ReviewApplication:
+    """The decision table as the build's row transform (what `build --decisions` passes)."""
+    return ReviewApplication.from_file(table, action)
 
 
 def _rows(folder, columns=("id", "label", "image")) -> dict[str, dict]:
@@ -35,7 +45,7 @@ def plain(val_layouts, tmp_path_factory):
 
 def test_drop_removes_exactly_the_rows_decided_id_and_records_the_table(val_layouts, plain, tmp_path):
     table, sha = _table(tmp_path / "decisions.csv")
-    folder = build_val(val_layouts, "folders", tmp_path / "out", shard_size=5, decisions=table)
+    folder = build_val(val_layouts, "folders", tmp_path / "out", shard_size=5, transform=review(table))
 
     assert folder.name == f"imagenet_val-1.0.0-reviewed-drop-{sha[:8]}" and folder.name != plain.name
     before, after = _rows(plain), _rows(folder)
@@ -54,7 +64,7 @@ def test_drop_removes_exactly_the_rows_decided_id_and_records_the_table(val_layo
 
 def test_flag_adds_the_decision_of_exactly_the_decided_rows(val_layouts, plain, tmp_path):
     table, sha = _table(tmp_path / "decisions.csv")
-    folder = build_val(val_layouts, "folders", tmp_path / "out", decisions=table, decision_action="flag")
+    folder = build_val(val_layouts, "folders", tmp_path / "out", transform=review(table, "flag"))
 
     assert folder.name == f"imagenet_val-1.0.0-reviewed-flag-{sha[:8]}"
     flagged = _rows(folder, ("id", "review_decision"))
@@ -67,18 +77,18 @@ def test_flag_adds_the_decision_of_exactly_the_decided_rows(val_layouts, plain, 
 
 def test_reviewed_build_is_deterministic_across_workers(val_layouts, tmp_path):
     table, _ = _table(tmp_path / "decisions.csv")
-    one = build_val(val_layouts, "folders", tmp_path / "a", shard_size=3, decisions=table)
-    two = build_val(val_layouts, "folders", tmp_path / "b", shard_size=3, decisions=table, num_proc=2)
+    one = build_val(val_layouts, "folders", tmp_path / "a", shard_size=3, transform=review(table))
+    two = build_val(val_layouts, "folders", tmp_path / "b", shard_size=3, transform=review(table), num_proc=2)
     assert folder_bytes(one) == folder_bytes(two)
     other, other_sha = _table(tmp_path / "other.csv", {"ILSVRC2012_val_00000003": "id"})
-    assert build_val(val_layouts, "folders", tmp_path / "a", shard_size=3, decisions=other).name.endswith(other_sha[:8])
+    assert build_val(val_layouts, "folders", tmp_path / "a", shard_size=3, transform=review(other)).name.endswith(other_sha[:8])
 
 
 def test_unknown_ids_are_refused_before_anything_is_written(val_layouts, tmp_path):
     table, _ = _table(tmp_path / "decisions.csv", {**DECIDED, "ILSVRC2012_val_00099999": "id"})
     with pytest.raises(DecisionTableError, match=r"decisions.csv: 1 decided id\(s\) are not rows of config 'default'.*"
                                                  r"ILSVRC2012_val_00099999"):
-        build_val(val_layouts, "folders", tmp_path / "out", decisions=table)
+        build_val(val_layouts, "folders", tmp_path / "out", transform=review(table))
     assert not (tmp_path / "out").exists()
 
 
@@ -92,7 +102,7 @@ def test_bad_rows_are_refused_naming_file_and_line(val_layouts, tmp_path, line, 
     table.write_text('# imagenet-suite-decisions/1 {"dataset": "x", "version": 1}\n'
                      f"id,decision,reviewer,timestamp,note\n{line}\n")
     with pytest.raises(DecisionTableError, match="decisions.csv: " + message):
-        build_val(val_layouts, "folders", tmp_path / "out", decisions=table)
+        build_val(val_layouts, "folders", tmp_path / "out", transform=review(table))
     assert not (tmp_path / "out").exists()
 
 

@@ -17,7 +17,7 @@ from imagenet_suite.curation import database
 from imagenet_suite.curation.errors import ReviewError
 from imagenet_suite.curation.load import load_for_review
 from imagenet_suite.curation.predictions import imagenet_display_names
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError, OutputsError
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.fixtures.review_datasets import CLASSES, build_tiny_ood, tiny_ood_ids, write_outputs

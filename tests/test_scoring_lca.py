@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from imagenet_suite.hierarchies import lca_scoring
+from imagenet_suite.scoring import lca_scoring
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
 from imagenet_suite.scoring import ModelOutputs, ScoreOptions, score
 from tests.helpers import build_val, run_cli

@@ -13,7 +13,7 @@ import pytest
 import torch
 from PIL import Image
 
-from imagenet_suite.build import build_dataset
+from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.commands.score import add_ood_arguments
 from imagenet_suite.errors import ConfigError, OutputsError
 from imagenet_suite.scoring import ood
@@ -43,7 +43,7 @@ def id_folder(val_layouts, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def outputs(ood_folder, id_folder):
-    from imagenet_suite.dataset_folder import DatasetFolder
+    from imagenet_suite.build.dataset_folder import DatasetFolder
 
     rng = np.random.default_rng(1)
     ood_ids = DatasetFolder(ood_folder).read_table("default", "test", ["id"]).column("id").to_pylist()

@@ -101,7 +101,7 @@ def test_score_reports_robustness_rows_for_a_perturbation_folder(tmp_path):
 
 
 def _features(folder):
-    from imagenet_suite.dataset_folder import DatasetFolder
+    from imagenet_suite.build.dataset_folder import DatasetFolder
 
     return DatasetFolder(folder).config_info()["features"]
 

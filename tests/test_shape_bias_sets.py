@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from datasets import Image as HFImage
 
-from imagenet_suite.build import build_dataset
-from imagenet_suite.dataset_folder import DatasetFolder
+from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData, SourceError
 from imagenet_suite.scoring.shape import CATEGORIES16, CATEGORY_INDICES
 from tests.fixtures import model_vs_human as mvh

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-import imagenet_suite.build as runner
-from imagenet_suite.build import JOURNAL
+import imagenet_suite.build.runner as runner
+from imagenet_suite.build.runner import JOURNAL
 from imagenet_suite.errors import DatasetFolderError
-from imagenet_suite.verify import verify_folder
+from imagenet_suite.build.verify import verify_folder
 from tests.helpers import build_val, folder_bytes, run_cli
 
 

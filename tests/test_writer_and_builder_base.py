@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import ClassLabel, Features, Image, List, Value
 
-from imagenet_suite.builder import Builder, BuilderConfig, Option, example_rng
+from imagenet_suite.build.builder import Builder, BuilderConfig, Option, example_rng
 from imagenet_suite.errors import ConfigError, InvalidSourceData
-from imagenet_suite.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
+from imagenet_suite.build.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
 
 FEATURES = Features({"id": Value("string"), "image": Image(), "label": ClassLabel(names=["a", "b", "c"]),
                      "labels": List(ClassLabel(names=["a", "b", "c"])),

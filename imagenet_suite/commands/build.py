@@ -65,16 +65,24 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
     return options
 
 
+def review_decisions(args):
+    """``--decisions FILE``: the decision table as the build's row transform (None without one)."""
+    if args.decisions is None:
+        return None
+    from imagenet_suite.curation.rebuild import ReviewApplication
+
+    return ReviewApplication.from_file(args.decisions, args.decision_action)
+
+
 def run(args) -> int:
-    from imagenet_suite.build import build_dataset
-    from imagenet_suite.sources import read_pins_file
+    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.build.sources import read_pins_file
 
     folder = build_dataset(
         args.name, args.out, args.configs, seed=args.seed, manual_dir=args.manual_dir, num_proc=args.num_proc,
         options=parse_options(args.option), offline=args.offline, pins=read_pins_file(args.pins) if args.pins else None,
         shard_size=args.shard_size, inputs=args.input, progress=not args.no_progress,
-        decisions=args.decisions, decision_action=args.decision_action, max_pixels=args.max_pixels,
-        deep_verify=args.deep_verify,
+        transform=review_decisions(args), max_pixels=args.max_pixels, deep_verify=args.deep_verify,
     )
     print(folder.resolve())
     return 0

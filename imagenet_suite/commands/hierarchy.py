@@ -45,7 +45,7 @@ def _register_build(commands) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from imagenet_suite.build import build_dataset
+    from imagenet_suite.build.runner import build_dataset
 
     if args.kind == "wordnet":
         options = {"wnids_file": str(args.wnids.resolve())} if args.wnids else {}
@@ -80,7 +80,7 @@ def load_tree(nodes: Path | None):
     if nodes is None:
         return imagenet1k_tree()
     if (nodes / "build_info.json").is_file():  # a wordnet_hierarchy dataset folder
-        from imagenet_suite.dataset_folder import DatasetFolder
+        from imagenet_suite.build.dataset_folder import DatasetFolder
 
         return Tree.from_nodes_table(DatasetFolder(nodes).read_table(None, "nodes"))
     path = nodes / "nodes.parquet" if nodes.is_dir() else nodes

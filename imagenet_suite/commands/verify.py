@@ -19,7 +19,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from imagenet_suite.images import ImageChecks
-    from imagenet_suite.verify import verify_folder, verify_images
+    from imagenet_suite.build.verify import verify_folder, verify_images
 
     folder = verify_folder(args.folder)
     images = verify_images(folder, ImageChecks(args.max_pixels, args.deep_verify), progress=not args.no_progress)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..classes import imagenet_wnids
-from ..dataset_folder import DatasetFolder
+from ..build.dataset_folder import DatasetFolder
 from .errors import ReviewError
 from .predictions import imagenet_display_names
 

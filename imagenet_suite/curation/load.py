@@ -36,8 +36,8 @@ from typing import Any
 import platformdirs
 from PIL import Image
 
-from ..card import content_hash
-from ..dataset_folder import DatasetFolder
+from ..build.card import content_hash
+from ..build.dataset_folder import DatasetFolder
 from ..files import sha256_file
 from ..images import inspect_image
 from ..scoring.outputs import ModelOutputs

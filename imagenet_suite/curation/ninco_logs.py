@@ -1,7 +1,7 @@
 """The NINCO authors' review logs, mapped onto our decisions and onto the samples they are about.
 
 The logs (``data/cleaning_annotations`` of j-cb/NINCO, parsed by
-:func:`imagenet_suite.builders.ninco.read_review_logs`) hold one code per reviewed image:
+:func:`imagenet_suite.formats.ninco_review_logs.read_review_logs`) hold one code per reviewed image:
 ``i`` -> ``id`` (contains an ImageNet-1k object), ``o`` -> ``ood``, ``u`` -> ``unsure``, ``q`` -> ``q``
 (undocumented, kept as its own value); codes are read case-insensitively (one ``I``); the few
 other codes (blank, ``oo``, ``lo``, ``d``, ``b``) map to ``other`` with the raw code kept. An image
@@ -48,8 +48,8 @@ def is_authors_log(path: str | Path) -> bool:
 
 def read_authors_decisions(path: str | Path) -> list[AuthorsDecision]:
     """Final decision per (log, image) from a ``cleaning_annotations`` folder or one of its CSVs."""
-    from ..builders import ninco
     from ..errors import InvalidSourceData
+    from ..formats import ninco_review_logs as ninco
 
     path = Path(path)
     try:
@@ -72,7 +72,7 @@ def match_samples(decisions: list[AuthorsDecision], released: dict[str, dict[str
     ``image_location`` names its image by base name (``donuts/2842.jpg`` -> ``2842.jpg``) or, for
     logs of class folders, by ``<folder>_<base name>`` (``b_badlands/00000792.jpg``).
     """
-    from ..builders import ninco
+    from ..formats import ninco_review_logs as ninco
 
     rows = [{"released_class": d.released_class, "image_location": d.image_location} for d in decisions]
     ninco.attach_released_files(rows, released)

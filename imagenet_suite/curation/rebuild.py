@@ -1,7 +1,8 @@
 """Apply a decision table to a build: a new version of any dataset with contaminated rows dropped or flagged.
 
-``build_dataset(..., decisions=PATH, decision_action="drop"|"flag")`` reads the table once
-(:class:`ReviewApplication`) and the runner asks it to
+``build_dataset(..., transform=ReviewApplication.from_file(PATH, "drop"|"flag"))`` (what
+``imagenet-suite build --decisions PATH --decision-action drop|flag`` does) reads the table once; it is
+a :class:`imagenet_suite.build.transform.RowTransform`, and the runner asks it to
 
 * check that every decided ``id`` is a planned row of every config built (before anything is written);
 * ``drop``: remove the rows decided ``id`` (they contain an ImageNet-1k object) from the plan, shard by
@@ -15,7 +16,6 @@ never collides with the unreviewed build or a build with another table.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -54,6 +54,8 @@ class ReviewApplication:
     def folder_suffix(self) -> str:
         return f"-reviewed-{self.action}-{self.sha256[:8]}"
 
+    record_key = "review"  # where build_info.json records it
+
     @property
     def rows_key(self) -> str:
         """Key of the per-config row counts in the build_info record."""
@@ -63,6 +65,15 @@ class ReviewApplication:
     def fingerprint(self) -> str:
         """What the output bytes depend on beyond the plan: the table and the action."""
         return f"{self.sha256}:{self.action}"
+
+    def plan(self, config: str, keys: list[str]) -> int:
+        """Check that every decided id is a planned row of ``config``; the rows this build drops or flags."""
+        self.check_ids(config, set(keys))
+        return self.affected(keys)
+
+    def keep(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """The keys that stay in the build (all of them when flagging)."""
+        return self.filter_keys(keys)
 
     def check_ids(self, config: str, planned: set[str]) -> None:
         """DecisionTableError if a decided id is not a planned row of ``config``."""
@@ -94,8 +105,10 @@ class ReviewApplication:
                 row = {**row, FLAG_COLUMN: self.decisions.get(row["id"])}
             yield row
 
-    def record(self, affected: dict[str, int]) -> dict[str, Any]:
-        """The ``review`` entry of build_info.json; ``affected``: rows dropped/flagged per config."""
+    def record(self, changed: dict[str, int], previous: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``review`` entry of build_info.json; ``changed``: rows dropped/flagged per config built
+        now, merged with the counts of configs an earlier run built into the same folder."""
+        affected = {**(previous or {}).get(self.rows_key, {}), **changed}
         counts = {d: sum(1 for v in self.decisions.values() if v == d) for d in DECISIONS}
         return {"decisions_file": Path(self.path).name, "decisions_sha256": self.sha256,
                 "decisions_version": self.version, "action": self.action, "decisions": counts,
@@ -108,11 +121,8 @@ class ReviewApplication:
         return sum(1 for k in planned if k in self.decisions)
 
 
-def fingerprint_with_review(fingerprint: str, review: ReviewApplication | None) -> str:
-    """The plan fingerprint, extended by the table's hash and action when a table is applied."""
-    if review is None:
-        return fingerprint
-    return hashlib.sha256(f"{fingerprint}:{review.fingerprint}".encode()).hexdigest()
+    def card_section(self, record: dict[str, Any]) -> str:
+        return card_section(record)
 
 
 def card_section(record: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import torch
 
 from ..classes import NUM_CLASSES
-from ..dataset_folder import DatasetFolder
+from ..build.dataset_folder import DatasetFolder
 from ..errors import DatasetFolderError, OutputsError
 from .outputs import ModelOutputs
 

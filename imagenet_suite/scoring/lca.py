@@ -7,7 +7,7 @@ the distance is never implicit):
 * ``lca`` — mean ``D[y, ŷ]`` over misclassified samples (the paper's LCA);
 * ``top5_lca`` — over misclassified samples, mean of ``D[y, ŷ_j]`` over the top-5 predictions;
 * ``elca`` — expected LCA under the softmax (variant ``<distance>/<elca variant>``; default ELCA
-  variant ``all``; see :mod:`imagenet_suite.hierarchies.lca_scoring` for why the paper's ELCA values
+  variant ``all``; see :mod:`imagenet_suite.scoring.lca_scoring` for why the paper's ELCA values
   are not reproducible).
 
 Distances come from the ImageNet-1k WordNet tree shipped with the package (``info``,
@@ -28,7 +28,7 @@ import torch
 
 from ..classes import imagenet_wnids
 from ..errors import ConfigError
-from ..hierarchies import lca_scoring
+from . import lca_scoring
 from ..hierarchies.distances import METRICS as DISTANCES
 from .report import EvaluationContext, Metric, MetricRow, register_metric
 
@@ -46,7 +46,7 @@ def _matrix(hierarchy: str | None, distance: str) -> np.ndarray:
         from ..hierarchies.imagenet1k import imagenet1k_distance_matrix
 
         return imagenet1k_distance_matrix(distance)
-    from ..dataset_folder import DatasetFolder
+    from ..build.dataset_folder import DatasetFolder
 
     folder = DatasetFolder(hierarchy)
     if folder.name not in ("wordnet_hierarchy", "kmeans_hierarchy"):

@@ -41,7 +41,7 @@ import pandas as pd
 import torch
 
 from .. import __version__
-from ..dataset_folder import DatasetFolder
+from ..build.dataset_folder import DatasetFolder
 from ..errors import ConfigError
 from ..files import atomic_write_bytes
 from . import calibration, classification, shape

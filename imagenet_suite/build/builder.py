@@ -24,9 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
-from .errors import ConfigError
+from ..errors import ConfigError
+from ..seeding import (
+    example_rng as example_rng,  # builders' only source of randomness (re-exported)
+)
 from .sources import ResolvedSource, Source, SourceResolver
 
 SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
@@ -82,18 +83,6 @@ class Prepared:
 
     sources: dict[str, ResolvedSource]
     data: dict[str, Any] = field(default_factory=dict)
-
-
-def example_rng(seed: int, *key: str | int) -> np.random.Generator:
-    """A numpy Generator seeded by ``seed`` and an example key (any strings/ints).
-
-    Independent of worker, process and iteration order: the same (seed, key) always gives the
-    same stream, and different keys give independent streams (SeedSequence hashing).
-    """
-    digest = hashlib.sha256(json.dumps([str(k) for k in key]).encode()).digest()
-    words = np.frombuffer(digest, dtype=np.uint32).tolist()
-    seed_bits = int(seed) % (1 << 64)  # any integer seed, negative ones included
-    return np.random.default_rng(np.random.SeedSequence([seed_bits & 0xFFFFFFFF, seed_bits >> 32, *words]))
 
 
 class Builder:

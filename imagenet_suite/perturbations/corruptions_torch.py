@@ -1,4 +1,4 @@
-"""Batched torch path (GPU when present) for the heavy corruptions of :mod:`imagenet_suite.corruptions`.
+"""Batched torch path (GPU when present) for the heavy corruptions of :mod:`imagenet_suite.perturbations.corruptions`.
 
 :func:`corrupt_batch` corrupts N same-sized images with one per-image ``numpy.random.Generator``
 each. The random draws are made on the CPU from those generators, in the same order as the NumPy

@@ -38,16 +38,9 @@ from typing import TypeVar
 import platformdirs
 from tqdm.auto import tqdm
 
-from .errors import ChecksumMismatch, ManualFileMissing, SourceError
-from .files import (
-    CHUNK,
-    file_digests,
-    folder_digests,
-    folder_listing,
-    inside,
-    list_folder,
-    replace_durably,
-    sha256_file,
+from ..errors import ChecksumMismatch, ManualFileMissing, SourceError
+from ..files import (
+    CHUNK, file_digests, folder_digests, folder_listing, inside, list_folder, replace_durably, sha256_file,
 )
 
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 ``save_corruption_grid(image, path)`` draws it with the same seeded corruptions the ``perturbations``
 builder stores (``example_rng(seed, corruption, key)``); the README's ``docs/images/perturbations_grid.png``
-is made by ``python -m imagenet_suite.corruption_grid IMAGE OUT.png``.
+is made by ``python -m imagenet_suite.perturbations.grid IMAGE OUT.png``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from ..seeding import example_rng
 from . import corruptions as C
-from .builder import example_rng
 
 LABEL_WIDTH = 118  # px, left column with the corruption names
 HEADER = 18  # px, top row with the severities

@@ -36,9 +36,19 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from . import __version__, card, registry
+from .. import __version__
+from ..errors import ConfigError, DatasetFolderError
+from ..files import (
+    INCOMPLETE,
+    atomic_write_bytes,
+    fsync_dir,
+    fsync_file,
+    incomplete_path,
+    sha256_file,
+)
+from ..images import DEFAULT_MAX_PIXELS, ImageChecks, image_checks
+from . import card, registry
 from .builder import Builder, Prepared, Shard
-from .curation.rebuild import ReviewApplication, card_section, fingerprint_with_review
 from .dataset_folder import (
     BUILD_INFO,
     CARD,
@@ -47,17 +57,8 @@ from .dataset_folder import (
     DatasetFolder,
     build_info_hash,
 )
-from .errors import ConfigError, DatasetFolderError
-from .files import (
-    INCOMPLETE,
-    atomic_write_bytes,
-    fsync_dir,
-    fsync_file,
-    incomplete_path,
-    sha256_file,
-)
-from .images import DEFAULT_MAX_PIXELS, ImageChecks, image_checks
 from .sources import ResolvedSource, SourceResolver
+from .transform import RowTransform, transformed_fingerprint
 from .writer import ShardStats, shard_fingerprint, shard_stats, write_shard
 
 JOURNAL = ".build_journal.jsonl"
@@ -68,8 +69,8 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
                   manual_dir: str | Path | None = None, num_proc: int = 1, options: dict[str, Any] | None = None,
                   offline: bool | None = None, pins: dict[str, dict] | None = None, cache_dir: str | Path | None = None,
                   shard_size: int | None = None, inputs: list[str | Path] = (), progress: bool = True,
-                  decisions: str | Path | None = None, decision_action: str = "drop",
-                  max_pixels: int | None = DEFAULT_MAX_PIXELS, deep_verify: bool = False) -> Path:
+                  transform: RowTransform | None = None, max_pixels: int | None = DEFAULT_MAX_PIXELS,
+                  deep_verify: bool = False) -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
     Args:
@@ -80,14 +81,12 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
         manual_dir: folder with manually supplied (gated) source files.
         num_proc: worker processes generating shards; output bytes do not depend on it.
         options: builder options (``Builder.OPTIONS``).
-        offline / pins / cache_dir: see :class:`imagenet_suite.sources.SourceResolver`.
+        offline / pins / cache_dir: see :class:`imagenet_suite.build.sources.SourceResolver`.
         inputs: built dataset folders this builder reads (e.g. imagenet_val for patchml).
         shard_size: examples per shard (default: the config's).
-        decisions: a review decision table (``imagenet-suite review export``); builds a new version with
-            the decided rows dropped or flagged (see :mod:`imagenet_suite.curation.rebuild`), in a folder
-            suffixed ``-reviewed-<action>-<table sha256[:8]>``. Every decided id must be a row of every
-            config built; nothing is written otherwise.
-        decision_action: ``drop`` (remove rows decided ``id``) or ``flag`` (add a ``review_decision`` column).
+        transform: a change applied to the rows of every config (:class:`~.transform.RowTransform`), e.g.
+            review decisions (:class:`imagenet_suite.curation.rebuild.ReviewApplication`: a new version with
+            the decided rows dropped or flagged, in a folder suffixed ``-reviewed-<action>-<sha256[:8]>``).
         max_pixels: refuse released images with more pixels than this (None: no bound); see
             :class:`imagenet_suite.images.ImageChecks`.
         deep_verify: decode every released image (slower; catches corrupt compressed data).
@@ -100,19 +99,19 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
     if max_pixels is not None and max_pixels < 1:
         raise ConfigError(f"--max-pixels must be a positive number of pixels, got {max_pixels}")
     checks = ImageChecks(max_pixels, deep_verify)
-    review = ReviewApplication.from_file(decisions, decision_action) if decisions is not None else None
-    folder = _output_parent(out_dir) / (builders[0].folder_name() + (review.folder_suffix if review else ""))
+    folder = _output_parent(out_dir) / (builders[0].folder_name() + (transform.folder_suffix if transform else ""))
     info = _load_or_start_build_info(folder, builders[0])
     # sources with a pinned sha256, and folders, are hashed while the build works; nothing is published before
     resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins,
                               progress=progress, inputs=inputs, defer_verification=True)
     with image_checks(checks):
         try:
-            planned = [(builder, *_plan_config(builder, resolver, review)) for builder in builders]  # before any write
+            planned = [(builder, *_plan_config(builder, resolver, transform)) for builder in builders]  # before any write
             folder.mkdir(parents=True, exist_ok=True)
             journal = BuildJournal(folder)
             for builder, prepared, shards, _ in planned:
-                run = ConfigRun(builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), review, checks)
+                run = ConfigRun(builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), transform,
+                                checks)
                 info["configs"][builder.config.name] = run.build(num_proc, progress)
         except BaseException as err:
             _remove_incomplete(folder, names)
@@ -120,10 +119,10 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
                 resolver.wait_verified()  # a source failing its checksum explains whatever failed on it
             raise
     info["configs"] = dict(sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0])))
-    if review is not None:
-        affected = {**info.get("review", {}).get(review.rows_key, {}), **{b.config.name: n for b, _, _, n in planned}}
-        info["review"] = review.record(affected)
-    _write_card_and_info(builder_cls, builders[0], info, folder)
+    if transform is not None:
+        changed = {b.config.name: n for b, _, _, n in planned}
+        info[transform.record_key] = transform.record(changed, info.get(transform.record_key))
+    _write_card_and_info(builder_cls, builders[0], info, folder, transform)
     journal.remove()
     return folder
 
@@ -177,17 +176,16 @@ def sources_digest(records: dict[str, dict]) -> str:
     return hashlib.sha256(json.dumps(records, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _plan_config(builder: Builder, resolver: SourceResolver, review: ReviewApplication | None
+def _plan_config(builder: Builder, resolver: SourceResolver, transform: RowTransform | None
                  ) -> tuple[Prepared, list[Shard], int | None]:
-    """Prepare and plan a config; with a decision table, check its ids, drop rows from the plan and
-    count the rows dropped or flagged (None without a table)."""
+    """Prepare and plan a config; with a transform, let it check the planned keys, keep its keys of
+    each shard, and count the rows it changes (None without a transform)."""
     prepared = builder.prepare(resolver)
     shards = builder.plan(prepared)
-    if review is None:
+    if transform is None:
         return prepared, shards, None
-    keys = [k for s in shards for k in s.keys]
-    review.check_ids(builder.config.name, set(keys))
-    return prepared, [Shard(s.split, s.index, s.count, review.filter_keys(s.keys)) for s in shards], review.affected(keys)
+    changed = transform.plan(builder.config.name, [k for s in shards for k in s.keys])
+    return prepared, [Shard(s.split, s.index, s.count, transform.keep(s.keys)) for s in shards], changed
 
 
 class BuildJournal:
@@ -229,13 +227,13 @@ class ConfigRun:
     """Building one config into a dataset folder: resume check, shard writing, publishing, record."""
 
     def __init__(self, builder: Builder, prepared: Prepared, shards: list[Shard], folder: Path, resolver: SourceResolver,
-                 journal: BuildJournal, recorded_configs: dict, review: ReviewApplication | None, checks: ImageChecks):
+                 journal: BuildJournal, recorded_configs: dict, transform: RowTransform | None, checks: ImageChecks):
         self.builder, self.prepared, self.shards = builder, prepared, shards
         self.name = builder.config.name
         self.config_dir = folder / self.name
-        self.resolver, self.journal, self.review, self.checks = resolver, journal, review, checks
+        self.resolver, self.journal, self.transform, self.checks = resolver, journal, transform, checks
         self.recorded = recorded_configs.get(self.name)  # this config's entry in the existing build_info, if any
-        self.fingerprint = fingerprint_with_review(plan_fingerprint(builder, prepared, shards), review)
+        self.fingerprint = transformed_fingerprint(plan_fingerprint(builder, prepared, shards), transform)
         self._sources: dict[str, ResolvedSource] | None = None
 
     # -- the sources, settled ------------------------------------------------------------------
@@ -269,7 +267,7 @@ class ConfigRun:
             split["num_examples"] += stats[shard.filename].num_rows
             split["num_bytes"] += stats[shard.filename].num_bytes
         return {"options": self.builder.options, "sources": {k: v.record() for k, v in sorted(sources.items())},
-                "features": _features(self.builder, self.review).to_dict(), "protocol": self.builder.protocol(),
+                "features": _features(self.builder, self.transform).to_dict(), "protocol": self.builder.protocol(),
                 "splits": splits, "files": dict(sorted(files.items())), "card_context": self.builder.card_context(self.prepared)}
 
     def reusable_shards(self) -> dict[str, ShardStats]:
@@ -323,12 +321,12 @@ class ConfigRun:
         if num_proc == 1 or len(todo) <= 1:
             for shard in todo:
                 yield shard, _write_one(self.builder, self.prepared, shard, self.config_dir, self.fingerprint,
-                                        self.checks, bar.update, self.review)
+                                        self.checks, bar.update, self.transform)
             return
         pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(self.builder))
         try:
             futures = {pool.submit(_write_one, self.builder, self.prepared, shard, self.config_dir, self.fingerprint,
-                                   self.checks, None, self.review): shard for shard in todo}
+                                   self.checks, None, self.transform): shard for shard in todo}
             for future in as_completed(futures):
                 shard = futures[future]
                 yield shard, future.result()
@@ -363,9 +361,9 @@ def _raise_first_failure(futures) -> None:
             raise future.exception()
 
 
-def _features(builder: Builder, review: ReviewApplication | None):
-    """The features written: the builder's, plus the flag column when a decision table flags rows."""
-    return review.features(builder.features()) if review is not None else builder.features()
+def _features(builder: Builder, transform: RowTransform | None):
+    """The features written: the builder's, as the transform (if any) changes them."""
+    return transform.features(builder.features()) if transform is not None else builder.features()
 
 
 def _remove_stale(config_dir: Path, planned: set[str]) -> None:
@@ -387,7 +385,7 @@ def _worker_context(builder: Builder):
     """Fresh worker processes forked from a server that has the builder's modules imported once
     (safe like spawn — no inherited threads or state from this process — and fast like fork)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["imagenet_suite.build", "datasets", type(builder).__module__])
+    context.set_forkserver_preload(["imagenet_suite.build.runner", "datasets", type(builder).__module__])
     return context
 
 
@@ -396,14 +394,14 @@ def _shard_key(fingerprint: str, shard: Shard) -> str:
 
 
 def _write_one(builder: Builder, prepared: Prepared, shard: Shard, config_dir: Path, fingerprint: str,
-               checks: ImageChecks, on_row=None, review: ReviewApplication | None = None) -> ShardStats:
+               checks: ImageChecks, on_row=None, transform: RowTransform | None = None) -> ShardStats:
     """Write one shard at its temporary name (in whichever process runs this) under ``checks``."""
     with image_checks(checks):
         rows = _checked_rows(builder, prepared, shard)
-        if review is not None:
-            rows = review.rows(rows)
+        if transform is not None:
+            rows = transform.rows(rows)
         callback = (lambda: on_row(1)) if on_row else None
-        return write_shard(config_dir / shard.filename, rows, _features(builder, review), _shard_key(fingerprint, shard),
+        return write_shard(config_dir / shard.filename, rows, _features(builder, transform), _shard_key(fingerprint, shard),
                            builder.config.row_group_rows, callback, publish=False, sha256=False)
 
 
@@ -420,14 +418,15 @@ def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):
         raise RuntimeError(f"{builder.NAME}: generator yielded {count} rows for {shard.filename}, plan has {len(shard.keys)}")
 
 
-def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dict, folder: Path) -> None:
+def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dict, folder: Path,
+                         transform: RowTransform | None = None) -> None:
     default = next(c.name for c in builder_cls.CONFIGS if c.name in info["configs"])
     context = {"name": builder.NAME, "version": builder.VERSION, "folder": folder.name, "seed": builder.seed}
     for cfg in info["configs"].values():
         context.update(cfg.get("card_context", {}))
     sections = card.generated_sections(builder_cls, info, default)
-    if "review" in info:
-        sections = sections.rstrip() + "\n\n" + card_section(info["review"])
+    if transform is not None and transform.record_key in info:
+        sections = sections.rstrip() + "\n\n" + transform.card_section(info[transform.record_key])
     text = card.render_card(info, default, card.load_template(builder.CARD_TEMPLATE or builder.NAME), context, sections)
     atomic_write_bytes(folder / CARD, text.encode("utf-8"))
     info["card_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -40,7 +40,7 @@ import numpy as np
 from PIL import Image
 from scipy.ndimage import gaussian_filter
 
-from .errors import ImagenetSuiteError
+from ..errors import ImagenetSuiteError
 
 FLAVORS = ("imagenet_c", "imagecorruptions")
 SEVERITIES = (1, 2, 3, 4, 5)

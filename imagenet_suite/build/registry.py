@@ -1,4 +1,8 @@
-"""Registry of dataset builders: every ``Builder`` subclass in ``imagenet_suite.builders``."""
+"""Registry of dataset builders: every ``Builder`` subclass in the :data:`BUILDERS_PACKAGE`.
+
+The builders sit above this framework (they import it), so the registry finds them as plugins, by
+package name at run time (like entry points), never by a static import.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,9 @@ import importlib
 import pkgutil
 
 from .builder import Builder
-from .errors import ConfigError
+from ..errors import ConfigError
 
+BUILDERS_PACKAGE = "imagenet_suite.builders"
 _EXTRA: dict[str, type[Builder]] = {}
 
 
@@ -19,8 +24,7 @@ def register(cls: type[Builder]) -> type[Builder]:
 
 
 def _discover() -> dict[str, type[Builder]]:
-    from . import builders
-
+    builders = importlib.import_module(BUILDERS_PACKAGE)
     found: dict[str, type[Builder]] = {}
     for module_info in pkgutil.iter_modules(builders.__path__):
         if module_info.name.startswith("_"):

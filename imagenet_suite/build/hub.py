@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .dataset_folder import BUILD_INFO, CARD
-from .errors import ConfigError
+from ..errors import ConfigError
 from .verify import verify_folder
 
 

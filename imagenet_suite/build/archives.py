@@ -18,8 +18,8 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .errors import InvalidSourceData
-from .files import list_folder
+from ..errors import InvalidSourceData
+from ..files import list_folder
 
 
 class Archive:

@@ -8,7 +8,7 @@ its cutoff. Nothing else is changed; imgaug's own code, including its OpenCV cal
 released (checked on OpenCV 4.14 and 5.0).
 
 :class:`ImgaugPerturbation` wraps an augmenter (or a pipeline such as ``iaa.Sequential``) with the
-seeding contract of :mod:`imagenet_suite.corruptions`: ``perturb(image, rng)`` re-seeds a private
+seeding contract of :mod:`imagenet_suite.perturbations.corruptions`: ``perturb(image, rng)`` re-seeds a private
 copy of the augmenter from ``rng`` before every image, so the output depends only on (augmenter,
 image, rng) — for builders ``rng = example_rng(seed, name, image_id)`` — and not on the order or
 process in which images are augmented. :func:`parse_augmenter` builds an augmenter from a string
@@ -28,7 +28,7 @@ from .corruptions import CorruptionError, to_rgb_array
 
 INSTALL_HINT = ("imgaug is not installed: install the augment extra (`pip install imagenet-suite[augment]`, or "
                 "`uv sync --extra augment`); imagenet-suite makes imgaug 0.4.0 import on NumPy 2. "
-                "Or use the built-in corruptions (imagenet_suite.corruptions)")
+                "Or use the built-in corruptions (imagenet_suite.perturbations.corruptions)")
 
 _SCTYPES = {
     "int": [np.int8, np.int16, np.int32, np.int64],

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from imagenet_suite.errors import HierarchyError, ShapeMismatch
+from ..errors import HierarchyError, ShapeMismatch
 
 SCALES = ("minmax", "none")
 

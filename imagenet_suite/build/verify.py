@@ -9,9 +9,9 @@ import yaml
 from tqdm.auto import tqdm
 
 from .dataset_folder import BUILD_INFO, CARD, SELF_HASH, DatasetFolder, build_info_hash
-from .errors import DatasetFolderError, InvalidSourceData
-from .files import sha256_file
-from .images import ImageChecks, inspect_image
+from ..errors import DatasetFolderError, InvalidSourceData
+from ..files import sha256_file
+from ..images import ImageChecks, inspect_image
 
 
 def verify_folder(path, images: ImageChecks | None = None, progress: bool = False) -> DatasetFolder:

@@ -19,7 +19,7 @@ import re
 from importlib import resources
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 

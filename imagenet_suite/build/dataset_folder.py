@@ -38,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import ConfigError, DatasetFolderError
+from ..errors import ConfigError, DatasetFolderError
 
 FORMAT = "imagenet-suite/1"
 BUILD_INFO = "build_info.json"

@@ -24,8 +24,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import InvalidSourceData
-from .files import incomplete_path, replace_durably, sha256_file
+from ..errors import InvalidSourceData
+from ..files import incomplete_path, replace_durably, sha256_file
 
 FINGERPRINT_KEY = b"imagenet_suite.fingerprint"
 

@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from imagenet_suite.errors import HierarchyError, ShapeMismatch
-from imagenet_suite.scoring.batching import chunk_elements
-
-from .distances import check_distance_matrix
+from ..errors import HierarchyError, ShapeMismatch
+from ..hierarchies.distances import check_distance_matrix
+from .batching import chunk_elements
 
 KINDS = ("logits", "probs", "log_probs")
 ELCA_VARIANTS = ("all", "mistakes", "exclude_gt")
