@@ -32,6 +32,7 @@ import numpy as np
 from PIL import Image
 
 from imagenet_suite.builders import ood_unit_tests as out
+from imagenet_suite.images.codec import decode_rgb, rgb_floats
 
 SIZES = [(375, 500), (500, 375), (333, 500), (500, 500)]
 
@@ -139,7 +140,7 @@ def upstream_image(test: str, source: bytes, index: int) -> bytes:
 
 def suite_image(test: str, source: bytes, index: int, size: tuple[int, int]) -> bytes:
     """What the builder does per row: pixels only for the permutation tests, else the stored size."""
-    pixels = out.decode_rgb(source) if out.UNIT_TESTS[test].needs_pixels else None
+    pixels = rgb_floats(decode_rgb(source, test).image) if out.UNIT_TESTS[test].needs_pixels else None
     return out.generate_image(test, index, size[0], size[1], pixels, seed=0)[0]
 
 

@@ -48,7 +48,8 @@ def _floor_init(sources: dict[str, bytes], canvases: str, image_format: str) -> 
 
 def _floor_chunk(task: tuple[int, list[list[str]]]) -> int:
     """Decode each composite's sources, then encode its finished pixels; returns bytes written."""
-    from imagenet_suite.builders.patchml import encode
+    from imagenet_suite.builders.patchml import encoding_of
+    from imagenet_suite.images.codec import encode
 
     start, needed = task
     written = 0
@@ -56,7 +57,7 @@ def _floor_chunk(task: tuple[int, list[list[str]]]) -> int:
         for source_id in source_ids:
             Image.open(io.BytesIO(_floor_state["sources"][source_id])).convert("RGB")
         canvas = Image.fromarray(np.asarray(_floor_state["canvases"][start + offset]))
-        written += len(encode(canvas, _floor_state["format"]))
+        written += len(encode(canvas, encoding_of(_floor_state["format"])))
     return written
 
 

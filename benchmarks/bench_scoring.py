@@ -138,8 +138,9 @@ def ours(logits: torch.Tensor, labels: torch.Tensor, label_sets: torch.Tensor, c
     """The imagenet-suite evaluator on an in-memory joined split (label + real_labels): validation
     and every metric, but not the Parquet read of the label columns (the anchors get arrays too)."""
     from imagenet_suite.scoring.join import JoinedSplit
+    from imagenet_suite.scoring.options import CalibrationOptions, ScoreOptions
     from imagenet_suite.scoring.outputs import ModelOutputs
-    from imagenet_suite.scoring.report import ScoreOptions, evaluate, select_metrics
+    from imagenet_suite.scoring.report import evaluate, select_metrics
 
     classes = logits.shape[1]
     names = [str(i) for i in range(classes)]
@@ -149,7 +150,7 @@ def ours(logits: torch.Tensor, labels: torch.Tensor, label_sets: torch.Tensor, c
     outputs.validate(num_classes=classes)  # the NaN/inf pass `score` runs before any metric
     joined = JoinedSplit(outputs, {"label": labels, "real_labels": label_sets}, features, {}, "bench", "default", "validation")
     metrics = [name for name in select_metrics(features, {}, None) if name in OUR_METRICS]
-    report = evaluate(joined, metrics, ScoreOptions(class_wise_ace=class_wise_ace))
+    report = evaluate(joined, metrics, ScoreOptions(calibration=CalibrationOptions(class_wise_ace=class_wise_ace)))
     return {(row.metric, row.variant): row.value for row in report.rows if not row.subgroup}
 
 

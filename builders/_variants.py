@@ -3,8 +3,10 @@
 Every variant release (ImageNetV2, -A, -R, -Sketch, -O, each severity of -C, ObjectNet) is, inside
 its archive or extracted folder, ``<root>/<class folder>/<image file>``. This module finds such a
 release (:func:`locate`), lists its images (:func:`scan_class_folders`), and reads them back in
-plan order (:func:`read_in_order`) as original bytes; :class:`ClassFolderBuilder` is the builder
-for configs that are one archive of class folders (A, R, Sketch, O, each V2 set).
+plan order (:func:`read_in_order`) as original bytes, through
+:mod:`imagenet_suite.build.archives` (tars by their cached member index); :class:`ClassFolderBuilder`
+is the builder for configs that are one archive of class folders (A, R, Sketch, O, each V2 set).
+Rows have the shared image columns of :mod:`._image_columns`.
 
 Conventions shared by all variant builders:
 
@@ -22,7 +24,6 @@ Conventions shared by all variant builders:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -30,11 +31,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from imagenet_suite import classes
-from imagenet_suite.build.archives import CompressedTarArchive, TarArchive, open_archive
+from imagenet_suite.build.archives import TarIndex, open_archive
 from imagenet_suite.build.builder import Builder, Option, Prepared, Shard
-from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.images import inspect_image
 from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.errors import InvalidSourceData
+
+from ._image_columns import image_features, image_row
 
 SPLIT = "test"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
@@ -77,21 +79,25 @@ class Images:
     """The images one config reads (picklable: workers receive it).
 
     ``members``: id -> member name inside ``path``; ``labels``: id -> class index (or any int
-    the builder maps, e.g. an ObjectNet class); ``tar_index``: member -> (offset, size) for
-    uncompressed tars, so workers skip the header scan.
+    the builder maps, e.g. an ObjectNet class); ``tar_index``: the index of those members when
+    ``path`` is a tar, so workers skip the header scan.
     """
 
     path: Path
     file_prefix: str
     members: dict[str, str]
     labels: dict[str, int]
-    tar_index: dict[str, tuple[int, int]] | None = None
+    tar_index: TarIndex | None = None
 
     def file_name(self, image_id: str) -> str:
         return self.file_prefix + self.members[image_id]
 
     def where(self, image_id: str) -> str:
         return f"{self.path}:{self.members[image_id]}"
+
+    def row(self, image_id: str, data: bytes) -> dict[str, Any]:
+        """The shared image columns of one row (:func:`._image_columns.image_row`)."""
+        return image_row(image_id, data, self.file_name(image_id), self.where(image_id))
 
 
 # -- finding a release ------------------------------------------------------------------------------
@@ -110,22 +116,11 @@ def locate(resolver: SourceResolver, source: Source, root: str, extracted: str |
     return Located(resolver.resolve(source), f"{root}/", "", "archive")
 
 
-@functools.lru_cache(maxsize=1)
-def _tar_index(path: str, size: int, mtime_ns: int) -> dict[str, tuple[int, int]]:
-    """Header index of an uncompressed tar (cached: ImageNet-C configs share a 20+ GB tar)."""
-    with TarArchive(Path(path)) as tar:
-        return tar.index()
-
-
-def list_members(located: Located) -> tuple[list[str], dict[str, tuple[int, int]] | None]:
-    """Member names of a located release, and the tar index when it is an uncompressed tar."""
-    path = located.source.path
-    if path.is_file() and path.name.lower().endswith(".tar"):
-        stat = path.stat()
-        index = _tar_index(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-        return list(index), index
-    with open_archive(path) as archive:
-        return list(archive.names()), None
+def list_members(located: Located) -> tuple[list[str], TarIndex | None]:
+    """Member names of a located release, and its member index when it is a tar (the index is
+    cached per process: the ImageNet-C configs of one family share a 20+ GB tar)."""
+    with open_archive(located.source.path) as archive:
+        return list(archive.names()), archive.index()
 
 
 # -- listing class folders --------------------------------------------------------------------------
@@ -139,11 +134,7 @@ def wnid_class(allowed: Iterable[int] | None = None, what: str = "ImageNet-1k") 
     allowed_set = None if allowed is None else frozenset(allowed)
 
     def class_index(folder: str, where: str) -> int:
-        try:
-            index = classes.index_of(folder)
-        except classes.ClassIndexError:
-            raise InvalidSourceData(f"{where}: class folder {folder!r} is not one of the 1000 ImageNet-1k wnids "
-                                    "(renamed or foreign folder?)") from None
+        index = classes.index_of(folder, where, "class folder")
         if allowed_set is not None and index not in allowed_set:
             raise InvalidSourceData(f"{where}: class folder {folder!r} is an ImageNet-1k wnid but not one of the "
                                     f"{len(allowed_set)} {what} classes")
@@ -206,48 +197,13 @@ def check_count(found: int, expected: int, strict: bool, where: str, what: str) 
 # -- reading rows -------------------------------------------------------------------------------------
 
 def read_in_order(images: Images, keys: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-    """``(id, original bytes)`` for ``keys`` in the given order, read in place.
-
-    Uncompressed tars, zips and folders are read by random access; a compressed tar is streamed
-    once per call and the requested members are buffered (keep such shards small).
-    """
+    """``(id, original bytes)`` for ``keys`` in the given order, read in place
+    (:meth:`imagenet_suite.build.archives.Archive.read_members`: one pass over a compressed tar)."""
     keys = list(keys)
-    names = [images.members[k] for k in keys]
-    archive = (TarArchive.from_index(images.path, images.tar_index) if images.tar_index is not None
-               else open_archive(images.path))
-    with archive:
-        if isinstance(archive, CompressedTarArchive):
-            found = dict(archive.iter_members(names))
-            for key, name in zip(keys, names, strict=True):
-                if name not in found:
-                    raise InvalidSourceData(f"{images.path}: member {name!r} not found")
-                yield key, found.pop(name)
-        else:
-            for key, name in zip(keys, names, strict=True):
-                yield key, archive.read(name)
-
-
-def image_row(images: Images, image_id: str, data: bytes) -> dict[str, Any]:
-    """The columns every variant row has: id, file_name, image (original bytes), mode and size."""
-    header = inspect_image(data, images.where(image_id))
-    file_name = images.file_name(image_id)
-    return {"id": image_id, "file_name": file_name, "image": {"bytes": data, "path": file_name},
-            "image_mode": header.mode, "width": header.width, "height": header.height}
-
-
-def image_features(extra: dict[str, Any]):
-    """``datasets.Features``: id, file_name, image, the ``extra`` columns, image_mode, width, height."""
-    from datasets import Features, Image, Value
-
-    return Features({"id": Value("string"), "file_name": Value("string"), "image": Image(), **extra,
-                     "image_mode": Value("string"), "width": Value("int32"), "height": Value("int32")})
-
-
-def imagenet_label():
-    """The 1000-way label of every imagenet-suite dataset (sorted wnids as names)."""
-    from datasets import ClassLabel
-
-    return ClassLabel(names=list(classes.imagenet_wnids()))
+    with open_archive(images.path, images.tar_index) as archive:
+        members = archive.read_members([images.members[key] for key in keys])
+        for key, (_, data) in zip(keys, members, strict=True):
+            yield key, data
 
 
 # -- the builder of single-archive wnid-folder releases ------------------------------------------------
@@ -255,7 +211,7 @@ def imagenet_label():
 class ClassFolderBuilder(Builder):
     """A config that is one archive of ``<root>/<class folder>/<image>`` (ImageNet-A, -R, -Sketch, -O, V2).
 
-    Subclasses declare ``SOURCE`` (the archive), ``ROOT`` (its root folder), ``EXPECTED_IMAGES``,
+    Subclasses declare ``SOURCES`` (the one archive), ``ROOT`` (its root folder), ``EXPECTED_IMAGES``,
     optionally ``CLASS_SUBSET`` (a :func:`imagenet_suite.classes.subset_indices` name the folders must
     belong to) and ``LABEL_COLUMN`` (default ``label``). Hooks: :meth:`release` (archive and root per
     config), :meth:`class_index` (folder name -> class), :meth:`check_release` (completeness),
@@ -263,7 +219,6 @@ class ClassFolderBuilder(Builder):
     its extracted root folder in --manual-dir; both give the same rows.
     """
 
-    SOURCE: ClassVar[Source]
     ROOT: ClassVar[str]
     EXPECTED_IMAGES: ClassVar[int]
     CLASS_SUBSET: ClassVar[str | None] = None
@@ -272,8 +227,9 @@ class ClassFolderBuilder(Builder):
 
     # -- hooks ---------------------------------------------------------------------------------
     def release(self) -> tuple[Source, str]:
-        """The current config's archive and the root folder inside it."""
-        return self.SOURCE, self.ROOT
+        """The current config's archive and the root folder inside it (default: the one source declared)."""
+        (source,) = self.SOURCES  # a builder with one archive per config overrides this (ImageNetV2)
+        return source, self.ROOT
 
     def class_index(self) -> ClassIndex:
         """How a class folder name becomes a 1000-way index (default: a wnid, within ``CLASS_SUBSET``)."""
@@ -298,7 +254,7 @@ class ClassFolderBuilder(Builder):
 
     # -- the contract ----------------------------------------------------------------------------
     def features(self):
-        return image_features({self.LABEL_COLUMN: imagenet_label(), **self.extra_features()})
+        return image_features({self.LABEL_COLUMN: classes.imagenet_class_label(), **self.extra_features()})
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         source, root = self.release()
@@ -311,8 +267,9 @@ class ClassFolderBuilder(Builder):
                                     "wrong archive?)")
         scanned = scan_class_folders(names, located.member_prefix, where, self.class_index())
         self.check_release(scanned, located.member_prefix, where)
-        images = Images(located.source.path, located.file_prefix, {k: v[0] for k, v in scanned.items()},
-                        {k: v[1] for k, v in scanned.items()}, index)
+        members = {k: v[0] for k, v in scanned.items()}
+        images = Images(located.source.path, located.file_prefix, members, {k: v[1] for k, v in scanned.items()},
+                        index.subset(members.values()) if index is not None else None)
         return Prepared({source.name: located.source}, {"images": images, "layout": located.layout})
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
@@ -322,7 +279,7 @@ class ClassFolderBuilder(Builder):
         images: Images = prepared.data["images"]
         for image_id, data in read_in_order(images, shard.keys):
             label = images.labels[image_id]
-            yield {**image_row(images, image_id, data), self.LABEL_COLUMN: label, **self.extra_columns(image_id, label)}
+            yield {**images.row(image_id, data), self.LABEL_COLUMN: label, **self.extra_columns(image_id, label)}
 
     def card_context(self, prepared: Prepared) -> dict:
         return {"layout": prepared.data["layout"]}

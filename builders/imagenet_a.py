@@ -28,7 +28,6 @@ class ImagenetA(ClassFolderBuilder):
                               "labels, the 200-class subset published as protocol data."}
     CONFIGS = (BuilderConfig("default", "7,500 images of 200 classes, 1000-way label, 200-class subset protocol",
                              shard_size=2500),)
-    SOURCE = IMAGENET_A_TAR
     SOURCES = (IMAGENET_A_TAR,)
     ROOT = "imagenet-a"
     EXPECTED_IMAGES = 7_500

@@ -29,14 +29,12 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 from imagenet_suite.build.sources import Source, SourceResolver
 
+from ._image_columns import image_features
 from ._variants import (
     SPLIT,
     STRICT_COUNTS,
     Images,
     check_count,
-    image_features,
-    image_row,
-    imagenet_label,
     list_members,
     locate,
     read_in_order,
@@ -119,7 +117,7 @@ class ImagenetC(Builder):
     def features(self):
         from datasets import Value
 
-        return image_features({"label": imagenet_label(), "val_id": Value("string"), "corruption": Value("string"),
+        return image_features({"label": classes.imagenet_class_label(), "val_id": Value("string"), "corruption": Value("string"),
                                "severity": Value("int8")})
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
@@ -140,7 +138,7 @@ class ImagenetC(Builder):
             image_id = self._row_id(key, member, where)
             members[image_id], labels[image_id] = member, label
         check_count(len(members), IMAGES_PER_CONFIG, self.options["strict_counts"], f"{where}: {relative}", "images")
-        tar_index = {members[k]: index[members[k]] for k in members} if index is not None else None
+        tar_index = index.subset(members.values()) if index is not None else None  # this config's members only
         images = Images(located.source.path, located.file_prefix, members, labels, tar_index)
         return Prepared({TARS[family].name: located.source}, {"images": images, "layout": located.layout})
 
@@ -164,7 +162,7 @@ class ImagenetC(Builder):
     def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
         images: Images = prepared.data["images"]
         for image_id, data in read_in_order(images, shard.keys):
-            yield {**image_row(images, image_id, data), "label": images.labels[image_id], "val_id": val_id_of(image_id),
+            yield {**images.row(image_id, data), "label": images.labels[image_id], "val_id": val_id_of(image_id),
                    "corruption": self.corruption, "severity": self.severity}
 
     def protocol(self) -> dict:

@@ -28,7 +28,6 @@ class ImagenetO(ClassFolderBuilder):
                               "was adversarially filtered against kept as `filtered_against`, not as a label."}
     CONFIGS = (BuilderConfig("default", "2,000 OOD images; `filtered_against` = the ImageNet-1k class of their folder",
                              shard_size=2000),)
-    SOURCE = IMAGENET_O_TAR
     SOURCES = (IMAGENET_O_TAR,)
     ROOT = "imagenet-o"
     EXPECTED_IMAGES = 2_000

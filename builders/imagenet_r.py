@@ -33,7 +33,6 @@ class ImagenetR(ClassFolderBuilder):
                               "labels, rendition type from the file name, the 200-class subset as protocol data."}
     CONFIGS = (BuilderConfig("default", "30,000 renditions of 200 classes, 1000-way label, 200-class subset protocol",
                              shard_size=2500),)
-    SOURCE = IMAGENET_R_TAR
     SOURCES = (IMAGENET_R_TAR,)
     ROOT = "imagenet-r"
     EXPECTED_IMAGES = 30_000

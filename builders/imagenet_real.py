@@ -78,9 +78,9 @@ class ImagenetReal(Builder):
         return ImagenetVal("default", seed=self.seed, shard_size=self.shard_size)
 
     def features(self):
-        from datasets import ClassLabel, Features, List, Value
+        from datasets import Features, List, Value
 
-        real = {"real_labels": List(ClassLabel(names=list(classes.imagenet_wnids())))}
+        real = {"real_labels": List(classes.imagenet_class_label())}
         if self.config.name == "labels":
             return Features({"id": Value("string"), "file_name": Value("string"), **real})
         return Features({**self._val().features(), **real})

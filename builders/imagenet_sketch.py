@@ -28,7 +28,6 @@ class ImagenetSketch(ClassFolderBuilder):
     RELEASE_NOTES = {"1.0.0": "Initial release: the 50,889 ImageNet-Sketch images as original bytes, 1000-way "
                               "sorted-wnid labels from their folders."}
     CONFIGS = (BuilderConfig("default", "50,889 sketches of the 1000 classes, 1000-way label", shard_size=2000),)
-    SOURCE = SKETCH_ZIP
     SOURCES = (SKETCH_ZIP,)
     ROOT = "sketch"
     EXPECTED_IMAGES = 50_889

@@ -64,11 +64,10 @@ def v2_class_index(folder: str, where: str) -> int:
     """Class index of a V2 class folder: a number ``0``..``999`` (the index itself) or a wnid."""
     if NUMERIC_FOLDER.match(folder):
         return int(folder)
-    try:
+    if folder in classes.wnid_to_index():
         return classes.index_of(folder)
-    except classes.ClassIndexError:
-        raise InvalidSourceData(f"{where}: class folder {folder!r} is neither a class index 0..999 nor an ImageNet-1k "
-                                "wnid (renamed or foreign folder?)") from None
+    raise InvalidSourceData(f"{where}: class folder {folder!r} is neither a class index 0..999 nor an ImageNet-1k "
+                            "wnid (renamed or foreign folder?)")
 
 
 def _check_one_convention(scanned: dict[str, tuple[str, int]], prefix: str, where: str) -> None:

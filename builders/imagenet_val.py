@@ -11,7 +11,8 @@ Accepted layouts of the manual directory (``--manual-dir``), detected in this or
 
 The ``boxes`` config adds the object boxes, from (first found) ``LOC_val_solution.csv``, the
 Kaggle ``ILSVRC/Annotations/CLS-LOC/val/*.xml`` files, or ``ILSVRC2012_bbox_val_v3.tgz``.
-Every layout yields the same rows.
+Every layout yields the same rows: the shared image columns of :mod:`._image_columns` plus ``label``
+(and ``objects`` for ``boxes``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.archives import TarArchive, open_archive
+from imagenet_suite.build.archives import TarIndex, index_tar, open_archive
 from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder, sha256_file
-from imagenet_suite.images import inspect_image
-from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+
+from ._image_columns import image_features, image_row
 
 NUM_VAL_IMAGES = 50_000
 VAL_ID = re.compile(r"^ILSVRC2012_val_(\d{8})$")
@@ -70,7 +72,7 @@ class Layout:
     archive: ResolvedSource  # tar file or folder holding the images
     members: dict[str, str]  # id -> member name inside the archive
     labels: dict[str, int]  # id -> class index (sorted-wnid order)
-    tar_index: dict[str, tuple[int, int]] | None = None  # member -> (offset, size) for tars
+    tar_index: TarIndex | None = None  # the tar's member index (tar layout), so workers skip the header scan
 
 
 def val_id_of(file_name: str) -> str | None:
@@ -97,10 +99,10 @@ def _tar_layout(resolver: SourceResolver) -> Layout:
     if not resolver.find_manual(DEVKIT.filename):
         raise ManualFileMissing(f"{DEVKIT.filename} not found in {resolver.manual_dir}: it holds the labels of "
                                 f"{VAL_TAR.filename}. {DEVKIT.instructions}\nAccepted layouts:\n{ACCEPTED_LAYOUTS}")
-    tar_source, index = resolver.resolve_with(VAL_TAR, _tar_index)  # header scan while the tar is hashed
+    tar_source, index = resolver.resolve_with(VAL_TAR, index_tar)  # header scan while the tar is hashed
     devkit = resolver.resolve(DEVKIT)
     members = {}
-    for name in index:
+    for name in index.members:
         image_id = val_id_of(name)
         if image_id is None:
             raise InvalidSourceData(f"{tar_source.path}: unexpected member {name!r} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
@@ -116,14 +118,6 @@ def _tar_layout(resolver: SourceResolver) -> Layout:
                                 f"{tar_source.path} has {len(ids)} images; the label file does not match the images")
     labels = dict(zip(ids, ground_truth))
     return Layout("tar", tar_source, members, labels, index)
-
-
-def _tar_index(path: Path) -> dict[str, tuple[int, int]]:
-    tar = TarArchive(path)
-    try:
-        return tar.index()
-    finally:
-        tar.close()
 
 
 def _read_devkit_labels(devkit_path: Path) -> list[int]:
@@ -146,15 +140,8 @@ def _read_devkit_labels(devkit_path: Path) -> list[int]:
         if ilsvrc_id not in id_to_wnid:
             raise InvalidSourceData(f"{devkit_path}: {DEVKIT_GROUND_TRUTH} line {line_no}: {line!r} is not an "
                                     f"ILSVRC2012_ID of a leaf synset in meta.mat")
-        labels.append(_index_of(id_to_wnid[ilsvrc_id], f"{devkit_path}: {DEVKIT_META}"))
+        labels.append(classes.index_of(id_to_wnid[ilsvrc_id], f"{devkit_path}: {DEVKIT_META}"))
     return labels
-
-
-def _index_of(wnid: str, where: str) -> int:
-    try:
-        return classes.index_of(wnid)
-    except classes.ClassIndexError:
-        raise InvalidSourceData(f"{where}: {wnid!r} is not one of the 1000 ImageNet-1k wnids") from None
 
 
 def _check_consecutive(ids: list[str], where: Path) -> None:
@@ -196,7 +183,7 @@ def _single_label(image_id: str, boxes: list[dict], where: Path) -> int:
     wnids = {box["wnid"] for box in boxes}
     if len(wnids) != 1:
         raise InvalidSourceData(f"{where}: row {image_id} has boxes of classes {sorted(wnids)}; expected exactly one class")
-    return _index_of(wnids.pop(), f"{where}: row {image_id}")
+    return classes.index_of(wnids.pop(), f"{where}: row {image_id}")
 
 
 def _check_same_ids(members: dict, labelled: dict, images_where: Path, labels_where: Path) -> None:
@@ -215,7 +202,7 @@ def _folders_layout(resolver: SourceResolver) -> Layout:
     for entry in sorted(root.iterdir()):
         if not entry.is_dir():
             raise InvalidSourceData(f"{entry}: expected only <wnid> folders in {root}")
-        _index_of(entry.name, str(entry))
+        classes.index_of(entry.name, str(entry), "class folder")
     files = list_folder(root)
     members, labels = {}, {}
     for name in files:
@@ -227,7 +214,7 @@ def _folders_layout(resolver: SourceResolver) -> Layout:
             raise InvalidSourceData(f"{root / name}: unexpected file (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
         if image_id in members:
             raise InvalidSourceData(f"{root / name}: {image_id} also appears as {root / members[image_id]}")
-        members[image_id], labels[image_id] = name, _index_of(parts[0], f"{root / parts[0]}")
+        members[image_id], labels[image_id] = name, classes.index_of(parts[0], f"{root / parts[0]}", "class folder")
     _check_consecutive(sorted(members), root)
     return Layout("folders", resolver.resolve_folder("val_images", root, files), members, labels)
 
@@ -312,17 +299,14 @@ class ImagenetVal(Builder):
   year = {2015}, volume = {115}, number = {3}, pages = {211-252}}"""
 
     def features(self):
-        from datasets import ClassLabel, Features, Image, List, Value
+        from datasets import List, Value
 
-        label = ClassLabel(names=list(classes.imagenet_wnids()))
-        features = {
-            "id": Value("string"), "file_name": Value("string"), "image": Image(), "label": label,
-            "image_mode": Value("string"), "width": Value("int32"), "height": Value("int32"),
-        }
+        label = classes.imagenet_class_label()
+        features = image_features({"label": label})
         if self.config.name == "boxes":
             features["objects"] = List({"label": label, "xmin": Value("int32"), "ymin": Value("int32"),
                                         "xmax": Value("int32"), "ymax": Value("int32")})
-        return Features(features)
+        return features
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         layout = find_layout(resolver)
@@ -342,10 +326,11 @@ class ImagenetVal(Builder):
         layout: Layout = prepared.data["layout"]
         boxes = prepared.data.get("boxes")
         for image_id, data in read_images(layout, shard.keys):
-            row = image_row(image_id, data, layout.labels[image_id], f"{layout.archive.path}:{layout.members[image_id]}")
+            where = f"{layout.archive.path}:{layout.members[image_id]}"
+            row = {**image_row(image_id, data, f"{image_id}.JPEG", where), "label": layout.labels[image_id]}
             if boxes is not None:
-                row["objects"] = [{"label": _index_of(b["wnid"], f"box of {image_id}"), **{k: b[k] for k in ("xmin", "ymin", "xmax", "ymax")}}
-                                  for b in boxes[image_id]]
+                row["objects"] = [{"label": classes.index_of(b["wnid"], f"box of {image_id}"),
+                                   **{k: b[k] for k in ("xmin", "ymin", "xmax", "ymax")}} for b in boxes[image_id]]
             yield row
 
     def card_context(self, prepared: Prepared) -> dict:
@@ -354,18 +339,6 @@ class ImagenetVal(Builder):
 
 def read_images(layout: Layout, ids: tuple[str, ...]) -> Iterator[tuple[str, bytes]]:
     """``(id, original bytes)`` for ``ids`` in the given order, read in place from the layout's archive."""
-    if layout.tar_index is not None:
-        archive = TarArchive.from_index(layout.archive.path, layout.tar_index)
-    else:
-        archive = open_archive(layout.archive.path)
-    with archive:
-        for image_id in ids:
-            yield image_id, archive.read(layout.members[image_id])
-
-
-def image_row(image_id: str, data: bytes, label: int, where: str) -> dict:
-    """The columns every ImageNet-val row shares."""
-    header = inspect_image(data, where)
-    file_name = f"{image_id}.JPEG"
-    return {"id": image_id, "file_name": file_name, "image": {"bytes": data, "path": file_name}, "label": label,
-            "image_mode": header.mode, "width": header.width, "height": header.height}
+    with open_archive(layout.archive.path, layout.tar_index) as archive:
+        for image_id, (_, data) in zip(ids, archive.read_members(layout.members[i] for i in ids), strict=True):
+            yield image_id, data

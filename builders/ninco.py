@@ -4,8 +4,10 @@ Seed 002 (Bitterwolf, Müller & Hein, ICML 2023). Two sources:
 
 * ``NINCO_all.tar.gz`` (Zenodo record 8013288): the images, in three top-level folders
   ``NINCO_OOD_classes/<class>/``, ``NINCO_OOD_unit_tests/<test>/`` and
-  ``NINCO_popular_datasets_subsamples/<dataset>/``. Read in place (members streamed, never
-  extracted). No public sha256 exists; the first build records it in build_info.json.
+  ``NINCO_popular_datasets_subsamples/<dataset>/``. Read in place through its member index
+  (:func:`imagenet_suite.build.archives.index_tar`: one header scan, then each shard is one forward
+  pass over the decompressed stream), never extracted. No public sha256 exists; the first build
+  records it in build_info.json.
 * the authors' repository j-cb/NINCO at commit ``8f42ce7``: ``data/*.csv`` (the released file lists
   and readable class names) and ``data/cleaning_annotations/`` (per-image review decisions). Either
   the GitHub archive of that commit or a clone put in ``--manual-dir`` as the folder ``NINCO/``.
@@ -19,20 +21,15 @@ The review logs are parsed by :mod:`imagenet_suite.formats.ninco_review_logs`.
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import io
-import lzma
 import re
-import tarfile
-import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from imagenet_suite.build.archives import Archive, open_archive
+from imagenet_suite.build.archives import Archive, TarIndex, index_tar, open_archive
 from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData
@@ -244,65 +241,6 @@ def check_logs_cover_release(rows: list[dict], repo: RepoData, where: str) -> No
 
 # -- the images archive ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class TarIndex:
-    """Regular-file members of a (compressed) tar: name -> (data offset in the uncompressed stream, size)."""
-
-    path: Path
-    members: dict[str, tuple[int, int]]
-
-    def names(self) -> list[str]:
-        return list(self.members)
-
-
-_INDEX_CACHE: dict[tuple, TarIndex] = {}
-
-
-def index_tar(path: Path) -> TarIndex:
-    """Scan the tar's headers once (cached per file and mtime); later reads seek instead of re-parsing."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _INDEX_CACHE:
-        try:
-            with tarfile.open(path, mode="r:*") as tar:
-                members = {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
-        except (tarfile.TarError, OSError, EOFError) as err:
-            raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from None
-        _INDEX_CACHE.clear()
-        _INDEX_CACHE[key] = TarIndex(path, members)
-    return _INDEX_CACHE[key]
-
-
-def _open_stream(path: Path):
-    """The uncompressed tar stream of ``path`` (gzip, bz2, xz or plain), seekable forward."""
-    with open(path, "rb") as handle:
-        magic = handle.read(6)
-    if magic.startswith(b"\x1f\x8b"):
-        return gzip.open(path, "rb")
-    if magic.startswith(b"BZh"):
-        return bz2.open(path, "rb")
-    if magic.startswith(b"\xfd7zXZ"):
-        return lzma.open(path, "rb")
-    return open(path, "rb")
-
-
-def read_members(index: TarIndex, members: dict[str, str], ids: tuple[str, ...]) -> Iterator[tuple[str, bytes]]:
-    """``(id, bytes)`` for ``ids`` in that order: one forward pass, seeking from member to member."""
-    wanted = sorted((index.members[members[i]], i) for i in ids)
-    found = {}
-    try:
-        with _open_stream(index.path) as stream:
-            for (offset, size), image_id in wanted:
-                stream.seek(offset)
-                found[image_id] = stream.read(size)
-                if len(found[image_id]) != size:
-                    raise EOFError(f"member {members[image_id]!r} is truncated")
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as err:
-        raise InvalidSourceData(f"{index.path}: archive is corrupt or truncated ({err})") from None
-    for image_id in ids:
-        yield image_id, found.pop(image_id)
-
-
 def locate_members(index: TarIndex, files: list[ReleasedFile], top_folder: str) -> dict[str, str]:
     """id -> member name of every released file; InvalidSourceData names missing or extra images."""
     names = index.names()
@@ -425,7 +363,7 @@ class Ninco(Builder):
         tar = resolver.resolve(NINCO_ALL)
         index = index_tar(tar.path)
         members = locate_members(index, files, RELEASES[name][0])
-        index = TarIndex(index.path, {m: index.members[m] for m in members.values()})
+        index = index.subset(members.values())  # workers get this config's members only
         return Prepared({"ninco_all": tar, "ninco_repo": repo.source},
                         {"files": {f.id: f for f in files}, "members": members, "index": index,
                          "class_names": repo.class_names, "summary": review_log_summary(repo.review_logs)})
@@ -446,13 +384,20 @@ class Ninco(Builder):
                                                        "in_release")}}
             return
         tar = prepared.sources["ninco_all"].path
-        for image_id, data in read_members(prepared.data["index"], prepared.data["members"], shard.keys):
-            released: ReleasedFile = prepared.data["files"][image_id]
-            header = inspect_image(data, f"{tar}:{prepared.data['members'][image_id]}")
-            row = {"id": image_id, "file_name": released.file_name, "image": {"bytes": data, "path": released.file_name},
-                   "image_format": header.format, "width": header.width, "height": header.height}
-            row.update(self._label_columns(released, prepared.data["class_names"]))
-            yield row
+        members = prepared.data["members"]
+        with open_archive(tar, prepared.data["index"]) as archive:
+            read = archive.read_members(members[image_id] for image_id in shard.keys)
+            for image_id, (member, data) in zip(shard.keys, read, strict=True):
+                yield self._row(image_id, data, f"{tar}:{member}", prepared.data)
+
+    def _row(self, image_id: str, data: bytes, where: str, prepared_data: dict) -> dict:
+        """One image row: the released file, its header facts and the config's label columns."""
+        released: ReleasedFile = prepared_data["files"][image_id]
+        header = inspect_image(data, where)
+        row = {"id": image_id, "file_name": released.file_name, "image": {"bytes": data, "path": released.file_name},
+               "image_format": header.format, "width": header.width, "height": header.height}
+        row.update(self._label_columns(released, prepared_data["class_names"]))
+        return row
 
     def _label_columns(self, released: ReleasedFile, names: dict[str, dict]) -> dict:
         meta = names.get(released.class_name, {})

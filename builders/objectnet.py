@@ -33,17 +33,8 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.build.sources import Source, SourceResolver
 
-from ._variants import (
-    SPLIT,
-    STRICT_COUNTS,
-    Images,
-    check_count,
-    image_features,
-    image_row,
-    imagenet_label,
-    read_in_order,
-    scan_class_folders,
-)
+from ._image_columns import image_features
+from ._variants import SPLIT, STRICT_COUNTS, Images, check_count, read_in_order, scan_class_folders
 
 ROOT = "objectnet-1.0"
 FOLDER_TO_LABEL = "folder_to_objectnet_label.json"
@@ -115,7 +106,7 @@ class Objectnet(Builder):
         from datasets import ClassLabel, List
 
         return image_features({"objectnet_label": ClassLabel(names=list(OBJECTNET_CLASSES)),
-                               "imagenet_labels": List(imagenet_label())})
+                               "imagenet_labels": List(classes.imagenet_class_label())})
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         root = find_release(resolver)
@@ -150,7 +141,7 @@ class Objectnet(Builder):
         images: Images = prepared.data["images"]
         for image_id, data in read_in_order(images, shard.keys):
             label = images.labels[image_id]
-            yield {**image_row(images, image_id, data), "objectnet_label": label,
+            yield {**images.row(image_id, data), "objectnet_label": label,
                    "imagenet_labels": list(OVERLAP[OBJECTNET_CLASSES[label]])}
 
     def protocol(self) -> dict:

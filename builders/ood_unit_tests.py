@@ -28,7 +28,6 @@ The smooth-colour test (``low_freq_colorrange``) exists in two variants (option 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -39,10 +38,12 @@ import numpy as np
 from PIL import Image
 
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.build.sources import ResolvedSource, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder
 from imagenet_suite.images import inspect_image
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver
+from imagenet_suite.images.codec import Encoding, decode_rgb, encode, rgb_floats
+from imagenet_suite.images.grid import Tile, captioned_grid
 
 from .ninco import NINCO_CITATION
 
@@ -301,31 +302,21 @@ def to_uint8(image: np.ndarray) -> np.ndarray:
 
 
 PNG_COMPRESS_LEVEL = 1  # lossless either way; level 1 encodes noise 2-4x faster than PIL's default 6
+ENCODINGS = (Encoding.png(compress_level=PNG_COMPRESS_LEVEL), Encoding.jpeg())  # even, odd source index
 
 
-def encode(pixels: np.ndarray, index: int) -> tuple[bytes, str]:
+def encoding_of(index: int) -> Encoding:
     """PNG (zlib level 1) for an even source index, JPEG (PIL defaults: quality 75, 4:2:0) for an odd
-    one, as upstream; returns (bytes, extension). The PNG level changes the file size, never a pixel."""
-    buffer = io.BytesIO()
-    if index % 2 == 0:
-        Image.fromarray(pixels).save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-        return buffer.getvalue(), "png"
-    Image.fromarray(pixels).save(buffer, format="JPEG")
-    return buffer.getvalue(), "jpg"
-
-
-def decode_rgb(data: bytes) -> np.ndarray:
-    """A source image as torchvision's loader sees it (``convert('RGB')``), float64 in [0, 1]."""
-    with Image.open(io.BytesIO(data)) as image:
-        return np.asarray(image.convert("RGB"), dtype=np.float64) / 255
+    one, as upstream. The PNG level changes the file size, never a pixel."""
+    return ENCODINGS[index % 2]
 
 
 def generate_image(test: str, index: int, height: int, width: int, source: np.ndarray | None, seed: int,
                    smooth_color: str = "code") -> tuple[bytes, str, dict]:
     """One unit-test image: (encoded bytes, extension, parameters); a pure function of its arguments."""
     image, params = render(test, height, width, source, example_rng(seed, test, index), smooth_color)
-    data, extension = encode(to_uint8(image), index)
-    return data, extension, params
+    encoding = encoding_of(index)
+    return encode(to_uint8(image), encoding), encoding.extension, params
 
 
 # -- source images -------------------------------------------------------------------------------------
@@ -384,7 +375,8 @@ def image_folder_order(names: list[str]) -> list[str]:
 
 
 def read_sources(sources: SourceImages, indices: list[int], with_pixels: set[int]) -> dict[int, tuple[int, int, np.ndarray | None]]:
-    """index -> (height, width, RGB float pixels or None); pixels only for ``with_pixels``."""
+    """index -> (height, width, RGB float pixels or None); pixels only for ``with_pixels``, decoded as
+    torchvision's loader sees them (``convert('RGB')``, float64 in [0, 1])."""
     encoded: dict[int, bytes] = {}
     if sources.kind == "imagenet_val" and with_pixels:
         from imagenet_suite.build.dataset_folder import DatasetFolder
@@ -405,9 +397,16 @@ def read_sources(sources: SourceImages, indices: list[int], with_pixels: set[int
             height, width = header.height, header.width
         else:
             height, width = sources.sizes[index]
-        pixels = decode_rgb(encoded[index]) if index in with_pixels else None
+        pixels = rgb_floats(decode_rgb(encoded[index], _where(sources, index)).image) if index in with_pixels else None
         out[index] = (height, width, pixels)
     return out
+
+
+def _where(sources: SourceImages, index: int) -> str:
+    """Where source image ``index`` comes from, for error messages."""
+    if sources.kind == "image_folder":
+        return str(sources.path / sources.ids[index])
+    return f"{sources.path} ({sources.config}) id {sources.ids[index]}"
 
 
 def _header_of_file(path: Path):
@@ -521,28 +520,10 @@ class OodUnitTests(Builder):
 
 def example_grid(examples: list[tuple[str, np.ndarray]], tile: int = 128, columns: int = 6) -> bytes:
     """A PNG grid of example images (test name, uint8 H x W x 3), each fitted into a ``tile`` box with a
-    grey frame, its test name and the paper's name underneath."""
-    from PIL import ImageDraw, ImageFont
-
-    font = ImageFont.load_default(size=10)
-    label_height = 28
-    rows = -(-len(examples) // columns)
-    gap = 16
-    canvas = Image.new("RGB", (columns * (tile + gap) + gap, rows * (tile + label_height + 6) + 6), "white")
-    draw = ImageDraw.Draw(canvas)
-    for k, (name, pixels) in enumerate(examples):
-        image = Image.fromarray(pixels)
-        image.thumbnail((tile, tile), Image.Resampling.NEAREST)  # nearest: keeps noise and stripes crisp
-        x = gap + (k % columns) * (tile + gap) + (tile - image.width) // 2
-        y = 6 + (k // columns) * (tile + label_height + 6) + (tile - image.height)
-        canvas.paste(image, (x, y))
-        draw.rectangle((x - 1, y - 1, x + image.width, y + image.height), outline=(150, 150, 150))
-        paper = UNIT_TESTS[name].paper_name if name in UNIT_TESTS else ""
-        draw.text((x, y + image.height + 3), name, fill="black", font=font)
-        draw.text((x, y + image.height + 15), paper, fill=(90, 90, 90), font=font)
-    buffer = io.BytesIO()
-    canvas.save(buffer, format="PNG", optimize=True)
-    return buffer.getvalue()
+    grey frame, its test name and the paper's name underneath (:func:`imagenet_suite.images.grid.captioned_grid`)."""
+    tiles = [Tile(Image.fromarray(pixels), (name, UNIT_TESTS[name].paper_name if name in UNIT_TESTS else ""))
+             for name, pixels in examples]
+    return captioned_grid(tiles, columns=columns, tile=tile)
 
 
 def synthetic_photo(height: int = 300, width: int = 400) -> np.ndarray:

@@ -55,13 +55,11 @@ into an evaluation set; this version does not read them.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import csv
 import io
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,10 +69,13 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from imagenet_suite import classes
+from imagenet_suite.build.archives import open_archive
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, DatasetFolderError, ImagenetSuiteError, InvalidSourceData, ManualFileMissing
 from imagenet_suite.build.sources import ResolvedSource, SourceResolver
+from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData
+from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
+from imagenet_suite.images.grid import Tile, titled_grid
 
 from .imagenet_val import ACCEPTED_LAYOUTS, ImagenetVal, Layout, read_images
 
@@ -317,16 +318,6 @@ def place(pool: Pool, grid: GridConfig, seed: int, number: int, positions: Seque
 # ============================================================================= compositing and encoding
 
 
-def decode_rgb(data: bytes, where: str) -> Image.Image:
-    """A source image decoded and converted to RGB; InvalidSourceData naming ``where`` if unreadable."""
-    try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
-    return image if image.mode == "RGB" else image.convert("RGB")
-
-
 def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = DEFAULT_CANVAS) -> Image.Image:
     """The composite of a provenance row: black RGB ``canvas²``, each patch cropped, resized, pasted.
 
@@ -341,7 +332,7 @@ def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = 
         if source_id not in sources:
             raise InvalidSourceData(f"{where}: source image {source_id} is not in the val source")
         if source_id not in decoded:
-            decoded[source_id] = decode_rgb(sources[source_id], f"{where}: source {source_id}")
+            decoded[source_id] = decode_rgb(sources[source_id], f"{where}: source {source_id}").image
         source = decoded[source_id]
         box = tuple(patch[key] for key in BOX_KEYS)
         if not (0 <= box[0] < box[2] <= source.width and 0 <= box[1] < box[3] <= source.height):
@@ -353,24 +344,13 @@ def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = 
     return image
 
 
-def encode(image: Image.Image, image_format: str = "png", jpeg_quality: int = 95) -> bytes:
-    """Deterministic encoding: PNG (``compress_level`` 6, no metadata) or baseline JPEG 4:4:4 at ``jpeg_quality``."""
-    buffer = io.BytesIO()
+def encoding_of(image_format: str = "png", jpeg_quality: int = 95) -> Encoding:
+    """The composites' encoding: PNG (``compress_level`` 6, no metadata) or baseline JPEG 4:4:4 at ``jpeg_quality``."""
     if image_format == "png":
-        image.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    elif image_format == "jpeg":
-        image.save(buffer, format="JPEG", quality=jpeg_quality, subsampling=0, optimize=False, progressive=False)
-    else:
-        raise ConfigError(f"image format {image_format!r}: expected one of {IMAGE_FORMATS}")
-    return buffer.getvalue()
-
-
-def encoder_versions() -> dict[str, str]:
-    """Versions that decide the encoded bytes (recorded on the card)."""
-    from PIL import __version__ as pillow
-    from PIL import features
-
-    return {"pillow": pillow, "zlib": str(features.version("zlib")), "libjpeg": str(features.version("jpg"))}
+        return Encoding.png(compress_level=PNG_COMPRESS_LEVEL)
+    if image_format == "jpeg":
+        return Encoding.jpeg(quality=jpeg_quality, subsampling=0, optimize=False, progressive=False)
+    raise ConfigError(f"image format {image_format!r}: expected one of {IMAGE_FORMATS}")
 
 
 # ============================================================================= reading the val source
@@ -415,34 +395,17 @@ def val_from_layout(layout: Layout, boxes: Mapping[str, list[dict]], where: str)
     """``(id, width, height, boxes)`` of every image of a manual layout; sizes from the image headers."""
     ids = sorted(boxes)
     for image_id, (width, height) in zip(ids, _image_sizes(layout, ids), strict=True):
-        yield image_id, width, height, [(_label_of(b["wnid"], f"{where}: {image_id}"), *(b[k] for k in BOX_KEYS))
-                                        for b in boxes[image_id]]
-
-
-def _label_of(wnid: str, where: str) -> int:
-    try:
-        return classes.index_of(wnid)
-    except classes.ClassIndexError:
-        raise InvalidSourceData(f"{where}: box class {wnid!r} is not one of the 1000 ImageNet-1k wnids") from None
+        yield image_id, width, height, [(classes.index_of(b["wnid"], f"{where}: {image_id}", "box class"),
+                                         *(b[k] for k in BOX_KEYS)) for b in boxes[image_id]]
 
 
 def _image_sizes(layout: Layout, ids: Sequence[str]) -> Iterator[tuple[int, int]]:
     """``(width, height)`` of each image from the first ``HEADER_BYTES`` of its file (the whole file if needed)."""
-    tar = open(layout.archive.path, "rb") if layout.tar_index is not None else None
-    try:
+    with open_archive(layout.archive.path, layout.tar_index) as archive:
         for image_id in ids:
             member = layout.members[image_id]
-            if tar is not None:
-                offset, size = layout.tar_index[member]
-                tar.seek(offset)
-                head = tar.read(min(size, HEADER_BYTES))
-            else:
-                with open(layout.archive.path / member, "rb") as handle:
-                    head = handle.read(HEADER_BYTES)
-            yield _size_of(head) or _size_of(dict(read_images(layout, (image_id,)))[image_id]) or _unreadable(layout, member)
-    finally:
-        if tar is not None:
-            tar.close()
+            head = archive.read_head(member, HEADER_BYTES)
+            yield _size_of(head) or _size_of(archive.read(member)) or _unreadable(layout, member)
 
 
 def _size_of(data: bytes) -> tuple[int, int] | None:
@@ -516,9 +479,9 @@ class PatchML(Builder):
 
     # -- schema ------------------------------------------------------------------------------------------------
     def features(self):
-        from datasets import ClassLabel, Features, Image as ImageFeature, List, Value
+        from datasets import Features, Image as ImageFeature, List, Value
 
-        label = ClassLabel(names=list(classes.imagenet_wnids()))
+        label = classes.imagenet_class_label()
         patch = {"source_id": Value("string"), "box_index": Value("int32"), "label": label,
                  **{key: Value("int32") for key in (*BOX_KEYS, "cell_row", "cell_col", "x_offset", "y_offset",
                                                    "x", "y", "width", "height")}}
@@ -592,14 +555,18 @@ class PatchML(Builder):
             return
         sources = prepared.data["reader"].read(p["source_id"] for row in rows for p in row["patches"])
         for row in rows:
-            data = encode(compose(row, sources, self.options["canvas"]), self.options["image_format"],
-                          self.options["jpeg_quality"])
+            data = encode(compose(row, sources, self.options["canvas"]), self.encoding)
             yield {"id": row["id"], "image": {"bytes": data, "path": f"{row['id']}.{self.extension}"},
                    **{key: row[key] for key in PROVENANCE_COLUMNS[1:]}}
 
     @property
+    def encoding(self) -> Encoding:
+        """How composites are encoded (options ``image_format`` and ``jpeg_quality``)."""
+        return encoding_of(self.options["image_format"], self.options["jpeg_quality"])
+
+    @property
     def extension(self) -> str:
-        return "png" if self.options["image_format"] == "png" else "jpg"
+        return self.encoding.extension
 
     def provenance(self, prepared: Prepared, keys: Sequence[str]) -> list[dict]:
         """Provenance rows of ``keys``: placed from the seed, or read from the recipe."""
@@ -767,32 +734,17 @@ def short_name(label: int) -> str:
 
 def example_grid(examples: Sequence[tuple[Image.Image, Sequence[int], int]], columns: int = 5, panel: int = 200,
                  dpi: int = 100) -> bytes:
-    """PNG bytes of a grid of composites titled with ``k`` and their label names (matplotlib, Agg).
+    """PNG bytes of a grid of composites titled with ``k`` and their label names
+    (:func:`imagenet_suite.images.grid.titled_grid`, bicubic panels of ``panel`` pixels).
 
-    ``examples``: ``(composite image, label indices, k)``. Each composite is shrunk once with PIL
-    (bicubic) to ``panel`` pixels and drawn 1:1. Deterministic for one matplotlib/Pillow version.
+    ``examples``: ``(composite image, label indices, k)``; the label names go three to a line.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    rows = max(1, -(-len(examples) // columns))
-    title = 46  # pixels above each panel for its title
-    inches = lambda pixels: pixels / dpi  # noqa: E731
-    figure = Figure(figsize=(inches(columns * (panel + 8)), inches(rows * (panel + title + 6))), dpi=dpi)
-    FigureCanvasAgg(figure)
-    width, height = figure.bbox.width, figure.bbox.height
-    for position, (image, labels, k) in enumerate(examples):
-        row, col = divmod(position, columns)
-        left, bottom = col * (panel + 8) + 4, height - (row + 1) * (panel + title + 6) + 3
-        axes = figure.add_axes((left / width, bottom / height, panel / width, panel / height))
-        axes.set_axis_off()
-        axes.imshow(np.asarray(image.resize((panel, panel), RESAMPLE)), interpolation="nearest")
+    tiles = []
+    for image, labels, k in examples:
         names = [short_name(label) for label in labels]
-        lines = [", ".join(names[i:i + 3]) for i in range(0, len(names), 3)]
-        axes.set_title(f"k={k}, {len(labels)} labels\n" + "\n".join(lines), fontsize=7, linespacing=1.15, pad=3)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+        lines = tuple(", ".join(names[i:i + 3]) for i in range(0, len(names), 3))
+        tiles.append(Tile(image, (f"k={k}, {len(labels)} labels", *lines)))
+    return titled_grid(tiles, columns=columns, panel=panel, dpi=dpi, resample=RESAMPLE)
 
 
 def materialise(recipe_dir: str | Path, out_dir: str | Path, *, val_dir: str | Path | None = None,
@@ -810,39 +762,6 @@ def materialise(recipe_dir: str | Path, out_dir: str | Path, *, val_dir: str | P
                          **kwargs)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m imagenet_suite.builders.patchml {materialise,table2,grid} ...``"""
-    parser = argparse.ArgumentParser(prog="python -m imagenet_suite.builders.patchml", description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    mat = commands.add_parser("materialise", help="images config from a recipe + the val source (prints the folder)")
-    mat.add_argument("recipe", type=Path)
-    mat.add_argument("--out", type=Path, required=True)
-    mat.add_argument("--input", type=Path, help="built imagenet_val folder with the boxes config")
-    mat.add_argument("--manual-dir", type=Path, help="raw val files (any imagenet_val layout with boxes)")
-    mat.add_argument("--num-proc", type=int, default=1)
-    counts = commands.add_parser("table2", help="Table 2 (images per label count) of several builds, as CSV")
-    counts.add_argument("folders", type=Path, nargs="+")
-    grid = commands.add_parser("grid", help="picture of the first composites of a built images config")
-    grid.add_argument("folder", type=Path)
-    grid.add_argument("--out", type=Path, required=True)
-    grid.add_argument("--per-k", type=int, default=EXAMPLES_PER_K)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "materialise":
-            print(materialise(args.recipe, args.out, val_dir=args.input, manual_dir=args.manual_dir,
-                              num_proc=args.num_proc).resolve())
-        elif args.command == "table2":
-            sys.stdout.write(table2(args.folders))
-        else:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_bytes(grid_of_folder(args.folder, args.per_k))
-            print(args.out)
-    except ImagenetSuiteError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
     """Picture (PNG bytes) of the first ``per_k`` composites of each k of a built ``images`` config."""
     folder = DatasetFolder(path)
@@ -858,7 +777,3 @@ def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
     examples = [(Image.open(io.BytesIO(row["image"]["bytes"])).convert("RGB"), row["labels"], row["num_patches"])
                 for row in rows]
     return example_grid(examples, columns=max(1, len(chosen)))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,8 +2,9 @@
 
 Configs (each a default *plan*; options override its parts):
 
-* ``imagenet_c`` — the 15 ImageNet-C corruptions x severities 1..5, regenerated like
-  ``make_imagenet_c.py``: Resize(256) + CenterCrop(224), corrupt, JPEG quality 85;
+* ``imagenet_c_regenerated`` — the 15 ImageNet-C corruptions x severities 1..5, regenerated like
+  ``make_imagenet_c.py``: Resize(256) + CenterCrop(224), corrupt, JPEG quality 85. Not the released
+  ImageNet-C files: those are the ``imagenet_c`` builder (named ``imagenet_c`` here before 2.0.0);
 * ``common`` — seed 003's portfolio: its 11 common corruptions at severity 3, one per image in
   contiguous blocks (``(i // max(1, N // 11)) % 11`` over the input order), applied at native
   resolution and then resized to 224x224 (bilinear), PNG;
@@ -14,26 +15,31 @@ Every random draw of image ``i`` under corruption ``c`` comes from ``example_rng
 severities of ``(c, i)`` share that stream), including corruptions whose upstream code ignores seeds.
 Rows carry the input's label columns (``label``, ``label16``, ...) and its evaluation protocol, plus
 ``source_id``, ``corruption``, ``severity`` and the source image's PIL mode (grayscale and CMYK
-sources are converted to RGB before corrupting, as ImageNet-C's loader does). With ``clean=true`` each
+sources are converted to RGB before corrupting, as ImageNet-C's loader does). The carried columns
+are those the input's builder declares for its config (options ``input`` and ``input_config``), so
+:meth:`Perturbations.features` is a function of config and options; ``prepare`` checks that the input
+folder has exactly those columns. With ``clean=true`` each
 source image also appears once unmodified (``corruption="clean"``, ``severity=0``, original bytes) so
 that one scoring run gives C-robustness (corrupted accuracy relative to clean accuracy).
 """
 
 from __future__ import annotations
 
-import io
+import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
-from imagenet_suite.perturbations import corruptions as C
+from imagenet_suite.build import registry
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, InvalidSourceData
 from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.errors import ConfigError, InvalidSourceData
+from imagenet_suite.images.codec import Encoding, decode_rgb, encode
+from imagenet_suite.perturbations import corruptions as C
 
 CLEAN = "clean"
 IMGAUG = "imgaug"
@@ -60,6 +66,7 @@ APPLY_AT = {
     "native": "corrupt at the source resolution, stored at that resolution",
 }
 ENCODINGS = {"jpeg85": "JPEG quality 85, optimize (as ImageNet-C's files)", "png": "PNG (lossless)"}
+ENCODERS = {"jpeg85": Encoding.jpeg(quality=85, optimize=True), "png": Encoding.png()}  # what ENCODINGS says
 DROPPED_COLUMNS = ("id", "file_name", "image", "image_mode", "width", "height", "objects")  # stale after corruption
 
 
@@ -77,8 +84,9 @@ class Plan:
     augmenter: str = ""
 
 
+IMAGENET_C_REGENERATED = "imagenet_c_regenerated"  # config; not the released ImageNet-C (builder imagenet_c)
 DEFAULT_PLANS = {
-    "imagenet_c": Plan("imagenet_c", C.IMAGENET_C, C.SEVERITIES, "all", "crop224", "jpeg85", True),
+    IMAGENET_C_REGENERATED: Plan("imagenet_c", C.IMAGENET_C, C.SEVERITIES, "all", "crop224", "jpeg85", True),
     "common": Plan("imagecorruptions", C.SEED003_COMMON, (3,), "block", "native_then_resize224", "png", True),
     "imgaug": Plan("imagecorruptions", (IMGAUG,), (0,), "all", "native", "png", True),
 }
@@ -116,17 +124,40 @@ def _severities(text: str, config: str) -> tuple[int, ...]:
     return values
 
 
+# -- the carried columns -------------------------------------------------------------------------
+
+def input_config_of(input_builder: str, input_config: str) -> str:
+    """The input config whose columns are carried: ``input_config``, or (``''``) the input builder's
+    ``default`` config, or its only one; ConfigError if that leaves a choice."""
+    configs = [config.name for config in registry.get(input_builder).CONFIGS]
+    if input_config:
+        return input_config
+    if "default" in configs or len(configs) == 1:
+        return "default" if "default" in configs else configs[0]
+    raise ConfigError(f"option input_config: builder {input_builder!r} has configs {configs}; name the one to "
+                      f"perturb, e.g. --option input_config={configs[0]}")
+
+
+def carried_features(input_builder: str, input_config: str) -> dict:
+    """The input's columns every row carries: the features its builder declares for that config
+    (default options), without the image and geometry columns (:data:`DROPPED_COLUMNS`)."""
+    features = registry.get(input_builder)(input_config).features()
+    return {name: feature for name, feature in features.items() if name not in DROPPED_COLUMNS}
+
+
+def check_carried(folder: DatasetFolder, config: str, carried: dict) -> None:
+    """InvalidSourceData unless the input folder's config has exactly the declared carried columns
+    (another config of the same builder may, e.g. imagenet_val ``boxes`` for ``default``)."""
+    from datasets import Features
+
+    found = {k: v for k, v in folder.config_info(config)["features"].items() if k not in DROPPED_COLUMNS}
+    if json.loads(json.dumps(found)) != json.loads(json.dumps(Features(carried).to_dict())):
+        raise InvalidSourceData(f"{folder.path} ({config}): its columns {sorted(found)} are not those "
+                                f"{folder.name} {config} declares in this imagenet-suite ({sorted(carried)}, or "
+                                "their types differ); rebuild the input with this version")
+
+
 # -- images ----------------------------------------------------------------------------------------------
-
-def decode_rgb(data: bytes, where: str) -> tuple[Image.Image, str]:
-    """``(RGB image, source PIL mode)``; grayscale, CMYK, palette... are converted with ``convert("RGB")``."""
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            mode = image.mode
-            return image.convert("RGB"), mode
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
-
 
 def before_corruption(image: Image.Image, apply_at: str) -> Image.Image:
     if apply_at == "crop224":
@@ -139,15 +170,6 @@ def before_corruption(image: Image.Image, apply_at: str) -> Image.Image:
 def after_corruption(pixels: np.ndarray, apply_at: str) -> Image.Image:
     image = Image.fromarray(pixels)
     return image.resize((224, 224), Image.BILINEAR) if apply_at == "native_then_resize224" else image
-
-
-def encode(image: Image.Image, encoding: str) -> bytes:
-    buffer = io.BytesIO()
-    if encoding == "jpeg85":
-        image.save(buffer, "JPEG", quality=85, optimize=True)
-    else:
-        image.save(buffer, "PNG")
-    return buffer.getvalue()
 
 
 # -- keys ---------------------------------------------------------------------------------------------
@@ -177,13 +199,18 @@ def _open_folder(path: str) -> DatasetFolder:
 
 class Perturbations(Builder):
     NAME = "perturbations"
-    VERSION = "1.0.0"
+    VERSION = "2.0.0"
     RELEASE_NOTES = {"1.0.0": "Initial release: ImageNet-C regenerated (15 corruptions x 5 severities), seed 003's "
                               "common-corruption portfolio (11 at severity 3, block assignment) and imgaug "
-                              "perturbations of any built dataset, seeded per (seed, corruption, image id)."}
+                              "perturbations of any built dataset, seeded per (seed, corruption, image id).",
+                     "2.0.0": "The config `imagenet_c` is renamed `imagenet_c_regenerated`: it shared its name with the "
+                              "`imagenet_c` builder (the released ImageNet-C files), for different data. Its rows and "
+                              "images are unchanged. The carried label columns now come from the input builder's "
+                              "declared features; with input_config='' an input builder without a `default` config "
+                              "and with several configs needs --option input_config."}
     CONFIGS = (
-        BuilderConfig("imagenet_c", "ImageNet-C regenerated: 15 corruptions x severities 1-5 on 224 center crops, JPEG 85",
-                      shard_size=1000),
+        BuilderConfig(IMAGENET_C_REGENERATED, "ImageNet-C regenerated from a seed (not the released files: builder "
+                      "imagenet_c): 15 corruptions x severities 1-5 on 224 center crops, JPEG 85", shard_size=1000),
         BuilderConfig("common", "seed 003 portfolio: one of 11 corruptions per image (blocks), severity 3, native "
                                 "resolution then 224x224, PNG", shard_size=1000),
         BuilderConfig("imgaug", "an imgaug augmenter or pipeline per image (option augmenter), PNG", shard_size=1000),
@@ -192,7 +219,7 @@ class Perturbations(Builder):
     SEEDED = True
     OPTIONS = {
         "input": Option("imagenet_val", help="builder name of the --input dataset to perturb"),
-        "input_config": Option("", help="its config ('' = 'default' if built, else its only config)"),
+        "input_config": Option("", help="its config ('' = the input builder's 'default' config, else its only one)"),
         "corruptions": Option("", help="comma-separated corruption names, or 'all' (19); '' = the config's set"),
         "severities": Option("", help="comma-separated severities 1..5; '' = the config's"),
         "assignment": Option("", ("", "all", "block"), "all: every image under every corruption; block: seed 003's "
@@ -203,7 +230,7 @@ class Perturbations(Builder):
         "augmenter": Option("", help="imgaug config: an imgaug expression, e.g. Sequential([Fliplr(1.0), GaussianBlur(2.0)])"),
     }
     MANUAL_DOWNLOAD_INSTRUCTIONS = ("--input DIR: a built dataset (imagenet_val by default: imagenet-suite build "
-                                    "imagenet_val --manual-dir ...). frost (imagenet_c) downloads the 6 frost pictures "
+                                    "imagenet_val --manual-dir ...). frost (imagenet_c_regenerated) downloads the 6 frost pictures "
                                     "of imagecorruptions; offline, put " + ", ".join(C.FROST_FILES) + " in --manual-dir.")
     HOMEPAGE = "https://github.com/hendrycks/robustness"
     LICENSE = "other"
@@ -218,15 +245,18 @@ class Perturbations(Builder):
     def __init__(self, config=None, **kwargs):
         super().__init__(config, **kwargs)
         self.recipe = resolve_plan(self.config.name, self.options)
-        self._carried: dict | None = None  # input feature dicts carried into the rows (set by prepare)
-        self._input_protocol: dict = {}
+        self._input_protocol: dict = {}  # the input folder's protocol, carried into ours (set by prepare)
+
+    @property
+    def input_config(self) -> str:
+        """The input config perturbed (options ``input`` and ``input_config``)."""
+        return input_config_of(self.options["input"], self.options["input_config"])
 
     # -- schema and protocol ------------------------------------------------------------------------
     def features(self):
-        from datasets import ClassLabel, Features, Image, Value
+        from datasets import Features, Image, Value
 
-        # the input's columns are known after prepare(); before, those of the default input (imagenet_val)
-        carried = Features.from_dict(self._carried) if self._carried is not None else {"label": ClassLabel(names=list(_imagenet_wnids()))}
+        carried = carried_features(self.options["input"], self.input_config)
         return Features({"id": Value("string"), "source_id": Value("string"), "image": Image(),
                          "corruption": Value("string"), "severity": Value("int32"), **carried,
                          "source_mode": Value("string"), "width": Value("int32"), "height": Value("int32")})
@@ -248,18 +278,19 @@ class Perturbations(Builder):
             raise ConfigError('the imgaug config needs --option augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"')
         hint = (f"Build it first, e.g. `imagenet-suite build {self.options['input']} --manual-dir ... --out datasets`, "
                 f"then pass --input datasets/<folder>.")
+        carried = carried_features(self.options["input"], self.input_config)  # what features() declares
         folder, resolved = resolver.input_dataset(self.options["input"], self.options["input_config"] or None, hint)
-        config = self._input_config(folder)
+        config = self._folder_config(folder)
         features = folder.config_info(config)["features"]
         if "image" not in features or "id" not in features:
             raise InvalidSourceData(f"{folder.path} ({config}): no 'id' and 'image' columns to perturb; it has {sorted(features)}")
-        self._carried = {k: v for k, v in features.items() if k not in DROPPED_COLUMNS}
+        check_carried(folder, config, carried)
         self._input_protocol = folder.protocol(config)
         splits = {split: folder.read_table(config, split, ["id"]).column("id").to_pylist() for split in folder.splits(config)}
         sources = {"input": resolved}
         if "frost" in self.recipe.corruptions:
             sources.update({s.name: resolver.resolve(s) for s in FROST_SOURCES})
-        data = {"input": str(folder.path), "config": config, "splits": splits, "columns": list(self._carried),
+        data = {"input": str(folder.path), "config": config, "splits": splits, "columns": list(carried),
                 "frost": [str(sources[s.name].path) for s in FROST_SOURCES if s.name in sources]}
         if self.recipe.augmenter:
             from imagenet_suite.perturbations.imgaug_compat import parse_augmenter
@@ -267,7 +298,8 @@ class Perturbations(Builder):
             parse_augmenter(self.recipe.augmenter)  # fail before planning on a bad expression
         return Prepared(sources, data)
 
-    def _input_config(self, folder: DatasetFolder) -> str:
+    def _folder_config(self, folder: DatasetFolder) -> str:
+        """The config of the input folder read: ``input_config``, else ``default`` if built, else its only one."""
         if self.options["input_config"]:
             return folder.resolve_config(self.options["input_config"])
         return "default" if "default" in folder.configs else folder.resolve_config(None)
@@ -310,8 +342,9 @@ class Perturbations(Builder):
         else:
             pixels = self._perturb(image, corruption, severity, source_id, where, frost, perturb)
             stored = after_corruption(pixels, self.recipe.apply_at)
-            data, size = encode(stored, self.recipe.encoding), stored.size
-            path = f"{row_key(source_id, corruption, severity)}.{'jpg' if self.recipe.encoding == 'jpeg85' else 'png'}"
+            encoding = ENCODERS[self.recipe.encoding]
+            data, size = encode(stored, encoding), stored.size
+            path = f"{row_key(source_id, corruption, severity)}.{encoding.extension}"
         return {"id": row_key(source_id, corruption, severity), "source_id": source_id, "image": {"bytes": data, "path": path},
                 "corruption": corruption, "severity": severity, **{c: source[c] for c in columns},
                 "source_mode": mode, "width": size[0], "height": size[1]}
@@ -330,10 +363,3 @@ class Perturbations(Builder):
     def card_context(self, prepared: Prepared) -> dict:
         folder = _open_folder(prepared.data["input"])
         return {"input": f"{folder.name} {folder.version} ({prepared.data['config']})"}
-
-
-@lru_cache(maxsize=1)
-def _imagenet_wnids() -> tuple[str, ...]:
-    from imagenet_suite import classes
-
-    return classes.imagenet_wnids()

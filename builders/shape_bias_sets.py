@@ -29,9 +29,10 @@ from pathlib import Path, PurePosixPath
 
 from imagenet_suite.build.archives import open_archive
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
-from imagenet_suite.errors import InvalidSourceData, SourceError
-from imagenet_suite.images import inspect_image
 from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.errors import InvalidSourceData, SourceError
+
+from ._image_columns import image_features, image_row
 
 # The 16 categories, sorted (= imagenet_suite.scoring.shape.CATEGORIES16, kept here so that listing or
 # running this builder does not import torch; a test checks they agree). The 1000->16 index lists are
@@ -220,16 +221,13 @@ class ShapeBiasSets(Builder):
   booktitle = {Advances in Neural Information Processing Systems}, year = {2021}}"""
 
     def features(self):
-        from datasets import ClassLabel, Features, Image, Value
+        from datasets import ClassLabel, Value
 
         category = ClassLabel(names=list(CATEGORIES16))
-        columns = {"id": Value("string"), "file_name": Value("string"), "image": Image()}
         if self.config.name == "cue_conflict":
-            columns.update(shape_label16=category, texture_label16=category, shape_eq_texture=Value("bool"))
-        else:
-            columns["label16"] = category
-        columns.update(image_mode=Value("string"), width=Value("int32"), height=Value("int32"))
-        return Features(columns)
+            return image_features({"shape_label16": category, "texture_label16": category,
+                                   "shape_eq_texture": Value("bool")})
+        return image_features({"label16": category})
 
     def protocol(self) -> dict:
         from imagenet_suite.scoring.shape import CATEGORY_INDICES, IMAGENET_16_MAPPING
@@ -262,21 +260,17 @@ class ShapeBiasSets(Builder):
         layout: Layout = prepared.data["layout"]
         stimuli = [prepared.data["stimuli"][key] for key in shard.keys]
         with open_archive(layout.source.path) as archive:
-            data = dict(archive.iter_members([s.member for s in stimuli]))
-        for stimulus in stimuli:
-            if stimulus.member not in data:
-                raise InvalidSourceData(f"{layout.source.path}: member {stimulus.member!r} vanished while reading")
-            yield self._row(stimulus, data[stimulus.member], f"{layout.source.path}:{stimulus.member}")
+            read = archive.read_members([s.member for s in stimuli])
+            for stimulus, (member, data) in zip(stimuli, read, strict=True):
+                yield self._row(stimulus, data, f"{layout.source.path}:{member}")
 
     def _row(self, stimulus: Stimulus, data: bytes, where: str) -> dict:
-        header = inspect_image(data, where)
-        row = {"id": stimulus.id, "file_name": stimulus.id, "image": {"bytes": data, "path": stimulus.id}}
+        row = image_row(stimulus.id, data, stimulus.id, where)
         if self.config.name == "cue_conflict":
             row.update(shape_label16=CATEGORIES16.index(stimulus.label), texture_label16=CATEGORIES16.index(stimulus.texture),
                        shape_eq_texture=stimulus.label == stimulus.texture)
         else:
             row["label16"] = CATEGORIES16.index(stimulus.label)
-        row.update(image_mode=header.mode, width=header.width, height=header.height)
         return row
 
     def card_context(self, prepared: Prepared) -> dict:

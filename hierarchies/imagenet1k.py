@@ -5,13 +5,14 @@
 from WordNet 3.0: 1,372 nodes, 1,000 leaves in class-index order. Scoring reads the shipped copy,
 so WordNet is not needed at run time. Regenerate it (requires WordNet 3.0) with::
 
-    uv run --frozen python -m imagenet_suite.hierarchies.imagenet1k
+    imagenet-suite hierarchy regenerate-imagenet1k [--out FILE]
+
+which calls :func:`regenerate` (argument parsing lives in ``imagenet_suite.commands.hierarchy``).
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 from imagenet_suite.classes import imagenet_wnids
@@ -27,7 +28,7 @@ def imagenet1k_tree() -> Tree:
     """The shipped ImageNet-1k WordNet tree (no WordNet needed); leaves = class indices 0..999."""
     if not SHIPPED_NODES_CSV.is_file():
         raise HierarchyError(f"{SHIPPED_NODES_CSV} is missing from the installed package; reinstall imagenet-suite "
-                             "or regenerate it with `python -m imagenet_suite.hierarchies.imagenet1k`")
+                             "or regenerate it with `imagenet-suite hierarchy regenerate-imagenet1k`")
     tree = Tree.read_csv(SHIPPED_NODES_CSV)
     if tree.class_wnids != imagenet_wnids():
         raise HierarchyError(f"{SHIPPED_NODES_CSV}: leaves are not the 1000 ImageNet-1k wnids in class-index order")
@@ -57,7 +58,3 @@ def regenerate(path: str | Path = SHIPPED_NODES_CSV, wordnet=None) -> Path:
     path = build_imagenet1k_tree(wordnet).write_csv(path)
     imagenet1k_tree.cache_clear()
     return path
-
-
-if __name__ == "__main__":
-    print(regenerate(sys.argv[1] if len(sys.argv) > 1 else SHIPPED_NODES_CSV))

@@ -1,7 +1,8 @@
 """The ImageNet-1k class index: 1000 WordNet ids in sorted order, with lemmas and definitions.
 
 Index ``i`` is the ``i``-th wnid in lexicographic order (the timm / torchvision convention), so
-``label`` columns of every imagenet-suite dataset use these wnids as ``ClassLabel`` names.
+``label`` columns of every imagenet-suite dataset use these wnids as ``ClassLabel`` names
+(:func:`imagenet_class_label`), and :func:`index_of` maps a wnid read from a release to its index.
 
 The lists come from the files timm ships in ``timm/data/_info/`` (read as package data, without
 importing timm and torch), not from hand-kept copies.
@@ -13,6 +14,8 @@ import csv
 import functools
 import importlib.util
 from pathlib import Path
+
+from .errors import InvalidSourceData
 
 NUM_CLASSES = 1000
 
@@ -57,12 +60,26 @@ def wnid_to_index() -> dict[str, int]:
     return {wnid: index for index, wnid in enumerate(imagenet_wnids())}
 
 
-def index_of(wnid: str) -> int:
-    """Class index of an ImageNet-1k wnid; ClassIndexError if it is not one of the 1000."""
+def index_of(wnid: str, where: str | None = None, what: str = "") -> int:
+    """Class index 0..999 of an ImageNet-1k wnid (its position among the sorted wnids).
+
+    Any other string raises InvalidSourceData naming ``where`` (the file, member or row it came
+    from) and ``what`` it is, e.g. ``"<where>: class folder 'n0144O764' is not one of the 1000
+    ImageNet-1k wnids"``.
+    """
     try:
         return wnid_to_index()[wnid]
     except KeyError:
-        raise ClassIndexError(f"{wnid!r} is not an ImageNet-1k wnid") from None
+        prefix = f"{where}: " if where else ""
+        subject = f"{what} {wnid!r}" if what else repr(wnid)
+        raise InvalidSourceData(f"{prefix}{subject} is not one of the {NUM_CLASSES} ImageNet-1k wnids") from None
+
+
+def imagenet_class_label():
+    """The 1000-way ``datasets.ClassLabel`` of every imagenet-suite dataset: the sorted wnids as names."""
+    from datasets import ClassLabel
+
+    return ClassLabel(names=list(imagenet_wnids()))
 
 
 @functools.cache

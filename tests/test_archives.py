@@ -1,4 +1,4 @@
-"""Archives are read in place: tar (random access), tar.gz (streamed), zip, folders."""
+"""Archives are read in place: tars (plain and compressed, random access through a member index), zip, folders."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import zipfile
 
 import pytest
 
-from imagenet_suite.build.archives import TarArchive, open_archive
-from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.build import archives
+from imagenet_suite.build.archives import TarArchive, index_tar, open_archive
+from imagenet_suite.errors import InvalidSourceData, SourceError
 
 MEMBERS = {"a/x.JPEG": b"x" * 1000, "a/y.JPEG": b"y" * 10, "b/z.txt": b"zzz"}
 
@@ -25,13 +26,12 @@ def _write_tar(path, mode):
         tar.addfile(directory)  # directories are not listed
 
 
-@pytest.mark.parametrize("kind", ["tar", "tar.gz", "zip", "folder"])
-def test_every_kind_lists_and_reads_members(kind, tmp_path):
-    path = tmp_path / f"archive.{kind}"
-    if kind == "tar":
-        _write_tar(path, "w")
-    elif kind == "tar.gz":
-        _write_tar(path, "w:gz")
+KINDS = {"tar": "w", "tar.gz": "w:gz", "tar.bz2": "w:bz2", "tar.xz": "w:xz", "zip": None, "folder": None}
+
+
+def _write_archive(path, kind):
+    if kind.startswith("tar"):
+        _write_tar(path, KINDS[kind])
     elif kind == "zip":
         with zipfile.ZipFile(path, "w") as zf:
             for name, data in MEMBERS.items():
@@ -40,29 +40,118 @@ def test_every_kind_lists_and_reads_members(kind, tmp_path):
         for name, data in MEMBERS.items():
             (path / name).parent.mkdir(parents=True, exist_ok=True)
             (path / name).write_bytes(data)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_lists_and_reads_members(kind, tmp_path):
+    path = tmp_path / f"archive.{kind}"
+    _write_archive(path, kind)
     with open_archive(path) as archive:
         assert sorted(archive.names()) == sorted(MEMBERS)
         assert archive.read("a/y.JPEG") == MEMBERS["a/y.JPEG"]
-        assert dict(archive.iter_members(["b/z.txt", "a/x.JPEG"])) == {k: MEMBERS[k] for k in ("b/z.txt", "a/x.JPEG")}
+        assert archive.read_head("a/x.JPEG", 10) == MEMBERS["a/x.JPEG"][:10]
+        assert archive.read_head("b/z.txt", 10) == MEMBERS["b/z.txt"]
+        assert dict(archive.iter_members(["b/z.txt", "a/x.JPEG", "gone"])) == {k: MEMBERS[k] for k in ("b/z.txt", "a/x.JPEG")}
+        asked = ["b/z.txt", "a/x.JPEG", "b/z.txt", "a/y.JPEG"]  # not archive order, one member twice
+        assert list(archive.read_members(asked)) == [(name, MEMBERS[name]) for name in asked]
         with pytest.raises(InvalidSourceData, match="member 'nope' not found"):
             archive.read("nope")
+        with pytest.raises(InvalidSourceData, match="member 'nope' not found"):
+            list(archive.read_members(["a/x.JPEG", "nope"]))
 
 
-def test_tar_reopens_from_its_index_without_rescanning(tmp_path):
-    path = tmp_path / "a.tar"
-    _write_tar(path, "w")
-    with TarArchive(path) as tar:
+@pytest.mark.parametrize("kind", ["tar", "tar.gz"])
+def test_tar_reopens_from_its_index_without_rescanning(kind, tmp_path, monkeypatch):
+    path = tmp_path / f"a.{kind}"
+    _write_tar(path, KINDS[kind])
+    with open_archive(path) as tar:
         index = tar.index()
-    with TarArchive.from_index(path, index) as again:
-        assert again.read("a/x.JPEG") == MEMBERS["a/x.JPEG"]
+    assert index.compression == ("" if kind == "tar" else "gz") and index.names() == list(MEMBERS)
+    subset = index.subset(["a/x.JPEG"])
+    monkeypatch.setattr(archives, "_scan_tar", lambda *_: pytest.fail("rescanned"))
+    archives._CACHE.clear()
+    with open_archive(path, subset) as again:
+        assert again.names() == ["a/x.JPEG"] and again.read("a/x.JPEG") == MEMBERS["a/x.JPEG"]
+
+
+def test_tar_index_is_scanned_once_per_file_and_kept_for_the_last_few(tmp_path, monkeypatch):
+    scans = []
+    scan = archives._scan_tar
+    monkeypatch.setattr(archives, "_scan_tar", lambda path: scans.append(path.name) or scan(path))
+    archives._CACHE.clear()
+    names = [f"{i}.tar" for i in range(archives.CACHED_INDEXES + 1)]
+    for name in names:
+        _write_tar(tmp_path / name, "w")
+    for name in [names[0], names[0], names[1], names[0]]:
+        assert index_tar(tmp_path / name).path == tmp_path / name
+    assert scans == [names[0], names[1]]
+    for name in names[2:] + names[:1]:  # a third tar pushes out the least recently used (names[1])
+        index_tar(tmp_path / name)
+    index_tar(tmp_path / names[1])
+    assert scans == [names[0], names[1], names[2], names[1]]
+    (tmp_path / names[0]).write_bytes((tmp_path / names[1]).read_bytes() + b"\0" * 512)  # changed file: rescanned
+    index_tar(tmp_path / names[0])
+    assert scans[-1] == names[0]
+
+
+@pytest.mark.parametrize("mode", ["w:gz", "w:xz"])
+def test_compressed_tar_reads_many_members_in_one_pass(mode, tmp_path, monkeypatch):
+    path = tmp_path / f"a.tar.{mode[2:]}"
+    members = {f"m{i:03d}": bytes([i]) * (100 + i) for i in range(50)}
+    with tarfile.open(path, mode) as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    opened = []
+    real_open = archives.COMPRESSIONS[mode[2:]]
+    monkeypatch.setitem(archives.COMPRESSIONS, mode[2:], (real_open[0], lambda *a: opened.append(a) or real_open[1](*a)))
+    wanted = list(reversed(members))[::3]
+    with open_archive(path) as archive:
+        assert list(archive.read_members(wanted)) == [(name, members[name]) for name in wanted]
+    assert len(opened) == 1
+
+
+def test_truncated_member_of_a_compressed_tar_is_named(tmp_path):
+    path = tmp_path / "a.tar.gz"
+    _write_tar(path, "w:gz")
+    index = index_tar(path)
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(InvalidSourceData, match="a.tar.gz: archive is corrupt or truncated"):
+        list(open_archive(path, index).read_members(["b/z.txt"]))
 
 
 def test_truncated_compressed_tar_is_named(tmp_path):
     path = tmp_path / "a.tar.gz"
     _write_tar(path, "w:gz")
     path.write_bytes(path.read_bytes()[:60])
-    with pytest.raises(InvalidSourceData, match="a.tar.gz"):
+    with pytest.raises(InvalidSourceData, match="a.tar.gz: not a readable tar archive, or truncated"):
         open_archive(path).names()
+
+
+@pytest.mark.parametrize("kind", ["tar", "tar.gz", "zip"])
+def test_a_name_twice_is_refused_naming_it(kind, tmp_path):
+    path = tmp_path / f"a.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w") as zf, pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("a/x.JPEG", b"1")
+            zf.writestr("a/x.JPEG", b"2")
+    else:
+        with tarfile.open(path, KINDS[kind]) as tar:
+            for name, data in (("a/x.JPEG", b"1"), ("./a/x.JPEG", b"2")):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(InvalidSourceData, match=rf"a.{kind}: member 'a/x.JPEG' appears twice.*refusing to pick one"):
+        open_archive(path).names()
+
+
+def test_a_symlink_leaving_a_folder_is_refused(tmp_path):
+    (tmp_path / "outside.JPEG").write_bytes(b"x")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "in.JPEG").symlink_to(tmp_path / "outside.JPEG")
+    with pytest.raises(SourceError, match="in.JPEG is a symlink to .*outside.JPEG, outside"):
+        open_archive(tmp_path / "folder").names()
 
 
 def test_unsupported_file_type(tmp_path):
@@ -107,7 +196,8 @@ def test_plain_tar_index_equals_tarfiles(tmp_path, tar_format):
     with open(tmp_path / "a.tar", "rb") as handle:
         index = plain_tar_index(handle)
     assert index == _tarfile_index(data) and len(index) == len(members) - 1
-    with TarArchive(tmp_path / "a.tar") as archive:
+    with open_archive(tmp_path / "a.tar") as archive:
+        assert isinstance(archive, TarArchive) and archive.index().members == index
         assert archive.read("val/ILSVRC2012_val_00000001.JPEG") == members[1][1]
 
 
@@ -138,13 +228,13 @@ def test_other_tars_fall_back_to_tarfile(tmp_path, case):
     (tmp_path / "a.tar").write_bytes(data)
     if case == "bad checksum":  # tarfile would stop listing there, silently: refused with the offset
         with pytest.raises(InvalidSourceData, match="a.tar: the tar header at byte 2048 has a bad checksum"):
-            TarArchive(tmp_path / "a.tar")
+            open_archive(tmp_path / "a.tar")
         return
     with open(tmp_path / "a.tar", "rb") as handle:
         assert plain_tar_index(handle) is None
     if case in ("pax", "gnu long name", "symlink"):  # tarfile reads these: same index as tarfile's
-        with TarArchive(tmp_path / "a.tar") as archive:
-            assert archive.index() == _tarfile_index(data)
+        with open_archive(tmp_path / "a.tar") as archive:
+            assert archive.index().members == _tarfile_index(data)
     else:  # cut off inside a member: tarfile's error, naming the file
         with pytest.raises(InvalidSourceData, match="a.tar: not a readable tar archive"):
-            TarArchive(tmp_path / "a.tar")
+            open_archive(tmp_path / "a.tar")

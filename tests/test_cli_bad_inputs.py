@@ -81,6 +81,8 @@ class World:
                                       logits=np.zeros((len(val_images), 1000), np.float32))
         self.bad_crc = self._bad_crc()
         self.absurd_header = self._absurd_header(len(val_images))
+        self.truncated_jpeg = root / "truncated.JPEG"  # the headers, then half the scan data
+        self.truncated_jpeg.write_bytes(val_images[0].data[: len(val_images[0].data) // 2])
 
     def _copy(self, folder: Path, name: str) -> Path:
         return Path(shutil.copytree(folder, self.root / name / folder.name))
@@ -170,6 +172,9 @@ CASES: dict[str, dict[str, Case]] = {
                                         "--out", str(w.root / "o9")], r"--num-proc must be ≥ 1, got 0"),
         "--max-pixels -5": Case(lambda w: ["build", "imagenet_val", "--max-pixels", "-5", "--out", str(w.root / "o10")],
                                 r"argument --max-pixels: expected a positive number of pixels or 'none'", usage=True),
+        "missing wnids_file": Case(lambda w: ["build", "wordnet_hierarchy", "--option",
+                                              f"wnids_file={w.root / 'none.txt'}", "--out", str(w.root / "o11")],
+                                   r"none.txt: no such wnids file"),
     },
     "verify": {
         "not a dataset folder": Case(lambda w: ["verify", str(w.root)], r"build_info.json is missing"),
@@ -215,8 +220,48 @@ CASES: dict[str, dict[str, Case]] = {
     },
     "hierarchy": {
         "unknown class": Case(lambda w: ["hierarchy", "distance", "n99999999", "n01440764"], r"n99999999"),
-        "missing --wnids file": Case(lambda w: ["hierarchy", "build", "wordnet", "--wnids", str(w.root / "none.txt"),
-                                                "--out", str(w.root / "h")], r"none.txt"),
+        "regenerate: --wordnet without data.noun": Case(
+            lambda w: ["hierarchy", "regenerate-imagenet1k", "--wordnet", str(w.root), "--out", str(w.root / "n.csv")],
+            r"WordNet folder .* has no data.noun; .*apt-get install wordnet-base"),
+        "regenerate: --out is a folder": Case(lambda w: ["hierarchy", "regenerate-imagenet1k", "--out", str(w.root)],
+                                              r"--out .*: is a folder; expected the path of the CSV to write"),
+        "the removed `hierarchy build` route": Case(lambda w: ["hierarchy", "build", "wordnet", "--out", str(w.root)],
+                                                    r"argument SUBCOMMAND: invalid choice: 'build'", usage=True),
+    },
+    "patchml": {
+        "materialise: not a recipe": Case(lambda w: ["patchml", "materialise", str(w.dataset), "--input", str(w.dataset),
+                                                     "--out", str(w.root / "m1")],
+                                          r"imagenet_val-1.0.0 is not a patchml folder with the recipe config"),
+        "materialise: not a dataset folder": Case(lambda w: ["patchml", "materialise", str(w.root), "--input",
+                                                             str(w.dataset), "--out", str(w.root / "m2")],
+                                                  r"build_info.json is missing"),
+        "materialise: no val source": Case(lambda w: ["patchml", "materialise", str(w.dataset), "--out", str(w.root / "m3")],
+                                           r"give the val images: --input VAL .* or --manual-dir DIR"),
+        "table2: not a patchml build": Case(lambda w: ["patchml", "table2", str(w.dataset)],
+                                            r"imagenet_val-1.0.0 holds imagenet_val, not a patchml build"),
+        "table2: corrupt build_info.json": Case(lambda w: ["patchml", "table2", str(w.corrupt_info)],
+                                                r"build_info.json: not valid JSON"),
+        "grid: not a patchml build": Case(lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png")],
+                                          r"imagenet_val-1.0.0 is not a patchml folder with the images config"),
+        "grid: --per-k 0": Case(lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"),
+                                           "--per-k", "0"], r"argument --per-k: expected a positive integer", usage=True),
+    },
+    "perturbations": {
+        "image is a text file": Case(lambda w: ["perturbations", "grid", str(w.a_file), str(w.root / "g1.png")],
+                                     r"a-file.txt: not a readable image \(UnidentifiedImageError"),
+        "truncated JPEG": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g2.png")],
+                               r"truncated.JPEG: not a readable image \(OSError: image file is truncated"),
+        "missing image": Case(lambda w: ["perturbations", "grid", str(w.root / "none.jpg"), str(w.root / "g3.png")],
+                              r"none.jpg: No such file or directory"),
+        "unknown corruption": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g4.png"),
+                                              "--corruption", "fogg"], r"--corruption fogg: unknown; expected one of"),
+        "frost without --frost-dir": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g5.png"),
+                                                     "--corruption", "frost"], r"--corruption frost needs --frost-dir"),
+        "--frost-dir without the pictures": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg),
+                                                            str(w.root / "g6.png"), "--frost-dir", str(w.root)],
+                                                 r"--frost-dir .*: frost1.png is missing"),
+        "--cell 5": Case(lambda w: ["perturbations", "grid", str(w.a_file), str(w.root / "g7.png"), "--cell", "5"],
+                         r"argument --cell: expected a whole number of pixels in 16..224", usage=True),
     },
 }
 
@@ -263,8 +308,9 @@ def test_bad_input_is_one_line_and_exit_code_2(world, command, case):
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
-    if row.usage:  # argparse: the usage (wrapped over lines), then one error line
-        assert lines[0].startswith("usage: imagenet-suite") and lines[-1].startswith(f"imagenet-suite {command}: error: ")
+    if row.usage:  # argparse: the usage (wrapped over lines), then one error line (named after the subcommand if any)
+        assert lines[0].startswith("usage: imagenet-suite") and re.match(rf"imagenet-suite {command}( [\w-]+)?: error: ",
+                                                                          lines[-1]), result.stderr
     else:
         assert len(lines) == 1 and lines[0].startswith(f"imagenet-suite {command}: error: "), result.stderr
     assert re.search(row.expect, lines[-1]), f"{lines[-1]!r} does not match {row.expect!r}"

@@ -194,3 +194,17 @@ def test_folder_that_is_not_a_wnid(val_layouts, tmp_path):
 def test_unknown_config_name(val_layouts, tmp_path):
     with pytest.raises(ConfigError, match="no config 'boxs'.*default.*boxes"):
         build_val(val_layouts, "tar", tmp_path, configs=("boxs",))
+
+
+def test_one_label_space_for_every_builder():
+    """``classes.imagenet_class_label`` is the 1000-way label; ``classes.index_of`` names where a bad wnid came from."""
+    from imagenet_suite import classes
+
+    label = classes.imagenet_class_label()
+    assert label.num_classes == 1000 and tuple(label.names) == classes.imagenet_wnids()
+    assert classes.index_of("n01440764") == 0 and classes.index_of("n15075141") == 999
+    with pytest.raises(InvalidSourceData, match=r"^LOC_val_solution.csv: row 7: box class 'n0144O764' is not one of "
+                                                r"the 1000 ImageNet-1k wnids$"):
+        classes.index_of("n0144O764", "LOC_val_solution.csv: row 7", "box class")
+    with pytest.raises(InvalidSourceData, match=r"^'n1' is not one of the 1000"):
+        classes.index_of("n1")

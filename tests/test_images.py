@@ -86,3 +86,84 @@ def test_png_goes_through_pillow():
     assert inspect_image(buffer.getvalue(), "c.png") == ImageHeader("PNG", "LA", 9, 4)
     with pytest.raises(InvalidSourceData, match="c.png: PNG ends at byte .* before its IEND chunk"):
         inspect_image(buffer.getvalue()[:40], "c.png")
+
+
+# -- codec: decoding to RGB, deterministic encoding -------------------------------------------------
+
+def _encoded(image: Image.Image, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("mode, fmt", [("RGB", "JPEG"), ("L", "JPEG"), ("CMYK", "JPEG"), ("P", "PNG"), ("RGBA", "PNG")])
+def test_decode_rgb_converts_like_torchvision_and_keeps_the_source_mode(mode, fmt):
+    from imagenet_suite.images.codec import decode_rgb, rgb_floats
+
+    rng = np.random.default_rng(1)
+    source = Image.fromarray(rng.integers(0, 256, (12, 17, 3), dtype=np.uint8)).convert(mode)
+    data = _encoded(source, fmt)
+    decoded = decode_rgb(data, "s.img")
+    expected = Image.open(io.BytesIO(data)).convert("RGB")
+    assert decoded.mode == mode and decoded.image.mode == "RGB"
+    assert np.array_equal(np.asarray(decoded.image), np.asarray(expected))
+    floats = rgb_floats(decoded.image)
+    assert floats.dtype == np.float64 and floats.shape == (12, 17, 3)
+    assert np.array_equal(floats, np.asarray(expected, dtype=np.float64) / 255)
+
+
+def test_decode_rgb_names_an_unreadable_image():
+    from imagenet_suite.images.codec import decode_rgb
+
+    with pytest.raises(InvalidSourceData, match=r"^box 3 of x.JPEG: not a readable image"):
+        decode_rgb(b"\xff\xd8 not really", "box 3 of x.JPEG")
+
+
+def test_encoding_passes_exactly_its_settings_to_pillow():
+    from imagenet_suite.images.codec import Encoding, encode
+
+    rng = np.random.default_rng(2)
+    pixels = rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)
+    cases = [(Encoding.png(), {}), (Encoding.png(compress_level=1), {"compress_level": 1}),
+             (Encoding.jpeg(), {}), (Encoding.jpeg(quality=85, optimize=True), {"quality": 85, "optimize": True})]
+    for encoding, settings in cases:
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format=encoding.format, **settings)
+        assert encode(pixels, encoding) == buffer.getvalue() == encode(Image.fromarray(pixels), encoding)
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(encode(pixels, Encoding.png())))), pixels)  # lossless
+    assert [e.extension for e, _ in cases] == ["png", "png", "jpg", "jpg"]
+    assert Encoding.jpeg(quality=85, optimize=True).describe() == "JPEG quality=85 optimize=True"
+
+
+def test_encoder_versions_are_recorded():
+    from imagenet_suite.images.codec import encoder_versions
+
+    assert set(encoder_versions()) == {"pillow", "zlib", "libjpeg"}
+
+
+# -- grid: preview pictures -----------------------------------------------------------------------------
+
+def _tiles(count: int):
+    from imagenet_suite.images.grid import Tile
+
+    rng = np.random.default_rng(3)
+    return [Tile(Image.fromarray(rng.integers(0, 256, (30 + i, 40, 3), dtype=np.uint8)), (f"tile {i}", "caption"))
+            for i in range(count)]
+
+
+def test_captioned_grid_lays_out_tiles_with_captions_underneath():
+    from imagenet_suite.images.grid import captioned_grid
+
+    data = captioned_grid(_tiles(7), columns=3, tile=32)
+    picture = Image.open(io.BytesIO(data))
+    assert picture.format == "PNG" and picture.size == (3 * (32 + 16) + 16, 3 * (32 + 28 + 6) + 6)
+    assert data == captioned_grid(_tiles(7), columns=3, tile=32)  # deterministic
+
+
+def test_titled_grid_draws_square_panels_with_titles_above():
+    from imagenet_suite.images.grid import titled_grid
+
+    data = titled_grid(_tiles(3), columns=2, panel=50)
+    picture = Image.open(io.BytesIO(data))
+    assert picture.format == "PNG" and picture.size == (2 * (50 + 8), 2 * (50 + 46 + 6))
+    assert "Software" not in picture.info and data == titled_grid(_tiles(3), columns=2, panel=50)

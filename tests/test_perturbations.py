@@ -7,8 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from imagenet_suite.builders.perturbations import encode
 from PIL import Image
+
+from imagenet_suite.builders.perturbations import ENCODERS, Perturbations
+from imagenet_suite.images.codec import encode
 
 from imagenet_suite.perturbations import corruptions as C
 from imagenet_suite.perturbations import imgaug_compat
@@ -67,13 +69,16 @@ def rows_of(folder: Path, config: str) -> list[dict]:
     return DatasetFolder(folder).read_table(config, "validation").to_pylist()
 
 
+REGENERATED = "imagenet_c_regenerated"  # the config (not the released ImageNet-C of the imagenet_c builder)
+
+
 @pytest.fixture(scope="module")
 def imagenet_c(val, frost_dir, tmp_path_factory) -> Path:
-    return build("imagenet_c", [val], tmp_path_factory.mktemp("pert-c"), frost_dir, options=SUBSET, shard_size=7)
+    return build(REGENERATED, [val], tmp_path_factory.mktemp("pert-c"), frost_dir, options=SUBSET, shard_size=7)
 
 
 def test_imagenet_c_rows_pixels_and_clean_copies(imagenet_c, val, frost_dir):
-    rows = rows_of(imagenet_c, "imagenet_c")
+    rows = rows_of(imagenet_c, REGENERATED)
     source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
     assert len(rows) == 5 * (1 + 4 * 2)
     assert [r["id"] for r in rows[:3]] == ["ILSVRC2012_val_00000001/clean/0", "ILSVRC2012_val_00000001/gaussian_noise/1",
@@ -89,15 +94,17 @@ def test_imagenet_c_rows_pixels_and_clean_copies(imagenet_c, val, frost_dir):
         crop = np.asarray(C.resize_short_center_crop(rgb))
         expected = C.corrupt(crop, row["corruption"], row["severity"], example_rng(0, row["corruption"], row["source_id"]),
                              "imagenet_c", frost)
-        assert row["image"]["bytes"] == encode(Image.fromarray(expected), "jpeg85"), row["id"]
+        assert row["image"]["bytes"] == encode(Image.fromarray(expected), ENCODERS["jpeg85"]), row["id"]
         assert (row["width"], row["height"]) == (224, 224) and row["image"]["bytes"][:2] == b"\xff\xd8"
     assert {r["source_mode"] for r in rows} == {"RGB", "L", "CMYK"}
 
 
 def test_imagenet_c_loads_and_publishes_its_protocol(imagenet_c, tmp_path):
-    ds = load(imagenet_c, "imagenet_c", cache_dir=tmp_path / "cache")
+    ds = load(imagenet_c, REGENERATED, cache_dir=tmp_path / "cache")
     assert ds.features["label"].num_classes == 1000 and ds[1]["image"].mode == "RGB"
-    protocol = DatasetFolder(imagenet_c).protocol("imagenet_c")
+    assert imagenet_c.name == "perturbations-2.0.0-seed0-" + imagenet_c.name.rsplit("-", 1)[1]
+    assert DatasetFolder(imagenet_c).configs == [REGENERATED]
+    protocol = DatasetFolder(imagenet_c).protocol(REGENERATED)
     assert protocol["perturbation"]["apply_at"] == "crop224" and protocol["perturbation"]["flavor"] == "imagenet_c"
     assert protocol["perturbation"]["corruptions"] == ["gaussian_noise", "glass_blur", "frost", "contrast"]
     card = (imagenet_c / "README.md").read_text()
@@ -105,11 +112,11 @@ def test_imagenet_c_loads_and_publishes_its_protocol(imagenet_c, tmp_path):
 
 
 def test_builds_are_byte_identical_for_any_num_proc_and_change_with_the_seed(val, frost_dir, imagenet_c, tmp_path):
-    parallel = build("imagenet_c", [val], tmp_path / "b", frost_dir, options=SUBSET, shard_size=7, num_proc=2)
+    parallel = build(REGENERATED, [val], tmp_path / "b", frost_dir, options=SUBSET, shard_size=7, num_proc=2)
     assert folder_bytes(parallel) == folder_bytes(imagenet_c)
-    other = {r["id"]: r["image"]["bytes"] for r in rows_of(build("imagenet_c", [val], tmp_path / "c", frost_dir,
-                                                                  options=SUBSET, seed=1), "imagenet_c")}
-    for row in rows_of(imagenet_c, "imagenet_c"):
+    other = {r["id"]: r["image"]["bytes"] for r in rows_of(build(REGENERATED, [val], tmp_path / "c", frost_dir,
+                                                                  options=SUBSET, seed=1), REGENERATED)}
+    for row in rows_of(imagenet_c, REGENERATED):
         stochastic = row["corruption"] not in ("clean", "contrast")
         assert (other[row["id"]] != row["image"]["bytes"]) == stochastic, row["id"]
 
@@ -141,7 +148,10 @@ def test_resizing_choice_is_an_option(val, tmp_path):
 def test_shape_sets_keep_their_labels_and_16_class_protocol(test_data, tmp_path):
     edge = build_dataset("shape_bias_sets", tmp_path / "edge", ["edge"], manual_dir=test_data / "texture-vs-shape",
                          progress=False, offline=True)
-    out = build("common", [edge], tmp_path / "out", options={"input": "shape_bias_sets", "corruptions": "contrast,pixelate"})
+    options = {"input": "shape_bias_sets", "corruptions": "contrast,pixelate"}
+    with pytest.raises(ConfigError, match=r"option input_config: builder 'shape_bias_sets' has configs \['cue_conflict'"):
+        build("common", [edge], tmp_path / "out", options=options)
+    out = build("common", [edge], tmp_path / "out", options={**options, "input_config": "edge"})
     folder = DatasetFolder(out)
     assert folder.protocol("common")["decision_mapping"] == "imagenet_16"
     assert folder.features("common")["label16"].names[0] == "airplane"
@@ -173,14 +183,39 @@ def test_imgaug_config_applies_a_seeded_augmenter(val, tmp_path):
 ])
 def test_bad_options_are_named(options, error, message, val, tmp_path):
     with pytest.raises(error, match=message):
-        build("imagenet_c", [val], tmp_path, options=options)
+        build(REGENERATED, [val], tmp_path, options=options)
+
+
+def test_the_released_imagenet_c_name_is_not_a_config():
+    with pytest.raises(ConfigError, match=r"no config 'imagenet_c'; known configs: \['imagenet_c_regenerated'"):
+        Perturbations("imagenet_c")
+
+
+def test_features_depend_on_config_and_options_only(imagenet_c, tmp_path, test_data):
+    """The builder contract: a fresh builder (no prepare) declares the features the build wrote."""
+    assert Perturbations(REGENERATED, options=SUBSET).features() == DatasetFolder(imagenet_c).features(REGENERATED)
+    shape = Perturbations("common", options={"input": "shape_bias_sets", "input_config": "cue_conflict"}).features()
+    assert [k for k in shape if "label" in k or "shape" in k] == ["shape_label16", "texture_label16", "shape_eq_texture"]
+
+
+def test_an_input_whose_columns_differ_from_its_builders_is_refused(val):
+    from datasets import ClassLabel, Value
+
+    from imagenet_suite.builders.perturbations import carried_features, check_carried
+
+    declared = carried_features("imagenet_val", "default")
+    check_carried(DatasetFolder(val), "default", declared)  # the same columns: accepted
+    for other in ({"label": ClassLabel(names=["a", "b"])}, {**declared, "extra": Value("string")}):
+        with pytest.raises(InvalidSourceData, match=r"\(default\): its columns \['label'\] are not those imagenet_val "
+                                                    r"default declares"):
+            check_carried(DatasetFolder(val), "default", other)
 
 
 def test_missing_input_frost_and_augmenter_are_named(val, tmp_path):
     with pytest.raises(ManualFileMissing, match=r"needs a built imagenet_val dataset: pass its folder with --input"):
-        build("imagenet_c", [], tmp_path)
+        build(REGENERATED, [], tmp_path)
     with pytest.raises(Exception, match=r"frost1.png"):
-        build("imagenet_c", [val], tmp_path, options={"corruptions": "frost"})
+        build(REGENERATED, [val], tmp_path, options={"corruptions": "frost"})
     with pytest.raises(ConfigError, match=r"imgaug config needs --option augmenter="):
         build("imgaug", [val], tmp_path)
 
@@ -199,7 +234,7 @@ def test_score_on_a_build_reports_c_robustness(imagenet_c):
     from imagenet_suite.scoring.outputs import ModelOutputs
     from imagenet_suite.scoring.report import score
 
-    rows = DatasetFolder(imagenet_c).read_table("imagenet_c", "validation", ["id", "label", "corruption"]).to_pylist()
+    rows = DatasetFolder(imagenet_c).read_table(REGENERATED, "validation", ["id", "label", "corruption"]).to_pylist()
     correct = np.array([r["corruption"] == "clean" or i % 3 == 0 for i, r in enumerate(rows)])
     logits = torch.zeros(len(rows), 1000)
     for i, row in enumerate(rows):

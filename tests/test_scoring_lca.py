@@ -7,7 +7,7 @@ import torch
 
 from imagenet_suite.scoring import lca_scoring
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
-from imagenet_suite.scoring import ModelOutputs, ScoreOptions, score
+from imagenet_suite.scoring import LcaOptions, ModelOutputs, ScoreOptions, score
 from tests.helpers import build_val, run_cli
 
 
@@ -36,7 +36,7 @@ def test_lca_rows_match_the_hierarchy_functions_for_every_distance(val_folder, v
 
 def test_only_the_requested_distance_is_reported(val_folder, val_images):
     report = score(val_folder, _outputs(val_images), metrics=["lca"],
-                   options=ScoreOptions(lca_distances=("depth_one_sided",), elca_variant="mistakes"))
+                   options=ScoreOptions(lca=LcaOptions(distances=("depth_one_sided",), elca_variant="mistakes")))
     assert {(r.metric, r.variant) for r in report.rows} == {
         ("lca", "depth_one_sided"), ("top5_lca", "depth_one_sided"), ("elca", "depth_one_sided/mistakes")}
 

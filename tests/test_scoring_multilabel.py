@@ -123,7 +123,7 @@ def patchml_like_folder(root, sets, seed, builder="patchml"):
                                 builder=builder), ids
 
 
-def test_registered_metric_scores_a_labels_dataset(tmp_path):
+def test_multilabel_family_scores_a_labels_dataset(tmp_path):
     sets = [[1, 2], [3, 4], [5, 6, 7], [8]]
     folder, ids = patchml_like_folder(tmp_path, sets, seed=0)
     logits = torch.zeros(4, 1000)

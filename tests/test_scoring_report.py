@@ -12,9 +12,9 @@ from torchmetrics.functional.classification import multiclass_calibration_error
 from imagenet_suite.classes import imagenet_wnids, subset_indices
 from imagenet_suite.cli import main
 from imagenet_suite.errors import ConfigError
-from imagenet_suite.scoring import report as report_module
+from imagenet_suite.scoring import FAMILIES, CalibrationOptions, MetricFamily, MetricRow, ScoreOptions
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import METRICS, Metric, MetricRow, applicable_metrics, register_metric, score
+from imagenet_suite.scoring.report import applicable_metrics, score
 from tests.test_scoring_calibration import robustness_metrics_ace
 from tests.test_scoring_class_balance import paper_reference, quba_code_reference
 from tests.test_scoring_classification import numpy_topk_sets
@@ -43,7 +43,7 @@ BUILT_IN = ("topk_accuracy", "per_class_accuracy", "calibration", "class_balance
 
 
 def test_applicable_metrics_follow_columns_and_protocol():
-    def built_in(features, protocol):  # other modules may register more families in the same registry
+    def built_in(features, protocol):  # the label-column families of this module (lca etc. are tested elsewhere)
         return [name for name in applicable_metrics(features, protocol) if name in BUILT_IN]
 
     label = {"id": {}, "label": label_feature()}
@@ -92,10 +92,9 @@ def test_report_does_not_depend_on_chunks_or_worker_threads(val, monkeypatch):
 
 
 def test_class_wise_ace_can_be_skipped(val):
-    from imagenet_suite.scoring.report import ScoreOptions
-
     folder, outputs, _ = val
-    report = score(folder, outputs, metrics=["calibration"], options=ScoreOptions(class_wise_ace=False))
+    options = ScoreOptions(calibration=CalibrationOptions(class_wise_ace=False))
+    report = score(folder, outputs, metrics=["calibration"], options=options)
     assert list(report.table.metric) == ["ece", "ece", "ece"]
 
 
@@ -187,19 +186,21 @@ def test_cli_refuses_cuda_without_a_device(val, tmp_path, capsys):
     assert "no CUDA device is available" in capsys.readouterr().err
 
 
-def test_registry_accepts_new_metric_families(val, monkeypatch):
+def test_a_family_of_ones_own_is_passed_explicitly(val):
     folder, outputs, _ = val
-    monkeypatch.setattr(report_module, "METRICS", dict(METRICS))
 
-    def mean_confidence(ctx):
+    def mean_confidence(ctx, options):
+        assert options is None  # the family declares no options type
         return [MetricRow("mean_confidence", float(ctx.row_stats.confidence.double().mean()))]
 
-    register_metric(Metric("mean_confidence", ("label",), lambda f, p: "label" in f, mean_confidence))
-    report = score(folder, outputs)
-    assert "mean_confidence" in report.meta["metrics"]
+    family = MetricFamily("mean_confidence", ("label",), lambda f, p: "label" in f, mean_confidence)
+    assert "mean_confidence" not in score(folder, outputs).meta["metrics"]  # creating a family registers nothing
+    report = score(folder, outputs, families=(*FAMILIES, family))
+    assert report.meta["metrics"][-1] == "mean_confidence"
     expected = torch.softmax(outputs.values.float(), 1).amax(1).double().mean().item()
     assert report.value("mean_confidence") == pytest.approx(expected, abs=1e-6)
-    assert "mean_confidence" not in METRICS  # the monkeypatched copy held it
+    with pytest.raises(ConfigError, match="two metric families are named 'topk_accuracy'"):
+        score(folder, outputs, families=(*FAMILIES, FAMILIES[0]))
 
 
 def test_cli_scores_and_writes_json_and_plots(val, tmp_path, capsys):

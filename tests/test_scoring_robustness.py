@@ -10,7 +10,7 @@ import torch
 
 from imagenet_suite.scoring import robustness
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import METRICS, applicable_metrics, score
+from imagenet_suite.scoring.report import applicable_metrics, families_by_name, score
 from imagenet_suite.scoring.shape import CATEGORIES16, CATEGORY_INDICES
 from tests.test_scoring_join import label_feature, write_dataset_folder
 
@@ -125,6 +125,6 @@ def test_16_class_sets_use_the_decision_mapping(tmp_path):
     assert report.value("c_robustness", "accuracy16") == pytest.approx(c_rob)
 
 
-def test_metrics_are_registered_and_need_their_columns():
-    assert METRICS["robustness"].columns == ("corruption", "severity", "label")
+def test_metrics_are_listed_and_need_their_columns():
+    assert families_by_name()["robustness"].columns == ("corruption", "severity", "label")
     assert "robustness" not in applicable_metrics({"label": label_feature()}, {})

@@ -1,8 +1,22 @@
-"""Read archives in place: tar, tar.gz, zip and plain folders behind one interface.
+"""Read archives in place: tar (plain or compressed), zip and plain folders behind one interface.
 
-Members are streamed, never extracted to disk. Uncompressed tar and zip archives (and folders)
-allow random access by member name; compressed tars are read sequentially, so
-:meth:`Archive.iter_members` is the efficient way to read many members of any archive.
+Members are streamed, never extracted to disk. Open any of them with :func:`open_archive`; every
+:class:`Archive` lists its members (:meth:`~Archive.names`) and reads them by name:
+:meth:`~Archive.read` (one member), :meth:`~Archive.read_head` (its first bytes),
+:meth:`~Archive.read_members` (many, in the order asked) and :meth:`~Archive.iter_members` (many,
+in archive order). Random access by member name:
+
+* folders and zips: direct;
+* tars, plain or compressed (``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``, ``.tar.xz``): through a
+  :class:`TarIndex`, the data offset and size of every member in the *uncompressed* tar stream,
+  made by one header scan (:func:`index_tar`). A plain tar is then read with one seek per member; a
+  compressed one by one forward pass over the decompressed stream per :meth:`~Archive.read_members`
+  call, seeking from member to member (so read many members of a compressed tar in one call).
+
+:func:`index_tar` keeps the indexes of the last :data:`CACHED_INDEXES` tars (per file, size and
+mtime): the configs that share one big tar (ImageNet-C: 15 or 20 configs per family tar) scan its
+headers once per process. A :class:`TarIndex` is picklable; pass it (or its
+:meth:`~TarIndex.subset`) to workers and reopen with ``open_archive(path, index)``, no rescan.
 
 Member names are POSIX relative paths inside the archive (``"val/n01440764/x.JPEG"``); only
 regular files are listed. An archive that holds one name twice (after dropping a leading ``./``)
@@ -12,18 +26,33 @@ A folder's symlinks must stay inside it (:func:`imagenet_suite.files.list_folder
 
 from __future__ import annotations
 
+import bz2
+import dataclasses
+import gzip
+import lzma
 import os
 import tarfile
+import threading
 import zipfile
+import zlib
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidSourceData
 from ..files import list_folder
 
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+COMPRESSIONS = {"gz": (b"\x1f\x8b", gzip.open), "bz2": (b"BZh", bz2.open), "xz": (b"\xfd7zXZ", lzma.open)}
+STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)  # a corrupt or cut-off (compressed) stream
+CACHED_INDEXES = 2  # tar indexes kept by index_tar (an ImageNet-C family tar's index is ~100 MB)
+
+
+# -- the interface -------------------------------------------------------------------------------------
 
 class Archive:
-    """Common interface; open one with :func:`open_archive`."""
+    """Common interface of folders, zips and tars; open one with :func:`open_archive`."""
 
     path: Path
 
@@ -35,12 +64,23 @@ class Archive:
         """Bytes of one member; InvalidSourceData if missing or truncated."""
         raise NotImplementedError
 
+    def read_head(self, name: str, size: int) -> bytes:
+        """The first ``size`` bytes of a member (all of it if shorter); InvalidSourceData if missing."""
+        return self.read(name)[:size]
+
+    def read_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        """``(name, bytes)`` for each of ``names``, in the order given; InvalidSourceData at a missing one."""
+        for name in names:
+            yield name, self.read(name)
+
     def iter_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-        """Yield ``(name, bytes)`` for the requested members, in archive order."""
+        """``(name, bytes)`` for the requested members that exist, in archive order (missing ones skipped)."""
         wanted = set(names)
-        for name in self.names():
-            if name in wanted:
-                yield name, self.read(name)
+        yield from self.read_members([name for name in self.names() if name in wanted])
+
+    def index(self) -> TarIndex | None:
+        """The member index that reopens this archive without a header scan (tars), else None."""
+        return None
 
     def close(self) -> None:
         pass
@@ -55,7 +95,33 @@ class Archive:
         return InvalidSourceData(f"{self.path}: member {name!r} not found")
 
 
+def open_archive(path: str | Path, index: TarIndex | None = None) -> Archive:
+    """Open a folder, a tar (``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``, ``.tar.xz``) or a ``.zip`` for reading.
+
+    ``index``: the :class:`TarIndex` of this tar, from an earlier :meth:`Archive.index` (skips the
+    header scan); without it a tar's index comes from :func:`index_tar`.
+    """
+    path = Path(path)
+    if index is not None:
+        return TarArchive(dataclasses.replace(index, path=path) if index.path != path else index)
+    if path.is_dir():
+        return FolderArchive(path)
+    if not path.is_file():
+        raise InvalidSourceData(f"{path}: no such file or folder")
+    name = path.name.lower()
+    if name.endswith(".zip"):
+        return ZipArchive(path)
+    if name.endswith(TAR_SUFFIXES):
+        return TarArchive(index_tar(path))
+    raise InvalidSourceData(f"{path}: unsupported archive type (expected a folder, .tar, .tar.gz, .tgz, .tar.bz2, "
+                            ".tar.xz or .zip)")
+
+
+# -- folders and zips ------------------------------------------------------------------------------------
+
 class FolderArchive(Archive):
+    """A plain folder: members are its files (symlinks leaving it are refused when listing)."""
+
     def __init__(self, path: Path):
         self.path = path
         self._names: list[str] | None = None
@@ -66,62 +132,129 @@ class FolderArchive(Archive):
         return self._names
 
     def read(self, name: str) -> bytes:
+        return self.read_head(name, -1)
+
+    def read_head(self, name: str, size: int) -> bytes:
         try:
             with open(os.path.join(self.path, name), "rb") as handle:
-                return handle.read()
+                return handle.read(size)
         except FileNotFoundError:
             raise self._missing(name) from None
 
 
-class TarArchive(Archive):
-    """Uncompressed tar: header index once (or given), then random access by offset."""
-
-    def __init__(self, path: Path, index: dict[str, tuple[int, int]] | None = None):
-        self.path = Path(path)
-        self._handle = open(path, "rb")
-        if index is None:
-            try:
-                index = plain_tar_index(self._handle, path)
-            except InvalidSourceData:
-                self._handle.close()
-                raise
-        if index is None:  # not a plain archive: tarfile reads every header kind
-            try:
-                self._handle.seek(0)
-                with tarfile.open(fileobj=self._handle, mode="r:") as tar:
-                    index = {}
-                    for member in tar:
-                        if member.isfile():
-                            _add_member(index, member.name.removeprefix("./"), (member.offset_data, member.size), path)
-            except (tarfile.TarError, EOFError) as err:
-                self._handle.close()
-                raise InvalidSourceData(f"{path}: not a readable tar archive ({err})") from None
-        self._members = index
-
-    @classmethod
-    def from_index(cls, path: Path, index: dict[str, tuple[int, int]]) -> TarArchive:
-        """Reopen a tar whose :meth:`index` is known (skips the header scan)."""
-        return cls(path, index)
-
-    def index(self) -> dict[str, tuple[int, int]]:
-        """``{member name: (data offset, size in bytes)}``."""
-        return dict(self._members)
+class ZipArchive(Archive):
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self._zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as err:
+            raise InvalidSourceData(f"{path}: not a readable zip archive ({err})") from None
+        self._names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
+        _refuse_repeated(self._names, path)
 
     def names(self) -> list[str]:
-        return list(self._members)
+        return self._names
 
     def read(self, name: str) -> bytes:
-        if name not in self._members:
-            raise self._missing(name)
-        offset, size = self._members[name]
-        self._handle.seek(offset)
-        data = self._handle.read(size)
-        if len(data) != size:
-            raise InvalidSourceData(f"{self.path}: member {name!r} is truncated ({len(data)} of {size} bytes; the archive is incomplete)")
-        return data
+        try:
+            return self._zip.read(name)
+        except KeyError:
+            raise self._missing(name) from None
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            raise InvalidSourceData(f"{self.path}: member {name!r} is corrupt or truncated ({err})") from None
 
     def close(self) -> None:
-        self._handle.close()
+        self._zip.close()
+
+
+def _refuse_repeated(names: Iterable[str], where) -> None:
+    """InvalidSourceData if a member name occurs twice in an archive listing."""
+    seen: set[str] = set()
+    for number, name in enumerate(names):
+        if name in seen:
+            raise InvalidSourceData(f"{where}: member {name!r} appears twice (the second copy is entry {number + 1} of the "
+                                    "archive); refusing to pick one")
+        seen.add(name)
+
+
+# -- tars: the index -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TarIndex:
+    """Where every regular member of a tar lies in its uncompressed stream (picklable; do not mutate).
+
+    ``members``: name -> ``(data offset, size in bytes)``, in archive order. ``compression``: ``""``
+    for a plain tar, else ``"gz"``, ``"bz2"`` or ``"xz"`` (from the file's magic bytes).
+    """
+
+    path: Path
+    compression: str
+    members: dict[str, tuple[int, int]]
+
+    def names(self) -> list[str]:
+        return list(self.members)
+
+    def subset(self, names: Iterable[str]) -> TarIndex:
+        """The index of just ``names`` (a smaller pickle for workers that read only those)."""
+        return TarIndex(self.path, self.compression, {name: self.members[name] for name in names})
+
+
+_CACHE: OrderedDict[tuple[str, int, int], TarIndex] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def index_tar(path: str | Path) -> TarIndex:
+    """The :class:`TarIndex` of a plain or compressed tar: one header scan per file, size and mtime.
+
+    The last :data:`CACHED_INDEXES` indexes are kept. InvalidSourceData names the file when it is
+    not a tar, is cut off, holds one name twice, or (plain tars) has a corrupted header.
+    """
+    path = Path(path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+            return cached if cached.path == path else dataclasses.replace(cached, path=path)
+    index = _scan_tar(path)
+    with _CACHE_LOCK:
+        _CACHE[key] = index
+        while len(_CACHE) > CACHED_INDEXES:
+            _CACHE.popitem(last=False)
+    return index
+
+
+def compression_of(path: Path) -> str:
+    """``"gz"``, ``"bz2"`` or ``"xz"`` from a file's first bytes; ``""`` for anything else (a plain tar)."""
+    with open(path, "rb") as handle:
+        magic = handle.read(6)
+    return next((kind for kind, (prefix, _) in COMPRESSIONS.items() if magic.startswith(prefix)), "")
+
+
+def _scan_tar(path: Path) -> TarIndex:
+    """Read the headers: the fast plain reader for plain tars, else (or if it declines) ``tarfile``."""
+    compression = compression_of(path)
+    members = None
+    if not compression:
+        with open(path, "rb") as handle:
+            members = plain_tar_index(handle, path)
+    if members is None:
+        members = _tarfile_index(path)
+    return TarIndex(path, compression, members)
+
+
+def _tarfile_index(path: Path) -> dict[str, tuple[int, int]]:
+    """Every regular member by ``tarfile`` (any header kind, any compression); InvalidSourceData if unreadable."""
+    members: dict[str, tuple[int, int]] = {}
+    try:
+        with tarfile.open(path, mode="r:*") as tar:
+            for member in tar:
+                if member.isfile():
+                    _add_member(members, member.name.removeprefix("./"), (member.offset_data, member.size), path)
+    except (tarfile.TarError, *STREAM_ERRORS) as err:
+        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from None
+    return members
 
 
 TAR_BLOCK = 512
@@ -139,7 +272,7 @@ def plain_tar_index(handle, where: str | Path = "tar") -> dict[str, tuple[int, i
     else (long names, pax headers, links, sparse files, a cut-off archive) gives None, and the
     caller falls back to ``tarfile``, which handles and reports those. A header with a bad
     checksum after the first raises InvalidSourceData naming ``where`` and the byte offset
-    (``tarfile`` would silently stop listing there).
+    (``tarfile`` would silently stop listing there); so does a name that appears twice.
     """
     index, offset, fd = {}, 0, handle.fileno()
     while True:
@@ -172,16 +305,6 @@ def _add_member(index: dict[str, tuple[int, int]], name: str, entry: tuple[int, 
     index[name] = entry
 
 
-def _refuse_repeated(names: Iterable[str], where) -> None:
-    """InvalidSourceData if a member name occurs twice in an archive listing."""
-    seen: set[str] = set()
-    for number, name in enumerate(names):
-        if name in seen:
-            raise InvalidSourceData(f"{where}: member {name!r} appears twice (the second copy is entry {number + 1} of the "
-                                    "archive); refusing to pick one")
-        seen.add(name)
-
-
 def _tar_checksum_ok(header: bytes) -> bool:
     stored = _octal(header[148:156])
     return stored is not None and stored == sum(header) - sum(header[148:156]) + 8 * 0x20  # the field counts as spaces
@@ -195,93 +318,85 @@ def _octal(field: bytes) -> int | None:
         return None
 
 
-class CompressedTarArchive(Archive):
-    """tar.gz / tar.bz2 / tar.xz: sequential reads only; random reads rescan the stream."""
+# -- tars: reading -------------------------------------------------------------------------------------
 
-    def __init__(self, path: Path):
-        self.path = path
-        self._names: list[str] | None = None
+class TarArchive(Archive):
+    """A tar read through its :class:`TarIndex`: by offset in the file (plain) or in the decompressed
+    stream (compressed; one forward pass per :meth:`read_members` call)."""
 
-    def _open(self) -> tarfile.TarFile:
-        try:
-            return tarfile.open(self.path, mode="r:*")
-        except (tarfile.TarError, OSError, EOFError) as err:
-            raise InvalidSourceData(f"{self.path}: not a readable tar archive ({err})") from None
+    def __init__(self, index: TarIndex):
+        self.path = index.path
+        self._index = index
+        self._handle = None  # plain tars: the open file, once something is read
 
     def names(self) -> list[str]:
-        if self._names is None:
-            with self._open() as tar:
-                names = [m.name.removeprefix("./") for m in self._scan(tar) if m.isfile()]
-            _refuse_repeated(names, self.path)
-            self._names = names
-        return self._names
+        return self._index.names()
 
-    def _scan(self, tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
-        try:
-            yield from tar
-        except (tarfile.TarError, OSError, EOFError) as err:
-            raise InvalidSourceData(f"{self.path}: archive is corrupt or truncated ({err})") from None
+    def index(self) -> TarIndex:
+        return self._index
 
     def read(self, name: str) -> bytes:
-        for _, data in self.iter_members([name]):
+        for _, data in self.read_members([name]):
             return data
-        raise self._missing(name)
+        raise self._missing(name)  # pragma: no cover (read_members raises first)
 
-    def iter_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-        wanted = set(names)
-        seen: set[str] = set()
-        with self._open() as tar:
-            for member in self._scan(tar):
-                name = member.name.removeprefix("./")
-                if not member.isfile():
-                    continue
-                if name in seen:
-                    raise InvalidSourceData(f"{self.path}: member {name!r} appears twice; refusing to pick one")
-                seen.add(name)
-                if name in wanted:
-                    try:
-                        yield name, tar.extractfile(member).read()
-                    except (tarfile.TarError, OSError, EOFError) as err:
-                        raise InvalidSourceData(f"{self.path}: member {name!r} is truncated or corrupt ({err})") from None
+    def read_head(self, name: str, size: int) -> bytes:
+        offset, length = self._entry(name)
+        if self._index.compression:
+            return self.read(name)[:size]
+        return self._read_plain(name, offset, min(size, length), length)
 
-
-class ZipArchive(Archive):
-    def __init__(self, path: Path):
-        self.path = path
-        try:
-            self._zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as err:
-            raise InvalidSourceData(f"{path}: not a readable zip archive ({err})") from None
-        self._names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
-        _refuse_repeated(self._names, path)
-
-    def names(self) -> list[str]:
-        return self._names
-
-    def read(self, name: str) -> bytes:
-        try:
-            return self._zip.read(name)
-        except KeyError:
-            raise self._missing(name) from None
-        except (zipfile.BadZipFile, OSError, EOFError) as err:
-            raise InvalidSourceData(f"{self.path}: member {name!r} is corrupt or truncated ({err})") from None
+    def read_members(self, names: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        names = list(names)
+        entries = [(name, self._entry(name)) for name in names]
+        if not self._index.compression:
+            for name, (offset, size) in entries:
+                yield name, self._read_plain(name, offset, size, size)
+            return
+        yield from self._read_stream(entries)
 
     def close(self) -> None:
-        self._zip.close()
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
+    def _entry(self, name: str) -> tuple[int, int]:
+        try:
+            return self._index.members[name]
+        except KeyError:
+            raise self._missing(name) from None
 
-def open_archive(path: str | Path) -> Archive:
-    """Open a folder, ``.tar``, ``.tar.gz``/``.tgz``/``.tar.bz2``/``.tar.xz`` or ``.zip`` for reading."""
-    path = Path(path)
-    if path.is_dir():
-        return FolderArchive(path)
-    if not path.is_file():
-        raise InvalidSourceData(f"{path}: no such file or folder")
-    name = path.name.lower()
-    if name.endswith(".zip"):
-        return ZipArchive(path)
-    if name.endswith(".tar"):
-        return TarArchive(path)
-    if name.endswith((".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
-        return CompressedTarArchive(path)
-    raise InvalidSourceData(f"{path}: unsupported archive type (expected a folder, .tar, .tar.gz, .tgz or .zip)")
+    def _read_plain(self, name: str, offset: int, count: int, size: int) -> bytes:
+        if self._handle is None:
+            self._handle = open(self.path, "rb")
+        self._handle.seek(offset)
+        data = self._handle.read(count)
+        if len(data) != count:
+            raise self._truncated(name, len(data), size)
+        return data
+
+    def _read_stream(self, entries: list[tuple[str, tuple[int, int]]]) -> Iterator[tuple[str, bytes]]:
+        """Members of a compressed tar in the order asked: one pass in offset order, buffering those
+        read before their turn (none when the order asked is the archive order)."""
+        uses = Counter(name for name, _ in entries)  # a member may be asked for more than once
+        found: dict[str, bytes] = {}
+        position = 0
+        try:
+            with COMPRESSIONS[self._index.compression][1](self.path, "rb") as stream:
+                for name, (offset, size) in sorted(set(entries), key=lambda entry: entry[1][0]):
+                    stream.seek(offset)
+                    found[name] = stream.read(size)
+                    if len(found[name]) != size:
+                        raise self._truncated(name, len(found[name]), size)
+                    while position < len(entries) and entries[position][0] in found:
+                        name = entries[position][0]
+                        uses[name] -= 1
+                        yield name, found[name] if uses[name] else found.pop(name)
+                        position += 1
+        except STREAM_ERRORS as err:
+            raise InvalidSourceData(f"{self.path}: archive is corrupt or truncated ({err})") from None
+
+    def _truncated(self, name: str, got: int, size: int) -> InvalidSourceData:
+        return InvalidSourceData(f"{self.path}: member {name!r} is truncated ({got} of {size} bytes; the archive is "
+                                 "incomplete)")
+

@@ -3,7 +3,8 @@
 A builder subclass declares ``NAME``, a SemVer ``VERSION`` with ``RELEASE_NOTES``, its
 ``CONFIGS``, its ``SOURCES`` and a card template ``cards/<NAME>.md``, and implements:
 
-* :meth:`Builder.features` — the ``datasets.Features`` of the current config;
+* :meth:`Builder.features` — the ``datasets.Features`` of the current config: a function of the
+  config and the options only (``info`` calls it on a fresh builder; never of state set by ``prepare``);
 * :meth:`Builder.prepare` — resolve and verify sources, read small index/label files, return a
   picklable :class:`Prepared` (all I/O that precedes planning happens here);
 * :meth:`Builder.split_keys` (or :meth:`Builder.plan`) — pure: the example keys of every split,
@@ -129,13 +130,6 @@ class Builder:
         return {name: opt.parse(name, given.get(name, opt.default)) for name, opt in cls.OPTIONS.items()}
 
     @classmethod
-    def source(cls, name: str) -> Source:
-        for source in cls.SOURCES:
-            if source.name == name:
-                return source
-        raise KeyError(name)
-
-    @classmethod
     def check_declaration(cls) -> None:
         """Raise if the class declaration is inconsistent (called by the registry)."""
         if not SEMVER.match(cls.VERSION):
@@ -157,7 +151,7 @@ class Builder:
 
     # -- the contract subclasses implement ----------------------------------------------------
     def features(self):
-        """``datasets.Features`` of the current config."""
+        """``datasets.Features`` of the current config; depends on the config and options only."""
         raise NotImplementedError
 
     def prepare(self, resolver: SourceResolver) -> Prepared:

@@ -1,8 +1,15 @@
-"""``imagenet-suite hierarchy``: class-hierarchy lookups.
+"""``imagenet-suite hierarchy distance|regenerate-imagenet1k``: class-hierarchy lookups and the shipped tree.
 
 ``hierarchy distance A B`` prints the LCA of two classes (wnids or class indices) and their
 distances in the ImageNet-1k WordNet tree shipped with the package (or in a nodes table given
 with ``--nodes``). ``A`` is taken as the ground truth for the one-sided depth distance.
+
+``hierarchy regenerate-imagenet1k [--out FILE]`` rebuilds the shipped tree
+(``hierarchies/data/imagenet1k_wordnet_nodes.csv``) from WordNet 3.0 and prints the path it wrote.
+
+Hierarchy *datasets* (nodes + distance matrices) are built by the builders:
+``imagenet-suite build wordnet_hierarchy [--option wnids_file=FILE]`` and
+``imagenet-suite build kmeans_hierarchy --option outputs=FILE --input DIR [--seed N]``.
 """
 
 from __future__ import annotations
@@ -15,47 +22,39 @@ from ..errors import HierarchyError
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("hierarchy", help="class hierarchies: LCA distances between classes",
-                                   description="Class hierarchies (WordNet tree, K-means) and LCA distances.")
+    parser = subparsers.add_parser("hierarchy", help="class hierarchies: LCA distances, the shipped ImageNet-1k tree",
+                                   description="Class hierarchies: LCA distances between classes, and the regeneration "
+                                               "of the shipped ImageNet-1k WordNet tree. Hierarchy datasets are built "
+                                               "with `imagenet-suite build wordnet_hierarchy|kmeans_hierarchy`.")
     commands = parser.add_subparsers(dest="hierarchy_command", required=True, metavar="SUBCOMMAND")
     _register_distance(commands)
-    _register_build(commands)
+    _register_regenerate(commands)
 
 
-def _register_build(commands) -> None:
-    parser = commands.add_parser("build", help="build a WordNet or K-means hierarchy dataset (prints its folder last)",
-                                 description="Build a hierarchy as a versioned dataset (nodes/classes table + "
-                                             "distance matrices as .npy) through the builder framework.")
-    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
-    wordnet = kinds.add_parser("wordnet", help="Bertinetto WordNet tree (needs WordNet 3.0)")
-    wordnet.add_argument("--wnids", type=Path, help="class list, one wnid per line (default: ImageNet-1k)")
-    kmeans = kinds.add_parser("kmeans", help="K-means hierarchy from a model's outputs on a labelled dataset")
-    kmeans.add_argument("--outputs", type=Path, required=True, help=".npz/.pt with 'ids' and 'features' or 'logits'")
-    kmeans.add_argument("--input", type=Path, required=True, help="the built labelled dataset the outputs are for")
-    kmeans.add_argument("--config", default="", help="config of --input (default: its only config)")
-    kmeans.add_argument("--split", default="", help="split of --input (default: its only split)")
-    kmeans.add_argument("--seed", type=int, default=0)
-    kmeans.add_argument("--nested", action="store_true", help="strict tree: cluster each level inside the previous")
-    kmeans.add_argument("--present-classes", action="store_true",
-                        help="hierarchy over the classes that occur in the data (default: every class of the label space)")
-    for sub in (wordnet, kmeans):
-        sub.add_argument("--out", type=Path, required=True, help="parent folder of the dataset folder")
-        sub.add_argument("--no-progress", action="store_true")
-        sub.set_defaults(func=run_build)
+def _register_regenerate(commands) -> None:
+    parser = commands.add_parser("regenerate-imagenet1k",
+                                 help="rebuild the shipped ImageNet-1k tree from WordNet 3.0 (prints the CSV's path)",
+                                 description="Rebuild the ImageNet-1k WordNet tree (Bertinetto construction) from "
+                                             "WordNet 3.0 and write its nodes table as CSV: by default the copy shipped "
+                                             "with the package, which it reproduces byte for byte. Needs WordNet 3.0 "
+                                             "(nltk_data, or Debian's wordnet-base). To build a tree for another class "
+                                             "list as a dataset, use `imagenet-suite build wordnet_hierarchy --option "
+                                             "wnids_file=FILE`.")
+    parser.add_argument("--out", type=Path, metavar="FILE",
+                        help="CSV to write (default: the shipped hierarchies/data/imagenet1k_wordnet_nodes.csv)")
+    parser.add_argument("--wordnet", type=Path, metavar="DIR",
+                        help="folder with WordNet 3.0's data.noun/index.noun "
+                             "(default: nltk_data, then /usr/share/wordnet)")
+    parser.set_defaults(func=run_regenerate)
 
 
-def run_build(args: argparse.Namespace) -> int:
-    from imagenet_suite.build.runner import build_dataset
+def run_regenerate(args: argparse.Namespace) -> int:
+    from imagenet_suite.hierarchies.imagenet1k import SHIPPED_NODES_CSV, regenerate
+    from imagenet_suite.hierarchies.wordnet import load_wordnet
 
-    if args.kind == "wordnet":
-        options = {"wnids_file": str(args.wnids.resolve())} if args.wnids else {}
-        folder = build_dataset("wordnet_hierarchy", args.out, options=options, progress=not args.no_progress)
-    else:
-        options = {"outputs": str(args.outputs.resolve()), "config": args.config, "split": args.split,
-                   "nested": args.nested, "classes": "present" if args.present_classes else "all"}
-        folder = build_dataset("kmeans_hierarchy", args.out, seed=args.seed, options=options, inputs=[args.input],
-                               progress=not args.no_progress)
-    print(folder.resolve())
+    if args.out is not None and args.out.is_dir():  # checked before the tree is built (seconds of work)
+        raise HierarchyError(f"--out {args.out}: is a folder; expected the path of the CSV to write")
+    print(regenerate(args.out or SHIPPED_NODES_CSV, wordnet=load_wordnet(args.wordnet)))
     return 0
 
 

@@ -36,8 +36,9 @@ def run(args) -> int:
     print("\nRelease notes:")
     for version, note in cls.RELEASE_NOTES.items():
         print(f"  {version}: {note}")
-    print("\nCard template:\n")
-    print(card.load_template(cls.NAME))
+    template = cls.CARD_TEMPLATE or cls.NAME
+    print(f"\nCard template (cards/{template}.md):\n")
+    print(card.load_template(template))
     return 0
 
 

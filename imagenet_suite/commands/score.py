@@ -7,7 +7,12 @@ import os
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
+
+if TYPE_CHECKING:  # scoring (torch) is imported only when the command runs, never at CLI start-up
+    from ..scoring.options import LcaOptions, OodOptions, ScoreOptions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,25 +57,24 @@ def add_ood_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--detector-stats", type=Path, metavar="FILE", help="fitted train statistics (DetectorStats.save)")
     group.add_argument("--detectors", nargs="+", metavar="NAME", help="detectors to run (default: all the inputs allow)")
     group.add_argument("--fail-threshold", type=float, metavar="FPR",
-                       help="unit-test failure threshold on FPR@95 (default: the dataset's, 0.10)")
+                       help="unit-test failure threshold on FPR@95, used by the verdict and marked on the plots "
+                            "(default: the dataset's, 0.10)")
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from ..scoring.ood import ood_score_options
     from ..scoring.outputs import ModelOutputs
+    from ..scoring.plots import write_report_plots
     from ..scoring.protocols import crop_description
-    from ..scoring.report import ScoreOptions, score
+    from ..scoring.report import score
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
     check_output_paths(args)  # before any work: a report that cannot be written is refused first
     outputs = ModelOutputs.load(args.outputs, device=args.device)
-    options = ood_score_options(args, ScoreOptions(lca_distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
-                                                   hierarchy=str(args.hierarchy) if args.hierarchy else None))
     report = score(args.dataset_dir, outputs, config=args.config, split=args.split, metrics=args.metrics,
-                   options=options)
+                   options=score_options(args))
     crop = crop_description(report.meta["protocol"])
     if crop:
         print(f"note: {crop}", file=sys.stderr)
@@ -81,9 +85,68 @@ def run(args: argparse.Namespace) -> int:
         report.to_json(args.json)
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plots is not None:
-        for path in write_plots(report, args.plots):
+        for path in write_report_plots(report, args.plots):
             print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+# -- arguments -> options: the only place where parsed arguments meet the scoring package ----------------
+
+def score_options(args: argparse.Namespace) -> ScoreOptions:
+    """The :class:`ScoreOptions` the parsed arguments describe (defaults for the families without flags)."""
+    from ..scoring.options import ScoreOptions
+
+    return ScoreOptions(lca=lca_options(args), ood=ood_options(args))
+
+
+def lca_options(args: argparse.Namespace) -> LcaOptions:
+    """``--lca-distance``, ``--elca-variant`` and ``--hierarchy`` as :class:`LcaOptions`."""
+    from ..scoring.options import LcaOptions
+
+    return LcaOptions(distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
+                      hierarchy=str(args.hierarchy) if args.hierarchy else None)
+
+
+def ood_options(args: argparse.Namespace) -> OodOptions:
+    """The OOD flags as :class:`OodOptions`, loading the files they name onto ``--device``.
+
+    Without ``--id-outputs`` only ``--fail-threshold`` is kept (the OOD families then refuse to run),
+    and the flags that describe the ID side are refused. ``--id-dataset`` checks that the ID outputs
+    cover exactly that dataset's rows.
+    """
+    from ..scoring.join import join_outputs
+    from ..scoring.ood_detectors import DetectorStats, Embeddings
+    from ..scoring.options import OodOptions
+    from ..scoring.outputs import ModelOutputs
+
+    if args.id_outputs is None:
+        for flag in ("id_features", "ood_features", "detector_stats", "id_dataset"):
+            if getattr(args, flag) is not None:
+                raise ConfigError(f"--{flag.replace('_', '-')} needs --id-outputs (the model's outputs on the ID set)")
+        return OodOptions(fail_threshold=args.fail_threshold)
+    device = getattr(args, "device", "cpu")
+    id_outputs = ModelOutputs.load(args.id_outputs, device=device)
+    if args.id_dataset is not None:
+        join_outputs(args.id_dataset, id_outputs, [], validate=True)  # refuses missing or extra ID rows
+    if (args.id_features is None) != (args.ood_features is None):
+        raise ConfigError("give both --id-features and --ood-features, or neither")
+    return OodOptions(
+        id_outputs=id_outputs,
+        id_features=Embeddings.load(args.id_features, device) if args.id_features else None,
+        ood_features=Embeddings.load(args.ood_features, device) if args.ood_features else None,
+        stats=DetectorStats.load(args.detector_stats, device) if args.detector_stats else None,
+        detectors=known_detectors(args.detectors),
+        fail_threshold=args.fail_threshold)
+
+
+def known_detectors(names: list[str] | None) -> tuple[str, ...] | None:
+    """``--detectors`` as a tuple (None when not given); ConfigError naming unknown detectors."""
+    from ..scoring.ood_detectors import DETECTORS
+
+    unknown = [name for name in names or () if name not in DETECTORS]
+    if unknown:
+        raise ConfigError(f"--detectors: unknown {unknown}; known: {list(DETECTORS)}")
+    return tuple(names) if names else None
 
 
 def check_output_paths(args: argparse.Namespace) -> None:
@@ -98,23 +161,3 @@ def check_output_paths(args: argparse.Namespace) -> None:
             raise ConfigError(f"--json {args.json}: the folder {parent} is not writable")
     if args.plots is not None and args.plots.exists() and not args.plots.is_dir():
         raise ConfigError(f"--plots {args.plots}: is a file; expected a folder (created if missing)")
-
-
-def write_plots(report, folder: Path) -> list[Path]:
-    """Write the plots a report supports into ``folder``; returns the files written."""
-    from ..scoring import plots, shape
-    from ..scoring.ood import write_ood_plots
-
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    bins = report.artifacts.get("calibration_bins/torchmetrics")
-    if bins is not None:
-        written.append(folder / "reliability_diagram.png")
-        plots.reliability_diagram(bins, written[-1])
-    per_category = report.artifacts.get("shape_bias_per_category")
-    if per_category is not None:
-        pooled = shape.ShapeBias(*(sum(getattr(r, f) for r in per_category.values()) for f in
-                                   ("shape_hits", "texture_hits", "conflict_images", "excluded_images")))
-        written.append(folder / "shape_bias_per_category.png")
-        plots.shape_bias_per_category_plot(per_category, pooled, written[-1])
-    return written + write_ood_plots(report, folder)

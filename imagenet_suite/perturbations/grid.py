@@ -2,12 +2,12 @@
 
 ``save_corruption_grid(image, path)`` draws it with the same seeded corruptions the ``perturbations``
 builder stores (``example_rng(seed, corruption, key)``); the README's ``docs/images/perturbations_grid.png``
-is made by ``python -m imagenet_suite.perturbations.grid IMAGE OUT.png``.
+is made by ``imagenet-suite perturbations grid IMAGE OUT.png --frost-dir DIR`` (argument parsing lives in
+``imagenet_suite.commands.perturbations``).
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,22 +62,3 @@ def _square224(image) -> Image.Image:
 
 def _cell(pixels: np.ndarray, size: int) -> Image.Image:
     return Image.fromarray(pixels).resize((size, size), Image.BILINEAR)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="draw one image under every corruption and severity")
-    parser.add_argument("image", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--frost-dir", type=Path, help="folder with frost1.png ... frost6.jpg (else no frost row)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    frost = ()
-    if args.frost_dir:
-        frost = C.load_frost_pictures([args.frost_dir / name for name in C.FROST_FILES])
-    with Image.open(args.image) as image:
-        print(save_corruption_grid(image.convert("RGB"), args.out, seed=args.seed, frost=frost))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

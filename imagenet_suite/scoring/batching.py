@@ -6,18 +6,19 @@ metric needs, reduced, and dropped. Chunks are small on the CPU (cache-sized, th
 large on a GPU (few kernel launches).
 
 On the CPU an evaluation runs torch single-threaded and spreads whole chunks over worker threads
-(:func:`chunk_parallel_cpu`, :func:`map_chunks`): chunk-level parallelism needs no OpenMP team per
-operation, which on small or shared machines costs more than the operations themselves.
+(:func:`imagenet_suite.scoring.threads.chunk_parallel_cpu`, :func:`map_chunks`): chunk-level
+parallelism needs no OpenMP team per operation, which on small or shared machines costs more than
+the operations themselves.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 
 import torch
+
+from .threads import cpu_workers, single_threaded_torch
 
 CPU_CHUNK_ELEMENTS = 1 << 19  # 2 MiB of float32: stays in cache, measured fastest on CPU
 GPU_CHUNK_ELEMENTS = 1 << 26  # 256 MiB of float32
@@ -86,48 +87,6 @@ def sort_rows_(values: torch.Tensor) -> torch.Tensor:
         values.numpy().sort(axis=1)
         return values
     return torch.sort(values, dim=1).values
-
-
-_chunk_workers: int | None = None  # set while chunk_parallel_cpu() is active
-
-
-def cpu_workers() -> int:
-    """Worker threads for chunk-parallel CPU work: torch's intra-op thread count, at least 1
-    (the count recorded by :func:`chunk_parallel_cpu` while it is active)."""
-    if _chunk_workers is not None:
-        return _chunk_workers
-    return max(1, min(torch.get_num_threads(), os.cpu_count() or 1))
-
-
-@contextmanager
-def chunk_parallel_cpu() -> Iterator[None]:
-    """For a whole evaluation: torch single-threaded, parallelism only across chunks.
-
-    Small vector operations (N-long) then never pay for waking an OpenMP team, which on a shared
-    machine costs milliseconds per operation; :func:`map_chunks` still uses all the threads torch
-    was configured with. Nested use is a no-op.
-    """
-    global _chunk_workers
-    if _chunk_workers is not None:
-        yield
-        return
-    _chunk_workers = cpu_workers()
-    try:
-        with single_threaded_torch():
-            yield
-    finally:
-        _chunk_workers = None
-
-
-@contextmanager
-def single_threaded_torch() -> Iterator[None]:
-    """Run torch ops on the calling thread only, restoring the thread count afterwards."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def map_chunks(function: Callable[[slice], object], chunks: Sequence[slice], device: torch.device) -> list:

@@ -11,7 +11,8 @@ Given one (x = ID metric, y = OOD accuracy) pair per model:
 * :func:`analyze` — all of the above; ``scale="minmax"`` + in-sample MAE reproduces the paper's
   Table 3 ("MAE" there is an in-sample residual in scaled units); ``scale="none"`` gives MAE in
   accuracy units and the honest leave-one-out MAE.
-* :func:`plot` — scatter plot with the fitted line (matplotlib Agg canvas, no pyplot), saved to a file.
+* :func:`plot` — scatter plot with the fitted line, saved to a file
+  (:func:`imagenet_suite.scoring.plots.lca_on_the_line_plot`).
 * :func:`read_results_csv` — the per-model CSVs of the paper's code (``;``-separated).
 """
 
@@ -128,37 +129,10 @@ def analyze(x_id: Any, y_ood: Any, *, scale: str = "minmax") -> OnTheLine:
 
 def plot(result: OnTheLine, path: str | Path, *, x_label: str = "ImageNet LCA", y_label: str = "OOD top-1",
          groups: Any = None, title: str | None = None) -> Path:
-    """Scatter of ``result.x``/``result.y`` with the fitted line, written to ``path`` (PNG, SVG, PDF…).
+    """:func:`imagenet_suite.scoring.plots.lca_on_the_line_plot` (kept here by name; plots live in plots.py)."""
+    from .plots import lca_on_the_line_plot
 
-    ``groups``: optional per-model labels (e.g. "VM"/"VLM") drawn in different colours.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(5, 4))  # Agg canvas, no pyplot: the caller's backend is left alone
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    labels = np.asarray(groups) if groups is not None else np.full(len(result.x), "models")
-    if labels.shape != result.x.shape:
-        raise ShapeMismatch(f"groups has {labels.shape[0]} entries for {len(result.x)} models")
-    for group in dict.fromkeys(labels.tolist()):
-        mask = labels == group
-        ax.scatter(result.x[mask], result.y[mask], s=14, label=str(group))
-    xs = np.linspace(result.x.min(), result.x.max(), 50)
-    c = result.correlations
-    ax.plot(xs, result.line.predict(xs), color="black", lw=1,
-            label=f"fit: R²={c.r2:.3f}, τb={c.kendall_tau_b:.3f}, MAE={result.mae_in_sample:.3f}")
-    suffix = " (min-max scaled)" if result.scale == "minmax" else ""
-    ax.set_xlabel(x_label + suffix)
-    ax.set_ylabel(y_label + suffix)
-    if title:
-        ax.set_title(title)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+    return lca_on_the_line_plot(result, path, x_label=x_label, y_label=y_label, groups=groups, title=title)
 
 
 def read_results_csv(path: str | Path):

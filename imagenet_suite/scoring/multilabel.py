@@ -34,11 +34,8 @@ Definitions (seed_001.md §2):
 Everything runs on the scores' device: the ranking is chunked (scoring core), the rest works on
 ``[N, max k]`` integer tensors; counts are int64 and sums float64.
 
-Importing this module registers two metric families with the evaluator:
-
-* ``multilabel`` — applies to a ``labels`` column that is a list of ClassLabel (PatchML);
-* ``multilabel_real`` — applies to a ``real_labels`` list-of-ClassLabel column when the protocol
-  publishes ``label_count_subgroups`` (e.g. ``[1, 2, 3, 4, 5]`` for ReaL V1).
+The evaluator's families ``multilabel`` (PatchML ``labels``) and ``multilabel_real`` (ReaL label sets)
+are wired in :mod:`imagenet_suite.scoring.families.multilabel`.
 """
 
 from __future__ import annotations
@@ -55,7 +52,7 @@ import torch
 
 from ..errors import ConfigError, OutputsError
 from .classification import Fraction, top_classes
-from .report import EvaluationContext, Metric, MetricRow, ScoreReport, register_metric
+from .results import MetricRow, ScoreReport
 
 VARIANTS = ("exact", "jaccard", "recall", "hamming")
 DEFAULT_VARIANT = "exact"
@@ -291,7 +288,7 @@ def delta_rank(first: pd.Series, second: pd.Series) -> pd.Series:
     return (rank_first - rank_second).rename("delta_rank")
 
 
-# ----------------------------------------------------------------------------- registration
+# ----------------------------------------------------------------------------- dataset shape
 
 
 def is_label_set_feature(feature: Any) -> bool:
@@ -303,29 +300,6 @@ def is_label_set_feature(feature: Any) -> bool:
 def subgroups_of(protocol: Mapping[str, Any]) -> tuple[int, ...]:
     """ASMA's label-count range for a dataset: ``protocol.label_count_subgroups`` or 1–5."""
     return _checked_groups(protocol.get("label_count_subgroups") or DEFAULT_SUBGROUPS)
-
-
-def _applies_to_labels(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
-    return is_label_set_feature(features.get("labels"))
-
-
-def _applies_to_real_labels(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
-    return is_label_set_feature(features.get("real_labels")) and bool(protocol.get("label_count_subgroups"))
-
-
-def _rows_for(column: str):
-    def compute(ctx: EvaluationContext) -> list[MetricRow]:
-        result = multilabel_scores(ctx.scores, ctx.joined.columns[column], subgroups_of(ctx.joined.protocol))
-        ctx.artifacts[f"multilabel/{column}"] = result
-        return result.rows()
-
-    return compute
-
-
-register_metric(Metric("multilabel", ("labels",), _applies_to_labels, _rows_for("labels"),
-                       "variable top-k: ASMA (exact, jaccard, recall, hamming), subgroup accuracy, ReaL accuracy"))
-register_metric(Metric("multilabel_real", ("real_labels",), _applies_to_real_labels, _rows_for("real_labels"),
-                       "variable top-k on ReaL label sets: ASMA, subgroup accuracy (protocol label_count_subgroups)"))
 
 __all__ = [
     "DEFAULT_SUBGROUPS", "DEFAULT_VARIANT", "VARIANTS", "MultiLabelScores", "Subgroup", "asma", "average_over_seeds",

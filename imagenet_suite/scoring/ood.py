@@ -24,32 +24,27 @@ On a grouped OOD set (NINCO classes, unit tests, popular sets) each group is eva
 ID images; ``macro`` is the mean over groups (the paper's headline), ``pooled`` treats all OOD
 images as one set. Unit tests: a detector **fails** a test when its ``fpr95`` is > 10 %.
 
-``imagenet-suite score`` integration: importing this module registers the metric families
-``ood_detection`` (NINCO classes, column ``ood_class``), ``ood_detection_datasets`` (popular sets,
-``source_dataset``) and ``ood_unit_tests`` (``test``); they apply to datasets whose protocol has an
-``ood`` entry and compute when the :class:`OODScoreOptions` passed to ``score`` hold the ID outputs.
+This module holds the metrics only (detectors: :mod:`.ood_detectors`). The evaluator's OOD
+families (``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``) are wired in
+:mod:`imagenet_suite.scoring.families.ood` and read :class:`~imagenet_suite.scoring.options.OodOptions`;
+the per-group FPR plot is :func:`imagenet_suite.scoring.plots.per_group_fpr_plot`.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import ConfigError, OutputsError
-from .batching import single_threaded_torch
+from ..errors import OutputsError
 from .classification import Fraction
-from .ood_detectors import (DETECTORS, NEEDS_FEATURES, PRESETS, DetectorStats, Embeddings, available_detectors,
-                            detector_scores, numpy_lerp, why_unavailable)
-from .outputs import ModelOutputs
-from .report import EvaluationContext, Metric, MetricRow, ScoreOptions, register_metric
+from .ood_detectors import DETECTORS, PRESETS, numpy_lerp
+from .threads import single_threaded_torch
 
 TPR = 0.95
 FAIL_THRESHOLD = 0.10
@@ -295,12 +290,13 @@ def grouped_ood_metrics(id_scores, ood_scores, groups: torch.Tensor | Sequence[i
         raise OutputsError(f"OOD group(s) {empty} have no samples; every evaluated OOD class needs at least one image")
     names = list(group_names)
     per_group = {g: _metrics(ids, SortedScores.of(oods[labels == names.index(g)]), tpr) for g in wanted}
-    macro = {m: float(np.mean([_value(per_group[g][m]) for g in wanted])) for m in METRIC_NAMES}
+    macro = {m: float(np.mean([metric_value(per_group[g][m]) for g in wanted])) for m in METRIC_NAMES}
     return GroupedOOD(per_group, macro, _metrics(ids, SortedScores.of(oods), tpr),
                       {g: counts[names.index(g)] for g in wanted})
 
 
-def _value(metric: float | Fraction) -> float:
+def metric_value(metric: float | Fraction) -> float:
+    """The number of one metric result (``fpr95`` is a :class:`Fraction`, the others floats)."""
     return metric.value if isinstance(metric, Fraction) else float(metric)
 
 
@@ -310,221 +306,8 @@ def unit_test_verdict(fpr_per_test: Mapping[str, float], threshold: float = FAIL
     return failed, len(failed)
 
 
-# -- score() integration ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class OODScoreOptions(ScoreOptions):
-    """:class:`ScoreOptions` plus what OOD metrics need beside the OOD outputs ``score`` joins.
-
-    ``id_outputs``: the same model's outputs on the ID set (ImageNet val), same kind and class count.
-    ``id_features`` / ``ood_features`` + ``stats``: for the feature-based detectors. ``detectors``:
-    which to run (default: every one the inputs allow). ``preset`` only names the anchor whose
-    statistics ``stats`` holds (set at fit time).
-    """
-
-    id_outputs: ModelOutputs | None = None
-    id_features: Embeddings | None = None
-    ood_features: Embeddings | None = None
-    stats: DetectorStats | None = None
-    detectors: tuple[str, ...] | None = None
-    tpr: float = TPR
-    fail_threshold: float | None = None  # None: the dataset protocol's (0.10)
-    cache: dict = field(default_factory=dict, compare=False, repr=False)  # ID scores per detector
-
-
-def _ood_applies(column: str):
-    def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
-        ood = protocol.get("ood")
-        return isinstance(ood, Mapping) and ood.get("group_column") == column and column in features
-    return applies
-
-
-def _ood_rows(column: str):
-    def compute(ctx: EvaluationContext) -> list[MetricRow]:
-        options = _ood_options(ctx)
-        ood = ctx.joined.protocol["ood"]
-        names = ctx.joined.features[column]["names"]
-        groups = ctx.joined.columns[column]
-        expected = ood.get("groups") or names
-        rows: list[MetricRow] = []
-        for detector in _detectors(ctx, options):
-            id_scores, ood_scores = _scores(ctx, options, detector)
-            grouped = grouped_ood_metrics(id_scores, ood_scores, groups, names, options.tpr, expected)
-            ctx.artifacts[f"ood/{detector}"] = grouped
-            rows += grouped_rows(detector, grouped)
-            if ood.get("unit_tests"):
-                threshold = options.fail_threshold if options.fail_threshold is not None else ood.get("fail_threshold", FAIL_THRESHOLD)
-                rows += verdict_rows(detector, grouped, threshold)
-        return rows
-    return compute
-
-
-def grouped_rows(detector: str, grouped: GroupedOOD) -> list[MetricRow]:
-    """Report rows: per metric, ``<detector>:macro`` and ``<detector>:pooled`` overall, then per group."""
-    rows = []
-    for metric in METRIC_NAMES:
-        rows.append(MetricRow(metric, grouped.macro[metric], f"{detector}:macro"))
-        rows.append(_metric_row(metric, grouped.pooled[metric], f"{detector}:pooled", ""))
-    for group, metrics in grouped.per_group.items():
-        rows += [_metric_row(metric, metrics[metric], detector, group) for metric in METRIC_NAMES]
-    return rows
-
-
-def verdict_rows(detector: str, grouped: GroupedOOD, threshold: float) -> list[MetricRow]:
-    failed, count = unit_test_verdict(grouped.fpr_per_group(), threshold)
-    rows = [MetricRow("unit_tests_failed", float(count), f"{detector}:fpr95>{threshold:g}", "", count,
-                      len(grouped.per_group))]
-    rows += [MetricRow("unit_test_failed", float(name in failed), f"{detector}:fpr95>{threshold:g}", name)
-             for name in grouped.per_group]
-    return rows
-
-
-def _metric_row(metric: str, value: float | Fraction, variant: str, subgroup: str) -> MetricRow:
-    if isinstance(value, Fraction):
-        return MetricRow.fraction(metric, value, variant, subgroup)
-    return MetricRow(metric, float(value), variant, subgroup)
-
-
-def _ood_options(ctx: EvaluationContext) -> OODScoreOptions:
-    options = ctx.options
-    if not isinstance(options, OODScoreOptions) or options.id_outputs is None:
-        raise ConfigError(f"OOD metrics on {ctx.joined.dataset}/{ctx.joined.config} need the model's outputs on the "
-                          "in-distribution set too: pass --id-outputs FILE (ImageNet val) or "
-                          "score(..., options=OODScoreOptions(id_outputs=...))")
-    ood_outputs, id_outputs = ctx.joined.outputs, options.id_outputs
-    if id_outputs.num_classes != ood_outputs.num_classes:
-        raise OutputsError(f"ID outputs have C={id_outputs.num_classes} scores per row but the OOD outputs have "
-                           f"C={ood_outputs.num_classes}: both must come from the same model")
-    if id_outputs.kind != ood_outputs.kind:
-        raise OutputsError(f"ID outputs are {id_outputs.kind!r} but OOD outputs are {ood_outputs.kind!r}: save both "
-                           "the same way")
-    if "validated" not in options.cache:
-        id_outputs.validate()
-        options.cache["validated"] = True
-    return options
-
-
-def _detectors(ctx: EvaluationContext, options: OODScoreOptions) -> list[str]:
-    has_features = options.id_features is not None and options.ood_features is not None
-    kind = ctx.joined.outputs.kind
-    if options.detectors is None:
-        return available_detectors(kind, has_features, options.stats)
-    problems = {name: why_unavailable(name, kind, has_features, options.stats) for name in options.detectors}
-    problems = {name: reason for name, reason in problems.items() if reason}
-    if problems:
-        raise ConfigError(f"OOD detector(s) cannot run: {problems}")
-    return list(options.detectors)
-
-
-def _scores(ctx: EvaluationContext, options: OODScoreOptions, detector: str) -> tuple[torch.Tensor, torch.Tensor]:
-    device = ctx.joined.outputs.device
-    features = detector in NEEDS_FEATURES
-    key = f"id/{detector}"
-    if key not in options.cache:
-        id_features = options.id_features.aligned(options.id_outputs.ids, "ID outputs").to(device) if features else None
-        options.cache[key] = detector_scores(detector, options.id_outputs.values.to(device), options.id_outputs.kind,
-                                             id_features, options.stats)
-    ood_features = options.ood_features.aligned(ctx.joined.outputs.ids, "OOD outputs").to(device) if features else None
-    ood_scores = detector_scores(detector, ctx.joined.outputs.values, ctx.joined.outputs.kind, ood_features, options.stats)
-    return options.cache[key], ood_scores
-
-
-OOD_METRICS = (
-    Metric("ood_detection", ("ood_class",), _ood_applies("ood_class"), _ood_rows("ood_class"),
-           "OOD detection per NINCO class vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT"),
-    Metric("ood_detection_datasets", ("source_dataset",), _ood_applies("source_dataset"), _ood_rows("source_dataset"),
-           "OOD detection per (cleaned) popular OOD dataset vs the ID set"),
-    Metric("ood_unit_tests", ("test",), _ood_applies("test"), _ood_rows("test"),
-           "OOD unit tests: metrics per test and the number failed (FPR@95 > 10 %)"),
-)
-for _metric in OOD_METRICS:
-    register_metric(_metric)
-
-
-# -- CLI wiring ------------------------------------------------------------------------------------------
-
-def ood_score_options(args: argparse.Namespace, base: ScoreOptions | None = None) -> ScoreOptions | None:
-    """The options the parsed arguments describe: ``base`` extended to :class:`OODScoreOptions` with the
-    ID outputs (and features, statistics, detectors) when ``--id-outputs`` is given, else ``base``."""
-    if getattr(args, "id_outputs", None) is None:
-        for flag in ("id_features", "ood_features", "detector_stats", "id_dataset"):
-            if getattr(args, flag, None) is not None:
-                raise ConfigError(f"--{flag.replace('_', '-')} needs --id-outputs (the model's outputs on the ID set)")
-        return base
-    device = getattr(args, "device", "cpu")
-    id_outputs = ModelOutputs.load(args.id_outputs, device=device)
-    if args.id_dataset is not None:
-        from .join import join_outputs
-
-        join_outputs(args.id_dataset, id_outputs, [], validate=True)  # refuses missing or extra ID rows
-    if (args.id_features is None) != (args.ood_features is None):
-        raise ConfigError("give both --id-features and --ood-features, or neither")
-    inherited = {f.name: getattr(base, f.name) for f in fields(ScoreOptions)} if base is not None else {}
-    load = Embeddings.load
-    return OODScoreOptions(
-        **inherited,
-        id_outputs=id_outputs,
-        id_features=load(args.id_features, device) if args.id_features else None,
-        ood_features=load(args.ood_features, device) if args.ood_features else None,
-        stats=DetectorStats.load(args.detector_stats, device) if args.detector_stats else None,
-        detectors=_known_detectors(args.detectors),
-        fail_threshold=args.fail_threshold)
-
-
-def _known_detectors(names: Sequence[str] | None) -> tuple[str, ...] | None:
-    unknown = [name for name in names or () if name not in DETECTORS]
-    if unknown:
-        raise ConfigError(f"--detectors: unknown {unknown}; known: {list(DETECTORS)}")
-    return tuple(names) if names else None
-
-
-# -- picture ---------------------------------------------------------------------------------------------
-
-def per_group_fpr_plot(grouped: GroupedOOD, path: str | Path | None = None, title: str = "",
-                       threshold: float | None = None):
-    """Horizontal bars of FPR@95 per OOD group (sorted), with the macro mean (and a unit-test
-    ``threshold`` line when given); returns the matplotlib Figure, also written to ``path``."""
-    from matplotlib.figure import Figure
-
-    fprs = sorted(grouped.fpr_per_group().items(), key=lambda kv: kv[1])
-    figure = Figure(figsize=(6, max(2.5, 0.18 * len(fprs) + 1)))
-    axes = figure.subplots()
-    positions = np.arange(len(fprs))
-    colours = ["#C44E52" if threshold is not None and v > threshold else "#4C72B0" for _, v in fprs]
-    axes.barh(positions, [100 * v for _, v in fprs], color=colours)
-    axes.set_yticks(positions, [name for name, _ in fprs], fontsize=6 if len(fprs) > 30 else 8)
-    axes.axvline(100 * grouped.macro["fpr95"], color="black", linestyle="--", linewidth=1,
-                 label=f"mean over groups {100 * grouped.macro['fpr95']:.1f} %")
-    if threshold is not None:
-        axes.axvline(100 * threshold, color="#C44E52", linestyle=":", linewidth=1, label=f"fail > {100 * threshold:g} %")
-    axes.set(xlim=(0, 100), xlabel="FPR at 95 % TPR (%, ID positive; lower is better)")
-    axes.set_title(title or "FPR@95 per OOD group")
-    axes.legend(loc="lower right", fontsize=7)
-    figure.tight_layout()
-    if path is not None:
-        figure.savefig(path, dpi=120)
-    return figure
-
-
-def write_ood_plots(report, folder: str | Path) -> list[Path]:
-    """One per-group FPR bar plot per detector of a score report (``ood_fpr_<detector>.png``)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    unit_tests = bool(report.meta.get("protocol", {}).get("ood", {}).get("unit_tests"))
-    for key, grouped in report.artifacts.items():
-        if key.startswith("ood/"):
-            detector = key.split("/", 1)[1]
-            path = folder / f"ood_fpr_{detector}.png"
-            per_group_fpr_plot(grouped, path, f"{report.meta.get('dataset')} / {report.meta.get('config')}: {detector}",
-                               FAIL_THRESHOLD if unit_tests else None)
-            written.append(path)
-    return written
-
-
 __all__ = [
-    "FAIL_THRESHOLD", "METRIC_NAMES", "OOD_METRICS", "PRESETS", "TPR", "GroupedOOD", "OODScoreOptions", "SortedScores",
-    "as_scores", "aupr_in", "aupr_out", "auroc", "fpr_at_tpr",
-    "fpr_at_tpr_openood_v15", "grouped_ood_metrics", "numpy_quantile", "ood_metrics", "ood_score_options",
-    "per_group_fpr_plot", "unit_test_verdict", "write_ood_plots",
+    "DETECTORS", "FAIL_THRESHOLD", "METRIC_NAMES", "PRESETS", "TPR", "GroupedOOD", "SortedScores", "as_scores", "aupr_in",
+    "aupr_out", "auroc", "fpr_at_tpr", "fpr_at_tpr_openood_v15", "grouped_ood_metrics", "metric_value",
+    "numpy_quantile", "ood_metrics", "unit_test_verdict",
 ]

@@ -38,7 +38,8 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError, OutputsError
-from .batching import chunk_parallel_cpu, map_chunks, row_chunks
+from .batching import map_chunks, row_chunks
+from .threads import chunk_parallel_cpu
 
 DETECTORS = ("msp", "maxlogit", "energy", "kl_matching", "vim", "mahalanobis", "relative_mahalanobis", "knn",
              "cosine", "rcos", "react_energy")

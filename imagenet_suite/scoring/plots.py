@@ -1,17 +1,26 @@
-"""Plots people look at rather than read: reliability diagram, shape bias per category.
+"""Plots people look at rather than read: reliability diagram, shape bias per category, OOD FPR per
+group, LCA on the line.
 
-Both build a bare ``matplotlib.figure.Figure`` (rendered by Agg; no pyplot, no display, no global
-backend change) and return it; pass ``path`` to also write it (PNG/PDF/SVG by suffix).
+Every plot function builds a bare ``matplotlib.figure.Figure`` (rendered by Agg; no pyplot, no
+display, no global backend change) and returns it; pass ``path`` to also write it (PNG/PDF/SVG by
+suffix). :func:`write_report_plots` writes every plot a :class:`ScoreReport` supports, from its
+``artifacts``; the OOD plots mark the unit-test threshold the report's verdict used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from matplotlib.figure import Figure
 
-from .calibration import CalibrationBins
+from ..errors import ShapeMismatch
+from .calibration import DEFAULT_ECE_CONVENTION, CalibrationBins
+from .families.ood import FAIL_THRESHOLD_ARTIFACT
+from .ood import GroupedOOD
+from .results import ScoreReport
 from .shape import ShapeBias
 
 
@@ -72,3 +81,121 @@ def shape_bias_per_category_plot(
     if path is not None:
         figure.savefig(path, dpi=150)
     return figure
+
+
+def lca_on_the_line_plot(result: Any, path: str | Path, *, x_label: str = "ImageNet LCA", y_label: str = "OOD top-1",
+                         groups: Any = None, title: str | None = None) -> Path:
+    """LCA-on-the-line: scatter of ``result.x``/``result.y`` with the fitted line, written to ``path``
+    (PNG, SVG, PDF…); returns ``path``. ``result``: an
+    :class:`~imagenet_suite.scoring.lca_on_the_line.OnTheLine` (from ``lca_on_the_line.analyze``).
+
+    ``groups``: optional per-model labels (e.g. "VM"/"VLM") drawn in different colours.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig = Figure(figsize=(5, 4))  # Agg canvas, no pyplot: the caller's backend is left alone
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    labels = np.asarray(groups) if groups is not None else np.full(len(result.x), "models")
+    if labels.shape != result.x.shape:
+        raise ShapeMismatch(f"groups has {labels.shape[0]} entries for {len(result.x)} models")
+    for group in dict.fromkeys(labels.tolist()):
+        mask = labels == group
+        ax.scatter(result.x[mask], result.y[mask], s=14, label=str(group))
+    xs = np.linspace(result.x.min(), result.x.max(), 50)
+    c = result.correlations
+    ax.plot(xs, result.line.predict(xs), color="black", lw=1,
+            label=f"fit: R²={c.r2:.3f}, τb={c.kendall_tau_b:.3f}, MAE={result.mae_in_sample:.3f}")
+    suffix = " (min-max scaled)" if result.scale == "minmax" else ""
+    ax.set_xlabel(x_label + suffix)
+    ax.set_ylabel(y_label + suffix)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def per_group_fpr_plot(grouped: GroupedOOD, path: str | Path | None = None, title: str = "",
+                       threshold: float | None = None) -> Figure:
+    """Horizontal bars of FPR@95 per OOD group (sorted), with the macro mean.
+
+    With a unit-test ``threshold``, bars above it (failed tests) are red and a dotted line marks it.
+    """
+    fprs = sorted(grouped.fpr_per_group().items(), key=lambda kv: kv[1])
+    figure = Figure(figsize=(6, max(2.5, 0.18 * len(fprs) + 1)))
+    axes = figure.subplots()
+    positions = np.arange(len(fprs))
+    colours = ["#C44E52" if threshold is not None and v > threshold else "#4C72B0" for _, v in fprs]
+    axes.barh(positions, [100 * v for _, v in fprs], color=colours)
+    axes.set_yticks(positions, [name for name, _ in fprs], fontsize=6 if len(fprs) > 30 else 8)
+    axes.axvline(100 * grouped.macro["fpr95"], color="black", linestyle="--", linewidth=1,
+                 label=f"mean over groups {100 * grouped.macro['fpr95']:.1f} %")
+    if threshold is not None:
+        axes.axvline(100 * threshold, color="#C44E52", linestyle=":", linewidth=1, label=f"fail > {100 * threshold:g} %")
+    axes.set(xlim=(0, 100), xlabel="FPR at 95 % TPR (%, ID positive; lower is better)")
+    axes.set_title(title or "FPR@95 per OOD group")
+    axes.legend(loc="lower right", fontsize=7)
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
+def ood_fpr_figures(report: ScoreReport) -> dict[str, Figure]:
+    """``{detector: per-group FPR plot}`` of a report's OOD results.
+
+    On unit-test sets each plot marks the threshold the report's verdict rows used (the report's
+    ``ood_fail_threshold`` artifact: ``--fail-threshold``, else the dataset's, else 0.10).
+    """
+    threshold = report.artifacts.get(FAIL_THRESHOLD_ARTIFACT)
+    where = f"{report.meta.get('dataset')} / {report.meta.get('config')}"
+    return {key.split("/", 1)[1]: per_group_fpr_plot(grouped, title=f"{where}: {key.split('/', 1)[1]}",
+                                                     threshold=threshold)
+            for key, grouped in report.artifacts.items() if key.startswith("ood/")}
+
+
+def write_ood_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
+    """One per-group FPR bar plot per detector (``ood_fpr_<detector>.png``); returns the files written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for detector, figure in ood_fpr_figures(report).items():
+        written.append(folder / f"ood_fpr_{detector}.png")
+        figure.savefig(written[-1], dpi=120)
+    return written
+
+
+def write_report_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
+    """Every plot a report supports, written into ``folder`` (created); returns the files written.
+
+    ``reliability_diagram.png`` (torchmetrics bins), ``shape_bias_per_category.png`` and
+    ``ood_fpr_<detector>.png``, each when the report holds the results it needs.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    bins = report.artifacts.get(f"calibration_bins/{DEFAULT_ECE_CONVENTION}")
+    if bins is not None:
+        written.append(folder / "reliability_diagram.png")
+        reliability_diagram(bins, written[-1])
+    per_category = report.artifacts.get("shape_bias_per_category")
+    if per_category is not None:
+        written.append(folder / "shape_bias_per_category.png")
+        shape_bias_per_category_plot(per_category, _pooled(per_category), written[-1])
+    return written + write_ood_plots(report, folder)
+
+
+def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
+    """The pooled shape bias of all categories (sums of their counts)."""
+    return ShapeBias(*(sum(getattr(r, f) for r in per_category.values()) for f in
+                       ("shape_hits", "texture_hits", "conflict_images", "excluded_images")))
+
+
+__all__ = [
+    "lca_on_the_line_plot", "ood_fpr_figures", "per_group_fpr_plot", "reliability_diagram", "shape_bias_per_category_plot",
+    "write_ood_plots", "write_report_plots",
+]

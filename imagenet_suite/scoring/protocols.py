@@ -28,7 +28,6 @@ import torch
 from ..errors import OutputsError
 from .batching import as_float32, chunk_elements, row_chunks
 from .classification import Fraction, label_ranks, topk_from_ranks
-from .report import EvaluationContext, Metric, MetricRow, register_metric
 
 MAX_OVER_MAPPED_LOGITS = "max_over_mapped_logits"
 MAPPED_VARIANT = "class_mapping:max"  # MetricRow.variant of accuracies computed through a class mapping
@@ -123,20 +122,6 @@ def crop_description(protocol: Mapping[str, Any]) -> str | None:
     return (f"inputs assume a {int(border)} px border crop: crop box (b, b, W-b, H-b) with b={int(border)} on the "
             "decoded image before the model's preprocessing (imagenet_suite.scoring.protocols.border_crop); "
             "the dataset stores the uncropped images")
-
-
-def _mapped_topk_rows(ctx: EvaluationContext) -> list[MetricRow]:
-    protocol = ctx.joined.protocol
-    column = protocol["label_column"]
-    mapping = mapping_in_label_order(protocol, ctx.joined.features[column]["names"], ctx.scores.shape[1])
-    counted = mapped_topk_accuracy(ctx.scores, ctx.joined.columns[column], mapping, ctx.options.topk)
-    return [MetricRow.fraction(f"top{k}_accuracy", counted[k], MAPPED_VARIANT) for k in ctx.options.topk]
-
-
-register_metric(Metric(
-    "mapped_topk_accuracy", ("objectnet_label",), applies_class_mapping, _mapped_topk_rows,
-    "top-k over the dataset's own classes, each scored by the max of its mapped ImageNet logits (ObjectNet)",
-    "protocol mapping_rule='max_over_mapped_logits' and its label_column"))
 
 
 __all__ = [

@@ -14,21 +14,20 @@ From per-row correctness (top-1 against ``label``, or the 16-class decision agai
   A_corr / A_clean (seed 000 Eq. 6, not mCE: no AlexNet normalisation) and ``relative_corruption_accuracy``
   per corruption (its mean accuracy / clean accuracy).
 
-The metric families register themselves with :func:`report.register_metric` on import.
+The evaluator's families ``robustness`` and ``robustness16`` are wired in
+:mod:`imagenet_suite.scoring.families.robustness`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
-from . import shape
 from .classification import Fraction
-from .report import EvaluationContext, Metric, MetricRow, register_metric
+from .results import MetricRow
 
 CLEAN = "clean"
 
@@ -98,32 +97,5 @@ def summary_rows(summary: RobustnessSummary, variant: str) -> list[MetricRow]:
         rows.append(MetricRow.fraction("corruption_accuracy", fraction, variant, f"{name}/{severity}"))
     return rows
 
-
-def _applies(label: str):
-    def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
-        if "corruption" not in features or "severity" not in features or label not in features:
-            return False
-        return label == "label" or protocol.get("decision_mapping") == shape.IMAGENET_16_MAPPING
-
-    return applies
-
-
-def _robustness_rows(ctx: EvaluationContext) -> list[MetricRow]:
-    summary = summarize(ctx.top1_correct, ctx.joined.columns["corruption"], ctx.joined.columns["severity"])
-    ctx.artifacts["robustness"] = summary
-    return summary_rows(summary, "top1")
-
-
-def _robustness16_rows(ctx: EvaluationContext) -> list[MetricRow]:
-    correct = ctx.decisions16 == ctx.categories("label16")
-    summary = summarize(correct, ctx.joined.columns["corruption"], ctx.joined.columns["severity"])
-    ctx.artifacts["robustness16"] = summary
-    return summary_rows(summary, "accuracy16")
-
-
-register_metric(Metric("robustness", ("corruption", "severity", "label"), _applies("label"), _robustness_rows,
-                       "accuracy per corruption and severity, mean, pooled, C-robustness vs clean rows"))
-register_metric(Metric("robustness16", ("corruption", "severity", "label16"), _applies("label16"), _robustness16_rows,
-                       "16-class accuracy per corruption and severity (model-vs-human sets), C-robustness"))
 
 __all__ = ["RobustnessSummary", "summarize", "summary_rows"]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from PIL import Image, UnidentifiedImageError
 
-from .errors import InvalidSourceData
+from ..errors import InvalidSourceData
 
 JPEG_SOI = b"\xff\xd8"
 JPEG_EOI = b"\xff\xd9"

@@ -1,0 +1,41 @@
+"""The ``calibration`` family: ECE in each configured convention, class-wise ACE, and CE = √(ECE·ACE).
+
+Applies to a ``label`` ClassLabel (class subset applied first). The bins of every ECE convention go
+to ``artifacts["calibration_bins/<convention>"]`` (the reliability diagram reads them). Metric
+functions: :mod:`imagenet_suite.scoring.calibration`.
+"""
+
+from __future__ import annotations
+
+from .. import calibration
+from ..context import EvaluationContext
+from ..family import LABEL_REQUIREMENT, MetricFamily, has_class_label
+from ..options import CalibrationOptions
+from ..results import MetricRow
+
+
+def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> list[MetricRow]:
+    """``ece`` per convention; with ``class_wise_ace`` also ``ace`` and ``calibration_error``."""
+    stats = ctx.row_stats
+    rows, eces = [], {}
+    for convention in options.ece_conventions:
+        bins = calibration.calibration_bins(stats.confidence, ctx.top1_correct, convention)
+        ctx.artifacts[f"calibration_bins/{convention}"] = bins
+        eces[convention] = bins.expected_calibration_error
+        rows.append(MetricRow("ece", eces[convention], convention))
+    if not options.class_wise_ace:
+        return rows
+    ace = calibration.adaptive_calibration_error(
+        ctx.scores, ctx.labels, stats.normalizer, options.ace_bins, columns=ctx.class_subset
+    )
+    rows.append(MetricRow("ace", ace, "adaptive_classwise"))
+    ece = eces.get(calibration.DEFAULT_ECE_CONVENTION)
+    if ece is None:
+        ece = calibration.expected_calibration_error(stats.confidence, ctx.top1_correct)
+    rows.append(MetricRow("calibration_error", calibration.calibration_error(ece, ace), "sqrt(ece*ace)"))
+    return rows
+
+
+CALIBRATION = MetricFamily(
+    "calibration", ("label",), has_class_label, calibration_rows, CalibrationOptions,
+    "ECE (3 conventions), class-wise ACE, CE", LABEL_REQUIREMENT)

@@ -1,0 +1,33 @@
+"""The ``class_balance`` family: QUBA class balance and its accuracy and confidence parts.
+
+Applies to a ``label`` ClassLabel (class subset applied first); one set of rows per configured
+convention. Metric function: :func:`imagenet_suite.scoring.class_balance.class_balance`.
+"""
+
+from __future__ import annotations
+
+from ..class_balance import class_balance
+from ..context import EvaluationContext
+from ..family import LABEL_REQUIREMENT, MetricFamily, has_class_label
+from ..options import ClassBalanceOptions
+from ..results import MetricRow
+
+
+def class_balance_rows(ctx: EvaluationContext, options: ClassBalanceOptions) -> list[MetricRow]:
+    """``class_balance``, ``class_balance_accuracy``, ``class_balance_confidence`` per convention."""
+    rows = []
+    for convention in options.conventions:
+        balance = class_balance(
+            ctx.top1_correct, ctx.row_stats.target_probability, ctx.labels, ctx.num_classes, convention
+        )
+        rows += [
+            MetricRow("class_balance", balance.value, convention),
+            MetricRow("class_balance_accuracy", balance.accuracy_balance, convention),
+            MetricRow("class_balance_confidence", balance.confidence_balance, convention),
+        ]
+    return rows
+
+
+CLASS_BALANCE = MetricFamily(
+    "class_balance", ("label",), has_class_label, class_balance_rows, ClassBalanceOptions,
+    "QUBA class balance, both conventions", LABEL_REQUIREMENT)

@@ -1,0 +1,147 @@
+"""OOD families of seed 002: ``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``.
+
+Each applies to a dataset whose ``protocol.ood.group_column`` is its column (``ood_class`` for NINCO
+classes, ``source_dataset`` for the popular OOD sets, ``test`` for unit tests). Every group is
+scored against the ID set given in :class:`~imagenet_suite.scoring.options.OodOptions`, once per
+detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
+
+Artifacts: ``ood/<detector>`` holds each detector's :class:`~imagenet_suite.scoring.ood.GroupedOOD`;
+on unit-test sets ``ood_fail_threshold`` holds the threshold the verdict rows used, which is the
+one :func:`imagenet_suite.scoring.plots.write_ood_plots` marks. Metric functions:
+:mod:`imagenet_suite.scoring.ood`; detectors: :mod:`imagenet_suite.scoring.ood_detectors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from ...errors import ConfigError, OutputsError
+from ..classification import Fraction
+from ..context import EvaluationContext
+from ..family import Applies, Compute, MetricFamily
+from ..ood import METRIC_NAMES, GroupedOOD, grouped_ood_metrics, unit_test_verdict
+from ..ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
+from ..options import OodOptions
+from ..results import MetricRow
+
+FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
+
+
+def applies_to(column: str) -> Applies:
+    """``applies`` for a dataset whose ``protocol.ood.group_column`` is ``column`` and has that column."""
+    def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
+        ood = protocol.get("ood")
+        return isinstance(ood, Mapping) and ood.get("group_column") == column and column in features
+    return applies
+
+
+def rows_for(column: str) -> Compute:
+    """``compute`` of the OOD metrics grouped by ``column``: per detector, groups + macro + pooled (+ verdict)."""
+    def compute(ctx: EvaluationContext, options: OodOptions) -> list[MetricRow]:
+        check_id_outputs(ctx, options)
+        ood = ctx.joined.protocol["ood"]
+        names = ctx.joined.features[column]["names"]
+        groups = ctx.joined.columns[column]
+        expected = ood.get("groups") or names
+        threshold = options.verdict_threshold(ood) if ood.get("unit_tests") else None
+        if threshold is not None:
+            ctx.artifacts[FAIL_THRESHOLD_ARTIFACT] = threshold
+        rows: list[MetricRow] = []
+        for detector in detectors(ctx, options):
+            id_scores, ood_scores = scores(ctx, options, detector)
+            grouped = grouped_ood_metrics(id_scores, ood_scores, groups, names, options.tpr, expected)
+            ctx.artifacts[f"ood/{detector}"] = grouped
+            rows += grouped_rows(detector, grouped)
+            if threshold is not None:
+                rows += verdict_rows(detector, grouped, threshold)
+        return rows
+    return compute
+
+
+def grouped_rows(detector: str, grouped: GroupedOOD) -> list[MetricRow]:
+    """Report rows: per metric, ``<detector>:macro`` and ``<detector>:pooled`` overall, then per group."""
+    rows = []
+    for metric in METRIC_NAMES:
+        rows.append(MetricRow(metric, grouped.macro[metric], f"{detector}:macro"))
+        rows.append(_metric_row(metric, grouped.pooled[metric], f"{detector}:pooled", ""))
+    for group, metrics in grouped.per_group.items():
+        rows += [_metric_row(metric, metrics[metric], detector, group) for metric in METRIC_NAMES]
+    return rows
+
+
+def verdict_rows(detector: str, grouped: GroupedOOD, threshold: float) -> list[MetricRow]:
+    """``unit_tests_failed`` (count over tests) and one ``unit_test_failed`` (0/1) per test."""
+    failed, count = unit_test_verdict(grouped.fpr_per_group(), threshold)
+    rows = [MetricRow("unit_tests_failed", float(count), f"{detector}:fpr95>{threshold:g}", "", count,
+                      len(grouped.per_group))]
+    rows += [MetricRow("unit_test_failed", float(name in failed), f"{detector}:fpr95>{threshold:g}", name)
+             for name in grouped.per_group]
+    return rows
+
+
+def _metric_row(metric: str, value: float | Fraction, variant: str, subgroup: str) -> MetricRow:
+    if isinstance(value, Fraction):
+        return MetricRow.fraction(metric, value, variant, subgroup)
+    return MetricRow(metric, float(value), variant, subgroup)
+
+
+def check_id_outputs(ctx: EvaluationContext, options: OodOptions) -> None:
+    """ConfigError without ID outputs; OutputsError if they differ from the OOD outputs in C or kind.
+
+    The ID outputs are validated (finite, distributions) once per options object.
+    """
+    if options.id_outputs is None:
+        raise ConfigError(f"OOD metrics on {ctx.joined.dataset}/{ctx.joined.config} need the model's outputs on the "
+                          "in-distribution set too: pass --id-outputs FILE (ImageNet val) or "
+                          "score(..., options=ScoreOptions(ood=OodOptions(id_outputs=...)))")
+    ood_outputs, id_outputs = ctx.joined.outputs, options.id_outputs
+    if id_outputs.num_classes != ood_outputs.num_classes:
+        raise OutputsError(f"ID outputs have C={id_outputs.num_classes} scores per row but the OOD outputs have "
+                           f"C={ood_outputs.num_classes}: both must come from the same model")
+    if id_outputs.kind != ood_outputs.kind:
+        raise OutputsError(f"ID outputs are {id_outputs.kind!r} but OOD outputs are {ood_outputs.kind!r}: save both "
+                           "the same way")
+    if "validated" not in options.cache:
+        id_outputs.validate()
+        options.cache["validated"] = True
+
+
+def detectors(ctx: EvaluationContext, options: OodOptions) -> list[str]:
+    """The detectors to run: ``options.detectors`` (ConfigError if one cannot run) or all the inputs allow."""
+    has_features = options.id_features is not None and options.ood_features is not None
+    kind = ctx.joined.outputs.kind
+    if options.detectors is None:
+        return available_detectors(kind, has_features, options.stats)
+    problems = {name: why_unavailable(name, kind, has_features, options.stats) for name in options.detectors}
+    problems = {name: reason for name, reason in problems.items() if reason}
+    if problems:
+        raise ConfigError(f"OOD detector(s) cannot run: {problems}")
+    return list(options.detectors)
+
+
+def scores(ctx: EvaluationContext, options: OodOptions, detector: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(id_scores, ood_scores)`` of ``detector``; ID scores cached in ``options.cache`` (``id/<detector>``)."""
+    device = ctx.joined.outputs.device
+    features = detector in NEEDS_FEATURES
+    key = f"id/{detector}"
+    if key not in options.cache:
+        id_features = options.id_features.aligned(options.id_outputs.ids, "ID outputs").to(device) if features else None
+        options.cache[key] = detector_scores(detector, options.id_outputs.values.to(device), options.id_outputs.kind,
+                                             id_features, options.stats)
+    ood_features = options.ood_features.aligned(ctx.joined.outputs.ids, "OOD outputs").to(device) if features else None
+    ood_scores = detector_scores(detector, ctx.joined.outputs.values, ctx.joined.outputs.kind, ood_features, options.stats)
+    return options.cache[key], ood_scores
+
+
+OOD_DETECTION = MetricFamily(
+    "ood_detection", ("ood_class",), applies_to("ood_class"), rows_for("ood_class"), OodOptions,
+    "OOD detection per NINCO class vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT")
+OOD_DETECTION_DATASETS = MetricFamily(
+    "ood_detection_datasets", ("source_dataset",), applies_to("source_dataset"), rows_for("source_dataset"), OodOptions,
+    "OOD detection per (cleaned) popular OOD dataset vs the ID set")
+OOD_UNIT_TESTS = MetricFamily(
+    "ood_unit_tests", ("test",), applies_to("test"), rows_for("test"), OodOptions,
+    "OOD unit tests: metrics per test and the number failed (FPR@95 > the fail threshold, 10 % by default)")

@@ -1,0 +1,401 @@
+"""Every builder through the same checks (tests/builder_harness.py): build → load_dataset → verify →
+two processes byte-identical → resume after a crash → bad inputs named.
+
+Each case below states its fixture (the release's exact layout, or the built datasets it reads), the
+rows each split must have — counted from the fixture, or published by the release or paper — and
+its bad inputs. The builders' own test files check what is particular to each (labels, bytes,
+protocols, paper numbers); this file checks what every builder promises.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import imagenet_suite.build.runner as runner
+from imagenet_suite.build import registry
+from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.build.verify import verify_folder
+from imagenet_suite.errors import (
+    ChecksumMismatch,
+    ConfigError,
+    HierarchyError,
+    InvalidSourceData,
+    ManualFileMissing,
+    SourceError,
+)
+from imagenet_suite.images import ImageChecks
+from tests.builder_harness import (
+    BadInput,
+    BuilderCase,
+    Sources,
+    build,
+    damaged,
+    first_build,
+    sources_of,
+)
+from tests.fixtures import imagenet_layouts as val_fx
+from tests.fixtures import ninco_archive as ninco_fx
+from tests.fixtures import variants as fx
+from tests.fixtures.patchml_sources import make_object_images, pool_size
+from tests.helpers import REPO_ROOT, folder_bytes, load
+
+TEST_DATA = REPO_ROOT / "tests" / "data"
+WORDNET = Path("/usr/share/wordnet/data.noun")
+
+
+# -- fixtures: one function per builder, laying its sources out in an empty folder -----------------------------
+
+def _pinned(manual: Path, **options) -> Sources:
+    pins = read_pins_file(manual / "checksums.tsv") if (manual / "checksums.tsv").exists() else None
+    return Sources(manual, pins, options=options)
+
+
+def _built_val(root: Path, images, config: str = "default") -> Path:
+    """A built imagenet_val (the input of the builders that read one)."""
+    manual = val_fx.write_kaggle_layout(root / "val-manual", images)
+    return runner.build_dataset("imagenet_val", root / "val", [config], manual_dir=manual, progress=False)
+
+
+def imagenet_val_sources(root: Path) -> Sources:
+    return _pinned(val_fx.write_tar_layout(root / "manual", val_fx.make_val_images(12)))
+
+
+def imagenet_real_sources(root: Path) -> Sources:
+    manual = root / "manual"
+    manual.mkdir()
+    shutil.copy(TEST_DATA / "reassessed-imagenet" / "real.json", manual / "real.json")
+    return Sources(manual)
+
+
+def imagenet_v2_sources(root: Path) -> Sources:
+    for config in fx.V2_STEMS:
+        fx.write_v2(root / "manual", config, fx.v2_images(config))
+    return _pinned(root / "manual", strict_counts=False)
+
+
+def imagenet_a_sources(root: Path) -> Sources:
+    return _pinned(fx.write_hendrycks_tar(root / "manual", "imagenet-a", fx.imagenet_a_images()), strict_counts=False)
+
+
+def imagenet_r_sources(root: Path) -> Sources:
+    return _pinned(fx.write_hendrycks_tar(root / "manual", "imagenet-r", fx.imagenet_r_images()), strict_counts=False)
+
+
+def imagenet_o_sources(root: Path) -> Sources:
+    return _pinned(fx.write_hendrycks_tar(root / "manual", "imagenet-o", fx.imagenet_o_images()), strict_counts=False)
+
+
+def imagenet_sketch_sources(root: Path) -> Sources:
+    return _pinned(fx.write_sketch_zip(root / "manual", fx.sketch_images()), strict_counts=False)
+
+
+C_CONTENTS = {("gaussian_noise", 1): fx.c_images("gaussian_noise", 1, n=4), ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3, n=5)}
+
+
+def imagenet_c_sources(root: Path) -> Sources:
+    return _pinned(fx.write_imagenet_c(root / "manual", "noise", C_CONTENTS), strict_counts=False)
+
+
+OBJECTNET_IMAGES = fx.objectnet_images()
+
+
+def objectnet_sources(root: Path) -> Sources:
+    return Sources(fx.write_objectnet(root / "manual", OBJECTNET_IMAGES), options={"strict_counts": False})
+
+
+PATCHML_IMAGES = make_object_images(20, seed=3)
+PATCHML_GRID = {"canvas": 128, "grid": "2:64,3:64,4:64,6:42,9:32"}  # the paper's layout at a quarter of the size
+
+
+def patchml_sources(root: Path) -> Sources:
+    return Sources(inputs=(_built_val(root, PATCHML_IMAGES, "boxes"),), options=PATCHML_GRID)
+
+
+def ninco_sources(root: Path) -> Sources:
+    contents = ninco_fx.fixture_contents(TEST_DATA / "ninco" / "data")
+    manual = ninco_fx.write_ninco_manual_dir(root / "manual", TEST_DATA / "ninco", contents)
+    return _pinned(manual)
+
+
+def _image_folder(root: Path) -> Path:
+    rng = np.random.default_rng(11)
+    for index in range(6):
+        folder = root / ("cats" if index % 2 else "dogs")
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 256, (20 + index, 24, 3), dtype=np.uint8)).save(folder / f"{index}.png")
+    return root
+
+
+def ood_unit_tests_sources(root: Path) -> Sources:
+    return Sources(_image_folder(root / "images"), options={"source": "image_folder", "tests": "pixel_perm,grey",
+                                                            "images_per_test": 3})
+
+
+VAL_12 = val_fx.make_val_images(12)
+
+
+def perturbations_sources(root: Path) -> Sources:
+    return Sources(inputs=(_built_val(root, VAL_12),), options={"corruptions": "gaussian_noise,contrast",
+                                                                "severities": "1,3"})
+
+
+def shape_bias_sets_sources(root: Path) -> Sources:
+    manual = root / "texture-vs-shape"
+    shutil.copytree(TEST_DATA / "texture-vs-shape", manual)
+    return Sources(manual)
+
+
+def wordnet_hierarchy_sources(root: Path) -> Sources:
+    return Sources()
+
+
+def kmeans_hierarchy_sources(root: Path) -> Sources:
+    val = _built_val(root, VAL_12)
+    rng = np.random.default_rng(0)
+    labels = [image.label for image in VAL_12]
+    centers = {c: np.r_[np.full(4, 10.0 if c % 2 else -10.0), rng.normal(size=4)] for c in set(labels)}
+    features = np.stack([centers[c] + 0.01 * rng.normal(size=8) for c in labels]).astype(np.float32)
+    outputs = root / "features.npz"
+    np.savez(outputs, ids=np.asarray([image.image_id for image in VAL_12], dtype=str), features=features)
+    return Sources(inputs=(val,), options={"outputs": str(outputs), "classes": "present"}, seed=3)
+
+
+# -- damage: bad inputs -----------------------------------------------------------------------------------------
+
+def _remove(name: str):
+    return lambda manual: (manual / name).unlink()
+
+
+def _flip_last_byte(name: str):
+    def damage(manual: Path) -> None:
+        data = bytearray((manual / name).read_bytes())
+        data[-100] ^= 0xFF
+        (manual / name).write_bytes(bytes(data))
+    return damage
+
+
+def _truncate(name: str, keep: int):
+    return lambda manual: (manual / name).write_bytes((manual / name).read_bytes()[:keep])
+
+
+def _rewrite_tar(root: str, images, extra: list[tuple[str, bytes]]):
+    """Damage: the Hendrycks tar rewritten with ``extra`` members (and its pin updated)."""
+    def damage(manual: Path) -> None:
+        fx.write_hendrycks_tar(manual, root, images)
+        with tarfile.open(manual / f"{root}.tar", "a") as tar:
+            for name, data in extra:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        fx.write_checksums(manual)
+    return damage
+
+
+def _sketch_with_a_broken_image(manual: Path) -> None:
+    with zipfile.ZipFile(manual / "ImageNet-Sketch.zip", "a") as archive:
+        archive.writestr(f"sketch/{fx.wnid(3)}/broken.JPEG", b"\xff\xd8 not a jpeg")
+    fx.write_checksums(manual)
+
+
+def _repinned(damage):
+    """Apply ``damage`` and pin the damaged files (so the build reaches the content check)."""
+    def with_pins(good: Sources, scratch: Path) -> Sources:
+        copy = scratch / "manual"
+        shutil.copytree(good.manual_dir, copy)
+        damage(copy)
+        return Sources(copy, read_pins_file(copy / "checksums.tsv"), good.inputs, good.options, good.seed)
+    return with_pins
+
+
+def _options(**changes):
+    return lambda good, scratch: Sources(good.manual_dir, good.pins, good.inputs, {**good.options, **changes}, good.seed)
+
+
+def _no_inputs(good: Sources, scratch: Path) -> Sources:
+    return Sources(good.manual_dir, good.pins, (), good.options, good.seed)
+
+
+def _bad_outputs_id(good: Sources, scratch: Path) -> Sources:
+    with np.load(good.options["outputs"]) as archive:
+        ids, features = archive["ids"].copy(), archive["features"]
+    ids[0] = "nope"
+    path = scratch / "features.npz"
+    np.savez(path, ids=ids, features=features)
+    return Sources(good.manual_dir, good.pins, good.inputs, {**good.options, "outputs": str(path)}, good.seed)
+
+
+def _wnids_file(good: Sources, scratch: Path) -> Sources:
+    path = scratch / "wnids.txt"
+    path.write_text("n01440764\nn99999999\n")
+    return Sources(options={"wnids_file": str(path)})
+
+
+def _broken_image_in_folder(manual: Path) -> None:
+    (manual / "dogs" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
+
+
+def _broken_edge(manual: Path) -> None:
+    victim = sorted((manual / "stimuli" / "edges").glob("*/*.png"))[0]
+    victim.write_bytes(victim.read_bytes()[:40])
+
+
+# -- the cases -----------------------------------------------------------------------------------------------
+
+def _count(images, folders=None) -> int:
+    return len([image for image in images if folders is None or image.folder in folders])
+
+
+CASES = [
+    BuilderCase("imagenet_val", imagenet_val_sources, {"default": {"validation": 12}, "boxes": {"validation": 12}}, 5, (
+        BadInput("devkit missing", ManualFileMissing, r"ILSVRC2012_devkit_t12.tar.gz not found", _remove("ILSVRC2012_devkit_t12.tar.gz")),
+        BadInput("tar changed at the same size", ChecksumMismatch, r"ILSVRC2012_img_val.tar: sha256 is [0-9a-f]{64}, expected",
+                 _flip_last_byte("ILSVRC2012_img_val.tar")),
+    )),
+    BuilderCase("imagenet_real", imagenet_real_sources, {"labels": {"validation": 50_000}}, 20_000, (
+        BadInput("real.json cut short", ChecksumMismatch, r"real.json: size is 1000 bytes, expected 388478", _truncate("real.json", 1000)),
+    )),
+    BuilderCase("imagenet_v2", imagenet_v2_sources, {c: {"test": len(fx.v2_images(c))} for c in fx.V2_STEMS}, 2, (
+        BadInput("an archive missing", SourceError, r"imagenetv2-top-images.tar.gz is not in the cache .* offline",
+                 _remove("imagenetv2-top-images.tar.gz")),
+    )),
+    BuilderCase("imagenet_a", imagenet_a_sources, {"default": {"test": len(fx.imagenet_a_images())}}, 2, (
+        BadInput("a truncated JPEG", InvalidSourceData, r"imagenet-a.tar:imagenet-a/n\d+/cut.jpg: JPEG .*truncated",
+                 sources=_repinned(_rewrite_tar("imagenet-a", fx.imagenet_a_images(),
+                                                [(f"imagenet-a/{fx.imagenet_a_images()[0].folder}/cut.jpg",
+                                                  fx.imagenet_a_images()[0].data[:200])]))),
+    )),
+    BuilderCase("imagenet_r", imagenet_r_sources, {"default": {"test": len(fx.imagenet_r_images())}}, 2, (
+        BadInput("a folder that is no wnid", InvalidSourceData, r"imagenet-r.tar: class folder 'n99999999' is not one of the 1000",
+                 sources=_repinned(_rewrite_tar("imagenet-r", fx.imagenet_r_images(),
+                                                [("imagenet-r/n99999999/art_0.jpg", fx.imagenet_r_images()[0].data)]))),
+    )),
+    BuilderCase("imagenet_o", imagenet_o_sources, {"default": {"test": len(fx.imagenet_o_images())}}, 2, (
+        BadInput("tar missing", SourceError, r"imagenet-o.tar is not in the cache .* offline", _remove("imagenet-o.tar")),
+    )),
+    BuilderCase("imagenet_sketch", imagenet_sketch_sources, {"default": {"test": len(fx.sketch_images())}}, 2, (
+        BadInput("an unreadable image", InvalidSourceData, r"broken.JPEG: expected a JPEG marker at byte 2",
+                 sources=_repinned(_sketch_with_a_broken_image)),
+    )),
+    BuilderCase("imagenet_c", imagenet_c_sources, {f"{c}_{s}": {"test": len(images)} for (c, s), images in C_CONTENTS.items()},
+                2, (
+        BadInput("noise.tar changed at the same size", ChecksumMismatch, r"noise.tar: sha256 is", _flip_last_byte("noise.tar")),
+    )),
+    BuilderCase("objectnet", objectnet_sources, {"imagenet_overlap": {"test": len(OBJECTNET_IMAGES)}}, 2, (
+        BadInput("a mapping file missing", ManualFileMissing, r"mappings/folder_to_objectnet_label.json is missing",
+                 _remove("objectnet-1.0/mappings/folder_to_objectnet_label.json")),
+    )),
+    BuilderCase("patchml", patchml_sources,
+                {config: {"test": sum(pool_size(PATCHML_IMAGES) // k for k in (2, 3, 4, 6, 9))} for config in ("images", "recipe")},
+                4, (
+        BadInput("no imagenet_val given", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
+        BadInput("a malformed grid option", ConfigError, r"option grid='2:64,3:x': entry '3:x' is not K:P",
+                 sources=_options(grid="2:64,3:x")),
+    )),
+    BuilderCase("ninco", ninco_sources, {"popular_subsamples": {"test": 2_715}, "review_logs": {"test": 12_050}}, 1_000, (
+        BadInput("class names missing from the clone", InvalidSourceData, r"NINCO_class_names.csv' is missing",
+                 _remove("NINCO/data/NINCO_class_names.csv")),
+    )),
+    BuilderCase("ood_unit_tests", ood_unit_tests_sources, {"default": {"test": 2 * 3}}, 2, (
+        BadInput("an unreadable image in the folder", InvalidSourceData, r"broken.jpg: expected a JPEG marker at byte 2",
+                 _broken_image_in_folder),
+    )),
+    BuilderCase("perturbations", perturbations_sources, {"imagenet_c_regenerated": {"validation": 12 * (2 * 2 + 1)}}, 16, (
+        BadInput("an unknown corruption", ConfigError, r"option corruptions: unknown corruption 'no_such_blur'",
+                 sources=_options(corruptions="no_such_blur")),
+        BadInput("no input dataset", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
+    )),
+    BuilderCase("shape_bias_sets", shape_bias_sets_sources, {"edge": {"test": 160}, "silhouette": {"test": 160}}, 64, (
+        BadInput("a cut PNG", InvalidSourceData, r"stimuli/edges:airplane/airplane1.png: PNG ends at byte 40", _broken_edge),
+    )),
+    BuilderCase("wordnet_hierarchy", wordnet_hierarchy_sources, {"default": {"nodes": 1_372}}, 500, (
+        BadInput("a class list with an unknown wnid", HierarchyError, r"'n99999999' is not a WordNet 3.0 noun synset",
+                 sources=_wnids_file),
+    )),
+    BuilderCase("kmeans_hierarchy", kmeans_hierarchy_sources, {"default": {"classes": len({im.label for im in VAL_12})}}, 4, (
+        BadInput("outputs for an id the dataset lacks", InvalidSourceData, r"features.npz: 1 id\(s\) are not in .*'nope'",
+                 sources=_bad_outputs_id),
+    )),
+]
+BY_NAME = {case.builder: case for case in CASES}
+
+
+def _needs(case: BuilderCase):
+    if case.builder == "wordnet_hierarchy" and not WORDNET.exists():
+        pytest.skip("needs WordNet 3.0 (Debian wordnet-base, installed by .ci/run)")
+
+
+@pytest.fixture()
+def scratch(tmp_path_factory):
+    return lambda name: tmp_path_factory.mktemp(name)
+
+
+def test_every_builder_has_a_case():
+    shipped = [name for name, cls in registry.all_builders().items()
+               if cls.__module__.startswith(registry.BUILDERS_PACKAGE + ".")]  # not test-registered extras
+    assert sorted(shipped) == sorted(BY_NAME)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_builds_and_opens_with_load_dataset(case, scratch, tmp_path):
+    _needs(case)
+    folder = first_build(case, scratch)
+    for config, splits in case.splits.items():
+        for split, rows in splits.items():
+            assert len(load(folder, config, split=split, cache_dir=tmp_path / "hf")) == rows, (config, split)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_verifies_every_file_and_image(case, scratch):
+    _needs(case)
+    verify_folder(first_build(case, scratch), ImageChecks())
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_two_processes_write_the_same_bytes(case, scratch, tmp_path):
+    _needs(case)
+    parallel = build(case, sources_of(case, scratch), tmp_path, num_proc=2)
+    assert folder_bytes(parallel) == folder_bytes(first_build(case, scratch))
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_resumes_after_a_crash_to_the_same_bytes(case, scratch, tmp_path, monkeypatch):
+    _needs(case)
+    real_rows = runner._checked_rows
+
+    def crash_at_the_second_shard(builder, prepared, shard):
+        if shard.index == 1:
+            raise RuntimeError("simulated crash")
+        return real_rows(builder, prepared, shard)
+
+    monkeypatch.setattr(runner, "_checked_rows", crash_at_the_second_shard)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        build(case, sources_of(case, scratch), tmp_path)
+    assert not list(tmp_path.rglob("*.incomplete"))
+    monkeypatch.setattr(runner, "_checked_rows", real_rows)
+    resumed = build(case, sources_of(case, scratch), tmp_path)
+    assert folder_bytes(resumed) == folder_bytes(first_build(case, scratch))
+
+
+@pytest.mark.parametrize(("case", "bad"), [(case, bad) for case in CASES for bad in case.bad_inputs],
+                         ids=lambda value: value.name if isinstance(value, BadInput) else str(value))
+def test_bad_input_is_refused_naming_what_is_wrong(case, bad, scratch, tmp_path):
+    _needs(case)
+    with pytest.raises(bad.error, match=bad.match):
+        build(case, damaged(case, bad, scratch), tmp_path)
+
+
+def test_fixtures_are_laid_out_once_and_never_changed_by_a_bad_input(scratch):
+    case = BY_NAME["imagenet_val"]
+    before = folder_bytes(sources_of(case, scratch).manual_dir)
+    damaged(case, case.bad_inputs[0], scratch)
+    assert folder_bytes(sources_of(case, scratch).manual_dir) == before
+    assert json.loads((first_build(case, scratch) / "build_info.json").read_text())["builder"] == "imagenet_val"
