@@ -34,7 +34,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fixtures import variants as fx  # noqa: E402  (fixture writers: same layout as the release)
+from tests.fixtures import variants as fx
 
 CONFIG = ("gaussian_noise", 3)
 
@@ -45,7 +45,9 @@ def make_images(n: int, severity: int, seed: int = 0) -> list[fx.Img]:
     base = rng.integers(0, 256, size=(224 // 8, 224 // 8, 3), dtype=np.uint8)
     images = []
     for i in range(n):
-        smooth = np.asarray(Image.fromarray(np.roll(base, i, axis=1)).resize((224, 224), Image.BILINEAR)).astype(np.int16)
+        smooth = np.asarray(Image.fromarray(np.roll(base, i, axis=1)).resize((224, 224), Image.BILINEAR)).astype(
+            np.int16
+        )
         noisy = np.clip(smooth + rng.normal(0, 8 * severity, size=smooth.shape), 0, 255).astype(np.uint8)
         buffer = io.BytesIO()
         Image.fromarray(noisy).save(buffer, format="JPEG", quality=85)
@@ -59,16 +61,33 @@ def floor(tar_path: Path, out: Path, shard_size: int) -> float:
 
     start = time.perf_counter()
     prefix = f"{CONFIG[0]}/{CONFIG[1]}/"
-    schema = pa.schema([("id", pa.string()), ("file_name", pa.string()),
-                        ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])), ("label", pa.int64()),
-                        ("val_id", pa.string())])
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("file_name", pa.string()),
+            ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+            ("label", pa.int64()),
+            ("val_id", pa.string()),
+        ]
+    )
     rows, shard = [], 0
 
     def flush():
         nonlocal rows, shard
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), out / f"floor-{shard:05d}.parquet", row_group_size=100,
-                       compression={"image.bytes": "none", "id": "snappy", "file_name": "snappy", "image.path": "snappy",
-                                    "label": "snappy", "val_id": "snappy"}, use_dictionary=False)
+        pq.write_table(
+            pa.Table.from_pylist(rows, schema=schema),
+            out / f"floor-{shard:05d}.parquet",
+            row_group_size=100,
+            compression={
+                "image.bytes": "none",
+                "id": "snappy",
+                "file_name": "snappy",
+                "image.path": "snappy",
+                "label": "snappy",
+                "val_id": "snappy",
+            },
+            use_dictionary=False,
+        )
         rows, shard = [], shard + 1
 
     with tarfile.open(tar_path, "r:") as tar:
@@ -76,9 +95,16 @@ def floor(tar_path: Path, out: Path, shard_size: int) -> float:
             if not member.name.startswith(prefix):
                 continue
             data = tar.extractfile(member).read()
-            wnid, file = member.name[len(prefix):].split("/")
-            rows.append({"id": member.name, "file_name": member.name, "image": {"bytes": data, "path": member.name},
-                         "label": classes.index_of(wnid), "val_id": file[:-5]})
+            wnid, file = member.name[len(prefix) :].split("/")
+            rows.append(
+                {
+                    "id": member.name,
+                    "file_name": member.name,
+                    "image": {"bytes": data, "path": member.name},
+                    "label": classes.index_of(wnid),
+                    "val_id": file[:-5],
+                }
+            )
             if len(rows) == shard_size:
                 flush()
     if rows:
@@ -94,9 +120,12 @@ def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--images", type=int, default=4000, help="images of the built config (the tar holds twice as many)")
-    parser.add_argument("--shard-size", type=int, default=1000,
-                        help="examples per shard (the real build: 5,000 of 50,000 = 10 shards)")
+    parser.add_argument(
+        "--images", type=int, default=4000, help="images of the built config (the tar holds twice as many)"
+    )
+    parser.add_argument(
+        "--shard-size", type=int, default=1000, help="examples per shard (the real build: 5,000 of 50,000 = 10 shards)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = Path(tempfile.mkdtemp(prefix="bench-c-"))
@@ -106,9 +135,11 @@ def main() -> None:
         manual = fx.write_imagenet_c(work / "manual", "noise", contents)
         tar_mb = (manual / "noise.tar").stat().st_size / 1e6
         config_mb = sum(len(im.data) for im in config_images) / 1e6
-        print(f"synthetic noise.tar: {2 * args.images} images, {tar_mb:.1f} MB; config {CONFIG[0]}_{CONFIG[1]}: "
-              f"{args.images} images, {config_mb:.1f} MB ({config_mb * 1e3 / args.images:.0f} KB/image), "
-              f"{os.cpu_count()} CPU cores")
+        print(
+            f"synthetic noise.tar: {2 * args.images} images, {tar_mb:.1f} MB; config {CONFIG[0]}_{CONFIG[1]}: "
+            f"{args.images} images, {config_mb:.1f} MB ({config_mb * 1e3 / args.images:.0f} KB/image), "
+            f"{os.cpu_count()} CPU cores"
+        )
         import datasets  # noqa: F401  (import costs are paid once per process, not per image)
 
         from imagenet_suite.build import registry
@@ -127,7 +158,9 @@ def main() -> None:
         ours(small, work / "warmup", 2, 2)
         for num_proc in (1, 2):
             t = ours(manual, work / f"ours{num_proc}", num_proc, args.shard_size)
-            print(f"imagenet_c build, --num-proc {num_proc}:        {t:6.2f} s {rate(t)}  = {t_floor / t:5.1%} of the floor")
+            print(
+                f"imagenet_c build, --num-proc {num_proc}:        {t:6.2f} s {rate(t)}  = {t_floor / t:5.1%} of the floor"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

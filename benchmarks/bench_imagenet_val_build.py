@@ -57,7 +57,9 @@ def make_jpegs(n: int, seed: int = 0) -> list:
         array = np.clip(array + rng.integers(-24, 24, size=array.shape), 0, 255).astype(np.uint8)
         buffer = io.BytesIO()
         Image.fromarray(array).save(buffer, format="JPEG", quality=90)
-        images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), int(rng.integers(0, 1000)), [(0, 0, 10, 10)]))
+        images.append(
+            fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), int(rng.integers(0, 1000)), [(0, 0, 10, 10)])
+        )
     return images
 
 
@@ -69,23 +71,45 @@ def floor(tar_path: Path, labels: list[int], out: Path, shard_size: int) -> floa
     import pyarrow.parquet as pq
 
     start = time.perf_counter()
-    schema = pa.schema([("id", pa.string()), ("file_name", pa.string()),
-                        ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])), ("label", pa.int64())])
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("file_name", pa.string()),
+            ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+            ("label", pa.int64()),
+        ]
+    )
     rows, shard = [], 0
 
     def flush():
         nonlocal rows, shard
         table = pa.Table.from_pylist(rows, schema=schema)
-        pq.write_table(table, out / f"floor-{shard:05d}.parquet", row_group_size=100,
-                       compression={"image.bytes": "none", "id": "snappy", "file_name": "snappy", "image.path": "snappy",
-                                    "label": "snappy"}, use_dictionary=False)
+        pq.write_table(
+            table,
+            out / f"floor-{shard:05d}.parquet",
+            row_group_size=100,
+            compression={
+                "image.bytes": "none",
+                "id": "snappy",
+                "file_name": "snappy",
+                "image.path": "snappy",
+                "label": "snappy",
+            },
+            use_dictionary=False,
+        )
         rows, shard = [], shard + 1
 
     with tarfile.open(tar_path, "r:") as tar:
         for index, member in enumerate(tar):
             data = tar.extractfile(member).read()
-            rows.append({"id": member.name[:-5], "file_name": member.name, "image": {"bytes": data, "path": member.name},
-                         "label": labels[index]})
+            rows.append(
+                {
+                    "id": member.name[:-5],
+                    "file_name": member.name,
+                    "image": {"bytes": data, "path": member.name},
+                    "label": labels[index],
+                }
+            )
             if len(rows) == shard_size:
                 flush()
     if rows:
@@ -99,19 +123,37 @@ def folder_floor(root: Path, labels: dict[str, int], out: Path, shard_size: int)
     import pyarrow.parquet as pq
 
     start = time.perf_counter()
-    schema = pa.schema([("id", pa.string()), ("file_name", pa.string()),
-                        ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])), ("label", pa.int64())])
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("file_name", pa.string()),
+            ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+            ("label", pa.int64()),
+        ]
+    )
     files = sorted((folder.name, name) for folder in os.scandir(root / "val") for name in os.listdir(folder.path))
     files.sort(key=lambda wnid_name: wnid_name[1])  # id order, as the build writes
     for shard, first in enumerate(range(0, len(files), shard_size)):
         rows = []
-        for wnid, name in files[first:first + shard_size]:
+        for wnid, name in files[first : first + shard_size]:
             with open(root / "val" / wnid / name, "rb") as handle:
                 data = handle.read()
-            rows.append({"id": name[:-5], "file_name": name, "image": {"bytes": data, "path": name}, "label": labels[name[:-5]]})
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), out / f"floor-{shard:05d}.parquet", row_group_size=100,
-                       compression={"image.bytes": "none", "id": "snappy", "file_name": "snappy", "image.path": "snappy",
-                                    "label": "snappy"}, use_dictionary=False)
+            rows.append(
+                {"id": name[:-5], "file_name": name, "image": {"bytes": data, "path": name}, "label": labels[name[:-5]]}
+            )
+        pq.write_table(
+            pa.Table.from_pylist(rows, schema=schema),
+            out / f"floor-{shard:05d}.parquet",
+            row_group_size=100,
+            compression={
+                "image.bytes": "none",
+                "id": "snappy",
+                "file_name": "snappy",
+                "image.path": "snappy",
+                "label": "snappy",
+            },
+            use_dictionary=False,
+        )
     return time.perf_counter() - start
 
 
@@ -121,8 +163,15 @@ def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
 
     pins = manual / "checksums.tsv"
     start = time.perf_counter()
-    build_dataset("imagenet_val", out, manual_dir=manual, pins=read_pins_file(pins) if pins.exists() else None,
-                  num_proc=num_proc, shard_size=shard_size, progress=False)
+    build_dataset(
+        "imagenet_val",
+        out,
+        manual_dir=manual,
+        pins=read_pins_file(pins) if pins.exists() else None,
+        num_proc=num_proc,
+        shard_size=shard_size,
+        progress=False,
+    )
     return time.perf_counter() - start
 
 
@@ -148,13 +197,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--images", type=int, default=4000)
     parser.add_argument("--repeat", type=int, default=9)
-    parser.add_argument("--layout", action="append", choices=("tar", "folders"), default=None,
-                        help="release layout to build from; repeatable (default: both)")
-    parser.add_argument("--shard-size", type=int, default=500,
-                        help="examples per shard (the real build: 2,500 of 50,000 = 20 shards)")
-    parser.add_argument("--work-dir", action="append", default=None,
-                        help="where the tar and the outputs go; repeatable (default: the system temp dir, then "
-                             "/dev/shm, which takes a throttled disk's write stalls out of both sides)")
+    parser.add_argument(
+        "--layout",
+        action="append",
+        choices=("tar", "folders"),
+        default=None,
+        help="release layout to build from; repeatable (default: both)",
+    )
+    parser.add_argument(
+        "--shard-size", type=int, default=500, help="examples per shard (the real build: 2,500 of 50,000 = 20 shards)"
+    )
+    parser.add_argument(
+        "--work-dir",
+        action="append",
+        default=None,
+        help="where the tar and the outputs go; repeatable (default: the system temp dir, then "
+        "/dev/shm, which takes a throttled disk's write stalls out of both sides)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     images = make_jpegs(args.images)
@@ -181,8 +240,10 @@ def measure(images: list, args: argparse.Namespace, work_dir: str | None, layout
             labels = {im.image_id: im.label for im in images}
             run_floor = lambda out: folder_floor(manual, labels, out, args.shard_size)  # noqa: E731
             what = f"val/<wnid>/ folders of {len(images)} images, {size_mb:.1f} MB (content hashing included)"
-        print(f"\n== {layout} layout in {work.parent}: {what} ({size_mb * 1e3 / len(images):.0f} KB/image), "
-              f"{os.cpu_count()} CPU cores")
+        print(
+            f"\n== {layout} layout in {work.parent}: {what} ({size_mb * 1e3 / len(images):.0f} KB/image), "
+            f"{os.cpu_count()} CPU cores"
+        )
         import datasets  # noqa: F401  (import costs are paid once per process, not per image)
         import scipy.io  # noqa: F401
 
@@ -192,9 +253,11 @@ def measure(images: list, args: argparse.Namespace, work_dir: str | None, layout
         # a tiny build first keeps that one-time cost out of the per-image rates
         small = fx.write_tar_layout(work / "small", images[:8], with_boxes=False)
         startup = ours(small, work / "warmup", 2, 2)
-        runs = {"floor": run_floor,
-                "num_proc 1": lambda out: ours(manual, out, 1, args.shard_size),
-                "num_proc 2": lambda out: ours(manual, out, 2, args.shard_size)}
+        runs = {
+            "floor": run_floor,
+            "num_proc 1": lambda out: ours(manual, out, 1, args.shard_size),
+            "num_proc 2": lambda out: ours(manual, out, 2, args.shard_size),
+        }
         times = {name: [] for name in runs}
         for _ in range(args.repeat):  # interleaved, each after a sync, so page-cache writeback hits all alike
             for name, run in runs.items():
@@ -205,17 +268,23 @@ def measure(images: list, args: argparse.Namespace, work_dir: str | None, layout
                 times[name].append(run(out))
         rate = lambda t: f"{len(images) / t:8.0f} images/s {size_mb / t:7.1f} MB/s"  # noqa: E731
         t_floor = min(times["floor"])
-        print(f"best of {args.repeat} interleaved runs (and, robust to the VM's speed drifting between runs, the median "
-              "of each round's floor/ours ratio):")
+        print(
+            f"best of {args.repeat} interleaved runs (and, robust to the VM's speed drifting between runs, the median "
+            "of each round's floor/ours ratio):"
+        )
         print(f"floor (standard library + pyarrow alone): {t_floor:6.2f} s {rate(t_floor)}")
         for name in ("num_proc 1", "num_proc 2"):
             t = min(times[name])
             paired = statistics.median(f / o for f, o in zip(times["floor"], times[name], strict=True))
-            print(f"imagenet_val build, --{name.replace('_', '-')}:         {t:6.2f} s {rate(t)}  = {t_floor / t:5.1%} of the "
-                  f"floor (median per round {paired:5.1%})")
+            print(
+                f"imagenet_val build, --{name.replace('_', '-')}:         {t:6.2f} s {rate(t)}  = {t_floor / t:5.1%} of the "
+                f"floor (median per round {paired:5.1%})"
+            )
         for name, values in times.items():
             print(f"  all runs, {name:<10}: " + " ".join(f"{t:.2f}" for t in values) + " s")
-        print(f"(once per process with --num-proc >= 2: starting the worker server, {startup:.1f} s, not in the rates above)")
+        print(
+            f"(once per process with --num-proc >= 2: starting the worker server, {startup:.1f} s, not in the rates above)"
+        )
         cold, warm = load_times(work / "out-num_proc1" / "imagenet_val-1.0.0", work / "hf-cache")
         print(f"load_dataset of the result: cold {cold:.2f} s, warm {warm:.2f} s")
     finally:

@@ -24,9 +24,9 @@ import time
 import numpy as np
 import torch
 
-from imagenet_suite.scoring import lca_scoring
 from imagenet_suite.hierarchies.distances import tree_distance_matrix
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
+from imagenet_suite.scoring import lca_scoring
 
 
 def synthetic_outputs(n: int, c: int, seed: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -97,10 +97,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (N=5,000, loop on 500)")
     parser.add_argument("--num-samples", type=int, default=None, help="N (default 50,000; 5,000 with --quick)")
-    parser.add_argument("--loop-samples", type=int, default=None, help="loop subsample (default 2,000; 500 with --quick)")
+    parser.add_argument(
+        "--loop-samples", type=int, default=None, help="loop subsample (default 2,000; 500 with --quick)"
+    )
     parser.add_argument("--device", default="cpu", help="device of the outputs tensor (cpu, cuda)")
-    parser.add_argument("--repeats", type=int, default=15, help="timed repeats of the vectorised functions; the best is reported")
-    parser.add_argument("--loop-repeats", type=int, default=3, help="timed repeats of each loop baseline; the best is reported")
+    parser.add_argument(
+        "--repeats", type=int, default=15, help="timed repeats of the vectorised functions; the best is reported"
+    )
+    parser.add_argument(
+        "--loop-repeats", type=int, default=3, help="timed repeats of each loop baseline; the best is reported"
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
     if args.threads:
@@ -112,7 +118,9 @@ def main(argv: list[str] | None = None) -> None:
     distance_np = tree_distance_matrix(tree, "info")
     distance = torch.as_tensor(distance_np, dtype=torch.float32, device=args.device)
     logits, labels = synthetic_outputs(n, tree.num_classes, seed=0, device=args.device)
-    print(f"outputs: {n} x {tree.num_classes} float32 logits on {args.device}; torch threads: {torch.get_num_threads()}")
+    print(
+        f"outputs: {n} x {tree.num_classes} float32 logits on {args.device}; torch threads: {torch.get_num_threads()}"
+    )
     print(f"loop baselines: measured on the first {n_loop} samples, extrapolated x{n / n_loop:.1f} to N")
 
     ours = {
@@ -125,13 +133,19 @@ def main(argv: list[str] | None = None) -> None:
     sub_logits, sub_labels = logits[:n_loop].cpu().numpy(), labels[:n_loop].cpu().numpy()
     baseline = LoopBaseline(tree)
     loops = {
-        "LCA (top-1)": [("tree loop", lambda: baseline.lca(sub_logits, sub_labels)),
-                        ("matrix loop", lambda: baseline.lca_matrix(sub_logits, sub_labels, distance_np))],
-        "ELCA (all)": [("tree loop", lambda: baseline.elca(sub_logits, sub_labels)),
-                       ("matrix loop", lambda: baseline.elca_matrix(sub_logits, sub_labels, distance_np))],
+        "LCA (top-1)": [
+            ("tree loop", lambda: baseline.lca(sub_logits, sub_labels)),
+            ("matrix loop", lambda: baseline.lca_matrix(sub_logits, sub_labels, distance_np)),
+        ],
+        "ELCA (all)": [
+            ("tree loop", lambda: baseline.elca(sub_logits, sub_labels)),
+            ("matrix loop", lambda: baseline.elca_matrix(sub_logits, sub_labels, distance_np)),
+        ],
     }
-    check = {"LCA (top-1)": lambda: lca_scoring.lca(logits[:n_loop], labels[:n_loop], distance).value,
-             "ELCA (all)": lambda: lca_scoring.elca(logits[:n_loop], labels[:n_loop], distance, kind="logits").value}
+    check = {
+        "LCA (top-1)": lambda: lca_scoring.lca(logits[:n_loop], labels[:n_loop], distance).value,
+        "ELCA (all)": lambda: lca_scoring.elca(logits[:n_loop], labels[:n_loop], distance, kind="logits").value,
+    }
 
     print(f"\n{'metric':<13} {'vectorised':>11} {'value':>8}   baseline (extrapolated)        speed-up")
     for name, (seconds, score) in timings.items():
@@ -140,8 +154,10 @@ def main(argv: list[str] | None = None) -> None:
             loop_seconds, loop_value = best_time(fn, args.loop_repeats)
             projected = loop_seconds * n / n_loop
             agree = abs(loop_value - check[name]()) < 1e-4
-            print(f"{'':<13} {'':>11} {'':>8}   {label:<12} {projected:8.2f}s  {'(values agree)' if agree else '(VALUES DIFFER)'}"
-                  f"  {projected / seconds:8.0f}x")
+            print(
+                f"{'':<13} {'':>11} {'':>8}   {label:<12} {projected:8.2f}s  {'(values agree)' if agree else '(VALUES DIFFER)'}"
+                f"  {projected / seconds:8.0f}x"
+            )
 
 
 if __name__ == "__main__":

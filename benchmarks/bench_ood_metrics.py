@@ -50,8 +50,16 @@ def synthetic(n_id: int, n_ood: int, n_train: int, dim: int, classes: int, seed:
     val, _ = draw(n_id, 0.3)
     ood = np.maximum(rng.normal(0.3, 0.7, (n_ood, dim)), 0).astype(np.float32)
     logits = {name: x @ weight.T + bias for name, x in (("train", train), ("val", val), ("ood", ood))}
-    return {"train": train, "train_labels": train_labels, "val": val, "ood": ood, "weight": weight, "bias": bias,
-            "groups": rng.integers(0, 64, n_ood), **{f"{k}_logits": v for k, v in logits.items()}}
+    return {
+        "train": train,
+        "train_labels": train_labels,
+        "val": val,
+        "ood": ood,
+        "weight": weight,
+        "bias": bias,
+        "groups": rng.integers(0, 64, n_ood),
+        **{f"{k}_logits": v for k, v in logits.items()},
+    }
 
 
 class Clock:
@@ -71,23 +79,42 @@ class Clock:
 
 # -- imagenet-suite ----------------------------------------------------------------------------------------
 
+
 def suite(data: dict, device: str, clock: Clock) -> tuple[dict, dict]:
     from imagenet_suite.scoring import ood
     from imagenet_suite.scoring.ood_detectors import DETECTORS, detector_scores, fit_detector_stats
 
     t = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in data.items()}
-    stats = clock("fit", lambda: fit_detector_stats(t["train"], t["train_labels"], weight=t["weight"], bias=t["bias"],
-                                                    train_logits=t["train_logits"], preset_name="ninco"))
+    stats = clock(
+        "fit",
+        lambda: fit_detector_stats(
+            t["train"],
+            t["train_labels"],
+            weight=t["weight"],
+            bias=t["bias"],
+            train_logits=t["train_logits"],
+            preset_name="ninco",
+        ),
+    )
     scores = {}
     for name in DETECTORS:
-        scores[name] = clock(f"score/{name}", lambda: (detector_scores(name, t["val_logits"], "logits", t["val"], stats),
-                                                       detector_scores(name, t["ood_logits"], "logits", t["ood"], stats)))
+        scores[name] = clock(
+            f"score/{name}",
+            lambda name=name: (
+                detector_scores(name, t["val_logits"], "logits", t["val"], stats),
+                detector_scores(name, t["ood_logits"], "logits", t["ood"], stats),
+            ),
+        )
     groups = t["groups"]
     names = [f"class{g:02d}" for g in range(64)]
-    metrics = {name: clock("metrics", lambda: ood.grouped_ood_metrics(ids, oods, groups, names))
-               for name, (ids, oods) in scores.items()}
-    return ({k: (a.cpu().numpy(), b.cpu().numpy()) for k, (a, b) in scores.items()},
-            {k: _flatten(v) for k, v in metrics.items()})
+    metrics = {
+        name: clock("metrics", lambda ids=ids, oods=oods: ood.grouped_ood_metrics(ids, oods, groups, names))
+        for name, (ids, oods) in scores.items()
+    }
+    return (
+        {k: (a.cpu().numpy(), b.cpu().numpy()) for k, (a, b) in scores.items()},
+        {k: _flatten(v) for k, v in metrics.items()},
+    )
 
 
 def _flatten(grouped) -> dict:
@@ -98,11 +125,17 @@ def _flatten(grouped) -> dict:
 
 # -- numpy / sklearn -------------------------------------------------------------------------------------------
 
+
 def baseline(data: dict, k: int, clock: Clock) -> tuple[dict, dict, dict]:
     from sklearn.covariance import EmpiricalCovariance
     from sklearn.neighbors import NearestNeighbors
 
-    train, labels, w, b = data["train"], data["train_labels"], data["weight"].astype(np.float64), data["bias"].astype(np.float64)
+    train, labels, w, b = (
+        data["train"],
+        data["train_labels"],
+        data["weight"].astype(np.float64),
+        data["bias"].astype(np.float64),
+    )
     classes, dim = w.shape
     sets = {"val": data["val"], "ood": data["ood"]}
     extrapolated = {}
@@ -115,8 +148,12 @@ def baseline(data: dict, k: int, clock: Clock) -> tuple[dict, dict, dict]:
         prec_g = EmpiricalCovariance(assume_centered=True).fit(train.astype(np.float64) - mean_g).precision_
         probs = scipy.special.softmax(data["train_logits"].astype(np.float64), axis=1)
         predicted = probs.argmax(axis=1)
-        templates = np.stack([probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(classes)[c]
-                              for c in range(classes)])
+        templates = np.stack(
+            [
+                probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(classes)[c]
+                for c in range(classes)
+            ]
+        )
         u = -np.linalg.pinv(w) @ b
         vim_dim = 1000 if dim >= 2048 else 512 if dim >= 768 else dim // 2
         eig_vals, eig_vecs = np.linalg.eig(EmpiricalCovariance(assume_centered=True).fit(train - u).covariance_)
@@ -124,8 +161,18 @@ def baseline(data: dict, k: int, clock: Clock) -> tuple[dict, dict, dict]:
         alpha = data["train_logits"].max(axis=-1).mean() / np.linalg.norm((train - u) @ ns, axis=-1).mean()
         normalized = train / np.linalg.norm(train, axis=-1, keepdims=True) + 1e-10
         knn = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(normalized)
-        return dict(means=means, prec=prec, mean_g=mean_g, prec_g=prec_g, templates=templates, u=u, ns=ns, alpha=alpha,
-                    knn=knn, clip=np.quantile(train, 0.99))
+        return dict(
+            means=means,
+            prec=prec,
+            mean_g=mean_g,
+            prec_g=prec_g,
+            templates=templates,
+            u=u,
+            ns=ns,
+            alpha=alpha,
+            knn=knn,
+            clip=np.quantile(train, 0.99),
+        )
 
     f = clock("fit", fit)
 
@@ -146,9 +193,10 @@ def baseline(data: dict, k: int, clock: Clock) -> tuple[dict, dict, dict]:
             p = scipy.special.softmax(logits, axis=1)
             with np.errstate(divide="ignore"):
                 log_templates = np.log(f["templates"])
-            blocks = [p[i:i + 1024] for i in range(0, len(p), 1024)]
-            return -np.concatenate([np.min(scipy.special.xlogy(q, q).sum(1)[:, None] - q @ log_templates.T, axis=1)
-                                    for q in blocks])
+            blocks = [p[i : i + 1024] for i in range(0, len(p), 1024)]
+            return -np.concatenate(
+                [np.min(scipy.special.xlogy(q, q).sum(1)[:, None] - q @ log_templates.T, axis=1) for q in blocks]
+            )
         if name == "mahalanobis":
             return -maha(x, f["means"], f["prec"]).min(axis=1)
         if name == "relative_mahalanobis":
@@ -159,18 +207,25 @@ def baseline(data: dict, k: int, clock: Clock) -> tuple[dict, dict, dict]:
             return cos.max(axis=1) if name == "cosine" else scipy.special.softmax(cos, axis=1).max(axis=1)
         if name == "knn":
             distances, _ = f["knn"].kneighbors(x / np.linalg.norm(x, axis=-1, keepdims=True) + 1e-10)
-            return -distances[:, -1] ** 2
+            return -(distances[:, -1] ** 2)
         if name == "react_energy":
             return scipy.special.logsumexp(np.clip(x, None, f["clip"]) @ w.T + b, axis=-1)
         if name == "vim":
-            return scipy.special.logsumexp(logits, axis=-1) - f["alpha"] * np.linalg.norm((x - f["u"]) @ f["ns"], axis=-1)
+            return scipy.special.logsumexp(logits, axis=-1) - f["alpha"] * np.linalg.norm(
+                (x - f["u"]) @ f["ns"], axis=-1
+            )
         raise KeyError(name)
 
     from imagenet_suite.scoring.ood_detectors import DETECTORS
 
-    scores = {name: clock(f"score/{name}", lambda: (score(name, "val"), score(name, "ood"))) for name in DETECTORS}
+    scores = {
+        name: clock(f"score/{name}", lambda name=name: (score(name, "val"), score(name, "ood"))) for name in DETECTORS
+    }
     extrapolated.update(_extrapolations(data, f))
-    metrics = {name: clock("metrics", lambda: _sklearn_metrics(ids, oods, data["groups"])) for name, (ids, oods) in scores.items()}
+    metrics = {
+        name: clock("metrics", lambda ids=ids, oods=oods: _sklearn_metrics(ids, oods, data["groups"]))
+        for name, (ids, oods) in scores.items()
+    }
     return scores, metrics, extrapolated
 
 
@@ -203,9 +258,13 @@ def _sklearn_metrics(ids: np.ndarray, oods: np.ndarray, groups: np.ndarray) -> d
         fpr, tpr, _ = skm.roc_curve(is_ood, -conf)
         p_in, r_in, _ = skm.precision_recall_curve(1 - is_ood, conf)
         p_out, r_out, _ = skm.precision_recall_curve(is_ood, -conf)
-        return {"auroc": skm.roc_auc_score(1 - is_ood, conf), "fpr95": float((o >= np.quantile(i, 1 - 0.95)).mean()),
-                "fpr95_openood_v15": float(fpr[np.argmax(tpr >= 0.95)]), "aupr_in": skm.auc(r_in, p_in),
-                "aupr_out": skm.auc(r_out, p_out)}
+        return {
+            "auroc": skm.roc_auc_score(1 - is_ood, conf),
+            "fpr95": float((o >= np.quantile(i, 1 - 0.95)).mean()),
+            "fpr95_openood_v15": float(fpr[np.argmax(tpr >= 0.95)]),
+            "aupr_in": skm.auc(r_in, p_in),
+            "aupr_out": skm.auc(r_out, p_out),
+        }
 
     per_group = [one(ids, oods[groups == g]) for g in range(64)]
     out = {f"macro/{m}": float(np.mean([r[m] for r in per_group])) for m in per_group[0]}
@@ -233,25 +292,50 @@ def main() -> None:
     ours_clock, base_clock = Clock(args.device), Clock("cpu")
     ours_scores, ours_metrics = suite(data, args.device, ours_clock)
     base_scores, base_metrics, extrapolated = baseline(data, 1000, base_clock)
-    agreement = {name: max(_max_rel(ours_scores[name][0], base_scores[name][0]), _max_rel(ours_scores[name][1], base_scores[name][1]))
-                 for name in ours_scores}
+    agreement = {
+        name: max(
+            _max_rel(ours_scores[name][0], base_scores[name][0]), _max_rel(ours_scores[name][1], base_scores[name][1])
+        )
+        for name in ours_scores
+    }
     metric_gap = max(abs(ours_metrics[d][m] - base_metrics[d][m]) for d in ours_metrics for m in ours_metrics[d])
     from imagenet_suite.scoring import ood
 
     names = [f"class{g:02d}" for g in range(64)]
-    same_scores_gap = max(abs(_flatten(ood.grouped_ood_metrics(ids, oods, data["groups"], names))[m] - base_metrics[d][m])
-                          for d, (ids, oods) in base_scores.items() for m in base_metrics[d])
+    same_scores_gap = max(
+        abs(_flatten(ood.grouped_ood_metrics(ids, oods, data["groups"], names))[m] - base_metrics[d][m])
+        for d, (ids, oods) in base_scores.items()
+        for m in base_metrics[d]
+    )
     phases = sorted(set(ours_clock.times) | set(base_clock.times))
-    table = {p: {"imagenet_suite_s": round(ours_clock.times.get(p, 0), 2), "numpy_sklearn_s": round(base_clock.times.get(p, 0), 2),
-                 "speedup": round(base_clock.times.get(p, 0) / max(ours_clock.times.get(p, 1e-9), 1e-9), 1)} for p in phases}
+    table = {
+        p: {
+            "imagenet_suite_s": round(ours_clock.times.get(p, 0), 2),
+            "numpy_sklearn_s": round(base_clock.times.get(p, 0), 2),
+            "speedup": round(base_clock.times.get(p, 0) / max(ours_clock.times.get(p, 1e-9), 1e-9), 1),
+        }
+        for p in phases
+    }
     total_ours, total_base = sum(ours_clock.times.values()), sum(base_clock.times.values())
-    print(json.dumps({"sizes": vars(args), "torch_threads": torch.get_num_threads(), "phases": table,
-                      "total": {"imagenet_suite_s": round(total_ours, 1), "numpy_sklearn_s": round(total_base, 1),
-                                "speedup": round(total_base / total_ours, 2)},
-                      "ninco_literal_loops_extrapolated": extrapolated,
-                      "max_relative_score_difference": {k: float(f"{v:.2e}") for k, v in agreement.items()},
-                      "max_metric_difference_end_to_end": float(f"{metric_gap:.2e}"),
-                      "max_metric_difference_on_the_same_scores": float(f"{same_scores_gap:.2e}")}, indent=1))
+    print(
+        json.dumps(
+            {
+                "sizes": vars(args),
+                "torch_threads": torch.get_num_threads(),
+                "phases": table,
+                "total": {
+                    "imagenet_suite_s": round(total_ours, 1),
+                    "numpy_sklearn_s": round(total_base, 1),
+                    "speedup": round(total_base / total_ours, 2),
+                },
+                "ninco_literal_loops_extrapolated": extrapolated,
+                "max_relative_score_difference": {k: float(f"{v:.2e}") for k, v in agreement.items()},
+                "max_metric_difference_end_to_end": float(f"{metric_gap:.2e}"),
+                "max_metric_difference_on_the_same_scores": float(f"{same_scores_gap:.2e}"),
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

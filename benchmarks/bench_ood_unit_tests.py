@@ -53,6 +53,7 @@ def sources(count: int) -> list[bytes]:
 
 # -- the authors' way ------------------------------------------------------------------------------------
 
+
 def upstream_image(test: str, source: bytes, index: int) -> bytes:
     """One unit-test file exactly as create_unit_test_data.ipynb makes it (global np.random, skimage)."""
     import skimage.filters
@@ -70,13 +71,13 @@ def upstream_image(test: str, source: bytes, index: int) -> bytes:
         size = (shape[0] if orientation == "horizontal" else shape[1]) // n
         for i, c in enumerate(colours):
             if orientation == "horizontal":
-                img[i * size:(i + 1) * size] += c
+                img[i * size : (i + 1) * size] += c
             else:
-                img[:, i * size:(i + 1) * size] += c
+                img[:, i * size : (i + 1) * size] += c
         if orientation == "horizontal":
-            img[(i + 1) * size:] += c
+            img[(i + 1) * size :] += c
         else:
-            img[:, (i + 1) * size:] += c
+            img[:, (i + 1) * size :] += c
         return img
 
     def permuted():
@@ -87,7 +88,7 @@ def upstream_image(test: str, source: bytes, index: int) -> bytes:
     if test == "uni":
         x = np.random.uniform(0.0, 1.0, size=shape)
     elif test == "Gaussian":
-        x = np.random.choice([.05, .075, .1, .15, .2, .3, .5]) * np.random.randn(*shape) + .5
+        x = np.random.choice([0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5]) * np.random.randn(*shape) + 0.5
     elif test == "Rademacher":
         x = np.random.random(shape) > 0.5
     elif test == "pixel_perm":
@@ -100,7 +101,7 @@ def upstream_image(test: str, source: bytes, index: int) -> bytes:
         x = image * 0 + np.random.uniform(0, 1, size=(3,))
     elif test in ("tricolour", "tricolour_primary"):
         orientation = ["horizontal", "vertical"][np.random.choice([0, 1])]
-        colours = np.random.binomial(1, .5, (3, 3)) if test == "tricolour_primary" else np.random.uniform(0, 1, (3, 3))
+        colours = np.random.binomial(1, 0.5, (3, 3)) if test == "tricolour_primary" else np.random.uniform(0, 1, (3, 3))
         x = stripes(orientation, colours)
     elif test in ("horizontal_stripes", "vertical_stripes"):
         n = np.random.choice([4, 5, 7, 10, 15, 20])
@@ -124,8 +125,8 @@ def upstream_image(test: str, source: bytes, index: int) -> bytes:
         x = gauss(permuted(), sigma)
     elif test == "blobs":
         sigma = np.random.choice([1.5, 2, 2.5, 3, 3.5, 4])
-        g = gauss(np.float32(np.random.binomial(n=1, p=.7, size=shape)), sigma)
-        g[g < .75] = 0.0
+        g = gauss(np.float32(np.random.binomial(n=1, p=0.7, size=shape)), sigma)
+        g[g < 0.75] = 0.0
         g[g > 1.0] = 1.0
         x = g
     else:
@@ -137,6 +138,7 @@ def upstream_image(test: str, source: bytes, index: int) -> bytes:
 
 
 # -- imagenet-suite ----------------------------------------------------------------------------------------
+
 
 def suite_image(test: str, source: bytes, index: int, size: tuple[int, int]) -> bytes:
     """What the builder does per row: pixels only for the permutation tests, else the stored size."""
@@ -154,8 +156,10 @@ def run(per_test: int) -> dict:
     for test in out.UNIT_TESTS:  # imports (skimage, scipy.fft) and caches outside the timed loop, both sides
         upstream_image(test, warm.getvalue(), 0)
         suite_image(test, warm.getvalue(), 0, (16, 16))
-    makers = {"authors": lambda t, k: upstream_image(t, encoded[k], 1000 + k),
-              "imagenet_suite": lambda t, k: suite_image(t, encoded[k], 1000 + k, sizes[k])}
+    makers = {
+        "authors": lambda t, k: upstream_image(t, encoded[k], 1000 + k),
+        "imagenet_suite": lambda t, k: suite_image(t, encoded[k], 1000 + k, sizes[k]),
+    }
     seconds = {name: {} for name in makers}
     for test, k in work:  # interleaved, so both sides see the same machine load
         for name, make in makers.items():
@@ -167,8 +171,12 @@ def run(per_test: int) -> dict:
     results = {}
     for name, by_test in seconds.items():
         total = sum(by_test.values())
-        results[name] = {"images": len(work), "seconds": round(total, 2), "images_per_s": round(len(work) / total, 2),
-                         "ms_per_image_by_test": {t: round(1000 * s / per_test, 1) for t, s in by_test.items()}}
+        results[name] = {
+            "images": len(work),
+            "seconds": round(total, 2),
+            "images_per_s": round(len(work) / total, 2),
+            "ms_per_image_by_test": {t: round(1000 * s / per_test, 1) for t, s in by_test.items()},
+        }
     results["speedup"] = round(results["imagenet_suite"]["images_per_s"] / results["authors"]["images_per_s"], 2)
     return results
 
@@ -179,8 +187,10 @@ def main() -> None:
     args = parser.parse_args()
     results = run(args.per_test)
     print(json.dumps(results, indent=1))
-    print(f"\nimagenet-suite {results['imagenet_suite']['images_per_s']} images/s vs authors' way "
-          f"{results['authors']['images_per_s']} images/s: {results['speedup']}x (goal >= 3x)")
+    print(
+        f"\nimagenet-suite {results['imagenet_suite']['images_per_s']} images/s vs authors' way "
+        f"{results['authors']['images_per_s']} images/s: {results['speedup']}x (goal >= 3x)"
+    )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fixtures import imagenet_layouts as fx  # noqa: E402  (fixture writers: the release's layout)
-from tests.fixtures.patchml_sources import make_object_images  # noqa: E402
+from tests.fixtures import imagenet_layouts as fx
+from tests.fixtures.patchml_sources import make_object_images
 
 FULL_PATCHML = 72_431  # composites of PatchML1 in the paper's Table 2
 PROCESSES = 2
@@ -63,9 +63,13 @@ def _floor_chunk(task: tuple[int, list[list[str]]]) -> int:
 
 def floor(rows: list[dict], sources: dict[str, bytes], canvases: Path, image_format: str, chunk: int = 16) -> float:
     """Seconds for the decode + encode floor over ``rows`` (provenance) in ``PROCESSES`` processes."""
-    tasks = [(start, [[p["source_id"] for p in row["patches"]] for row in rows[start:start + chunk]])
-             for start in range(0, len(rows), chunk)]
-    with ProcessPoolExecutor(PROCESSES, initializer=_floor_init, initargs=(sources, str(canvases), image_format)) as pool:
+    tasks = [
+        (start, [[p["source_id"] for p in row["patches"]] for row in rows[start : start + chunk]])
+        for start in range(0, len(rows), chunk)
+    ]
+    with ProcessPoolExecutor(
+        PROCESSES, initializer=_floor_init, initargs=(sources, str(canvases), image_format)
+    ) as pool:
         list(pool.map(_floor_chunk, tasks[:PROCESSES]))  # start the workers outside the timing
         start = time.perf_counter()
         list(pool.map(_floor_chunk, tasks))
@@ -76,8 +80,17 @@ def build_patchml(val: Path, out: Path, image_format: str, seed: int = 0, num_pr
     from imagenet_suite.build.runner import build_dataset
 
     start = time.perf_counter()
-    build_dataset("patchml", out, ["images"], seed=seed, inputs=[val], num_proc=num_proc,
-                  options={"image_format": image_format}, shard_size=64, progress=False)
+    build_dataset(
+        "patchml",
+        out,
+        ["images"],
+        seed=seed,
+        inputs=[val],
+        num_proc=num_proc,
+        options={"image_format": image_format},
+        shard_size=64,
+        progress=False,
+    )
     return time.perf_counter() - start
 
 
@@ -123,12 +136,20 @@ def main() -> None:
 
         images = make_object_images(args.images, width=(500, 500), height=(375, 375), noise=24, max_objects=2)
         manual = fx.write_tar_layout(work / "manual", images)
-        val = build_dataset("imagenet_val", work / "val", ["boxes"], manual_dir=manual, progress=False,
-                            pins=read_pins_file(manual / "checksums.tsv"))
+        val = build_dataset(
+            "imagenet_val",
+            work / "val",
+            ["boxes"],
+            manual_dir=manual,
+            progress=False,
+            pins=read_pins_file(manual / "checksums.tsv"),
+        )
         boxes = sum(len(image.boxes) for image in images)
         mean_kb = np.mean([len(image.data) for image in images]) / 1e3
-        print(f"synthetic val: {args.images} JPEGs 500x375 ({mean_kb:.0f} KB each), {boxes} boxes; "
-              f"{os.cpu_count()} CPU cores, {PROCESSES} processes; format {args.format}")
+        print(
+            f"synthetic val: {args.images} JPEGs 500x375 ({mean_kb:.0f} KB each), {boxes} boxes; "
+            f"{os.cpu_count()} CPU cores, {PROCESSES} processes; format {args.format}"
+        )
         build_patchml(val, work / "warmup", args.format, seed=99)  # starts the forkserver once (one-time cost)
         t_ours = build_patchml(val, work / "ours", args.format)
         folder = next((work / "ours").iterdir())
@@ -138,11 +159,15 @@ def main() -> None:
         n = len(rows)
         print(f"composites: {n} (pool {boxes}, k = 2, 3, 4, 6, 9)")
         print(f"floor (decode sources + encode output): {t_floor:6.2f} s {n / t_floor:7.1f} composites/s")
-        print(f"patchml build, --num-proc {PROCESSES}:         {t_ours:6.2f} s {n / t_ours:7.1f} composites/s "
-              f"= {t_floor / t_ours:5.1%} of the floor (goal >= 70%)")
+        print(
+            f"patchml build, --num-proc {PROCESSES}:         {t_ours:6.2f} s {n / t_ours:7.1f} composites/s "
+            f"= {t_floor / t_ours:5.1%} of the floor (goal >= 70%)"
+        )
         full = FULL_PATCHML / (n / t_ours)
-        print(f"one full PatchML ({FULL_PATCHML:,} composites) at this rate: {full / 60:.0f} min "
-              f"({full / 3600:.2f} h) on {PROCESSES} cores; the floor alone: {FULL_PATCHML / (n / t_floor) / 60:.0f} min")
+        print(
+            f"one full PatchML ({FULL_PATCHML:,} composites) at this rate: {full / 60:.0f} min "
+            f"({full / 3600:.2f} h) on {PROCESSES} cores; the floor alone: {FULL_PATCHML / (n / t_floor) / 60:.0f} min"
+        )
         if args.picture:
             write_picture(work, args.picture)
     finally:

@@ -30,9 +30,9 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from imagenet_suite.perturbations import corruptions as C  # noqa: E402
-from imagenet_suite.build.builder import example_rng  # noqa: E402
-from tests.fixtures.naive_corruptions import naive_corrupt  # noqa: E402
+from imagenet_suite.build.builder import example_rng
+from imagenet_suite.perturbations import corruptions as C
+from tests.fixtures.naive_corruptions import naive_corrupt
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "texture-vs-shape" / "stimuli" / "cue-conflict-sample"
 
@@ -49,8 +49,14 @@ def load_images(count: int) -> list[np.ndarray]:
 
 def frost_pictures() -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(1)
-    return tuple(np.asarray(Image.fromarray(rng.integers(0, 256, (60, 80, 3), dtype=np.uint8))
-                            .resize((400 + 20 * i, 300 + 10 * i), Image.BICUBIC)) for i in range(6))
+    return tuple(
+        np.asarray(
+            Image.fromarray(rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)).resize(
+                (400 + 20 * i, 300 + 10 * i), Image.BICUBIC
+            )
+        )
+        for i in range(6)
+    )
 
 
 _STATE: dict = {}
@@ -84,8 +90,10 @@ def run(pool, kind: str, name: str, severities, count: int) -> tuple[float, floa
 
 def _line(name: str, done: int, timed: dict, workers: int) -> str:
     (ref_wall, ref_cpu), (wall, cpu) = timed["reference"], timed["ours"]
-    return (f"{name:18s} {done / ref_wall:9.1f} {done / wall:9.1f} {ref_wall / wall:6.2f}   "
-            f"{done * workers / ref_cpu:8.1f} {done * workers / cpu:8.1f} {ref_cpu / cpu:6.2f}")
+    return (
+        f"{name:18s} {done / ref_wall:9.1f} {done / wall:9.1f} {ref_wall / wall:6.2f}   "
+        f"{done * workers / ref_cpu:8.1f} {done * workers / cpu:8.1f} {ref_cpu / cpu:6.2f}"
+    )
 
 
 def bench_torch(images, severities, device: str) -> None:
@@ -108,8 +116,10 @@ def bench_torch(images, severities, device: str) -> None:
             for image, rng in zip(images, rngs, strict=True):
                 C.corrupt(image, name, severity, rng)
             cpu = time.perf_counter() - cpu_start
-            print(f"  {name:18s} s{severity}: {len(images) / seconds:8.1f} img/s  (NumPy, 1 process: "
-                  f"{len(images) / cpu:7.1f} img/s, x{cpu / seconds:.1f})")
+            print(
+                f"  {name:18s} s{severity}: {len(images) / seconds:8.1f} img/s  (NumPy, 1 process: "
+                f"{len(images) / cpu:7.1f} img/s, x{cpu / seconds:.1f})"
+            )
 
 
 def main(argv=None) -> int:
@@ -124,7 +134,9 @@ def main(argv=None) -> int:
     images, frost = load_images(args.images), frost_pictures()
     print(f"{args.images} images 224x224, severities {severities}, {args.workers} worker processes")
     print("images/s on the workers: wall clock, and from the workers' CPU time (robust to other load)")
-    print(f"{'corruption':18s} {'ref wall':>9s} {'ours wall':>9s} {'ratio':>6s}   {'ref cpu':>8s} {'ours cpu':>8s} {'ratio':>6s}")
+    print(
+        f"{'corruption':18s} {'ref wall':>9s} {'ours wall':>9s} {'ratio':>6s}   {'ref cpu':>8s} {'ours cpu':>8s} {'ratio':>6s}"
+    )
     totals = {kind: [0.0, 0.0] for kind in ("reference", "ours")}
     workers = args.workers
     with ProcessPoolExecutor(workers, initializer=_init, initargs=(images, frost)) as pool:
@@ -134,8 +146,10 @@ def main(argv=None) -> int:
             for kind in totals:
                 totals[kind] = [a + b for a, b in zip(totals[kind], timed[kind], strict=True)]
             print(_line(name, args.images * len(severities), timed, workers))
-    print(_line("overall", args.images * len(severities) * len(args.corruptions.split(",")), totals, workers)
-          + "   (goal >= 2)")
+    print(
+        _line("overall", args.images * len(severities) * len(args.corruptions.split(",")), totals, workers)
+        + "   (goal >= 2)"
+    )
     device = args.torch_device
     if device is None:
         import torch

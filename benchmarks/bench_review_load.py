@@ -46,10 +46,13 @@ def main() -> None:
     start = time.perf_counter()
     folder = build_tiny_ood(work / "out", options={"images": args.images, "size": args.size}, shard_size=1000)
     ids = tiny_ood_ids(args.images)
-    outputs = write_outputs(work / "outputs.pt", ids, {i: (n % 1000, 0.6 + 0.39 * (n % 97) / 97)
-                                                       for n, i in enumerate(ids) if n % 10 == 0})
-    print(f"{args.images} images of {args.size}x{args.size} built in {time.perf_counter() - start:.1f} s; "
-          f"parquet {sum(p.stat().st_size for p in folder.rglob('*.parquet')) / 1e6:.0f} MB")
+    outputs = write_outputs(
+        work / "outputs.pt", ids, {i: (n % 1000, 0.6 + 0.39 * (n % 97) / 97) for n, i in enumerate(ids) if n % 10 == 0}
+    )
+    print(
+        f"{args.images} images of {args.size}x{args.size} built in {time.perf_counter() - start:.1f} s; "
+        f"parquet {sum(p.stat().st_size for p in folder.rglob('*.parquet')) / 1e6:.0f} MB"
+    )
 
     from imagenet_suite.curation import database
     from imagenet_suite.curation.load import load_for_review
@@ -74,8 +77,10 @@ def main() -> None:
     print(f"add_samples baseline  {plain.seconds:8.2f} s  {n / plain.seconds:8.0f} samples/s")
     print(f"same view, baseline   {baseline_view_s:8.2f} s")
     total, base = cold.seconds + view_s, plain.seconds + baseline_view_s
-    print(f"ratio ours/baseline (load + open view): {total / base:.2f}x; warm re-load / baseline: "
-          f"{warm.seconds / plain.seconds:.2f}x")
+    print(
+        f"ratio ours/baseline (load + open view): {total / base:.2f}x; warm re-load / baseline: "
+        f"{warm.seconds / plain.seconds:.2f}x"
+    )
     for name in ("ours", "baseline"):
         fo.load_dataset(name).delete()
     _stop_database()

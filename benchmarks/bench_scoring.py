@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import os
 import sys
@@ -144,11 +145,16 @@ def ours(logits: torch.Tensor, labels: torch.Tensor, label_sets: torch.Tensor, c
 
     classes = logits.shape[1]
     names = [str(i) for i in range(classes)]
-    features = {"id": {"dtype": "string", "_type": "Value"}, "label": {"names": names, "_type": "ClassLabel"},
-                "real_labels": {"feature": {"names": names, "_type": "ClassLabel"}, "_type": "List"}}
+    features = {
+        "id": {"dtype": "string", "_type": "Value"},
+        "label": {"names": names, "_type": "ClassLabel"},
+        "real_labels": {"feature": {"names": names, "_type": "ClassLabel"}, "_type": "List"},
+    }
     outputs = ModelOutputs(logits, [str(i) for i in range(len(logits))])
     outputs.validate(num_classes=classes)  # the NaN/inf pass `score` runs before any metric
-    joined = JoinedSplit(outputs, {"label": labels, "real_labels": label_sets}, features, {}, "bench", "default", "validation")
+    joined = JoinedSplit(
+        outputs, {"label": labels, "real_labels": label_sets}, features, {}, "bench", "default", "validation"
+    )
     metrics = [name for name in select_metrics(features, {}, None) if name in OUR_METRICS]
     report = evaluate(joined, metrics, ScoreOptions(calibration=CalibrationOptions(class_wise_ace=class_wise_ace)))
     return {(row.metric, row.variant): row.value for row in report.rows if not row.subgroup}
@@ -226,7 +232,7 @@ def anchor_guo_ece(probs: np.ndarray, labels, n_bins=15):
     accuracy = prediction.eq(labels.cpu())
     edges = torch.linspace(0, 1, n_bins + 1)
     ece = torch.zeros(1)
-    for lower, upper in zip(edges[:-1], edges[1:], strict=True):
+    for lower, upper in itertools.pairwise(edges):
         in_bin = confidence.gt(lower.item()) * confidence.le(upper.item())
         proportion = in_bin.float().mean()
         if proportion.item() > 0:
@@ -264,7 +270,9 @@ def anchor_ace(probs: np.ndarray, labels: np.ndarray, num_bins=15, threshold=0.0
         positives, column = positives[keep], column[keep]
         if column.size == 0:
             continue
-        indices = np.minimum(np.round(np.linspace(0, len(column), num_bins, endpoint=False)).astype(int), len(column) - 1)
+        indices = np.minimum(
+            np.round(np.linspace(0, len(column), num_bins, endpoint=False)).astype(int), len(column) - 1
+        )
         upper_edges = np.sort(column)[indices][1:]
         bins = np.digitize(column, upper_edges)
         sums = np.bincount(bins, weights=column, minlength=num_bins).astype(np.float64)
@@ -282,13 +290,14 @@ def anchor_quba_conf_balance(probs: np.ndarray, labels: np.ndarray):
 def import_anchor_libraries() -> None:
     """Import what the anchors use before timing them (timm and torchmetrics take seconds to import)."""
     import scipy.stats  # noqa: F401
-    import timm.data.real_labels  # noqa: F401
+    import timm.data.real_labels
     import timm.utils.metrics  # noqa: F401
     import torchmetrics.classification  # noqa: F401
 
 
-def anchors(logits: torch.Tensor, labels: torch.Tensor, label_sets: list[list[int]], device: torch.device,
-            repeat: int = 1) -> tuple[dict, dict]:
+def anchors(
+    logits: torch.Tensor, labels: torch.Tensor, label_sets: list[list[int]], device: torch.device, repeat: int = 1
+) -> tuple[dict, dict]:
     """Run every anchor stage ``repeat`` times (fastest kept); returns (timings, values)."""
     import_anchor_libraries()
     anchor_topk(logits[:512], labels[:512])  # warm-up, as for imagenet-suite
@@ -323,16 +332,24 @@ def anchor_stages(logits, labels, label_sets, device, timings: dict) -> dict:
 
 def compare(ours_values: dict, anchor_values: dict) -> list[str]:
     pairs = {
-        "top1": ("top1_accuracy", ""), "top5": ("top5_accuracy", ""), "real_top1": ("real_top1_accuracy", ""),
-        "real_top5": ("real_top5_accuracy", ""), "mean_per_class": ("mean_per_class_accuracy", ""),
-        "f_acc": ("class_balance_accuracy", "reference_impl"), "ece_torchmetrics": ("ece", "torchmetrics"),
-        "ece_guo": ("ece", "guo"), "ece_netcal": ("ece", "netcal"), "ace": ("ace", "adaptive_classwise"),
+        "top1": ("top1_accuracy", ""),
+        "top5": ("top5_accuracy", ""),
+        "real_top1": ("real_top1_accuracy", ""),
+        "real_top5": ("real_top5_accuracy", ""),
+        "mean_per_class": ("mean_per_class_accuracy", ""),
+        "f_acc": ("class_balance_accuracy", "reference_impl"),
+        "ece_torchmetrics": ("ece", "torchmetrics"),
+        "ece_guo": ("ece", "guo"),
+        "ece_netcal": ("ece", "netcal"),
+        "ace": ("ace", "adaptive_classwise"),
         "f_conf": ("class_balance_confidence", "reference_impl"),
     }
     lines = []
     for name, key in pairs.items():
         difference = abs(ours_values[key] - anchor_values[name])
-        lines.append(f"    {name:<18} ours {ours_values[key]:.8f}  anchor {anchor_values[name]:.8f}  |diff| {difference:.1e}")
+        lines.append(
+            f"    {name:<18} ours {ours_values[key]:.8f}  anchor {anchor_values[name]:.8f}  |diff| {difference:.1e}"
+        )
     return lines
 
 
@@ -343,7 +360,9 @@ def run_size(rows: int, classes: int, device: torch.device, skip_anchors: bool, 
     logits, labels, label_sets = synthetic_split(rows, classes)
     logits, labels = logits.to(device), labels.to(device)
     sets = padded(label_sets).to(device)
-    print(f"\n== {rows:,} x {classes:,} float32 logits on {device} ({logits.numel() * 4 / 2**30:.2f} GiB) ==", flush=True)
+    print(
+        f"\n== {rows:,} x {classes:,} float32 logits on {device} ({logits.numel() * 4 / 2**30:.2f} GiB) ==", flush=True
+    )
     ours_timing: dict = {}
     ours(logits[:64], labels[:64], sets[:64])  # warm-up (imports, kernels)
     for _ in range(repeat):
@@ -354,16 +373,22 @@ def run_size(rows: int, classes: int, device: torch.device, skip_anchors: bool, 
         with timed(ours_timing, "imagenet-suite without class-wise ACE", device):
             ours(logits, labels, sets, class_wise_ace=False)
     for name, stage in ours_timing.items():
-        print(f"  {name:<48} {stage['seconds']:8.3f} s  cpu {stage['cpu_seconds']:8.3f} s   "
-              f"peak +{stage['peak_rss_mb']:.0f} MiB RSS", flush=True)
+        print(
+            f"  {name:<48} {stage['seconds']:8.3f} s  cpu {stage['cpu_seconds']:8.3f} s   "
+            f"peak +{stage['peak_rss_mb']:.0f} MiB RSS",
+            flush=True,
+        )
     if skip_anchors:
         return result
     anchor_timing, anchor_values = anchors(logits, labels, label_sets, device, repeat)
     result["anchors"] = anchor_timing
     total = sum(stage["seconds"] for stage in anchor_timing.values())
     for name, stage in anchor_timing.items():
-        print(f"  anchor: {name:<40} {stage['seconds']:8.3f} s  cpu {stage['cpu_seconds']:8.3f} s   "
-              f"peak +{stage['peak_rss_mb']:.0f} MiB RSS", flush=True)
+        print(
+            f"  anchor: {name:<40} {stage['seconds']:8.3f} s  cpu {stage['cpu_seconds']:8.3f} s   "
+            f"peak +{stage['peak_rss_mb']:.0f} MiB RSS",
+            flush=True,
+        )
     for clock in ("seconds", "cpu_seconds"):
         total = sum(stage[clock] for stage in anchor_timing.values())
         mine = ours_timing["imagenet-suite full report"][clock]
@@ -372,9 +397,11 @@ def run_size(rows: int, classes: int, device: torch.device, skip_anchors: bool, 
         result[f"speedup_{clock}"] = total / mine
         result[f"speedup_without_ace_{clock}"] = without / mine_without
         label = "wall" if clock == "seconds" else "cpu "
-        print(f"  {label}: anchors {total:8.3f} s vs imagenet-suite {mine:7.3f} s -> {total / mine:5.1f}x   "
-              f"| without class-wise ACE: {without:8.3f} s vs {mine_without:7.3f} s -> {without / mine_without:5.1f}x",
-              flush=True)
+        print(
+            f"  {label}: anchors {total:8.3f} s vs imagenet-suite {mine:7.3f} s -> {total / mine:5.1f}x   "
+            f"| without class-wise ACE: {without:8.3f} s vs {mine_without:7.3f} s -> {without / mine_without:5.1f}x",
+            flush=True,
+        )
     print("  agreement:")
     print("\n".join(compare(ours_values, anchor_values)))
     return result
@@ -396,9 +423,11 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     device = torch.device(args.device)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs "
-          f"(load average {load:.1f}), device {device}"
-          + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""))
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs "
+        f"(load average {load:.1f}), device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else "")
+    )
     results = []
     for classes in args.sizes:
         rows = args.rows or ((5000 if classes <= 1000 else 2000) if args.quick else 50000)

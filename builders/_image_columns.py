@@ -18,13 +18,28 @@ def image_features(extra: dict[str, Any]):
     """``datasets.Features``: id, file_name, image, the ``extra`` columns, image_mode, width, height."""
     from datasets import Features, Image, Value
 
-    return Features({"id": Value("string"), "file_name": Value("string"), "image": Image(), **extra,
-                     "image_mode": Value("string"), "width": Value("int32"), "height": Value("int32")})
+    return Features(
+        {
+            "id": Value("string"),
+            "file_name": Value("string"),
+            "image": Image(),
+            **extra,
+            "image_mode": Value("string"),
+            "width": Value("int32"),
+            "height": Value("int32"),
+        }
+    )
 
 
 def image_row(image_id: str, data: bytes, file_name: str, where: str) -> dict[str, Any]:
     """The shared columns of one row (the builder adds its own): ``data`` is checked by
     :func:`~imagenet_suite.images.inspect_image` (InvalidSourceData naming ``where``) and stored as is."""
     header = inspect_image(data, where)
-    return {"id": image_id, "file_name": file_name, "image": {"bytes": data, "path": file_name},
-            "image_mode": header.mode, "width": header.width, "height": header.height}
+    return {
+        "id": image_id,
+        "file_name": file_name,
+        "image": {"bytes": data, "path": file_name},
+        "image_mode": header.mode,
+        "width": header.width,
+        "height": header.height,
+    }

@@ -45,9 +45,11 @@ WNID = re.compile(r"^n\d{8}$")
 ROOT_DOC_FILES = re.compile(r"^(readme|license|licence|copying)([._-].*)?$", re.IGNORECASE)
 
 STRICT_COUNTS = Option(
-    True, (True, False),
+    True,
+    (True, False),
     help="fail unless the release has its published number of images (and classes); turn off only to build "
-         "from a deliberately partial or modified copy (recorded in the card, build_info and the folder name)")
+    "from a deliberately partial or modified copy (recorded in the card, build_info and the folder name)",
+)
 
 ClassIndex = Callable[[str, str], "int | None"]  # (class folder, where) -> class index, None = not in this dataset
 
@@ -102,6 +104,7 @@ class Images:
 
 # -- finding a release ------------------------------------------------------------------------------
 
+
 def locate(resolver: SourceResolver, source: Source, root: str, extracted: str | None = None) -> Located:
     """Find a release: ``source`` in --manual-dir, else the extracted folder ``extracted`` (default
     ``root``) in --manual-dir, else ``source`` from the cache or its URL (verified against its pins).
@@ -125,6 +128,7 @@ def list_members(located: Located) -> tuple[list[str], TarIndex | None]:
 
 # -- listing class folders --------------------------------------------------------------------------
 
+
 def wnid_of(index: int) -> str:
     return classes.imagenet_wnids()[index]
 
@@ -136,16 +140,23 @@ def wnid_class(allowed: Iterable[int] | None = None, what: str = "ImageNet-1k") 
     def class_index(folder: str, where: str) -> int:
         index = classes.index_of(folder, where, "class folder")
         if allowed_set is not None and index not in allowed_set:
-            raise InvalidSourceData(f"{where}: class folder {folder!r} is an ImageNet-1k wnid but not one of the "
-                                    f"{len(allowed_set)} {what} classes")
+            raise InvalidSourceData(
+                f"{where}: class folder {folder!r} is an ImageNet-1k wnid but not one of the "
+                f"{len(allowed_set)} {what} classes"
+            )
         return index
 
     return class_index
 
 
-def scan_class_folders(names: Iterable[str], prefix: str, where: str, class_index: ClassIndex,
-                       skip_outside: bool = False, class_name: Callable[[int], str] = wnid_of,
-                       ) -> dict[str, tuple[str, int]]:
+def scan_class_folders(
+    names: Iterable[str],
+    prefix: str,
+    where: str,
+    class_index: ClassIndex,
+    skip_outside: bool = False,
+    class_name: Callable[[int], str] = wnid_of,
+) -> dict[str, tuple[str, int]]:
     """Images laid out as ``<prefix><class folder>/<file>``: ``{"<class name>/<file>": (member, class index)}``.
 
     ``class_index(folder, where)`` gives a folder's class (None: a folder of the release that this
@@ -162,7 +173,7 @@ def scan_class_folders(names: Iterable[str], prefix: str, where: str, class_inde
             if skip_outside:
                 continue
             raise InvalidSourceData(f"{where}: unexpected member {name!r} (expected {prefix}<class folder>/<image>)")
-        parts = name[len(prefix):].split("/")
+        parts = name[len(prefix) :].split("/")
         if parts[-1].startswith("."):
             continue
         if len(parts) == 1 and ROOT_DOC_FILES.match(parts[0]):
@@ -176,8 +187,10 @@ def scan_class_folders(names: Iterable[str], prefix: str, where: str, class_inde
         if PurePosixPath(file).suffix.lower() not in IMAGE_SUFFIXES:
             raise InvalidSourceData(f"{where}: member {name!r} is not an image (expected one of {IMAGE_SUFFIXES})")
         if folder_of_class.setdefault(index, folder) != folder:
-            raise InvalidSourceData(f"{where}: class folders {folder_of_class[index]!r} and {folder!r} are the same "
-                                    f"class {class_name(index)}")
+            raise InvalidSourceData(
+                f"{where}: class folders {folder_of_class[index]!r} and {folder!r} are the same "
+                f"class {class_name(index)}"
+            )
         found[f"{class_name(index)}/{file}"] = (name, index)
     return found
 
@@ -190,11 +203,14 @@ def top_folders(names: Iterable[str], depth: int = 1) -> list[str]:
 def check_count(found: int, expected: int, strict: bool, where: str, what: str) -> None:
     """Refuse a release whose image count is not the published one (unless ``strict`` is off)."""
     if strict and found != expected:
-        raise InvalidSourceData(f"{where}: found {found:,} {what}, the release has {expected:,} (incomplete or "
-                                "different copy?); pass --option strict_counts=false to build it anyway")
+        raise InvalidSourceData(
+            f"{where}: found {found:,} {what}, the release has {expected:,} (incomplete or "
+            "different copy?); pass --option strict_counts=false to build it anyway"
+        )
 
 
 # -- reading rows -------------------------------------------------------------------------------------
+
 
 def read_in_order(images: Images, keys: Iterable[str]) -> Iterator[tuple[str, bytes]]:
     """``(id, original bytes)`` for ``keys`` in the given order, read in place
@@ -207,6 +223,7 @@ def read_in_order(images: Images, keys: Iterable[str]) -> Iterator[tuple[str, by
 
 
 # -- the builder of single-archive wnid-folder releases ------------------------------------------------
+
 
 class ClassFolderBuilder(Builder):
     """A config that is one archive of ``<root>/<class folder>/<image>`` (ImageNet-A, -R, -Sketch, -O, V2).
@@ -241,8 +258,13 @@ class ClassFolderBuilder(Builder):
         strict = self.options["strict_counts"]
         check_count(len(scanned), self.EXPECTED_IMAGES, strict, where, "images")
         if self.CLASS_SUBSET:
-            check_count(len({label for _, label in scanned.values()}), len(classes.subset_indices(self.CLASS_SUBSET)),
-                        strict, where, "class folders")
+            check_count(
+                len({label for _, label in scanned.values()}),
+                len(classes.subset_indices(self.CLASS_SUBSET)),
+                strict,
+                where,
+                "class folders",
+            )
 
     def extra_features(self) -> dict[str, Any]:
         """Columns besides the label (``datasets`` feature types)."""
@@ -262,14 +284,21 @@ class ClassFolderBuilder(Builder):
         names, index = list_members(located)
         where = str(located.source.path)
         if not any(n.startswith(located.member_prefix) for n in names):
-            raise InvalidSourceData(f"{where}: no {located.member_prefix}<class folder>/ folders; top-level entries are "
-                                    f"{top_folders(names)[:10] or sorted(names)[:10]} (renamed root folder, or the "
-                                    "wrong archive?)")
+            raise InvalidSourceData(
+                f"{where}: no {located.member_prefix}<class folder>/ folders; top-level entries are "
+                f"{top_folders(names)[:10] or sorted(names)[:10]} (renamed root folder, or the "
+                "wrong archive?)"
+            )
         scanned = scan_class_folders(names, located.member_prefix, where, self.class_index())
         self.check_release(scanned, located.member_prefix, where)
         members = {k: v[0] for k, v in scanned.items()}
-        images = Images(located.source.path, located.file_prefix, members, {k: v[1] for k, v in scanned.items()},
-                        index.subset(members.values()) if index is not None else None)
+        images = Images(
+            located.source.path,
+            located.file_prefix,
+            members,
+            {k: v[1] for k, v in scanned.items()},
+            index.subset(members.values()) if index is not None else None,
+        )
         return Prepared({source.name: located.source}, {"images": images, "layout": located.layout})
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:

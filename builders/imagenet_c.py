@@ -26,8 +26,8 @@ from collections.abc import Iterator
 
 from imagenet_suite import classes
 from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.errors import ConfigError, InvalidSourceData
 from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.errors import ConfigError, InvalidSourceData
 
 from ._image_columns import image_features
 from ._variants import (
@@ -57,10 +57,16 @@ SEVERITIES = (1, 2, 3, 4, 5)
 IMAGES_PER_CONFIG = 50_000
 VAL_FILE = re.compile(r"^(ILSVRC2012_val_\d{8})\.JPEG$")
 
-TARS = {family: Source(f"{family}_tar", f"{family}.tar", url=f"{ZENODO}{family}.tar?download=1",
-                       instructions=f"Download {ZENODO}{family}.tar (Zenodo record 2235448) and put it in --manual-dir, "
-                                    f"or put its extracted {'/, '.join(FAMILIES[family])}/ folders there.")
-        for family in FAMILIES}
+TARS = {
+    family: Source(
+        f"{family}_tar",
+        f"{family}.tar",
+        url=f"{ZENODO}{family}.tar?download=1",
+        instructions=f"Download {ZENODO}{family}.tar (Zenodo record 2235448) and put it in --manual-dir, "
+        f"or put its extracted {'/, '.join(FAMILIES[family])}/ folders there.",
+    )
+    for family in FAMILIES
+}
 
 
 def config_name(corruption: str, severity: int) -> str:
@@ -71,8 +77,10 @@ def parse_config(name: str) -> tuple[str, int]:
     """``"gaussian_noise_3"`` -> ``("gaussian_noise", 3)``."""
     corruption, _, severity = name.rpartition("_")
     if corruption not in FAMILY_OF or not severity.isdigit() or int(severity) not in SEVERITIES:
-        raise ConfigError(f"{name!r} is not <corruption>_<severity> with a corruption of {list(CORRUPTIONS)} and a "
-                          f"severity in {list(SEVERITIES)}")
+        raise ConfigError(
+            f"{name!r} is not <corruption>_<severity> with a corruption of {list(CORRUPTIONS)} and a "
+            f"severity in {list(SEVERITIES)}"
+        )
     return corruption, int(severity)
 
 
@@ -81,23 +89,31 @@ def _configs() -> tuple[BuilderConfig, ...]:
     for corruption in CORRUPTIONS:
         kind = "benchmark" if FAMILY_OF[corruption] in BENCHMARK_FAMILIES else "extra (held-out)"
         for severity in SEVERITIES:
-            configs.append(BuilderConfig(config_name(corruption, severity),
-                                         f"{corruption}, severity {severity} ({kind} corruption, "
-                                         f"{FAMILY_OF[corruption]}.tar)", shard_size=5000))
+            configs.append(
+                BuilderConfig(
+                    config_name(corruption, severity),
+                    f"{corruption}, severity {severity} ({kind} corruption, {FAMILY_OF[corruption]}.tar)",
+                    shard_size=5000,
+                )
+            )
     return tuple(configs)
 
 
 class ImagenetC(Builder):
     NAME = "imagenet_c"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: the released ImageNet-C JPEGs (Zenodo 2235448) as original bytes, "
-                              "one config per corruption and severity (15 benchmark + 4 extra corruptions x 5)."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: the released ImageNet-C JPEGs (Zenodo 2235448) as original bytes, "
+        "one config per corruption and severity (15 benchmark + 4 extra corruptions x 5)."
+    }
     CONFIGS = _configs()
     SOURCES = tuple(TARS.values())
     OPTIONS = {"strict_counts": STRICT_COUNTS}
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("Downloaded automatically from Zenodo (only the family tar a config needs). Offline: "
-                                    "put noise.tar / blur.tar / weather.tar / digital.tar / extra.tar, or their "
-                                    "extracted <corruption>/<severity>/<wnid>/ folders, in --manual-dir.")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Downloaded automatically from Zenodo (only the family tar a config needs). Offline: "
+        "put noise.tar / blur.tar / weather.tar / digital.tar / extra.tar, or their "
+        "extracted <corruption>/<severity>/<wnid>/ folders, in --manual-dir."
+    )
     HOMEPAGE = "https://github.com/hendrycks/robustness"
     LICENSE = "other"
     CITATION = """@inproceedings{hendrycks2019robustness,
@@ -117,8 +133,14 @@ class ImagenetC(Builder):
     def features(self):
         from datasets import Value
 
-        return image_features({"label": classes.imagenet_class_label(), "val_id": Value("string"), "corruption": Value("string"),
-                               "severity": Value("int8")})
+        return image_features(
+            {
+                "label": classes.imagenet_class_label(),
+                "val_id": Value("string"),
+                "corruption": Value("string"),
+                "severity": Value("int8"),
+            }
+        )
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         corruption, severity = self.corruption, self.severity
@@ -130,8 +152,10 @@ class ImagenetC(Builder):
         prefix = located.member_prefix  # "<corruption>/<severity>/" in the tar, "" in an extracted folder
         if located.layout == "archive" and not any(n.startswith(prefix) for n in names):
             present = sorted({"/".join(n.split("/")[:2]) for n in names if n.count("/") >= 2})
-            raise InvalidSourceData(f"{where}: no {prefix}<wnid>/*.JPEG members: {corruption} severity {severity} is "
-                                    f"missing from this {family}.tar (it holds {present[:20]})")
+            raise InvalidSourceData(
+                f"{where}: no {prefix}<wnid>/*.JPEG members: {corruption} severity {severity} is "
+                f"missing from this {family}.tar (it holds {present[:20]})"
+            )
         scanned = scan_class_folders(names, prefix, where, wnid_class(), skip_outside=True)
         members, labels = {}, {}
         for key, (member, label) in scanned.items():
@@ -145,8 +169,10 @@ class ImagenetC(Builder):
     def _row_id(self, key: str, member: str, where: str) -> str:
         """Row id ``<corruption>/<severity>/<wnid>/<file>``; the file must keep its ImageNet-val name."""
         if not VAL_FILE.match(key.split("/", 1)[1]):
-            raise InvalidSourceData(f"{where}: member {member!r} is not named ILSVRC2012_val_NNNNNNNN.JPEG "
-                                    "(ImageNet-C keeps the validation file names)")
+            raise InvalidSourceData(
+                f"{where}: member {member!r} is not named ILSVRC2012_val_NNNNNNNN.JPEG "
+                "(ImageNet-C keeps the validation file names)"
+            )
         return f"{self.corruption}/{self.severity}/{key}"
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
@@ -155,20 +181,30 @@ class ImagenetC(Builder):
         for image_id in members:
             val_id = val_id_of(image_id)
             if by_val_id.setdefault(val_id, image_id) != image_id:
-                raise InvalidSourceData(f"{prepared.data['images'].path}: {val_id} appears twice "
-                                        f"({by_val_id[val_id]} and {image_id})")
+                raise InvalidSourceData(
+                    f"{prepared.data['images'].path}: {val_id} appears twice ({by_val_id[val_id]} and {image_id})"
+                )
         return {SPLIT: [by_val_id[v] for v in sorted(by_val_id)]}  # ImageNet-val order
 
     def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
         images: Images = prepared.data["images"]
         for image_id, data in read_in_order(images, shard.keys):
-            yield {**images.row(image_id, data), "label": images.labels[image_id], "val_id": val_id_of(image_id),
-                   "corruption": self.corruption, "severity": self.severity}
+            yield {
+                **images.row(image_id, data),
+                "label": images.labels[image_id],
+                "val_id": val_id_of(image_id),
+                "corruption": self.corruption,
+                "severity": self.severity,
+            }
 
     def protocol(self) -> dict:
-        return {"corruption": self.corruption, "severity": self.severity, "family": FAMILY_OF[self.corruption],
-                "benchmark_corruption": FAMILY_OF[self.corruption] in BENCHMARK_FAMILIES,
-                "num_classes": classes.NUM_CLASSES}
+        return {
+            "corruption": self.corruption,
+            "severity": self.severity,
+            "family": FAMILY_OF[self.corruption],
+            "benchmark_corruption": FAMILY_OF[self.corruption] in BENCHMARK_FAMILIES,
+            "num_classes": classes.NUM_CLASSES,
+        }
 
     def card_context(self, prepared: Prepared) -> dict:
         return {"layout": prepared.data["layout"]}

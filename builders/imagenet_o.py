@@ -16,28 +16,41 @@ from imagenet_suite.build.sources import Source
 from ._variants import NATURAL_ADVERSARIAL_EXAMPLES_CITATION, ClassFolderBuilder
 
 IMAGENET_O_TAR = Source(
-    "imagenet_o_tar", "imagenet-o.tar", url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-o.tar",
+    "imagenet_o_tar",
+    "imagenet-o.tar",
+    url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-o.tar",
     instructions="Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-o.tar and put it in --manual-dir, "
-                 "or put its extracted imagenet-o/ folder there.")
+    "or put its extracted imagenet-o/ folder there.",
+)
 
 
 class ImagenetO(ClassFolderBuilder):
     NAME = "imagenet_o"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: the 2,000 ImageNet-O images as original bytes; the wnid folder each "
-                              "was adversarially filtered against kept as `filtered_against`, not as a label."}
-    CONFIGS = (BuilderConfig("default", "2,000 OOD images; `filtered_against` = the ImageNet-1k class of their folder",
-                             shard_size=2000),)
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: the 2,000 ImageNet-O images as original bytes; the wnid folder each "
+        "was adversarially filtered against kept as `filtered_against`, not as a label."
+    }
+    CONFIGS = (
+        BuilderConfig(
+            "default", "2,000 OOD images; `filtered_against` = the ImageNet-1k class of their folder", shard_size=2000
+        ),
+    )
     SOURCES = (IMAGENET_O_TAR,)
     ROOT = "imagenet-o"
     EXPECTED_IMAGES = 2_000
     LABEL_COLUMN = "filtered_against"
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("Downloaded automatically. Offline: put imagenet-o.tar (or its extracted "
-                                    "imagenet-o/ folder) in --manual-dir.")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Downloaded automatically. Offline: put imagenet-o.tar (or its extracted imagenet-o/ folder) in --manual-dir."
+    )
     HOMEPAGE = "https://github.com/hendrycks/natural-adv-examples"
     LICENSE = "mit"
     CITATION = NATURAL_ADVERSARIAL_EXAMPLES_CITATION
 
     def protocol(self) -> dict:
-        return {"ood": True, "in_distribution": "imagenet_1k", "num_classes": classes.NUM_CLASSES,
-                "metadata_column": "filtered_against"}
+        return {
+            "ood": True,
+            "in_distribution": "imagenet_1k",
+            "num_classes": classes.NUM_CLASSES,
+            "metadata_column": "filtered_against",
+        }

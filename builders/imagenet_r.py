@@ -14,10 +14,14 @@ from imagenet_suite.build.sources import Source
 from ._variants import ClassFolderBuilder
 
 IMAGENET_R_TAR = Source(
-    "imagenet_r_tar", "imagenet-r.tar", url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar",
-    size=2_191_079_936, sha256="18c6bf493b39a0d975d48e587437f562caab9c52ae6327dcfa9dd8eb54aa1b52",  # TFDS checksums.tsv
+    "imagenet_r_tar",
+    "imagenet-r.tar",
+    url="https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar",
+    size=2_191_079_936,
+    sha256="18c6bf493b39a0d975d48e587437f562caab9c52ae6327dcfa9dd8eb54aa1b52",  # TFDS checksums.tsv
     instructions="Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar (2.2 GB) and put it in "
-                 "--manual-dir, or put its extracted imagenet-r/ folder there.")
+    "--manual-dir, or put its extracted imagenet-r/ folder there.",
+)
 
 
 def rendition_of(image_id: str) -> str:
@@ -29,16 +33,22 @@ def rendition_of(image_id: str) -> str:
 class ImagenetR(ClassFolderBuilder):
     NAME = "imagenet_r"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: the 30,000 ImageNet-R images as original bytes, 1000-way sorted-wnid "
-                              "labels, rendition type from the file name, the 200-class subset as protocol data."}
-    CONFIGS = (BuilderConfig("default", "30,000 renditions of 200 classes, 1000-way label, 200-class subset protocol",
-                             shard_size=2500),)
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: the 30,000 ImageNet-R images as original bytes, 1000-way sorted-wnid "
+        "labels, rendition type from the file name, the 200-class subset as protocol data."
+    }
+    CONFIGS = (
+        BuilderConfig(
+            "default", "30,000 renditions of 200 classes, 1000-way label, 200-class subset protocol", shard_size=2500
+        ),
+    )
     SOURCES = (IMAGENET_R_TAR,)
     ROOT = "imagenet-r"
     EXPECTED_IMAGES = 30_000
     CLASS_SUBSET = "imagenet_r"
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("Downloaded automatically. Offline: put imagenet-r.tar (or its extracted "
-                                    "imagenet-r/ folder) in --manual-dir.")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Downloaded automatically. Offline: put imagenet-r.tar (or its extracted imagenet-r/ folder) in --manual-dir."
+    )
     HOMEPAGE = "https://github.com/hendrycks/imagenet-r"
     LICENSE = "mit"
     CITATION = """@inproceedings{hendrycks2021many,
@@ -57,5 +67,8 @@ class ImagenetR(ClassFolderBuilder):
         return {"rendition": rendition_of(image_id)}
 
     def protocol(self) -> dict:
-        return {"class_subset": list(classes.subset_indices("imagenet_r")), "class_subset_name": "imagenet_r",
-                "num_classes": classes.NUM_CLASSES}
+        return {
+            "class_subset": list(classes.subset_indices("imagenet_r")),
+            "class_subset_name": "imagenet_r",
+            "num_classes": classes.NUM_CLASSES,
+        }

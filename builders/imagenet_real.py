@@ -18,16 +18,18 @@ from pathlib import Path
 
 from imagenet_suite import classes
 from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.errors import InvalidSourceData
 
 from .imagenet_val import NUM_VAL_IMAGES, ImagenetVal
 
 REAL_COMMIT = "25ae4854f875bbae6782fd9ea4a18654f6c89c6c"  # google-research/reassessed-imagenet, "Initial publication."
 REAL_JSON = Source(
-    "real_json", "real.json",
+    "real_json",
+    "real.json",
     url=f"https://raw.githubusercontent.com/google-research/reassessed-imagenet/{REAL_COMMIT}/real.json",
-    size=388_478, sha256="d83e9bff374c631aae8439eb064c7019acc56e1b3bc3f56b8380c2a710b0220b",
+    size=388_478,
+    sha256="d83e9bff374c631aae8439eb064c7019acc56e1b3bc3f56b8380c2a710b0220b",
     instructions="real.json from https://github.com/google-research/reassessed-imagenet",
     local_copies=(lambda: classes.timm_info_dir() / "imagenet_real_labels.json",),
 )
@@ -45,28 +47,39 @@ def read_real_json(path: Path) -> list[list[int]]:
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InvalidSourceData(f"{path}: not valid JSON ({err})") from None
     if not isinstance(labels, list) or len(labels) != NUM_VAL_IMAGES:
-        raise InvalidSourceData(f"{path}: expected a JSON list of {NUM_VAL_IMAGES} label lists, "
-                                f"got {type(labels).__name__} of length {len(labels) if isinstance(labels, list) else '-'}")
+        raise InvalidSourceData(
+            f"{path}: expected a JSON list of {NUM_VAL_IMAGES} label lists, "
+            f"got {type(labels).__name__} of length {len(labels) if isinstance(labels, list) else '-'}"
+        )
     for position, entry in enumerate(labels):
         if not isinstance(entry, list) or not all(isinstance(x, int) and 0 <= x < classes.NUM_CLASSES for x in entry):
-            raise InvalidSourceData(f"{path}: entry {position} ({val_id(position)}) is {entry!r}; "
-                                    f"expected a list of class indices 0..999")
+            raise InvalidSourceData(
+                f"{path}: entry {position} ({val_id(position)}) is {entry!r}; expected a list of class indices 0..999"
+            )
     return labels
 
 
 class ImagenetReal(Builder):
     NAME = "imagenet_real"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: ReaL labels (labels config) and ReaL labels joined onto the "
-                              "imagenet_val images (images config)."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: ReaL labels (labels config) and ReaL labels joined onto the "
+        "imagenet_val images (images config)."
+    }
     CONFIGS = (
-        BuilderConfig("labels", "ReaL label sets of the 50,000 val images, no images", shard_size=NUM_VAL_IMAGES,
-                      row_group_rows=10_000),
+        BuilderConfig(
+            "labels",
+            "ReaL label sets of the 50,000 val images, no images",
+            shard_size=NUM_VAL_IMAGES,
+            row_group_rows=10_000,
+        ),
         BuilderConfig("images", "imagenet_val images and labels joined with the ReaL label sets", shard_size=2500),
     )
     SOURCES = (REAL_JSON, *ImagenetVal.SOURCES)
-    MANUAL_DOWNLOAD_INSTRUCTIONS = "labels: none (real.json is downloaded, or timm's copy is used). " \
-                                   "images: " + ImagenetVal.MANUAL_DOWNLOAD_INSTRUCTIONS
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "labels: none (real.json is downloaded, or timm's copy is used). "
+        "images: " + ImagenetVal.MANUAL_DOWNLOAD_INSTRUCTIONS
+    )
     HOMEPAGE = "https://github.com/google-research/reassessed-imagenet"
     LICENSE = "apache-2.0"
     CITATION = """@article{beyer2020imagenet,
@@ -86,8 +99,11 @@ class ImagenetReal(Builder):
         return Features({**self._val().features(), **real})
 
     def protocol(self) -> dict:
-        return {"multi_label": "real_labels", "skip_empty_label_sets": True,
-                "label_count_subgroups": [1, 2, 3, 4, 5]}  # ASMA subgroups of seed 001 for ImageNet V1
+        return {
+            "multi_label": "real_labels",
+            "skip_empty_label_sets": True,
+            "label_count_subgroups": [1, 2, 3, 4, 5],
+        }  # ASMA subgroups of seed 001 for ImageNet V1
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         real = resolver.resolve(REAL_JSON)

@@ -15,24 +15,31 @@ from imagenet_suite.build.sources import Source
 from ._variants import ClassFolderBuilder
 
 SKETCH_ZIP = Source(
-    "sketch_zip", "ImageNet-Sketch.zip",
+    "sketch_zip",
+    "ImageNet-Sketch.zip",
     url="https://huggingface.co/datasets/songweig/imagenet_sketch/resolve/main/data/ImageNet-Sketch.zip",
-    size=7_593_573_012, sha256="4d3ce6b82a7c48aabf14aeac105eb533e75707f152cc858f55bfc022031a72ed",  # TFDS checksums.tsv
+    size=7_593_573_012,
+    sha256="4d3ce6b82a7c48aabf14aeac105eb533e75707f152cc858f55bfc022031a72ed",  # TFDS checksums.tsv
     instructions="Download ImageNet-Sketch.zip (7.6 GB) from https://github.com/HaohanWang/ImageNet-Sketch (Google "
-                 "Drive link) or the Hub mirror, and put it in --manual-dir, or put its extracted sketch/ folder there.")
+    "Drive link) or the Hub mirror, and put it in --manual-dir, or put its extracted sketch/ folder there.",
+)
 
 
 class ImagenetSketch(ClassFolderBuilder):
     NAME = "imagenet_sketch"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: the 50,889 ImageNet-Sketch images as original bytes, 1000-way "
-                              "sorted-wnid labels from their folders."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: the 50,889 ImageNet-Sketch images as original bytes, 1000-way "
+        "sorted-wnid labels from their folders."
+    }
     CONFIGS = (BuilderConfig("default", "50,889 sketches of the 1000 classes, 1000-way label", shard_size=2000),)
     SOURCES = (SKETCH_ZIP,)
     ROOT = "sketch"
     EXPECTED_IMAGES = 50_889
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("Downloaded automatically from the Hub mirror. Offline: put ImageNet-Sketch.zip "
-                                    "(or its extracted sketch/ folder) in --manual-dir.")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Downloaded automatically from the Hub mirror. Offline: put ImageNet-Sketch.zip "
+        "(or its extracted sketch/ folder) in --manual-dir."
+    )
     HOMEPAGE = "https://github.com/HaohanWang/ImageNet-Sketch"
     LICENSE = "unknown"
     CITATION = """@inproceedings{wang2019learning,

@@ -38,16 +38,24 @@ NUM_VAL_IMAGES = 50_000
 VAL_ID = re.compile(r"^ILSVRC2012_val_(\d{8})$")
 
 VAL_TAR = Source(
-    "val_tar", "ILSVRC2012_img_val.tar", md5="29b22e2961454d5413ddabcf34fc5622",
+    "val_tar",
+    "ILSVRC2012_img_val.tar",
+    md5="29b22e2961454d5413ddabcf34fc5622",
     instructions="Download ILSVRC2012_img_val.tar (6.3 GB) from https://image-net.org/download-images "
-                 "(login and terms acceptance required) and put it in --manual-dir.")
+    "(login and terms acceptance required) and put it in --manual-dir.",
+)
 DEVKIT = Source(
-    "devkit", "ILSVRC2012_devkit_t12.tar.gz", md5="fa75699e90414af021442c21a62c3abf",
+    "devkit",
+    "ILSVRC2012_devkit_t12.tar.gz",
+    md5="fa75699e90414af021442c21a62c3abf",
     instructions="Download ILSVRC2012_devkit_t12.tar.gz from https://image-net.org/download-images "
-                 "and put it in --manual-dir beside ILSVRC2012_img_val.tar.")
+    "and put it in --manual-dir beside ILSVRC2012_img_val.tar.",
+)
 BBOX_VAL = Source(
-    "bbox_val", "ILSVRC2012_bbox_val_v3.tgz",
-    instructions="Optional, for the boxes config: ILSVRC2012_bbox_val_v3.tgz from https://image-net.org/download-images.")
+    "bbox_val",
+    "ILSVRC2012_bbox_val_v3.tgz",
+    instructions="Optional, for the boxes config: ILSVRC2012_bbox_val_v3.tgz from https://image-net.org/download-images.",
+)
 KAGGLE_SOLUTION = "LOC_val_solution.csv"
 KAGGLE_MAPPING = "LOC_synset_mapping.txt"
 KAGGLE_IMAGES = "ILSVRC/Data/CLS-LOC/val"
@@ -83,6 +91,7 @@ def val_id_of(file_name: str) -> str | None:
 
 # -- layout detection ------------------------------------------------------------------------------
 
+
 def find_layout(resolver: SourceResolver) -> Layout:
     """Detect the first complete layout in the manual dir; ManualFileMissing lists all accepted ones."""
     if resolver.find_manual(VAL_TAR.filename):
@@ -91,31 +100,41 @@ def find_layout(resolver: SourceResolver) -> Layout:
         return _kaggle_layout(resolver)
     if resolver.find_manual("val"):
         return _folders_layout(resolver)
-    raise ManualFileMissing(f"no ImageNet validation images found in {resolver.manual_dir or '(no --manual-dir given)'}. "
-                            f"Accepted layouts of --manual-dir:\n{ACCEPTED_LAYOUTS}")
+    raise ManualFileMissing(
+        f"no ImageNet validation images found in {resolver.manual_dir or '(no --manual-dir given)'}. "
+        f"Accepted layouts of --manual-dir:\n{ACCEPTED_LAYOUTS}"
+    )
 
 
 def _tar_layout(resolver: SourceResolver) -> Layout:
     if not resolver.find_manual(DEVKIT.filename):
-        raise ManualFileMissing(f"{DEVKIT.filename} not found in {resolver.manual_dir}: it holds the labels of "
-                                f"{VAL_TAR.filename}. {DEVKIT.instructions}\nAccepted layouts:\n{ACCEPTED_LAYOUTS}")
+        raise ManualFileMissing(
+            f"{DEVKIT.filename} not found in {resolver.manual_dir}: it holds the labels of "
+            f"{VAL_TAR.filename}. {DEVKIT.instructions}\nAccepted layouts:\n{ACCEPTED_LAYOUTS}"
+        )
     tar_source, index = resolver.resolve_with(VAL_TAR, index_tar)  # header scan while the tar is hashed
     devkit = resolver.resolve(DEVKIT)
     members = {}
     for name in index.members:
         image_id = val_id_of(name)
         if image_id is None:
-            raise InvalidSourceData(f"{tar_source.path}: unexpected member {name!r} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
+            raise InvalidSourceData(
+                f"{tar_source.path}: unexpected member {name!r} (expected ILSVRC2012_val_NNNNNNNN.JPEG)"
+            )
         if image_id in members:
-            raise InvalidSourceData(f"{tar_source.path}: image {image_id} is there twice, as {members[image_id]!r} and "
-                                    f"{name!r}; refusing to pick one")
+            raise InvalidSourceData(
+                f"{tar_source.path}: image {image_id} is there twice, as {members[image_id]!r} and "
+                f"{name!r}; refusing to pick one"
+            )
         members[image_id] = name
     ids = sorted(members)
     ground_truth = _read_devkit_labels(devkit.path)
     _check_consecutive(ids, tar_source.path)
     if len(ground_truth) != len(ids):
-        raise InvalidSourceData(f"{devkit.path}: {DEVKIT_GROUND_TRUTH} has {len(ground_truth)} labels but "
-                                f"{tar_source.path} has {len(ids)} images; the label file does not match the images")
+        raise InvalidSourceData(
+            f"{devkit.path}: {DEVKIT_GROUND_TRUTH} has {len(ground_truth)} labels but "
+            f"{tar_source.path} has {len(ids)} images; the label file does not match the images"
+        )
     labels = dict(zip(ids, ground_truth))
     return Layout("tar", tar_source, members, labels, index)
 
@@ -138,8 +157,10 @@ def _read_devkit_labels(devkit_path: Path) -> list[int]:
     for line_no, line in enumerate(files[DEVKIT_GROUND_TRUTH].decode().split(), start=1):
         ilsvrc_id = int(line) if line.isdigit() else -1
         if ilsvrc_id not in id_to_wnid:
-            raise InvalidSourceData(f"{devkit_path}: {DEVKIT_GROUND_TRUTH} line {line_no}: {line!r} is not an "
-                                    f"ILSVRC2012_ID of a leaf synset in meta.mat")
+            raise InvalidSourceData(
+                f"{devkit_path}: {DEVKIT_GROUND_TRUTH} line {line_no}: {line!r} is not an "
+                f"ILSVRC2012_ID of a leaf synset in meta.mat"
+            )
         labels.append(classes.index_of(id_to_wnid[ilsvrc_id], f"{devkit_path}: {DEVKIT_META}"))
     return labels
 
@@ -148,16 +169,20 @@ def _check_consecutive(ids: list[str], where: Path) -> None:
     """Val images are numbered 1..N without gaps (the release has N = 50,000)."""
     for position, image_id in enumerate(ids, start=1):
         if int(image_id[-8:]) != position:
-            raise InvalidSourceData(f"{where}: expected ILSVRC2012_val_{position:08d}.JPEG, found {image_id}.JPEG "
-                                    "(images are missing or misnamed)")
+            raise InvalidSourceData(
+                f"{where}: expected ILSVRC2012_val_{position:08d}.JPEG, found {image_id}.JPEG "
+                "(images are missing or misnamed)"
+            )
 
 
 def _kaggle_layout(resolver: SourceResolver) -> Layout:
     root = resolver.manual_dir
     for needed in (KAGGLE_SOLUTION, KAGGLE_MAPPING):
         if not resolver.find_manual(needed):
-            raise ManualFileMissing(f"{needed} not found in {root}: the Kaggle layout needs {KAGGLE_SOLUTION} and "
-                                    f"{KAGGLE_MAPPING} beside ILSVRC/.\nAccepted layouts:\n{ACCEPTED_LAYOUTS}")
+            raise ManualFileMissing(
+                f"{needed} not found in {root}: the Kaggle layout needs {KAGGLE_SOLUTION} and "
+                f"{KAGGLE_MAPPING} beside ILSVRC/.\nAccepted layouts:\n{ACCEPTED_LAYOUTS}"
+            )
     _check_synset_mapping(root / KAGGLE_MAPPING)
     image_dir = root / KAGGLE_IMAGES
     files = list_folder(image_dir)
@@ -165,7 +190,9 @@ def _kaggle_layout(resolver: SourceResolver) -> Layout:
     for name in files:
         image_id = val_id_of(name)
         if image_id is None or "/" in name:
-            raise InvalidSourceData(f"{image_dir / name}: unexpected file in {KAGGLE_IMAGES} (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
+            raise InvalidSourceData(
+                f"{image_dir / name}: unexpected file in {KAGGLE_IMAGES} (expected ILSVRC2012_val_NNNNNNNN.JPEG)"
+            )
         members[image_id] = name
     solution = read_loc_solution(root / KAGGLE_SOLUTION)
     _check_same_ids(members, solution, image_dir, root / KAGGLE_SOLUTION)
@@ -182,7 +209,9 @@ def _check_synset_mapping(path: Path) -> None:
 def _single_label(image_id: str, boxes: list[dict], where: Path) -> int:
     wnids = {box["wnid"] for box in boxes}
     if len(wnids) != 1:
-        raise InvalidSourceData(f"{where}: row {image_id} has boxes of classes {sorted(wnids)}; expected exactly one class")
+        raise InvalidSourceData(
+            f"{where}: row {image_id} has boxes of classes {sorted(wnids)}; expected exactly one class"
+        )
     return classes.index_of(wnids.pop(), f"{where}: row {image_id}")
 
 
@@ -190,11 +219,15 @@ def _check_same_ids(members: dict, labelled: dict, images_where: Path, labels_wh
     missing_labels = sorted(set(members) - set(labelled))
     missing_images = sorted(set(labelled) - set(members))
     if missing_labels:
-        raise InvalidSourceData(f"{labels_where}: no label for {len(missing_labels)} image(s) of {images_where}, "
-                                f"e.g. {missing_labels[0]}; the label file does not match the images")
+        raise InvalidSourceData(
+            f"{labels_where}: no label for {len(missing_labels)} image(s) of {images_where}, "
+            f"e.g. {missing_labels[0]}; the label file does not match the images"
+        )
     if missing_images:
-        raise InvalidSourceData(f"{labels_where}: {len(missing_images)} labelled image(s) are not in {images_where}, "
-                                f"e.g. {missing_images[0]}; the label file does not match the images")
+        raise InvalidSourceData(
+            f"{labels_where}: {len(missing_images)} labelled image(s) are not in {images_where}, "
+            f"e.g. {missing_images[0]}; the label file does not match the images"
+        )
 
 
 def _folders_layout(resolver: SourceResolver) -> Layout:
@@ -208,7 +241,9 @@ def _folders_layout(resolver: SourceResolver) -> Layout:
     for name in files:
         parts = name.split("/")
         if len(parts) != 2:
-            raise InvalidSourceData(f"{root / name}: unexpected file (expected only val/<wnid>/ILSVRC2012_val_NNNNNNNN.JPEG)")
+            raise InvalidSourceData(
+                f"{root / name}: unexpected file (expected only val/<wnid>/ILSVRC2012_val_NNNNNNNN.JPEG)"
+            )
         image_id = val_id_of(parts[1])
         if image_id is None:
             raise InvalidSourceData(f"{root / name}: unexpected file (expected ILSVRC2012_val_NNNNNNNN.JPEG)")
@@ -221,6 +256,7 @@ def _folders_layout(resolver: SourceResolver) -> Layout:
 
 # -- boxes -----------------------------------------------------------------------------------------
 
+
 def read_loc_solution(path: Path) -> dict[str, list[dict]]:
     """Kaggle ``LOC_val_solution.csv``: id -> boxes ``{wnid, xmin, ymin, xmax, ymax}`` (pixels, as released)."""
     out: dict[str, list[dict]] = {}
@@ -232,11 +268,15 @@ def read_loc_solution(path: Path) -> dict[str, list[dict]]:
         for line_no, row in enumerate(reader, start=2):
             parts = row[1].split() if len(row) == 2 else []
             if len(row) != 2 or not parts or len(parts) % 5 or not VAL_ID.match(row[0]):
-                raise InvalidSourceData(f"{path}: line {line_no}: expected 'ILSVRC2012_val_N,<wnid x0 y0 x1 y1>...', got {row}")
+                raise InvalidSourceData(
+                    f"{path}: line {line_no}: expected 'ILSVRC2012_val_N,<wnid x0 y0 x1 y1>...', got {row}"
+                )
             try:
-                out[row[0]] = [_box(parts[i], *parts[i + 1:i + 5]) for i in range(0, len(parts), 5)]
+                out[row[0]] = [_box(parts[i], *parts[i + 1 : i + 5]) for i in range(0, len(parts), 5)]
             except ValueError:
-                raise InvalidSourceData(f"{path}: line {line_no}: box coordinates are not integers: {row[1]!r}") from None
+                raise InvalidSourceData(
+                    f"{path}: line {line_no}: box coordinates are not integers: {row[1]!r}"
+                ) from None
     return out
 
 
@@ -248,8 +288,10 @@ def parse_val_xml(data: bytes, where: str) -> list[dict]:
     """Boxes of one PASCAL-VOC style val annotation (``<object><name>``/``<bndbox>``)."""
     try:
         root = ET.fromstring(data)
-        return [_box(obj.findtext("name"), *(obj.find("bndbox").findtext(k) for k in ("xmin", "ymin", "xmax", "ymax")))
-                for obj in root.iter("object")]
+        return [
+            _box(obj.findtext("name"), *(obj.find("bndbox").findtext(k) for k in ("xmin", "ymin", "xmax", "ymax")))
+            for obj in root.iter("object")
+        ]
     except (ET.ParseError, AttributeError, TypeError, ValueError) as err:
         raise InvalidSourceData(f"{where}: not a valid box annotation ({err})") from None
 
@@ -267,22 +309,29 @@ def find_boxes(resolver: SourceResolver, ids: list[str]) -> tuple[dict[str, list
     elif resolver.find_manual(BBOX_VAL.filename):
         source = resolver.resolve(BBOX_VAL)
         with open_archive(source.path) as archive:
-            boxes = {Path(n).stem: parse_val_xml(d, f"{source.path}:{n}") for n, d in archive.iter_members(
-                [n for n in archive.names() if n.endswith(".xml")])}
+            boxes = {
+                Path(n).stem: parse_val_xml(d, f"{source.path}:{n}")
+                for n, d in archive.iter_members([n for n in archive.names() if n.endswith(".xml")])
+            }
     else:
-        raise ManualFileMissing(f"the boxes config needs a box source in {resolver.manual_dir}: {KAGGLE_SOLUTION}, "
-                                f"{KAGGLE_XML}/*.xml or {BBOX_VAL.filename}")
+        raise ManualFileMissing(
+            f"the boxes config needs a box source in {resolver.manual_dir}: {KAGGLE_SOLUTION}, "
+            f"{KAGGLE_XML}/*.xml or {BBOX_VAL.filename}"
+        )
     _check_same_ids(dict.fromkeys(ids), boxes, Path("the images"), source.path)
     return {i: boxes[i] for i in ids}, {"boxes": source}
 
 
 # -- the builder -------------------------------------------------------------------------------------
 
+
 class ImagenetVal(Builder):
     NAME = "imagenet_val"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: 50,000 validation images as original bytes, sorted-wnid labels, "
-                              "image mode and size; boxes config with the released object boxes."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: 50,000 validation images as original bytes, sorted-wnid labels, "
+        "image mode and size; boxes config with the released object boxes."
+    }
     CONFIGS = (
         BuilderConfig("default", "images, labels, image mode and size", shard_size=2500),
         BuilderConfig("boxes", "default columns plus the released object boxes", shard_size=2500),
@@ -304,8 +353,15 @@ class ImagenetVal(Builder):
         label = classes.imagenet_class_label()
         features = image_features({"label": label})
         if self.config.name == "boxes":
-            features["objects"] = List({"label": label, "xmin": Value("int32"), "ymin": Value("int32"),
-                                        "xmax": Value("int32"), "ymax": Value("int32")})
+            features["objects"] = List(
+                {
+                    "label": label,
+                    "xmin": Value("int32"),
+                    "ymin": Value("int32"),
+                    "xmax": Value("int32"),
+                    "ymax": Value("int32"),
+                }
+            )
         return features
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
@@ -329,8 +385,13 @@ class ImagenetVal(Builder):
             where = f"{layout.archive.path}:{layout.members[image_id]}"
             row = {**image_row(image_id, data, f"{image_id}.JPEG", where), "label": layout.labels[image_id]}
             if boxes is not None:
-                row["objects"] = [{"label": classes.index_of(b["wnid"], f"box of {image_id}"),
-                                   **{k: b[k] for k in ("xmin", "ymin", "xmax", "ymax")}} for b in boxes[image_id]]
+                row["objects"] = [
+                    {
+                        "label": classes.index_of(b["wnid"], f"box of {image_id}"),
+                        **{k: b[k] for k in ("xmin", "ymin", "xmax", "ymax")},
+                    }
+                    for b in boxes[image_id]
+                ]
             yield row
 
     def card_context(self, prepared: Prepared) -> dict:

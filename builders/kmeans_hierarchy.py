@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
 from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
 
 VECTOR_NAMES = ("features", "logits")
 
@@ -41,8 +41,10 @@ def read_vectors(path: Path) -> tuple[list[str], np.ndarray]:
     elif path.suffix == ".pt":
         import torch
 
-        entries = {k: (v.float().numpy() if hasattr(v, "numpy") else v)
-                   for k, v in torch.load(path, map_location="cpu", weights_only=True).items()}
+        entries = {
+            k: (v.float().numpy() if hasattr(v, "numpy") else v)
+            for k, v in torch.load(path, map_location="cpu", weights_only=True).items()
+        }
     else:
         raise InvalidSourceData(f"{path}: expected an .npz or .pt file")
     names = [n for n in VECTOR_NAMES if n in entries]
@@ -51,7 +53,9 @@ def read_vectors(path: Path) -> tuple[list[str], np.ndarray]:
     vectors = np.asarray(entries[names[0]], dtype=np.float32)
     ids = [str(i) for i in np.asarray(entries["ids"]).tolist()]
     if vectors.ndim != 2 or len(ids) != len(vectors):
-        raise InvalidSourceData(f"{path}: {names[0]!r} must be [N, D] with one row per id; got {vectors.shape} for {len(ids)} ids")
+        raise InvalidSourceData(
+            f"{path}: {names[0]!r} must be [N, D] with one row per id; got {vectors.shape} for {len(ids)} ids"
+        )
     if not np.isfinite(vectors).all():
         raise InvalidSourceData(f"{path}: {names[0]!r} contains NaN or inf")
     return ids, vectors
@@ -60,18 +64,29 @@ def read_vectors(path: Path) -> tuple[list[str], np.ndarray]:
 class KmeansHierarchy(Builder):
     NAME = "kmeans_hierarchy"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: K-means class hierarchy of seed 004 §2 (independent levels by default)."}
-    CONFIGS = (BuilderConfig("default", "cluster of every class at each level + distance matrices",
-                             shard_size=1_000_000, row_group_rows=100_000),)
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: K-means class hierarchy of seed 004 §2 (independent levels by default)."
+    }
+    CONFIGS = (
+        BuilderConfig(
+            "default",
+            "cluster of every class at each level + distance matrices",
+            shard_size=1_000_000,
+            row_group_rows=100_000,
+        ),
+    )
     OPTIONS = {
         "outputs": Option("", help="model outputs (.npz/.pt) with 'ids' and 'features' or 'logits'"),
         "config": Option("", help="config of the --input dataset (default: its only config)"),
         "split": Option("", help="split of the --input dataset (default: its only split)"),
         "nested": Option(False, help="cluster each level inside the previous one (a strict tree)"),
         "n_init": Option(1, help="K-means restarts per level"),
-        "classes": Option("all", ("all", "present"),
-                          help="all: every class of the label space must have samples; present: only the classes "
-                               "that occur (e.g. the 200 ImageNet-A classes)"),
+        "classes": Option(
+            "all",
+            ("all", "present"),
+            help="all: every class of the label space must have samples; present: only the classes "
+            "that occur (e.g. the 200 ImageNet-A classes)",
+        ),
     }
     SEEDED = True
     KEY_COLUMN = "wnid"
@@ -82,11 +97,14 @@ class KmeansHierarchy(Builder):
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if not self.options["outputs"]:
-            raise InvalidSourceData("kmeans_hierarchy needs --option outputs=FILE (an .npz/.pt with ids and features or logits)")
+            raise InvalidSourceData(
+                "kmeans_hierarchy needs --option outputs=FILE (an .npz/.pt with ids and features or logits)"
+            )
         path = Path(self.options["outputs"])
         ids, vectors = read_vectors(path)
         folder, dataset_source = resolver.input_dataset(
-            None, build_hint="Pass the labelled dataset the outputs were computed on (it needs a 'label' column).")
+            None, build_hint="Pass the labelled dataset the outputs were computed on (it needs a 'label' column)."
+        )
         config = folder.resolve_config(self.options["config"] or None)
         split = folder.resolve_split(config, self.options["split"] or None)
         if "label" not in folder.column_names(config):
@@ -94,17 +112,27 @@ class KmeansHierarchy(Builder):
         label_of = dict(zip(*folder.read_table(config, split, ["id", "label"]).to_pydict().values()))
         missing = [i for i in ids if i not in label_of]
         if missing:
-            raise InvalidSourceData(f"{path}: {len(missing)} id(s) are not in {folder.path} {config}/{split}, e.g. {missing[0]!r}")
+            raise InvalidSourceData(
+                f"{path}: {len(missing)} id(s) are not in {folder.path} {config}/{split}, e.g. {missing[0]!r}"
+            )
         names = folder.features(config)["label"].names
         labels = np.array([label_of[i] for i in ids])
         classes = sorted(set(labels.tolist())) if self.options["classes"] == "present" else list(range(len(names)))
         position = {c: p for p, c in enumerate(classes)}
         self.num_classes = len(classes)
-        hierarchy = KMeansHierarchy.fit(vectors, np.array([position[c] for c in labels]), len(classes), seed=self.seed,
-                                        n_init=self.options["n_init"], nested=self.options["nested"],
-                                        class_wnids=[names[c] for c in classes])
-        sources = {"outputs": ResolvedSource("outputs", path, path.stat().st_size, sha256_file(path)),
-                   "dataset": dataset_source}
+        hierarchy = KMeansHierarchy.fit(
+            vectors,
+            np.array([position[c] for c in labels]),
+            len(classes),
+            seed=self.seed,
+            n_init=self.options["n_init"],
+            nested=self.options["nested"],
+            class_wnids=[names[c] for c in classes],
+        )
+        sources = {
+            "outputs": ResolvedSource("outputs", path, path.stat().st_size, sha256_file(path)),
+            "dataset": dataset_source,
+        }
         return Prepared(sources, {"hierarchy": hierarchy, "class_indices": classes})
 
     num_classes = 1000  # set by prepare() from the input dataset's label names

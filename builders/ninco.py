@@ -49,16 +49,20 @@ REPO_COMMIT = "8f42ce7b7cccf4304421e551dcbbfe64ce090a9a"
 REPO_FOLDER = "NINCO"  # a clone of j-cb/NINCO in --manual-dir
 
 NINCO_ALL = Source(
-    "ninco_all", "NINCO_all.tar.gz",
+    "ninco_all",
+    "NINCO_all.tar.gz",
     url=f"https://zenodo.org/record/{ZENODO_RECORD}/files/NINCO_all.tar.gz?download=1",
     instructions=f"NINCO_all.tar.gz from https://zenodo.org/record/{ZENODO_RECORD} (no published sha256: "
-                 "the first build records it in build_info.json; pin it with --pins checksums.tsv).")
+    "the first build records it in build_info.json; pin it with --pins checksums.tsv).",
+)
 NINCO_REPO = Source(
-    "ninco_repo", f"NINCO-{REPO_COMMIT}.tar.gz",
+    "ninco_repo",
+    f"NINCO-{REPO_COMMIT}.tar.gz",
     url=f"https://github.com/j-cb/NINCO/archive/{REPO_COMMIT}.tar.gz",
     instructions=f"the j-cb/NINCO repository at commit {REPO_COMMIT}: its GitHub archive, or a clone "
-                 f"(`git clone https://github.com/j-cb/NINCO && git -C NINCO checkout {REPO_COMMIT[:7]}`) "
-                 f"put in --manual-dir as the folder {REPO_FOLDER}/.")
+    f"(`git clone https://github.com/j-cb/NINCO && git -C NINCO checkout {REPO_COMMIT[:7]}`) "
+    f"put in --manual-dir as the folder {REPO_FOLDER}/.",
+)
 
 # config -> (top-level folder in NINCO_all.tar.gz, released file list in the repo's data/)
 RELEASES = {
@@ -91,6 +95,7 @@ KNOWN_LOG_SURPLUS = {"haemulon_sciurus": 3}
 
 # -- released file lists and class names ---------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ReleasedFile:
     """One released image: where it is in NINCO_all.tar.gz and what its name says."""
@@ -117,13 +122,17 @@ def parse_file_list(text: str, top_folder: str, where: str) -> list[ReleasedFile
         parts = location.split("/")
         match = re.fullmatch(re.escape(class_name) + r"_(\d{3})_(.+)", parts[-1]) if len(parts) == 3 else None
         if match is None or parts[:2] != [top_folder, class_name]:
-            raise InvalidSourceData(f"{where}: line {line_no}: {location!r} is not "
-                                    f"'{top_folder}/{class_name}/{class_name}_<k:03d>_<name>'")
+            raise InvalidSourceData(
+                f"{where}: line {line_no}: {location!r} is not '{top_folder}/{class_name}/{class_name}_<k:03d>_<name>'"
+            )
         if location in seen:
             raise InvalidSourceData(f"{where}: line {line_no}: {location!r} is listed twice")
         seen.add(location)
-        files.append(ReleasedFile(location, class_name, int(match.group(1)), match.group(2), parts[-1],
-                                  parts[-1].rsplit(".", 1)[0]))
+        files.append(
+            ReleasedFile(
+                location, class_name, int(match.group(1)), match.group(2), parts[-1], parts[-1].rsplit(".", 1)[0]
+            )
+        )
     return files
 
 
@@ -132,7 +141,9 @@ def parse_class_names(text: str, where: str) -> dict[str, dict]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if not header or header[0] != "filename" or len(header) < 9:
-        raise InvalidSourceData(f"{where}: expected the NINCO class-name table (header 'filename,,printname,...'), got {header}")
+        raise InvalidSourceData(
+            f"{where}: expected the NINCO class-name table (header 'filename,,printname,...'), got {header}"
+        )
     names = {}
     for line_no, record in enumerate(reader, start=2):
         if not record or not record[0]:
@@ -141,12 +152,17 @@ def parse_class_names(text: str, where: str) -> dict[str, dict]:
             raise InvalidSourceData(f"{where}: line {line_no}: expected at least 9 columns, got {record}")
         add_on = record[3].strip()
         names[record[0]] = {
-            "print_name": record[2] + (f" ({add_on})" if add_on else ""), "short_name": record[4],
-            "source_dataset": record[5], "benchmark_status": record[6], "in21k_overlap": record[8]}
+            "print_name": record[2] + (f" ({add_on})" if add_on else ""),
+            "short_name": record[4],
+            "source_dataset": record[5],
+            "benchmark_status": record[6],
+            "in21k_overlap": record[8],
+        }
     return names
 
 
 # -- the repository source ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RepoData:
@@ -166,15 +182,19 @@ def read_repo(resolver: SourceResolver) -> RepoData:
     with open_archive(archive_path) as archive:
         prefix = _data_prefix(archive)
         wanted = [prefix + lst for _, lst in RELEASES.values()] + [prefix + CLASS_NAMES_CSV]
-        texts = {name[len(prefix):]: data for name, data in archive.iter_members(wanted)}
-        missing = [w for w in wanted if w[len(prefix):] not in texts]
+        texts = {name[len(prefix) :]: data for name, data in archive.iter_members(wanted)}
+        missing = [w for w in wanted if w[len(prefix) :] not in texts]
         if missing:
             raise InvalidSourceData(f"{archive_path}: {missing[0]!r} is missing (not the j-cb/NINCO repository?)")
         logs = review_logs_from_archive(archive, f"{prefix}{ANNOTATIONS}/")
         source = resolved or resolver.resolve_folder("ninco_repo", clone, _data_files(archive, prefix, texts))
-    file_lists = {config: parse_file_list(texts[lst].decode("utf-8-sig"), top, f"{archive_path}:{prefix}{lst}")
-                  for config, (top, lst) in RELEASES.items()}
-    class_names = parse_class_names(texts[CLASS_NAMES_CSV].decode("utf-8-sig"), f"{archive_path}:{prefix}{CLASS_NAMES_CSV}")
+    file_lists = {
+        config: parse_file_list(texts[lst].decode("utf-8-sig"), top, f"{archive_path}:{prefix}{lst}")
+        for config, (top, lst) in RELEASES.items()
+    }
+    class_names = parse_class_names(
+        texts[CLASS_NAMES_CSV].decode("utf-8-sig"), f"{archive_path}:{prefix}{CLASS_NAMES_CSV}"
+    )
     for config, files in file_lists.items():
         check_counts(config, files, f"{archive_path}:{prefix}{RELEASES[config][1]}")
     return RepoData(source, file_lists, class_names, logs)
@@ -186,14 +206,19 @@ def _data_prefix(archive: Archive) -> str:
     for name in archive.names():
         if name == marker or name.endswith("/" + marker):
             return name[: -len(RELEASES["ninco"][1])]
-    raise InvalidSourceData(f"{archive.path}: no {marker} inside; expected the j-cb/NINCO repository "
-                            f"at commit {REPO_COMMIT[:7]} (a clone or its GitHub archive)")
+    raise InvalidSourceData(
+        f"{archive.path}: no {marker} inside; expected the j-cb/NINCO repository "
+        f"at commit {REPO_COMMIT[:7]} (a clone or its GitHub archive)"
+    )
 
 
 def _data_files(archive: Archive, prefix: str, texts: dict[str, bytes]) -> list[str]:
     """The files of a clone the builder reads (file lists, class names, review logs): its fingerprint."""
-    return sorted(n for n in archive.names() if n.startswith(prefix) and
-                  (n[len(prefix):] in texts or is_log_member(n, f"{prefix}{ANNOTATIONS}/")))
+    return sorted(
+        n
+        for n in archive.names()
+        if n.startswith(prefix) and (n[len(prefix) :] in texts or is_log_member(n, f"{prefix}{ANNOTATIONS}/"))
+    )
 
 
 def check_counts(config: str, files: list[ReleasedFile], where: str) -> None:
@@ -201,8 +226,10 @@ def check_counts(config: str, files: list[ReleasedFile], where: str) -> None:
     rows, classes = EXPECTED_COUNTS[config]
     found = len({f.class_name for f in files})
     if len(files) != rows or found != classes:
-        raise InvalidSourceData(f"{where}: {len(files)} images in {found} classes; the NINCO release has "
-                                f"{rows:,} images in {classes} classes")
+        raise InvalidSourceData(
+            f"{where}: {len(files)} images in {found} classes; the NINCO release has "
+            f"{rows:,} images in {classes} classes"
+        )
 
 
 def released_originals(repo: RepoData) -> dict[str, dict[str, str]]:
@@ -218,7 +245,8 @@ def check_logs_cover_release(rows: list[dict], repo: RepoData, where: str) -> No
     """Every released image of a logged class has a log row whose last decision is ``o``, and a class
     has as many such images as released (bluestriped grunt: 3 more ``o`` than released)."""
     logged = {row["released_class"] for row in rows}
-    kept = Counter(); matched: dict[str, set] = {}
+    kept = Counter()
+    matched: dict[str, set] = {}
     for row in rows:
         if not row["superseded"] and row["decision"] == "o":
             kept[row["released_class"]] += 1
@@ -236,10 +264,12 @@ def check_logs_cover_release(rows: list[dict], repo: RepoData, where: str) -> No
             if unmatched or surplus != KNOWN_LOG_SURPLUS.get(class_name, 0):
                 raise InvalidSourceData(
                     f"{where}: the review log of {class_name!r} keeps {kept[class_name]} images but {len(names)} are "
-                    f"released ({len(unmatched)} released files without a log row, e.g. {unmatched[:1]})")
+                    f"released ({len(unmatched)} released files without a log row, e.g. {unmatched[:1]})"
+                )
 
 
 # -- the images archive ------------------------------------------------------------------------------
+
 
 def locate_members(index: TarIndex, files: list[ReleasedFile], top_folder: str) -> dict[str, str]:
     """id -> member name of every released file; InvalidSourceData names missing or extra images."""
@@ -253,8 +283,10 @@ def locate_members(index: TarIndex, files: list[ReleasedFile], top_folder: str) 
     folder = f"{prefix}{top_folder}/"
     extra = [n for n in names if n.startswith(folder) and n not in expected and _is_image(n)]
     if extra:
-        raise InvalidSourceData(f"{index.path}: {len(extra)} image(s) in {folder} are not in the released "
-                                f"file list, e.g. {extra[0]!r} (a different NINCO release?)")
+        raise InvalidSourceData(
+            f"{index.path}: {len(extra)} image(s) in {folder} are not in the released "
+            f"file list, e.g. {extra[0]!r} (a different NINCO release?)"
+        )
     return members
 
 
@@ -262,9 +294,11 @@ def _archive_prefix(names: list[str], location: str, where: Path) -> str:
     for name in names:
         if name == location or name.endswith("/" + location):
             return name[: -len(location)]
-    raise InvalidSourceData(f"{where}: {location!r} not found; expected NINCO_all.tar.gz from Zenodo record "
-                            f"{ZENODO_RECORD} (folders NINCO_OOD_classes/, NINCO_OOD_unit_tests/, "
-                            "NINCO_popular_datasets_subsamples/)")
+    raise InvalidSourceData(
+        f"{where}: {location!r} not found; expected NINCO_all.tar.gz from Zenodo record "
+        f"{ZENODO_RECORD} (folders NINCO_OOD_classes/, NINCO_OOD_unit_tests/, "
+        "NINCO_popular_datasets_subsamples/)"
+    )
 
 
 def _is_image(name: str) -> bool:
@@ -284,22 +318,30 @@ NINCO_CITATION = """@inproceedings{bitterwolf2023ninco,
 class Ninco(Builder):
     NAME = "ninco"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: NINCO (64 OOD classes, 5,879 images), the 17 released OOD unit tests "
-                              "(6,800 files), the 2,715 cleaned popular OOD samples and the authors' review logs, "
-                              "from Zenodo record 8013288 and j-cb/NINCO@8f42ce7."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: NINCO (64 OOD classes, 5,879 images), the 17 released OOD unit tests "
+        "(6,800 files), the 2,715 cleaned popular OOD samples and the authors' review logs, "
+        "from Zenodo record 8013288 and j-cb/NINCO@8f42ce7."
+    }
     CONFIGS = (
-        BuilderConfig("ninco", "64 NINCO OOD classes, 5,879 images checked to contain no ImageNet-1k object",
-                      shard_size=2000),
+        BuilderConfig(
+            "ninco", "64 NINCO OOD classes, 5,879 images checked to contain no ImageNet-1k object", shard_size=2000
+        ),
         BuilderConfig("unit_tests", "the 17 released synthetic OOD unit tests x 400 images", shard_size=1000),
         BuilderConfig("popular_subsamples", "2,715 cleaned samples of 11 popular OOD test sets", shard_size=1000),
-        BuilderConfig("review_logs", "the authors' per-image review decisions (i/o/u/q), no images",
-                      shard_size=20_000, row_group_rows=20_000),
+        BuilderConfig(
+            "review_logs",
+            "the authors' per-image review decisions (i/o/u/q), no images",
+            shard_size=20_000,
+            row_group_rows=20_000,
+        ),
     )
     SOURCES = (NINCO_ALL, NINCO_REPO)
     MANUAL_DOWNLOAD_INSTRUCTIONS = (
         f"Both sources download by themselves. Offline, put in --manual-dir: NINCO_all.tar.gz (Zenodo record "
         f"{ZENODO_RECORD}) and either {NINCO_REPO.filename} or a clone of https://github.com/j-cb/NINCO at "
-        f"{REPO_COMMIT[:7]} as the folder {REPO_FOLDER}/. review_logs needs only the repository.")
+        f"{REPO_COMMIT[:7]} as the folder {REPO_FOLDER}/. review_logs needs only the repository."
+    )
     HOMEPAGE = "https://github.com/j-cb/NINCO"
     LICENSE = "other"
     CITATION = NINCO_CITATION
@@ -310,24 +352,58 @@ class Ninco(Builder):
 
         name = self.config.name
         if name == "review_logs":
-            return Features({
-                "id": Value("string"), "log": Value("string"), "log_kind": Value("string"),
-                "released_class": Value("string"), "row": Value("int32"), "index": Value("int32"),
-                "image_location": Value("string"), "decision": Value("string"), "superseded": Value("bool"),
-                "file_name": Value("string"), "in_release": Value("bool")})
+            return Features(
+                {
+                    "id": Value("string"),
+                    "log": Value("string"),
+                    "log_kind": Value("string"),
+                    "released_class": Value("string"),
+                    "row": Value("int32"),
+                    "index": Value("int32"),
+                    "image_location": Value("string"),
+                    "decision": Value("string"),
+                    "superseded": Value("bool"),
+                    "file_name": Value("string"),
+                    "in_release": Value("bool"),
+                }
+            )
         common = {"id": Value("string"), "file_name": Value("string"), "image": Image()}
         sizes = {"image_format": Value("string"), "width": Value("int32"), "height": Value("int32")}
         if name == "ninco":
-            return Features({**common, "ood_class": ClassLabel(names=self.class_names()),
-                             "class_name": Value("string"), "short_name": Value("string"),
-                             "source_dataset": Value("string"), "benchmark_status": Value("int8"),
-                             "in21k_overlap": Value("string"), "original_file": Value("string"), **sizes})
+            return Features(
+                {
+                    **common,
+                    "ood_class": ClassLabel(names=self.class_names()),
+                    "class_name": Value("string"),
+                    "short_name": Value("string"),
+                    "source_dataset": Value("string"),
+                    "benchmark_status": Value("int8"),
+                    "in21k_overlap": Value("string"),
+                    "original_file": Value("string"),
+                    **sizes,
+                }
+            )
         if name == "unit_tests":
-            return Features({**common, "test": ClassLabel(names=self.class_names()), "test_name": Value("string"),
-                             "short_name": Value("string"), "source_index": Value("int32"),
-                             "file_format": Value("string"), **sizes})
-        return Features({**common, "source_dataset": ClassLabel(names=self.class_names()),
-                         "dataset_name": Value("string"), "original_file": Value("string"), **sizes})
+            return Features(
+                {
+                    **common,
+                    "test": ClassLabel(names=self.class_names()),
+                    "test_name": Value("string"),
+                    "short_name": Value("string"),
+                    "source_index": Value("int32"),
+                    "file_format": Value("string"),
+                    **sizes,
+                }
+            )
+        return Features(
+            {
+                **common,
+                "source_dataset": ClassLabel(names=self.class_names()),
+                "dataset_name": Value("string"),
+                "original_file": Value("string"),
+                **sizes,
+            }
+        )
 
     def class_names(self) -> list[str]:
         """Label names of the config (sorted folder names, the ImageFolder order NINCO evaluates in)."""
@@ -338,9 +414,13 @@ class Ninco(Builder):
         if name == "review_logs":
             return {"decision_codes": REVIEW_CODES}
         column = {"ninco": "ood_class", "unit_tests": "test", "popular_subsamples": "source_dataset"}[name]
-        ood = {"group_column": column, "groups": self.class_names(), "id_dataset": "imagenet_val",
-               "aggregation": "mean over groups (each group against all ID images), and pooled",
-               "fpr_tpr": 0.95}
+        ood = {
+            "group_column": column,
+            "groups": self.class_names(),
+            "id_dataset": "imagenet_val",
+            "aggregation": "mean over groups (each group against all ID images), and pooled",
+            "fpr_tpr": 0.95,
+        }
         if name == "unit_tests":
             ood["unit_tests"] = True
             ood["fail_threshold"] = 0.10
@@ -356,17 +436,26 @@ class Ninco(Builder):
         if name == "review_logs":
             rows = attach_released_files([dict(r) for r in repo.review_logs], released_originals(repo))
             check_logs_cover_release(rows, repo, f"{repo.source.path}:{ANNOTATIONS}")
-            return Prepared({"ninco_repo": repo.source}, {"logs": {f"{r['log']}/{r['row']:04d}": r for r in rows},
-                                                          "summary": review_log_summary(rows)})
+            return Prepared(
+                {"ninco_repo": repo.source},
+                {"logs": {f"{r['log']}/{r['row']:04d}": r for r in rows}, "summary": review_log_summary(rows)},
+            )
         files = repo.file_lists[name]
         _check_label_names(name, files, repo.source.path)
         tar = resolver.resolve(NINCO_ALL)
         index = index_tar(tar.path)
         members = locate_members(index, files, RELEASES[name][0])
         index = index.subset(members.values())  # workers get this config's members only
-        return Prepared({"ninco_all": tar, "ninco_repo": repo.source},
-                        {"files": {f.id: f for f in files}, "members": members, "index": index,
-                         "class_names": repo.class_names, "summary": review_log_summary(repo.review_logs)})
+        return Prepared(
+            {"ninco_all": tar, "ninco_repo": repo.source},
+            {
+                "files": {f.id: f for f in files},
+                "members": members,
+                "index": index,
+                "class_names": repo.class_names,
+                "summary": review_log_summary(repo.review_logs),
+            },
+        )
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
         if self.config.name == "review_logs":
@@ -379,9 +468,24 @@ class Ninco(Builder):
         if self.config.name == "review_logs":
             for key in shard.keys:
                 row = prepared.data["logs"][key]
-                yield {"id": key, **{k: row[k] for k in ("log", "log_kind", "released_class", "row", "index",
-                                                       "image_location", "decision", "superseded", "file_name",
-                                                       "in_release")}}
+                yield {
+                    "id": key,
+                    **{
+                        k: row[k]
+                        for k in (
+                            "log",
+                            "log_kind",
+                            "released_class",
+                            "row",
+                            "index",
+                            "image_location",
+                            "decision",
+                            "superseded",
+                            "file_name",
+                            "in_release",
+                        )
+                    },
+                }
             return
         tar = prepared.sources["ninco_all"].path
         members = prepared.data["members"]
@@ -394,8 +498,14 @@ class Ninco(Builder):
         """One image row: the released file, its header facts and the config's label columns."""
         released: ReleasedFile = prepared_data["files"][image_id]
         header = inspect_image(data, where)
-        row = {"id": image_id, "file_name": released.file_name, "image": {"bytes": data, "path": released.file_name},
-               "image_format": header.format, "width": header.width, "height": header.height}
+        row = {
+            "id": image_id,
+            "file_name": released.file_name,
+            "image": {"bytes": data, "path": released.file_name},
+            "image_format": header.format,
+            "width": header.width,
+            "height": header.height,
+        }
         row.update(self._label_columns(released, prepared_data["class_names"]))
         return row
 
@@ -403,21 +513,37 @@ class Ninco(Builder):
         meta = names.get(released.class_name, {})
         if self.config.name == "ninco":
             status = meta.get("benchmark_status", "")
-            return {"ood_class": released.class_name, "class_name": meta.get("print_name", released.class_name),
-                    "short_name": meta.get("short_name", ""), "source_dataset": meta.get("source_dataset", ""),
-                    "benchmark_status": int(status) if status.isdigit() else None,
-                    "in21k_overlap": meta.get("in21k_overlap", ""), "original_file": released.original}
+            return {
+                "ood_class": released.class_name,
+                "class_name": meta.get("print_name", released.class_name),
+                "short_name": meta.get("short_name", ""),
+                "source_dataset": meta.get("source_dataset", ""),
+                "benchmark_status": int(status) if status.isdigit() else None,
+                "in21k_overlap": meta.get("in21k_overlap", ""),
+                "original_file": released.original,
+            }
         if self.config.name == "unit_tests":
-            return {"test": released.class_name, "test_name": meta.get("print_name", released.class_name),
-                    "short_name": meta.get("short_name", ""), "source_index": unit_test_source_index(released),
-                    "file_format": PurePosixPath(released.file_name).suffix[1:].lower()}
-        return {"source_dataset": released.class_name, "dataset_name": POPULAR_DATASETS[released.class_name][0],
-                "original_file": released.original}
+            return {
+                "test": released.class_name,
+                "test_name": meta.get("print_name", released.class_name),
+                "short_name": meta.get("short_name", ""),
+                "source_index": unit_test_source_index(released),
+                "file_format": PurePosixPath(released.file_name).suffix[1:].lower(),
+            }
+        return {
+            "source_dataset": released.class_name,
+            "dataset_name": POPULAR_DATASETS[released.class_name][0],
+            "original_file": released.original,
+        }
 
     def card_context(self, prepared: Prepared) -> dict:
         summary = prepared.data["summary"]
-        lines = [f"| {log} | {s['images']} | {s['i']} | {s['o']} | {s['u']} | {s['q']} | {s['other']} | "
-                 f"{100 * s['p_id']:.1f} |" for log, s in summary.items() if log in SUBSAMPLED_LOGS]
+        lines = [
+            f"| {log} | {s['images']} | {s['i']} | {s['o']} | {s['u']} | {s['q']} | {s['other']} | "
+            f"{100 * s['p_id']:.1f} |"
+            for log, s in summary.items()
+            if log in SUBSAMPLED_LOGS
+        ]
         return {"contamination_table": "\n".join(lines)}
 
 
@@ -433,28 +559,95 @@ def _check_label_names(config: str, files: list[ReleasedFile], where: Path) -> N
     found = {f.class_name for f in files}
     expected = set(CLASS_LISTS[config])
     if found != expected:
-        raise InvalidSourceData(f"{where}: {RELEASES[config][1]} has classes {sorted(found ^ expected)[:3]} that differ "
-                                f"from the NINCO release's {len(expected)} {config} classes")
+        raise InvalidSourceData(
+            f"{where}: {RELEASES[config][1]} has classes {sorted(found ^ expected)[:3]} that differ "
+            f"from the NINCO release's {len(expected)} {config} classes"
+        )
 
 
 NINCO_CLASSES = (
-    "Caracal caracal caracal", "amphiuma_means", "aphanizomenon_flosaquae", "araneus_gemma",
-    "arctocephalus_galapagoensis", "bagpipe", "batrachoseps_attenuatus", "cable", "chicken_quesadilla",
-    "cirsium_pitcheri", "creme_brulee", "ctenolepisma_longicaudata", "cup_cakes", "darlingtonia_californica",
-    "dendrolagus_lumholtzi", "donuts", "door", "empty_water_dispencer", "epithelantha_micromeris",
-    "erysimum_franciscanum", "f_field_road", "f_forest_path", "ferocactus_pilosus", "fire_extinguisher",
-    "fireworks", "french_fries", "glass_of_milk", "gramophone", "haemulon_sciurus", "high heels", "hindu_temple",
-    "hippopus_hippopus", "lasionycteris_noctivagans", "lathyrus_odoratus", "lepomis_auritus",
-    "leptoglossus_phyllopus", "mbira", "microcystis_wesenbergii", "octopus_bimaculoides", "octopus_rubescens",
-    "ozotoceros_bezoarticus", "platycephalus_fuscus", "polistes_dominula", "pseudorca_crassidens", "pyramid",
-    "s_sky", "sarpa_salpa", "sarracenia_alata", "scissors", "sepia_apama", "sepia_officinalis",
-    "sepioteuthis_australis", "shuttlecock", "skipper_caterpillar", "spaghetti_bolognese", "stapler",
-    "streptopus_lanceolatus", "tapirus_bairdii", "triturus_marmoratus", "tursiops_aduncus",
-    "vaccinium_reticulatum", "waffles", "walker", "windsor_chair",
+    "Caracal caracal caracal",
+    "amphiuma_means",
+    "aphanizomenon_flosaquae",
+    "araneus_gemma",
+    "arctocephalus_galapagoensis",
+    "bagpipe",
+    "batrachoseps_attenuatus",
+    "cable",
+    "chicken_quesadilla",
+    "cirsium_pitcheri",
+    "creme_brulee",
+    "ctenolepisma_longicaudata",
+    "cup_cakes",
+    "darlingtonia_californica",
+    "dendrolagus_lumholtzi",
+    "donuts",
+    "door",
+    "empty_water_dispencer",
+    "epithelantha_micromeris",
+    "erysimum_franciscanum",
+    "f_field_road",
+    "f_forest_path",
+    "ferocactus_pilosus",
+    "fire_extinguisher",
+    "fireworks",
+    "french_fries",
+    "glass_of_milk",
+    "gramophone",
+    "haemulon_sciurus",
+    "high heels",
+    "hindu_temple",
+    "hippopus_hippopus",
+    "lasionycteris_noctivagans",
+    "lathyrus_odoratus",
+    "lepomis_auritus",
+    "leptoglossus_phyllopus",
+    "mbira",
+    "microcystis_wesenbergii",
+    "octopus_bimaculoides",
+    "octopus_rubescens",
+    "ozotoceros_bezoarticus",
+    "platycephalus_fuscus",
+    "polistes_dominula",
+    "pseudorca_crassidens",
+    "pyramid",
+    "s_sky",
+    "sarpa_salpa",
+    "sarracenia_alata",
+    "scissors",
+    "sepia_apama",
+    "sepia_officinalis",
+    "sepioteuthis_australis",
+    "shuttlecock",
+    "skipper_caterpillar",
+    "spaghetti_bolognese",
+    "stapler",
+    "streptopus_lanceolatus",
+    "tapirus_bairdii",
+    "triturus_marmoratus",
+    "tursiops_aduncus",
+    "vaccinium_reticulatum",
+    "waffles",
+    "walker",
+    "windsor_chair",
 )
 UNIT_TESTS = (
-    "Gaussian", "Rademacher", "black", "blobs", "grey", "horizontal_stripes", "low_freq",
-    "low_freq_channelfullscale", "low_freq_colorrange", "low_freq_pixel_perm", "monochrome", "pixel_perm",
-    "tricolour", "tricolour_primary", "uni", "vertical_stripes", "white",
+    "Gaussian",
+    "Rademacher",
+    "black",
+    "blobs",
+    "grey",
+    "horizontal_stripes",
+    "low_freq",
+    "low_freq_channelfullscale",
+    "low_freq_colorrange",
+    "low_freq_pixel_perm",
+    "monochrome",
+    "pixel_perm",
+    "tricolour",
+    "tricolour_primary",
+    "uni",
+    "vertical_stripes",
+    "white",
 )
 CLASS_LISTS = {"ninco": NINCO_CLASSES, "unit_tests": UNIT_TESTS, "popular_subsamples": tuple(POPULAR_DATASETS)}

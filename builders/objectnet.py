@@ -30,8 +30,8 @@ from pathlib import Path
 from imagenet_suite import classes
 from imagenet_suite.build.archives import open_archive
 from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 
 from ._image_columns import image_features
 from ._variants import SPLIT, STRICT_COUNTS, Images, check_count, read_in_order, scan_class_folders
@@ -48,48 +48,147 @@ MAPPING_RULE = "max_over_mapped_logits"
 
 # ObjectNet class folder (sorted) -> its ImageNet-1k indices (sorted-wnid order), in the release's order.
 OVERLAP: dict[str, tuple[int, ...]] = {
-    "alarm_clock": (409, 530), "backpack": (414,), "banana": (954,), "band_aid": (419,), "basket": (790,),
-    "beer_bottle": (440,), "bench": (703,), "bicycle": (671, 444), "binder_closed": (446,), "bottle_cap": (455,),
-    "bread_loaf": (930,), "broom": (462,), "bucket": (463,), "butchers_knife": (499,), "can_opener": (473,),
-    "candle": (470,), "cellphone": (487,), "chair": (423, 559, 765), "clothes_hamper": (588,),
-    "coffee_french_press": (550,), "combination_lock": (507,), "computer_mouse": (673,), "desk_lamp": (846,),
-    "doormat": (539,), "dress": (578,), "dress_shoe_men": (630,), "drill": (740,), "drinking_cup": (968,),
-    "drying_rack_for_dishes": (729,), "envelope": (549,), "fan": (545,), "frying_pan": (567,),
-    "full_sized_towel": (434,), "hair_dryer": (589,), "hammer": (587,), "hand_towel_or_rag": (533,),
-    "helmet": (560, 518), "iron_for_clothes": (606,), "jeans": (608,), "keyboard": (508,), "ladle": (618,),
-    "lampshade": (619,), "laptop_open": (620,), "lemon": (951,), "letter_opener": (623,), "lighter": (626,),
-    "lipstick": (629,), "match": (644,), "measuring_cup": (647,), "microwave": (651,), "mixing_salad_bowl": (659,),
-    "monitor": (664,), "mug": (504,), "nail_fastener": (677,), "necklace": (679,), "orange": (950,),
-    "padlock": (695,), "paintbrush": (696,), "paper_towel": (700,), "pen": (418, 749, 563), "pill_bottle": (720,),
-    "pillow": (721,), "pitcher": (725,), "plastic_bag": (728,), "plate": (923,), "plunger": (731,),
-    "pop_can": (737,), "portable_heater": (811,), "printer": (742,), "remote_control": (761,), "ruler": (769,),
-    "running_shoe": (770,), "safety_pin": (772,), "salt_shaker": (773,), "sandal": (774,), "screw": (783,),
-    "shovel": (792,), "skirt": (601, 655, 689), "sleeping_bag": (797,), "soap_dispenser": (804,), "sock": (806,),
-    "soup_bowl": (809,), "spatula": (813,), "speaker": (632,), "still_camera": (732, 759), "strainer": (828,),
-    "stuffed_animal": (850,), "suit_jacket": (834,), "sunglasses": (837,), "sweater": (841,),
-    "swimming_trunks": (842,), "t-shirt": (610,), "teapot": (849,), "tennis_racket": (752,), "tie": (457, 906),
-    "toaster": (859,), "toilet_paper_roll": (999,), "trash_bin": (412,), "tray": (868,), "tv": (851,),
-    "umbrella": (879,), "vacuum_cleaner": (882,), "vase": (883,), "wallet": (893,), "watch": (531,),
-    "water_bottle": (898,), "weight_exercise": (543,), "weight_scale": (778,), "wheel": (479, 694),
-    "whistle": (902,), "wine_bottle": (907,), "winter_glove": (658,), "wok": (909,),
+    "alarm_clock": (409, 530),
+    "backpack": (414,),
+    "banana": (954,),
+    "band_aid": (419,),
+    "basket": (790,),
+    "beer_bottle": (440,),
+    "bench": (703,),
+    "bicycle": (671, 444),
+    "binder_closed": (446,),
+    "bottle_cap": (455,),
+    "bread_loaf": (930,),
+    "broom": (462,),
+    "bucket": (463,),
+    "butchers_knife": (499,),
+    "can_opener": (473,),
+    "candle": (470,),
+    "cellphone": (487,),
+    "chair": (423, 559, 765),
+    "clothes_hamper": (588,),
+    "coffee_french_press": (550,),
+    "combination_lock": (507,),
+    "computer_mouse": (673,),
+    "desk_lamp": (846,),
+    "doormat": (539,),
+    "dress": (578,),
+    "dress_shoe_men": (630,),
+    "drill": (740,),
+    "drinking_cup": (968,),
+    "drying_rack_for_dishes": (729,),
+    "envelope": (549,),
+    "fan": (545,),
+    "frying_pan": (567,),
+    "full_sized_towel": (434,),
+    "hair_dryer": (589,),
+    "hammer": (587,),
+    "hand_towel_or_rag": (533,),
+    "helmet": (560, 518),
+    "iron_for_clothes": (606,),
+    "jeans": (608,),
+    "keyboard": (508,),
+    "ladle": (618,),
+    "lampshade": (619,),
+    "laptop_open": (620,),
+    "lemon": (951,),
+    "letter_opener": (623,),
+    "lighter": (626,),
+    "lipstick": (629,),
+    "match": (644,),
+    "measuring_cup": (647,),
+    "microwave": (651,),
+    "mixing_salad_bowl": (659,),
+    "monitor": (664,),
+    "mug": (504,),
+    "nail_fastener": (677,),
+    "necklace": (679,),
+    "orange": (950,),
+    "padlock": (695,),
+    "paintbrush": (696,),
+    "paper_towel": (700,),
+    "pen": (418, 749, 563),
+    "pill_bottle": (720,),
+    "pillow": (721,),
+    "pitcher": (725,),
+    "plastic_bag": (728,),
+    "plate": (923,),
+    "plunger": (731,),
+    "pop_can": (737,),
+    "portable_heater": (811,),
+    "printer": (742,),
+    "remote_control": (761,),
+    "ruler": (769,),
+    "running_shoe": (770,),
+    "safety_pin": (772,),
+    "salt_shaker": (773,),
+    "sandal": (774,),
+    "screw": (783,),
+    "shovel": (792,),
+    "skirt": (601, 655, 689),
+    "sleeping_bag": (797,),
+    "soap_dispenser": (804,),
+    "sock": (806,),
+    "soup_bowl": (809,),
+    "spatula": (813,),
+    "speaker": (632,),
+    "still_camera": (732, 759),
+    "strainer": (828,),
+    "stuffed_animal": (850,),
+    "suit_jacket": (834,),
+    "sunglasses": (837,),
+    "sweater": (841,),
+    "swimming_trunks": (842,),
+    "t-shirt": (610,),
+    "teapot": (849,),
+    "tennis_racket": (752,),
+    "tie": (457, 906),
+    "toaster": (859,),
+    "toilet_paper_roll": (999,),
+    "trash_bin": (412,),
+    "tray": (868,),
+    "tv": (851,),
+    "umbrella": (879,),
+    "vacuum_cleaner": (882,),
+    "vase": (883,),
+    "wallet": (893,),
+    "watch": (531,),
+    "water_bottle": (898,),
+    "weight_exercise": (543,),
+    "weight_scale": (778,),
+    "wheel": (479, 694),
+    "whistle": (902,),
+    "wine_bottle": (907,),
+    "winter_glove": (658,),
+    "wok": (909,),
 }
 OBJECTNET_CLASSES = tuple(sorted(OVERLAP))  # objectnet_label names; index = position
 
 OBJECTNET_ZIP = Source(
-    "objectnet", "objectnet-1.0.zip",
+    "objectnet",
+    "objectnet-1.0.zip",
     instructions="Register at https://objectnet.dev/download.html, accept the ObjectNet license, download "
-                 "objectnet-1.0.zip, unzip it with the password given on that page (unzip -P <password> "
-                 "objectnet-1.0.zip) and put the extracted objectnet-1.0/ folder (images/ and mappings/) in --manual-dir.")
+    "objectnet-1.0.zip, unzip it with the password given on that page (unzip -P <password> "
+    "objectnet-1.0.zip) and put the extracted objectnet-1.0/ folder (images/ and mappings/) in --manual-dir.",
+)
 
 
 class Objectnet(Builder):
     NAME = "objectnet"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: the 18,574 ObjectNet 1.0 images of the 113 ImageNet-overlap classes as "
-                              "original (uncropped) PNG bytes, the 113->125 class mapping and the 2 px border crop "
-                              "published as protocol data."}
-    CONFIGS = (BuilderConfig("imagenet_overlap", "18,574 images of the 113 classes mapped to 125 ImageNet-1k classes",
-                             shard_size=100, row_group_rows=10),)
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: the 18,574 ObjectNet 1.0 images of the 113 ImageNet-overlap classes as "
+        "original (uncropped) PNG bytes, the 113->125 class mapping and the 2 px border crop "
+        "published as protocol data."
+    }
+    CONFIGS = (
+        BuilderConfig(
+            "imagenet_overlap",
+            "18,574 images of the 113 classes mapped to 125 ImageNet-1k classes",
+            shard_size=100,
+            row_group_rows=10,
+        ),
+    )
     SOURCES = (OBJECTNET_ZIP,)
     OPTIONS = {"strict_counts": STRICT_COUNTS}
     MANUAL_DOWNLOAD_INSTRUCTIONS = OBJECTNET_ZIP.instructions
@@ -105,8 +204,12 @@ class Objectnet(Builder):
     def features(self):
         from datasets import ClassLabel, List
 
-        return image_features({"objectnet_label": ClassLabel(names=list(OBJECTNET_CLASSES)),
-                               "imagenet_labels": List(classes.imagenet_class_label())})
+        return image_features(
+            {
+                "objectnet_label": ClassLabel(names=list(OBJECTNET_CLASSES)),
+                "imagenet_labels": List(classes.imagenet_class_label()),
+            }
+        )
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         root = find_release(resolver)
@@ -115,12 +218,16 @@ class Objectnet(Builder):
         with open_archive(images_dir) as folder:
             names = folder.names()
         known = set(read_json(root / "mappings" / FOLDER_TO_LABEL))
-        scanned = scan_class_folders(names, "", str(images_dir), _class_index(known), class_name=OBJECTNET_CLASSES.__getitem__)
+        scanned = scan_class_folders(
+            names, "", str(images_dir), _class_index(known), class_name=OBJECTNET_CLASSES.__getitem__
+        )
         self._check_complete(scanned, images_dir)
         members = {k: v[0] for k, v in scanned.items()}
         images = Images(images_dir, f"{ROOT}/images/", members, {k: v[1] for k, v in scanned.items()})
-        sources = {"images": resolver.resolve_folder("images", images_dir, files=members.values()),
-                   "mappings": resolver.resolve_folder("mappings", root / "mappings", files=MAPPING_FILES)}
+        sources = {
+            "images": resolver.resolve_folder("images", images_dir, files=members.values()),
+            "mappings": resolver.resolve_folder("mappings", root / "mappings", files=MAPPING_FILES),
+        }
         return Prepared(sources, {"images": images})
 
     def _check_complete(self, scanned: dict[str, tuple[str, int]], images_dir: Path) -> None:
@@ -129,9 +236,11 @@ class Objectnet(Builder):
         present = {label for _, label in scanned.values()}
         missing = [name for i, name in enumerate(OBJECTNET_CLASSES) if i not in present]
         if missing:
-            raise InvalidSourceData(f"{images_dir}: found {len(scanned):,} images, the release has {EXPECTED_IMAGES:,}: "
-                                    f"class folder(s) {missing[:5]} of the 113 ImageNet-overlap classes are missing "
-                                    f"({len(missing)} in all); pass --option strict_counts=false to build it anyway")
+            raise InvalidSourceData(
+                f"{images_dir}: found {len(scanned):,} images, the release has {EXPECTED_IMAGES:,}: "
+                f"class folder(s) {missing[:5]} of the 113 ImageNet-overlap classes are missing "
+                f"({len(missing)} in all); pass --option strict_counts=false to build it anyway"
+            )
         check_count(len(scanned), EXPECTED_IMAGES, True, str(images_dir), "images of the 113 overlap classes")
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
@@ -141,16 +250,23 @@ class Objectnet(Builder):
         images: Images = prepared.data["images"]
         for image_id, data in read_in_order(images, shard.keys):
             label = images.labels[image_id]
-            yield {**images.row(image_id, data), "objectnet_label": label,
-                   "imagenet_labels": list(OVERLAP[OBJECTNET_CLASSES[label]])}
+            yield {
+                **images.row(image_id, data),
+                "objectnet_label": label,
+                "imagenet_labels": list(OVERLAP[OBJECTNET_CLASSES[label]]),
+            }
 
     def protocol(self) -> dict:
-        return {"label_column": "objectnet_label", "mapping_rule": MAPPING_RULE,
-                "class_mapping": {name: list(OVERLAP[name]) for name in OBJECTNET_CLASSES},
-                "num_classes": classes.NUM_CLASSES, "border_crop_px": BORDER_CROP_PX,
-                "border_crop_note": "crop box (2, 2, W-2, H-2) of the decoded image at inference time, before the "
-                                    "model's preprocessing (LCA-on-the-line, wise-ft, model-soups); some loaders crop "
-                                    "3 px; the stored bytes are uncropped"}
+        return {
+            "label_column": "objectnet_label",
+            "mapping_rule": MAPPING_RULE,
+            "class_mapping": {name: list(OVERLAP[name]) for name in OBJECTNET_CLASSES},
+            "num_classes": classes.NUM_CLASSES,
+            "border_crop_px": BORDER_CROP_PX,
+            "border_crop_note": "crop box (2, 2, W-2, H-2) of the decoded image at inference time, before the "
+            "model's preprocessing (LCA-on-the-line, wise-ft, model-soups); some loaders crop "
+            "3 px; the stored bytes are uncropped",
+        }
 
 
 def _class_index(known: set[str]):
@@ -162,8 +278,9 @@ def _class_index(known: set[str]):
             return position[folder]
         if folder in known:
             return None
-        raise InvalidSourceData(f"{where}: class folder {folder!r} is not in mappings/{FOLDER_TO_LABEL} "
-                                "(renamed or foreign folder?)")
+        raise InvalidSourceData(
+            f"{where}: class folder {folder!r} is not in mappings/{FOLDER_TO_LABEL} (renamed or foreign folder?)"
+        )
 
     return class_index
 
@@ -173,13 +290,17 @@ def find_release(resolver: SourceResolver) -> Path:
     root = resolver.find_manual(ROOT)
     if root is None or not root.is_dir():
         zipped = resolver.find_manual(OBJECTNET_ZIP.filename)
-        hint = (f"{zipped} is there but must be extracted first (it is password-protected). " if zipped else "")
-        raise ManualFileMissing(f"ObjectNet: no {ROOT}/ folder in {resolver.manual_dir or '(no --manual-dir given)'}. "
-                                f"{hint}{OBJECTNET_ZIP.instructions}")
+        hint = f"{zipped} is there but must be extracted first (it is password-protected). " if zipped else ""
+        raise ManualFileMissing(
+            f"ObjectNet: no {ROOT}/ folder in {resolver.manual_dir or '(no --manual-dir given)'}. "
+            f"{hint}{OBJECTNET_ZIP.instructions}"
+        )
     for needed in ["images", *(f"mappings/{f}" for f in MAPPING_FILES)]:
         if not (root / needed).exists():
-            raise ManualFileMissing(f"ObjectNet: {root / needed} is missing (an incomplete extraction of "
-                                    f"{OBJECTNET_ZIP.filename}?); expected images/ and mappings/{{{', '.join(MAPPING_FILES)}}}")
+            raise ManualFileMissing(
+                f"ObjectNet: {root / needed} is missing (an incomplete extraction of "
+                f"{OBJECTNET_ZIP.filename}?); expected images/ and mappings/{{{', '.join(MAPPING_FILES)}}}"
+            )
     return root
 
 
@@ -206,14 +327,17 @@ def read_mapping(mappings: Path) -> dict[str, tuple[int, ...]]:
     mapping = {}
     for label, joined in read_json(mappings / OBJECTNET_TO_IMAGENET).items():
         if label not in folder_of:
-            raise InvalidSourceData(f"{mappings / OBJECTNET_TO_IMAGENET}: ObjectNet class {label!r} has no folder in "
-                                    f"{FOLDER_TO_LABEL}")
+            raise InvalidSourceData(
+                f"{mappings / OBJECTNET_TO_IMAGENET}: ObjectNet class {label!r} has no folder in {FOLDER_TO_LABEL}"
+            )
         indices = []
         for name in joined.split("; "):
             lines = lines_of.get(name, [])
             if len(lines) != 1:
-                raise InvalidSourceData(f"{mappings / OBJECTNET_TO_IMAGENET}: ImageNet class {name!r} (of ObjectNet "
-                                        f"{label!r}) is on {len(lines)} lines of {IMAGENET_NAMES}; expected exactly one")
+                raise InvalidSourceData(
+                    f"{mappings / OBJECTNET_TO_IMAGENET}: ImageNet class {name!r} (of ObjectNet "
+                    f"{label!r}) is on {len(lines)} lines of {IMAGENET_NAMES}; expected exactly one"
+                )
             indices.append(index_of_line[lines[0]])
         mapping[folder_of[label]] = tuple(indices)
     return mapping
@@ -223,7 +347,9 @@ def _invert(folder_to_label: dict, where: Path) -> dict[str, str]:
     label_to_folder: dict[str, str] = {}
     for folder, label in folder_to_label.items():
         if label_to_folder.setdefault(label, folder) != folder:
-            raise InvalidSourceData(f"{where}: label {label!r} names two folders, {label_to_folder[label]!r} and {folder!r}")
+            raise InvalidSourceData(
+                f"{where}: label {label!r} names two folders, {label_to_folder[label]!r} and {folder!r}"
+            )
     return label_to_folder
 
 
@@ -232,7 +358,7 @@ def _index_of_line(pytorch_to_line: dict, where: Path) -> dict[int, int]:
     try:
         pairs = {int(index): int(line) for index, line in pytorch_to_line.items()}
     except (TypeError, ValueError):
-        raise InvalidSourceData(f"{where}: expected {{\"<index>\": <line>}} with integer values") from None
+        raise InvalidSourceData(f'{where}: expected {{"<index>": <line>}} with integer values') from None
     if sorted(pairs) != list(range(classes.NUM_CLASSES)) or sorted(pairs.values()) != list(range(classes.NUM_CLASSES)):
         raise InvalidSourceData(f"{where}: expected a one-to-one map of the indices 0..999 to the lines 0..999")
     return {line: index for index, line in pairs.items()}
@@ -242,5 +368,7 @@ def check_mapping(derived: dict[str, tuple[int, ...]], where: Path) -> None:
     """The release's mapping must be :data:`OVERLAP` (else the published protocol would be wrong)."""
     for folder in sorted(set(derived) | set(OVERLAP)):
         if derived.get(folder) != OVERLAP.get(folder):
-            raise InvalidSourceData(f"{where}: ObjectNet class {folder!r} maps to ImageNet-1k classes {derived.get(folder)} "
-                                    f"in the release's mapping files, expected {OVERLAP.get(folder)} (113 classes -> 125)")
+            raise InvalidSourceData(
+                f"{where}: ObjectNet class {folder!r} maps to ImageNet-1k classes {derived.get(folder)} "
+                f"in the release's mapping files, expected {OVERLAP.get(folder)} (113 classes -> 125)"
+            )

@@ -56,6 +56,7 @@ IMAGE_FOLDER_SUFFIXES = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif"
 
 # -- the index selection ---------------------------------------------------------------------------
 
+
 def index_seed(name: str) -> int:
     """Upstream's seed of a test: the decimal character codes of its name, concatenated."""
     return int("".join(str(ord(c)) for c in name))
@@ -76,8 +77,11 @@ def released_indices(unit_tests_csv: str | Path) -> dict[str, list[int]]:
         reader = csv.reader(handle)
         next(reader, None)
         for line_no, (location, test) in enumerate(reader, start=2):
-            match = re.fullmatch(rf"NINCO_OOD_unit_tests/{re.escape(test)}/{re.escape(test)}_\d{{3}}_"
-                                 rf"{re.escape(test)}_(\d{{5}})\.(png|jpg)", location)
+            match = re.fullmatch(
+                rf"NINCO_OOD_unit_tests/{re.escape(test)}/{re.escape(test)}_\d{{3}}_"
+                rf"{re.escape(test)}_(\d{{5}})\.(png|jpg)",
+                location,
+            )
             if match is None:
                 raise InvalidSourceData(f"{unit_tests_csv}: line {line_no}: unexpected unit-test file {location!r}")
             out.setdefault(test, []).append(int(match.group(1)))
@@ -85,6 +89,7 @@ def released_indices(unit_tests_csv: str | Path) -> dict[str, list[int]]:
 
 
 # -- the Gaussian filter -------------------------------------------------------------------------------
+
 
 def gaussian_kernel(sigma: float, truncate: float = 4.0) -> tuple[np.ndarray, np.ndarray]:
     """Offsets and weights of scipy's 1-D Gaussian kernel (radius ``int(truncate*σ + 0.5)``, sum 1)."""
@@ -152,6 +157,7 @@ def _pixel_perm(h, w, src, rng, opts):
 def _constant(value):
     def recipe(h, w, src, rng, opts):
         return np.full((h, w, 3), float(value)), {}
+
     return recipe
 
 
@@ -173,13 +179,13 @@ def stripes(height: int, width: int, colours: np.ndarray, orientation: str) -> n
     if orientation == "horizontal":
         size = height // n
         for k, colour in enumerate(colours):
-            image[k * size:(k + 1) * size] = colour
-        image[n * size:] = colours[-1]
+            image[k * size : (k + 1) * size] = colour
+        image[n * size :] = colours[-1]
     else:
         size = width // n
         for k, colour in enumerate(colours):
-            image[:, k * size:(k + 1) * size] = colour
-        image[:, n * size:] = colours[-1]
+            image[:, k * size : (k + 1) * size] = colour
+        image[:, n * size :] = colours[-1]
     return image
 
 
@@ -188,6 +194,7 @@ def _tricolour(primary: bool):
         orientation = ("horizontal", "vertical")[int(rng.integers(2))]
         colours = rng.integers(0, 2, size=(3, 3)).astype(np.float64) if primary else rng.random((3, 3))
         return stripes(h, w, colours, orientation), {"orientation": orientation, "colours": colours.tolist()}
+
     return recipe
 
 
@@ -196,6 +203,7 @@ def _stripes(orientation: str):
         n = int(rng.choice([4, 5, 7, 10, 15, 20]))
         colours = rng.random((n, 3))
         return stripes(h, w, colours, orientation), {"n_stripes": n, "colours": colours.tolist()}
+
     return recipe
 
 
@@ -222,6 +230,7 @@ def _low_freq(per_channel: bool):
     def recipe(h, w, src, rng, opts):
         sigma = float(rng.choice(SMOOTH_SIGMAS))
         return _scale_full(gaussian_wrap(rng.random((h, w, 3)), sigma), per_channel), {"sigma": sigma}
+
     return recipe
 
 
@@ -261,29 +270,36 @@ class UnitTest:
     needs_pixels: bool  # reads the source image's pixels (else only its size)
 
 
-UNIT_TESTS = {t.name: t for t in sorted((
-    UnitTest("uni", "uniform noise", "Uni", _uniform, False),
-    UnitTest("Gaussian", "Gaussian noise", "Gauss", _gaussian, False),
-    UnitTest("Rademacher", "Rademacher noise", "Rade", _rademacher, False),
-    UnitTest("pixel_perm", "IN pixel permutations", "PxPerm", _pixel_perm, True),
-    UnitTest("black", "black", "Black", _constant(0.0), False),
-    UnitTest("white", "white", "White", _constant(1.0), False),
-    UnitTest("grey", "shades of grey", "Grey", _grey, False),
-    UnitTest("monochrome", "monochrome", "Mono", _monochrome, False),
-    UnitTest("tricolour", "tricolour", "Tri", _tricolour(False), False),
-    UnitTest("tricolour_primary", "primary tricolour", "PrTri", _tricolour(True), False),
-    UnitTest("horizontal_stripes", "horizontal stripes", "Hor", _stripes("horizontal"), False),
-    UnitTest("vertical_stripes", "vertical stripes", "Ver", _stripes("vertical"), False),
-    UnitTest("low_freq", "smooth noise", "SmN", _low_freq(False), False),
-    UnitTest("low_freq_channelfullscale", "smooth noise+", "SmN+", _low_freq(True), False),
-    UnitTest("low_freq_colorrange", "smooth color", "SmCol", _low_freq_colorrange, False),
-    UnitTest("low_freq_pixel_perm", "smooth IN pixel permutations", "SmPxPerm", _low_freq_pixel_perm, True),
-    UnitTest("blobs", "blobs", "Blob", _blobs, False),
-), key=lambda t: t.name)}  # sorted names: the ImageFolder label order of the release
+UNIT_TESTS = {
+    t.name: t
+    for t in sorted(
+        (
+            UnitTest("uni", "uniform noise", "Uni", _uniform, False),
+            UnitTest("Gaussian", "Gaussian noise", "Gauss", _gaussian, False),
+            UnitTest("Rademacher", "Rademacher noise", "Rade", _rademacher, False),
+            UnitTest("pixel_perm", "IN pixel permutations", "PxPerm", _pixel_perm, True),
+            UnitTest("black", "black", "Black", _constant(0.0), False),
+            UnitTest("white", "white", "White", _constant(1.0), False),
+            UnitTest("grey", "shades of grey", "Grey", _grey, False),
+            UnitTest("monochrome", "monochrome", "Mono", _monochrome, False),
+            UnitTest("tricolour", "tricolour", "Tri", _tricolour(False), False),
+            UnitTest("tricolour_primary", "primary tricolour", "PrTri", _tricolour(True), False),
+            UnitTest("horizontal_stripes", "horizontal stripes", "Hor", _stripes("horizontal"), False),
+            UnitTest("vertical_stripes", "vertical stripes", "Ver", _stripes("vertical"), False),
+            UnitTest("low_freq", "smooth noise", "SmN", _low_freq(False), False),
+            UnitTest("low_freq_channelfullscale", "smooth noise+", "SmN+", _low_freq(True), False),
+            UnitTest("low_freq_colorrange", "smooth color", "SmCol", _low_freq_colorrange, False),
+            UnitTest("low_freq_pixel_perm", "smooth IN pixel permutations", "SmPxPerm", _low_freq_pixel_perm, True),
+            UnitTest("blobs", "blobs", "Blob", _blobs, False),
+        ),
+        key=lambda t: t.name,
+    )
+}  # sorted names: the ImageFolder label order of the release
 
 
-def render(test: str, height: int, width: int, source: np.ndarray | None, rng: np.random.Generator,
-           smooth_color: str = "code") -> tuple[np.ndarray, dict]:
+def render(
+    test: str, height: int, width: int, source: np.ndarray | None, rng: np.random.Generator, smooth_color: str = "code"
+) -> tuple[np.ndarray, dict]:
     """The float64 H x W x 3 image of ``test`` in [0, 1] (clipped) and its parameters.
 
     ``source`` is the source image as float64 RGB in [0, 1] (``np.asarray(rgb) / 255``), needed by
@@ -311,8 +327,9 @@ def encoding_of(index: int) -> Encoding:
     return ENCODINGS[index % 2]
 
 
-def generate_image(test: str, index: int, height: int, width: int, source: np.ndarray | None, seed: int,
-                   smooth_color: str = "code") -> tuple[bytes, str, dict]:
+def generate_image(
+    test: str, index: int, height: int, width: int, source: np.ndarray | None, seed: int, smooth_color: str = "code"
+) -> tuple[bytes, str, dict]:
     """One unit-test image: (encoded bytes, extension, parameters); a pure function of its arguments."""
     image, params = render(test, height, width, source, example_rng(seed, test, index), smooth_color)
     encoding = encoding_of(index)
@@ -320,6 +337,7 @@ def generate_image(test: str, index: int, height: int, width: int, source: np.nd
 
 
 # -- source images -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SourceImages:
@@ -334,8 +352,10 @@ class SourceImages:
 
 def imagenet_val_sources(resolver: SourceResolver) -> tuple[SourceImages, ResolvedSource]:
     """The built imagenet_val dataset (``--input``) in ImageFolder order, with every image's size."""
-    hint = ("Build it first: `imagenet-suite build imagenet_val --manual-dir DIR --out datasets`, then pass "
-            "--input datasets/imagenet_val-1.0.0 (or use --option source=image_folder --manual-dir DIR).")
+    hint = (
+        "Build it first: `imagenet-suite build imagenet_val --manual-dir DIR --out datasets`, then pass "
+        "--input datasets/imagenet_val-1.0.0 (or use --option source=image_folder --manual-dir DIR)."
+    )
     folder, resolved = resolver.input_dataset("imagenet_val", None, build_hint=hint)
     config = "default" if "default" in folder.configs else folder.configs[0]
     table = folder.read_table(config, "validation", columns=["id", "label", "width", "height"]).to_pydict()
@@ -353,8 +373,10 @@ def image_folder_sources(resolver: SourceResolver) -> tuple[SourceImages, Resolv
     """
     root = resolver.manual_dir
     if root is None or not root.is_dir():
-        raise ManualFileMissing("source=image_folder needs --manual-dir DIR: a folder of images "
-                                "(class sub-folders in torchvision ImageFolder layout, or a flat folder)")
+        raise ManualFileMissing(
+            "source=image_folder needs --manual-dir DIR: a folder of images "
+            "(class sub-folders in torchvision ImageFolder layout, or a flat folder)"
+        )
     images = [name for name in list_folder(root) if name.lower().endswith(IMAGE_FOLDER_SUFFIXES)]
     with_classes = [name for name in images if "/" in name]  # ImageFolder ignores files beside the class folders
     ids = image_folder_order(with_classes or images)
@@ -366,6 +388,7 @@ def image_folder_sources(resolver: SourceResolver) -> tuple[SourceImages, Resolv
 def image_folder_order(names: list[str]) -> list[str]:
     """Relative paths in the order torchvision's ImageFolder visits them: by class folder, then as
     ``sorted(os.walk(...))`` walks each (folders by path, files sorted within a folder)."""
+
     def key(name: str) -> tuple[str, str, str]:
         top, _, rest = name.partition("/")
         folder, _, file = name.rpartition("/")
@@ -374,7 +397,9 @@ def image_folder_order(names: list[str]) -> list[str]:
     return sorted(names, key=key)
 
 
-def read_sources(sources: SourceImages, indices: list[int], with_pixels: set[int]) -> dict[int, tuple[int, int, np.ndarray | None]]:
+def read_sources(
+    sources: SourceImages, indices: list[int], with_pixels: set[int]
+) -> dict[int, tuple[int, int, np.ndarray | None]]:
     """index -> (height, width, RGB float pixels or None); pixels only for ``with_pixels``, decoded as
     torchvision's loader sees them (``convert('RGB')``, float64 in [0, 1])."""
     encoded: dict[int, bytes] = {}
@@ -382,8 +407,9 @@ def read_sources(sources: SourceImages, indices: list[int], with_pixels: set[int
         from imagenet_suite.build.dataset_folder import DatasetFolder
 
         wanted = sorted(with_pixels)
-        table = DatasetFolder(sources.path).take([sources.ids[i] for i in wanted], sources.config, "validation",
-                                                 ["id", "image"])
+        table = DatasetFolder(sources.path).take(
+            [sources.ids[i] for i in wanted], sources.config, "validation", ["id", "image"]
+        )
         encoded = {i: image["bytes"] for i, image in zip(wanted, table.column("image").to_pylist(), strict=True)}
     out = {}
     for index in indices:
@@ -416,27 +442,44 @@ def _header_of_file(path: Path):
 
 # -- the builder -----------------------------------------------------------------------------------------
 
+
 class OodUnitTests(Builder):
     NAME = "ood_unit_tests"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: the 17 NINCO OOD unit tests regenerated from ImageNet val (or any "
-                              "image folder) with the upstream index selection and per-image parameters seeded by "
-                              "(seed, test, index)."}
-    CONFIGS = (BuilderConfig("default", "the 17 synthetic OOD unit tests, regenerated from a seed", shard_size=400,
-                             row_group_rows=50),)
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: the 17 NINCO OOD unit tests regenerated from ImageNet val (or any "
+        "image folder) with the upstream index selection and per-image parameters seeded by "
+        "(seed, test, index)."
+    }
+    CONFIGS = (
+        BuilderConfig(
+            "default", "the 17 synthetic OOD unit tests, regenerated from a seed", shard_size=400, row_group_rows=50
+        ),
+    )
     OPTIONS = {
         "tests": Option("all", help="'all' or a comma-separated subset of the 17 test names"),
-        "images_per_test": Option(RELEASED_PER_TEST, help="source images per test (400 as released; any "
-                                                          "other n gives a subset/superset of the released indices)"),
-        "smooth_color": Option("code", ("code", "paper"),
-                               help="low_freq_colorrange: 'code' (as the released files: q2.5 -> c, q97.5 -> c+2δ) "
-                                    "or 'paper' (q2.5 -> c-δ, q97.5 -> c+δ)"),
-        "source": Option("imagenet_val", ("imagenet_val", "image_folder"),
-                         help="imagenet_val (a built dataset given with --input) or image_folder (--manual-dir)"),
+        "images_per_test": Option(
+            RELEASED_PER_TEST,
+            help="source images per test (400 as released; any "
+            "other n gives a subset/superset of the released indices)",
+        ),
+        "smooth_color": Option(
+            "code",
+            ("code", "paper"),
+            help="low_freq_colorrange: 'code' (as the released files: q2.5 -> c, q97.5 -> c+2δ) "
+            "or 'paper' (q2.5 -> c-δ, q97.5 -> c+δ)",
+        ),
+        "source": Option(
+            "imagenet_val",
+            ("imagenet_val", "image_folder"),
+            help="imagenet_val (a built dataset given with --input) or image_folder (--manual-dir)",
+        ),
     }
     SEEDED = True
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("source=imagenet_val (default): a built imagenet_val dataset, passed with "
-                                    "--input DIR. source=image_folder: any folder of images as --manual-dir.")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "source=imagenet_val (default): a built imagenet_val dataset, passed with "
+        "--input DIR. source=image_folder: any folder of images as --manual-dir."
+    )
     HOMEPAGE = "https://github.com/j-cb/NINCO"
     LICENSE = "other"
     CITATION = NINCO_CITATION
@@ -450,19 +493,41 @@ class OodUnitTests(Builder):
     def features(self):
         from datasets import ClassLabel, Features, Image, Value
 
-        return Features({
-            "id": Value("string"), "file_name": Value("string"), "image": Image(),
-            "test": ClassLabel(names=list(UNIT_TESTS)), "test_name": Value("string"),
-            "source_index": Value("int32"), "source_id": Value("string"), "width": Value("int32"),
-            "height": Value("int32"), "file_format": Value("string"), "params": Value("string")})
+        return Features(
+            {
+                "id": Value("string"),
+                "file_name": Value("string"),
+                "image": Image(),
+                "test": ClassLabel(names=list(UNIT_TESTS)),
+                "test_name": Value("string"),
+                "source_index": Value("int32"),
+                "source_id": Value("string"),
+                "width": Value("int32"),
+                "height": Value("int32"),
+                "file_format": Value("string"),
+                "params": Value("string"),
+            }
+        )
 
     def protocol(self) -> dict:
-        return {"ood": {"group_column": "test", "groups": list(self.tests), "unit_tests": True, "fail_threshold": 0.10,
-                        "id_dataset": self.options["source"], "fpr_tpr": 0.95},
-                "generator": {"index_rule": "sort(RandomState(MT19937(SeedSequence(int(''.join(str(ord(c)) for c in "
-                                            "test))))).choice(N, n, replace=False))",
-                              "per_image_rng": "example_rng(seed, test, index)", "seed": self.seed,
-                              "smooth_color": self.options["smooth_color"], "source": self.options["source"]}}
+        return {
+            "ood": {
+                "group_column": "test",
+                "groups": list(self.tests),
+                "unit_tests": True,
+                "fail_threshold": 0.10,
+                "id_dataset": self.options["source"],
+                "fpr_tpr": 0.95,
+            },
+            "generator": {
+                "index_rule": "sort(RandomState(MT19937(SeedSequence(int(''.join(str(ord(c)) for c in "
+                "test))))).choice(N, n, replace=False))",
+                "per_image_rng": "example_rng(seed, test, index)",
+                "seed": self.seed,
+                "smooth_color": self.options["smooth_color"],
+                "source": self.options["source"],
+            },
+        }
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if self.options["source"] == "imagenet_val":
@@ -473,8 +538,10 @@ class OodUnitTests(Builder):
         if count > len(sources.ids):
             raise ConfigError(f"option images_per_test={count}: the source has only {len(sources.ids)} images")
         indices = {t: source_indices(t, len(sources.ids), count).tolist() for t in self.tests}
-        return Prepared({resolved.name: resolved}, {"sources": sources, "indices": indices,
-                                                    "digits": max(5, len(str(len(sources.ids) - 1)))})
+        return Prepared(
+            {resolved.name: resolved},
+            {"sources": sources, "indices": indices, "digits": max(5, len(str(len(sources.ids) - 1)))},
+        )
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
         digits = prepared.data["digits"]
@@ -487,42 +554,66 @@ class OodUnitTests(Builder):
         read = read_sources(sources, sorted({i for _, i in keys}), pixels_needed)
         for key, (test, index) in zip(shard.keys, keys, strict=True):
             height, width, pixels = read[index]
-            data, extension, params = generate_image(test, index, height, width, pixels, self.seed,
-                                                     self.options["smooth_color"])
+            data, extension, params = generate_image(
+                test, index, height, width, pixels, self.seed, self.options["smooth_color"]
+            )
             file_name = f"{key}.{extension}"
-            yield {"id": key, "file_name": file_name, "image": {"bytes": data, "path": file_name}, "test": test,
-                   "test_name": UNIT_TESTS[test].paper_name, "source_index": index, "source_id": sources.ids[index],
-                   "width": width, "height": height, "file_format": extension,
-                   "params": json.dumps(params, sort_keys=True)}
+            yield {
+                "id": key,
+                "file_name": file_name,
+                "image": {"bytes": data, "path": file_name},
+                "test": test,
+                "test_name": UNIT_TESTS[test].paper_name,
+                "source_index": index,
+                "source_id": sources.ids[index],
+                "width": width,
+                "height": height,
+                "file_format": extension,
+                "params": json.dumps(params, sort_keys=True),
+            }
 
     def extra_files(self, prepared: Prepared) -> dict[str, bytes]:
         """``ood_unit_tests_grid.png``: the first image of every built test, labelled (shown in the card)."""
         first = {t: prepared.data["indices"][t][0] for t in self.tests}
-        read = read_sources(prepared.data["sources"], sorted(set(first.values())),
-                            {i for t, i in first.items() if UNIT_TESTS[t].needs_pixels})
+        read = read_sources(
+            prepared.data["sources"],
+            sorted(set(first.values())),
+            {i for t, i in first.items() if UNIT_TESTS[t].needs_pixels},
+        )
         examples = []
         for test, index in first.items():
             height, width, pixels = read[index]
-            image, _ = render(test, height, width, pixels, example_rng(self.seed, test, index), self.options["smooth_color"])
+            image, _ = render(
+                test, height, width, pixels, example_rng(self.seed, test, index), self.options["smooth_color"]
+            )
             examples.append((test, to_uint8(image)))
         return {GRID_FILE: example_grid(examples)}
 
     def card_context(self, prepared: Prepared) -> dict:
         sources: SourceImages = prepared.data["sources"]
-        matches = (sources.kind == "imagenet_val" and len(sources.ids) == NUM_IMAGENET_VAL)
-        return {"source_description": (f"{len(sources.ids):,} {sources.kind} images"
-                                       + (" — the ImageNet-1k validation set, so the source indices are exactly "
-                                          "those of the released files" if matches and self.options["images_per_test"]
-                                          == RELEASED_PER_TEST else "")),
-                "tests_built": ", ".join(self.tests), "images_per_test": self.options["images_per_test"],
-                "smooth_color": self.options["smooth_color"]}
+        matches = sources.kind == "imagenet_val" and len(sources.ids) == NUM_IMAGENET_VAL
+        return {
+            "source_description": (
+                f"{len(sources.ids):,} {sources.kind} images"
+                + (
+                    " — the ImageNet-1k validation set, so the source indices are exactly those of the released files"
+                    if matches and self.options["images_per_test"] == RELEASED_PER_TEST
+                    else ""
+                )
+            ),
+            "tests_built": ", ".join(self.tests),
+            "images_per_test": self.options["images_per_test"],
+            "smooth_color": self.options["smooth_color"],
+        }
 
 
 def example_grid(examples: list[tuple[str, np.ndarray]], tile: int = 128, columns: int = 6) -> bytes:
     """A PNG grid of example images (test name, uint8 H x W x 3), each fitted into a ``tile`` box with a
     grey frame, its test name and the paper's name underneath (:func:`imagenet_suite.images.grid.captioned_grid`)."""
-    tiles = [Tile(Image.fromarray(pixels), (name, UNIT_TESTS[name].paper_name if name in UNIT_TESTS else ""))
-             for name, pixels in examples]
+    tiles = [
+        Tile(Image.fromarray(pixels), (name, UNIT_TESTS[name].paper_name if name in UNIT_TESTS else ""))
+        for name, pixels in examples
+    ]
     return captioned_grid(tiles, columns=columns, tile=tile)
 
 
@@ -559,8 +650,10 @@ def selected_tests(option: str) -> tuple[str, ...]:
     names = [n.strip() for n in option.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNIT_TESTS]
     if unknown or not names:
-        raise ConfigError(f"option tests={option!r}: unknown test(s) {unknown}; expected 'all' or a comma-separated "
-                          f"subset of {list(UNIT_TESTS)}")
+        raise ConfigError(
+            f"option tests={option!r}: unknown test(s) {unknown}; expected 'all' or a comma-separated "
+            f"subset of {list(UNIT_TESTS)}"
+        )
     return tuple(t for t in UNIT_TESTS if t in names)
 
 

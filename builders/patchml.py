@@ -91,8 +91,10 @@ HEADER_BYTES = 1 << 16  # enough for the JPEG header (size) of nearly every Imag
 TAKE_CHUNK = 128  # source ids read per DatasetFolder.take (bounds the row groups held at once)
 EXAMPLES_PER_K = 2  # composites of each k in the card picture
 ID_PATTERN = re.compile(r"^patchml-s(\d+)-k(\d+)-(\d{6,})$")
-VAL_BUILD_HINT = ("Build it with `imagenet-suite build imagenet_val --config boxes --manual-dir DIR --out OUT`, "
-                  "or pass the raw val files to this build with --manual-dir.")
+VAL_BUILD_HINT = (
+    "Build it with `imagenet-suite build imagenet_val --config boxes --manual-dir DIR --out OUT`, "
+    "or pass the raw val files to this build with --manual-dir."
+)
 PROVENANCE_COLUMNS = ("id", "labels", "num_labels", "num_patches", "patch_size", "patches")
 BOX_KEYS = ("xmin", "ymin", "xmax", "ymax")
 
@@ -124,11 +126,15 @@ def check_configuration(k: int, p: int, canvas: int = DEFAULT_CANVAS) -> GridCon
         raise ConfigError(f"Configuration invalid: k={k}, p={p}, F={canvas}; all must be positive integers")
     columns = canvas // p
     if k * p * p > canvas * canvas:
-        raise ConfigError(f"Configuration invalid: k={k} patches of p={p} px need k·p² = {k * p * p} px², more than "
-                          f"the F² = {canvas * canvas} px² of the {canvas}x{canvas} canvas")
+        raise ConfigError(
+            f"Configuration invalid: k={k} patches of p={p} px need k·p² = {k * p * p} px², more than "
+            f"the F² = {canvas * canvas} px² of the {canvas}x{canvas} canvas"
+        )
     if k > columns * columns:
-        raise ConfigError(f"Configuration invalid: k={k} patches need k cells, but p={p} px on a {canvas} px canvas "
-                          f"gives c² = {columns * columns} cells (c = ⌊F/p⌋ = {columns})")
+        raise ConfigError(
+            f"Configuration invalid: k={k} patches need k cells, but p={p} px on a {canvas} px canvas "
+            f"gives c² = {columns * columns} cells (c = ⌊F/p⌋ = {columns})"
+        )
     return GridConfig(k, p, canvas)
 
 
@@ -138,7 +144,9 @@ def parse_grid(text: str, canvas: int = DEFAULT_CANVAS) -> tuple[GridConfig, ...
     for part in str(text).split(","):
         k, sep, p = part.strip().partition(":")
         if not sep or not k.isdigit() or not p.isdigit():
-            raise ConfigError(f"option grid={text!r}: entry {part.strip()!r} is not K:P with integers, e.g. {DEFAULT_GRID}")
+            raise ConfigError(
+                f"option grid={text!r}: entry {part.strip()!r} is not K:P with integers, e.g. {DEFAULT_GRID}"
+            )
         entries.append(check_configuration(int(k), int(p), canvas))
     counts = [entry.k for entry in entries]
     if len(set(counts)) != len(counts):
@@ -199,14 +207,26 @@ def build_pool(images: Iterable[ImageBoxes], bad_boxes: str = "clip", min_box_si
     InvalidSourceData under ``error``. Under ``skip`` they are dropped. Under ``clip``, outside boxes are
     clipped to the image and the ones that are empty after that are dropped. ``stats`` counts every case.
     """
-    stats = collections.Counter({key: 0 for key in ("boxes", "patches", "clipped", "skipped_zero_area",
-                                                    "skipped_outside_image", "skipped_too_small")})
+    stats = collections.Counter(
+        {
+            key: 0
+            for key in (
+                "boxes",
+                "patches",
+                "clipped",
+                "skipped_zero_area",
+                "skipped_outside_image",
+                "skipped_too_small",
+            )
+        }
+    )
     ids, index, labels, boxes = [], [], [], []
     for image_id, width, height, image_boxes in images:
         for box_index, (label, *box) in enumerate(sorted(image_boxes)):
             stats["boxes"] += 1
-            checked, outcome = _checked_box(box, width, height, bad_boxes, f"{where}: image {image_id} box {box_index} "
-                                                                           f"(class {label})")
+            checked, outcome = _checked_box(
+                box, width, height, bad_boxes, f"{where}: image {image_id} box {box_index} (class {label})"
+            )
             if checked is not None and min(checked[2] - checked[0], checked[3] - checked[1]) < min_box_side:
                 checked, outcome = None, "skipped_too_small"
             if outcome:
@@ -218,8 +238,13 @@ def build_pool(images: Iterable[ImageBoxes], bad_boxes: str = "clip", min_box_si
             labels.append(label)
             boxes.append(checked)
     stats["patches"] = len(ids)
-    return Pool(tuple(ids), np.asarray(index, dtype=np.int32), np.asarray(labels, dtype=np.int32),
-                np.asarray(boxes, dtype=np.int32).reshape(-1, 4), dict(stats))
+    return Pool(
+        tuple(ids),
+        np.asarray(index, dtype=np.int32),
+        np.asarray(labels, dtype=np.int32),
+        np.asarray(boxes, dtype=np.int32).reshape(-1, 4),
+        dict(stats),
+    )
 
 
 def _checked_box(box: Sequence[int], width: int, height: int, policy: str, where: str) -> tuple[tuple | None, str]:
@@ -231,8 +256,10 @@ def _checked_box(box: Sequence[int], width: int, height: int, policy: str, where
         return (xmin, ymin, xmax, ymax), ""
     if policy == "error":
         problem = "has zero area" if empty else f"reaches outside the {width}x{height} image"
-        raise InvalidSourceData(f"{where} [{xmin}, {ymin}, {xmax}, {ymax}] {problem}; expected 0 <= xmin < xmax <= width "
-                                f"and 0 <= ymin < ymax <= height (option bad_boxes=clip or skip counts and handles such boxes)")
+        raise InvalidSourceData(
+            f"{where} [{xmin}, {ymin}, {xmax}, {ymax}] {problem}; expected 0 <= xmin < xmax <= width "
+            f"and 0 <= ymin < ymax <= height (option bad_boxes=clip or skip counts and handles such boxes)"
+        )
     if empty:
         return None, "skipped_zero_area"
     if policy == "skip":
@@ -306,13 +333,34 @@ def place(pool: Pool, grid: GridConfig, seed: int, number: int, positions: Seque
         x, y = col * grid.p + x_offset, row * grid.p + y_offset
         if x + width > grid.canvas or y + height > grid.canvas:  # unreachable for a checked configuration
             raise RuntimeError(f"patch {i} of k={grid.k} at ({x}, {y}) size {width}x{height} leaves the canvas")
-        patches.append({"source_id": pool.source_ids[position], "box_index": int(pool.box_index[position]),
-                        "label": int(pool.labels[position]), "xmin": xmin, "ymin": ymin, "xmax": xmax, "ymax": ymax,
-                        "cell_row": row, "cell_col": col, "x_offset": x_offset, "y_offset": y_offset,
-                        "x": x, "y": y, "width": width, "height": height})
+        patches.append(
+            {
+                "source_id": pool.source_ids[position],
+                "box_index": int(pool.box_index[position]),
+                "label": int(pool.labels[position]),
+                "xmin": xmin,
+                "ymin": ymin,
+                "xmax": xmax,
+                "ymax": ymax,
+                "cell_row": row,
+                "cell_col": col,
+                "x_offset": x_offset,
+                "y_offset": y_offset,
+                "x": x,
+                "y": y,
+                "width": width,
+                "height": height,
+            }
+        )
     labels = sorted({patch["label"] for patch in patches})
-    return {"id": composite_id(seed, grid.k, number), "labels": labels, "num_labels": len(labels),
-            "num_patches": grid.k, "patch_size": grid.p, "patches": patches}
+    return {
+        "id": composite_id(seed, grid.k, number),
+        "labels": labels,
+        "num_labels": len(labels),
+        "num_patches": grid.k,
+        "patch_size": grid.p,
+        "patches": patches,
+    }
 
 
 # ============================================================================= compositing and encoding
@@ -336,10 +384,14 @@ def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = 
         source = decoded[source_id]
         box = tuple(patch[key] for key in BOX_KEYS)
         if not (0 <= box[0] < box[2] <= source.width and 0 <= box[1] < box[3] <= source.height):
-            raise InvalidSourceData(f"{where}: box {list(box)} is not inside {source_id} ({source.width}x{source.height})")
+            raise InvalidSourceData(
+                f"{where}: box {list(box)} is not inside {source_id} ({source.width}x{source.height})"
+            )
         x, y, width, height = patch["x"], patch["y"], patch["width"], patch["height"]
-        if not (0 <= x and 0 <= y and x + width <= canvas and y + height <= canvas and width > 0 and height > 0):
-            raise InvalidSourceData(f"{where}: {width}x{height} at ({x}, {y}) is not inside the {canvas}x{canvas} canvas")
+        if not (x >= 0 and y >= 0 and x + width <= canvas and y + height <= canvas and width > 0 and height > 0):
+            raise InvalidSourceData(
+                f"{where}: {width}x{height} at ({x}, {y}) is not inside the {canvas}x{canvas} canvas"
+            )
         image.paste(source.crop(box).resize((width, height), RESAMPLE), (x, y))
     return image
 
@@ -368,7 +420,7 @@ class FolderImages:
         wanted = sorted(set(ids))
         out: dict[str, bytes] = {}
         for start in range(0, len(wanted), TAKE_CHUNK):
-            table = folder.take(wanted[start:start + TAKE_CHUNK], "boxes", None, ["id", "image"])
+            table = folder.take(wanted[start : start + TAKE_CHUNK], "boxes", None, ["id", "image"])
             images = table.column("image").combine_chunks().field("bytes").to_pylist()
             out.update(zip(table.column("id").to_pylist(), images, strict=True))
         return out
@@ -395,8 +447,15 @@ def val_from_layout(layout: Layout, boxes: Mapping[str, list[dict]], where: str)
     """``(id, width, height, boxes)`` of every image of a manual layout; sizes from the image headers."""
     ids = sorted(boxes)
     for image_id, (width, height) in zip(ids, _image_sizes(layout, ids), strict=True):
-        yield image_id, width, height, [(classes.index_of(b["wnid"], f"{where}: {image_id}", "box class"),
-                                         *(b[k] for k in BOX_KEYS)) for b in boxes[image_id]]
+        yield (
+            image_id,
+            width,
+            height,
+            [
+                (classes.index_of(b["wnid"], f"{where}: {image_id}", "box class"), *(b[k] for k in BOX_KEYS))
+                for b in boxes[image_id]
+            ],
+        )
 
 
 def _image_sizes(layout: Layout, ids: Sequence[str]) -> Iterator[tuple[int, int]]:
@@ -436,31 +495,51 @@ class ValSource(NamedTuple):
 class PatchML(Builder):
     NAME = "patchml"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: PatchML composites of the ImageNet-val object boxes (Algorithm 1 of "
-                              "Anzaku et al. with the pool reset for each k), images and recipe configs."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: PatchML composites of the ImageNet-val object boxes (Algorithm 1 of "
+        "Anzaku et al. with the pool reset for each k), images and recipe configs."
+    }
     CONFIGS = (
-        BuilderConfig("images", "512x512 composites (PNG by default), label sets and per-patch provenance",
-                      shard_size=500, row_group_rows=50),
-        BuilderConfig("recipe", "the same rows without pixels: per-patch provenance to recompose every composite",
-                      shard_size=100_000, row_group_rows=10_000),
+        BuilderConfig(
+            "images",
+            "512x512 composites (PNG by default), label sets and per-patch provenance",
+            shard_size=500,
+            row_group_rows=50,
+        ),
+        BuilderConfig(
+            "recipe",
+            "the same rows without pixels: per-patch provenance to recompose every composite",
+            shard_size=100_000,
+            row_group_rows=10_000,
+        ),
     )
     SOURCES = ImagenetVal.SOURCES
     OPTIONS = {
-        "duplicates": Option("union", DUPLICATE_POLICIES,
-                             "patches of one class in a composite: union (paper: labels = set, may be < k), "
-                             "drop (remove such composites), resample (only distinct classes per composite)"),
-        "min_box_side": Option(0, None, "drop boxes whose shorter side is below this many pixels (0 = keep all, paper)"),
-        "bad_boxes": Option("clip", BAD_BOX_POLICIES,
-                            "zero-area boxes / boxes reaching outside their image: clip (clip to the image, drop "
-                            "empty), skip (drop), error (stop naming the box); every case is counted"),
+        "duplicates": Option(
+            "union",
+            DUPLICATE_POLICIES,
+            "patches of one class in a composite: union (paper: labels = set, may be < k), "
+            "drop (remove such composites), resample (only distinct classes per composite)",
+        ),
+        "min_box_side": Option(
+            0, None, "drop boxes whose shorter side is below this many pixels (0 = keep all, paper)"
+        ),
+        "bad_boxes": Option(
+            "clip",
+            BAD_BOX_POLICIES,
+            "zero-area boxes / boxes reaching outside their image: clip (clip to the image, drop "
+            "empty), skip (drop), error (stop naming the box); every case is counted",
+        ),
         "image_format": Option("png", IMAGE_FORMATS, "png (lossless) or jpeg (quality jpeg_quality, 4:4:4)"),
         "jpeg_quality": Option(95, None, "JPEG quality 1..100 when image_format=jpeg"),
         "grid": Option(DEFAULT_GRID, None, "k:p entries of Algorithm 1 (paper: 2:256,3:256,4:256,6:170,9:128)"),
         "canvas": Option(DEFAULT_CANVAS, None, "side F of the square black canvas in pixels (paper: 512)"),
     }
     SEEDED = True
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("Pass a built imagenet_val dataset with the boxes config with --input DIR, or put "
-                                    f"one of these layouts in --manual-dir:\n{ACCEPTED_LAYOUTS}")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Pass a built imagenet_val dataset with the boxes config with --input DIR, or put "
+        f"one of these layouts in --manual-dir:\n{ACCEPTED_LAYOUTS}"
+    )
     HOMEPAGE = "https://arxiv.org/abs/2412.18409"
     LICENSE = "other"
     CITATION = """@article{anzaku2024reassessing,
@@ -468,8 +547,14 @@ class PatchML(Builder):
   author = {Esla Timothy Anzaku and Seyed Amir Mousavi and Arnout Van Messem and Wesley De Neve},
   journal = {arXiv preprint arXiv:2412.18409}, year = {2024}}"""
 
-    def __init__(self, config: str | None = None, *, seed: int = 0, options: dict[str, Any] | None = None,
-                 shard_size: int | None = None):
+    def __init__(
+        self,
+        config: str | None = None,
+        *,
+        seed: int = 0,
+        options: dict[str, Any] | None = None,
+        shard_size: int | None = None,
+    ):
         super().__init__(config, seed=seed, options=options, shard_size=shard_size)
         if self.options["min_box_side"] < 0:
             raise ConfigError(f"option min_box_side={self.options['min_box_side']}: expected an integer ≥ 0")
@@ -479,23 +564,42 @@ class PatchML(Builder):
 
     # -- schema ------------------------------------------------------------------------------------------------
     def features(self):
-        from datasets import Features, Image as ImageFeature, List, Value
+        from datasets import Features, List, Value
+        from datasets import Image as ImageFeature
 
         label = classes.imagenet_class_label()
-        patch = {"source_id": Value("string"), "box_index": Value("int32"), "label": label,
-                 **{key: Value("int32") for key in (*BOX_KEYS, "cell_row", "cell_col", "x_offset", "y_offset",
-                                                   "x", "y", "width", "height")}}
+        patch = {
+            "source_id": Value("string"),
+            "box_index": Value("int32"),
+            "label": label,
+            **{
+                key: Value("int32")
+                for key in (*BOX_KEYS, "cell_row", "cell_col", "x_offset", "y_offset", "x", "y", "width", "height")
+            },
+        }
         columns = {"id": Value("string")}
         if self.config.name == "images":
             columns["image"] = ImageFeature()
-        columns.update({"labels": List(label), "num_labels": Value("int32"), "num_patches": Value("int32"),
-                        "patch_size": Value("int32"), "patches": List(patch)})
+        columns.update(
+            {
+                "labels": List(label),
+                "num_labels": Value("int32"),
+                "num_patches": Value("int32"),
+                "patch_size": Value("int32"),
+                "patches": List(patch),
+            }
+        )
         return Features(columns)
 
     def protocol(self) -> dict:
-        return {"multi_label": "labels", "label_count_subgroups": [g.k for g in self.grid], "variable_topk": True,
-                "seed": self.seed, "canvas": self.options["canvas"],
-                "preprocessing": "resize the whole composite to the model input, no center crop (seed 001, App. B)"}
+        return {
+            "multi_label": "labels",
+            "label_count_subgroups": [g.k for g in self.grid],
+            "variable_topk": True,
+            "seed": self.seed,
+            "canvas": self.options["canvas"],
+            "preprocessing": "resize the whole composite to the model input, no center crop (seed 001, App. B)",
+        }
 
     # -- prepare -----------------------------------------------------------------------------------------------
     def prepare(self, resolver: SourceResolver) -> Prepared:
@@ -505,10 +609,12 @@ class PatchML(Builder):
         sources = val.sources
         data: dict[str, Any] = {"pool": pool, "reader": val.reader, "mode": val.description}
         if recipe is None:
-            data["composites"] = {g.k: assign_patches(pool.labels, g.k, self.seed, self.options["duplicates"])
-                                  for g in self.grid}
-            data["keys"] = [composite_id(self.seed, k, int(j)) for k, (numbers, _) in data["composites"].items()
-                            for j in numbers]
+            data["composites"] = {
+                g.k: assign_patches(pool.labels, g.k, self.seed, self.options["duplicates"]) for g in self.grid
+            }
+            data["keys"] = [
+                composite_id(self.seed, k, int(j)) for k, (numbers, _) in data["composites"].items() for j in numbers
+            ]
             data["label_counts"] = _label_counts_of(pool, data["composites"])
         else:
             folder, recipe_source = recipe
@@ -522,13 +628,23 @@ class PatchML(Builder):
         """The val images and boxes, from --input (a built imagenet_val with boxes) or else --manual-dir."""
         if any(_builder_of(path) == "imagenet_val" for path in resolver.inputs) or resolver.manual_dir is None:
             folder, source = resolver.input_dataset("imagenet_val", "boxes", build_hint=VAL_BUILD_HINT)
-            return ValSource({"imagenet_val": source}, FolderImages(folder.path), val_from_folder(folder),
-                             f"the built dataset `{folder.path.name}` (boxes config)", str(folder.path))
+            return ValSource(
+                {"imagenet_val": source},
+                FolderImages(folder.path),
+                val_from_folder(folder),
+                f"the built dataset `{folder.path.name}` (boxes config)",
+                str(folder.path),
+            )
         val = ImagenetVal("boxes").prepare(resolver)
         layout = val.data["layout"]
         where = f"{resolver.manual_dir} ({layout.name} layout)"
-        return ValSource(dict(val.sources), LayoutImages(layout), val_from_layout(layout, val.data["boxes"], where),
-                         f"the `{layout.name}` layout of the manual ImageNet val files", where)
+        return ValSource(
+            dict(val.sources),
+            LayoutImages(layout),
+            val_from_layout(layout, val.data["boxes"], where),
+            f"the `{layout.name}` layout of the manual ImageNet val files",
+            where,
+        )
 
     def _recipe(self, resolver: SourceResolver) -> tuple[DatasetFolder, ResolvedSource] | None:
         """The PatchML recipe given with --input (checked to match this build), or None."""
@@ -539,9 +655,11 @@ class PatchML(Builder):
         built = (info.get("version"), info.get("seed"), info["configs"]["recipe"].get("options"))
         wanted = (self.VERSION, self.seed, self.options)
         if built != wanted:
-            raise ConfigError(f"recipe {folder.path} was built by patchml {built[0]} with seed {built[1]} and options "
-                              f"{built[2]}; this build is patchml {wanted[0]} with seed {wanted[1]} and options {wanted[2]}. "
-                              f"Use materialise() or pass the recipe's --seed and --option values")
+            raise ConfigError(
+                f"recipe {folder.path} was built by patchml {built[0]} with seed {built[1]} and options "
+                f"{built[2]}; this build is patchml {wanted[0]} with seed {wanted[1]} and options {wanted[2]}. "
+                f"Use materialise() or pass the recipe's --seed and --option values"
+            )
         return folder, source
 
     # -- plan / generate ---------------------------------------------------------------------------------------
@@ -556,8 +674,11 @@ class PatchML(Builder):
         sources = prepared.data["reader"].read(p["source_id"] for row in rows for p in row["patches"])
         for row in rows:
             data = encode(compose(row, sources, self.options["canvas"]), self.encoding)
-            yield {"id": row["id"], "image": {"bytes": data, "path": f"{row['id']}.{self.extension}"},
-                   **{key: row[key] for key in PROVENANCE_COLUMNS[1:]}}
+            yield {
+                "id": row["id"],
+                "image": {"bytes": data, "path": f"{row['id']}.{self.extension}"},
+                **{key: row[key] for key in PROVENANCE_COLUMNS[1:]},
+            }
 
     @property
     def encoding(self) -> Encoding:
@@ -590,17 +711,30 @@ class PatchML(Builder):
         per_k = collections.Counter(k for k, _ in label_counts)
         by_labels = collections.Counter(n for _, n in label_counts)
         return {
-            "seed": self.seed, "source": prepared.data["mode"], "options": self.options,
+            "seed": self.seed,
+            "source": prepared.data["mode"],
+            "options": self.options,
             "pool": {**pool.stats, "patches": len(pool)},
-            "grid": [{"k": g.k, "p": g.p, "composites": per_k[g.k], "patches_used": per_k[g.k] * g.k,
-                      "patches_left_over": len(pool) - per_k[g.k] * g.k} for g in self.grid],
+            "grid": [
+                {
+                    "k": g.k,
+                    "p": g.p,
+                    "composites": per_k[g.k],
+                    "patches_used": per_k[g.k] * g.k,
+                    "patches_left_over": len(pool) - per_k[g.k] * g.k,
+                }
+                for g in self.grid
+            ],
             "images_by_num_labels": {str(n): by_labels[n] for n in sorted(by_labels)},
             "images": len(label_counts),
         }
 
     def extra_files(self, prepared: Prepared) -> dict[str, bytes]:
         counts = self.counts(prepared)
-        files = {"counts.json": (json.dumps(counts, indent=1) + "\n").encode(), "table2.csv": table2_csv([counts]).encode()}
+        files = {
+            "counts.json": (json.dumps(counts, indent=1) + "\n").encode(),
+            "table2.csv": table2_csv([counts]).encode(),
+        }
         if self.config.name == "images":
             files["examples.png"] = self._examples_picture(prepared)
         return files
@@ -619,10 +753,12 @@ class PatchML(Builder):
         pool = counts["pool"]
         return {
             "source_mode": counts["source"],
-            "pool_summary": (f"{pool['boxes']:,} boxes read; {pool['patches']:,} patches in the pool "
-                             f"({pool['clipped']:,} clipped to their image, {pool['skipped_zero_area']:,} zero-area, "
-                             f"{pool['skipped_outside_image']:,} outside their image and {pool['skipped_too_small']:,} "
-                             f"below min_box_side={self.options['min_box_side']} dropped)"),
+            "pool_summary": (
+                f"{pool['boxes']:,} boxes read; {pool['patches']:,} patches in the pool "
+                f"({pool['clipped']:,} clipped to their image, {pool['skipped_zero_area']:,} zero-area, "
+                f"{pool['skipped_outside_image']:,} outside their image and {pool['skipped_too_small']:,} "
+                f"below min_box_side={self.options['min_box_side']} dropped)"
+            ),
             "grid_table": grid_markdown(counts),
             "count_table": table2_markdown([counts]),
             "encoders": ", ".join(f"{k} {v}" for k, v in encoder_versions().items()),
@@ -655,21 +791,31 @@ def _read_recipe(folder: DatasetFolder, pool: Pool, canvas: int) -> dict[str, An
     for row in table.to_pylist():
         placed = sorted({patch["label"] for patch in row["patches"]})
         if row["labels"] != placed or row["num_patches"] != len(row["patches"]):
-            raise InvalidSourceData(f"{folder.path}: recipe row {row['id']} has labels {row['labels']} and num_patches "
-                                    f"{row['num_patches']}, but its {len(row['patches'])} patches have classes {placed}")
+            raise InvalidSourceData(
+                f"{folder.path}: recipe row {row['id']} has labels {row['labels']} and num_patches "
+                f"{row['num_patches']}, but its {len(row['patches'])} patches have classes {placed}"
+            )
         for i, patch in enumerate(row["patches"]):
             where = f"{folder.path}: recipe row {row['id']} patch {i}"
             position = lookup.get((patch["source_id"], patch["box_index"]))
             if position is None:
-                raise InvalidSourceData(f"{where} names box {patch['box_index']} of {patch['source_id']}, which is not "
-                                        "in the val source's patch pool (missing image or box: the recipe does not "
-                                        "match this val source)")
+                raise InvalidSourceData(
+                    f"{where} names box {patch['box_index']} of {patch['source_id']}, which is not "
+                    "in the val source's patch pool (missing image or box: the recipe does not "
+                    "match this val source)"
+                )
             expected = (int(pool.labels[position]), *pool.boxes[position].tolist())
             if (patch["label"], *(patch[k] for k in BOX_KEYS)) != expected:
-                raise InvalidSourceData(f"{where}: class and box {[patch['label'], *(patch[k] for k in BOX_KEYS)]} differ "
-                                        f"from the val source's {list(expected)} for that box")
-            if not (0 <= patch["x"] and 0 <= patch["y"] and patch["x"] + patch["width"] <= canvas
-                    and patch["y"] + patch["height"] <= canvas):
+                raise InvalidSourceData(
+                    f"{where}: class and box {[patch['label'], *(patch[k] for k in BOX_KEYS)]} differ "
+                    f"from the val source's {list(expected)} for that box"
+                )
+            if not (
+                patch["x"] >= 0
+                and patch["y"] >= 0
+                and patch["x"] + patch["width"] <= canvas
+                and patch["y"] + patch["height"] <= canvas
+            ):
                 raise InvalidSourceData(f"{where}: placement leaves the {canvas}x{canvas} canvas")
         keys.append(row["id"])
         label_counts.append((row["num_patches"], len(row["labels"])))
@@ -683,8 +829,15 @@ def table2_rows(counts: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[li
     """Table 2 of the paper: one row per build (seed), images per number of labels, and the total."""
     sizes = sorted({int(n) for c in counts for n in c["images_by_num_labels"]})
     header = ["dataset", "seed", *[str(n) for n in sizes], "total"]
-    rows = [[f"PatchML seed {c['seed']}", c["seed"], *[c["images_by_num_labels"].get(str(n), 0) for n in sizes],
-             c["images"]] for c in counts]
+    rows = [
+        [
+            f"PatchML seed {c['seed']}",
+            c["seed"],
+            *[c["images_by_num_labels"].get(str(n), 0) for n in sizes],
+            c["images"],
+        ]
+        for c in counts
+    ]
     return header, rows
 
 
@@ -700,15 +853,19 @@ def table2_csv(counts: Sequence[Mapping[str, Any]]) -> str:
 def table2_markdown(counts: Sequence[Mapping[str, Any]]) -> str:
     header, rows = table2_rows(counts)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(f"{v:,}" if isinstance(v, int) and i > 1 else str(v) for i, v in enumerate(row)) + " |"
-              for row in rows]
+    lines += [
+        "| " + " | ".join(f"{v:,}" if isinstance(v, int) and i > 1 else str(v) for i, v in enumerate(row)) + " |"
+        for row in rows
+    ]
     return "\n".join(lines)
 
 
 def grid_markdown(counts: Mapping[str, Any]) -> str:
     lines = ["| k | p | composites | patches used | left over |", "|---|---|---|---|---|"]
-    lines += [f"| {g['k']} | {g['p']} | {g['composites']:,} | {g['patches_used']:,} | {g['patches_left_over']:,} |"
-              for g in counts["grid"]]
+    lines += [
+        f"| {g['k']} | {g['p']} | {g['composites']:,} | {g['patches_used']:,} | {g['patches_left_over']:,} |"
+        for g in counts["grid"]
+    ]
     return "\n".join(lines)
 
 
@@ -732,8 +889,9 @@ def short_name(label: int) -> str:
     return classes.lemma(classes.imagenet_wnids()[label]).split(",")[0]
 
 
-def example_grid(examples: Sequence[tuple[Image.Image, Sequence[int], int]], columns: int = 5, panel: int = 200,
-                 dpi: int = 100) -> bytes:
+def example_grid(
+    examples: Sequence[tuple[Image.Image, Sequence[int], int]], columns: int = 5, panel: int = 200, dpi: int = 100
+) -> bytes:
     """PNG bytes of a grid of composites titled with ``k`` and their label names
     (:func:`imagenet_suite.images.grid.titled_grid`, bicubic panels of ``panel`` pixels).
 
@@ -742,13 +900,21 @@ def example_grid(examples: Sequence[tuple[Image.Image, Sequence[int], int]], col
     tiles = []
     for image, labels, k in examples:
         names = [short_name(label) for label in labels]
-        lines = tuple(", ".join(names[i:i + 3]) for i in range(0, len(names), 3))
+        lines = tuple(", ".join(names[i : i + 3]) for i in range(0, len(names), 3))
         tiles.append(Tile(image, (f"k={k}, {len(labels)} labels", *lines)))
     return titled_grid(tiles, columns=columns, panel=panel, dpi=dpi, resample=RESAMPLE)
 
 
-def materialise(recipe_dir: str | Path, out_dir: str | Path, *, val_dir: str | Path | None = None,
-                manual_dir: str | Path | None = None, num_proc: int = 1, progress: bool = True, **kwargs) -> Path:
+def materialise(
+    recipe_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    val_dir: str | Path | None = None,
+    manual_dir: str | Path | None = None,
+    num_proc: int = 1,
+    progress: bool = True,
+    **kwargs,
+) -> Path:
     """Build the ``images`` config from a recipe folder and the val source (``val_dir``: a built imagenet_val
     with boxes, or ``manual_dir``: raw val files). Seed and options are taken from the recipe."""
     from imagenet_suite.build.runner import build_dataset
@@ -757,9 +923,18 @@ def materialise(recipe_dir: str | Path, out_dir: str | Path, *, val_dir: str | P
     if folder.name != PatchML.NAME or "recipe" not in folder.configs:
         raise ConfigError(f"{recipe_dir} is not a patchml folder with the recipe config")
     inputs = [Path(recipe_dir)] + ([Path(val_dir)] if val_dir else [])
-    return build_dataset(PatchML.NAME, out_dir, ["images"], seed=folder.seed, manual_dir=manual_dir, num_proc=num_proc,
-                         options=folder.build_info["configs"]["recipe"]["options"], inputs=inputs, progress=progress,
-                         **kwargs)
+    return build_dataset(
+        PatchML.NAME,
+        out_dir,
+        ["images"],
+        seed=folder.seed,
+        manual_dir=manual_dir,
+        num_proc=num_proc,
+        options=folder.build_info["configs"]["recipe"]["options"],
+        inputs=inputs,
+        progress=progress,
+        **kwargs,
+    )
 
 
 def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
@@ -774,6 +949,8 @@ def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
             chosen[k].append(image_id)
     ids = [image_id for k in sorted(chosen) for image_id in chosen[k]]
     rows = folder.take(ids, "images", None, ["image", "labels", "num_patches"]).to_pylist()
-    examples = [(Image.open(io.BytesIO(row["image"]["bytes"])).convert("RGB"), row["labels"], row["num_patches"])
-                for row in rows]
+    examples = [
+        (Image.open(io.BytesIO(row["image"]["bytes"])).convert("RGB"), row["labels"], row["num_patches"])
+        for row in rows
+    ]
     return example_grid(examples, columns=max(1, len(chosen)))

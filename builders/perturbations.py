@@ -53,11 +53,18 @@ FROST_PINS = {  # file -> (size, sha256) at FROST_COMMIT
     "frost5.jpg": (155_150, "5fc6a19df4a429ba68abdcc8f8a4278d4c9f81c9ccafd2c92ab0c8cf8992ebd2"),
     "frost6.jpg": (90_185, "1f92b2f48408748085b68dd81d816ef239f42cef3029c25d041fcb6760fb4f25"),
 }
-FROST_SOURCES = tuple(Source(f"frost{i + 1}", name, url=FROST_URL.format(name), size=FROST_PINS[name][0],
-                             sha256=FROST_PINS[name][1],
-                             instructions=f"{name} from the imagecorruptions package (imagecorruptions/frost/) or "
-                                          "ImageNet-C's create_c folder; put it in --manual-dir")
-                      for i, name in enumerate(C.FROST_FILES))
+FROST_SOURCES = tuple(
+    Source(
+        f"frost{i + 1}",
+        name,
+        url=FROST_URL.format(name),
+        size=FROST_PINS[name][0],
+        sha256=FROST_PINS[name][1],
+        instructions=f"{name} from the imagecorruptions package (imagecorruptions/frost/) or "
+        "ImageNet-C's create_c folder; put it in --manual-dir",
+    )
+    for i, name in enumerate(C.FROST_FILES)
+)
 # Resizing relative to corruption: where the corruption is applied and what is stored.
 APPLY_AT = {
     "crop224": "Resize(256) + CenterCrop(224) (torchvision, bilinear), then corrupt (ImageNet-C)",
@@ -126,6 +133,7 @@ def _severities(text: str, config: str) -> tuple[int, ...]:
 
 # -- the carried columns -------------------------------------------------------------------------
 
+
 def input_config_of(input_builder: str, input_config: str) -> str:
     """The input config whose columns are carried: ``input_config``, or (``''``) the input builder's
     ``default`` config, or its only one; ConfigError if that leaves a choice."""
@@ -134,8 +142,10 @@ def input_config_of(input_builder: str, input_config: str) -> str:
         return input_config
     if "default" in configs or len(configs) == 1:
         return "default" if "default" in configs else configs[0]
-    raise ConfigError(f"option input_config: builder {input_builder!r} has configs {configs}; name the one to "
-                      f"perturb, e.g. --option input_config={configs[0]}")
+    raise ConfigError(
+        f"option input_config: builder {input_builder!r} has configs {configs}; name the one to "
+        f"perturb, e.g. --option input_config={configs[0]}"
+    )
 
 
 def carried_features(input_builder: str, input_config: str) -> dict:
@@ -152,12 +162,15 @@ def check_carried(folder: DatasetFolder, config: str, carried: dict) -> None:
 
     found = {k: v for k, v in folder.config_info(config)["features"].items() if k not in DROPPED_COLUMNS}
     if json.loads(json.dumps(found)) != json.loads(json.dumps(Features(carried).to_dict())):
-        raise InvalidSourceData(f"{folder.path} ({config}): its columns {sorted(found)} are not those "
-                                f"{folder.name} {config} declares in this imagenet-suite ({sorted(carried)}, or "
-                                "their types differ); rebuild the input with this version")
+        raise InvalidSourceData(
+            f"{folder.path} ({config}): its columns {sorted(found)} are not those "
+            f"{folder.name} {config} declares in this imagenet-suite ({sorted(carried)}, or "
+            "their types differ); rebuild the input with this version"
+        )
 
 
 # -- images ----------------------------------------------------------------------------------------------
+
 
 def before_corruption(image: Image.Image, apply_at: str) -> Image.Image:
     if apply_at == "crop224":
@@ -173,6 +186,7 @@ def after_corruption(pixels: np.ndarray, apply_at: str) -> Image.Image:
 
 
 # -- keys ---------------------------------------------------------------------------------------------
+
 
 def variants(plan: Plan, position: int, count: int, assigned: list[str] | None) -> list[tuple[str, int]]:
     """``(corruption, severity)`` rows of the image at ``position`` (clean first)."""
@@ -197,22 +211,33 @@ def _open_folder(path: str) -> DatasetFolder:
 
 # -- the builder ---------------------------------------------------------------------------------------
 
+
 class Perturbations(Builder):
     NAME = "perturbations"
     VERSION = "2.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: ImageNet-C regenerated (15 corruptions x 5 severities), seed 003's "
-                              "common-corruption portfolio (11 at severity 3, block assignment) and imgaug "
-                              "perturbations of any built dataset, seeded per (seed, corruption, image id).",
-                     "2.0.0": "The config `imagenet_c` is renamed `imagenet_c_regenerated`: it shared its name with the "
-                              "`imagenet_c` builder (the released ImageNet-C files), for different data. Its rows and "
-                              "images are unchanged. The carried label columns now come from the input builder's "
-                              "declared features; with input_config='' an input builder without a `default` config "
-                              "and with several configs needs --option input_config."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: ImageNet-C regenerated (15 corruptions x 5 severities), seed 003's "
+        "common-corruption portfolio (11 at severity 3, block assignment) and imgaug "
+        "perturbations of any built dataset, seeded per (seed, corruption, image id).",
+        "2.0.0": "The config `imagenet_c` is renamed `imagenet_c_regenerated`: it shared its name with the "
+        "`imagenet_c` builder (the released ImageNet-C files), for different data. Its rows and "
+        "images are unchanged. The carried label columns now come from the input builder's "
+        "declared features; with input_config='' an input builder without a `default` config "
+        "and with several configs needs --option input_config.",
+    }
     CONFIGS = (
-        BuilderConfig(IMAGENET_C_REGENERATED, "ImageNet-C regenerated from a seed (not the released files: builder "
-                      "imagenet_c): 15 corruptions x severities 1-5 on 224 center crops, JPEG 85", shard_size=1000),
-        BuilderConfig("common", "seed 003 portfolio: one of 11 corruptions per image (blocks), severity 3, native "
-                                "resolution then 224x224, PNG", shard_size=1000),
+        BuilderConfig(
+            IMAGENET_C_REGENERATED,
+            "ImageNet-C regenerated from a seed (not the released files: builder "
+            "imagenet_c): 15 corruptions x severities 1-5 on 224 center crops, JPEG 85",
+            shard_size=1000,
+        ),
+        BuilderConfig(
+            "common",
+            "seed 003 portfolio: one of 11 corruptions per image (blocks), severity 3, native "
+            "resolution then 224x224, PNG",
+            shard_size=1000,
+        ),
         BuilderConfig("imgaug", "an imgaug augmenter or pipeline per image (option augmenter), PNG", shard_size=1000),
     )
     SOURCES = FROST_SOURCES
@@ -222,16 +247,25 @@ class Perturbations(Builder):
         "input_config": Option("", help="its config ('' = the input builder's 'default' config, else its only one)"),
         "corruptions": Option("", help="comma-separated corruption names, or 'all' (19); '' = the config's set"),
         "severities": Option("", help="comma-separated severities 1..5; '' = the config's"),
-        "assignment": Option("", ("", "all", "block"), "all: every image under every corruption; block: seed 003's "
-                                                         "one corruption per image; '' = the config's"),
-        "apply_at": Option("", ("", *APPLY_AT), "where corruptions are applied relative to resizing; '' = the config's"),
+        "assignment": Option(
+            "",
+            ("", "all", "block"),
+            "all: every image under every corruption; block: seed 003's one corruption per image; '' = the config's",
+        ),
+        "apply_at": Option(
+            "", ("", *APPLY_AT), "where corruptions are applied relative to resizing; '' = the config's"
+        ),
         "flavor": Option("", ("", *C.FLAVORS), "reference implementation to follow; '' = the config's"),
         "clean": Option(True, (True, False), "also store every source image unmodified (corruption 'clean')"),
-        "augmenter": Option("", help="imgaug config: an imgaug expression, e.g. Sequential([Fliplr(1.0), GaussianBlur(2.0)])"),
+        "augmenter": Option(
+            "", help="imgaug config: an imgaug expression, e.g. Sequential([Fliplr(1.0), GaussianBlur(2.0)])"
+        ),
     }
-    MANUAL_DOWNLOAD_INSTRUCTIONS = ("--input DIR: a built dataset (imagenet_val by default: imagenet-suite build "
-                                    "imagenet_val --manual-dir ...). frost (imagenet_c_regenerated) downloads the 6 frost pictures "
-                                    "of imagecorruptions; offline, put " + ", ".join(C.FROST_FILES) + " in --manual-dir.")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "--input DIR: a built dataset (imagenet_val by default: imagenet-suite build "
+        "imagenet_val --manual-dir ...). frost (imagenet_c_regenerated) downloads the 6 frost pictures "
+        "of imagecorruptions; offline, put " + ", ".join(C.FROST_FILES) + " in --manual-dir."
+    )
     HOMEPAGE = "https://github.com/hendrycks/robustness"
     LICENSE = "other"
     CITATION = """@inproceedings{hendrycks2019benchmarking,
@@ -257,41 +291,73 @@ class Perturbations(Builder):
         from datasets import Features, Image, Value
 
         carried = carried_features(self.options["input"], self.input_config)
-        return Features({"id": Value("string"), "source_id": Value("string"), "image": Image(),
-                         "corruption": Value("string"), "severity": Value("int32"), **carried,
-                         "source_mode": Value("string"), "width": Value("int32"), "height": Value("int32")})
+        return Features(
+            {
+                "id": Value("string"),
+                "source_id": Value("string"),
+                "image": Image(),
+                "corruption": Value("string"),
+                "severity": Value("int32"),
+                **carried,
+                "source_mode": Value("string"),
+                "width": Value("int32"),
+                "height": Value("int32"),
+            }
+        )
 
     def protocol(self) -> dict:
         plan = asdict(self.recipe)
-        plan.update(apply_at_meaning=APPLY_AT[self.recipe.apply_at], encoding_meaning=ENCODINGS[self.recipe.encoding],
-                    seed=self.seed, rng="example_rng(seed, corruption, source_id); all severities share the stream",
-                    known_differences={k: v for k, v in C.KNOWN_DIFFERENCES.items()
-                                       if k in self.recipe.corruptions or k == "all"})
-        robustness = {"corruption_column": "corruption", "severity_column": "severity", "clean": CLEAN if self.recipe.clean else None,
-                      "summary": "accuracy per (corruption, severity); mean over severities, then over corruptions; "
-                                 "c_robustness = that mean / clean accuracy (seed 000 Eq. 6)"}
+        plan.update(
+            apply_at_meaning=APPLY_AT[self.recipe.apply_at],
+            encoding_meaning=ENCODINGS[self.recipe.encoding],
+            seed=self.seed,
+            rng="example_rng(seed, corruption, source_id); all severities share the stream",
+            known_differences={
+                k: v for k, v in C.KNOWN_DIFFERENCES.items() if k in self.recipe.corruptions or k == "all"
+            },
+        )
+        robustness = {
+            "corruption_column": "corruption",
+            "severity_column": "severity",
+            "clean": CLEAN if self.recipe.clean else None,
+            "summary": "accuracy per (corruption, severity); mean over severities, then over corruptions; "
+            "c_robustness = that mean / clean accuracy (seed 000 Eq. 6)",
+        }
         return {**self._input_protocol, "perturbation": plan, "robustness": robustness}
 
     # -- sources ------------------------------------------------------------------------------------
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if self.config.name == "imgaug" and not self.recipe.augmenter:
-            raise ConfigError('the imgaug config needs --option augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"')
-        hint = (f"Build it first, e.g. `imagenet-suite build {self.options['input']} --manual-dir ... --out datasets`, "
-                f"then pass --input datasets/<folder>.")
+            raise ConfigError(
+                'the imgaug config needs --option augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"'
+            )
+        hint = (
+            f"Build it first, e.g. `imagenet-suite build {self.options['input']} --manual-dir ... --out datasets`, "
+            f"then pass --input datasets/<folder>."
+        )
         carried = carried_features(self.options["input"], self.input_config)  # what features() declares
         folder, resolved = resolver.input_dataset(self.options["input"], self.options["input_config"] or None, hint)
         config = self._folder_config(folder)
         features = folder.config_info(config)["features"]
         if "image" not in features or "id" not in features:
-            raise InvalidSourceData(f"{folder.path} ({config}): no 'id' and 'image' columns to perturb; it has {sorted(features)}")
+            raise InvalidSourceData(
+                f"{folder.path} ({config}): no 'id' and 'image' columns to perturb; it has {sorted(features)}"
+            )
         check_carried(folder, config, carried)
         self._input_protocol = folder.protocol(config)
-        splits = {split: folder.read_table(config, split, ["id"]).column("id").to_pylist() for split in folder.splits(config)}
+        splits = {
+            split: folder.read_table(config, split, ["id"]).column("id").to_pylist() for split in folder.splits(config)
+        }
         sources = {"input": resolved}
         if "frost" in self.recipe.corruptions:
             sources.update({s.name: resolver.resolve(s) for s in FROST_SOURCES})
-        data = {"input": str(folder.path), "config": config, "splits": splits, "columns": list(carried),
-                "frost": [str(sources[s.name].path) for s in FROST_SOURCES if s.name in sources]}
+        data = {
+            "input": str(folder.path),
+            "config": config,
+            "splits": splits,
+            "columns": list(carried),
+            "frost": [str(sources[s.name].path) for s in FROST_SOURCES if s.name in sources],
+        }
         if self.recipe.augmenter:
             from imagenet_suite.perturbations.imgaug_compat import parse_augmenter
 
@@ -307,9 +373,14 @@ class Perturbations(Builder):
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
         out = {}
         for split, ids in prepared.data["splits"].items():
-            assigned = C.block_assignment(len(ids), self.recipe.corruptions) if self.recipe.assignment == "block" else None
-            out[split] = [row_key(source_id, name, severity) for position, source_id in enumerate(ids)
-                          for name, severity in variants(self.recipe, position, len(ids), assigned)]
+            assigned = (
+                C.block_assignment(len(ids), self.recipe.corruptions) if self.recipe.assignment == "block" else None
+            )
+            out[split] = [
+                row_key(source_id, name, severity)
+                for position, source_id in enumerate(ids)
+                for name, severity in variants(self.recipe, position, len(ids), assigned)
+            ]
         return out
 
     # -- rows ---------------------------------------------------------------------------------------
@@ -317,7 +388,9 @@ class Perturbations(Builder):
         folder = _open_folder(prepared.data["input"])
         keys = [parse_key(key) for key in shard.keys]
         source_ids = list(dict.fromkeys(source_id for source_id, _, _ in keys))
-        table = folder.take(source_ids, prepared.data["config"], shard.split, ["id", "image", *prepared.data["columns"]])
+        table = folder.take(
+            source_ids, prepared.data["config"], shard.split, ["id", "image", *prepared.data["columns"]]
+        )
         rows = dict(zip(source_ids, table.to_pylist(), strict=True))
         frost = C.load_frost_pictures(prepared.data["frost"]) if prepared.data["frost"] else ()
         perturb = self._imgaug() if self.recipe.augmenter else None
@@ -327,15 +400,27 @@ class Perturbations(Builder):
             where = f"{folder.path} ({prepared.data['config']}/{shard.split}) id {source_id}"
             if source_id != current:
                 current, prepared_image = source_id, decode_rgb(source["image"]["bytes"], where)
-            yield self._row(source, source_id, corruption, severity, prepared_image, where, frost, perturb, prepared.data["columns"])
+            yield self._row(
+                source, source_id, corruption, severity, prepared_image, where, frost, perturb, prepared.data["columns"]
+            )
 
     def _imgaug(self):
         from imagenet_suite.perturbations.imgaug_compat import ImgaugPerturbation, parse_augmenter
 
         return ImgaugPerturbation(parse_augmenter(self.recipe.augmenter), IMGAUG)
 
-    def _row(self, source: dict, source_id: str, corruption: str, severity: int, decoded, where: str, frost, perturb,
-             columns: list[str]) -> dict:
+    def _row(
+        self,
+        source: dict,
+        source_id: str,
+        corruption: str,
+        severity: int,
+        decoded,
+        where: str,
+        frost,
+        perturb,
+        columns: list[str],
+    ) -> dict:
         image, mode = decoded
         if corruption == CLEAN:
             data, path, size = source["image"]["bytes"], source["image"]["path"] or source_id, image.size
@@ -345,12 +430,21 @@ class Perturbations(Builder):
             encoding = ENCODERS[self.recipe.encoding]
             data, size = encode(stored, encoding), stored.size
             path = f"{row_key(source_id, corruption, severity)}.{encoding.extension}"
-        return {"id": row_key(source_id, corruption, severity), "source_id": source_id, "image": {"bytes": data, "path": path},
-                "corruption": corruption, "severity": severity, **{c: source[c] for c in columns},
-                "source_mode": mode, "width": size[0], "height": size[1]}
+        return {
+            "id": row_key(source_id, corruption, severity),
+            "source_id": source_id,
+            "image": {"bytes": data, "path": path},
+            "corruption": corruption,
+            "severity": severity,
+            **{c: source[c] for c in columns},
+            "source_mode": mode,
+            "width": size[0],
+            "height": size[1],
+        }
 
-    def _perturb(self, image: Image.Image, corruption: str, severity: int, source_id: str, where: str, frost,
-                 perturb) -> np.ndarray:
+    def _perturb(
+        self, image: Image.Image, corruption: str, severity: int, source_id: str, where: str, frost, perturb
+    ) -> np.ndarray:
         rng = example_rng(self.seed, corruption, source_id)
         pixels = np.asarray(before_corruption(image, self.recipe.apply_at))
         try:

@@ -21,6 +21,7 @@ excludes them). With ``strict_counts=true`` (default) the released counts are re
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -37,25 +38,59 @@ from ._image_columns import image_features, image_row
 # The 16 categories, sorted (= imagenet_suite.scoring.shape.CATEGORIES16, kept here so that listing or
 # running this builder does not import torch; a test checks they agree). The 1000->16 index lists are
 # read from the scoring module when the protocol is published.
-CATEGORIES16 = ("airplane", "bear", "bicycle", "bird", "boat", "bottle", "car", "cat", "chair", "clock", "dog",
-                "elephant", "keyboard", "knife", "oven", "truck")
+CATEGORIES16 = (
+    "airplane",
+    "bear",
+    "bicycle",
+    "bird",
+    "boat",
+    "bottle",
+    "car",
+    "cat",
+    "chair",
+    "clock",
+    "dog",
+    "elephant",
+    "keyboard",
+    "knife",
+    "oven",
+    "truck",
+)
 RELEASE_URL = "https://github.com/bethgelab/model-vs-human/releases/download/v0.1/{NAME}.tar.gz"
-RELEASE_NAMES = {"cue_conflict": "cue-conflict", "edge": "edge", "silhouette": "silhouette", "sketch": "sketch",
-                 "stylized": "stylized"}
-TEXTURE_VS_SHAPE_FOLDERS = {"cue_conflict": "stimuli/style-transfer-preprocessed-512", "edge": "stimuli/edges",
-                            "silhouette": "stimuli/filled-silhouettes"}
+RELEASE_NAMES = {
+    "cue_conflict": "cue-conflict",
+    "edge": "edge",
+    "silhouette": "silhouette",
+    "sketch": "sketch",
+    "stylized": "stylized",
+}
+TEXTURE_VS_SHAPE_FOLDERS = {
+    "cue_conflict": "stimuli/style-transfer-preprocessed-512",
+    "edge": "stimuli/edges",
+    "silhouette": "stimuli/filled-silhouettes",
+}
 WITH_SESSIONS = ("sketch", "stylized")  # model-vs-human "contains_sessions": dnn/session-N/ + info in the name
 # Released counts (seed_000.md 1.1/5.1; anchors_scoring.md 3.3, 3.5): total and per class (None: not fixed).
-COUNTS = {"cue_conflict": (1280, 80), "edge": (160, 10), "silhouette": (160, 10), "sketch": (800, None),
-          "stylized": (800, None)}
+COUNTS = {
+    "cue_conflict": (1280, 80),
+    "edge": (160, 10),
+    "silhouette": (160, 10),
+    "sketch": (800, None),
+    "stylized": (800, None),
+}
 SHAPE_EQ_TEXTURE = (80, 5)  # cue-conflict images whose texture class is their shape class: total, per class
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 CUE_CONFLICT_NAME = re.compile(r"^(?P<shape>[a-z]+)\d+-(?P<texture>[a-z]+)\d+\.png$")
 
 SOURCES = tuple(
-    Source(f"{config}_tar", f"{name}.tar.gz", url=RELEASE_URL.format(NAME=name),
-           instructions=f"{name}.tar.gz from {RELEASE_URL.format(NAME=name)} (model-vs-human v0.1 release)")
-    for config, name in RELEASE_NAMES.items())
+    Source(
+        f"{config}_tar",
+        f"{name}.tar.gz",
+        url=RELEASE_URL.format(NAME=name),
+        instructions=f"{name}.tar.gz from {RELEASE_URL.format(NAME=name)} (model-vs-human v0.1 release)",
+    )
+    for config, name in RELEASE_NAMES.items()
+)
 
 
 def _layouts(config: str) -> str:
@@ -85,6 +120,7 @@ class Layout:
 
 # -- finding and reading the source ------------------------------------------------------------------
 
+
 def find_layout(config: str, resolver: SourceResolver) -> Layout:
     """The first layout present in the manual dir, else the release archive (cache or download)."""
     name = RELEASE_NAMES[config]
@@ -112,9 +148,11 @@ def list_stimuli(config: str, layout: Layout) -> list[Stimulus]:
         if relative is not None:
             stimuli.append(_stimulus(config, member, relative, f"{layout.source.path}:{member}"))
     stimuli.sort(key=lambda s: s.id)
-    for first, second in zip(stimuli, stimuli[1:], strict=False):
+    for first, second in itertools.pairwise(stimuli):
         if first.id == second.id:
-            raise InvalidSourceData(f"{layout.source.path}: {first.member} and {second.member} both give id {first.id!r}")
+            raise InvalidSourceData(
+                f"{layout.source.path}: {first.member} and {second.member} both give id {first.id!r}"
+            )
     return stimuli
 
 
@@ -129,8 +167,10 @@ def _relative(member: str, layout: Layout, config: str) -> PurePosixPath | None:
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         if path.name.lower().startswith(("readme", "license", "dataset_license")):
             return None
-        raise InvalidSourceData(f"{layout.source.path}: member {member!r} is not an image (expected "
-                                f"{'/'.join(IMAGE_SUFFIXES)}); accepted layouts for {config}:\n{_layouts(config)}")
+        raise InvalidSourceData(
+            f"{layout.source.path}: member {member!r} is not an image (expected "
+            f"{'/'.join(IMAGE_SUFFIXES)}); accepted layouts for {config}:\n{_layouts(config)}"
+        )
     return path
 
 
@@ -149,9 +189,12 @@ def _session_stimulus(member: str, path: PurePosixPath, where: str) -> Stimulus:
     """model-vs-human ``InfoMappingWithSessions``: ``dnn/session-N/<a>_<b>_<c>_<condition>_<class>_...``."""
     fields = path.name.split("_")
     if len(path.parts) != 3 or path.parts[0] != "dnn" or not path.parts[1].startswith("session-") or len(fields) < 6:
-        raise InvalidSourceData(f"{where}: expected dnn/session-N/<a>_<b>_<c>_<condition>_<class>_<name>, "
-                                f"got {path.as_posix()!r}")
-    return Stimulus(path.relative_to("dnn").as_posix(), member, _category(fields[4], where, "class field (5th '_' field)"))
+        raise InvalidSourceData(
+            f"{where}: expected dnn/session-N/<a>_<b>_<c>_<condition>_<class>_<name>, got {path.as_posix()!r}"
+        )
+    return Stimulus(
+        path.relative_to("dnn").as_posix(), member, _category(fields[4], where, "class field (5th '_' field)")
+    )
 
 
 def _texture(path: PurePosixPath, shape: str, where: str) -> str:
@@ -176,26 +219,34 @@ def check_counts(config: str, stimuli: list[Stimulus], where: Path) -> None:
     total, per_class = COUNTS[config]
     counts = Counter(s.label for s in stimuli)
     if len(stimuli) != total:
-        raise InvalidSourceData(f"{where}: {len(stimuli)} images for {config}; the release has {total} "
-                                "(pass --option strict_counts=false to build a subset)")
+        raise InvalidSourceData(
+            f"{where}: {len(stimuli)} images for {config}; the release has {total} "
+            "(pass --option strict_counts=false to build a subset)"
+        )
     for category in CATEGORIES16:
         if counts[category] == 0 or (per_class is not None and counts[category] != per_class):
-            raise InvalidSourceData(f"{where}: class {category!r} has {counts[category]} images; expected "
-                                    f"{per_class or 'at least 1'}")
+            raise InvalidSourceData(
+                f"{where}: class {category!r} has {counts[category]} images; expected {per_class or 'at least 1'}"
+            )
     if config == "cue_conflict":
         same = Counter(s.label for s in stimuli if s.label == s.texture)
         if sum(same.values()) != SHAPE_EQ_TEXTURE[0] or any(same[c] != SHAPE_EQ_TEXTURE[1] for c in CATEGORIES16):
-            raise InvalidSourceData(f"{where}: {sum(same.values())} cue-conflict images have shape == texture "
-                                    f"({dict(same)}); the release has {SHAPE_EQ_TEXTURE[0]}, {SHAPE_EQ_TEXTURE[1]} per class")
+            raise InvalidSourceData(
+                f"{where}: {sum(same.values())} cue-conflict images have shape == texture "
+                f"({dict(same)}); the release has {SHAPE_EQ_TEXTURE[0]}, {SHAPE_EQ_TEXTURE[1]} per class"
+            )
 
 
 # -- the builder ---------------------------------------------------------------------------------------
 
+
 class ShapeBiasSets(Builder):
     NAME = "shape_bias_sets"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: model-vs-human cue-conflict (1,280), edge (160), silhouette (160), "
-                              "sketch (800) and stylized (800) with 16-class labels and the 1000->16 decision mapping."}
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: model-vs-human cue-conflict (1,280), edge (160), silhouette (160), "
+        "sketch (800) and stylized (800) with 16-class labels and the 1000->16 decision mapping."
+    }
     CONFIGS = (
         BuilderConfig("cue_conflict", "style-transfer cue-conflict images: shape and texture class", shard_size=640),
         BuilderConfig("edge", "edge maps of 160 objects (16 classes x 10)", shard_size=500),
@@ -204,10 +255,16 @@ class ShapeBiasSets(Builder):
         BuilderConfig("stylized", "16-class Stylized-ImageNet subset of model-vs-human", shard_size=800),
     )
     SOURCES = SOURCES
-    OPTIONS = {"strict_counts": Option(True, (True, False), "require the released image counts (false: build a subset, "
-                                                       "e.g. a sample of the stimuli)")}
+    OPTIONS = {
+        "strict_counts": Option(
+            True,
+            (True, False),
+            "require the released image counts (false: build a subset, e.g. a sample of the stimuli)",
+        )
+    }
     MANUAL_DOWNLOAD_INSTRUCTIONS = "None needed (downloaded). Offline, put in --manual-dir per config:\n" + "\n".join(
-        f"{config}:\n{_layouts(config)}" for config in RELEASE_NAMES)
+        f"{config}:\n{_layouts(config)}" for config in RELEASE_NAMES
+    )
     HOMEPAGE = "https://github.com/bethgelab/model-vs-human"
     LICENSE = "cc-by-4.0"
     CITATION = """@inproceedings{geirhos2019imagenettrained,
@@ -225,20 +282,27 @@ class ShapeBiasSets(Builder):
 
         category = ClassLabel(names=list(CATEGORIES16))
         if self.config.name == "cue_conflict":
-            return image_features({"shape_label16": category, "texture_label16": category,
-                                   "shape_eq_texture": Value("bool")})
+            return image_features(
+                {"shape_label16": category, "texture_label16": category, "shape_eq_texture": Value("bool")}
+            )
         return image_features({"label16": category})
 
     def protocol(self) -> dict:
         from imagenet_suite.scoring.shape import CATEGORY_INDICES, IMAGENET_16_MAPPING
 
-        mapping = {"decision_mapping": IMAGENET_16_MAPPING, "aggregation": "mean of the 1000-way softmax probabilities "
-                   "of each category's ImageNet classes; decision = argmax over the 16 categories",
-                   "num_classes": 1000, "categories": list(CATEGORIES16),
-                   "category_indices": {c: list(CATEGORY_INDICES[c]) for c in CATEGORIES16}}
+        mapping = {
+            "decision_mapping": IMAGENET_16_MAPPING,
+            "aggregation": "mean of the 1000-way softmax probabilities "
+            "of each category's ImageNet classes; decision = argmax over the 16 categories",
+            "num_classes": 1000,
+            "categories": list(CATEGORIES16),
+            "category_indices": {c: list(CATEGORY_INDICES[c]) for c in CATEGORIES16},
+        }
         if self.config.name == "cue_conflict":
-            mapping["shape_bias"] = {"excluded_rows": "shape_eq_texture",
-                                     "formula": "shape hits / (shape hits + texture hits), pooled over images"}
+            mapping["shape_bias"] = {
+                "excluded_rows": "shape_eq_texture",
+                "formula": "shape hits / (shape hits + texture hits), pooled over images",
+            }
         else:
             mapping["metric"] = "accuracy16: decision == label16 (OOD robustness divides it by clean ImageNet accuracy)"
         return mapping
@@ -247,8 +311,10 @@ class ShapeBiasSets(Builder):
         layout = find_layout(self.config.name, resolver)
         stimuli = list_stimuli(self.config.name, layout)
         if not stimuli:
-            raise InvalidSourceData(f"{layout.source.path}: no images for {self.config.name}; accepted layouts:\n"
-                                    f"{_layouts(self.config.name)}")
+            raise InvalidSourceData(
+                f"{layout.source.path}: no images for {self.config.name}; accepted layouts:\n"
+                f"{_layouts(self.config.name)}"
+            )
         if self.options["strict_counts"]:
             check_counts(self.config.name, stimuli, layout.source.path)
         return Prepared({layout.source.name: layout.source}, {"layout": layout, "stimuli": {s.id: s for s in stimuli}})
@@ -267,15 +333,21 @@ class ShapeBiasSets(Builder):
     def _row(self, stimulus: Stimulus, data: bytes, where: str) -> dict:
         row = image_row(stimulus.id, data, stimulus.id, where)
         if self.config.name == "cue_conflict":
-            row.update(shape_label16=CATEGORIES16.index(stimulus.label), texture_label16=CATEGORIES16.index(stimulus.texture),
-                       shape_eq_texture=stimulus.label == stimulus.texture)
+            row.update(
+                shape_label16=CATEGORIES16.index(stimulus.label),
+                texture_label16=CATEGORIES16.index(stimulus.texture),
+                shape_eq_texture=stimulus.label == stimulus.texture,
+            )
         else:
             row["label16"] = CATEGORIES16.index(stimulus.label)
         return row
 
     def card_context(self, prepared: Prepared) -> dict:
         stimuli = list(prepared.data["stimuli"].values())
-        context = {f"{self.config.name}_layout": prepared.data["layout"].name, f"{self.config.name}_count": f"{len(stimuli):,}"}
+        context = {
+            f"{self.config.name}_layout": prepared.data["layout"].name,
+            f"{self.config.name}_count": f"{len(stimuli):,}",
+        }
         if self.config.name == "cue_conflict":
             context["cue_conflict_same"] = str(sum(s.label == s.texture for s in stimuli))
         return context

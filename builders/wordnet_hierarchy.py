@@ -15,9 +15,9 @@ from pathlib import Path
 
 from imagenet_suite import classes
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
 
 NODES_SPLIT = "nodes"
 
@@ -38,10 +38,15 @@ def read_wnids_file(path: Path) -> list[str]:
 class WordnetHierarchy(Builder):
     NAME = "wordnet_hierarchy"
     VERSION = "1.0.0"
-    RELEASE_NOTES = {"1.0.0": "Initial release: Bertinetto WordNet tree (3 edge fixes, root physical_entity.n.01, "
-                              "longest path with 28 recorded tie resolutions, unary pruning) and LCA distance matrices."}
-    CONFIGS = (BuilderConfig("default", "nodes of the class tree + distance matrices", shard_size=1_000_000,
-                             row_group_rows=100_000),)
+    RELEASE_NOTES = {
+        "1.0.0": "Initial release: Bertinetto WordNet tree (3 edge fixes, root physical_entity.n.01, "
+        "longest path with 28 recorded tie resolutions, unary pruning) and LCA distance matrices."
+    }
+    CONFIGS = (
+        BuilderConfig(
+            "default", "nodes of the class tree + distance matrices", shard_size=1_000_000, row_group_rows=100_000
+        ),
+    )
     OPTIONS = {"wnids_file": Option("", help="file with one wnid per line (default: the 1000 ImageNet-1k classes)")}
     KEY_COLUMN = "wnid"
     HOMEPAGE = "https://wordnet.princeton.edu/"
@@ -66,8 +71,9 @@ class WordnetHierarchy(Builder):
             wnids = list(classes.imagenet_wnids())
         wordnet = load_wordnet()
         data_noun = Path(wordnet.root.path) / "data.noun"
-        sources["wordnet_data_noun"] = ResolvedSource("wordnet_data_noun", data_noun, data_noun.stat().st_size,
-                                                      sha256_file(data_noun))
+        sources["wordnet_data_noun"] = ResolvedSource(
+            "wordnet_data_noun", data_noun, data_noun.stat().st_size, sha256_file(data_noun)
+        )
         tree = build_wordnet_tree(wnids, wordnet=wordnet)
         return Prepared(sources, {"tree": tree})
 

@@ -49,8 +49,10 @@ def check_distance_matrix(distance: Any, num_classes: int, name: str = "distance
     """Raise :class:`ShapeMismatch` unless ``distance`` is a ``num_classes``×``num_classes`` matrix."""
     shape = tuple(getattr(distance, "shape", ()))
     if shape != (num_classes, num_classes):
-        raise ShapeMismatch(f"{name} matrix has shape {shape}, but the outputs have {num_classes} classes: "
-                            f"expected ({num_classes}, {num_classes}) (restrict it with restrict_matrix for a class subset)")
+        raise ShapeMismatch(
+            f"{name} matrix has shape {shape}, but the outputs have {num_classes} classes: "
+            f"expected ({num_classes}, {num_classes}) (restrict it with restrict_matrix for a class subset)"
+        )
 
 
 def restrict_matrix(distance: np.ndarray, class_indices) -> np.ndarray:
@@ -74,6 +76,11 @@ def distance_statistics(distance: np.ndarray) -> dict[str, float]:
     off = ~np.eye(distance.shape[0], dtype=bool)
     values = distance[off]
     row_means = values.reshape(distance.shape[0], -1).mean(axis=1)
-    return {"mean": float(values.mean()), "min": float(values.min()), "max": float(values.max()),
-            "distinct": int(np.unique(np.round(values, 12)).size),
-            "row_mean_min": float(row_means.min()), "row_mean_max": float(row_means.max())}
+    return {
+        "mean": float(values.mean()),
+        "min": float(values.min()),
+        "max": float(values.max()),
+        "distinct": int(np.unique(np.round(values, 12)).size),
+        "row_mean_min": float(row_means.min()),
+        "row_mean_max": float(row_means.max()),
+    }

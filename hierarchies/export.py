@@ -33,22 +33,37 @@ def nodes_features():
     """``datasets.Features`` of the nodes table (see :mod:`.tree`)."""
     from datasets import Features, Value
 
-    return Features({"wnid": Value("string"), "name": Value("string"), "parent": Value("string"),
-                     "depth": Value("int32"), "num_leaves": Value("int32"), "class_index": Value("int32")})
+    return Features(
+        {
+            "wnid": Value("string"),
+            "name": Value("string"),
+            "parent": Value("string"),
+            "depth": Value("int32"),
+            "num_leaves": Value("int32"),
+            "class_index": Value("int32"),
+        }
+    )
 
 
 def assignment_features(num_levels: int):
     """``datasets.Features`` of a K-means assignments table with ``num_levels`` level columns."""
     from datasets import Features, Value
 
-    return Features({"wnid": Value("string"), "class_index": Value("int32"),
-                     **{f"level_{i}": Value("int32") for i in range(num_levels)}})
+    return Features(
+        {
+            "wnid": Value("string"),
+            "class_index": Value("int32"),
+            **{f"level_{i}": Value("int32") for i in range(num_levels)},
+        }
+    )
 
 
 def assignment_rows(hierarchy: KMeansHierarchy) -> list[dict[str, Any]]:
     """One row per class: ``wnid``, ``class_index``, ``level_0`` … cluster ids (class-index order)."""
-    return [{"wnid": w, "class_index": c, **{f"level_{i}": int(v) for i, v in enumerate(hierarchy.assignments[c])}}
-            for c, w in enumerate(hierarchy.class_wnids)]
+    return [
+        {"wnid": w, "class_index": c, **{f"level_{i}": int(v) for i, v in enumerate(hierarchy.assignments[c])}}
+        for c, w in enumerate(hierarchy.class_wnids)
+    ]
 
 
 def distance_matrices(hierarchy: Tree | KMeansHierarchy, metrics: Sequence[str] = METRICS) -> dict[str, np.ndarray]:
@@ -72,7 +87,9 @@ def _npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def write_hierarchy(hierarchy: Tree | KMeansHierarchy, out_dir: str | Path, info: dict[str, Any] | None = None) -> list[Path]:
+def write_hierarchy(
+    hierarchy: Tree | KMeansHierarchy, out_dir: str | Path, info: dict[str, Any] | None = None
+) -> list[Path]:
     """Write the table (Parquet), the matrices (.npy) and ``hierarchy.json`` into ``out_dir``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -88,8 +105,13 @@ def write_hierarchy(hierarchy: Tree | KMeansHierarchy, out_dir: str | Path, info
     for name, data in matrix_files(hierarchy).items():
         (out / name).write_bytes(data)
         written.append(out / name)
-    summary = {"kind": "wordnet_tree" if isinstance(hierarchy, Tree) else "kmeans", "num_classes": len(hierarchy.class_wnids),
-               "class_wnids": list(hierarchy.class_wnids), "matrix_rows": "ground-truth class", **(info or {})}
+    summary = {
+        "kind": "wordnet_tree" if isinstance(hierarchy, Tree) else "kmeans",
+        "num_classes": len(hierarchy.class_wnids),
+        "class_wnids": list(hierarchy.class_wnids),
+        "matrix_rows": "ground-truth class",
+        **(info or {}),
+    }
     (out / "hierarchy.json").write_text(json.dumps(summary, indent=1) + "\n")
     return [*written, out / "hierarchy.json"]
 
@@ -99,14 +121,36 @@ def export_wordnet_hierarchy(out_dir: str | Path, wnids: Sequence[str] | None = 
     from .wordnet import build_wordnet_tree
 
     tree = build_wordnet_tree(wnids, wordnet=wordnet)
-    return write_hierarchy(tree, out_dir, {"num_nodes": tree.num_nodes, "root": tree.root,
-                                           "construction": "Bertinetto et al. 2020 (seed_004.md 1.3)"})
+    return write_hierarchy(
+        tree,
+        out_dir,
+        {"num_nodes": tree.num_nodes, "root": tree.root, "construction": "Bertinetto et al. 2020 (seed_004.md 1.3)"},
+    )
 
 
-def export_kmeans_hierarchy(out_dir: str | Path, vectors: Any, labels: Any, num_classes: int, *, seed: int = 0,
-                            n_init: int = 1, nested: bool = False, class_wnids: Sequence[str] | None = None) -> list[Path]:
+def export_kmeans_hierarchy(
+    out_dir: str | Path,
+    vectors: Any,
+    labels: Any,
+    num_classes: int,
+    *,
+    seed: int = 0,
+    n_init: int = 1,
+    nested: bool = False,
+    class_wnids: Sequence[str] | None = None,
+) -> list[Path]:
     """Fit a :class:`KMeansHierarchy` on ``vectors`` [N, D] / ``labels`` [N] and write it."""
-    hierarchy = KMeansHierarchy.fit(vectors, labels, num_classes, seed=seed, n_init=n_init, nested=nested, class_wnids=class_wnids)
-    return write_hierarchy(hierarchy, out_dir, {"seed": seed, "n_init": n_init, "nested": nested,
-                                                "levels": hierarchy.top_level,
-                                                "ultrametric_violation_rate": hierarchy.ultrametric_violation_rate()})
+    hierarchy = KMeansHierarchy.fit(
+        vectors, labels, num_classes, seed=seed, n_init=n_init, nested=nested, class_wnids=class_wnids
+    )
+    return write_hierarchy(
+        hierarchy,
+        out_dir,
+        {
+            "seed": seed,
+            "n_init": n_init,
+            "nested": nested,
+            "levels": hierarchy.top_level,
+            "ultrametric_violation_rate": hierarchy.ultrametric_violation_rate(),
+        },
+    )

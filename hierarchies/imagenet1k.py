@@ -27,8 +27,10 @@ SHIPPED_NODES_CSV = Path(__file__).resolve().parent / "data" / "imagenet1k_wordn
 def imagenet1k_tree() -> Tree:
     """The shipped ImageNet-1k WordNet tree (no WordNet needed); leaves = class indices 0..999."""
     if not SHIPPED_NODES_CSV.is_file():
-        raise HierarchyError(f"{SHIPPED_NODES_CSV} is missing from the installed package; reinstall imagenet-suite "
-                             "or regenerate it with `imagenet-suite hierarchy regenerate-imagenet1k`")
+        raise HierarchyError(
+            f"{SHIPPED_NODES_CSV} is missing from the installed package; reinstall imagenet-suite "
+            "or regenerate it with `imagenet-suite hierarchy regenerate-imagenet1k`"
+        )
     tree = Tree.read_csv(SHIPPED_NODES_CSV)
     if tree.class_wnids != imagenet_wnids():
         raise HierarchyError(f"{SHIPPED_NODES_CSV}: leaves are not the 1000 ImageNet-1k wnids in class-index order")

@@ -85,7 +85,9 @@ def _require_all_classes(counts: np.ndarray) -> None:
 def l2_normalize(means: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(means, axis=1, keepdims=True)
     if np.any(norms == 0):
-        raise HierarchyError(f"class means {np.flatnonzero(norms[:, 0] == 0)[:10].tolist()} are zero vectors and cannot be L2-normalised")
+        raise HierarchyError(
+            f"class means {np.flatnonzero(norms[:, 0] == 0)[:10].tolist()} are zero vectors and cannot be L2-normalised"
+        )
     return means / norms
 
 
@@ -100,22 +102,43 @@ class KMeansHierarchy:
         self.assignments = np.asarray(assignments, dtype=np.int64)
         if self.assignments.ndim != 2 or self.assignments.shape[1] != num_levels(self.assignments.shape[0]):
             raise ShapeMismatch(f"assignments must be [C, floor(log2 C) + 1], got shape {self.assignments.shape}")
-        self.class_wnids = tuple(class_wnids) if class_wnids is not None else tuple(str(i) for i in range(len(self.assignments)))
+        self.class_wnids = (
+            tuple(class_wnids) if class_wnids is not None else tuple(str(i) for i in range(len(self.assignments)))
+        )
         if len(self.class_wnids) != self.num_classes:
             raise ShapeMismatch(f"{len(self.class_wnids)} class wnids for {self.num_classes} classes")
         self.nested = nested
         self._index = {w: i for i, w in enumerate(self.class_wnids)}
 
     @classmethod
-    def fit(cls, vectors: Any, labels: Any, num_classes: int, *, seed: int = 0, n_init: int = 1,
-            nested: bool = False, class_wnids: Sequence[str] | None = None) -> KMeansHierarchy:
+    def fit(
+        cls,
+        vectors: Any,
+        labels: Any,
+        num_classes: int,
+        *,
+        seed: int = 0,
+        n_init: int = 1,
+        nested: bool = False,
+        class_wnids: Sequence[str] | None = None,
+    ) -> KMeansHierarchy:
         """Class means → L2-normalise → K-means per level (module docstring)."""
         means = l2_normalize(class_means(vectors, labels, num_classes))
-        return cls.from_class_means(means, seed=seed, n_init=n_init, nested=nested, class_wnids=class_wnids, normalized=True)
+        return cls.from_class_means(
+            means, seed=seed, n_init=n_init, nested=nested, class_wnids=class_wnids, normalized=True
+        )
 
     @classmethod
-    def from_class_means(cls, means: np.ndarray, *, seed: int = 0, n_init: int = 1, nested: bool = False,
-                         class_wnids: Sequence[str] | None = None, normalized: bool = False) -> KMeansHierarchy:
+    def from_class_means(
+        cls,
+        means: np.ndarray,
+        *,
+        seed: int = 0,
+        n_init: int = 1,
+        nested: bool = False,
+        class_wnids: Sequence[str] | None = None,
+        normalized: bool = False,
+    ) -> KMeansHierarchy:
         """Cluster given [C, D] class means (L2-normalised here unless ``normalized``)."""
         means = np.asarray(means, dtype=np.float64)
         if means.ndim != 2 or means.shape[0] < 2:
@@ -210,7 +233,7 @@ def _kmeans(points: np.ndarray, k: int, seed: int, n_init: int) -> np.ndarray:
 
 
 def _independent_levels(means: np.ndarray, levels: int, seed: int, n_init: int) -> np.ndarray:
-    return np.stack([_kmeans(means, 2 ** i, seed, n_init) for i in range(levels)], axis=1)
+    return np.stack([_kmeans(means, 2**i, seed, n_init) for i in range(levels)], axis=1)
 
 
 def _nested_levels(means: np.ndarray, levels: int, seed: int, n_init: int) -> np.ndarray:

@@ -112,7 +112,9 @@ class PreChecker:
         lemma_hits = {f.class_index: f for f in self._lemma_findings(candidate, name, synset.lemma_names())}
         findings = []
         for index, class_ancestors in enumerate(self.ancestors):
-            finding = self._relation(candidate, name, wnid, index, own, class_ancestors, max_steps) or lemma_hits.get(index)
+            finding = self._relation(candidate, name, wnid, index, own, class_ancestors, max_steps) or lemma_hits.get(
+                index
+            )
             if finding is not None:
                 findings.append(finding)
         return findings
@@ -133,9 +135,17 @@ class PreChecker:
         return None
 
     def _finding(self, candidate, name, index, relation, via, candidate_steps, class_steps) -> Finding:
-        return Finding(candidate=candidate, candidate_synset=name, class_index=index, class_wnid=self.class_wnids[index],
-                       class_name=self.class_names[index], relation=relation, via=via,
-                       candidate_steps=int(candidate_steps), class_steps=int(class_steps))
+        return Finding(
+            candidate=candidate,
+            candidate_synset=name,
+            class_index=index,
+            class_wnid=self.class_wnids[index],
+            class_name=self.class_names[index],
+            relation=relation,
+            via=via,
+            candidate_steps=int(candidate_steps),
+            class_steps=int(class_steps),
+        )
 
 
 @functools.cache
@@ -154,4 +164,3 @@ def precheck(candidates: Iterable[str], *, max_steps: int = DEFAULT_MAX_STEPS, c
     checker = checker or _default_checker()
     rows = [f.__dict__ for candidate in candidates for f in checker.check(candidate, max_steps)]
     return pd.DataFrame(rows, columns=list(Finding.__dataclass_fields__))
-

@@ -54,8 +54,9 @@ class Tree:
     :meth:`from_nodes_table`; :mod:`imagenet_suite.hierarchies.wordnet` builds WordNet trees.
     """
 
-    def __init__(self, edges: Iterable[tuple[str, str]], class_wnids: Sequence[str],
-                 names: Mapping[str, str] | None = None):
+    def __init__(
+        self, edges: Iterable[tuple[str, str]], class_wnids: Sequence[str], names: Mapping[str, str] | None = None
+    ):
         """``edges``: (parent wnid, child wnid) pairs forming one rooted tree; ``class_wnids``:
         the leaves in class order; ``names``: wnid → readable name (default: the wnid)."""
         self.class_wnids: tuple[str, ...] = tuple(class_wnids)
@@ -74,8 +75,9 @@ class Tree:
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
-    def from_edges(cls, edges: Iterable[tuple[str, str]], class_wnids: Sequence[str],
-                   names: Mapping[str, str] | None = None) -> Tree:
+    def from_edges(
+        cls, edges: Iterable[tuple[str, str]], class_wnids: Sequence[str], names: Mapping[str, str] | None = None
+    ) -> Tree:
         return cls(edges, class_wnids, names)
 
     @classmethod
@@ -84,8 +86,10 @@ class Tree:
         rows = _rows_of(table)
         missing = [c for c in ("wnid", "name", "parent", "class_index") if rows and c not in rows[0]]
         if missing or not rows:
-            raise HierarchyError(f"nodes table: missing column(s) {missing or list(NODE_COLUMNS)}; "
-                                 f"expected at least wnid, name, parent, class_index")
+            raise HierarchyError(
+                f"nodes table: missing column(s) {missing or list(NODE_COLUMNS)}; "
+                f"expected at least wnid, name, parent, class_index"
+            )
         edges = [(_text(r["parent"]), r["wnid"]) for r in rows if _text(r["parent"]) is not None]
         classes = _classes_from_rows(rows)
         tree = cls(edges, classes, {r["wnid"]: r["name"] for r in rows})
@@ -122,20 +126,26 @@ class Tree:
         if isinstance(key, (int, np.integer)) or (isinstance(key, str) and key.strip().isdigit()):
             index = int(key)
             if not 0 <= index < self.num_classes:
-                raise UnknownClass(f"class index {index} is out of range: this hierarchy has {self.num_classes} classes (0..{self.num_classes - 1})")
+                raise UnknownClass(
+                    f"class index {index} is out of range: this hierarchy has {self.num_classes} classes (0..{self.num_classes - 1})"
+                )
             return index
         try:
             return self._class_index[key]
         except KeyError:
             hint = " (it is an internal node, not a class)" if key in self._index else ""
-            raise UnknownClass(f"{key!r} is not a class of this hierarchy{hint}; expected one of its {self.num_classes} class wnids or a class index") from None
+            raise UnknownClass(
+                f"{key!r} is not a class of this hierarchy{hint}; expected one of its {self.num_classes} class wnids or a class index"
+            ) from None
 
     def node_index(self, key: str | int) -> int:
         """Node index of a node given by wnid, or of a class given by its class index."""
         if isinstance(key, str) and key in self._index:
             return self._index[key]
         if isinstance(key, str) and not key.strip().isdigit():
-            raise UnknownClass(f"{key!r} is not a node of this hierarchy (expected a wnid such as {self.root!r} or a class index)")
+            raise UnknownClass(
+                f"{key!r} is not a node of this hierarchy (expected a wnid such as {self.root!r} or a class index)"
+            )
         return int(self.class_nodes[self.class_index(key)])
 
     def node(self, key: str | int) -> Node:
@@ -143,11 +153,16 @@ class Tree:
         i = self.node_index(key)
         parent = int(self.parents[i])
         class_index = np.flatnonzero(self.class_nodes == i)
-        return Node(index=i, wnid=self.wnids[i], name=self.names[i],
-                    parent=self.wnids[parent] if parent >= 0 else None,
-                    children=tuple(self.wnids[c] for c in self._children[i]), depth=int(self.depths[i]),
-                    num_leaves=int(self.num_leaves[i]),
-                    class_index=int(class_index[0]) if class_index.size else None)
+        return Node(
+            index=i,
+            wnid=self.wnids[i],
+            name=self.names[i],
+            parent=self.wnids[parent] if parent >= 0 else None,
+            children=tuple(self.wnids[c] for c in self._children[i]),
+            depth=int(self.depths[i]),
+            num_leaves=int(self.num_leaves[i]),
+            class_index=int(class_index[0]) if class_index.size else None,
+        )
 
     def children(self, key: str | int) -> tuple[str, ...]:
         return self.node(key).children
@@ -225,18 +240,33 @@ class Tree:
     def node_rows(self) -> list[dict[str, Any]]:
         """One dict per node, in node order, with the columns of the nodes table."""
         class_of = {int(n): c for c, n in enumerate(self.class_nodes)}
-        return [{"wnid": w, "name": self.names[i],
-                 "parent": self.wnids[self.parents[i]] if self.parents[i] >= 0 else None,
-                 "depth": int(self.depths[i]), "num_leaves": int(self.num_leaves[i]),
-                 "class_index": class_of.get(i)} for i, w in enumerate(self.wnids)]
+        return [
+            {
+                "wnid": w,
+                "name": self.names[i],
+                "parent": self.wnids[self.parents[i]] if self.parents[i] >= 0 else None,
+                "depth": int(self.depths[i]),
+                "num_leaves": int(self.num_leaves[i]),
+                "class_index": class_of.get(i),
+            }
+            for i, w in enumerate(self.wnids)
+        ]
 
     def nodes_table(self):
         """The nodes table as a ``pyarrow.Table`` (schema: see the module docstring)."""
         import pyarrow as pa
 
         rows = self.node_rows()
-        schema = pa.schema([("wnid", pa.string()), ("name", pa.string()), ("parent", pa.string()),
-                            ("depth", pa.int32()), ("num_leaves", pa.int32()), ("class_index", pa.int32())])
+        schema = pa.schema(
+            [
+                ("wnid", pa.string()),
+                ("name", pa.string()),
+                ("parent", pa.string()),
+                ("depth", pa.int32()),
+                ("num_leaves", pa.int32()),
+                ("class_index", pa.int32()),
+            ]
+        )
         return pa.Table.from_pylist(rows, schema=schema)
 
     def write_csv(self, path: str | Path) -> Path:
@@ -262,7 +292,9 @@ class Tree:
     # -- internal -----------------------------------------------------------------------------
     def _check_class_array(self, values: np.ndarray, name: str) -> None:
         if values.size and (values.min() < 0 or values.max() >= self.num_classes):
-            raise UnknownClass(f"{name}: class indices must lie in 0..{self.num_classes - 1}, got {values.min()}..{values.max()}")
+            raise UnknownClass(
+                f"{name}: class indices must lie in 0..{self.num_classes - 1}, got {values.min()}..{values.max()}"
+            )
 
     def _check_against_rows(self, rows: list[dict]) -> None:
         by_wnid = {r["wnid"]: r for r in rows}
@@ -360,7 +392,9 @@ def _text(value: Any) -> str | None:
 
 
 def _classes_from_rows(rows: list[dict]) -> list[str]:
-    indexed = sorted((int(float(_text(r["class_index"]))), r["wnid"]) for r in rows if _text(r["class_index"]) is not None)
+    indexed = sorted(
+        (int(float(_text(r["class_index"]))), r["wnid"]) for r in rows if _text(r["class_index"]) is not None
+    )
     if [i for i, _ in indexed] != list(range(len(indexed))):
         raise HierarchyError("nodes table: class_index must run 0..C-1 without gaps or repeats")
     return [w for _, w in indexed]

@@ -36,6 +36,7 @@ error naming both (ImageNet-21k-style sets with internal classes are not support
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import shutil
 import warnings
@@ -95,17 +96,57 @@ _TIE_PATHS = {  # class wnid: chosen unpruned path above it, parent first, endin
 TIE_RESOLUTIONS: dict[str, tuple[str, ...]] = {leaf: (leaf, *path.split()) for leaf, path in _TIE_PATHS.items()}
 
 #: The standard WordNet lexicographer files (``lexnames``), absent from Debian's wordnet-base.
-LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
-    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
-    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
-    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time verb.body verb.change "
-    "verb.cognition verb.communication verb.competition verb.consumption verb.contact verb.creation "
-    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
-).split()
+LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
 _LEX_POS = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
 _DATA_FILES = tuple(f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")) + tuple(
-    f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
+    f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")
+)
 
 HOW_TO_GET_WORDNET = (
     "install WordNet 3.0 with one of: `apt-get install wordnet-base` (Debian/Ubuntu, files in /usr/share/wordnet), "
@@ -114,8 +155,13 @@ HOW_TO_GET_WORDNET = (
 
 
 # -- reading WordNet ----------------------------------------------------------------------------
-def load_wordnet(source: str | Path | None = None, *, search_nltk_data: bool = True,
-                 debian_dir: str | Path = DEBIAN_WORDNET_DIR, staging_dir: str | Path | None = None):
+def load_wordnet(
+    source: str | Path | None = None,
+    *,
+    search_nltk_data: bool = True,
+    debian_dir: str | Path = DEBIAN_WORDNET_DIR,
+    staging_dir: str | Path | None = None,
+):
     """An nltk ``WordNetCorpusReader`` for WordNet 3.0 (cached per arguments).
 
     ``source``: a folder with WordNet's ``data.noun``/``index.noun`` files (nltk or Debian
@@ -204,7 +250,9 @@ def _stage_copy(folder: Path, target: Path) -> None:
 def _checked(reader, where: str):
     version = reader.get_version()
     if version != WORDNET_VERSION:
-        raise HierarchyError(f"WordNet at {where} is version {version}; the ImageNet hierarchies need WordNet {WORDNET_VERSION}")
+        raise HierarchyError(
+            f"WordNet at {where} is version {version}; the ImageNet hierarchies need WordNet {WORDNET_VERSION}"
+        )
     return reader
 
 
@@ -228,7 +276,9 @@ def synset_of(wordnet, key: str):
     except (WordNetError, ValueError, AttributeError):
         synset = None
     if synset is None:
-        raise UnknownClass(f"{key!r} is not a WordNet 3.0 noun synset (expected a wnid like 'n02084071' or a name like 'dog.n.01')")
+        raise UnknownClass(
+            f"{key!r} is not a WordNet 3.0 noun synset (expected a wnid like 'n02084071' or a name like 'dog.n.01')"
+        )
     if synset.pos() != "n":
         raise UnknownClass(f"{key!r} is a {synset.pos()!r} synset; only nouns are supported")
     return synset
@@ -307,9 +357,11 @@ def count_longest_paths(wordnet, wnids: Sequence[str], root: str = ROOT) -> dict
 def _preferred_parents(tie_resolutions: dict[str, Sequence[str]]) -> dict[str, str]:
     preferred: dict[str, str] = {}
     for leaf, path in tie_resolutions.items():
-        for child, parent in zip(path, path[1:]):
+        for child, parent in itertools.pairwise(path):
             if preferred.setdefault(child, parent) != parent:
-                raise HierarchyError(f"tie resolutions disagree at {child!r}: {preferred[child]!r} vs {parent!r} (path of {leaf!r})")
+                raise HierarchyError(
+                    f"tie resolutions disagree at {child!r}: {preferred[child]!r} vs {parent!r} (path of {leaf!r})"
+                )
     return preferred
 
 
@@ -317,8 +369,10 @@ def _choose_parent(node: str, dag, distance, preferred: dict[str, str]) -> str:
     candidates = _longest_parents(node, dag, distance)
     if node in preferred:
         if preferred[node] not in candidates:
-            raise HierarchyError(f"tie resolution puts {node!r} under {preferred[node]!r}, which is not on a longest "
-                                 f"path in this WordNet (longest-path parents: {candidates}); is it WordNet 3.0?")
+            raise HierarchyError(
+                f"tie resolution puts {node!r} under {preferred[node]!r}, which is not on a longest "
+                f"path in this WordNet (longest-path parents: {candidates}); is it WordNet 3.0?"
+            )
         return preferred[node]
     return candidates[0]
 
@@ -326,12 +380,19 @@ def _choose_parent(node: str, dag, distance, preferred: dict[str, str]) -> str:
 def _require_reachable(wnids: Sequence[str], distance: dict[str, int], root: str) -> None:
     lost = [w for w in wnids if w not in distance]
     if lost:
-        raise HierarchyError(f"{len(lost)} class(es) have no hypernym path to the root {root!r}: {lost[:5]}; pass another root")
+        raise HierarchyError(
+            f"{len(lost)} class(es) have no hypernym path to the root {root!r}: {lost[:5]}; pass another root"
+        )
 
 
 # -- the tree -----------------------------------------------------------------------------------
-def build_wordnet_tree(wnids: Sequence[str] | None = None, *, wordnet=None, root: str = ROOT,
-                       tie_resolutions: dict[str, Sequence[str]] | None = None) -> Tree:
+def build_wordnet_tree(
+    wnids: Sequence[str] | None = None,
+    *,
+    wordnet=None,
+    root: str = ROOT,
+    tie_resolutions: dict[str, Sequence[str]] | None = None,
+) -> Tree:
     """The Bertinetto tree (module docstring) whose leaves are ``wnids`` in the given order.
 
     ``wnids``: noun synsets as wnids (default: the 1000 ImageNet-1k classes in class-index
@@ -366,7 +427,9 @@ def _require_leaf_classes(wnids: Sequence[str], parent_of: dict[str, str]) -> No
     if internal:
         child = {c: p for c, p in parent_of.items() if p in internal}
         pairs = [f"{p} is a hypernym of {c}" for c, p in sorted(child.items())][:5]
-        raise HierarchyError(f"classes must be leaves, but {len(internal)} class(es) are ancestors of other classes: {pairs}")
+        raise HierarchyError(
+            f"classes must be leaves, but {len(internal)} class(es) are ancestors of other classes: {pairs}"
+        )
 
 
 def _prune_unary(parent_of: dict[str, str], root: str) -> list[tuple[str, str]]:

@@ -55,7 +55,9 @@ def describe_os_error(err: OSError) -> str:
     where = " -> ".join(os.fsdecode(f) for f in (err.filename, err.filename2) if f is not None)
     text = f"{where}: {what}" if where else what
     if err.errno == errno.ENOSPC or "No space left on device" in str(err):  # pyarrow's OSError has only a message
-        text += " (disk full: free space there or choose another --out; finished shards are kept and the next run resumes)"
+        text += (
+            " (disk full: free space there or choose another --out; finished shards are kept and the next run resumes)"
+        )
     return text
 
 

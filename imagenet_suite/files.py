@@ -30,6 +30,7 @@ INCOMPLETE = ".incomplete"  # suffix of a file being written, before it is renam
 
 # -- hashing ---------------------------------------------------------------------------------------
 
+
 def file_digests(path: str | Path, algorithms: Iterable[str] = ("sha256",), progress: bool = True) -> dict[str, str]:
     """Hex digests of a file in one pass over it (progress bar on stderr for files over 256 MiB).
 
@@ -41,8 +42,14 @@ def file_digests(path: str | Path, algorithms: Iterable[str] = ("sha256",), prog
 
     hashers = {name: hashlib.new(name) for name in algorithms}
     size = path.stat().st_size
-    bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"hashing {path.name}", disable=not progress or size < 256 * CHUNK,
-               leave=False)
+    bar = tqdm(
+        total=size,
+        unit="B",
+        unit_scale=True,
+        desc=f"hashing {path.name}",
+        disable=not progress or size < 256 * CHUNK,
+        leave=False,
+    )
     with open(path, "rb") as handle, bar:
         if len(hashers) == 1:
             hasher = next(iter(hashers.values()))
@@ -67,6 +74,7 @@ def sha256_file(path: str | Path) -> str:
 
 
 # -- folders ---------------------------------------------------------------------------------------
+
 
 def list_folder(root: str | Path) -> list[str]:
     """Relative POSIX paths of the regular files below ``root``, sorted as a walk visits them
@@ -112,9 +120,11 @@ def inside(path: str | Path, folder: str | Path) -> bool:
 
 def _refuse_escape(root: str, real_root: str, path: str, real: str) -> None:
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise SourceError(f"{path} is a symlink to {real}, outside {root}: symlinks leaving a source folder are "
-                          "refused (a source folder must hold the files it is built from); copy the file there, "
-                          "or point the option at the folder that holds it")
+        raise SourceError(
+            f"{path} is a symlink to {real}, outside {root}: symlinks leaving a source folder are "
+            "refused (a source folder must hold the files it is built from); copy the file there, "
+            "or point the option at the folder that holds it"
+        )
 
 
 def folder_listing(root: str | Path, files: Iterable[str]) -> tuple[str, int]:
@@ -146,8 +156,13 @@ def folder_digests(root: str | Path, files: Iterable[str], progress: bool = Fals
     root = os.fspath(root)
     files = sorted(files)
     content, listing = hashlib.sha256(), hashlib.sha256()
-    with _bar(total=len(files), unit="file", desc=f"hashing {os.path.basename(root)}/", leave=False,
-              disable=not progress or len(files) < 1000) as bar:
+    with _bar(
+        total=len(files),
+        unit="file",
+        desc=f"hashing {os.path.basename(root)}/",
+        leave=False,
+        disable=not progress or len(files) < 1000,
+    ) as bar:
         for rel in files:
             file_hash, size = hashlib.sha256(), 0
             with open(os.path.join(root, rel), "rb") as handle:
@@ -175,6 +190,7 @@ class _NoBar:
 
 
 # -- durable writes --------------------------------------------------------------------------------
+
 
 def incomplete_path(path: str | Path) -> Path:
     """Where ``path`` is written before it is renamed to its final name."""
@@ -247,6 +263,17 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "INCOMPLETE", "atomic_write_bytes", "file_digests", "folder_content_sha256", "folder_digests", "folder_listing", "fsync_dir",
-    "fsync_file", "incomplete_path", "inside", "list_folder", "replace_durably", "sha256_file",
+    "INCOMPLETE",
+    "atomic_write_bytes",
+    "file_digests",
+    "folder_content_sha256",
+    "folder_digests",
+    "folder_listing",
+    "fsync_dir",
+    "fsync_file",
+    "incomplete_path",
+    "inside",
+    "list_folder",
+    "replace_durably",
+    "sha256_file",
 ]

@@ -81,9 +81,20 @@ def sources_of(case: BuilderCase, scratch: Callable[[str], Path]) -> Sources:
 
 def build(case: BuilderCase, sources: Sources, out: Path, num_proc: int = 1) -> Path:
     """Build every config of the case from ``sources`` into ``out``; the dataset folder."""
-    return build_dataset(case.builder, out, case.configs, seed=sources.seed, manual_dir=sources.manual_dir,
-                         pins=sources.pins, inputs=list(sources.inputs), options=dict(sources.options),
-                         shard_size=case.shard_size, num_proc=num_proc, offline=True, progress=False)
+    return build_dataset(
+        case.builder,
+        out,
+        case.configs,
+        seed=sources.seed,
+        manual_dir=sources.manual_dir,
+        pins=sources.pins,
+        inputs=list(sources.inputs),
+        options=dict(sources.options),
+        shard_size=case.shard_size,
+        num_proc=num_proc,
+        offline=True,
+        progress=False,
+    )
 
 
 def first_build(case: BuilderCase, scratch: Callable[[str], Path]) -> Path:

@@ -15,8 +15,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def run_cli(*args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``imagenet-suite ARGS`` in a subprocess (the installed console script); ``env`` adds variables."""
-    result = subprocess.run([sys.executable, "-m", "imagenet_suite.cli", *args], capture_output=True, text=True,
-                            cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})})
+    result = subprocess.run(
+        [sys.executable, "-m", "imagenet_suite.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"imagenet-suite {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return result

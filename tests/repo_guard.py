@@ -85,7 +85,7 @@ def _spellings(path: Path) -> set[str]:
 def _home() -> str | None:
     try:
         return os.path.normpath(os.path.abspath(os.path.expanduser("~")))
-    except Exception:  # noqa: BLE001 - no home directory: nothing to exclude
+    except Exception:
         return None
 
 
@@ -97,9 +97,15 @@ def _exclusion_roots() -> list[str]:
     home = os.path.expanduser("~")
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     data = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
-    roots = [tempfile.gettempdir(), sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.environ.get("UV_CACHE_DIR") or os.path.join(cache, "uv"),
-             os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(data, "uv", "python")]
+    roots = [
+        tempfile.gettempdir(),
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.environ.get("UV_CACHE_DIR") or os.path.join(cache, "uv"),
+        os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(data, "uv", "python"),
+    ]
     return sorted({spelling for root in roots if root for spelling in _spellings(Path(root))})
 
 
@@ -208,7 +214,7 @@ def _hook(event: str, args: tuple) -> None:
                         hits.append((current_test, event, found))
         else:
             _popen(args)
-    except Exception:  # noqa: BLE001, S110 - an audit hook must never break the operation it watches
+    except Exception:
         pass
 
 
@@ -233,5 +239,7 @@ def take(test: str | None = None) -> list[tuple[str, str, str]]:
 
 def describe(found: list[tuple[str, str, str]]) -> str:
     lines = [f"  {test}: {event} {path}" for test, event, path in found]
-    return ("paths outside the repository (tests must read only what the repository holds; real artifacts "
-            "go in tests/data with their provenance, see tests/data/README.md):\n" + "\n".join(lines))
+    return (
+        "paths outside the repository (tests must read only what the repository holds; real artifacts "
+        "go in tests/data with their provenance, see tests/data/README.md):\n" + "\n".join(lines)
+    )

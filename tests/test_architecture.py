@@ -27,18 +27,29 @@ from pathlib import Path
 
 from tests.helpers import REPO_ROOT
 
-PACKAGE_DIRS = {"imagenet_suite": REPO_ROOT / "imagenet_suite", "imagenet_suite.builders": REPO_ROOT / "builders",
-                "imagenet_suite.hierarchies": REPO_ROOT / "hierarchies", "imagenet_suite.cards": REPO_ROOT / "cards"}
+PACKAGE_DIRS = {
+    "imagenet_suite": REPO_ROOT / "imagenet_suite",
+    "imagenet_suite.builders": REPO_ROOT / "builders",
+    "imagenet_suite.hierarchies": REPO_ROOT / "hierarchies",
+    "imagenet_suite.cards": REPO_ROOT / "cards",
+}
 LAYERS: dict[str, int] = {
-    "imagenet_suite": 0, "imagenet_suite.errors": 0, "imagenet_suite.cards": 0,
-    "imagenet_suite.files": 1, "imagenet_suite.classes": 1, "imagenet_suite.seeding": 1,
+    "imagenet_suite": 0,
+    "imagenet_suite.errors": 0,
+    "imagenet_suite.cards": 0,
+    "imagenet_suite.files": 1,
+    "imagenet_suite.classes": 1,
+    "imagenet_suite.seeding": 1,
     "imagenet_suite.images": 2,
-    "imagenet_suite.build": 3, "imagenet_suite.perturbations": 3, "imagenet_suite.hierarchies": 3,
+    "imagenet_suite.build": 3,
+    "imagenet_suite.perturbations": 3,
+    "imagenet_suite.hierarchies": 3,
     "imagenet_suite.formats": 4,
     "imagenet_suite.scoring": 5,
     "imagenet_suite.curation": 6,
     "imagenet_suite.builders": 7,
-    "imagenet_suite.commands": 8, "imagenet_suite.cli": 9,
+    "imagenet_suite.commands": 8,
+    "imagenet_suite.cli": 9,
 }
 
 
@@ -148,7 +159,9 @@ def test_the_checks_catch_a_reverse_import_and_a_cycle():
     graph = import_graph()
     graph["imagenet_suite.files"] = graph["imagenet_suite.files"] | {"imagenet_suite.scoring.report"}
     graph["imagenet_suite.build.runner"] = graph["imagenet_suite.build.runner"] | {"imagenet_suite.curation.rebuild"}
-    graph["imagenet_suite.hierarchies.tree"] = graph["imagenet_suite.hierarchies.tree"] | {"imagenet_suite.build.builder"}
+    graph["imagenet_suite.hierarchies.tree"] = graph["imagenet_suite.hierarchies.tree"] | {
+        "imagenet_suite.build.builder"
+    }
     assert wrong_way(graph) == [
         "imagenet_suite.build.runner (layer 3) imports imagenet_suite.curation.rebuild (layer 6)",
         "imagenet_suite.files (layer 1) imports imagenet_suite.scoring.report (layer 5)",

@@ -51,7 +51,9 @@ def test_every_kind_lists_and_reads_members(kind, tmp_path):
         assert archive.read("a/y.JPEG") == MEMBERS["a/y.JPEG"]
         assert archive.read_head("a/x.JPEG", 10) == MEMBERS["a/x.JPEG"][:10]
         assert archive.read_head("b/z.txt", 10) == MEMBERS["b/z.txt"]
-        assert dict(archive.iter_members(["b/z.txt", "a/x.JPEG", "gone"])) == {k: MEMBERS[k] for k in ("b/z.txt", "a/x.JPEG")}
+        assert dict(archive.iter_members(["b/z.txt", "a/x.JPEG", "gone"])) == {
+            k: MEMBERS[k] for k in ("b/z.txt", "a/x.JPEG")
+        }
         asked = ["b/z.txt", "a/x.JPEG", "b/z.txt", "a/y.JPEG"]  # not archive order, one member twice
         assert list(archive.read_members(asked)) == [(name, MEMBERS[name]) for name in asked]
         with pytest.raises(InvalidSourceData, match="member 'nope' not found"):
@@ -105,7 +107,9 @@ def test_compressed_tar_reads_many_members_in_one_pass(mode, tmp_path, monkeypat
             tar.addfile(info, io.BytesIO(data))
     opened = []
     real_open = archives.COMPRESSIONS[mode[2:]]
-    monkeypatch.setitem(archives.COMPRESSIONS, mode[2:], (real_open[0], lambda *a: opened.append(a) or real_open[1](*a)))
+    monkeypatch.setitem(
+        archives.COMPRESSIONS, mode[2:], (real_open[0], lambda *a: opened.append(a) or real_open[1](*a))
+    )
     wanted = list(reversed(members))[::3]
     with open_archive(path) as archive:
         assert list(archive.read_members(wanted)) == [(name, members[name]) for name in wanted]
@@ -182,15 +186,21 @@ def _tarfile_index(data: bytes) -> dict:
         return {m.name.removeprefix("./"): (m.offset_data, m.size) for m in tar if m.isfile()}
 
 
-PLAIN_MEMBERS = [("val/", b""), ("val/ILSVRC2012_val_00000001.JPEG", b"\xff\xd8" + b"x" * 700),
-                 ("./empty.txt", b""), ("d" * 60 + "/" + "e" * 60 + ".bin", b"abc" * 200)]  # > 100 chars: ustar prefix
+PLAIN_MEMBERS = [
+    ("val/", b""),
+    ("val/ILSVRC2012_val_00000001.JPEG", b"\xff\xd8" + b"x" * 700),
+    ("./empty.txt", b""),
+    ("d" * 60 + "/" + "e" * 60 + ".bin", b"abc" * 200),
+]  # > 100 chars: ustar prefix
 
 
 @pytest.mark.parametrize("tar_format", [tarfile.GNU_FORMAT, tarfile.USTAR_FORMAT])
 def test_plain_tar_index_equals_tarfiles(tmp_path, tar_format):
     from imagenet_suite.build.archives import plain_tar_index
 
-    members = PLAIN_MEMBERS if tar_format == tarfile.USTAR_FORMAT else PLAIN_MEMBERS[:3]  # GNU: long names are 'L' headers
+    members = (
+        PLAIN_MEMBERS if tar_format == tarfile.USTAR_FORMAT else PLAIN_MEMBERS[:3]
+    )  # GNU: long names are 'L' headers
     data = _tar_bytes(members, tar_format)
     (tmp_path / "a.tar").write_bytes(data)
     with open(tmp_path / "a.tar", "rb") as handle:

@@ -31,11 +31,30 @@ def test_rebuild_in_place_is_a_noop_resume(val_layouts, tmp_path):
 
 
 def _slow_build(manual, out, delay: str) -> subprocess.Popen:
-    args = [sys.executable, "-m", "tests.fixtures.slow_builder", "build", "slow_imagenet_val", "--out", str(out),
-            "--manual-dir", str(manual), "--shard-size", "1", "--no-progress", "--num-proc", "1"]
-    return subprocess.Popen(args, cwd=REPO_ROOT, env={**os.environ, "SLOW_BUILDER_DELAY": delay,
-                                                      "PYTHONPATH": str(REPO_ROOT)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [
+        sys.executable,
+        "-m",
+        "tests.fixtures.slow_builder",
+        "build",
+        "slow_imagenet_val",
+        "--out",
+        str(out),
+        "--manual-dir",
+        str(manual),
+        "--shard-size",
+        "1",
+        "--no-progress",
+        "--num-proc",
+        "1",
+    ]
+    return subprocess.Popen(
+        args,
+        cwd=REPO_ROOT,
+        env={**os.environ, "SLOW_BUILDER_DELAY": delay, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_killed_build_resumes_to_identical_bytes(val_layouts, tmp_path):
@@ -60,7 +79,9 @@ def test_killed_build_resumes_to_identical_bytes(val_layouts, tmp_path):
     resumed = _slow_build(manual, tmp_path / "killed", "0")
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
     assert resumed.stdout.read().strip().splitlines()[-1] == str((tmp_path / "killed" / folder_name).resolve())
-    assert {n: m for n, m in ((p.name, p.stat().st_mtime_ns) for p in shard_dir.glob("*.parquet")) if n in finished} == finished
+    assert {
+        n: m for n, m in ((p.name, p.stat().st_mtime_ns) for p in shard_dir.glob("*.parquet")) if n in finished
+    } == finished
     assert folder_bytes(tmp_path / "killed" / folder_name) == folder_bytes(tmp_path / "reference" / folder_name)
 
 
@@ -101,7 +122,9 @@ def test_card_declares_configs_versions_and_split_sizes(val_layouts, tmp_path):
     assert all(c["version"] == "1.0.0" for c in meta["configs"])
     assert meta["configs"][0]["default"] is True
     assert {(i["config_name"], s["name"], s["num_examples"]) for i in meta["dataset_info"] for s in i["splits"]} == {
-        ("default", "validation", 12), ("boxes", "validation", 12)}
+        ("default", "validation", 12),
+        ("boxes", "validation", 12),
+    }
     assert "# ImageNet-1k validation" in text and "made from the `tar` layout" in text
     assert not list(folder.rglob("*.py"))  # a <dirname>.py would make load_dataset refuse the folder
 
@@ -121,7 +144,16 @@ def test_row_groups_are_small_for_images(val_layouts, tmp_path):
 def test_bad_numeric_arguments_are_clear_errors(flag, val_layouts, tmp_path):
     from tests.helpers import run_cli
 
-    result = run_cli("build", "imagenet_val", "--out", str(tmp_path), "--manual-dir", str(val_layouts["folders"]),
-                     flag, "0", check=False)
+    result = run_cli(
+        "build",
+        "imagenet_val",
+        "--out",
+        str(tmp_path),
+        "--manual-dir",
+        str(val_layouts["folders"]),
+        flag,
+        "0",
+        check=False,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "must be ≥ 1" in result.stderr

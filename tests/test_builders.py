@@ -54,6 +54,7 @@ WORDNET = Path("/usr/share/wordnet/data.noun")
 
 # -- fixtures: one function per builder, laying its sources out in an empty folder -----------------------------
 
+
 def _pinned(manual: Path, **options) -> Sources:
     pins = read_pins_file(manual / "checksums.tsv") if (manual / "checksums.tsv").exists() else None
     return Sources(manual, pins, options=options)
@@ -98,7 +99,10 @@ def imagenet_sketch_sources(root: Path) -> Sources:
     return _pinned(fx.write_sketch_zip(root / "manual", fx.sketch_images()), strict_counts=False)
 
 
-C_CONTENTS = {("gaussian_noise", 1): fx.c_images("gaussian_noise", 1, n=4), ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3, n=5)}
+C_CONTENTS = {
+    ("gaussian_noise", 1): fx.c_images("gaussian_noise", 1, n=4),
+    ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3, n=5),
+}
 
 
 def imagenet_c_sources(root: Path) -> Sources:
@@ -136,16 +140,19 @@ def _image_folder(root: Path) -> Path:
 
 
 def ood_unit_tests_sources(root: Path) -> Sources:
-    return Sources(_image_folder(root / "images"), options={"source": "image_folder", "tests": "pixel_perm,grey",
-                                                            "images_per_test": 3})
+    return Sources(
+        _image_folder(root / "images"),
+        options={"source": "image_folder", "tests": "pixel_perm,grey", "images_per_test": 3},
+    )
 
 
 VAL_12 = val_fx.make_val_images(12)
 
 
 def perturbations_sources(root: Path) -> Sources:
-    return Sources(inputs=(_built_val(root, VAL_12),), options={"corruptions": "gaussian_noise,contrast",
-                                                                "severities": "1,3"})
+    return Sources(
+        inputs=(_built_val(root, VAL_12),), options={"corruptions": "gaussian_noise,contrast", "severities": "1,3"}
+    )
 
 
 def shape_bias_sets_sources(root: Path) -> Sources:
@@ -171,6 +178,7 @@ def kmeans_hierarchy_sources(root: Path) -> Sources:
 
 # -- damage: bad inputs -----------------------------------------------------------------------------------------
 
+
 def _remove(name: str):
     return lambda manual: (manual / name).unlink()
 
@@ -180,6 +188,7 @@ def _flip_last_byte(name: str):
         data = bytearray((manual / name).read_bytes())
         data[-100] ^= 0xFF
         (manual / name).write_bytes(bytes(data))
+
     return damage
 
 
@@ -189,6 +198,7 @@ def _truncate(name: str, keep: int):
 
 def _rewrite_tar(root: str, images, extra: list[tuple[str, bytes]]):
     """Damage: the Hendrycks tar rewritten with ``extra`` members (and its pin updated)."""
+
     def damage(manual: Path) -> None:
         fx.write_hendrycks_tar(manual, root, images)
         with tarfile.open(manual / f"{root}.tar", "a") as tar:
@@ -197,6 +207,7 @@ def _rewrite_tar(root: str, images, extra: list[tuple[str, bytes]]):
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
         fx.write_checksums(manual)
+
     return damage
 
 
@@ -208,16 +219,20 @@ def _sketch_with_a_broken_image(manual: Path) -> None:
 
 def _repinned(damage):
     """Apply ``damage`` and pin the damaged files (so the build reaches the content check)."""
+
     def with_pins(good: Sources, scratch: Path) -> Sources:
         copy = scratch / "manual"
         shutil.copytree(good.manual_dir, copy)
         damage(copy)
         return Sources(copy, read_pins_file(copy / "checksums.tsv"), good.inputs, good.options, good.seed)
+
     return with_pins
 
 
 def _options(**changes):
-    return lambda good, scratch: Sources(good.manual_dir, good.pins, good.inputs, {**good.options, **changes}, good.seed)
+    return lambda good, scratch: Sources(
+        good.manual_dir, good.pins, good.inputs, {**good.options, **changes}, good.seed
+    )
 
 
 def _no_inputs(good: Sources, scratch: Path) -> Sources:
@@ -250,80 +265,261 @@ def _broken_edge(manual: Path) -> None:
 
 # -- the cases -----------------------------------------------------------------------------------------------
 
+
 def _count(images, folders=None) -> int:
     return len([image for image in images if folders is None or image.folder in folders])
 
 
 CASES = [
-    BuilderCase("imagenet_val", imagenet_val_sources, {"default": {"validation": 12}, "boxes": {"validation": 12}}, 5, (
-        BadInput("devkit missing", ManualFileMissing, r"ILSVRC2012_devkit_t12.tar.gz not found", _remove("ILSVRC2012_devkit_t12.tar.gz")),
-        BadInput("tar changed at the same size", ChecksumMismatch, r"ILSVRC2012_img_val.tar: sha256 is [0-9a-f]{64}, expected",
-                 _flip_last_byte("ILSVRC2012_img_val.tar")),
-    )),
-    BuilderCase("imagenet_real", imagenet_real_sources, {"labels": {"validation": 50_000}}, 20_000, (
-        BadInput("real.json cut short", ChecksumMismatch, r"real.json: size is 1000 bytes, expected 388478", _truncate("real.json", 1000)),
-    )),
-    BuilderCase("imagenet_v2", imagenet_v2_sources, {c: {"test": len(fx.v2_images(c))} for c in fx.V2_STEMS}, 2, (
-        BadInput("an archive missing", SourceError, r"imagenetv2-top-images.tar.gz is not in the cache .* offline",
-                 _remove("imagenetv2-top-images.tar.gz")),
-    )),
-    BuilderCase("imagenet_a", imagenet_a_sources, {"default": {"test": len(fx.imagenet_a_images())}}, 2, (
-        BadInput("a truncated JPEG", InvalidSourceData, r"imagenet-a.tar:imagenet-a/n\d+/cut.jpg: JPEG .*truncated",
-                 sources=_repinned(_rewrite_tar("imagenet-a", fx.imagenet_a_images(),
-                                                [(f"imagenet-a/{fx.imagenet_a_images()[0].folder}/cut.jpg",
-                                                  fx.imagenet_a_images()[0].data[:200])]))),
-    )),
-    BuilderCase("imagenet_r", imagenet_r_sources, {"default": {"test": len(fx.imagenet_r_images())}}, 2, (
-        BadInput("a folder that is no wnid", InvalidSourceData, r"imagenet-r.tar: class folder 'n99999999' is not one of the 1000",
-                 sources=_repinned(_rewrite_tar("imagenet-r", fx.imagenet_r_images(),
-                                                [("imagenet-r/n99999999/art_0.jpg", fx.imagenet_r_images()[0].data)]))),
-    )),
-    BuilderCase("imagenet_o", imagenet_o_sources, {"default": {"test": len(fx.imagenet_o_images())}}, 2, (
-        BadInput("tar missing", SourceError, r"imagenet-o.tar is not in the cache .* offline", _remove("imagenet-o.tar")),
-    )),
-    BuilderCase("imagenet_sketch", imagenet_sketch_sources, {"default": {"test": len(fx.sketch_images())}}, 2, (
-        BadInput("an unreadable image", InvalidSourceData, r"broken.JPEG: expected a JPEG marker at byte 2",
-                 sources=_repinned(_sketch_with_a_broken_image)),
-    )),
-    BuilderCase("imagenet_c", imagenet_c_sources, {f"{c}_{s}": {"test": len(images)} for (c, s), images in C_CONTENTS.items()},
-                2, (
-        BadInput("noise.tar changed at the same size", ChecksumMismatch, r"noise.tar: sha256 is", _flip_last_byte("noise.tar")),
-    )),
-    BuilderCase("objectnet", objectnet_sources, {"imagenet_overlap": {"test": len(OBJECTNET_IMAGES)}}, 2, (
-        BadInput("a mapping file missing", ManualFileMissing, r"mappings/folder_to_objectnet_label.json is missing",
-                 _remove("objectnet-1.0/mappings/folder_to_objectnet_label.json")),
-    )),
-    BuilderCase("patchml", patchml_sources,
-                {config: {"test": sum(pool_size(PATCHML_IMAGES) // k for k in (2, 3, 4, 6, 9))} for config in ("images", "recipe")},
-                4, (
-        BadInput("no imagenet_val given", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
-        BadInput("a malformed grid option", ConfigError, r"option grid='2:64,3:x': entry '3:x' is not K:P",
-                 sources=_options(grid="2:64,3:x")),
-    )),
-    BuilderCase("ninco", ninco_sources, {"popular_subsamples": {"test": 2_715}, "review_logs": {"test": 12_050}}, 1_000, (
-        BadInput("class names missing from the clone", InvalidSourceData, r"NINCO_class_names.csv' is missing",
-                 _remove("NINCO/data/NINCO_class_names.csv")),
-    )),
-    BuilderCase("ood_unit_tests", ood_unit_tests_sources, {"default": {"test": 2 * 3}}, 2, (
-        BadInput("an unreadable image in the folder", InvalidSourceData, r"broken.jpg: expected a JPEG marker at byte 2",
-                 _broken_image_in_folder),
-    )),
-    BuilderCase("perturbations", perturbations_sources, {"imagenet_c_regenerated": {"validation": 12 * (2 * 2 + 1)}}, 16, (
-        BadInput("an unknown corruption", ConfigError, r"option corruptions: unknown corruption 'no_such_blur'",
-                 sources=_options(corruptions="no_such_blur")),
-        BadInput("no input dataset", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
-    )),
-    BuilderCase("shape_bias_sets", shape_bias_sets_sources, {"edge": {"test": 160}, "silhouette": {"test": 160}}, 64, (
-        BadInput("a cut PNG", InvalidSourceData, r"stimuli/edges:airplane/airplane1.png: PNG ends at byte 40", _broken_edge),
-    )),
-    BuilderCase("wordnet_hierarchy", wordnet_hierarchy_sources, {"default": {"nodes": 1_372}}, 500, (
-        BadInput("a class list with an unknown wnid", HierarchyError, r"'n99999999' is not a WordNet 3.0 noun synset",
-                 sources=_wnids_file),
-    )),
-    BuilderCase("kmeans_hierarchy", kmeans_hierarchy_sources, {"default": {"classes": len({im.label for im in VAL_12})}}, 4, (
-        BadInput("outputs for an id the dataset lacks", InvalidSourceData, r"features.npz: 1 id\(s\) are not in .*'nope'",
-                 sources=_bad_outputs_id),
-    )),
+    BuilderCase(
+        "imagenet_val",
+        imagenet_val_sources,
+        {"default": {"validation": 12}, "boxes": {"validation": 12}},
+        5,
+        (
+            BadInput(
+                "devkit missing",
+                ManualFileMissing,
+                r"ILSVRC2012_devkit_t12.tar.gz not found",
+                _remove("ILSVRC2012_devkit_t12.tar.gz"),
+            ),
+            BadInput(
+                "tar changed at the same size",
+                ChecksumMismatch,
+                r"ILSVRC2012_img_val.tar: sha256 is [0-9a-f]{64}, expected",
+                _flip_last_byte("ILSVRC2012_img_val.tar"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_real",
+        imagenet_real_sources,
+        {"labels": {"validation": 50_000}},
+        20_000,
+        (
+            BadInput(
+                "real.json cut short",
+                ChecksumMismatch,
+                r"real.json: size is 1000 bytes, expected 388478",
+                _truncate("real.json", 1000),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_v2",
+        imagenet_v2_sources,
+        {c: {"test": len(fx.v2_images(c))} for c in fx.V2_STEMS},
+        2,
+        (
+            BadInput(
+                "an archive missing",
+                SourceError,
+                r"imagenetv2-top-images.tar.gz is not in the cache .* offline",
+                _remove("imagenetv2-top-images.tar.gz"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_a",
+        imagenet_a_sources,
+        {"default": {"test": len(fx.imagenet_a_images())}},
+        2,
+        (
+            BadInput(
+                "a truncated JPEG",
+                InvalidSourceData,
+                r"imagenet-a.tar:imagenet-a/n\d+/cut.jpg: JPEG .*truncated",
+                sources=_repinned(
+                    _rewrite_tar(
+                        "imagenet-a",
+                        fx.imagenet_a_images(),
+                        [
+                            (
+                                f"imagenet-a/{fx.imagenet_a_images()[0].folder}/cut.jpg",
+                                fx.imagenet_a_images()[0].data[:200],
+                            )
+                        ],
+                    )
+                ),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_r",
+        imagenet_r_sources,
+        {"default": {"test": len(fx.imagenet_r_images())}},
+        2,
+        (
+            BadInput(
+                "a folder that is no wnid",
+                InvalidSourceData,
+                r"imagenet-r.tar: class folder 'n99999999' is not one of the 1000",
+                sources=_repinned(
+                    _rewrite_tar(
+                        "imagenet-r",
+                        fx.imagenet_r_images(),
+                        [("imagenet-r/n99999999/art_0.jpg", fx.imagenet_r_images()[0].data)],
+                    )
+                ),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_o",
+        imagenet_o_sources,
+        {"default": {"test": len(fx.imagenet_o_images())}},
+        2,
+        (
+            BadInput(
+                "tar missing", SourceError, r"imagenet-o.tar is not in the cache .* offline", _remove("imagenet-o.tar")
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_sketch",
+        imagenet_sketch_sources,
+        {"default": {"test": len(fx.sketch_images())}},
+        2,
+        (
+            BadInput(
+                "an unreadable image",
+                InvalidSourceData,
+                r"broken.JPEG: expected a JPEG marker at byte 2",
+                sources=_repinned(_sketch_with_a_broken_image),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_c",
+        imagenet_c_sources,
+        {f"{c}_{s}": {"test": len(images)} for (c, s), images in C_CONTENTS.items()},
+        2,
+        (
+            BadInput(
+                "noise.tar changed at the same size",
+                ChecksumMismatch,
+                r"noise.tar: sha256 is",
+                _flip_last_byte("noise.tar"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "objectnet",
+        objectnet_sources,
+        {"imagenet_overlap": {"test": len(OBJECTNET_IMAGES)}},
+        2,
+        (
+            BadInput(
+                "a mapping file missing",
+                ManualFileMissing,
+                r"mappings/folder_to_objectnet_label.json is missing",
+                _remove("objectnet-1.0/mappings/folder_to_objectnet_label.json"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "patchml",
+        patchml_sources,
+        {
+            config: {"test": sum(pool_size(PATCHML_IMAGES) // k for k in (2, 3, 4, 6, 9))}
+            for config in ("images", "recipe")
+        },
+        4,
+        (
+            BadInput("no imagenet_val given", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
+            BadInput(
+                "a malformed grid option",
+                ConfigError,
+                r"option grid='2:64,3:x': entry '3:x' is not K:P",
+                sources=_options(grid="2:64,3:x"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "ninco",
+        ninco_sources,
+        {"popular_subsamples": {"test": 2_715}, "review_logs": {"test": 12_050}},
+        1_000,
+        (
+            BadInput(
+                "class names missing from the clone",
+                InvalidSourceData,
+                r"NINCO_class_names.csv' is missing",
+                _remove("NINCO/data/NINCO_class_names.csv"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "ood_unit_tests",
+        ood_unit_tests_sources,
+        {"default": {"test": 2 * 3}},
+        2,
+        (
+            BadInput(
+                "an unreadable image in the folder",
+                InvalidSourceData,
+                r"broken.jpg: expected a JPEG marker at byte 2",
+                _broken_image_in_folder,
+            ),
+        ),
+    ),
+    BuilderCase(
+        "perturbations",
+        perturbations_sources,
+        {"imagenet_c_regenerated": {"validation": 12 * (2 * 2 + 1)}},
+        16,
+        (
+            BadInput(
+                "an unknown corruption",
+                ConfigError,
+                r"option corruptions: unknown corruption 'no_such_blur'",
+                sources=_options(corruptions="no_such_blur"),
+            ),
+            BadInput("no input dataset", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
+        ),
+    ),
+    BuilderCase(
+        "shape_bias_sets",
+        shape_bias_sets_sources,
+        {"edge": {"test": 160}, "silhouette": {"test": 160}},
+        64,
+        (
+            BadInput(
+                "a cut PNG",
+                InvalidSourceData,
+                r"stimuli/edges:airplane/airplane1.png: PNG ends at byte 40",
+                _broken_edge,
+            ),
+        ),
+    ),
+    BuilderCase(
+        "wordnet_hierarchy",
+        wordnet_hierarchy_sources,
+        {"default": {"nodes": 1_372}},
+        500,
+        (
+            BadInput(
+                "a class list with an unknown wnid",
+                HierarchyError,
+                r"'n99999999' is not a WordNet 3.0 noun synset",
+                sources=_wnids_file,
+            ),
+        ),
+    ),
+    BuilderCase(
+        "kmeans_hierarchy",
+        kmeans_hierarchy_sources,
+        {"default": {"classes": len({im.label for im in VAL_12})}},
+        4,
+        (
+            BadInput(
+                "outputs for an id the dataset lacks",
+                InvalidSourceData,
+                r"features.npz: 1 id\(s\) are not in .*'nope'",
+                sources=_bad_outputs_id,
+            ),
+        ),
+    ),
 ]
 BY_NAME = {case.builder: case for case in CASES}
 
@@ -339,8 +535,11 @@ def scratch(tmp_path_factory):
 
 
 def test_every_builder_has_a_case():
-    shipped = [name for name, cls in registry.all_builders().items()
-               if cls.__module__.startswith(registry.BUILDERS_PACKAGE + ".")]  # not test-registered extras
+    shipped = [
+        name
+        for name, cls in registry.all_builders().items()
+        if cls.__module__.startswith(registry.BUILDERS_PACKAGE + ".")
+    ]  # not test-registered extras
     assert sorted(shipped) == sorted(BY_NAME)
 
 
@@ -385,8 +584,11 @@ def test_resumes_after_a_crash_to_the_same_bytes(case, scratch, tmp_path, monkey
     assert folder_bytes(resumed) == folder_bytes(first_build(case, scratch))
 
 
-@pytest.mark.parametrize(("case", "bad"), [(case, bad) for case in CASES for bad in case.bad_inputs],
-                         ids=lambda value: value.name if isinstance(value, BadInput) else str(value))
+@pytest.mark.parametrize(
+    ("case", "bad"),
+    [(case, bad) for case in CASES for bad in case.bad_inputs],
+    ids=lambda value: value.name if isinstance(value, BadInput) else str(value),
+)
 def test_bad_input_is_refused_naming_what_is_wrong(case, bad, scratch, tmp_path):
     _needs(case)
     with pytest.raises(bad.error, match=bad.match):

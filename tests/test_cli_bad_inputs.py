@@ -54,8 +54,9 @@ class World:
         self.pins = self.tar / "checksums.tsv"
         self.a_file = root / "a-file.txt"
         self.a_file.write_text("not a folder\n")
-        self.dataset = build_dataset("imagenet_val", root / "built", manual_dir=self.tar, pins=read_pins_file(self.pins),
-                                     progress=False)
+        self.dataset = build_dataset(
+            "imagenet_val", root / "built", manual_dir=self.tar, pins=read_pins_file(self.pins), progress=False
+        )
         self.corrupt_info = self._copy(self.dataset, "corrupt-info")
         info = self.corrupt_info / "build_info.json"
         info.write_bytes(info.read_bytes()[:200])
@@ -63,22 +64,34 @@ class World:
         self.blocked.mkdir()
         (self.blocked / self.dataset.name).write_text("in the way\n")
         self.non_hex_pins = root / "non-hex.tsv"
-        self.non_hex_pins.write_text(f"ILSVRC2012_img_val.tar\t{(self.tar / 'ILSVRC2012_img_val.tar').stat().st_size}\t"
-                                     f"{'g' * 64}\n")
+        self.non_hex_pins.write_text(
+            f"ILSVRC2012_img_val.tar\t{(self.tar / 'ILSVRC2012_img_val.tar').stat().st_size}\t{'g' * 64}\n"
+        )
         self.bomb = self._val_folders("bomb", val_images, 3, with_frame_size(val_images[0].data, 60000, 60000))
-        self.bomb_no_end = self._val_folders("bomb-no-eoi", val_images, 3,
-                                             with_frame_size(val_images[0].data, 60000, 60000)[:-2])
-        self.bomb_dataset = build_dataset("imagenet_val", root / "bomb-built", manual_dir=self.bomb, max_pixels=None,
-                                          progress=False)
+        self.bomb_no_end = self._val_folders(
+            "bomb-no-eoi", val_images, 3, with_frame_size(val_images[0].data, 60000, 60000)[:-2]
+        )
+        self.bomb_dataset = build_dataset(
+            "imagenet_val", root / "bomb-built", manual_dir=self.bomb, max_pixels=None, progress=False
+        )
         self.undecodable_dataset = build_dataset(
-            "imagenet_val", root / "undecodable-built", progress=False,
-            manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)))
+            "imagenet_val",
+            root / "undecodable-built",
+            progress=False,
+            manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)),
+        )
         self.duplicate = self._duplicate_tar(val_images)
         self.escaping = self._escaping_symlink(val_images)
-        self.outputs = self._npz("outputs.npz", ids=np.asarray([i.image_id for i in val_images]),
-                                 logits=np.zeros((len(val_images), 1000), np.float32))
-        self.non_utf8_ids = self._npz("non-utf8.npz", ids=np.asarray([b"\xff\xfe"] * len(val_images), dtype="S2"),
-                                      logits=np.zeros((len(val_images), 1000), np.float32))
+        self.outputs = self._npz(
+            "outputs.npz",
+            ids=np.asarray([i.image_id for i in val_images]),
+            logits=np.zeros((len(val_images), 1000), np.float32),
+        )
+        self.non_utf8_ids = self._npz(
+            "non-utf8.npz",
+            ids=np.asarray([b"\xff\xfe"] * len(val_images), dtype="S2"),
+            logits=np.zeros((len(val_images), 1000), np.float32),
+        )
         self.bad_crc = self._bad_crc()
         self.absurd_header = self._absurd_header(len(val_images))
         self.truncated_jpeg = root / "truncated.JPEG"  # the headers, then half the scan data
@@ -127,93 +140,228 @@ class World:
         with zipfile.ZipFile(self.outputs) as good, zipfile.ZipFile(path, "w") as bad:
             bad.writestr("ids.npy", good.read("ids.npy"))
             header = io.BytesIO()
-            np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
-                                                          "shape": (10**12, 10**6)})
+            np.lib.format.write_array_header_1_0(
+                header, {"descr": "<f4", "fortran_order": False, "shape": (10**12, 10**6)}
+            )
             bad.writestr("logits.npy", header.getvalue() + b"\0" * (rows * 4))  # the header starts with the magic
         return path
 
 
 CASES: dict[str, dict[str, Case]] = {
     "build": {
-        "--out names a file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins", str(w.pins),
-                                              "--out", str(w.a_file)], r"--out .*a-file.txt: is a file; expected a folder"),
-        "--out below a file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins", str(w.pins),
-                                              "--out", str(w.a_file / "sub")], r"a-file.txt/sub.*: Not a directory"),
-        "dataset folder is a file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins",
-                                                    str(w.pins), "--out", str(w.blocked)],
-                                         r"imagenet_val-1.0.0: is a file; the dataset folder cannot be created there"),
-        "corrupt build_info.json": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins",
-                                                   str(w.pins), "--out", str(w.corrupt_info.parent)],
-                                        r"corrupt-info/imagenet_val-1.0.0/build_info.json: not valid JSON"),
-        "missing --pins file": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins",
-                                               str(w.root / "nope.tsv"), "--out", str(w.root / "o1")],
-                                    r"--pins .*nope.tsv: no such file"),
-        "non-hex pin": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--pins", str(w.non_hex_pins),
-                                       "--out", str(w.root / "o2")], r"non-hex.tsv:1: expected .*64 hex digits"),
-        "60000x60000 JPEG header": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.bomb),
-                                                   "--out", str(w.root / "o3")],
-                                        r"ILSVRC2012_val_00000004.JPEG: 60000x60000 = 3,600,000,000 pixels"),
-        "60000x60000 without end marker": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.bomb_no_end),
-                                                          "--out", str(w.root / "o4")],
-                                               r"ILSVRC2012_val_00000004.JPEG: 60000x60000 = 3,600,000,000 pixels"),
-        "one image id twice": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.duplicate), "--pins",
-                                              str(w.duplicate / "checksums.tsv"), "--out", str(w.root / "o5")],
-                                   r"member 'ILSVRC2012_val_00000003.JPEG' appears twice"),
-        "symlink out of the manual folder": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.escaping),
-                                                            "--out", str(w.root / "o6")],
-                                                 r"ILSVRC2012_val_00000001.JPEG is a symlink to .*outside.JPEG, outside"),
-        "undecodable with --deep-verify": Case(lambda w: ["build", "imagenet_val", "--manual-dir",
-                                                          str(w.root / "undecodable"), "--deep-verify",
-                                                          "--out", str(w.root / "o7")],
-                                               r"ILSVRC2012_val_00000006.JPEG: not a readable image"),
-        "unknown builder": Case(lambda w: ["build", "imagenet_vall", "--out", str(w.root / "o8")],
-                                r"unknown builder 'imagenet_vall'"),
-        "--num-proc 0": Case(lambda w: ["build", "imagenet_val", "--manual-dir", str(w.tar), "--num-proc", "0",
-                                        "--out", str(w.root / "o9")], r"--num-proc must be ≥ 1, got 0"),
-        "--max-pixels -5": Case(lambda w: ["build", "imagenet_val", "--max-pixels", "-5", "--out", str(w.root / "o10")],
-                                r"argument --max-pixels: expected a positive number of pixels or 'none'", usage=True),
-        "missing wnids_file": Case(lambda w: ["build", "wordnet_hierarchy", "--option",
-                                              f"wnids_file={w.root / 'none.txt'}", "--out", str(w.root / "o11")],
-                                   r"none.txt: no such wnids file"),
+        "--out names a file": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--pins",
+                str(w.pins),
+                "--out",
+                str(w.a_file),
+            ],
+            r"--out .*a-file.txt: is a file; expected a folder",
+        ),
+        "--out below a file": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--pins",
+                str(w.pins),
+                "--out",
+                str(w.a_file / "sub"),
+            ],
+            r"a-file.txt/sub.*: Not a directory",
+        ),
+        "dataset folder is a file": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--pins",
+                str(w.pins),
+                "--out",
+                str(w.blocked),
+            ],
+            r"imagenet_val-1.0.0: is a file; the dataset folder cannot be created there",
+        ),
+        "corrupt build_info.json": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--pins",
+                str(w.pins),
+                "--out",
+                str(w.corrupt_info.parent),
+            ],
+            r"corrupt-info/imagenet_val-1.0.0/build_info.json: not valid JSON",
+        ),
+        "missing --pins file": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--pins",
+                str(w.root / "nope.tsv"),
+                "--out",
+                str(w.root / "o1"),
+            ],
+            r"--pins .*nope.tsv: no such file",
+        ),
+        "non-hex pin": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--pins",
+                str(w.non_hex_pins),
+                "--out",
+                str(w.root / "o2"),
+            ],
+            r"non-hex.tsv:1: expected .*64 hex digits",
+        ),
+        "60000x60000 JPEG header": Case(
+            lambda w: ["build", "imagenet_val", "--manual-dir", str(w.bomb), "--out", str(w.root / "o3")],
+            r"ILSVRC2012_val_00000004.JPEG: 60000x60000 = 3,600,000,000 pixels",
+        ),
+        "60000x60000 without end marker": Case(
+            lambda w: ["build", "imagenet_val", "--manual-dir", str(w.bomb_no_end), "--out", str(w.root / "o4")],
+            r"ILSVRC2012_val_00000004.JPEG: 60000x60000 = 3,600,000,000 pixels",
+        ),
+        "one image id twice": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.duplicate),
+                "--pins",
+                str(w.duplicate / "checksums.tsv"),
+                "--out",
+                str(w.root / "o5"),
+            ],
+            r"member 'ILSVRC2012_val_00000003.JPEG' appears twice",
+        ),
+        "symlink out of the manual folder": Case(
+            lambda w: ["build", "imagenet_val", "--manual-dir", str(w.escaping), "--out", str(w.root / "o6")],
+            r"ILSVRC2012_val_00000001.JPEG is a symlink to .*outside.JPEG, outside",
+        ),
+        "undecodable with --deep-verify": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.root / "undecodable"),
+                "--deep-verify",
+                "--out",
+                str(w.root / "o7"),
+            ],
+            r"ILSVRC2012_val_00000006.JPEG: not a readable image",
+        ),
+        "unknown builder": Case(
+            lambda w: ["build", "imagenet_vall", "--out", str(w.root / "o8")], r"unknown builder 'imagenet_vall'"
+        ),
+        "--num-proc 0": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--num-proc",
+                "0",
+                "--out",
+                str(w.root / "o9"),
+            ],
+            r"--num-proc must be ≥ 1, got 0",
+        ),
+        "--max-pixels -5": Case(
+            lambda w: ["build", "imagenet_val", "--max-pixels", "-5", "--out", str(w.root / "o10")],
+            r"argument --max-pixels: expected a positive number of pixels or 'none'",
+            usage=True,
+        ),
+        "missing wnids_file": Case(
+            lambda w: [
+                "build",
+                "wordnet_hierarchy",
+                "--option",
+                f"wnids_file={w.root / 'none.txt'}",
+                "--out",
+                str(w.root / "o11"),
+            ],
+            r"none.txt: no such wnids file",
+        ),
     },
     "verify": {
         "not a dataset folder": Case(lambda w: ["verify", str(w.root)], r"build_info.json is missing"),
         "corrupt build_info.json": Case(lambda w: ["verify", str(w.corrupt_info)], r"build_info.json: not valid JSON"),
-        "image over the bound": Case(lambda w: ["verify", str(w.bomb_dataset)],
-                                     r"row 'ILSVRC2012_val_00000004', column 'image': 60000x60000"),
-        "undecodable with --deep-verify": Case(lambda w: ["verify", str(w.undecodable_dataset), "--deep-verify"],
-                                               r"row 'ILSVRC2012_val_00000006', column 'image': not a readable image"),
+        "image over the bound": Case(
+            lambda w: ["verify", str(w.bomb_dataset)], r"row 'ILSVRC2012_val_00000004', column 'image': 60000x60000"
+        ),
+        "undecodable with --deep-verify": Case(
+            lambda w: ["verify", str(w.undecodable_dataset), "--deep-verify"],
+            r"row 'ILSVRC2012_val_00000006', column 'image': not a readable image",
+        ),
     },
     "score": {
-        "outputs missing": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.root / "none.npz")],
-                                r"outputs file .*none.npz does not exist"),
-        "non-UTF-8 ids": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.non_utf8_ids)],
-                              r"non-utf8.npz: 'ids' row 0 .* is not UTF-8 text"),
-        "bad CRC": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.bad_crc)],
-                        r"bad-crc.npz: not a readable .npz file \(BadZipFile: Bad CRC-32"),
-        "absurd header": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.absurd_header)],
-                              r"absurd.npz: member 'logits.npy' declares shape \(1000000000000, 1000000\)"),
-        "--json into a missing folder": Case(lambda w: ["score", str(w.dataset), "--outputs", str(w.outputs), "--json",
-                                                        str(w.root / "missing" / "r.json")],
-                                             r"--json .*missing/r.json: the folder .*missing does not exist"),
+        "outputs missing": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.root / "none.npz")],
+            r"outputs file .*none.npz does not exist",
+        ),
+        "non-UTF-8 ids": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.non_utf8_ids)],
+            r"non-utf8.npz: 'ids' row 0 .* is not UTF-8 text",
+        ),
+        "bad CRC": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.bad_crc)],
+            r"bad-crc.npz: not a readable .npz file \(BadZipFile: Bad CRC-32",
+        ),
+        "absurd header": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.absurd_header)],
+            r"absurd.npz: member 'logits.npy' declares shape \(1000000000000, 1000000\)",
+        ),
+        "--json into a missing folder": Case(
+            lambda w: [
+                "score",
+                str(w.dataset),
+                "--outputs",
+                str(w.outputs),
+                "--json",
+                str(w.root / "missing" / "r.json"),
+            ],
+            r"--json .*missing/r.json: the folder .*missing does not exist",
+        ),
     },
     "push": {
-        "existing public repository": Case(lambda w: ["push", str(w.dataset), "--repo-id", "org/public-set"],
-                                           r"--repo-id org/public-set: the dataset repository exists and is public",
-                                           env=lambda w: w.hub_env),
-        "corrupt folder": Case(lambda w: ["push", str(w.corrupt_info), "--repo-id", "org/x"],
-                               r"build_info.json: not valid JSON"),
+        "existing public repository": Case(
+            lambda w: ["push", str(w.dataset), "--repo-id", "org/public-set"],
+            r"--repo-id org/public-set: the dataset repository exists and is public",
+            env=lambda w: w.hub_env,
+        ),
+        "corrupt folder": Case(
+            lambda w: ["push", str(w.corrupt_info), "--repo-id", "org/x"], r"build_info.json: not valid JSON"
+        ),
     },
     "review": {  # each fails before any database is started
         "not a dataset folder": Case(lambda w: ["review", "open", str(w.root)], r"build_info.json is missing"),
-        "port out of range": Case(lambda w: ["review", "open", str(w.dataset), "--port", "99999"],
-                                  r"--port 99999: expected 1..65535"),
-        "outputs with a bad CRC": Case(lambda w: ["review", "open", str(w.dataset), "--outputs", str(w.bad_crc)],
-                                       r"bad-crc.npz: not a readable .npz file"),
-        "remote database": Case(lambda w: ["review", "status", "x", "--database-uri", "mongodb://example.com:27017"],
-                                r"must be on loopback"),
-        "missing decision table": Case(lambda w: ["review", "import", "x", str(w.root / "none.csv")],
-                                       r"none.csv does not exist"),
+        "port out of range": Case(
+            lambda w: ["review", "open", str(w.dataset), "--port", "99999"], r"--port 99999: expected 1..65535"
+        ),
+        "outputs with a bad CRC": Case(
+            lambda w: ["review", "open", str(w.dataset), "--outputs", str(w.bad_crc)],
+            r"bad-crc.npz: not a readable .npz file",
+        ),
+        "remote database": Case(
+            lambda w: ["review", "status", "x", "--database-uri", "mongodb://example.com:27017"], r"must be on loopback"
+        ),
+        "missing decision table": Case(
+            lambda w: ["review", "import", "x", str(w.root / "none.csv")], r"none.csv does not exist"
+        ),
     },
     "info": {
         "unknown builder": Case(lambda w: ["info", "objectnett"], r"unknown builder 'objectnett'"),
@@ -222,46 +370,93 @@ CASES: dict[str, dict[str, Case]] = {
         "unknown class": Case(lambda w: ["hierarchy", "distance", "n99999999", "n01440764"], r"n99999999"),
         "regenerate: --wordnet without data.noun": Case(
             lambda w: ["hierarchy", "regenerate-imagenet1k", "--wordnet", str(w.root), "--out", str(w.root / "n.csv")],
-            r"WordNet folder .* has no data.noun; .*apt-get install wordnet-base"),
-        "regenerate: --out is a folder": Case(lambda w: ["hierarchy", "regenerate-imagenet1k", "--out", str(w.root)],
-                                              r"--out .*: is a folder; expected the path of the CSV to write"),
-        "the removed `hierarchy build` route": Case(lambda w: ["hierarchy", "build", "wordnet", "--out", str(w.root)],
-                                                    r"argument SUBCOMMAND: invalid choice: 'build'", usage=True),
+            r"WordNet folder .* has no data.noun; .*apt-get install wordnet-base",
+        ),
+        "regenerate: --out is a folder": Case(
+            lambda w: ["hierarchy", "regenerate-imagenet1k", "--out", str(w.root)],
+            r"--out .*: is a folder; expected the path of the CSV to write",
+        ),
+        "the removed `hierarchy build` route": Case(
+            lambda w: ["hierarchy", "build", "wordnet", "--out", str(w.root)],
+            r"argument SUBCOMMAND: invalid choice: 'build'",
+            usage=True,
+        ),
     },
     "patchml": {
-        "materialise: not a recipe": Case(lambda w: ["patchml", "materialise", str(w.dataset), "--input", str(w.dataset),
-                                                     "--out", str(w.root / "m1")],
-                                          r"imagenet_val-1.0.0 is not a patchml folder with the recipe config"),
-        "materialise: not a dataset folder": Case(lambda w: ["patchml", "materialise", str(w.root), "--input",
-                                                             str(w.dataset), "--out", str(w.root / "m2")],
-                                                  r"build_info.json is missing"),
-        "materialise: no val source": Case(lambda w: ["patchml", "materialise", str(w.dataset), "--out", str(w.root / "m3")],
-                                           r"give the val images: --input VAL .* or --manual-dir DIR"),
-        "table2: not a patchml build": Case(lambda w: ["patchml", "table2", str(w.dataset)],
-                                            r"imagenet_val-1.0.0 holds imagenet_val, not a patchml build"),
-        "table2: corrupt build_info.json": Case(lambda w: ["patchml", "table2", str(w.corrupt_info)],
-                                                r"build_info.json: not valid JSON"),
-        "grid: not a patchml build": Case(lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png")],
-                                          r"imagenet_val-1.0.0 is not a patchml folder with the images config"),
-        "grid: --per-k 0": Case(lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"),
-                                           "--per-k", "0"], r"argument --per-k: expected a positive integer", usage=True),
+        "materialise: not a recipe": Case(
+            lambda w: [
+                "patchml",
+                "materialise",
+                str(w.dataset),
+                "--input",
+                str(w.dataset),
+                "--out",
+                str(w.root / "m1"),
+            ],
+            r"imagenet_val-1.0.0 is not a patchml folder with the recipe config",
+        ),
+        "materialise: not a dataset folder": Case(
+            lambda w: ["patchml", "materialise", str(w.root), "--input", str(w.dataset), "--out", str(w.root / "m2")],
+            r"build_info.json is missing",
+        ),
+        "materialise: no val source": Case(
+            lambda w: ["patchml", "materialise", str(w.dataset), "--out", str(w.root / "m3")],
+            r"give the val images: --input VAL .* or --manual-dir DIR",
+        ),
+        "table2: not a patchml build": Case(
+            lambda w: ["patchml", "table2", str(w.dataset)],
+            r"imagenet_val-1.0.0 holds imagenet_val, not a patchml build",
+        ),
+        "table2: corrupt build_info.json": Case(
+            lambda w: ["patchml", "table2", str(w.corrupt_info)], r"build_info.json: not valid JSON"
+        ),
+        "grid: not a patchml build": Case(
+            lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png")],
+            r"imagenet_val-1.0.0 is not a patchml folder with the images config",
+        ),
+        "grid: --per-k 0": Case(
+            lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"), "--per-k", "0"],
+            r"argument --per-k: expected a positive integer",
+            usage=True,
+        ),
     },
     "perturbations": {
-        "image is a text file": Case(lambda w: ["perturbations", "grid", str(w.a_file), str(w.root / "g1.png")],
-                                     r"a-file.txt: not a readable image \(UnidentifiedImageError"),
-        "truncated JPEG": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g2.png")],
-                               r"truncated.JPEG: not a readable image \(OSError: image file is truncated"),
-        "missing image": Case(lambda w: ["perturbations", "grid", str(w.root / "none.jpg"), str(w.root / "g3.png")],
-                              r"none.jpg: No such file or directory"),
-        "unknown corruption": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g4.png"),
-                                              "--corruption", "fogg"], r"--corruption fogg: unknown; expected one of"),
-        "frost without --frost-dir": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g5.png"),
-                                                     "--corruption", "frost"], r"--corruption frost needs --frost-dir"),
-        "--frost-dir without the pictures": Case(lambda w: ["perturbations", "grid", str(w.truncated_jpeg),
-                                                            str(w.root / "g6.png"), "--frost-dir", str(w.root)],
-                                                 r"--frost-dir .*: frost1.png is missing"),
-        "--cell 5": Case(lambda w: ["perturbations", "grid", str(w.a_file), str(w.root / "g7.png"), "--cell", "5"],
-                         r"argument --cell: expected a whole number of pixels in 16..224", usage=True),
+        "image is a text file": Case(
+            lambda w: ["perturbations", "grid", str(w.a_file), str(w.root / "g1.png")],
+            r"a-file.txt: not a readable image \(UnidentifiedImageError",
+        ),
+        "truncated JPEG": Case(
+            lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g2.png")],
+            r"truncated.JPEG: not a readable image \(OSError: image file is truncated",
+        ),
+        "missing image": Case(
+            lambda w: ["perturbations", "grid", str(w.root / "none.jpg"), str(w.root / "g3.png")],
+            r"none.jpg: No such file or directory",
+        ),
+        "unknown corruption": Case(
+            lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g4.png"), "--corruption", "fogg"],
+            r"--corruption fogg: unknown; expected one of",
+        ),
+        "frost without --frost-dir": Case(
+            lambda w: ["perturbations", "grid", str(w.truncated_jpeg), str(w.root / "g5.png"), "--corruption", "frost"],
+            r"--corruption frost needs --frost-dir",
+        ),
+        "--frost-dir without the pictures": Case(
+            lambda w: [
+                "perturbations",
+                "grid",
+                str(w.truncated_jpeg),
+                str(w.root / "g6.png"),
+                "--frost-dir",
+                str(w.root),
+            ],
+            r"--frost-dir .*: frost1.png is missing",
+        ),
+        "--cell 5": Case(
+            lambda w: ["perturbations", "grid", str(w.a_file), str(w.root / "g7.png"), "--cell", "5"],
+            r"argument --cell: expected a whole number of pixels in 16..224",
+            usage=True,
+        ),
     },
 }
 
@@ -269,7 +464,7 @@ CASES: dict[str, dict[str, Case]] = {
 class PublicHub(http.server.BaseHTTPRequestHandler):
     """The Hub's repo-info endpoint: ``org/public-set`` exists and is public; anything else is not found."""
 
-    def do_GET(self):  # noqa: N802 (http.server API)
+    def do_GET(self):
         if self.path.split("?")[0].rstrip("/") == "/api/datasets/org/public-set":
             body, status, headers = json.dumps({"id": "org/public-set", "private": False, "sha": "0" * 40}), 200, {}
         else:
@@ -281,7 +476,7 @@ class PublicHub(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body.encode())
 
-    def do_POST(self):  # noqa: N802 (anything that would create or upload fails the test)
+    def do_POST(self):
         self.send_response(500)
         self.end_headers()
 
@@ -294,8 +489,11 @@ def world(tmp_path_factory, val_images):
     world = World(tmp_path_factory.mktemp("bad-inputs"), val_images)
     hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), PublicHub)
     threading.Thread(target=hub.serve_forever, daemon=True).start()
-    world.hub_env = {"HF_ENDPOINT": f"http://127.0.0.1:{hub.server_address[1]}", "HF_HUB_OFFLINE": "0",
-                     "HF_TOKEN": "hf_not_a_real_token"}
+    world.hub_env = {
+        "HF_ENDPOINT": f"http://127.0.0.1:{hub.server_address[1]}",
+        "HF_HUB_OFFLINE": "0",
+        "HF_TOKEN": "hf_not_a_real_token",
+    }
     yield world
     hub.shutdown()
 
@@ -309,8 +507,9 @@ def test_bad_input_is_one_line_and_exit_code_2(world, command, case):
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     if row.usage:  # argparse: the usage (wrapped over lines), then one error line (named after the subcommand if any)
-        assert lines[0].startswith("usage: imagenet-suite") and re.match(rf"imagenet-suite {command}( [\w-]+)?: error: ",
-                                                                          lines[-1]), result.stderr
+        assert lines[0].startswith("usage: imagenet-suite") and re.match(
+            rf"imagenet-suite {command}( [\w-]+)?: error: ", lines[-1]
+        ), result.stderr
     else:
         assert len(lines) == 1 and lines[0].startswith(f"imagenet-suite {command}: error: "), result.stderr
     assert re.search(row.expect, lines[-1]), f"{lines[-1]!r} does not match {row.expect!r}"
@@ -325,10 +524,19 @@ def test_every_command_has_a_table():
 
 # -- disk full ----------------------------------------------------------------------------------------------
 
+
 def _can_mount_tmpfs() -> bool:
-    probe = subprocess.run(["unshare", "--mount", "--map-root-user", "sh", "-c",
-                            "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d && rmdir $d"],
-                           capture_output=True)
+    probe = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d && rmdir $d",
+        ],
+        capture_output=True,
+    )
     return shutil.which("unshare") is not None and probe.returncode == 0
 
 
@@ -346,15 +554,24 @@ def test_disk_full_is_one_line_leaves_no_incomplete_files_and_resumes(tmp_path):
     mount, report = tmp_path / "small-disk", tmp_path / "report"
     mount.mkdir()
     report.mkdir()
-    build = (f"{sys.executable} -m imagenet_suite.cli build imagenet_val --manual-dir {manual} --out {mount}/out "
-             "--shard-size 2 --no-progress")
-    script = (f"mount -t tmpfs -o size=300k tmpfs {mount} && "  # room for two of the four ~100 KB shards
-              f"{build} > {report}/first.out 2> {report}/first.err; echo $? > {report}/first.code; "
-              f"find {mount} -type f | sort > {report}/files.txt; "
-              f"mount -o remount,size=20m {mount} && {build} > {report}/second.out 2> {report}/second.err; "
-              f"echo $? > {report}/second.code; cp -r {mount}/out {report}/out")
-    subprocess.run(["unshare", "--mount", "--map-root-user", "sh", "-c", script], check=True, cwd=REPO_ROOT,
-                   env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, timeout=600)
+    build = (
+        f"{sys.executable} -m imagenet_suite.cli build imagenet_val --manual-dir {manual} --out {mount}/out "
+        "--shard-size 2 --no-progress"
+    )
+    script = (
+        f"mount -t tmpfs -o size=300k tmpfs {mount} && "  # room for two of the four ~100 KB shards
+        f"{build} > {report}/first.out 2> {report}/first.err; echo $? > {report}/first.code; "
+        f"find {mount} -type f | sort > {report}/files.txt; "
+        f"mount -o remount,size=20m {mount} && {build} > {report}/second.out 2> {report}/second.err; "
+        f"echo $? > {report}/second.code; cp -r {mount}/out {report}/out"
+    )
+    subprocess.run(
+        ["unshare", "--mount", "--map-root-user", "sh", "-c", script],
+        check=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        timeout=600,
+    )
 
     first_error = (report / "first.err").read_text().strip().splitlines()
     assert (report / "first.code").read_text().strip() == "2", first_error

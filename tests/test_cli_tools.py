@@ -53,9 +53,27 @@ def patchml_val(tmp_path_factory):
 @pytest.fixture(scope="module")
 def patchml_build(patchml_val, tmp_path_factory):
     """PatchML seed 0, images + recipe, through the CLI."""
-    result = run_cli("build", "patchml", "--config", "images", "--config", "recipe", "--seed", "0", "--input",
-                     str(patchml_val[0]), "--option", f"canvas={SMALL['canvas']}", "--option", f"grid={SMALL['grid']}",
-                     "--shard-size", "8", "--out", str(tmp_path_factory.mktemp("patchml")), "--no-progress")
+    result = run_cli(
+        "build",
+        "patchml",
+        "--config",
+        "images",
+        "--config",
+        "recipe",
+        "--seed",
+        "0",
+        "--input",
+        str(patchml_val[0]),
+        "--option",
+        f"canvas={SMALL['canvas']}",
+        "--option",
+        f"grid={SMALL['grid']}",
+        "--shard-size",
+        "8",
+        "--out",
+        str(tmp_path_factory.mktemp("patchml")),
+        "--no-progress",
+    )
     return DatasetFolder(last_line(result)).path
 
 
@@ -63,33 +81,75 @@ def test_patchml_materialise_rebuilds_the_images_config_byte_for_byte(patchml_bu
     val, kaggle = patchml_val
     for source in (["--input", str(val)], ["--manual-dir", str(kaggle), "--num-proc", "2"]):
         out = tmp_path / source[0].strip("-")
-        result = run_cli("patchml", "materialise", str(patchml_build), *source, "--out", str(out), "--shard-size", "8",
-                         "--no-progress")
+        result = run_cli(
+            "patchml",
+            "materialise",
+            str(patchml_build),
+            *source,
+            "--out",
+            str(out),
+            "--shard-size",
+            "8",
+            "--no-progress",
+        )
         made = DatasetFolder(last_line(result))
         assert made.path.parent == out.resolve() and made.configs == ["images"] and made.seed == 0
         ours, theirs = shards(made.path, "images"), shards(patchml_build, "images")
         assert len(ours) >= 3 and list(ours) == list(theirs), source
         assert all(ours[name].equals(theirs[name]) for name in ours), source  # every column, image bytes included
-        images = [t.column("image").to_pylist() for t in (pa.concat_tables(ours.values()), pa.concat_tables(theirs.values()))]
+        images = [
+            t.column("image").to_pylist() for t in (pa.concat_tables(ours.values()), pa.concat_tables(theirs.values()))
+        ]
         assert [i["bytes"] for i in images[0]] == [i["bytes"] for i in images[1]] and len(images[0]) > 10
-        assert (made.path / "images" / "examples.png").read_bytes() == (patchml_build / "images" / "examples.png").read_bytes()
-        assert made.build_info["configs"]["images"]["options"] == DatasetFolder(patchml_build).build_info["configs"]["recipe"]["options"]
+        assert (made.path / "images" / "examples.png").read_bytes() == (
+            patchml_build / "images" / "examples.png"
+        ).read_bytes()
+        assert (
+            made.build_info["configs"]["images"]["options"]
+            == DatasetFolder(patchml_build).build_info["configs"]["recipe"]["options"]
+        )
 
 
 def test_patchml_table2_of_two_builds(patchml_build, patchml_val, tmp_path):
-    other = last_line(run_cli("build", "patchml", "--config", "recipe", "--seed", "5", "--input", str(patchml_val[0]),
-                              "--option", f"canvas={SMALL['canvas']}", "--option", f"grid={SMALL['grid']}",
-                              "--out", str(tmp_path), "--no-progress"))
+    other = last_line(
+        run_cli(
+            "build",
+            "patchml",
+            "--config",
+            "recipe",
+            "--seed",
+            "5",
+            "--input",
+            str(patchml_val[0]),
+            "--option",
+            f"canvas={SMALL['canvas']}",
+            "--option",
+            f"grid={SMALL['grid']}",
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+        )
+    )
     result = run_cli("patchml", "table2", other, str(patchml_build))  # any order: rows come sorted by seed
     header, *rows = result.stdout.splitlines()
     assert result.stderr == ""
-    counts = [json.loads((DatasetFolder(f).path / config / "counts.json").read_text())
-              for f, config in ((patchml_build, "images"), (other, "recipe"))]
+    counts = [
+        json.loads((DatasetFolder(f).path / config / "counts.json").read_text())
+        for f, config in ((patchml_build, "images"), (other, "recipe"))
+    ]
     sizes = sorted({int(n) for c in counts for n in c["images_by_num_labels"]})
     assert header == ",".join(["dataset", "seed", *map(str, sizes), "total"])
-    assert rows == [",".join([f"PatchML seed {c['seed']}", str(c["seed"]),
-                              *(str(c["images_by_num_labels"].get(str(n), 0)) for n in sizes), str(c["images"])])
-                    for c in counts]
+    assert rows == [
+        ",".join(
+            [
+                f"PatchML seed {c['seed']}",
+                str(c["seed"]),
+                *(str(c["images_by_num_labels"].get(str(n), 0)) for n in sizes),
+                str(c["images"]),
+            ]
+        )
+        for c in counts
+    ]
     assert [row.split(",")[1] for row in rows] == ["0", "5"]
     single = run_cli("patchml", "table2", str(patchml_build)).stdout  # one build: its own table2.csv
     assert single == (patchml_build / "images" / "table2.csv").read_text()
@@ -120,19 +180,48 @@ def test_perturbations_grid_writes_a_png_of_the_right_size(photo, tmp_path):
     from imagenet_suite.perturbations.grid import HEADER, LABEL_WIDTH, save_corruption_grid
 
     out = tmp_path / "grid.png"
-    result = run_cli("perturbations", "grid", str(photo), str(out), "--corruption", "gaussian_noise",
-                     "--corruption", "contrast", "--corruption", "pixelate", "--cell", "48", "--seed", "3")
+    result = run_cli(
+        "perturbations",
+        "grid",
+        str(photo),
+        str(out),
+        "--corruption",
+        "gaussian_noise",
+        "--corruption",
+        "contrast",
+        "--corruption",
+        "pixelate",
+        "--cell",
+        "48",
+        "--seed",
+        "3",
+    )
     assert last_line(result) == str(out)
     image = Image.open(out)
     assert image.format == "PNG" and image.size == (LABEL_WIDTH + 48 * 6, HEADER + 48 * 3)  # clean + 5 severities
     with Image.open(photo) as source:  # what the library draws for the same arguments
-        expected = save_corruption_grid(source.convert("RGB"), tmp_path / "library.png", seed=3, cell=48,
-                                        corruptions=("gaussian_noise", "contrast", "pixelate"))
+        expected = save_corruption_grid(
+            source.convert("RGB"),
+            tmp_path / "library.png",
+            seed=3,
+            cell=48,
+            corruptions=("gaussian_noise", "contrast", "pixelate"),
+        )
     assert out.read_bytes() == expected.read_bytes()
     other_seed = tmp_path / "seed4.png"  # one row: gaussian_noise with other random draws
-    run_cli("perturbations", "grid", str(photo), str(other_seed), "--corruption", "gaussian_noise", "--cell", "48",
-            "--seed", "4")
-    first_row = np.asarray(image.convert("RGB"))[:HEADER + 48]
+    run_cli(
+        "perturbations",
+        "grid",
+        str(photo),
+        str(other_seed),
+        "--corruption",
+        "gaussian_noise",
+        "--cell",
+        "48",
+        "--seed",
+        "4",
+    )
+    first_row = np.asarray(image.convert("RGB"))[: HEADER + 48]
     other_row = np.asarray(Image.open(other_seed).convert("RGB"))
     assert other_row.shape == first_row.shape and not np.array_equal(other_row, first_row)
 
@@ -172,17 +261,44 @@ def test_hierarchy_build_is_gone_and_every_option_it_had_goes_through_build(val_
     val = build_val(val_layouts, "folders", tmp_path / "val")
     rng = np.random.default_rng(0)
     outputs = tmp_path / "features.npz"
-    np.savez(outputs, ids=np.asarray([im.image_id for im in val_images]),
-             features=np.stack([np.r_[np.full(4, 10.0 if im.label % 2 else -10.0), rng.normal(size=4)]
-                                for im in val_images]).astype(np.float32))
+    np.savez(
+        outputs,
+        ids=np.asarray([im.image_id for im in val_images]),
+        features=np.stack(
+            [np.r_[np.full(4, 10.0 if im.label % 2 else -10.0), rng.normal(size=4)] for im in val_images]
+        ).astype(np.float32),
+    )
     # hierarchy build kmeans --outputs --config --split --nested --present-classes --seed --input --out --no-progress
-    result = run_cli("build", "kmeans_hierarchy", "--option", f"outputs={outputs}", "--option", "config=default",
-                     "--option", "split=validation", "--option", "nested=true", "--option", "classes=present",
-                     "--seed", "2", "--input", str(val), "--out", str(tmp_path / "k"), "--no-progress")
+    result = run_cli(
+        "build",
+        "kmeans_hierarchy",
+        "--option",
+        f"outputs={outputs}",
+        "--option",
+        "config=default",
+        "--option",
+        "split=validation",
+        "--option",
+        "nested=true",
+        "--option",
+        "classes=present",
+        "--seed",
+        "2",
+        "--input",
+        str(val),
+        "--out",
+        str(tmp_path / "k"),
+        "--no-progress",
+    )
     folder = DatasetFolder(last_line(result))
     options = folder.build_info["configs"]["default"]["options"]
     assert folder.seed == 2 and {k: options[k] for k in ("outputs", "config", "split", "nested", "classes")} == {
-        "outputs": str(outputs), "config": "default", "split": "validation", "nested": True, "classes": "present"}
+        "outputs": str(outputs),
+        "config": "default",
+        "split": "validation",
+        "nested": True,
+        "classes": "present",
+    }
     assert folder.read_table(None, "classes").num_rows == len({im.label for im in val_images})
     # hierarchy build wordnet --wnids: `build wordnet_hierarchy --option wnids_file=` (tests/test_hierarchy_builders.py)
 
@@ -192,8 +308,13 @@ def test_hierarchy_build_is_gone_and_every_option_it_had_goes_through_build(val_
 
 def test_info_shows_the_card_template_a_builder_names():
     """``slow_imagenet_val`` (a registered test builder) has CARD_TEMPLATE = "imagenet_val" and no cards/ file of its own."""
-    result = subprocess.run([sys.executable, "-m", "tests.fixtures.slow_builder", "info", "slow_imagenet_val"],
-                            capture_output=True, text=True, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.fixtures.slow_builder", "info", "slow_imagenet_val"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("slow_imagenet_val 1.0.0")
     assert "Card template (cards/imagenet_val.md):" in result.stdout
@@ -204,14 +325,22 @@ def test_info_shows_the_card_template_a_builder_names():
 
 def test_no_python_m_entry_points_beside_the_cli():
     """Users run one CLI: only ``cli.py`` and the helper processes the package starts itself have a ``__main__``."""
-    helpers = {"imagenet_suite/cli.py", "imagenet_suite/files.py",  # files: hashing child process
-               "imagenet_suite/curation/app_server.py", "imagenet_suite/curation/db_keeper.py"}  # review's processes
+    helpers = {
+        "imagenet_suite/cli.py",
+        "imagenet_suite/files.py",  # files: hashing child process
+        "imagenet_suite/curation/app_server.py",
+        "imagenet_suite/curation/db_keeper.py",
+    }  # review's processes
     found = set()
     for folder in ("imagenet_suite", "builders", "hierarchies"):
         for path in (REPO_ROOT / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-                        and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"):
+                if (
+                    isinstance(node, ast.If)
+                    and isinstance(node.test, ast.Compare)
+                    and isinstance(node.test.left, ast.Name)
+                    and node.test.left.id == "__name__"
+                ):
                     found.add(path.relative_to(REPO_ROOT).as_posix())
     assert found == helpers
     help_text = run_cli("--help").stdout

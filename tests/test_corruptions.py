@@ -41,7 +41,9 @@ def real224(test_data) -> np.ndarray:
 def assert_close(ours: np.ndarray, reference: np.ndarray, where: str) -> None:
     assert ours.shape == reference.shape and ours.dtype == reference.dtype == np.uint8, where
     diff = np.abs(ours.astype(int) - reference.astype(int))
-    assert diff.max() <= TOLERANCE[0] and (diff > 0).mean() <= TOLERANCE[1], f"{where}: max {diff.max()}, {(diff > 0).mean():.4f} differ"
+    assert diff.max() <= TOLERANCE[0] and (diff > 0).mean() <= TOLERANCE[1], (
+        f"{where}: max {diff.max()}, {(diff > 0).mean():.4f} differ"
+    )
 
 
 @pytest.mark.parametrize("flavor", C.FLAVORS)
@@ -63,9 +65,19 @@ def test_matches_the_reference_on_a_real_224_image_at_severity_3(name, real224):
 
 def test_seed003_severity3_constants_are_the_published_ones():
     """seed_003.md 1.3, the severity-3 column (identical to upstream imagecorruptions)."""
-    published = {"shot_noise": 12, "impulse_noise": 0.09, "defocus_blur": (6, 0.5), "motion_blur": (15, 8),
-                 "snow": (0.55, 0.3, 4, 0.9, 12, 8, 0.7), "brightness": 0.3, "contrast": 0.2,
-                 "elastic_transform": 250 * 0.085, "pixelate": 0.4, "jpeg_compression": 15, "gaussian_noise": 0.18}
+    published = {
+        "shot_noise": 12,
+        "impulse_noise": 0.09,
+        "defocus_blur": (6, 0.5),
+        "motion_blur": (15, 8),
+        "snow": (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
+        "brightness": 0.3,
+        "contrast": 0.2,
+        "elastic_transform": 250 * 0.085,
+        "pixelate": 0.4,
+        "jpeg_compression": 15,
+        "gaussian_noise": 0.18,
+    }
     for name, value in published.items():
         assert C.constant(name, 3) == value, name
     zooms = np.arange(*C.constant("zoom_blur", 3))
@@ -102,7 +114,9 @@ def test_impulse_noise_equals_skimage_random_noise_with_the_same_generator():
     from skimage.util import random_noise
 
     image = smooth_image(48, 48)
-    expected = np.uint8(np.clip(random_noise(image / 255.0, mode="s&p", amount=0.09, rng=example_rng(1, "x")), 0, 1) * 255)
+    expected = np.uint8(
+        np.clip(random_noise(image / 255.0, mode="s&p", amount=0.09, rng=example_rng(1, "x")), 0, 1) * 255
+    )
     assert np.array_equal(C.corrupt(image, "impulse_noise", 3, example_rng(1, "x")), expected)
 
 
@@ -115,9 +129,9 @@ def test_defocus_impulse_response_is_the_antialiased_disk():
         # radius 8 and 10 touch the support's edge, where upstream's anti-aliasing blur reflects mass back
         assert kernel.sum() == pytest.approx(1.0, abs=1e-5 if radius < 8 else 0.02) and np.allclose(kernel, kernel.T)
         half = kernel.shape[0] // 2
-        assert (kernel[half, half + int(radius) + 2:] < 1e-3).all()  # nothing beyond the radius
+        assert (kernel[half, half + int(radius) + 2 :] < 1e-3).all()  # nothing beyond the radius
         out = C.corrupt(delta, "defocus_blur", severity, example_rng(0, "d"))[..., 0]
-        window = out[32 - half:32 + half + 1, 32 - half:32 + half + 1]
+        window = out[32 - half : 32 + half + 1, 32 - half : 32 + half + 1]
         assert np.abs(window - np.floor(kernel[::-1, ::-1] * 255)).max() <= 1
 
 
@@ -125,10 +139,10 @@ def test_motion_kernel_is_a_gaussian_weighted_line_of_2r_plus_1_taps():
     for severity in C.SEVERITIES:
         radius, sigma = C.constant("motion_blur", severity)
         kernel = C.motion_kernel(radius, sigma, 0.0, (224, 224))
-        weights = np.exp(-np.arange(2 * radius + 1) ** 2 / (2 * sigma ** 2))
+        weights = np.exp(-(np.arange(2 * radius + 1) ** 2) / (2 * sigma**2))
         row = kernel[kernel.shape[0] // 2]
         assert np.count_nonzero(kernel) == 2 * radius + 1 == np.count_nonzero(row)
-        assert np.allclose(row[radius * 2:radius * 4 + 1], weights / weights.sum(), atol=1e-6)
+        assert np.allclose(row[radius * 2 : radius * 4 + 1], weights / weights.sum(), atol=1e-6)
     diagonal = C.motion_kernel(10, 3, 45.0, (224, 224))
     assert np.count_nonzero(diagonal) == np.count_nonzero(np.diag(diagonal)) > 1
     assert C.motion_kernel(10, 3, 0.0, (32, 6)).shape == (11, 11)  # taps past a 6 px wide image are dropped
@@ -184,18 +198,27 @@ def test_grayscale_and_cmyk_sources_become_rgb():
     assert np.array_equal(C.to_rgb_array(cmyk), np.asarray(cmyk.convert("RGB")))
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda x: C.corrupt(x, "fish_eye", 3, example_rng(0)), r"unknown corruption 'fish_eye'; known: \['brightness'"),
-    (lambda x: C.corrupt(x, "snow", 0, example_rng(0)), r"severity 0 of snow: expected an integer in 1..5"),
-    (lambda x: C.corrupt(x, "snow", 6, example_rng(0)), r"severity 6 of snow"),
-    (lambda x: C.corrupt(x, "snow", 2.0, example_rng(0)), r"severity 2.0 of snow"),
-    (lambda x: C.corrupt(x, "snow", True, example_rng(0)), r"severity True of snow"),
-    (lambda x: C.corrupt(x, "snow", 3, example_rng(0), flavor="imagenet-c"), r"flavor 'imagenet-c'"),
-    (lambda x: C.corrupt(x[:31], "snow", 3, example_rng(0)), r"image is 40x31 px; corruptions need width and height ≥ 32"),
-    (lambda x: C.corrupt(x / 255.0, "snow", 3, example_rng(0)), r"image dtype is float64; expected uint8"),
-    (lambda x: C.corrupt(np.dstack([x, x[..., :1]]), "snow", 3, example_rng(0)), r"image shape is \(40, 40, 4\)"),
-    (lambda x: C.corrupt(x, "frost", 3, example_rng(0)), r"frost needs the 6 frost pictures"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda x: C.corrupt(x, "fish_eye", 3, example_rng(0)),
+            r"unknown corruption 'fish_eye'; known: \['brightness'",
+        ),
+        (lambda x: C.corrupt(x, "snow", 0, example_rng(0)), r"severity 0 of snow: expected an integer in 1..5"),
+        (lambda x: C.corrupt(x, "snow", 6, example_rng(0)), r"severity 6 of snow"),
+        (lambda x: C.corrupt(x, "snow", 2.0, example_rng(0)), r"severity 2.0 of snow"),
+        (lambda x: C.corrupt(x, "snow", True, example_rng(0)), r"severity True of snow"),
+        (lambda x: C.corrupt(x, "snow", 3, example_rng(0), flavor="imagenet-c"), r"flavor 'imagenet-c'"),
+        (
+            lambda x: C.corrupt(x[:31], "snow", 3, example_rng(0)),
+            r"image is 40x31 px; corruptions need width and height ≥ 32",
+        ),
+        (lambda x: C.corrupt(x / 255.0, "snow", 3, example_rng(0)), r"image dtype is float64; expected uint8"),
+        (lambda x: C.corrupt(np.dstack([x, x[..., :1]]), "snow", 3, example_rng(0)), r"image shape is \(40, 40, 4\)"),
+        (lambda x: C.corrupt(x, "frost", 3, example_rng(0)), r"frost needs the 6 frost pictures"),
+    ],
+)
 def test_bad_requests_are_named(call, message):
     with pytest.raises(C.CorruptionError, match=message):
         call(smooth_image(40, 40))
@@ -206,7 +229,11 @@ def test_seed003_block_assignment():
     assignment = C.block_assignment(1000, names)
     counts = {n: assignment.count(n) for n in names}
     assert counts == {n: 100 if n == "shot_noise" else 90 for n in names}
-    assert assignment[:90] == ["shot_noise"] * 90 and assignment[90] == "impulse_noise" and assignment[990:] == ["shot_noise"] * 10
+    assert (
+        assignment[:90] == ["shot_noise"] * 90
+        and assignment[90] == "impulse_noise"
+        and assignment[990:] == ["shot_noise"] * 10
+    )
     small = C.block_assignment(420, names)
     assert {n: small.count(n) for n in names} == {n: 40 if n == "shot_noise" else 38 for n in names}
     assert C.block_assignment(5, names) == list(names[:5])
@@ -235,8 +262,8 @@ def test_grid_picture_has_a_row_per_corruption_and_a_column_per_severity(real224
 
     grid = corruption_grid(real224, ("contrast", "frost", "gaussian_noise"), cell=32)
     assert grid.size == (LABEL_WIDTH + 6 * 32, HEADER + 2 * 32)  # frost is skipped without its pictures
-    clean = np.asarray(grid)[HEADER:HEADER + 32, LABEL_WIDTH:LABEL_WIDTH + 32]
-    severity5 = np.asarray(grid)[HEADER:HEADER + 32, LABEL_WIDTH + 5 * 32:LABEL_WIDTH + 6 * 32]
+    clean = np.asarray(grid)[HEADER : HEADER + 32, LABEL_WIDTH : LABEL_WIDTH + 32]
+    severity5 = np.asarray(grid)[HEADER : HEADER + 32, LABEL_WIDTH + 5 * 32 : LABEL_WIDTH + 6 * 32]
     assert severity5.std() < clean.std()  # contrast 0.05 flattens the image
     path = save_corruption_grid(real224, tmp_path / "grid.png", corruptions=("contrast",), cell=32)
     assert Image.open(path).format == "PNG" and path.stat().st_size < 400_000

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from imagenet_suite.perturbations import imgaug_compat
 from imagenet_suite.build.builder import example_rng
+from imagenet_suite.perturbations import imgaug_compat
 from imagenet_suite.perturbations.corruptions import CorruptionError
 from tests.test_corruptions import smooth_image
 
-needs_imgaug = pytest.mark.skipif(not imgaug_compat.imgaug_available(), reason="imgaug is not installed (the augment extra)")
+needs_imgaug = pytest.mark.skipif(
+    not imgaug_compat.imgaug_available(), reason="imgaug is not installed (the augment extra)"
+)
 
 
 def test_shims_restore_only_missing_numpy_names():
@@ -23,8 +25,15 @@ def test_shims_restore_only_missing_numpy_names():
 def test_imgaug_imports_and_augments_deterministically_on_numpy_2():
     assert int(np.__version__.split(".")[0]) >= 2
     iaa = imgaug_compat.import_imgaug()
-    pipeline = iaa.Sequential([iaa.Fliplr(0.5), iaa.GaussianBlur(sigma=(0.5, 2.0)), iaa.AdditiveGaussianNoise(scale=(5, 20)),
-                               iaa.Affine(rotate=(-20, 20)), iaa.pillike.Autocontrast()])
+    pipeline = iaa.Sequential(
+        [
+            iaa.Fliplr(0.5),
+            iaa.GaussianBlur(sigma=(0.5, 2.0)),
+            iaa.AdditiveGaussianNoise(scale=(5, 20)),
+            iaa.Affine(rotate=(-20, 20)),
+            iaa.pillike.Autocontrast(),
+        ]
+    )
     perturb = imgaug_compat.ImgaugPerturbation(pipeline, "pipeline")
     image = smooth_image(48, 64)
     first = perturb(image, example_rng(0, "pipeline", "a"))
@@ -43,18 +52,24 @@ def test_a_real_augmenter_matches_its_own_seeded_run():
     seed = int(example_rng(3, "noise", "x").integers(0, 2**63 - 1))
     reference = iaa.AdditiveGaussianNoise(scale=20)
     reference.seed_(seed)
-    assert np.array_equal(imgaug_compat.ImgaugPerturbation(iaa.AdditiveGaussianNoise(scale=20))(image, rng), reference(image=image))
+    assert np.array_equal(
+        imgaug_compat.ImgaugPerturbation(iaa.AdditiveGaussianNoise(scale=20))(image, rng), reference(image=image)
+    )
 
 
 @needs_imgaug
 def test_specs_build_augmenters_and_refuse_code():
-    augmenter = imgaug_compat.parse_augmenter("iaa.Sequential([Fliplr(1.0), imgaug.augmenters.GaussianBlur(sigma=(0.5, 1.0))])")
+    augmenter = imgaug_compat.parse_augmenter(
+        "iaa.Sequential([Fliplr(1.0), imgaug.augmenters.GaussianBlur(sigma=(0.5, 1.0))])"
+    )
     assert [type(a).__name__ for a in augmenter] == ["Fliplr", "GaussianBlur"]
-    for bad, message in [("__import__('os').system('true')", "is not a name in imgaug.augmenters"),
-                         ("meta.ia.np.zeros(3)", "is not an augmenter class"),
-                         ("Fliplr(**{'p': 1})", r"\*\*kwargs are not allowed"),
-                         ("GaussianBlur(sigma=lambda: 1)", "is not allowed"),
-                         ("GaussianBlur(", "is not a Python expression")]:
+    for bad, message in [
+        ("__import__('os').system('true')", "is not a name in imgaug.augmenters"),
+        ("meta.ia.np.zeros(3)", "is not an augmenter class"),
+        ("Fliplr(**{'p': 1})", r"\*\*kwargs are not allowed"),
+        ("GaussianBlur(sigma=lambda: 1)", "is not allowed"),
+        ("GaussianBlur(", "is not a Python expression"),
+    ]:
         with pytest.raises(CorruptionError, match=message):
             imgaug_compat.parse_augmenter(bad)
 

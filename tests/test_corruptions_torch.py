@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from imagenet_suite.build.builder import example_rng
 from imagenet_suite.perturbations import corruptions as C
 from imagenet_suite.perturbations import corruptions_torch as T
-from imagenet_suite.build.builder import example_rng
 from tests.test_corruptions import smooth_image
 
 
@@ -18,7 +18,9 @@ def _compare(device: str, severities=(1, 3, 5)) -> None:
         for severity in severities:
             rngs = [example_rng(0, name, i) for i in range(3)]
             batched = T.corrupt_batch(images, name, severity, rngs, device=device)
-            single = np.stack([C.corrupt(image, name, severity, example_rng(0, name, i)) for i, image in enumerate(images)])
+            single = np.stack(
+                [C.corrupt(image, name, severity, example_rng(0, name, i)) for i, image in enumerate(images)]
+            )
             assert batched.shape == single.shape and batched.dtype == np.uint8
             diff = np.abs(batched.astype(int) - single.astype(int))
             assert diff.max() <= 1 and (diff > 0).mean() < 0.01, f"{name} severity {severity} on {device}"

@@ -25,9 +25,26 @@ def test_datasets_36_reads_our_parquet_and_card(val_layouts, val_images, tmp_pat
     folder = build_val(val_layouts, "kaggle", tmp_path / "out", configs=("default", "boxes"))
     script = tmp_path / "read36.py"
     script.write_text(READER)
-    result = subprocess.run([uv, "run", "--isolated", "--no-project", "--with", "datasets==3.6.0", "--with", "pillow",
-                             "python", str(script), str(folder), str(tmp_path / "cache36")],
-                            capture_output=True, text=True, cwd=REPO_ROOT, timeout=600)
+    result = subprocess.run(
+        [
+            uv,
+            "run",
+            "--isolated",
+            "--no-project",
+            "--with",
+            "datasets==3.6.0",
+            "--with",
+            "pillow",
+            "python",
+            str(script),
+            str(folder),
+            str(tmp_path / "cache36"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     image = val_images[2]
     lines = result.stdout.strip().splitlines()

@@ -34,23 +34,26 @@ def test_wordnet_dataset_roundtrips_to_the_shipped_tree(wordnet_folder, tmp_path
 
 
 def test_distance_lookup_reads_a_built_folder(wordnet_folder):
-    out = json.loads(run_cli("hierarchy", "distance", "n02110341", "n02110185", "--nodes", str(wordnet_folder.path),
-                             "--json").stdout)
+    out = json.loads(
+        run_cli("hierarchy", "distance", "n02110341", "n02110185", "--nodes", str(wordnet_folder.path), "--json").stdout
+    )
     assert round(out["info"], 4) == 6.8826 and out["depth_two_sided"] == 4 and out["depth_one_sided"] == 1
 
 
 def test_custom_class_list_and_bad_wnid(tmp_path):
     wnids = tmp_path / "wnids.txt"
     wnids.write_text("n02110341\nn02110185\nn01440764\n")
-    result = run_cli("build", "wordnet_hierarchy", "--option", f"wnids_file={wnids}", "--out", str(tmp_path / "o"),
-                     "--no-progress")
+    result = run_cli(
+        "build", "wordnet_hierarchy", "--option", f"wnids_file={wnids}", "--out", str(tmp_path / "o"), "--no-progress"
+    )
     folder = DatasetFolder(result.stdout.strip().splitlines()[-1])
     tree = Tree.from_nodes_table(folder.read_table(None, "nodes"))
     assert tree.class_wnids == ("n02110341", "n02110185", "n01440764")
     assert folder.build_info["configs"]["default"]["sources"]["wnids_file"]["file"] == "wnids.txt"
     wnids.write_text("n02110341\ndog\n")
-    bad = run_cli("build", "wordnet_hierarchy", "--option", f"wnids_file={wnids}", "--out", str(tmp_path / "p"),
-                  check=False)
+    bad = run_cli(
+        "build", "wordnet_hierarchy", "--option", f"wnids_file={wnids}", "--out", str(tmp_path / "p"), check=False
+    )
     assert bad.returncode == 2 and "'dog' is not a wnid" in bad.stderr
 
 
@@ -65,11 +68,26 @@ def _clustered_outputs(path, ids, labels, seed=0):
 
 def test_kmeans_dataset_is_deterministic_and_recovers_groups(val_layouts, val_images, tmp_path):
     val = build_val(val_layouts, "folders", tmp_path / "val")
-    outputs = _clustered_outputs(tmp_path / "f.npz", [im.image_id for im in val_images], [im.label for im in val_images])
+    outputs = _clustered_outputs(
+        tmp_path / "f.npz", [im.image_id for im in val_images], [im.label for im in val_images]
+    )
     folders = []
     for run in ("a", "b"):
-        result = run_cli("build", "kmeans_hierarchy", "--option", f"outputs={outputs}", "--input", str(val),
-                         "--option", "classes=present", "--seed", "3", "--out", str(tmp_path / run), "--no-progress")
+        result = run_cli(
+            "build",
+            "kmeans_hierarchy",
+            "--option",
+            f"outputs={outputs}",
+            "--input",
+            str(val),
+            "--option",
+            "classes=present",
+            "--seed",
+            "3",
+            "--out",
+            str(tmp_path / run),
+            "--no-progress",
+        )
         folders.append(DatasetFolder(result.stdout.strip().splitlines()[-1]))
     assert folders[0].path.name.startswith("kmeans_hierarchy-1.0.0-seed3")
     assert folder_bytes(folders[0].path) == folder_bytes(folders[1].path)
@@ -83,16 +101,37 @@ def test_kmeans_dataset_is_deterministic_and_recovers_groups(val_layouts, val_im
 
 def test_kmeans_needs_every_class_unless_told_otherwise(val_layouts, val_images, tmp_path):
     val = build_val(val_layouts, "folders", tmp_path / "val")
-    outputs = _clustered_outputs(tmp_path / "f.npz", [im.image_id for im in val_images], [im.label for im in val_images])
-    result = run_cli("build", "kmeans_hierarchy", "--option", f"outputs={outputs}", "--input", str(val),
-                     "--out", str(tmp_path / "o"), check=False)
+    outputs = _clustered_outputs(
+        tmp_path / "f.npz", [im.image_id for im in val_images], [im.label for im in val_images]
+    )
+    result = run_cli(
+        "build",
+        "kmeans_hierarchy",
+        "--option",
+        f"outputs={outputs}",
+        "--input",
+        str(val),
+        "--out",
+        str(tmp_path / "o"),
+        check=False,
+    )
     assert result.returncode == 2 and "class(es) have no samples" in result.stderr
 
 
 def test_kmeans_refuses_ids_not_in_the_dataset(val_layouts, val_images, tmp_path):
     val = build_val(val_layouts, "folders", tmp_path / "val")
-    outputs = _clustered_outputs(tmp_path / "f.npz", ["nope"] + [im.image_id for im in val_images[1:]],
-                                 [im.label for im in val_images])
-    result = run_cli("build", "kmeans_hierarchy", "--option", f"outputs={outputs}", "--input", str(val),
-                     "--out", str(tmp_path / "o"), check=False)
+    outputs = _clustered_outputs(
+        tmp_path / "f.npz", ["nope"] + [im.image_id for im in val_images[1:]], [im.label for im in val_images]
+    )
+    result = run_cli(
+        "build",
+        "kmeans_hierarchy",
+        "--option",
+        f"outputs={outputs}",
+        "--input",
+        str(val),
+        "--out",
+        str(tmp_path / "o"),
+        check=False,
+    )
     assert result.returncode == 2 and "1 id(s) are not in" in result.stderr and "'nope'" in result.stderr

@@ -30,8 +30,10 @@ def test_distance_text_for_dalmatian_and_husky(capsys):
     ]
 
 
-@pytest.mark.parametrize("a, b, info, two, one", [("0", "999", 9.9658, 13, 10), ("999", "0", 9.9658, 13, 3),
-                                                 ("n01518878", "n02007558", 5.8826, 4, 1)])  # ostrich / flamingo
+@pytest.mark.parametrize(
+    "a, b, info, two, one",
+    [("0", "999", 9.9658, 13, 10), ("999", "0", 9.9658, 13, 3), ("n01518878", "n02007558", 5.8826, 4, 1)],
+)  # ostrich / flamingo
 def test_distance_json(capsys, a, b, info, two, one):
     code, out, _ = run(capsys, a, b, "--json")
     result = json.loads(out)
@@ -48,12 +50,15 @@ def test_distance_with_an_exported_nodes_table(capsys, tmp_path):
     assert code == 0 and json.loads(out)["lca"]["wnid"] == "x"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("n99999999", "3"), "'n99999999' is not a class of this hierarchy"),
-    (("0", "1000"), "class index 1000 is out of range"),
-    (("n02084071", "3"), "internal node, not a class"),
-    (("0", "1", "--nodes", "/nonexistent/nodes.csv"), "no such file"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("n99999999", "3"), "'n99999999' is not a class of this hierarchy"),
+        (("0", "1000"), "class index 1000 is out of range"),
+        (("n02084071", "3"), "internal node, not a class"),
+        (("0", "1", "--nodes", "/nonexistent/nodes.csv"), "no such file"),
+    ],
+)
 def test_distance_errors_are_one_line_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""

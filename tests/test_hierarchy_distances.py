@@ -56,7 +56,10 @@ def test_info_statistics(matrices):
     assert stats["mean"] == pytest.approx(9.1604, abs=5e-5)
     assert (stats["min"], stats["max"]) == (1.0, pytest.approx(math.log2(1000)))
     assert stats["distinct"] == 55
-    assert (stats["row_mean_min"], stats["row_mean_max"]) == (pytest.approx(8.942, abs=5e-4), pytest.approx(9.857, abs=5e-4))
+    assert (stats["row_mean_min"], stats["row_mean_max"]) == (
+        pytest.approx(8.942, abs=5e-4),
+        pytest.approx(9.857, abs=5e-4),
+    )
     off_diagonal = matrices["info"][~np.eye(1000, dtype=bool)]
     assert np.mean(off_diagonal == math.log2(1000)) == pytest.approx(0.0750, abs=5e-5)  # LCA = root
 
@@ -98,7 +101,11 @@ def test_dense_matrices_are_fast(tree):
 
 def test_small_tree_by_hand():
     tree = Tree.from_edges([("r", "x"), ("r", "c2"), ("x", "c0"), ("x", "c1")], ["c0", "c1", "c2"])
-    assert tree_distance_matrix(tree, "info").tolist() == [[0, 1, math.log2(3)], [1, 0, math.log2(3)], [math.log2(3)] * 2 + [0]]
+    assert tree_distance_matrix(tree, "info").tolist() == [
+        [0, 1, math.log2(3)],
+        [1, 0, math.log2(3)],
+        [math.log2(3)] * 2 + [0],
+    ]
     assert tree_distance_matrix(tree, "depth_one_sided").tolist() == [[0, 1, 2], [1, 0, 2], [1, 1, 0]]
     assert tree_distance_matrix(tree, "depth_two_sided").tolist() == [[0, 2, 3], [2, 0, 3], [3, 3, 0]]
 

@@ -20,13 +20,20 @@ def test_tree_export_round_trips(tmp_path):
     tree = imagenet1k_tree()
     written = export.write_hierarchy(tree, tmp_path / "wordnet")
     names = sorted(p.name for p in written)
-    assert names == ["distance_depth_one_sided.npy", "distance_depth_two_sided.npy", "distance_info.npy",
-                     "hierarchy.json", "nodes.parquet"]
+    assert names == [
+        "distance_depth_one_sided.npy",
+        "distance_depth_two_sided.npy",
+        "distance_info.npy",
+        "hierarchy.json",
+        "nodes.parquet",
+    ]
     table = pq.read_table(tmp_path / "wordnet" / "nodes.parquet")
     assert table.num_rows == 1372 and table.column("parent").null_count == 1
     assert Tree.from_nodes_table(table) == tree
     for metric in METRICS:
-        assert np.array_equal(np.load(tmp_path / "wordnet" / f"distance_{metric}.npy"), tree_distance_matrix(tree, metric))
+        assert np.array_equal(
+            np.load(tmp_path / "wordnet" / f"distance_{metric}.npy"), tree_distance_matrix(tree, metric)
+        )
     info = json.loads((tmp_path / "wordnet" / "hierarchy.json").read_text())
     assert info["kind"] == "wordnet_tree" and info["class_wnids"] == list(tree.class_wnids)
 
@@ -49,8 +56,14 @@ def test_kmeans_export(tmp_path):
     vectors, labels = rng.normal(size=(400, 8)), np.arange(400) % 20
     wnids = [f"c{i:02d}" for i in range(20)]
     written = export.export_kmeans_hierarchy(tmp_path / "km", vectors, labels, 20, seed=3, class_wnids=wnids)
-    assert sorted(p.name for p in written) == ["assignments.parquet", "distance_depth_one_sided.npy", "distance_depth_two_sided.npy",
-                                               "distance_info.npy", "hierarchy.json", "lca_level.npy"]
+    assert sorted(p.name for p in written) == [
+        "assignments.parquet",
+        "distance_depth_one_sided.npy",
+        "distance_depth_two_sided.npy",
+        "distance_info.npy",
+        "hierarchy.json",
+        "lca_level.npy",
+    ]
     hierarchy = KMeansHierarchy.fit(vectors, labels, 20, seed=3, class_wnids=wnids)
     rows = pq.read_table(tmp_path / "km" / "assignments.parquet").to_pylist()
     assert rows == export.assignment_rows(hierarchy) and rows[0]["wnid"] == "c00" and len(rows[0]) == 2 + 5

@@ -16,7 +16,7 @@ def binary_tree_samples(per_class: int = 20, seed: int = 0) -> tuple[np.ndarray,
     """Class c's centre is ±scale_l along axis l for each bit l of c (MSB = largest scale), so
     classes sharing their first l bits are closer than any that do not; samples add small noise."""
     rng = np.random.default_rng(seed)
-    classes = np.arange(2 ** BITS)
+    classes = np.arange(2**BITS)
     bits = (classes[:, None] >> np.arange(BITS - 1, -1, -1)) & 1  # MSB first
     centres = (2 * bits - 1) * (20.0 ** -np.arange(BITS))  # scales 1, 1/20, 1/400, 1/8000
     labels = np.repeat(classes, per_class)
@@ -26,7 +26,7 @@ def binary_tree_samples(per_class: int = 20, seed: int = 0) -> tuple[np.ndarray,
 
 def shared_prefix_levels() -> np.ndarray:
     """Expected LCA level: number of leading bits two classes share; top level (5) on the diagonal."""
-    classes = np.arange(2 ** BITS)
+    classes = np.arange(2**BITS)
     levels = np.zeros((16, 16), dtype=np.int64)
     for level in range(1, BITS + 1):
         prefix = classes >> (BITS - level)
@@ -86,9 +86,13 @@ def test_class_means_numpy_and_torch_agree_and_normalisation():
     vectors, labels = rng.normal(size=(50, 3)), np.arange(50) % 5
     means = class_means(vectors, labels, 5)
     assert np.allclose(means[2], vectors[labels == 2].mean(axis=0))
-    assert np.allclose(class_means(torch.as_tensor(vectors, dtype=torch.float32), torch.as_tensor(labels), 5), means, atol=1e-6)
+    assert np.allclose(
+        class_means(torch.as_tensor(vectors, dtype=torch.float32), torch.as_tensor(labels), 5), means, atol=1e-6
+    )
     scaled = KMeansHierarchy.fit(vectors * np.array([[1.0]] * 50) * 3.0, labels, 5, seed=0)
-    assert np.array_equal(scaled.assignments, KMeansHierarchy.fit(vectors, labels, 5, seed=0).assignments)  # L2-normalised
+    assert np.array_equal(
+        scaled.assignments, KMeansHierarchy.fit(vectors, labels, 5, seed=0).assignments
+    )  # L2-normalised
 
 
 def test_errors():

@@ -13,7 +13,13 @@ import pytest
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
 from imagenet_suite.scoring.lca_on_the_line import (
-    analyze, correlations, fit_line, leave_one_out_errors, minmax, plot, read_results_csv,
+    analyze,
+    correlations,
+    fit_line,
+    leave_one_out_errors,
+    minmax,
+    plot,
+    read_results_csv,
 )
 
 DATASETS = ("imagenetv2", "imagenet_sketch", "imagenet_r", "imagenet_a", "objectnet")
@@ -52,13 +58,19 @@ def test_lca_cross_check_table(results, dataset):
     frame = results[dataset]
     result = analyze(frame.id_lca, frame.ood_top1)
     c = result.correlations
-    assert (c.pearson, c.r2, c.kendall_tau_b, c.spearman, result.mae_in_sample) == pytest.approx(CROSS_CHECK[dataset], abs=FOUR)
+    assert (c.pearson, c.r2, c.kendall_tau_b, c.spearman, result.mae_in_sample) == pytest.approx(
+        CROSS_CHECK[dataset], abs=FOUR
+    )
 
 
 # ID top-1 → OOD top-1, ALL: PEA, KEN, SPE
-TOP1_CROSS_CHECK = {"imagenetv2": (0.9806, 0.8398, 0.947), "imagenet_sketch": (0.2747, 0.1702, 0.0922),
-                    "imagenet_r": (0.1404, 0.1464, 0.0423), "imagenet_a": (0.0938, 0.0678, -0.037),
-                    "objectnet": (0.5224, 0.3167, 0.3387)}
+TOP1_CROSS_CHECK = {
+    "imagenetv2": (0.9806, 0.8398, 0.947),
+    "imagenet_sketch": (0.2747, 0.1702, 0.0922),
+    "imagenet_r": (0.1404, 0.1464, 0.0423),
+    "imagenet_a": (0.0938, 0.0678, -0.037),
+    "objectnet": (0.5224, 0.3167, 0.3387),
+}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -71,20 +83,29 @@ def test_top1_cross_check_table(results, dataset):
 # Paper Tables 2 (|R²|, |PEA|) and 9 (|KEN|, |SPE|): (group, predictor, dataset) → values
 PAPER_CORRELATIONS = {
     # Top1 → Top1: metric-independent, every group and dataset
-    ("ALL", "id_top1", "imagenetv2"): (.962, .980, .840, .947), ("ALL", "id_top1", "imagenet_sketch"): (.075, .275, .170, .092),
-    ("ALL", "id_top1", "imagenet_r"): (.020, .140, .146, .042), ("ALL", "id_top1", "imagenet_a"): (.009, .094, .068, .037),
-    ("ALL", "id_top1", "objectnet"): (.273, .522, .317, .339),
-    ("VLM", "id_top1", "imagenetv2"): (.996, .998, .971, .997), ("VLM", "id_top1", "imagenet_sketch"): (.860, .927, .840, .936),
-    ("VLM", "id_top1", "imagenet_r"): (.851, .923, .864, .943), ("VLM", "id_top1", "imagenet_a"): (.578, .761, .753, .915),
-    ("VLM", "id_top1", "objectnet"): (.945, .972, .905, .982),
-    ("VM", "id_top1", "imagenetv2"): (.996, .998, .948, .993), ("VM", "id_top1", "imagenet_sketch"): (.824, .908, .771, .901),
-    ("VM", "id_top1", "imagenet_r"): (.801, .895, .743, .887), ("VM", "id_top1", "imagenet_a"): (.523, .723, .735, .877),
-    ("VM", "id_top1", "objectnet"): (.900, .949, .822, .927),
+    ("ALL", "id_top1", "imagenetv2"): (0.962, 0.980, 0.840, 0.947),
+    ("ALL", "id_top1", "imagenet_sketch"): (0.075, 0.275, 0.170, 0.092),
+    ("ALL", "id_top1", "imagenet_r"): (0.020, 0.140, 0.146, 0.042),
+    ("ALL", "id_top1", "imagenet_a"): (0.009, 0.094, 0.068, 0.037),
+    ("ALL", "id_top1", "objectnet"): (0.273, 0.522, 0.317, 0.339),
+    ("VLM", "id_top1", "imagenetv2"): (0.996, 0.998, 0.971, 0.997),
+    ("VLM", "id_top1", "imagenet_sketch"): (0.860, 0.927, 0.840, 0.936),
+    ("VLM", "id_top1", "imagenet_r"): (0.851, 0.923, 0.864, 0.943),
+    ("VLM", "id_top1", "imagenet_a"): (0.578, 0.761, 0.753, 0.915),
+    ("VLM", "id_top1", "objectnet"): (0.945, 0.972, 0.905, 0.982),
+    ("VM", "id_top1", "imagenetv2"): (0.996, 0.998, 0.948, 0.993),
+    ("VM", "id_top1", "imagenet_sketch"): (0.824, 0.908, 0.771, 0.901),
+    ("VM", "id_top1", "imagenet_r"): (0.801, 0.895, 0.743, 0.887),
+    ("VM", "id_top1", "imagenet_a"): (0.523, 0.723, 0.735, 0.877),
+    ("VM", "id_top1", "objectnet"): (0.900, 0.949, 0.822, 0.927),
     # LCA → Top1 where the paper used the information LCA (v2, R, ObjectNet) and its tables agree
-    ("ALL", "id_lca", "imagenetv2"): (.339, .582, .421, .517), ("ALL", "id_lca", "imagenet_r"): (.779, .883, .761, .911),
-    ("ALL", "id_lca", "objectnet"): (.915, .956, .867, .967),
-    ("VLM", "id_lca", "imagenetv2"): (.956, .978, .882, .972), ("VLM", "id_lca", "objectnet"): (.936, .968, .870, .972),
-    ("VM", "id_lca", "imagenetv2"): (.976, .988, .910, .981), ("VM", "id_lca", "imagenet_r"): (.768, .877, .705, .862),
+    ("ALL", "id_lca", "imagenetv2"): (0.339, 0.582, 0.421, 0.517),
+    ("ALL", "id_lca", "imagenet_r"): (0.779, 0.883, 0.761, 0.911),
+    ("ALL", "id_lca", "objectnet"): (0.915, 0.956, 0.867, 0.967),
+    ("VLM", "id_lca", "imagenetv2"): (0.956, 0.978, 0.882, 0.972),
+    ("VLM", "id_lca", "objectnet"): (0.936, 0.968, 0.870, 0.972),
+    ("VM", "id_lca", "imagenetv2"): (0.976, 0.988, 0.910, 0.981),
+    ("VM", "id_lca", "imagenet_r"): (0.768, 0.877, 0.705, 0.862),
 }
 
 
@@ -99,12 +120,12 @@ def test_paper_tables_2_and_9(results, key):
 
 # Paper Table 3: in-sample MAE of the min-max-scaled line (group, predictor) → per dataset (None = not comparable)
 PAPER_MAE = {
-    ("ALL", "id_top1"): (.040, .230, .277, .192, .178),
-    ("VLM", "id_top1"): (.014, .077, .064, .127, .052),
-    ("VM", "id_top1"): (.013, .099, .108, .143, .068),
-    ("ALL", "id_lca"): (.162, None, None, None, .048),
-    ("VLM", "id_lca"): (.047, None, None, None, .043),
-    ("VM", "id_lca"): (.029, None, .113, None, None),
+    ("ALL", "id_top1"): (0.040, 0.230, 0.277, 0.192, 0.178),
+    ("VLM", "id_top1"): (0.014, 0.077, 0.064, 0.127, 0.052),
+    ("VM", "id_top1"): (0.013, 0.099, 0.108, 0.143, 0.068),
+    ("ALL", "id_lca"): (0.162, None, None, None, 0.048),
+    ("VLM", "id_lca"): (0.047, None, None, None, 0.043),
+    ("VM", "id_lca"): (0.029, None, 0.113, None, None),
 }
 
 
@@ -114,13 +135,19 @@ def test_paper_table_3(results, key):
     for dataset, expected in zip(DATASETS, PAPER_MAE[key]):
         if expected is not None:
             frame = group(results[dataset], name)
-            assert analyze(frame[predictor], frame.ood_top1).mae_in_sample == pytest.approx(expected, abs=PAPER), dataset
+            assert analyze(frame[predictor], frame.ood_top1).mae_in_sample == pytest.approx(expected, abs=PAPER), (
+                dataset
+            )
 
 
 # Raw accuracy units: OOD_top1 = a + b·LCA, in-sample and leave-one-out MAE (seed_004.md §3.4)
-RAW_FITS = {"imagenetv2": (2.1791, -0.2524, .0777, .0797), "imagenet_sketch": (3.6550, -0.5206, .0546, .0562),
-            "imagenet_r": (4.9573, -0.6957, .0799, .0820), "imagenet_a": (3.7939, -0.5621, .0759, .0785),
-            "objectnet": (3.5953, -0.5009, .0277, .0287)}
+RAW_FITS = {
+    "imagenetv2": (2.1791, -0.2524, 0.0777, 0.0797),
+    "imagenet_sketch": (3.6550, -0.5206, 0.0546, 0.0562),
+    "imagenet_r": (4.9573, -0.6957, 0.0799, 0.0820),
+    "imagenet_a": (3.7939, -0.5621, 0.0759, 0.0785),
+    "objectnet": (3.5953, -0.5009, 0.0277, 0.0287),
+}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

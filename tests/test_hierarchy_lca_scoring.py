@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
-from imagenet_suite.scoring import lca_scoring as scoring
 from imagenet_suite.hierarchies.distances import restrict_matrix, tree_distance_matrix
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
 from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
+from imagenet_suite.scoring import lca_scoring as scoring
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -94,7 +94,9 @@ def test_top5_lca(info):
     expected = np.mean([info[y[i], top5[i]].mean() for i in np.flatnonzero(wrong)])  # GT in top-5 counts 0
     score = scoring.topk_lca(logits, labels, info, k=5, chunk_rows=128)
     assert score.count == wrong.sum() and score.value == pytest.approx(expected, rel=1e-6)
-    assert scoring.topk_lca(logits, labels, info, k=1).value == pytest.approx(scoring.lca(logits, labels, info).value, rel=1e-6)
+    assert scoring.topk_lca(logits, labels, info, k=1).value == pytest.approx(
+        scoring.lca(logits, labels, info).value, rel=1e-6
+    )
 
 
 @pytest.mark.parametrize("variant", scoring.ELCA_VARIANTS)
@@ -109,8 +111,12 @@ def test_elca_variants_match_their_definitions(info, variant):
 def test_elca_default_variant_is_all_samples(info):
     logits, labels = outputs(seed=4)
     assert scoring.DEFAULT_ELCA_VARIANT == "all"
-    assert scoring.elca(logits, labels, info, kind="logits") == scoring.elca(logits, labels, info, kind="logits", variant="all")
-    ordered = [scoring.elca(logits, labels, info, kind="logits", variant=v).value for v in ("all", "mistakes", "exclude_gt")]
+    assert scoring.elca(logits, labels, info, kind="logits") == scoring.elca(
+        logits, labels, info, kind="logits", variant="all"
+    )
+    ordered = [
+        scoring.elca(logits, labels, info, kind="logits", variant=v).value for v in ("all", "mistakes", "exclude_gt")
+    ]
     assert ordered[0] < ordered[1] < ordered[2]  # mass on the GT (distance 0) pulls "all" down
 
 
@@ -118,7 +124,9 @@ def test_softmax_is_applied_exactly_once(info):
     logits, labels = outputs(seed=5)
     from_logits = scoring.elca(logits, labels, info, kind="logits").value
     assert scoring.elca(logits.softmax(1), labels, info, kind="probs").value == pytest.approx(from_logits, rel=1e-5)
-    assert scoring.elca(logits.log_softmax(1), labels, info, kind="log_probs").value == pytest.approx(from_logits, rel=1e-5)
+    assert scoring.elca(logits.log_softmax(1), labels, info, kind="log_probs").value == pytest.approx(
+        from_logits, rel=1e-5
+    )
     hot = scoring.elca(logits, labels, info, kind="logits", temperature=2.0).value
     assert hot == pytest.approx(scoring.elca(logits / 2.0, labels, info, kind="logits").value, rel=1e-6)
     with pytest.raises(HierarchyError, match="temperature applies to logits"):
@@ -152,7 +160,9 @@ def test_kmeans_distance_plugs_in_the_same_way():
     hierarchy = KMeansHierarchy.from_class_means(rng.normal(size=(40, 8)), seed=0)
     d = hierarchy.distance_matrix("depth_one_sided")
     logits, labels = outputs(n=300, c=40, seed=7)
-    assert scoring.lca(logits, labels, d).value == pytest.approx(reference_lca(logits.numpy(), labels.numpy(), d), rel=1e-6)
+    assert scoring.lca(logits, labels, d).value == pytest.approx(
+        reference_lca(logits.numpy(), labels.numpy(), d), rel=1e-6
+    )
 
 
 def test_class_subset_uses_the_restricted_matrix(info):
@@ -212,4 +222,6 @@ def test_read_only_cached_matrix_is_accepted_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         score = scoring.lca(logits, labels, imagenet1k_distance_matrix("depth_two_sided"))
-    assert score.value == pytest.approx(reference_lca(logits.numpy(), labels.numpy(), imagenet1k_distance_matrix("depth_two_sided")))
+    assert score.value == pytest.approx(
+        reference_lca(logits.numpy(), labels.numpy(), imagenet1k_distance_matrix("depth_two_sided"))
+    )

@@ -58,13 +58,16 @@ def test_node_order_is_canonical_whatever_the_edge_order(small):
     assert shuffled.wnids == small.wnids
 
 
-@pytest.mark.parametrize("edges, classes, message", [
-    ([("a", "b"), ("c", "b")], ["b"], "two parents"),
-    ([("r", "a"), ("s", "b")], ["a", "b"], "exactly one root"),
-    ([("r", "a"), ("a", "b")], ["a", "b"], "classes must be leaves"),
-    ([("r", "a"), ("r", "b")], ["a"], "every leaf must be a class"),
-    ([("r", "a"), ("r", "b")], ["a", "a"], "unique"),
-])
+@pytest.mark.parametrize(
+    "edges, classes, message",
+    [
+        ([("a", "b"), ("c", "b")], ["b"], "two parents"),
+        ([("r", "a"), ("s", "b")], ["a", "b"], "exactly one root"),
+        ([("r", "a"), ("a", "b")], ["a", "b"], "classes must be leaves"),
+        ([("r", "a"), ("r", "b")], ["a"], "every leaf must be a class"),
+        ([("r", "a"), ("r", "b")], ["a", "a"], "unique"),
+    ],
+)
 def test_invalid_trees_are_clear_errors(edges, classes, message):
     with pytest.raises(HierarchyError, match=message):
         Tree.from_edges(edges, classes)
@@ -126,6 +129,20 @@ def test_shipped_tree_statistics():
     assert len(child_counts) == 372  # internal nodes
     assert min(child_counts) >= 2  # no unary internal node
     assert max(child_counts) == 26
-    expected_histogram = {3: 12, 4: 15, 5: 53, 6: 91, 7: 163, 8: 183, 9: 176, 10: 106, 11: 78, 12: 36, 13: 52, 14: 33, 15: 2}
+    expected_histogram = {
+        3: 12,
+        4: 15,
+        5: 53,
+        6: 91,
+        7: 163,
+        8: 183,
+        9: 176,
+        10: 106,
+        11: 78,
+        12: 36,
+        13: 52,
+        14: 33,
+        15: 2,
+    }
     assert tree.leaf_depth_histogram() == expected_histogram
     assert tree.depths[tree.class_nodes].mean() == pytest.approx(8.614, abs=5e-4)

@@ -45,8 +45,21 @@ def test_shipped_tree_equals_a_fresh_rebuild(rebuilt, tmp_path):
 
 def test_rebuilt_tree_has_the_reference_shape(rebuilt):
     assert rebuilt.num_nodes == 1372 and rebuilt.class_wnids == imagenet_wnids()
-    assert rebuilt.leaf_depth_histogram() == {3: 12, 4: 15, 5: 53, 6: 91, 7: 163, 8: 183, 9: 176, 10: 106,
-                                               11: 78, 12: 36, 13: 52, 14: 33, 15: 2}
+    assert rebuilt.leaf_depth_histogram() == {
+        3: 12,
+        4: 15,
+        5: 53,
+        6: 91,
+        7: 163,
+        8: 183,
+        9: 176,
+        10: 106,
+        11: 78,
+        12: 36,
+        13: 52,
+        14: 33,
+        15: 2,
+    }
 
 
 def test_exactly_the_28_tabled_classes_have_tied_longest_paths(wn):
@@ -77,7 +90,13 @@ def test_edge_fixes_are_applied(wn, rebuilt):
 
 def test_builder_on_another_synset_set(wn):
     """Any noun synsets (here not all ImageNet-1k), in the caller's order; unary chains are pruned."""
-    wnids = ["n02110341", "n02106854", "n02123045", "n04335435", "n08570634"]  # dalmatian, police dog, tabby, streetcar, hayfield
+    wnids = [
+        "n02110341",
+        "n02106854",
+        "n02123045",
+        "n04335435",
+        "n08570634",
+    ]  # dalmatian, police dog, tabby, streetcar, hayfield
     tree = build_wordnet_tree(wnids, wordnet=wn)
     assert tree.class_wnids == tuple(wnids)
     assert all(len(tree.children(w)) >= 2 for w in tree.wnids if tree.children(w) and w != tree.root)

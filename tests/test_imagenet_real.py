@@ -7,8 +7,8 @@ import json
 import pytest
 
 from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.errors import InvalidSourceData
 from tests.helpers import load
 
 
@@ -19,8 +19,14 @@ def real_json(test_data):
 
 @pytest.fixture(scope="module")
 def labels_folder(real_json, tmp_path_factory):
-    return build_dataset("imagenet_real", tmp_path_factory.mktemp("real"), ["labels"],
-                         manual_dir=real_json.parent, offline=True, progress=False)
+    return build_dataset(
+        "imagenet_real",
+        tmp_path_factory.mktemp("real"),
+        ["labels"],
+        manual_dir=real_json.parent,
+        offline=True,
+        progress=False,
+    )
 
 
 def test_real_labels_from_the_real_file(labels_folder, tmp_path):
@@ -52,8 +58,15 @@ def test_offline_default_uses_timms_copy(tmp_path):
 
 def test_images_config_joins_real_labels_onto_val_images(real_json, val_layouts, val_images, tmp_path):
     pins = read_pins_file(val_layouts["tar"] / "checksums.tsv")
-    folder = build_dataset("imagenet_real", tmp_path / "out", ["images"], manual_dir=val_layouts["tar"], pins=pins,
-                           offline=True, progress=False)
+    folder = build_dataset(
+        "imagenet_real",
+        tmp_path / "out",
+        ["images"],
+        manual_dir=val_layouts["tar"],
+        pins=pins,
+        offline=True,
+        progress=False,
+    )
     ds = load(folder, "images", cache_dir=tmp_path / "cache")
     real = json.loads(real_json.read_text())
     assert ds["id"] == [im.image_id for im in val_images]
@@ -69,5 +82,12 @@ def test_malformed_real_json_is_named(tmp_path):
 
     pins_file.write_text(f"real.json\t{bad.stat().st_size}\t{hashlib.sha256(bad.read_bytes()).hexdigest()}\n")
     with pytest.raises(InvalidSourceData, match="entry 49999 .*ILSVRC2012_val_00050000"):
-        build_dataset("imagenet_real", tmp_path / "out", ["labels"], manual_dir=tmp_path, offline=True,
-                      pins=read_pins_file(pins_file), progress=False)
+        build_dataset(
+            "imagenet_real",
+            tmp_path / "out",
+            ["labels"],
+            manual_dir=tmp_path,
+            offline=True,
+            pins=read_pins_file(pins_file),
+            progress=False,
+        )

@@ -48,7 +48,7 @@ def test_load_dataset_roundtrip_matches_archive_members(built, val_layouts, val_
 
 
 def test_ground_truth_goes_through_meta_mat_not_sorted_index(val_layouts, val_images):
-    gt = (val_layouts["tar"] / "ILSVRC2012_devkit_t12.tar.gz")
+    gt = val_layouts["tar"] / "ILSVRC2012_devkit_t12.tar.gz"
     with open_archive(gt) as devkit:
         ids = devkit.read("ILSVRC2012_devkit_t12/data/ILSVRC2012_validation_ground_truth.txt").split()
     id_map = fx.ilsvrc_ids()
@@ -90,7 +90,12 @@ def test_missing_manual_files_lists_accepted_layouts(tmp_path):
     with pytest.raises(ManualFileMissing) as err:
         build_dataset("imagenet_val", tmp_path / "out", manual_dir=tmp_path, progress=False)
     message = str(err.value)
-    for expected in ("ILSVRC2012_img_val.tar", "ILSVRC2012_devkit_t12.tar.gz", "LOC_val_solution.csv", "val/<wnid>/*.JPEG"):
+    for expected in (
+        "ILSVRC2012_img_val.tar",
+        "ILSVRC2012_devkit_t12.tar.gz",
+        "LOC_val_solution.csv",
+        "val/<wnid>/*.JPEG",
+    ):
         assert expected in message
 
 
@@ -141,7 +146,9 @@ def test_real_md5_pin_rejects_a_fixture_tar(val_layouts, tmp_path):
 
 def test_truncated_jpeg_inside_tar_is_named(val_images, tmp_path):
     images = list(val_images)
-    images[4] = fx.ValImage(images[4].image_id, images[4].data[: len(images[4].data) // 2], images[4].label, images[4].boxes)
+    images[4] = fx.ValImage(
+        images[4].image_id, images[4].data[: len(images[4].data) // 2], images[4].label, images[4].boxes
+    )
     manual = fx.write_tar_layout(tmp_path / "m", images)
     with pytest.raises(InvalidSourceData, match="ILSVRC2012_val_00000005.JPEG.*truncated"):
         build_val({"m": manual}, "m", tmp_path / "out")
@@ -152,7 +159,9 @@ def test_truncated_tar_archive_is_named(val_layouts, tmp_path):
     manual.mkdir()
     data = (val_layouts["tar"] / "ILSVRC2012_img_val.tar").read_bytes()
     (manual / "ILSVRC2012_img_val.tar").write_bytes(data[:20_000])
-    (manual / "ILSVRC2012_devkit_t12.tar.gz").write_bytes((val_layouts["tar"] / "ILSVRC2012_devkit_t12.tar.gz").read_bytes())
+    (manual / "ILSVRC2012_devkit_t12.tar.gz").write_bytes(
+        (val_layouts["tar"] / "ILSVRC2012_devkit_t12.tar.gz").read_bytes()
+    )
     fx.write_checksums(manual)
     with pytest.raises(InvalidSourceData, match="ILSVRC2012_img_val.tar"):
         build_val({"m": manual}, "m", tmp_path / "out")
@@ -203,8 +212,11 @@ def test_one_label_space_for_every_builder():
     label = classes.imagenet_class_label()
     assert label.num_classes == 1000 and tuple(label.names) == classes.imagenet_wnids()
     assert classes.index_of("n01440764") == 0 and classes.index_of("n15075141") == 999
-    with pytest.raises(InvalidSourceData, match=r"^LOC_val_solution.csv: row 7: box class 'n0144O764' is not one of "
-                                                r"the 1000 ImageNet-1k wnids$"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"^LOC_val_solution.csv: row 7: box class 'n0144O764' is not one of "
+        r"the 1000 ImageNet-1k wnids$",
+    ):
         classes.index_of("n0144O764", "LOC_val_solution.csv: row 7", "box class")
     with pytest.raises(InvalidSourceData, match=r"^'n1' is not one of the 1000"):
         classes.index_of("n1")

@@ -65,7 +65,7 @@ def test_frame_header_matches_pillow_on_real_jpegs():
 def test_unusual_jpegs_fall_back_to_pillow():
     data = encoded_jpegs()["rgb"]
     frame = data.index(b"\xff\xc0")
-    two_components = data[:frame + 9] + bytes([2]) + data[frame + 10:]
+    two_components = data[: frame + 9] + bytes([2]) + data[frame + 10 :]
     assert jpeg_frame_header(two_components) is None  # Pillow refuses it, and so does the check
     with pytest.raises(InvalidSourceData, match="x.jpg: not a readable image"):
         inspect_image(two_components, "x.jpg")
@@ -89,6 +89,7 @@ def test_png_goes_through_pillow():
 
 
 # -- codec: decoding to RGB, deterministic encoding -------------------------------------------------
+
 
 def _encoded(image: Image.Image, fmt: str) -> bytes:
     buffer = io.BytesIO()
@@ -124,8 +125,12 @@ def test_encoding_passes_exactly_its_settings_to_pillow():
 
     rng = np.random.default_rng(2)
     pixels = rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)
-    cases = [(Encoding.png(), {}), (Encoding.png(compress_level=1), {"compress_level": 1}),
-             (Encoding.jpeg(), {}), (Encoding.jpeg(quality=85, optimize=True), {"quality": 85, "optimize": True})]
+    cases = [
+        (Encoding.png(), {}),
+        (Encoding.png(compress_level=1), {"compress_level": 1}),
+        (Encoding.jpeg(), {}),
+        (Encoding.jpeg(quality=85, optimize=True), {"quality": 85, "optimize": True}),
+    ]
     for encoding, settings in cases:
         buffer = io.BytesIO()
         Image.fromarray(pixels).save(buffer, format=encoding.format, **settings)
@@ -143,12 +148,15 @@ def test_encoder_versions_are_recorded():
 
 # -- grid: preview pictures -----------------------------------------------------------------------------
 
+
 def _tiles(count: int):
     from imagenet_suite.images.grid import Tile
 
     rng = np.random.default_rng(3)
-    return [Tile(Image.fromarray(rng.integers(0, 256, (30 + i, 40, 3), dtype=np.uint8)), (f"tile {i}", "caption"))
-            for i in range(count)]
+    return [
+        Tile(Image.fromarray(rng.integers(0, 256, (30 + i, 40, 3), dtype=np.uint8)), (f"tile {i}", "caption"))
+        for i in range(count)
+    ]
 
 
 def test_captioned_grid_lays_out_tiles_with_captions_underneath():

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
 from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
 from tests.fixtures import ninco_archive as fx
 from tests.helpers import folder_bytes, load
 
@@ -57,8 +57,11 @@ def released_rows(ninco_data, name):
 
 
 def test_counts_classes_and_tests(built, ninco_data, tmp_path):
-    expected = {"ninco": (5_879, 64, "ood_class"), "unit_tests": (6_800, 17, "test"),
-                "popular_subsamples": (2_715, 11, "source_dataset")}
+    expected = {
+        "ninco": (5_879, 64, "ood_class"),
+        "unit_tests": (6_800, 17, "test"),
+        "popular_subsamples": (2_715, 11, "source_dataset"),
+    }
     for config, (rows, classes, column) in expected.items():
         ds = load(built, config, split="test", cache_dir=tmp_path)
         names = ds.features[column].names
@@ -75,8 +78,11 @@ def test_counts_classes_and_tests(built, ninco_data, tmp_path):
 
 
 def test_images_are_the_archive_members_byte_for_byte(built, contents):
-    tops = {"ninco": ("NINCO_OOD_classes", "ood_class"), "unit_tests": ("NINCO_OOD_unit_tests", "test"),
-            "popular_subsamples": ("NINCO_popular_datasets_subsamples", "source_dataset")}
+    tops = {
+        "ninco": ("NINCO_OOD_classes", "ood_class"),
+        "unit_tests": ("NINCO_OOD_unit_tests", "test"),
+        "popular_subsamples": ("NINCO_popular_datasets_subsamples", "source_dataset"),
+    }
     seen = 0
     for config, (top, column) in tops.items():
         data = table(built, config).to_pydict()
@@ -93,16 +99,31 @@ def test_class_metadata_from_the_repository(built):
     rows = table(built, "ninco").to_pylist()
     by_class = {r["file_name"].rsplit("_", 2)[0]: r for r in rows}
     donut = next(r for r in rows if r["file_name"].startswith("donuts_"))
-    assert (donut["class_name"], donut["short_name"], donut["source_dataset"], donut["benchmark_status"]) == \
-        ("donuts", "Donuts", "Food-101", 1)
+    assert (donut["class_name"], donut["short_name"], donut["source_dataset"], donut["benchmark_status"]) == (
+        "donuts",
+        "Donuts",
+        "Food-101",
+        1,
+    )
     amph = next(r for r in rows if r["file_name"].startswith("amphiuma_means_"))
     assert amph["class_name"] == "two-toed amphiuma (salamander)"
     assert Counter(r["source_dataset"] for r in {r["class_name"]: r for r in rows}.values()) == Counter(
-        {"Species": 35, "scraped": 8, "Food-101": 7, "caltech-101": 4, "MyNursingHome": 4, "Places": 3,
-         "iNat. Download": 2, "Imagenet-21k": 1})
+        {
+            "Species": 35,
+            "scraped": 8,
+            "Food-101": 7,
+            "caltech-101": 4,
+            "MyNursingHome": 4,
+            "Places": 3,
+            "iNat. Download": 2,
+            "Imagenet-21k": 1,
+        }
+    )
     assert by_class and {r["image_format"] for r in rows} == {"JPEG", "PNG", "GIF"}
     popular = table(built, "popular_subsamples").to_pylist()
-    assert {r["dataset_name"] for r in popular if r["file_name"].startswith("Places_")} == {"Places (MOS subset of Places365)"}
+    assert {r["dataset_name"] for r in popular if r["file_name"].startswith("Places_")} == {
+        "Places (MOS subset of Places365)"
+    }
 
 
 def test_unit_test_rows_carry_the_released_source_index(built, ninco_data):
@@ -116,7 +137,9 @@ def test_unit_test_rows_carry_the_released_source_index(built, ninco_data):
         by_test.setdefault(test, []).append(row["source_index"])
         assert row["file_format"] == ("png" if row["source_index"] % 2 == 0 else "jpg")
         assert row["file_name"].endswith(f"_{test}_{row['source_index']:05d}.{row['file_format']}")
-    assert by_test == {test: sorted(indices) for test, indices in released_indices(ninco_data / fx.FILE_LISTS[1]).items()}
+    assert by_test == {
+        test: sorted(indices) for test, indices in released_indices(ninco_data / fx.FILE_LISTS[1]).items()
+    }
 
 
 def load_names(folder, config, column):
@@ -127,10 +150,15 @@ def load_names(folder, config, column):
 
 def test_review_logs_join_the_released_files_on_file_name(built, ninco_data):
     logs = table(built, "review_logs").to_pylist()
-    assert len(logs) == sum(len(released_rows(p.parent, p.name))
-                            for p in (ninco_data / "cleaning_annotations").rglob("*.csv"))
+    assert len(logs) == sum(
+        len(released_rows(p.parent, p.name)) for p in (ninco_data / "cleaning_annotations").rglob("*.csv")
+    )
     assert {r["decision"] for r in logs if r["log"] == "creme_brulee"} == {"i", "o", "u", "I", ""}  # kept as written
-    released = {r["file_name"] for c in ("ninco", "popular_subsamples") for r in table(built, c).select(["file_name"]).to_pylist()}
+    released = {
+        r["file_name"]
+        for c in ("ninco", "popular_subsamples")
+        for r in table(built, c).select(["file_name"]).to_pylist()
+    }
     joined = {r["file_name"] for r in logs if r["in_release"]}
     assert joined <= released
     logged_classes = {r["released_class"] for r in logs}
@@ -148,7 +176,10 @@ def test_review_logs_join_the_released_files_on_file_name(built, ninco_data):
 
 def test_card_reports_table1_contamination(built):
     card = (built / "README.md").read_text()
-    for line in ("| OOD_Places_MOS | 405 | 225 | 153 | 27 | 0 | 0 | 59.5 |", "| all_species | 400 | 228 | 172 | 0 | 0 | 0 | 57.0 |"):
+    for line in (
+        "| OOD_Places_MOS | 405 | 225 | 153 | 27 | 0 | 0 | 59.5 |",
+        "| all_species | 400 | 228 | 172 | 0 | 0 | 0 | 57.0 |",
+    ):
         assert line in card
     assert "{{" not in card
 
@@ -180,6 +211,7 @@ def test_repacked_archive_with_a_leading_folder(test_data, contents, tmp_path):
 
 # -- bad inputs: each error names the file and what was expected ------------------------------------
 
+
 def test_missing_released_file_is_named(test_data, contents, tmp_path):
     dropped = "NINCO_OOD_unit_tests/blobs/blobs_017_blobs_02052.png"
     assert dropped in contents
@@ -190,8 +222,11 @@ def test_missing_released_file_is_named(test_data, contents, tmp_path):
 
 
 def test_unlisted_image_is_named(test_data, contents, tmp_path):
-    extra = {**contents, "NINCO_OOD_classes/donuts/donuts_100_123.jpg": contents[next(iter(contents))],
-             "NINCO_OOD_classes/donuts/notes.txt": b"not an image, ignored"}
+    extra = {
+        **contents,
+        "NINCO_OOD_classes/donuts/donuts_100_123.jpg": contents[next(iter(contents))],
+        "NINCO_OOD_classes/donuts/notes.txt": b"not an image, ignored",
+    }
     manual = fx.write_ninco_manual_dir(tmp_path / "m", test_data / "ninco", extra)
     with pytest.raises(InvalidSourceData, match="1 image.*not in the released file list.*donuts_100_123.jpg"):
         build(manual, tmp_path / "out", configs=("ninco",))
@@ -223,7 +258,9 @@ def test_wrong_pin_names_both_hashes(manual, tmp_path):
 
 
 def test_offline_without_the_repository_names_it(tmp_path):
-    with pytest.raises(SourceError, match=r"NINCO-8f42ce7b7cccf4304421e551dcbbfe64ce090a9a\.tar\.gz is not in the cache.*offline"):
+    with pytest.raises(
+        SourceError, match=r"NINCO-8f42ce7b7cccf4304421e551dcbbfe64ce090a9a\.tar\.gz is not in the cache.*offline"
+    ):
         build_dataset("ninco", tmp_path / "out", ["review_logs"], manual_dir=tmp_path, offline=True, progress=False)
 
 
@@ -238,6 +275,8 @@ def test_file_list_that_does_not_match_the_release(test_data, tmp_path):
     shutil.copytree(test_data / "ninco", clone)
     lines = (clone / "data" / "NINCO_popular_datasets_subsamples.csv").read_text().splitlines(keepends=True)
     (clone / "data" / "NINCO_popular_datasets_subsamples.csv").write_text("".join(lines[:-1]))
-    with pytest.raises(InvalidSourceData, match="NINCO_popular_datasets_subsamples.csv: 2714 images in 11 classes; "
-                                                "the NINCO release has 2,715"):
+    with pytest.raises(
+        InvalidSourceData,
+        match="NINCO_popular_datasets_subsamples.csv: 2714 images in 11 classes; the NINCO release has 2,715",
+    ):
         build(tmp_path / "m", tmp_path / "out", configs=("review_logs",))

@@ -12,13 +12,13 @@ import shutil
 import pytest
 
 from imagenet_suite.builders.ninco import parse_file_list
+from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.formats.ninco_review_logs import (
     SUBSAMPLED_LOGS,
     attach_released_files,
     read_review_logs,
     review_log_summary,
 )
-from imagenet_suite.errors import InvalidSourceData
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +42,21 @@ def test_every_row_of_every_log_as_written(logs, annotations):
     assert len(logs) == sum(len(csv_rows(f)) for f in files)
     donuts = [r for r in logs if r["log"] == "donuts"]
     first = csv_rows(annotations / "annotations_potential_OOD_classes" / "donuts.csv")[0]
-    assert (donuts[0]["index"], donuts[0]["image_location"], donuts[0]["decision"]) == (int(first[0]), first[1], first[2])
-    assert donuts[0] == {"log": "donuts", "log_kind": "potential_ood_class", "released_class": "donuts", "row": 0,
-                         "index": 0, "image_location": "Food-101/images/donuts/520733.jpg", "decision": "i",
-                         "superseded": False}
+    assert (donuts[0]["index"], donuts[0]["image_location"], donuts[0]["decision"]) == (
+        int(first[0]),
+        first[1],
+        first[2],
+    )
+    assert donuts[0] == {
+        "log": "donuts",
+        "log_kind": "potential_ood_class",
+        "released_class": "donuts",
+        "row": 0,
+        "index": 0,
+        "image_location": "Food-101/images/donuts/520733.jpg",
+        "decision": "i",
+        "superseded": False,
+    }
     codes = {r["decision"] for r in logs}
     assert {"i", "o", "u", "q"} < codes and {"", "I", "oo", "lo", "d", "b"} <= codes  # nothing normalized away
     places = next(r for r in logs if r["log"] == "OOD_Places_MOS")
@@ -53,10 +64,16 @@ def test_every_row_of_every_log_as_written(logs, annotations):
 
 
 # seed_002 §2.3: raw row counts i / o / u / q / other of some class logs
-SPEC_COUNTS = {"Caracal caracal caracal": (0, 100, 4, 100, 0), "donuts": (183, 100, 15, 0, 0),
-               "creme_brulee": (404, 99, 6, 0, 3), "haemulon_sciurus": (280, 99, 68, 0, 5),
-               "spaghetti_bolognese": (928, 67, 5, 0, 0), "sepia_officinalis": (15, 100, 33, 111, 0),
-               "darlingtonia_californica": (3, 100, 13, 0, 25), "s_sky": (94, 68, 21, 2, 0)}
+SPEC_COUNTS = {
+    "Caracal caracal caracal": (0, 100, 4, 100, 0),
+    "donuts": (183, 100, 15, 0, 0),
+    "creme_brulee": (404, 99, 6, 0, 3),
+    "haemulon_sciurus": (280, 99, 68, 0, 5),
+    "spaghetti_bolognese": (928, 67, 5, 0, 0),
+    "sepia_officinalis": (15, 100, 33, 111, 0),
+    "darlingtonia_californica": (3, 100, 13, 0, 25),
+    "s_sky": (94, 68, 21, 2, 0),
+}
 
 
 def test_class_logs_match_the_spec_counts(logs):
@@ -68,8 +85,14 @@ def test_class_logs_match_the_spec_counts(logs):
 
 def test_subsampled_logs_reproduce_table1(logs):
     """Paper Table 1 "% ID" = i / (i + o) over the 400 inspected images, unclear ignored."""
-    table1 = {"OOD_Places_MOS": 59.5, "OOD_iNaturalist_MOS": 2.5, "all_species": 57.0, "imagenet_o": 20.2,
-              "openimage_o": 4.9, "textures": 25.6}
+    table1 = {
+        "OOD_Places_MOS": 59.5,
+        "OOD_iNaturalist_MOS": 2.5,
+        "all_species": 57.0,
+        "imagenet_o": 20.2,
+        "openimage_o": 4.9,
+        "textures": 25.6,
+    }
     summary = review_log_summary(logs)
     for log, percent in table1.items():
         assert round(100 * summary[log]["p_id"], 1) == percent, log
@@ -91,8 +114,10 @@ def test_superseded_rows_are_the_earlier_duplicates(logs):
 def test_kept_rows_join_the_released_files(logs, test_data):
     data = test_data / "ninco" / "data"
     released = {}
-    for name, top in (("NINCO_OOD_classes.csv", "NINCO_OOD_classes"),
-                      ("NINCO_popular_datasets_subsamples.csv", "NINCO_popular_datasets_subsamples")):
+    for name, top in (
+        ("NINCO_OOD_classes.csv", "NINCO_OOD_classes"),
+        ("NINCO_popular_datasets_subsamples.csv", "NINCO_popular_datasets_subsamples"),
+    ):
         for f in parse_file_list((data / name).read_text(), top, name):
             released.setdefault(f.class_name, {})[f.original] = f.file_name
     rows = attach_released_files([dict(r) for r in logs], released)
@@ -104,9 +129,14 @@ def test_kept_rows_join_the_released_files(logs, test_data):
         cls = SUBSAMPLED_LOGS.get(log, log)
         assert in_release == set(released[cls].values()), log  # every released file has its log row
         assert len(kept) - len(in_release) == (3 if log == "haemulon_sciurus" else 0), log
-    assert next(r for r in rows if r["image_location"] == "Food-101/images/donuts/2842.jpg")["file_name"] == "donuts_000_2842.jpg"
-    assert next(r for r in rows if r["image_location"].endswith("b_badlands/00000792.jpg"))["file_name"] == \
-        "Places_000_b_badlands_00000792.jpg"
+    assert (
+        next(r for r in rows if r["image_location"] == "Food-101/images/donuts/2842.jpg")["file_name"]
+        == "donuts_000_2842.jpg"
+    )
+    assert (
+        next(r for r in rows if r["image_location"].endswith("b_badlands/00000792.jpg"))["file_name"]
+        == "Places_000_b_badlands_00000792.jpg"
+    )
 
 
 def test_malformed_logs_are_named(annotations, tmp_path):

@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 from scipy import ndimage
 
-from imagenet_suite.seeding import example_rng
 from imagenet_suite.builders import ood_unit_tests as out
 from imagenet_suite.errors import ConfigError
+from imagenet_suite.seeding import example_rng
 
 H, W = 37, 53  # odd sizes: stripe remainders, FFT of odd lengths
 
@@ -34,14 +34,22 @@ def rendered(test, source, index=1, seed=0, smooth_color="code", shape=(H, W)):
 # -- index selection -----------------------------------------------------------------------------------
 
 SPEC_VECTORS = {  # seed_002 §3.4: first four indices and the sum of the 400
-    "Gaussian": ((217, 262, 348, 418), 9_902_745), "Rademacher": ((101, 439, 591, 757), 10_372_533),
-    "black": ((48, 55, 105, 469), 9_625_552), "blobs": ((55, 131, 243, 376), 10_071_300),
-    "grey": ((4, 163, 287, 352), 10_227_541), "horizontal_stripes": ((389, 431, 468, 583), 10_141_548),
-    "low_freq": ((75, 90, 92, 215), 10_540_728), "low_freq_channelfullscale": ((54, 75, 84, 212), 10_330_133),
-    "low_freq_colorrange": ((228, 346, 552, 658), 9_910_280), "low_freq_pixel_perm": ((86, 93, 198, 434), 10_349_539),
-    "monochrome": ((204, 399, 484, 1008), 10_094_596), "pixel_perm": ((76, 118, 140, 177), 9_701_750),
-    "tricolour": ((39, 226, 361, 525), 10_453_674), "tricolour_primary": ((163, 220, 449, 513), 10_198_305),
-    "uni": ((112, 208, 237, 371), 9_780_369), "vertical_stripes": ((655, 809, 1028, 1055), 10_139_895),
+    "Gaussian": ((217, 262, 348, 418), 9_902_745),
+    "Rademacher": ((101, 439, 591, 757), 10_372_533),
+    "black": ((48, 55, 105, 469), 9_625_552),
+    "blobs": ((55, 131, 243, 376), 10_071_300),
+    "grey": ((4, 163, 287, 352), 10_227_541),
+    "horizontal_stripes": ((389, 431, 468, 583), 10_141_548),
+    "low_freq": ((75, 90, 92, 215), 10_540_728),
+    "low_freq_channelfullscale": ((54, 75, 84, 212), 10_330_133),
+    "low_freq_colorrange": ((228, 346, 552, 658), 9_910_280),
+    "low_freq_pixel_perm": ((86, 93, 198, 434), 10_349_539),
+    "monochrome": ((204, 399, 484, 1008), 10_094_596),
+    "pixel_perm": ((76, 118, 140, 177), 9_701_750),
+    "tricolour": ((39, 226, 361, 525), 10_453_674),
+    "tricolour_primary": ((163, 220, 449, 513), 10_198_305),
+    "uni": ((112, 208, 237, 371), 9_780_369),
+    "vertical_stripes": ((655, 809, 1028, 1055), 10_139_895),
     "white": ((20, 164, 241, 262), 10_030_031),
 }
 
@@ -75,6 +83,7 @@ def test_selected_tests_option():
 
 # -- the Gaussian filter -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("sigma", [1, 1.5, 4, 5.9, 6, 10, 40, 85])
 @pytest.mark.parametrize("shape", [(6, 9, 3), (37, 53, 3), (120, 90, 3)])
 def test_gaussian_wrap_equals_scipy_and_skimage(sigma, shape):
@@ -89,6 +98,7 @@ def test_gaussian_wrap_equals_scipy_and_skimage(sigma, shape):
 
 
 # -- recipe invariants (seed_002 §3.3) ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("test", list(out.UNIT_TESTS))
 def test_every_recipe_keeps_the_source_size_and_range(test, source):
@@ -179,7 +189,7 @@ def test_smooth_colour_quantiles(variant, source):
         low, high = (centre, centre + 2 * deviation) if variant == "code" else (centre - deviation, centre + deviation)
         flat = image.reshape(-1, 3)
         for c in range(3):
-            if 0 < low[c] and high[c] < 1:  # no clipping at either quantile
+            if low[c] > 0 and high[c] < 1:  # no clipping at either quantile
                 assert np.quantile(flat[:, c], 0.025) == pytest.approx(low[c], abs=1e-9)
                 assert np.quantile(flat[:, c], 0.975) == pytest.approx(high[c], abs=1e-9)
                 checked += 1
@@ -203,11 +213,14 @@ def test_blobs_are_zero_or_at_least_three_quarters(source):
 
 # -- encoding and determinism ------------------------------------------------------------------------------
 
+
 def test_png_for_even_jpeg_for_odd_and_truncation(source):
     for index in (10, 11):
         data, extension, _ = out.generate_image("uni", index, H, W, None, seed=5)
         with Image.open(io.BytesIO(data)) as image:
-            assert (image.format, image.size, image.mode) == (("PNG", (W, H), "RGB") if index % 2 == 0 else ("JPEG", (W, H), "RGB"))
+            assert (image.format, image.size, image.mode) == (
+                ("PNG", (W, H), "RGB") if index % 2 == 0 else ("JPEG", (W, H), "RGB")
+            )
             if index % 2 == 0:
                 expected = (rendered("uni", None, index=index, seed=5)[0] * 255).astype(np.uint8)
                 assert (np.asarray(image) == expected).all()  # lossless, truncated not rounded

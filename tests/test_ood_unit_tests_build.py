@@ -91,7 +91,7 @@ def test_rows_are_the_pure_generator_output(built, val_images):
         row = by_id[key]
         test, index = key.rsplit("_", 1)
         pixels = decode(ordered[int(index)].data)[1] / 255 if out.UNIT_TESTS[test].needs_pixels else None
-        data, extension, params = out.generate_image(test, int(index), row["height"], row["width"], pixels, seed=0)
+        data, _extension, params = out.generate_image(test, int(index), row["height"], row["width"], pixels, seed=0)
         assert row["image"]["bytes"] == data and json.loads(row["params"]) == params
 
 
@@ -106,8 +106,11 @@ def test_two_builds_are_byte_identical_and_the_seed_matters(built, val_dataset, 
 
 
 def test_subset_count_and_paper_variant(val_dataset, tmp_path):
-    folder = build_tests(val_dataset, tmp_path, options={"tests": "low_freq_colorrange,white", "images_per_test": 3,
-                                                         "smooth_color": "paper"})
+    folder = build_tests(
+        val_dataset,
+        tmp_path,
+        options={"tests": "low_freq_colorrange,white", "images_per_test": 3, "smooth_color": "paper"},
+    )
     built_rows = rows(folder)
     assert [r["id"].rsplit("_", 1)[0] for r in built_rows] == ["low_freq_colorrange"] * 3 + ["white"] * 3
     for row in built_rows:
@@ -133,9 +136,13 @@ def test_any_image_folder_as_source(tmp_path):
             Image.fromarray(pixels).save(path)
             made[f"{cls}/{path.name}"] = pixels
     (root / "notes.txt").write_text("ignored")
-    folder = build_dataset("ood_unit_tests", tmp_path / "out", options={"source": "image_folder", "tests": "pixel_perm,grey",
-                                                                        "images_per_test": 5},
-                           manual_dir=root, progress=False)
+    folder = build_dataset(
+        "ood_unit_tests",
+        tmp_path / "out",
+        options={"source": "image_folder", "tests": "pixel_perm,grey", "images_per_test": 5},
+        manual_dir=root,
+        progress=False,
+    )
     order = sorted(made, key=lambda p: (p.split("/")[0], p))  # ImageFolder: class, then file name
     for row in rows(folder):
         assert row["source_id"] == order[row["source_index"]]
@@ -143,16 +150,23 @@ def test_any_image_folder_as_source(tmp_path):
         assert (row["height"], row["width"]) == source.shape[:2]
         if row["id"].startswith("pixel_perm") and row["file_format"] == "png":
             pixels = decode(row["image"]["bytes"])[1]
-            assert (np.sort(pixels.reshape(-1, 3).copy().view("u1,u1,u1"), axis=0)
-                    == np.sort(source.reshape(-1, 3).copy().view("u1,u1,u1"), axis=0)).all()
-    assert sorted(r["source_index"] for r in rows(folder) if r["id"].startswith("grey")) == \
-        out.source_indices("grey", num_source=12, count=5).tolist()
+            assert (
+                np.sort(pixels.reshape(-1, 3).copy().view("u1,u1,u1"), axis=0)
+                == np.sort(source.reshape(-1, 3).copy().view("u1,u1,u1"), axis=0)
+            ).all()
+    assert (
+        sorted(r["source_index"] for r in rows(folder) if r["id"].startswith("grey"))
+        == out.source_indices("grey", num_source=12, count=5).tolist()
+    )
 
 
 # -- bad inputs ---------------------------------------------------------------------------------------------
 
+
 def test_without_an_input_dataset_the_error_says_how_to_build_one(tmp_path):
-    with pytest.raises(ManualFileMissing, match="needs a built imagenet_val dataset.*--input.*imagenet-suite build imagenet_val"):
+    with pytest.raises(
+        ManualFileMissing, match="needs a built imagenet_val dataset.*--input.*imagenet-suite build imagenet_val"
+    ):
         build_dataset("ood_unit_tests", tmp_path, progress=False)
 
 
@@ -171,8 +185,12 @@ def test_unreadable_image_in_a_folder_is_named(tmp_path):
     Image.fromarray(np.zeros((4, 4, 3), dtype=np.uint8)).save(root / "good.png")
     (root / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
     with pytest.raises(InvalidSourceData, match="broken.jpg: expected a JPEG marker at byte 2"):
-        build_dataset("ood_unit_tests", tmp_path / "out", options={"source": "image_folder", "tests": "grey",
-                                                                   "images_per_test": 2},
-                      manual_dir=tmp_path / "images", progress=False)
+        build_dataset(
+            "ood_unit_tests",
+            tmp_path / "out",
+            options={"source": "image_folder", "tests": "grey", "images_per_test": 2},
+            manual_dir=tmp_path / "images",
+            progress=False,
+        )
     with pytest.raises(ManualFileMissing, match="source=image_folder needs --manual-dir"):
         build_dataset("ood_unit_tests", tmp_path / "out2", options={"source": "image_folder"}, progress=False)

@@ -10,8 +10,12 @@ import zipfile
 
 from tests.helpers import REPO_ROOT
 
-MAPPED = {"imagenet_suite": "imagenet_suite", "imagenet_suite.builders": "builders",
-          "imagenet_suite.hierarchies": "hierarchies", "imagenet_suite.cards": "cards"}
+MAPPED = {
+    "imagenet_suite": "imagenet_suite",
+    "imagenet_suite.builders": "builders",
+    "imagenet_suite.hierarchies": "hierarchies",
+    "imagenet_suite.cards": "cards",
+}
 
 
 def _declared_packages() -> list[str]:
@@ -29,11 +33,17 @@ def test_every_package_folder_is_declared():
 def test_wheel_maps_top_level_folders_into_the_namespace(tmp_path):
     uv = shutil.which("uv")
     assert uv, "uv is required (pip install uv)"
-    subprocess.run([uv, "build", "--wheel", "--out-dir", str(tmp_path), str(REPO_ROOT)], check=True, capture_output=True)
+    subprocess.run(
+        [uv, "build", "--wheel", "--out-dir", str(tmp_path), str(REPO_ROOT)], check=True, capture_output=True
+    )
     wheel = next(tmp_path.glob("imagenet_suite-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    for expected in ("imagenet_suite/builders/imagenet_val.py", "imagenet_suite/cards/imagenet_val.md",
-                     "imagenet_suite/hierarchies/__init__.py", "imagenet_suite/cli.py"):
+    for expected in (
+        "imagenet_suite/builders/imagenet_val.py",
+        "imagenet_suite/cards/imagenet_val.md",
+        "imagenet_suite/hierarchies/__init__.py",
+        "imagenet_suite/cli.py",
+    ):
         assert expected in names
     assert not [n for n in names if n.startswith(("builders/", "hierarchies/", "cards/", "tests/"))]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
@@ -41,9 +51,13 @@ def test_wheel_maps_top_level_folders_into_the_namespace(tmp_path):
 
 
 def test_editable_install_resolves_the_mapping_outside_the_source_tree(tmp_path):
-    code = ("import importlib.util as u, imagenet_suite.builders.imagenet_val as m, imagenet_suite.cards as c;"
-            "print(m.__file__); print(u.find_spec('builders')); print(list(c.__path__)[0])")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split("\n")
+    code = (
+        "import importlib.util as u, imagenet_suite.builders.imagenet_val as m, imagenet_suite.cards as c;"
+        "print(m.__file__); print(u.find_spec('builders')); print(list(c.__path__)[0])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     assert out[0] == str(REPO_ROOT / "builders" / "imagenet_val.py")
     assert out[1] == "None"
     assert out[2] == str(REPO_ROOT / "cards")

@@ -12,20 +12,24 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.builders import patchml as pm
 from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
+from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.builders import patchml as pm
+from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import imagenet_layouts as fx
 from tests.fixtures.patchml_sources import make_object_images, pool_size, rewrite_solution, wnid
 from tests.helpers import folder_bytes, load, run_cli
 
 # a quarter-size grid (same rules, same layout) keeps the many small builds fast
 SMALL = {"canvas": 128, "grid": "2:64,3:64,4:64,6:42,9:32"}
-PAPER_CELLS = {2: [(0, 0), (0, 1)], 3: [(0, 0), (0, 1), (1, 0)], 4: [(0, 0), (0, 1), (1, 0), (1, 1)],
-               6: [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)],
-               9: [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (1, 3), (2, 0)]}
+PAPER_CELLS = {
+    2: [(0, 0), (0, 1)],
+    3: [(0, 0), (0, 1), (1, 0)],
+    4: [(0, 0), (0, 1), (1, 0), (1, 1)],
+    6: [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)],
+    9: [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (1, 3), (2, 0)],
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +48,23 @@ def layouts(sources, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def val_folder(layouts, tmp_path_factory):
-    return build_dataset("imagenet_val", tmp_path_factory.mktemp("val"), ["boxes"], manual_dir=layouts["kaggle"],
-                         progress=False)
+    return build_dataset(
+        "imagenet_val", tmp_path_factory.mktemp("val"), ["boxes"], manual_dir=layouts["kaggle"], progress=False
+    )
 
 
 @pytest.fixture(scope="module")
 def built(val_folder, tmp_path_factory):
     """The paper's grid, seed 0, images + recipe, several shards."""
-    return build_dataset("patchml", tmp_path_factory.mktemp("patchml"), ["images", "recipe"], seed=0,
-                         inputs=[val_folder], shard_size=16, progress=False)
+    return build_dataset(
+        "patchml",
+        tmp_path_factory.mktemp("patchml"),
+        ["images", "recipe"],
+        seed=0,
+        inputs=[val_folder],
+        shard_size=16,
+        progress=False,
+    )
 
 
 def rows_of(folder, config="images"):
@@ -79,34 +91,60 @@ def test_paper_grid_is_valid_and_row_major():
         assert [g.cell(i) for i in range(g.k)] == PAPER_CELLS[g.k]
 
 
-@pytest.mark.parametrize(("k", "p", "canvas", "rule"), [
-    (5, 256, 512, "k·p² = 327680"), (10, 170, 512, "k·p² = 289000"), (5, 200, 512, "c² = 4 cells"), (1, 513, 512, "more than"),
-    (0, 256, 512, "positive"), (2, 256, 0, "positive"), (7, 192, 512, "c² = 4 cells")])
+@pytest.mark.parametrize(
+    ("k", "p", "canvas", "rule"),
+    [
+        (5, 256, 512, "k·p² = 327680"),
+        (10, 170, 512, "k·p² = 289000"),
+        (5, 200, 512, "c² = 4 cells"),
+        (1, 513, 512, "more than"),
+        (0, 256, 512, "positive"),
+        (2, 256, 0, "positive"),
+        (7, 192, 512, "c² = 4 cells"),
+    ],
+)
 def test_invalid_configurations_are_refused(k, p, canvas, rule):
     with pytest.raises(ConfigError, match="Configuration invalid") as err:
         pm.check_configuration(k, p, canvas)
     assert rule in str(err.value)
 
 
-@pytest.mark.parametrize(("grid", "message"), [("2:256,2:128", "appears twice"), ("2x256", "is not K:P"),
-                                               ("2:256,5:256", "Configuration invalid: k=5")])
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [("2:256,2:128", "appears twice"), ("2x256", "is not K:P"), ("2:256,5:256", "Configuration invalid: k=5")],
+)
 def test_bad_grid_option_fails_before_any_work(grid, message, tmp_path):
     with pytest.raises(ConfigError, match=message):
         build_dataset("patchml", tmp_path, seed=0, options={"grid": grid}, progress=False)
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize(("options", "seed", "message"), [({"jpeg_quality": 0}, 0, "jpeg_quality=0"),
-                                                          ({"min_box_side": -2}, 0, "min_box_side=-2"),
-                                                          ({"duplicates": "merge"}, 0, "expected one of")])
+@pytest.mark.parametrize(
+    ("options", "seed", "message"),
+    [
+        ({"jpeg_quality": 0}, 0, "jpeg_quality=0"),
+        ({"min_box_side": -2}, 0, "min_box_side=-2"),
+        ({"duplicates": "merge"}, 0, "expected one of"),
+    ],
+)
 def test_bad_options(options, seed, message):
     with pytest.raises(ConfigError, match=message):
         pm.PatchML("images", seed=seed, options=options)
 
 
-@pytest.mark.parametrize(("width", "height", "p", "expected"), [
-    (100, 50, 256, (256, 128)), (50, 100, 256, (128, 256)), (10, 7, 256, (256, 179)),  # up-scaled
-    (1000, 3, 128, (128, 1)), (4, 1, 2, (2, 1)), (4, 3, 2, (2, 2)), (8, 3, 4, (4, 2)), (300, 300, 170, (170, 170))])
+@pytest.mark.parametrize(
+    ("width", "height", "p", "expected"),
+    [
+        (100, 50, 256, (256, 128)),
+        (50, 100, 256, (128, 256)),
+        (10, 7, 256, (256, 179)),  # up-scaled
+        (1000, 3, 128, (128, 1)),
+        (4, 1, 2, (2, 1)),
+        (4, 3, 2, (2, 2)),
+        (8, 3, 4, (4, 2)),
+        (300, 300, 170, (170, 170)),
+    ],
+)
 def test_fit_size_keeps_aspect_long_side_p_rounds_half_up(width, height, p, expected):
     assert pm.fit_size(width, height, p) == expected
 
@@ -173,13 +211,13 @@ def test_geometry_pixels_and_labels(built, sources):
             assert q["cell_row"] * p <= y and y + h <= (q["cell_row"] + 1) * p
             assert (x, y) == (q["cell_col"] * p + q["x_offset"], q["cell_row"] * p + q["y_offset"])
             assert max(w, h) == p
-            covered[y:y + h, x:x + w] += 1
+            covered[y : y + h, x : x + w] += 1
             source = by_id[q["source_id"]]
             assert q["label"] == source.label
             box = (q["xmin"], q["ymin"], q["xmax"], q["ymax"])
             assert box == sorted(source.boxes)[q["box_index"]]
             expected = Image.open(io.BytesIO(source.data)).convert("RGB").crop(box).resize((w, h), Image.BICUBIC)
-            assert np.array_equal(pixels[y:y + h, x:x + w], np.asarray(expected))
+            assert np.array_equal(pixels[y : y + h, x : x + w], np.asarray(expected))
         assert covered.max() == 1  # no overlap
         assert not pixels[covered == 0].any()  # black outside the patches
         assert row["labels"] == sorted({q["label"] for q in row["patches"]}) and row["num_labels"] == len(row["labels"])
@@ -191,7 +229,8 @@ def test_counts_report_and_table2(built, sources):
     counts = json.loads((built / "images" / "counts.json").read_text())
     assert counts["pool"]["patches"] == counts["pool"]["boxes"] == n
     assert [(g["k"], g["composites"], g["patches_left_over"]) for g in counts["grid"]] == [
-        (k, n // k, n % k) for k in (2, 3, 4, 6, 9)]
+        (k, n // k, n % k) for k in (2, 3, 4, 6, 9)
+    ]
     for k in (2, 3, 4, 6, 9):
         assert sum(1 for r in rows if r["num_patches"] == k) == n // k
         used = [(q["source_id"], q["box_index"]) for r in rows if r["num_patches"] == k for q in r["patches"]]
@@ -220,7 +259,9 @@ def test_picture_of_a_build(built, tmp_path):
 
 def test_same_seed_same_bytes_any_num_proc_and_other_seeds_differ(val_folder, tmp_path):
     first = build(tmp_path / "a", seed=4, configs=("images", "recipe"), inputs=[val_folder], shard_size=8)
-    parallel = build(tmp_path / "b", seed=4, configs=("images", "recipe"), inputs=[val_folder], shard_size=8, num_proc=2)
+    parallel = build(
+        tmp_path / "b", seed=4, configs=("images", "recipe"), inputs=[val_folder], shard_size=8, num_proc=2
+    )
     files = folder_bytes(first)
     assert sum(f.endswith(".parquet") for f in files) >= 6
     assert files == folder_bytes(parallel)
@@ -255,7 +296,9 @@ def test_recipe_must_match_seed_and_val_source(built, sources, tmp_path):
     with pytest.raises(ConfigError, match="built by patchml 1.0.0 with seed 0"):
         build_dataset("patchml", tmp_path / "x", ["images"], seed=1, inputs=[built], manual_dir=None, progress=False)
     fewer = fx.write_kaggle_layout(tmp_path / "fewer", sources[:20])  # images 21..24 missing
-    with pytest.raises(InvalidSourceData, match="recipe row .* names box .* of ILSVRC2012_val_0000002[1-4].*not in the val"):
+    with pytest.raises(
+        InvalidSourceData, match="recipe row .* names box .* of ILSVRC2012_val_0000002[1-4].*not in the val"
+    ):
         pm.materialise(built, tmp_path / "y", manual_dir=fewer, progress=False)
 
 
@@ -264,20 +307,24 @@ def test_recipe_must_match_seed_and_val_source(built, sources, tmp_path):
 
 def test_drop_resample_and_min_box_side(val_folder, sources, tmp_path):
     union = {r["id"]: r for r in rows_of(build(tmp_path / "u", inputs=[val_folder], configs=("recipe",)), "recipe")}
-    dropped = rows_of(build(tmp_path / "d", inputs=[val_folder], configs=("recipe",), options={"duplicates": "drop"}),
-                      "recipe")
+    dropped = rows_of(
+        build(tmp_path / "d", inputs=[val_folder], configs=("recipe",), options={"duplicates": "drop"}), "recipe"
+    )
     assert dropped and all(r["num_labels"] == r["num_patches"] for r in dropped)
     assert all(union[r["id"]] == r for r in dropped)  # the same composites, minus those with repeated classes
     assert len(dropped) == sum(1 for r in union.values() if r["num_labels"] == r["num_patches"])
-    resampled = rows_of(build(tmp_path / "r", inputs=[val_folder], configs=("recipe",),
-                              options={"duplicates": "resample"}), "recipe")
+    resampled = rows_of(
+        build(tmp_path / "r", inputs=[val_folder], configs=("recipe",), options={"duplicates": "resample"}), "recipe"
+    )
     assert all(r["num_labels"] == r["num_patches"] for r in resampled) and len(resampled) >= len(dropped)
     small = sum(1 for s in sources for b in s.boxes if min(b[2] - b[0], b[3] - b[1]) < 20)
     assert small
     folder = build(tmp_path / "m", inputs=[val_folder], configs=("recipe",), options={"min_box_side": 20})
     counts = json.loads((folder / "recipe" / "counts.json").read_text())
     assert counts["pool"]["skipped_too_small"] == small and counts["pool"]["patches"] == pool_size(sources) - small
-    assert all(min(q["xmax"] - q["xmin"], q["ymax"] - q["ymin"]) >= 20 for r in rows_of(folder, "recipe") for q in r["patches"])
+    assert all(
+        min(q["xmax"] - q["xmin"], q["ymax"] - q["ymin"]) >= 20 for r in rows_of(folder, "recipe") for q in r["patches"]
+    )
 
 
 def test_jpeg_format(val_folder, tmp_path):
@@ -294,9 +341,13 @@ def bad_boxes_layout(sources, tmp_path):
     root = fx.write_kaggle_layout(tmp_path / "bad", sources)
     third, fourth = sources[2], sources[3]
     width = Image.open(io.BytesIO(third.data)).width
-    rewrite_solution(root, {
-        third.image_id: [(third.wnid, 2, 2, width + 7, 20)],  # reaches outside the image
-        fourth.image_id: [(fourth.wnid, 5, 5, 5, 30), (fourth.wnid, 1, 1, 12, 12)]})  # zero-area + valid
+    rewrite_solution(
+        root,
+        {
+            third.image_id: [(third.wnid, 2, 2, width + 7, 20)],  # reaches outside the image
+            fourth.image_id: [(fourth.wnid, 5, 5, 5, 30), (fourth.wnid, 1, 1, 12, 12)],
+        },
+    )  # zero-area + valid
     boxes = pool_size(sources) - len(third.boxes) - len(fourth.boxes) + 3
     return root, boxes, third, width
 
@@ -311,7 +362,12 @@ def test_bad_boxes_skip_and_clip_are_counted(bad_boxes_layout, tmp_path):
     root, boxes, third, width = bad_boxes_layout
     skip = build(tmp_path / "s", manual_dir=root, configs=("recipe",), options={"bad_boxes": "skip"})
     pool = json.loads((skip / "recipe" / "counts.json").read_text())["pool"]
-    assert (pool["boxes"], pool["patches"], pool["skipped_outside_image"], pool["skipped_zero_area"]) == (boxes, boxes - 2, 1, 1)
+    assert (pool["boxes"], pool["patches"], pool["skipped_outside_image"], pool["skipped_zero_area"]) == (
+        boxes,
+        boxes - 2,
+        1,
+        1,
+    )
     assert third.image_id not in {q["source_id"] for r in rows_of(skip, "recipe") for q in r["patches"]}
     clip = build(tmp_path / "c", manual_dir=root, options={"bad_boxes": "clip"}, seed=2)
     pool = json.loads((clip / "images" / "counts.json").read_text())["pool"]
@@ -328,7 +384,9 @@ def test_box_of_a_missing_image_is_named(sources, tmp_path):
 
 
 def test_without_a_val_source_the_error_says_how_to_get_one(tmp_path):
-    with pytest.raises(ManualFileMissing, match="imagenet_val .*config 'boxes'.*--input DIR.*imagenet-suite build imagenet_val"):
+    with pytest.raises(
+        ManualFileMissing, match="imagenet_val .*config 'boxes'.*--input DIR.*imagenet-suite build imagenet_val"
+    ):
         build(tmp_path)
 
 
@@ -336,11 +394,28 @@ def test_without_a_val_source_the_error_says_how_to_get_one(tmp_path):
 
 
 def test_cli_builds_a_seed(val_folder, tmp_path):
-    result = run_cli("build", "patchml", "--seed", "3", "--out", str(tmp_path), "--input", str(val_folder),
-                     "--option", "canvas=128", "--option", f"grid={SMALL['grid']}", "--no-progress", "--config", "recipe")
+    result = run_cli(
+        "build",
+        "patchml",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--input",
+        str(val_folder),
+        "--option",
+        "canvas=128",
+        "--option",
+        f"grid={SMALL['grid']}",
+        "--no-progress",
+        "--config",
+        "recipe",
+    )
     folder = result.stdout.strip().splitlines()[-1]
     assert "patchml-1.0.0-seed3-" in folder and DatasetFolder(folder).seed == 3
-    assert all(i.startswith("patchml-s3-") for i in DatasetFolder(folder).read_table("recipe", None, ["id"])["id"].to_pylist())
+    assert all(
+        i.startswith("patchml-s3-") for i in DatasetFolder(folder).read_table("recipe", None, ["id"])["id"].to_pylist()
+    )
 
 
 def test_table2_of_several_seeds(val_folder, tmp_path):

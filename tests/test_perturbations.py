@@ -9,16 +9,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.build.sources import read_pins_file
 from imagenet_suite.builders.perturbations import ENCODERS, Perturbations
+from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from imagenet_suite.images.codec import encode
-
 from imagenet_suite.perturbations import corruptions as C
 from imagenet_suite.perturbations import imgaug_compat
-from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.seeding import example_rng
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
-from imagenet_suite.build.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import folder_bytes, load
 
@@ -35,7 +34,9 @@ def val_images(sizes: list[tuple[int, int]], seed: int = 0) -> list[fx.ValImage]
         image = image.convert("L") if i == 1 else image.convert("CMYK") if i == 2 else image
         buffer = io.BytesIO()
         image.save(buffer, "JPEG", quality=90)
-        images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), int(rng.integers(0, 1000)), [(0, 0, 4, 4)]))
+        images.append(
+            fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), int(rng.integers(0, 1000)), [(0, 0, 4, 4)])
+        )
     return images
 
 
@@ -81,8 +82,11 @@ def test_imagenet_c_rows_pixels_and_clean_copies(imagenet_c, val, frost_dir):
     rows = rows_of(imagenet_c, REGENERATED)
     source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
     assert len(rows) == 5 * (1 + 4 * 2)
-    assert [r["id"] for r in rows[:3]] == ["ILSVRC2012_val_00000001/clean/0", "ILSVRC2012_val_00000001/gaussian_noise/1",
-                                            "ILSVRC2012_val_00000001/gaussian_noise/3"]
+    assert [r["id"] for r in rows[:3]] == [
+        "ILSVRC2012_val_00000001/clean/0",
+        "ILSVRC2012_val_00000001/gaussian_noise/1",
+        "ILSVRC2012_val_00000001/gaussian_noise/3",
+    ]
     frost = C.load_frost_pictures([frost_dir / n for n in C.FROST_FILES])
     for row in rows:
         original = source[row["source_id"]]
@@ -92,8 +96,14 @@ def test_imagenet_c_rows_pixels_and_clean_copies(imagenet_c, val, frost_dir):
             continue
         rgb = Image.open(io.BytesIO(original["image"]["bytes"])).convert("RGB")
         crop = np.asarray(C.resize_short_center_crop(rgb))
-        expected = C.corrupt(crop, row["corruption"], row["severity"], example_rng(0, row["corruption"], row["source_id"]),
-                             "imagenet_c", frost)
+        expected = C.corrupt(
+            crop,
+            row["corruption"],
+            row["severity"],
+            example_rng(0, row["corruption"], row["source_id"]),
+            "imagenet_c",
+            frost,
+        )
         assert row["image"]["bytes"] == encode(Image.fromarray(expected), ENCODERS["jpeg85"]), row["id"]
         assert (row["width"], row["height"]) == (224, 224) and row["image"]["bytes"][:2] == b"\xff\xd8"
     assert {r["source_mode"] for r in rows} == {"RGB", "L", "CMYK"}
@@ -114,8 +124,10 @@ def test_imagenet_c_loads_and_publishes_its_protocol(imagenet_c, tmp_path):
 def test_builds_are_byte_identical_for_any_num_proc_and_change_with_the_seed(val, frost_dir, imagenet_c, tmp_path):
     parallel = build(REGENERATED, [val], tmp_path / "b", frost_dir, options=SUBSET, shard_size=7, num_proc=2)
     assert folder_bytes(parallel) == folder_bytes(imagenet_c)
-    other = {r["id"]: r["image"]["bytes"] for r in rows_of(build(REGENERATED, [val], tmp_path / "c", frost_dir,
-                                                                  options=SUBSET, seed=1), REGENERATED)}
+    other = {
+        r["id"]: r["image"]["bytes"]
+        for r in rows_of(build(REGENERATED, [val], tmp_path / "c", frost_dir, options=SUBSET, seed=1), REGENERATED)
+    }
     for row in rows_of(imagenet_c, REGENERATED):
         stochastic = row["corruption"] not in ("clean", "contrast")
         assert (other[row["id"]] != row["image"]["bytes"]) == stochastic, row["id"]
@@ -131,7 +143,9 @@ def test_common_portfolio_corrupts_at_native_size_then_resizes(val, tmp_path):
         native = np.asarray(Image.open(io.BytesIO(source[row["source_id"]]["image"]["bytes"])).convert("RGB"))
         corrupted = C.corrupt(native, row["corruption"], 3, example_rng(0, row["corruption"], row["source_id"]))
         expected = Image.fromarray(corrupted).resize((224, 224), Image.BILINEAR)
-        assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), np.asarray(expected)), row["id"]
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), np.asarray(expected)), row[
+            "id"
+        ]
         assert Image.open(io.BytesIO(row["image"]["bytes"])).format == "PNG"
     assert DatasetFolder(out).protocol("common")["perturbation"]["assignment"] == "block"
 
@@ -146,10 +160,18 @@ def test_resizing_choice_is_an_option(val, tmp_path):
 
 
 def test_shape_sets_keep_their_labels_and_16_class_protocol(test_data, tmp_path):
-    edge = build_dataset("shape_bias_sets", tmp_path / "edge", ["edge"], manual_dir=test_data / "texture-vs-shape",
-                         progress=False, offline=True)
+    edge = build_dataset(
+        "shape_bias_sets",
+        tmp_path / "edge",
+        ["edge"],
+        manual_dir=test_data / "texture-vs-shape",
+        progress=False,
+        offline=True,
+    )
     options = {"input": "shape_bias_sets", "corruptions": "contrast,pixelate"}
-    with pytest.raises(ConfigError, match=r"option input_config: builder 'shape_bias_sets' has configs \['cue_conflict'"):
+    with pytest.raises(
+        ConfigError, match=r"option input_config: builder 'shape_bias_sets' has configs \['cue_conflict'"
+    ):
         build("common", [edge], tmp_path / "out", options=options)
     out = build("common", [edge], tmp_path / "out", options={**options, "input_config": "edge"})
     folder = DatasetFolder(out)
@@ -157,7 +179,9 @@ def test_shape_sets_keep_their_labels_and_16_class_protocol(test_data, tmp_path)
     assert folder.features("common")["label16"].names[0] == "airplane"
     rows = folder.read_table("common", "test", ["id", "source_id", "label16"]).to_pylist()
     assert len(rows) == 320 and rows[1]["id"] == "airplane/airplane1.png/contrast/3"
-    source = {r["id"]: r["label16"] for r in DatasetFolder(edge).read_table("edge", "test", ["id", "label16"]).to_pylist()}
+    source = {
+        r["id"]: r["label16"] for r in DatasetFolder(edge).read_table("edge", "test", ["id", "label16"]).to_pylist()
+    }
     assert all(r["label16"] == source[r["source_id"]] for r in rows)
 
 
@@ -175,12 +199,15 @@ def test_imgaug_config_applies_a_seeded_augmenter(val, tmp_path):
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(row["image"]["bytes"]))), expected)
 
 
-@pytest.mark.parametrize("options, error, message", [
-    ({"corruptions": "gaussian_noise,fish_eye"}, ConfigError, r"unknown corruption 'fish_eye'"),
-    ({"severities": "0,3"}, ConfigError, r"severities='0,3': expected integers in 1..5"),
-    ({"severities": "three"}, ConfigError, r"severities='three'"),
-    ({"apply_at": "after"}, ConfigError, r"apply_at='after': expected one of"),
-])
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        ({"corruptions": "gaussian_noise,fish_eye"}, ConfigError, r"unknown corruption 'fish_eye'"),
+        ({"severities": "0,3"}, ConfigError, r"severities='0,3': expected integers in 1..5"),
+        ({"severities": "three"}, ConfigError, r"severities='three'"),
+        ({"apply_at": "after"}, ConfigError, r"apply_at='after': expected one of"),
+    ],
+)
 def test_bad_options_are_named(options, error, message, val, tmp_path):
     with pytest.raises(error, match=message):
         build(REGENERATED, [val], tmp_path, options=options)
@@ -195,7 +222,11 @@ def test_features_depend_on_config_and_options_only(imagenet_c, tmp_path, test_d
     """The builder contract: a fresh builder (no prepare) declares the features the build wrote."""
     assert Perturbations(REGENERATED, options=SUBSET).features() == DatasetFolder(imagenet_c).features(REGENERATED)
     shape = Perturbations("common", options={"input": "shape_bias_sets", "input_config": "cue_conflict"}).features()
-    assert [k for k in shape if "label" in k or "shape" in k] == ["shape_label16", "texture_label16", "shape_eq_texture"]
+    assert [k for k in shape if "label" in k or "shape" in k] == [
+        "shape_label16",
+        "texture_label16",
+        "shape_eq_texture",
+    ]
 
 
 def test_an_input_whose_columns_differ_from_its_builders_is_refused(val):
@@ -206,8 +237,11 @@ def test_an_input_whose_columns_differ_from_its_builders_is_refused(val):
     declared = carried_features("imagenet_val", "default")
     check_carried(DatasetFolder(val), "default", declared)  # the same columns: accepted
     for other in ({"label": ClassLabel(names=["a", "b"])}, {**declared, "extra": Value("string")}):
-        with pytest.raises(InvalidSourceData, match=r"\(default\): its columns \['label'\] are not those imagenet_val "
-                                                    r"default declares"):
+        with pytest.raises(
+            InvalidSourceData,
+            match=r"\(default\): its columns \['label'\] are not those imagenet_val "
+            r"default declares",
+        ):
             check_carried(DatasetFolder(val), "default", other)
 
 
@@ -223,7 +257,9 @@ def test_missing_input_frost_and_augmenter_are_named(val, tmp_path):
 def test_images_too_small_to_corrupt_are_named(tmp_path):
     fx.write_folders_layout(tmp_path / "manual", val_images([(64, 48), (40, 20)]))
     small = build_dataset("imagenet_val", tmp_path / "val", ["default"], manual_dir=tmp_path / "manual", progress=False)
-    with pytest.raises(InvalidSourceData, match=r"id ILSVRC2012_val_00000002: shot_noise severity 3: image is 40x20 px"):
+    with pytest.raises(
+        InvalidSourceData, match=r"id ILSVRC2012_val_00000002: shot_noise severity 3: image is 40x20 px"
+    ):
         build("common", [small], tmp_path / "out", options={"corruptions": "shot_noise"})
 
 

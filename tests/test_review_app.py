@@ -25,8 +25,15 @@ import pytest
 from imagenet_suite.curation.app import free_port
 from imagenet_suite.curation.decision_table import read_decision_table
 from tests.fixtures.review_datasets import CLASSES, PER_CLASS, build_tiny_ood, tiny_ood_ids, write_outputs
-from tests.fixtures.review_process import (STARTUP, ReviewProcess, kill, listening_inet, mongod_socket_folder,
-                                           review_env, token_of)
+from tests.fixtures.review_process import (
+    STARTUP,
+    ReviewProcess,
+    kill,
+    listening_inet,
+    mongod_socket_folder,
+    review_env,
+    token_of,
+)
 from tests.helpers import REPO_ROOT
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -34,8 +41,10 @@ ARTIFACTS = REPO_ROOT / "test-artifacts"
 ENTERPRISE_POPOVER = "fiftyone-enterprise-tooltip-seen"  # the App's localStorage key for its upsell popover
 CONFIDENT = {"waffles_002_1002": (931, 0.97), "donuts_001_1001": (500, 0.9), "s_sky_003_1003": (10, 0.6)}
 
-pytestmark = pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-                                reason="needs Debian chromium + chromium-driver (installed by .ci/run)")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="needs Debian chromium + chromium-driver (installed by .ci/run)",
+)
 
 
 def _browser(profile: Path):
@@ -44,9 +53,18 @@ def _browser(profile: Path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000", f"--user-data-dir={profile}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 
@@ -56,8 +74,11 @@ def test_review_in_the_app_survives_sigkill(tmp_path):
     outputs = write_outputs(tmp_path / "outputs.npz", tiny_ood_ids(), CONFIDENT)
     candidates = sorted(CONFIDENT, key=lambda i: -CONFIDENT[i][1])
     port = free_port()
-    review = ReviewProcess([str(folder), "--outputs", str(outputs), "--port", str(port), "--reviewer", "alice"],
-                           review_env(tmp_path), tmp_path / "review-open.log")
+    review = ReviewProcess(
+        [str(folder), "--outputs", str(outputs), "--port", str(port), "--reviewer", "alice"],
+        review_env(tmp_path),
+        tmp_path / "review-open.log",
+    )
     driver, processes = None, []
     try:
         url = review.wait_for_url(STARTUP)
@@ -126,8 +147,12 @@ def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
     assert sorted(_chips(driver, "ground_truth")) == sorted(r for r, _ in CLASSES.values() for _ in range(PER_CLASS))
     _screenshot(driver, "review-app-grid.png")
 
-    _pick_view(driver, wait, "contamination-candidates",
-               also=("unreviewed", "by-predicted-imagenet-class", "class-donuts", "decided-id"))
+    _pick_view(
+        driver,
+        wait,
+        "contamination-candidates",
+        also=("unreviewed", "by-predicted-imagenet-class", "class-donuts", "decided-id"),
+    )
     wait.until(lambda d: len(tiles(d)) == len(candidates))
     _screenshot(driver, "review-app-candidates.png")
 
@@ -171,7 +196,13 @@ def _screenshot(driver, name: str) -> None:
 
 def _export_in_a_new_process(name: str, tmp: Path):
     out = tmp / "decisions.csv"
-    result = subprocess.run([sys.executable, "-m", "imagenet_suite.cli", "review", "export", name, "--out", str(out)],
-                            cwd=REPO_ROOT, env=review_env(tmp), capture_output=True, text=True, timeout=STARTUP)
+    result = subprocess.run(
+        [sys.executable, "-m", "imagenet_suite.cli", "review", "export", name, "--out", str(out)],
+        cwd=REPO_ROOT,
+        env=review_env(tmp),
+        capture_output=True,
+        text=True,
+        timeout=STARTUP,
+    )
     assert result.returncode == 0, result.stderr
     return read_decision_table(out)

@@ -20,8 +20,14 @@ import psutil
 
 from imagenet_suite.curation.app import free_port
 from tests.fixtures.review_datasets import build_tiny_ood
-from tests.fixtures.review_process import (ReviewProcess, kill, listening_inet, mongod_socket_folder, review_env,
-                                           token_of)
+from tests.fixtures.review_process import (
+    ReviewProcess,
+    kill,
+    listening_inet,
+    mongod_socket_folder,
+    review_env,
+    token_of,
+)
 
 
 class Probe:
@@ -58,8 +64,13 @@ def test_the_app_lets_in_only_the_token_holder_and_serves_only_review_files(tmp_
         token, page = token_of(url), urlsplit(url).path
         probe = Probe(port)
 
-        for target, method in [("/", "GET"), ("/fiftyone", "GET"), ("/graphql", "POST"), (page, "GET"),
-                               (f"/media?filepath={quote('/etc/passwd')}", "GET")]:
+        for target, method in [
+            ("/", "GET"),
+            ("/fiftyone", "GET"),
+            ("/graphql", "POST"),
+            (page, "GET"),
+            (f"/media?filepath={quote('/etc/passwd')}", "GET"),
+        ]:
             assert probe.get(target, method=method, body=b"{}" if method == "POST" else None)[0] == 403, target
         assert probe.get(f"/fiftyone?token={token}", {"Host": "attacker.example"})[0] == 400  # DNS rebinding
         assert probe.get(f"/fiftyone?token={token}", {"Host": f"attacker.example:{port}"})[0] == 400
@@ -80,8 +91,12 @@ def test_the_app_lets_in_only_the_token_holder_and_serves_only_review_files(tmp_
         assert status == 200 and data == images[0].read_bytes()
         (tmp_path / "secret.txt").write_text("not for the App")
         images[0].parent.joinpath("escape.png").symlink_to(tmp_path / "secret.txt")
-        for path in ["/etc/passwd", str(tmp_path / "secret.txt"), str(images[0].parent / "escape.png"),
-                     str(images[0].parent / ".." / ".." / ".." / ".." / "secret.txt")]:
+        for path in [
+            "/etc/passwd",
+            str(tmp_path / "secret.txt"),
+            str(images[0].parent / "escape.png"),
+            str(images[0].parent / ".." / ".." / ".." / ".." / "secret.txt"),
+        ]:
             status, _, data = probe.get(f"/media?filepath={quote(path)}")
             assert status in (403, 404) and b"not for the App" not in data and b"root:" not in data, path
 

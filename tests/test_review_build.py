@@ -17,13 +17,20 @@ from imagenet_suite.curation.errors import DecisionTableError
 from imagenet_suite.curation.rebuild import ReviewApplication
 from tests.helpers import build_val, folder_bytes, load, run_cli
 
-DECIDED = {"ILSVRC2012_val_00000002": "id", "ILSVRC2012_val_00000005": "id", "ILSVRC2012_val_00000007": "ood",
-           "ILSVRC2012_val_00000009": "unsure", "ILSVRC2012_val_00000011": "q"}
+DECIDED = {
+    "ILSVRC2012_val_00000002": "id",
+    "ILSVRC2012_val_00000005": "id",
+    "ILSVRC2012_val_00000007": "ood",
+    "ILSVRC2012_val_00000009": "unsure",
+    "ILSVRC2012_val_00000011": "q",
+}
 
 
 def _table(path, decided=DECIDED, version=2):
-    rows = [Decision(i, d, "alice", f"2025-11-21T06:12:0{n}.125Z", "plate, left" if d == "id" else "")
-            for n, (i, d) in enumerate(sorted(decided.items()))]
+    rows = [
+        Decision(i, d, "alice", f"2025-11-21T06:12:0{n}.125Z", "plate, left" if d == "id" else "")
+        for n, (i, d) in enumerate(sorted(decided.items()))
+    ]
     sha = write_decision_table(DecisionTable(tuple(rows), version=version, dataset="val-review"), path)
     return path, sha
 
@@ -53,9 +60,14 @@ def test_drop_removes_exactly_the_rows_decided_id_and_records_the_table(val_layo
     assert all(after[i] == before[i] for i in after)  # kept rows unchanged, image bytes included
     assert sha == hashlib.sha256(table.read_bytes()).hexdigest()
     info = json.loads((folder / "build_info.json").read_text())
-    assert info["review"] == {"decisions_file": "decisions.csv", "decisions_sha256": sha, "decisions_version": 2,
-                              "action": "drop", "decisions": {"id": 2, "ood": 1, "unsure": 1, "q": 1},
-                              "rows_dropped": {"default": 2}}
+    assert info["review"] == {
+        "decisions_file": "decisions.csv",
+        "decisions_sha256": sha,
+        "decisions_version": 2,
+        "action": "drop",
+        "decisions": {"id": 2, "ood": 1, "unsure": 1, "q": 1},
+        "rows_dropped": {"default": 2},
+    }
     card = (folder / "README.md").read_text()
     assert sha in card and "## Review decisions" in card
     assert info["configs"]["default"]["splits"]["validation"]["num_examples"] == len(before) - 2
@@ -81,26 +93,38 @@ def test_reviewed_build_is_deterministic_across_workers(val_layouts, tmp_path):
     two = build_val(val_layouts, "folders", tmp_path / "b", shard_size=3, transform=review(table), num_proc=2)
     assert folder_bytes(one) == folder_bytes(two)
     other, other_sha = _table(tmp_path / "other.csv", {"ILSVRC2012_val_00000003": "id"})
-    assert build_val(val_layouts, "folders", tmp_path / "a", shard_size=3, transform=review(other)).name.endswith(other_sha[:8])
+    assert build_val(val_layouts, "folders", tmp_path / "a", shard_size=3, transform=review(other)).name.endswith(
+        other_sha[:8]
+    )
 
 
 def test_unknown_ids_are_refused_before_anything_is_written(val_layouts, tmp_path):
     table, _ = _table(tmp_path / "decisions.csv", {**DECIDED, "ILSVRC2012_val_00099999": "id"})
-    with pytest.raises(DecisionTableError, match=r"decisions.csv: 1 decided id\(s\) are not rows of config 'default'.*"
-                                                 r"ILSVRC2012_val_00099999"):
+    with pytest.raises(
+        DecisionTableError,
+        match=r"decisions.csv: 1 decided id\(s\) are not rows of config 'default'.*"
+        r"ILSVRC2012_val_00099999",
+    ):
         build_val(val_layouts, "folders", tmp_path / "out", transform=review(table))
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("ILSVRC2012_val_00000002,contaminated,alice,,", r"line 3: unknown decision 'contaminated'.*id, ood, unsure, q"),
-    ("ILSVRC2012_val_00000002,id,alice,yesterday,", r"line 3: timestamp 'yesterday'"),
-    ("ILSVRC2012_val_00000002,id", r"line 3: expected 5 fields"),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "ILSVRC2012_val_00000002,contaminated,alice,,",
+            r"line 3: unknown decision 'contaminated'.*id, ood, unsure, q",
+        ),
+        ("ILSVRC2012_val_00000002,id,alice,yesterday,", r"line 3: timestamp 'yesterday'"),
+        ("ILSVRC2012_val_00000002,id", r"line 3: expected 5 fields"),
+    ],
+)
 def test_bad_rows_are_refused_naming_file_and_line(val_layouts, tmp_path, line, message):
     table = tmp_path / "decisions.csv"
-    table.write_text('# imagenet-suite-decisions/1 {"dataset": "x", "version": 1}\n'
-                     f"id,decision,reviewer,timestamp,note\n{line}\n")
+    table.write_text(
+        f'# imagenet-suite-decisions/1 {{"dataset": "x", "version": 1}}\nid,decision,reviewer,timestamp,note\n{line}\n'
+    )
     with pytest.raises(DecisionTableError, match="decisions.csv: " + message):
         build_val(val_layouts, "folders", tmp_path / "out", transform=review(table))
     assert not (tmp_path / "out").exists()
@@ -109,14 +133,35 @@ def test_bad_rows_are_refused_naming_file_and_line(val_layouts, tmp_path, line, 
 def test_cli_build_with_decisions_and_its_errors(val_layouts, tmp_path):
     table, sha = _table(tmp_path / "decisions.csv")
     manual = str(val_layouts["folders"])
-    result = run_cli("build", "imagenet_val", "--manual-dir", manual, "--out", str(tmp_path / "out"), "--no-progress",
-                     "--decisions", str(table), "--decision-action", "flag")
+    result = run_cli(
+        "build",
+        "imagenet_val",
+        "--manual-dir",
+        manual,
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+        "--decisions",
+        str(table),
+        "--decision-action",
+        "flag",
+    )
     assert result.stdout.strip().splitlines()[-1].endswith(f"imagenet_val-1.0.0-reviewed-flag-{sha[:8]}")
 
     ninco_log = tmp_path / "donuts.csv"
     ninco_log.write_text("index,image_location,decision\n0,Food-101/images/donuts/520733.jpg,i\n")
-    bad = run_cli("build", "imagenet_val", "--manual-dir", manual, "--out", str(tmp_path / "bad"), "--no-progress",
-                  "--decisions", str(ninco_log), check=False)
+    bad = run_cli(
+        "build",
+        "imagenet_val",
+        "--manual-dir",
+        manual,
+        "--out",
+        str(tmp_path / "bad"),
+        "--no-progress",
+        "--decisions",
+        str(ninco_log),
+        check=False,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "donuts.csv: line 1: not an imagenet-suite decision table" in bad.stderr
     assert "review import" in bad.stderr and not (tmp_path / "bad").exists()
@@ -128,7 +173,9 @@ def test_table_bytes_are_canonical(tmp_path):
     _, second = _table(tmp_path / "b.csv", shuffled)
     assert first == second  # row order of the input does not matter: rows are sorted by id
     text = (tmp_path / "a.csv").read_text()
-    assert text.splitlines()[:3] == ['# imagenet-suite-decisions/1 {"dataset": "val-review", "version": 2}',
-                                     "id,decision,reviewer,timestamp,note",
-                                     'ILSVRC2012_val_00000002,id,alice,2025-11-21T06:12:00.125Z,"plate, left"']
+    assert text.splitlines()[:3] == [
+        '# imagenet-suite-decisions/1 {"dataset": "val-review", "version": 2}',
+        "id,decision,reviewer,timestamp,note",
+        'ILSVRC2012_val_00000002,id,alice,2025-11-21T06:12:00.125Z,"plate, left"',
+    ]
     assert (tmp_path / "a.csv.sha256").read_text() == f"{first}  a.csv\n"

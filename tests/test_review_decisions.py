@@ -31,8 +31,9 @@ def tiny(tmp_path_factory):
 @pytest.fixture
 def dataset(fo, tiny, request):
     folder, outputs, root = tiny
-    return load_for_review(folder, outputs=outputs, name=f"decide-{request.node.name}"[:60], cache_dir=root / "cache",
-                           reviewer="alice")
+    return load_for_review(
+        folder, outputs=outputs, name=f"decide-{request.node.name}"[:60], cache_dir=root / "cache", reviewer="alice"
+    )
 
 
 def app_tags(fo, dataset, row_ids, changes):
@@ -48,8 +49,11 @@ def test_tags_are_decisions_and_sync_records_reviewer_and_time(fo, dataset):
     tagged_at = dict(zip(dataset.values("row_id"), dataset.values("last_modified_at")))
 
     assert decisions.sync(dataset).recorded == 3
-    rows = {r: (d, who, t) for r, d, who, t in zip(*dataset.values(["row_id", "review_decision", "review_reviewer",
-                                                                     "review_timestamp"])) if d}
+    rows = {
+        r: (d, who, t)
+        for r, d, who, t in zip(*dataset.values(["row_id", "review_decision", "review_reviewer", "review_timestamp"]))
+        if d
+    }
     assert {r: v[0] for r, v in rows.items()} == {IDS[0]: "id", IDS[1]: "id", IDS[2]: "ood"}
     assert all(who == "alice" for _, who, _ in rows.values())
     assert all(format_timestamp(t) == format_timestamp(tagged_at[r]) for r, (_, _, t) in rows.items())
@@ -69,7 +73,9 @@ def test_export_import_export_is_byte_identical(fo, dataset, tmp_path):
     app_tags(fo, dataset, [IDS[8]], {"unsure": True})
     decisions.set_decision(dataset, IDS[3], "q", note='plate, "left"\nsecond line')
     first, sha = decisions.export_decisions(dataset, tmp_path / "a.csv")
-    assert first.version == 1 and len(first.decisions) == 7 and first.counts() == {"id": 3, "ood": 2, "unsure": 1, "q": 1}
+    assert (
+        first.version == 1 and len(first.decisions) == 7 and first.counts() == {"id": 3, "ood": 2, "unsure": 1, "q": 1}
+    )
 
     dataset.untag_samples(["id", "ood", "unsure", "q"])  # wipe every decision ...
     decisions.sync(dataset)
@@ -114,9 +120,11 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 def test_cli_import_status_export(fo, dataset, tmp_path, capsys):
     uri = shared_mongod().uri
     table = tmp_path / "t.csv"
-    table.write_text('# imagenet-suite-decisions/1 {"dataset": "elsewhere", "version": 4}\n'
-                     "id,decision,reviewer,timestamp,note\n"
-                     f"{IDS[0]},id,bob,2025-01-02T03:04:05.678Z,bagel\n{IDS[4]},ood,bob,,\n")
+    table.write_text(
+        '# imagenet-suite-decisions/1 {"dataset": "elsewhere", "version": 4}\n'
+        "id,decision,reviewer,timestamp,note\n"
+        f"{IDS[0]},id,bob,2025-01-02T03:04:05.678Z,bagel\n{IDS[4]},ood,bob,,\n"
+    )
     assert cli(capsys, "review", "import", dataset.name, str(table), "--database-uri", uri)[0] == 0
     code, out, _ = cli(capsys, "review", "status", dataset.name, "--json", "--database-uri", uri)
     status = json.loads(out)
@@ -140,8 +148,10 @@ def test_cli_errors_are_one_line_and_write_nothing(fo, tmp_path, tiny, capsys):
     folder, _, _ = tiny
     before = set(fo.list_datasets())
     bad = tmp_path / "bad.csv"
-    bad.write_text('# imagenet-suite-decisions/1 {"dataset": "x", "version": 1}\n'
-                   "id,decision,reviewer,timestamp,note\ndonuts_000_1000,maybe,bob,,\n")
+    bad.write_text(
+        '# imagenet-suite-decisions/1 {"dataset": "x", "version": 1}\n'
+        "id,decision,reviewer,timestamp,note\ndonuts_000_1000,maybe,bob,,\n"
+    )
     code, _, err = cli(capsys, "review", "import", "any-dataset", str(bad))
     assert code == 2 and err.count("\n") == 1
     assert "bad.csv: line 3: unknown decision 'maybe' for id 'donuts_000_1000'" in err
@@ -153,6 +163,8 @@ def test_cli_errors_are_one_line_and_write_nothing(fo, tmp_path, tiny, capsys):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        code, _, err = cli(capsys, "review", "open", str(folder), "--port", str(port), "--cache-dir", str(tmp_path / "c2"))
+        code, _, err = cli(
+            capsys, "review", "open", str(folder), "--port", str(port), "--cache-dir", str(tmp_path / "c2")
+        )
     assert code == 2 and f"port {port} on 127.0.0.1 is in use; pass another --port" in err
     assert not (tmp_path / "c2").exists() and set(fo.list_datasets()) == before

@@ -24,14 +24,21 @@ from tests.fixtures.review_mongo import Mongod
 from tests.fixtures.review_process import kill, listening_inet, mongod_socket_folder
 from tests.helpers import REPO_ROOT
 
-CLIENT = "import sys, time\nfrom imagenet_suite.curation import embedded_db\n" \
-         "print(embedded_db.attach(sys.argv[1]).socket, flush=True)\ntime.sleep(600)\n"
+CLIENT = (
+    "import sys, time\nfrom imagenet_suite.curation import embedded_db\n"
+    "print(embedded_db.attach(sys.argv[1]).socket, flush=True)\ntime.sleep(600)\n"
+)
 
 
 def _client(folder: Path) -> tuple[subprocess.Popen, Path]:
     """A process attached to the embedded mongod of ``folder``; (process, mongod's socket)."""
-    process = subprocess.Popen([sys.executable, "-c", CLIENT, str(folder)], stdout=subprocess.PIPE, text=True,
-                               cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, str(folder)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
     line = process.stdout.readline().strip()
     assert line, f"the client could not attach (exit {process.wait()})"
     return process, Path(line)
@@ -107,7 +114,7 @@ def test_mongod_listens_only_on_a_private_socket_and_lives_while_a_client_does(t
 
         second.kill()  # the last client dies: keeper and mongod stop
         second.wait()
-        gone, alive = psutil.wait_procs([keeper, mongod], timeout=60)
+        _gone, alive = psutil.wait_procs([keeper, mongod], timeout=60)
         assert not alive and not path.exists()
     finally:
         kill([psutil.Process(p.pid) for p in (first, second) if p is not None and p.poll() is None])
@@ -161,8 +168,13 @@ def test_cli_says_so_in_one_line(tmp_path):
     (folder / "sockets").mkdir(parents=True)
     os.chmod(folder / "sockets", 0o755)
     env = {k: v for k, v in os.environ.items() if k != "FIFTYONE_DATABASE_URI"}
-    result = subprocess.run([sys.executable, "-m", "imagenet_suite.cli", "review", "status", "any"], cwd=REPO_ROOT,
-                            env={**env, "FIFTYONE_DATABASE_DIR": str(folder), "PYTHONPATH": str(REPO_ROOT)},
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "imagenet_suite.cli", "review", "status", "any"],
+        cwd=REPO_ROOT,
+        env={**env, "FIFTYONE_DATABASE_DIR": str(folder), "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("imagenet-suite review: error: ") and "has mode 0755" in result.stderr

@@ -32,8 +32,13 @@ AUTH = {"Authorization": f"token {TOKEN}"}
 
 
 async def _echo(request: Request):
-    return JSONResponse({"path": request.url.path, "query": list(request.query_params.multi_items()),
-                         "body": (await request.body()).decode()})
+    return JSONResponse(
+        {
+            "path": request.url.path,
+            "query": list(request.query_params.multi_items()),
+            "body": (await request.body()).decode(),
+        }
+    )
 
 
 async def _media(request: Request):  # FiftyOne's /media: whatever file is named
@@ -55,10 +60,16 @@ def _fiftyone_stand_in(events: list[str] | None = None) -> Starlette:
         if events is not None:
             events.append("shutdown")
 
-    return Starlette(lifespan=lifespan, routes=[
-        Route("/media", _media), Route("/operators/execute", _echo, methods=["POST"]),
-        Route("/graphql", _echo, methods=["GET", "POST"]), WebSocketRoute("/ws", _socket),
-        Route("/{rest:path}", _echo, methods=["GET", "HEAD", "POST"])])
+    return Starlette(
+        lifespan=lifespan,
+        routes=[
+            Route("/media", _media),
+            Route("/operators/execute", _echo, methods=["POST"]),
+            Route("/graphql", _echo, methods=["GET", "POST"]),
+            WebSocketRoute("/ws", _socket),
+            Route("/{rest:path}", _echo, methods=["GET", "HEAD", "POST"]),
+        ],
+    )
 
 
 @pytest.fixture()
@@ -88,8 +99,18 @@ def test_hosts_of_this_app_are_served(roots, host):
     assert _client(roots).get("/fiftyone", headers={**AUTH, "Host": host}).status_code == 200
 
 
-@pytest.mark.parametrize("host", ["attacker.example", f"attacker.example:{PORT}", "127.0.0.1", f"127.0.0.1:{PORT + 1}",
-                                  f"127.0.0.1:{PORT}.attacker.example", f"0.0.0.0:{PORT}", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "attacker.example",
+        f"attacker.example:{PORT}",
+        "127.0.0.1",
+        f"127.0.0.1:{PORT + 1}",
+        f"127.0.0.1:{PORT}.attacker.example",
+        f"0.0.0.0:{PORT}",
+        "",
+    ],
+)
 def test_other_hosts_are_refused_even_with_the_token(roots, host):
     reply = _client(roots).get(f"/fiftyone?token={TOKEN}", headers={"Host": host}, follow_redirects=False)
     assert reply.status_code == 400 and "Host" in reply.text
@@ -117,9 +138,20 @@ def _raw_get(app, path: str, headers, query: bytes = b"") -> dict:
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "", "headers": headers,
-             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", PORT)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", PORT),
+    }
     asyncio.run(app(scope, receive, send))
     return sent[0]
 
@@ -149,9 +181,18 @@ def test_token_on_a_post_is_accepted_and_sets_the_cookie(roots):
     assert reply.status_code == 200 and reply.headers["set-cookie"].startswith(f"imagenet-suite-review-{PORT}=")
 
 
-@pytest.mark.parametrize("method,path", [("GET", "/"), ("GET", "/fiftyone"), ("POST", "/graphql"),
-                                         ("GET", "/media?filepath=x"), ("GET", "/assets/index.js"),
-                                         ("GET", "/datasets/x"), ("POST", "/operators/execute")])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("GET", "/"),
+        ("GET", "/fiftyone"),
+        ("POST", "/graphql"),
+        ("GET", "/media?filepath=x"),
+        ("GET", "/assets/index.js"),
+        ("GET", "/datasets/x"),
+        ("POST", "/operators/execute"),
+    ],
+)
 def test_everything_needs_the_token_or_cookie(roots, method, path):
     client = _client(roots)
     assert client.request(method, path, follow_redirects=False).status_code == 403
@@ -182,18 +223,18 @@ def test_cross_origin_requests_are_refused(roots):
 def test_websockets_need_the_cookie_and_a_good_host(roots):
     client = _client(roots)
     host = {"Host": f"127.0.0.1:{PORT}"}  # the test client's websockets use neither base_url nor its cookies
-    with pytest.raises(WebSocketDisconnect) as refused:
-        with client.websocket_connect("/ws", headers=host) as socket:
-            socket.receive_text()
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws", headers=host) as socket:
+        socket.receive_text()
     assert refused.value.code == 1008 and "token" in refused.value.reason
     host["Cookie"] = f"{SESSION.cookie_name}={SESSION.cookie_value}"
     with client.websocket_connect("/ws", headers=host) as socket:
         assert socket.receive_text() == "hello"
-    for headers, reason in (({"Host": "attacker.example"}, "Host"),
-                            ({**host, "Origin": "http://attacker.example"}, "cross-origin")):
-        with pytest.raises(WebSocketDisconnect) as refused:
-            with client.websocket_connect("/ws", headers=headers) as socket:
-                socket.receive_text()
+    for headers, reason in (
+        ({"Host": "attacker.example"}, "Host"),
+        ({**host, "Origin": "http://attacker.example"}, "cross-origin"),
+    ):
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws", headers=headers) as socket:
+            socket.receive_text()
         assert reason in refused.value.reason
 
 
@@ -202,9 +243,16 @@ def test_media_serves_only_files_under_the_roots(roots):
     image = roots / "cache/ds/split/a.png"
     assert client.get("/media", params={"filepath": str(image)}).content == b"PNG-a"
     assert client.get("/media", params={"filepath": str(roots / "media/b.jpg")}).content == b"JPG-b"
-    for path in ["/etc/passwd", str(roots / "outside/secret.txt"), str(roots / "cache/../outside/secret.txt"),
-                 str(roots / "cache/ds/split/../../../outside/secret.txt"), str(roots / "cache-evil/x"),
-                 "cache/ds/split/a.png", "a.png\x00", ""]:
+    for path in [
+        "/etc/passwd",
+        str(roots / "outside/secret.txt"),
+        str(roots / "cache/../outside/secret.txt"),
+        str(roots / "cache/ds/split/../../../outside/secret.txt"),
+        str(roots / "cache-evil/x"),
+        "cache/ds/split/a.png",
+        "a.png\x00",
+        "",
+    ]:
         assert client.get("/media", params={"filepath": path}).status_code in (400, 403), path
     both = f"/media?filepath={image}&filepath=/etc/passwd"
     assert client.get(both).status_code == 403
@@ -264,5 +312,7 @@ def test_media_roots_and_outermost(tmp_path):
     assert roots.resolve(str(tmp_path / "a/b/c.png")) == str(tmp_path / "a/b/c.png")
     assert roots.resolve(str(tmp_path / "a")) == str(tmp_path / "a")
     assert roots.resolve(str(tmp_path / "ab")) is None and roots.resolve(str(tmp_path)) is None
-    assert outermost([tmp_path / "a/b", tmp_path / "a", tmp_path / "x", tmp_path / "a/b/c"]) == \
-        [tmp_path / "a", tmp_path / "x"]
+    assert outermost([tmp_path / "a/b", tmp_path / "a", tmp_path / "x", tmp_path / "a/b/c"]) == [
+        tmp_path / "a",
+        tmp_path / "x",
+    ]

@@ -13,19 +13,23 @@ import pytest
 import torch
 
 from imagenet_suite import classes
+from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.curation import database
 from imagenet_suite.curation.errors import ReviewError
 from imagenet_suite.curation.load import load_for_review
 from imagenet_suite.curation.predictions import imagenet_display_names
-from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError, OutputsError
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.fixtures.review_datasets import CLASSES, build_tiny_ood, tiny_ood_ids, write_outputs
 from tests.fixtures.review_mongo import fiftyone_on_private_db
 from tests.helpers import build_val
 
-CONFIDENT = {"donuts_000_1000": (931, 0.95), "s_sky_001_1001": (500, 0.7), "waffles_001_1001": (10, 0.55),
-             "waffles_002_1002": (20, 0.3)}
+CONFIDENT = {
+    "donuts_000_1000": (931, 0.95),
+    "s_sky_001_1001": (500, 0.7),
+    "waffles_001_1001": (10, 0.55),
+    "waffles_002_1002": (20, 0.3),
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +56,9 @@ def test_samples_carry_images_ground_truth_and_predictions(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
     dataset = load_for_review(folder, outputs=outputs, name="load-fields", cache_dir=tmp_path / "cache")
 
-    images = {r["id"]: r for r in DatasetFolder(folder).read_table(None, None, ["id", "image", "class_name"]).to_pylist()}
+    images = {
+        r["id"]: r for r in DatasetFolder(folder).read_table(None, None, ["id", "image", "class_name"]).to_pylist()
+    }
     assert sorted(dataset.values("row_id")) == sorted(images) and len(dataset) == 12
     probs, logits = _softmax(outputs)
     names = imagenet_display_names()
@@ -91,8 +97,11 @@ def test_documents_are_what_fiftyone_itself_would_store(fo, tiny, tmp_path):
 def _without_ids(value):
     """A stored document without what differs by design: ids, dataset id, timestamps."""
     if isinstance(value, dict):
-        return {k: _without_ids(v) for k, v in value.items()
-                if k not in ("_id", "_dataset_id", "created_at", "last_modified_at")}
+        return {
+            k: _without_ids(v)
+            for k, v in value.items()
+            if k not in ("_id", "_dataset_id", "created_at", "last_modified_at")
+        }
     if isinstance(value, list):
         return [_without_ids(v) for v in value]
     return value
@@ -104,8 +113,15 @@ def test_saved_views_surface_candidates_classes_and_decisions(fo, tiny, tmp_path
     probs, _ = _softmax(outputs)
 
     assert set(dataset.list_saved_views()) == {
-        "unreviewed", "decided_id", "decided_ood", "unsure", "conflicting_decisions", "contamination_candidates",
-        "by_predicted_imagenet_class", *(f"class: {c}" for c in CLASSES)}
+        "unreviewed",
+        "decided_id",
+        "decided_ood",
+        "unsure",
+        "conflicting_decisions",
+        "contamination_candidates",
+        "by_predicted_imagenet_class",
+        *(f"class: {c}" for c in CLASSES),
+    }
     expected = sorted((i for i in probs if probs[i].max() >= 0.5), key=lambda i: -probs[i].max())
     assert dataset.load_saved_view("contamination_candidates").values("row_id") == expected
     assert len(expected) == 3  # the fixture's three confident OOD rows, most confident first
@@ -142,7 +158,7 @@ def test_reloading_is_idempotent_keeps_decisions_and_resumes(fo, tiny, tmp_path)
 
 
 def test_new_outputs_replace_predictions(fo, tiny, tmp_path):
-    folder, outputs, root = tiny
+    folder, outputs, _root = tiny
     dataset = load_for_review(folder, outputs=outputs, name="load-outputs", cache_dir=tmp_path / "cache")
     ids = tiny_ood_ids()
     other = write_outputs(tmp_path / "other.pt", ids[:6], {ids[3]: (7, 0.9)}, seed=1)
@@ -196,11 +212,13 @@ def test_database_is_local_only_and_journaled(fo):
     assert database.journaled_uri("mongodb://u:p@[::1]:1/db?w=1") == "mongodb://u:p@[::1]:1/db?w=1&journal=true"
     assert database.journaled_uri("/run/me/mongodb.sock") == "mongodb://%2Frun%2Fme%2Fmongodb.sock/?journal=true"
     assert database.journaled_uri("mongodb://%2Frun%2Fme%2Fmongodb.sock") == database.socket_uri("/run/me/mongodb.sock")
-    for uri, message in [("mongodb://10.0.0.5:27017", "must be on loopback"),
-                         ("mongodb://127.0.0.1:1,db.example.org:2", "must be on loopback"),
-                         ("mongodb://%2Frun%2Fme%2Fnot-a-socket", "must be on loopback"),
-                         ("mongodb+srv://cluster.example.org", "expected mongodb://"),
-                         ("http://127.0.0.1:27017", "expected mongodb://")]:
+    for uri, message in [
+        ("mongodb://10.0.0.5:27017", "must be on loopback"),
+        ("mongodb://127.0.0.1:1,db.example.org:2", "must be on loopback"),
+        ("mongodb://%2Frun%2Fme%2Fnot-a-socket", "must be on loopback"),
+        ("mongodb+srv://cluster.example.org", "expected mongodb://"),
+        ("http://127.0.0.1:27017", "expected mongodb://"),
+    ]:
         with pytest.raises(ReviewError, match=message):
             database.journaled_uri(uri)
     with pytest.raises(ReviewError, match="already uses the database"):
@@ -213,8 +231,10 @@ def test_embedded_mode_refuses_a_fiftyone_database_service_on_its_folder(tmp_pat
     import subprocess
     import sys
 
-    child = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', " \
-            f"'--dbpath', {str(tmp_path / 'theirs')!r}]); time.sleep(60)"
+    child = (
+        "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', "
+        f"'--dbpath', {str(tmp_path / 'theirs')!r}]); time.sleep(60)"
+    )
     fake = subprocess.Popen([sys.executable, "-c", child, *database.SERVICE_ARGS])
     try:
         for _ in range(100):
@@ -234,10 +254,13 @@ def test_embedded_mode_refuses_a_fiftyone_database_service_on_its_folder(tmp_pat
 def test_outputs_can_come_later(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
     dataset = load_for_review(folder, name="load-later", cache_dir=tmp_path / "cache")
-    assert "contamination_candidates" not in dataset.list_saved_views() and "class: donuts" in dataset.list_saved_views()
+    assert (
+        "contamination_candidates" not in dataset.list_saved_views() and "class: donuts" in dataset.list_saved_views()
+    )
     assert dataset.exists("predictions").count() == 0 and len(dataset) == 12
 
     dataset = load_for_review(folder, outputs=outputs, name="load-later", cache_dir=tmp_path / "cache")
     assert dataset.exists("predictions").count() == 12
-    assert dataset.load_saved_view("contamination_candidates").values("row_id") == \
-        sorted((i for i, (_, p) in CONFIDENT.items() if p >= 0.5), key=lambda i: -CONFIDENT[i][1])
+    assert dataset.load_saved_view("contamination_candidates").values("row_id") == sorted(
+        (i for i, (_, p) in CONFIDENT.items() if p >= 0.5), key=lambda i: -CONFIDENT[i][1]
+    )

@@ -13,19 +13,31 @@ from collections import Counter
 import pytest
 
 from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.build.sources import read_pins_file
 from imagenet_suite.curation.errors import DecisionTableError
 from imagenet_suite.curation.load import load_for_review
 from imagenet_suite.curation.ninco_logs import import_authors_logs
 from imagenet_suite.curation.status import format_status, review_status
-from imagenet_suite.build.sources import read_pins_file
 from tests.fixtures import ninco_archive as fx
 from tests.fixtures.review_mongo import fiftyone_on_private_db
 
 # seed_002.md §4.1, the paper's Table 1: "% ID samples, p = ID/(ID+OOD)" of 400 random samples.
-TABLE1 = {"OOD_Places_MOS": 59.5, "OOD_iNaturalist_MOS": 2.5, "all_species": 57.0, "imagenet_o": 20.2,
-          "openimage_o": 4.9, "textures": 25.6}
-RELEASED_AS = {"OOD_Places_MOS": "Places", "OOD_iNaturalist_MOS": "iNaturalist_OOD_Plants", "all_species": "Species",
-               "imagenet_o": "ImageNet_O", "openimage_o": "OpenImage_O", "textures": "Textures"}
+TABLE1 = {
+    "OOD_Places_MOS": 59.5,
+    "OOD_iNaturalist_MOS": 2.5,
+    "all_species": 57.0,
+    "imagenet_o": 20.2,
+    "openimage_o": 4.9,
+    "textures": 25.6,
+}
+RELEASED_AS = {
+    "OOD_Places_MOS": "Places",
+    "OOD_iNaturalist_MOS": "iNaturalist_OOD_Plants",
+    "all_species": "Species",
+    "imagenet_o": "ImageNet_O",
+    "openimage_o": "OpenImage_O",
+    "textures": "Textures",
+}
 CODES = {"i": "id", "o": "ood", "u": "unsure", "q": "q"}
 
 
@@ -39,11 +51,20 @@ def dataset(test_data, tmp_path_factory):
     fo = fiftyone_on_private_db()
     root = tmp_path_factory.mktemp("ninco-review")
     data = test_data / "ninco" / "data"
-    contents = {loc: fx.tiny_image(loc, i) for i, loc in enumerate(fx.released_locations(data))
-                if loc.startswith("NINCO_popular_datasets_subsamples/")}
+    contents = {
+        loc: fx.tiny_image(loc, i)
+        for i, loc in enumerate(fx.released_locations(data))
+        if loc.startswith("NINCO_popular_datasets_subsamples/")
+    }
     manual = fx.write_ninco_manual_dir(root / "manual", test_data / "ninco", contents)
-    folder = build_dataset("ninco", root / "out", ["popular_subsamples"], manual_dir=manual, progress=False,
-                           pins=read_pins_file(manual / "checksums.tsv"))
+    folder = build_dataset(
+        "ninco",
+        root / "out",
+        ["popular_subsamples"],
+        manual_dir=manual,
+        progress=False,
+        pins=read_pins_file(manual / "checksums.tsv"),
+    )
     loaded = load_for_review(folder, name="ninco-popular", cache_dir=root / "cache")
     return fo, loaded
 
@@ -55,14 +76,15 @@ def _raw_final_codes(logs, name):
 
 
 def test_logs_reproduce_the_papers_contamination_rates(dataset, logs):
-    fo, ds = dataset
+    _fo, ds = dataset
     summary = import_authors_logs(ds, logs)
 
     for name, percent in TABLE1.items():
         assert round(100 * summary[name]["p_id"], 1) == percent, name
         raw = Counter(CODES.get(c.lower(), "other") for c in _raw_final_codes(logs, name).values())
-        assert {k: summary[name][k] for k in ("id", "ood", "unsure", "q", "other")} == \
-               {k: raw[k] for k in ("id", "ood", "unsure", "q", "other")}, name
+        assert {k: summary[name][k] for k in ("id", "ood", "unsure", "q", "other")} == {
+            k: raw[k] for k in ("id", "ood", "unsure", "q", "other")
+        }, name
     assert round(100 * summary["OOD_Places_MOS"]["unsure_fraction"], 1) == 6.7  # "at most 6.7% (for PLACES)"
     assert summary["imagenet_o"]["q"] == 3  # q kept as its own value
     status = review_status(ds)
@@ -71,7 +93,7 @@ def test_logs_reproduce_the_papers_contamination_rates(dataset, logs):
 
 
 def test_released_images_get_the_authors_decision(dataset, logs):
-    fo, ds = dataset
+    _fo, ds = dataset
     import_authors_logs(ds, logs)
     per_class = Counter(zip(ds.values("ground_truth.raw_label"), ds.values("authors_decision")))
     sizes = Counter(ds.values("ground_truth.raw_label"))
@@ -93,6 +115,6 @@ def test_disagreements_compare_our_decisions_with_the_logs(dataset, logs):
 
 
 def test_logs_of_other_datasets_are_refused(dataset, logs):
-    fo, ds = dataset
+    _fo, ds = dataset
     with pytest.raises(DecisionTableError, match="none of the .* logged images is a sample of FiftyOne dataset"):
         import_authors_logs(ds, logs / "annotations_potential_OOD_classes" / "donuts.csv")

@@ -92,7 +92,9 @@ def synthetic_table(seed: int, configs: int = 12, datasets: int = 3) -> pd.DataF
     for config, dataset in itertools.product(range(configs), range(datasets)):
         values = np.round(rng.uniform(0, 1, len(ROBUSTGEN_METRICS)), 1)  # coarse: many ties
         values[rng.random(len(values)) < 0.2] = 0.0
-        rows.append({"config": f"c{config}", "dataset": f"d{dataset}", **dict(zip(ROBUSTGEN_METRICS, values, strict=True))})
+        rows.append(
+            {"config": f"c{config}", "dataset": f"d{dataset}", **dict(zip(ROBUSTGEN_METRICS, values, strict=True))}
+        )
     return pd.DataFrame(rows)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -74,7 +75,7 @@ def guo_reference(confidence: torch.Tensor, correct: torch.Tensor, n_bins=15) ->
     """gpleiss ``_ECELoss``: bins (lo, hi], proportions over all samples."""
     edges = torch.linspace(0, 1, n_bins + 1)
     ece = torch.zeros(1)
-    for lower, upper in zip(edges[:-1], edges[1:], strict=True):
+    for lower, upper in itertools.pairwise(edges):
         in_bin = confidence.gt(lower.item()) * confidence.le(upper.item())
         proportion = in_bin.float().mean()
         if proportion.item() > 0:
@@ -142,7 +143,9 @@ def robustness_metrics_ace(probs: np.ndarray, labels: np.ndarray, num_bins=15, t
         positives, column = positives[column > threshold], column[column > threshold]
         if column.size == 0:
             continue
-        indices = np.minimum(np.round(np.linspace(0, len(column), num_bins, endpoint=False)).astype(int), len(column) - 1)
+        indices = np.minimum(
+            np.round(np.linspace(0, len(column), num_bins, endpoint=False)).astype(int), len(column) - 1
+        )
         upper_edges = np.sort(column)[indices][1:]
         bin_of = np.digitize(column, upper_edges)
         sums = np.bincount(bin_of, weights=column, minlength=num_bins).astype(np.float64)
@@ -175,7 +178,9 @@ def test_thresholded_ace_equals_robustness_metrics():
     labels = torch.randint(0, 25, (900,), generator=generator)
     stats = row_statistics(logits, "logits", labels, max_rank=1)
     expected = robustness_metrics_ace(torch.softmax(logits, 1).numpy(), labels.numpy(), threshold=0.01)
-    assert adaptive_calibration_error(logits, labels, stats.normalizer, threshold=0.01) == pytest.approx(expected, abs=1e-9)
+    assert adaptive_calibration_error(logits, labels, stats.normalizer, threshold=0.01) == pytest.approx(
+        expected, abs=1e-9
+    )
 
 
 def test_bin_sum_paths_agree_with_empty_bins_and_empty_rows():
@@ -183,8 +188,9 @@ def test_bin_sum_paths_agree_with_empty_bins_and_empty_rows():
 
     rows = torch.sort(torch.rand(4, 50, generator=torch.Generator().manual_seed(2)), dim=1).values
     bounds = torch.tensor([[0, 0, 10, 10, 50], [5, 20, 20, 49, 50], [50, 50, 50, 50, 50], [0, 1, 2, 3, 50]])
-    expected = torch.stack([torch.stack([rows[r, bounds[r, b]: bounds[r, b + 1]].double().sum() for b in range(4)])
-                            for r in range(4)])
+    expected = torch.stack(
+        [torch.stack([rows[r, bounds[r, b] : bounds[r, b + 1]].double().sum() for b in range(4)]) for r in range(4)]
+    )
     assert torch.allclose(_bin_sums_reduceat(rows.clone(), bounds), expected, atol=1e-12)
     assert torch.allclose(_bin_sums_cumsum(rows.clone(), bounds), expected, atol=1e-12)
 

@@ -39,10 +39,14 @@ def sample():
     return correct, target, labels
 
 
-@pytest.mark.parametrize(("convention", "reference"), [("reference_impl", quba_code_reference), ("paper_eq11", paper_reference)])
+@pytest.mark.parametrize(
+    ("convention", "reference"), [("reference_impl", quba_code_reference), ("paper_eq11", paper_reference)]
+)
 def test_class_balance_matches_reference(sample, convention, reference):
     correct, target, labels = sample
-    result = class_balance(torch.from_numpy(correct), torch.from_numpy(target).float(), torch.from_numpy(labels), 30, convention)
+    result = class_balance(
+        torch.from_numpy(correct), torch.from_numpy(target).float(), torch.from_numpy(labels), 30, convention
+    )
     f_acc, f_conf = reference(correct, target.astype(np.float32).astype(np.float64), labels, 30)
     assert result.accuracy_balance == pytest.approx(f_acc, abs=1e-12)
     assert result.confidence_balance == pytest.approx(f_conf, abs=1e-7)

@@ -13,16 +13,40 @@ import pytest
 import torch
 
 from imagenet_suite.errors import ConfigError
-from imagenet_suite.scoring import (FAMILIES, CalibrationOptions, ClassBalanceOptions, LcaOptions, MetricFamily, MetricRow,
-                                    ModelOutputs, OodOptions, ScoreOptions, TopkOptions, score)
+from imagenet_suite.scoring import (
+    FAMILIES,
+    CalibrationOptions,
+    ClassBalanceOptions,
+    LcaOptions,
+    MetricFamily,
+    MetricRow,
+    ModelOutputs,
+    OodOptions,
+    ScoreOptions,
+    TopkOptions,
+    score,
+)
 from imagenet_suite.scoring.threads import chunk_parallel_cpu, cpu_workers, torch_threads
 from tests.helpers import REPO_ROOT
 from tests.test_scoring_join import val_like_folder
 
 EXPECTED_FAMILIES = [
-    "topk_accuracy", "per_class_accuracy", "calibration", "class_balance", "real_accuracy", "shape_bias", "accuracy16",
-    "lca", "multilabel", "multilabel_real", "ood_detection", "ood_detection_datasets", "ood_unit_tests",
-    "mapped_topk_accuracy", "robustness", "robustness16",
+    "topk_accuracy",
+    "per_class_accuracy",
+    "calibration",
+    "class_balance",
+    "real_accuracy",
+    "shape_bias",
+    "accuracy16",
+    "lca",
+    "multilabel",
+    "multilabel_real",
+    "ood_detection",
+    "ood_detection_datasets",
+    "ood_unit_tests",
+    "mapped_topk_accuracy",
+    "robustness",
+    "robustness16",
 ]
 ROWS = 60
 
@@ -80,8 +104,9 @@ print("unchanged", len(after[0]))
 
 def test_importing_every_scoring_module_changes_no_family():
     """A fresh interpreter: the families (and what applies) are the same before and after importing every module."""
-    result = subprocess.run([sys.executable, "-c", IMPORT_EVERYTHING], capture_output=True, text=True, cwd=REPO_ROOT,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERYTHING], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"unchanged {len(EXPECTED_FAMILIES)}"
 
@@ -92,7 +117,8 @@ def test_scoring_modules_do_nothing_when_imported():
     for path in sorted((REPO_ROOT / "imagenet_suite" / "scoring").rglob("*.py")):
         for statement in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(statement, (ast.For, ast.While, ast.With)) or (
-                    isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+                isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            ):
                 offenders.append(f"{path.relative_to(REPO_ROOT)}:{statement.lineno}")
     assert offenders == []
 
@@ -115,8 +141,12 @@ def test_a_new_family_runs_only_when_passed(val):
 def test_score_options_hold_one_instance_per_family_type():
     options = ScoreOptions()
     assert {slot.name: type(getattr(options, slot.name)) for slot in dataclasses.fields(options)} == {
-        "topk": TopkOptions, "calibration": CalibrationOptions, "class_balance": ClassBalanceOptions,
-        "lca": LcaOptions, "ood": OodOptions}
+        "topk": TopkOptions,
+        "calibration": CalibrationOptions,
+        "class_balance": ClassBalanceOptions,
+        "lca": LcaOptions,
+        "ood": OodOptions,
+    }
     for family in FAMILIES:
         if family.options is not None:
             assert type(options.of(family.options)) is family.options
@@ -146,10 +176,13 @@ def test_each_family_gets_its_own_options_instance(val):
         def compute(ctx, options):
             seen[name] = options
             return []
+
         return compute
 
-    spies = (MetricFamily("lca_spy", ("label",), lambda f, p: True, spy("lca_spy"), LcaOptions),
-             MetricFamily("plain_spy", ("label",), lambda f, p: True, spy("plain_spy")))
+    spies = (
+        MetricFamily("lca_spy", ("label",), lambda f, p: True, spy("lca_spy"), LcaOptions),
+        MetricFamily("plain_spy", ("label",), lambda f, p: True, spy("plain_spy")),
+    )
     options = ScoreOptions(lca=LcaOptions(distances=("info",)), topk=TopkOptions(ks=(1, 3)))
     score(folder, outputs, metrics=["lca_spy", "plain_spy"], options=options, families=(*FAMILIES, *spies))
     assert seen == {"lca_spy": options.lca, "plain_spy": None}
@@ -157,8 +190,11 @@ def test_each_family_gets_its_own_options_instance(val):
 
 def test_family_options_change_only_their_family(val):
     folder, outputs = val
-    options = ScoreOptions(topk=TopkOptions(ks=(1, 3)), class_balance=ClassBalanceOptions(conventions=("paper_eq11",)),
-                           calibration=CalibrationOptions(ece_conventions=("guo",), class_wise_ace=False))
+    options = ScoreOptions(
+        topk=TopkOptions(ks=(1, 3)),
+        class_balance=ClassBalanceOptions(conventions=("paper_eq11",)),
+        calibration=CalibrationOptions(ece_conventions=("guo",), class_wise_ace=False),
+    )
     report = score(folder, outputs, metrics=["topk_accuracy", "calibration", "class_balance"], options=options)
     default = score(folder, outputs, metrics=["topk_accuracy", "calibration", "class_balance"])
     assert [r.metric for r in report.rows if r.metric.startswith("top")] == ["top1_accuracy", "top3_accuracy"]
@@ -230,8 +266,11 @@ def test_score_leaves_torch_threads_as_it_found_them(val, three_threads):
     def fail(ctx, options):
         raise RuntimeError("a family failed")
 
-    families = (*FAMILIES, MetricFamily("probe", ("label",), lambda f, p: True, probe),
-                MetricFamily("fail", ("label",), lambda f, p: True, fail))
+    families = (
+        *FAMILIES,
+        MetricFamily("probe", ("label",), lambda f, p: True, probe),
+        MetricFamily("fail", ("label",), lambda f, p: True, fail),
+    )
     score(folder, outputs, families=families, metrics=["topk_accuracy", "calibration", "probe"])
     assert torch.get_num_threads() == three_threads and count_in_a_new_thread() == three_threads
     assert during == [(1, workers)]  # single-threaded torch while scoring, chunks over the workers

@@ -23,8 +23,14 @@ def label_feature() -> dict:
 
 
 def write_dataset_folder(
-    root: Path, columns: dict[str, list], features: dict, protocol: dict | None = None,
-    config: str = "default", split: str = "validation", shards: int = 2, builder: str = "tiny",
+    root: Path,
+    columns: dict[str, list],
+    features: dict,
+    protocol: dict | None = None,
+    config: str = "default",
+    split: str = "validation",
+    shards: int = 2,
+    builder: str = "tiny",
 ) -> Path:
     """A dataset folder in the imagenet-suite/1 layout (build_info.json + Parquet shards)."""
     folder = root / f"{builder}-1.0.0"
@@ -37,11 +43,28 @@ def write_dataset_folder(
         part = table.slice(bounds[shard], bounds[shard + 1] - bounds[shard])
         pq.write_table(part, folder / rel)
         data = (folder / rel).read_bytes()
-        files[rel] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "split": split, "num_rows": part.num_rows}
+        files[rel] = {
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+            "split": split,
+            "num_rows": part.num_rows,
+        }
     info = {
-        "format": "imagenet-suite/1", "builder": builder, "version": "1.0.0", "package_version": "0", "seed": None,
-        "configs": {config: {"options": {}, "sources": {}, "features": features, "protocol": protocol or {},
-                             "splits": {split: {"num_examples": table.num_rows, "num_bytes": 0}}, "files": files}},
+        "format": "imagenet-suite/1",
+        "builder": builder,
+        "version": "1.0.0",
+        "package_version": "0",
+        "seed": None,
+        "configs": {
+            config: {
+                "options": {},
+                "sources": {},
+                "features": features,
+                "protocol": protocol or {},
+                "splits": {split: {"num_examples": table.num_rows, "num_bytes": 0}},
+                "files": files,
+            }
+        },
         "card_sha256": None,
     }
     (folder / "build_info.json").write_text(json.dumps(info))
@@ -51,8 +74,11 @@ def write_dataset_folder(
 def val_like_folder(root: Path, labels: list[int], with_images: bool = True) -> Path:
     ids = [f"ILSVRC2012_val_{i + 1:08d}" for i in range(len(labels))]
     columns = {"id": ids, "file_name": [f"{i}.JPEG" for i in ids], "label": labels}
-    features = {"id": {"dtype": "string", "_type": "Value"}, "file_name": {"dtype": "string", "_type": "Value"},
-                "label": label_feature()}
+    features = {
+        "id": {"dtype": "string", "_type": "Value"},
+        "file_name": {"dtype": "string", "_type": "Value"},
+        "label": label_feature(),
+    }
     if with_images:
         columns["image"] = [{"bytes": b"not a jpeg", "path": f"{i}.JPEG"} for i in ids]
         features["image"] = {"_type": "Image"}
@@ -71,8 +97,14 @@ def outputs_for(ids, num_classes=1000, seed=0, kind="logits") -> ModelOutputs:
 
 
 def test_join_puts_labels_in_outputs_order_without_touching_the_scores(folder):
-    ids = ["ILSVRC2012_val_00000005", "ILSVRC2012_val_00000001", "ILSVRC2012_val_00000006",
-           "ILSVRC2012_val_00000002", "ILSVRC2012_val_00000004", "ILSVRC2012_val_00000003"]
+    ids = [
+        "ILSVRC2012_val_00000005",
+        "ILSVRC2012_val_00000001",
+        "ILSVRC2012_val_00000006",
+        "ILSVRC2012_val_00000002",
+        "ILSVRC2012_val_00000004",
+        "ILSVRC2012_val_00000003",
+    ]
     outputs = outputs_for(ids)
     joined = join_outputs(folder, outputs, ["label"])
     assert joined.columns["label"].tolist() == [17, 3, 500, 999, 3, 0]
@@ -133,8 +165,10 @@ def test_join_refuses_duplicate_dataset_ids(tmp_path):
 
 
 def test_list_columns_become_padded_tensors(tmp_path):
-    features = {"id": {"dtype": "string", "_type": "Value"},
-                "real_labels": {"feature": label_feature(), "_type": "List"}}
+    features = {
+        "id": {"dtype": "string", "_type": "Value"},
+        "real_labels": {"feature": label_feature(), "_type": "List"},
+    }
     sets = [[5], [], [7, 2, 9], [1, 1000 - 1]]
     folder = write_dataset_folder(tmp_path, {"id": list("abcd"), "real_labels": sets}, features, shards=3)
     joined = join_outputs(folder, outputs_for(list("dcba")), ["real_labels"])

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from imagenet_suite.scoring import lca_scoring
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
-from imagenet_suite.scoring import LcaOptions, ModelOutputs, ScoreOptions, score
+from imagenet_suite.scoring import LcaOptions, ModelOutputs, ScoreOptions, lca_scoring, score
 from tests.helpers import build_val, run_cli
 
 
@@ -29,16 +28,25 @@ def test_lca_rows_match_the_hierarchy_functions_for_every_distance(val_folder, v
         matrix = torch.tensor(imagenet1k_distance_matrix(distance))
         assert report.value("lca", distance) == pytest.approx(lca_scoring.lca(outputs.values, labels, matrix).value)
         assert report.value("top5_lca", distance) == pytest.approx(
-            lca_scoring.topk_lca(outputs.values, labels, matrix, k=5).value)
+            lca_scoring.topk_lca(outputs.values, labels, matrix, k=5).value
+        )
         assert report.value("elca", f"{distance}/all") == pytest.approx(
-            lca_scoring.elca(outputs.values, labels, matrix, kind="logits").value)
+            lca_scoring.elca(outputs.values, labels, matrix, kind="logits").value
+        )
 
 
 def test_only_the_requested_distance_is_reported(val_folder, val_images):
-    report = score(val_folder, _outputs(val_images), metrics=["lca"],
-                   options=ScoreOptions(lca=LcaOptions(distances=("depth_one_sided",), elca_variant="mistakes")))
+    report = score(
+        val_folder,
+        _outputs(val_images),
+        metrics=["lca"],
+        options=ScoreOptions(lca=LcaOptions(distances=("depth_one_sided",), elca_variant="mistakes")),
+    )
     assert {(r.metric, r.variant) for r in report.rows} == {
-        ("lca", "depth_one_sided"), ("top5_lca", "depth_one_sided"), ("elca", "depth_one_sided/mistakes")}
+        ("lca", "depth_one_sided"),
+        ("top5_lca", "depth_one_sided"),
+        ("elca", "depth_one_sided/mistakes"),
+    }
 
 
 def test_cli_lca_with_a_built_hierarchy_and_a_bad_distance(val_folder, val_images, tmp_path):
@@ -49,9 +57,19 @@ def test_cli_lca_with_a_built_hierarchy_and_a_bad_distance(val_folder, val_image
     np.savez(path, ids=np.asarray(outputs.ids, dtype=str), logits=outputs.values.numpy())
     result = run_cli("score", str(val_folder), "--outputs", str(path), "--metrics", "lca", "--lca-distance", "info")
     assert "lca" in result.stdout and "info" in result.stdout and "depth_two_sided" not in result.stdout
-    bad = run_cli("score", str(val_folder), "--outputs", str(path), "--metrics", "lca", "--lca-distance", "hops",
-                  check=False)
+    bad = run_cli(
+        "score", str(val_folder), "--outputs", str(path), "--metrics", "lca", "--lca-distance", "hops", check=False
+    )
     assert bad.returncode == 2 and "unknown LCA distance 'hops'" in bad.stderr
-    wrong = run_cli("score", str(val_folder), "--outputs", str(path), "--metrics", "lca", "--hierarchy", str(val_folder),
-                    check=False)
+    wrong = run_cli(
+        "score",
+        str(val_folder),
+        "--outputs",
+        str(path),
+        "--metrics",
+        "lca",
+        "--hierarchy",
+        str(val_folder),
+        check=False,
+    )
     assert wrong.returncode == 2 and "expected a wordnet_hierarchy or kmeans_hierarchy folder" in wrong.stderr

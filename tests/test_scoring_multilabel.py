@@ -26,7 +26,7 @@ def padded(sets: list[list[int]], width: int | None = None) -> torch.Tensor:
 def reference(scores: np.ndarray, sets: list[list[int]], groups, variant: str) -> tuple[float, dict[int, float]]:
     """Independent numpy ASMA: stable argsort on -scores (ties to the lowest index), multi-hot vectors,
     the per-sample formulas written from their definitions (hamming: the mean over all C classes)."""
-    n, c = scores.shape
+    _n, c = scores.shape
     order = np.argsort(-scores, axis=1, kind="stable")
     per_group: dict[int, list[float]] = {}
     for i, labels in enumerate(sets):
@@ -36,8 +36,12 @@ def reference(scores: np.ndarray, sets: list[list[int]], groups, variant: str) -
         truth, pred = np.zeros(c, bool), np.zeros(c, bool)
         truth[labels], pred[order[i, :k]] = True, True
         both = (truth & pred).sum()
-        value = {"exact": float((truth == pred).all()), "jaccard": both / (truth | pred).sum(),
-                 "recall": both / truth.sum(), "hamming": float((truth == pred).mean())}[variant]
+        value = {
+            "exact": float((truth == pred).all()),
+            "jaccard": both / (truth | pred).sum(),
+            "recall": both / truth.sum(),
+            "hamming": float((truth == pred).mean()),
+        }[variant]
         per_group.setdefault(k, []).append(value)
     means = {g: float(np.mean(v)) for g, v in per_group.items()}
     return float(np.mean(list(means.values()))), means
@@ -51,8 +55,12 @@ def test_hand_computed_variants():
     scores[2, 8] = 1.0
     sets = padded([[1, 2, 3], [4, 5], [7]])
     result = ml.multilabel_scores(scores, sets, groups=(1, 2, 3))
-    expected = {"exact": (0.0, 1.0, 0.0), "jaccard": (0.5, 1.0, 0.0), "recall": (2 / 3, 1.0, 0.0),
-                "hamming": (1 - 2 / 10, 1.0, 1 - 2 / 10)}
+    expected = {
+        "exact": (0.0, 1.0, 0.0),
+        "jaccard": (0.5, 1.0, 0.0),
+        "recall": (2 / 3, 1.0, 0.0),
+        "hamming": (1 - 2 / 10, 1.0, 1 - 2 / 10),
+    }
     for variant, (three, two, one) in expected.items():
         groups = result.subgroups[variant]
         assert (groups[3].value, groups[2].value, groups[1].value) == pytest.approx((three, two, one), abs=1e-12)
@@ -91,7 +99,9 @@ def test_matches_an_independent_reference(variant):
         expected, per_group = reference(scores, sets, groups, variant)
         result = ml.multilabel_scores(torch.from_numpy(scores), padded(sets, 9), groups)
         assert result.asma(variant) == pytest.approx(expected, abs=1e-12)
-        assert {g: s.value for g, s in result.subgroups[variant].items() if s.count} == pytest.approx(per_group, abs=1e-12)
+        assert {g: s.value for g, s in result.subgroups[variant].items() if s.count} == pytest.approx(
+            per_group, abs=1e-12
+        )
 
 
 def test_kinds_and_dtypes_give_the_same_sets():
@@ -119,8 +129,9 @@ def patchml_like_folder(root, sets, seed, builder="patchml"):
     ids = [f"patchml-s{seed}-k{len(s)}-{i:06d}" for i, s in enumerate(sets)]
     features = {"id": {"dtype": "string", "_type": "Value"}, "labels": {"feature": label_feature(), "_type": "List"}}
     protocol = {"multi_label": "labels", "label_count_subgroups": [2, 3], "seed": seed}
-    return write_dataset_folder(root, {"id": ids, "labels": sets}, features, protocol, config="images", split="test",
-                                builder=builder), ids
+    return write_dataset_folder(
+        root, {"id": ids, "labels": sets}, features, protocol, config="images", split="test", builder=builder
+    ), ids
 
 
 def test_multilabel_family_scores_a_labels_dataset(tmp_path):
@@ -149,7 +160,9 @@ def test_applicability():
     assert "multilabel" not in applicable_metrics({"id": {}, "labels": {"dtype": "string", "_type": "Value"}}, {})
     real = {"id": {}, "real_labels": {"feature": label_feature(), "_type": "Sequence"}}
     assert "multilabel_real" not in applicable_metrics(real, {"multi_label": "real_labels"})
-    assert "multilabel_real" in applicable_metrics(real, {"multi_label": "real_labels", "label_count_subgroups": [1, 2, 3, 4, 5]})
+    assert "multilabel_real" in applicable_metrics(
+        real, {"multi_label": "real_labels", "label_count_subgroups": [1, 2, 3, 4, 5]}
+    )
     assert ml.subgroups_of({}) == (1, 2, 3, 4, 5) and ml.subgroups_of({"label_count_subgroups": [2, 9]}) == (2, 9)
 
 
@@ -190,7 +203,9 @@ def test_delta_rank_follows_the_paper():
 def test_cuda_gives_the_cpu_results():
     rng = np.random.default_rng(1)
     scores = torch.from_numpy(rng.integers(0, 4, size=(2000, 1000)).astype(np.float32)).to(torch.bfloat16)
-    sets = padded([sorted(rng.choice(1000, size=int(rng.integers(0, 10)), replace=False).tolist()) for _ in range(2000)], 9)
+    sets = padded(
+        [sorted(rng.choice(1000, size=int(rng.integers(0, 10)), replace=False).tolist()) for _ in range(2000)], 9
+    )
     cpu = ml.multilabel_scores(scores, sets, (2, 3, 4, 6, 9))
     gpu = ml.multilabel_scores(scores.cuda(), sets.cuda(), (2, 3, 4, 6, 9))
     for variant in ml.VARIANTS:

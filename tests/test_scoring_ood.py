@@ -33,8 +33,12 @@ def openood_v15(ids, oods, tpr=0.95):
     fpr_list, tpr_list, _ = skm.roc_curve(ood_indicator, -conf)
     precision_in, recall_in, _ = skm.precision_recall_curve(1 - ood_indicator, conf)
     precision_out, recall_out, _ = skm.precision_recall_curve(ood_indicator, -conf)
-    return (skm.auc(fpr_list, tpr_list), skm.auc(recall_in, precision_in), skm.auc(recall_out, precision_out),
-            fpr_list[np.argmax(tpr_list >= tpr)])
+    return (
+        skm.auc(fpr_list, tpr_list),
+        skm.auc(recall_in, precision_in),
+        skm.auc(recall_out, precision_out),
+        fpr_list[np.argmax(tpr_list >= tpr)],
+    )
 
 
 def draws():
@@ -49,7 +53,10 @@ def draws():
         elif kind == 1:  # tie-heavy: integer scores
             ids, oods = rng.integers(0, 12, n).astype(float), rng.integers(0, 9, m).astype(float)
         elif kind == 2:  # three distinct values only
-            ids, oods = rng.choice([0.1, 0.5, 0.9], n, p=[.1, .3, .6]), rng.choice([0.1, 0.5, 0.9], m, p=[.5, .3, .2])
+            ids, oods = (
+                rng.choice([0.1, 0.5, 0.9], n, p=[0.1, 0.3, 0.6]),
+                rng.choice([0.1, 0.5, 0.9], m, p=[0.5, 0.3, 0.2]),
+            )
         else:  # energy-like float32 scores, many exact ties after rounding
             ids = np.round(rng.normal(21, 1, n), 2).astype(np.float32).astype(float)
             oods = np.round(rng.normal(19.5, 1.2, m), 2).astype(np.float32).astype(float)
@@ -115,7 +122,11 @@ def test_no_sigmoid_is_ever_applied_to_raw_scores():
     sigmoid = ood.auroc(torch.sigmoid(torch.from_numpy(ids)), torch.sigmoid(torch.from_numpy(oods)))
     assert sigmoid < ours - 0.05  # what an auto-sigmoid would report: saturated ties
     torchmetrics = pytest.importorskip("torchmetrics.functional.classification")
-    anchor = float(torchmetrics.binary_auroc(torch.from_numpy(np.r_[ids, oods]), torch.from_numpy(np.r_[np.ones(3000), np.zeros(300)]).long()))
+    anchor = float(
+        torchmetrics.binary_auroc(
+            torch.from_numpy(np.r_[ids, oods]), torch.from_numpy(np.r_[np.ones(3000), np.zeros(300)]).long()
+        )
+    )
     assert abs(anchor - ours) > 0.05  # the pitfall is real in the anchor, and absent here
 
 
@@ -131,6 +142,7 @@ def test_device_and_dtype_of_inputs_do_not_matter():
 
 
 # -- aggregation -----------------------------------------------------------------------------------------
+
 
 def test_macro_and_pooled_differ_and_match_per_group_anchors():
     """A big easy class and a small hard one: the mean over classes weights them equally, pooling does not."""
@@ -158,6 +170,7 @@ def test_unit_test_verdict_is_strictly_above_ten_percent():
 
 
 # -- bad inputs ------------------------------------------------------------------------------------------
+
 
 def test_nan_scores_are_refused_unless_asked_for_ninco_handling():
     with pytest.raises(OutputsError, match=r"ood_scores: 1 score\(s\) are NaN or inf, the first at position 2"):
@@ -188,7 +201,11 @@ def test_sorted_scores_counts():
     assert sorted_scores.unique.tolist() == [1.0, 2.0, 3.0, 5.0]
     assert (sorted_scores.below.tolist(), sorted_scores.upto.tolist()) == ([0, 1, 3, 4], [1, 3, 4, 5])
     probe = torch.tensor([2.0, 4.0, 0.0], dtype=torch.float64)
-    assert sorted_scores.count_below(probe).tolist() == [1, 4, 0] and sorted_scores.count_upto(probe).tolist() == [3, 4, 0]
+    assert sorted_scores.count_below(probe).tolist() == [1, 4, 0] and sorted_scores.count_upto(probe).tolist() == [
+        3,
+        4,
+        0,
+    ]
 
 
 def test_openood_fpr_on_tie_blocks_where_sklearn_drops_points():
@@ -207,6 +224,8 @@ def test_openood_fpr_on_tie_blocks_where_sklearn_drops_points():
         ids, oods = np.array(ids), np.array(oods)
         expected = openood_v15(ids, oods)[3]
         assert ood.fpr_at_tpr_openood_v15(ids, oods) == expected
-        fpr, tpr, _ = skm.roc_curve(np.r_[np.zeros(len(ids)), np.ones(len(oods))], -np.r_[ids, oods], drop_intermediate=False)
+        fpr, tpr, _ = skm.roc_curve(
+            np.r_[np.zeros(len(ids)), np.ones(len(oods))], -np.r_[ids, oods], drop_intermediate=False
+        )
         mattered += fpr[np.argmax(tpr >= 0.95)] != expected
     assert mattered > 10  # the case is exercised, not just possible

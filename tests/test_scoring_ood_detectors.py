@@ -30,15 +30,31 @@ def model():
     val_labels = rng.integers(0, C, 300)
     val = centres[val_labels] + rng.normal(0, 1, (300, D)) + 0.5
     oods = rng.normal(0, 4, (120, D))
-    return {"train": train, "labels": labels, "weight": weight, "bias": bias, "val": val, "ood": oods,
-            "train_logits": train @ weight.T + bias, "val_logits": val @ weight.T + bias, "ood_logits": oods @ weight.T + bias}
+    return {
+        "train": train,
+        "labels": labels,
+        "weight": weight,
+        "bias": bias,
+        "val": val,
+        "ood": oods,
+        "train_logits": train @ weight.T + bias,
+        "val_logits": val @ weight.T + bias,
+        "ood_logits": oods @ weight.T + bias,
+    }
 
 
 @pytest.fixture(scope="module")
 def stats(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
-    return det.fit_detector_stats(t["train"], t["labels"], weight=t["weight"], bias=t["bias"], train_logits=t["train_logits"],
-                                  preset_name="ninco", knn_dtype=torch.float64)
+    return det.fit_detector_stats(
+        t["train"],
+        t["labels"],
+        weight=t["weight"],
+        bias=t["bias"],
+        train_logits=t["train_logits"],
+        preset_name="ninco",
+        knn_dtype=torch.float64,
+    )
 
 
 def ours(name, model, stats, which="val"):
@@ -51,6 +67,7 @@ def close(a, b, rtol=1e-9):
 
 
 # -- NINCO's reference implementations (numpy / scipy / sklearn) --------------------------------------------
+
 
 def ref_softmax(logits):
     return scipy.special.softmax(logits, axis=1)
@@ -78,14 +95,17 @@ def test_logit_detectors(model, stats):
         close(ours("energy", model, stats, which), scipy.special.logsumexp(logits, axis=1))
     probs = torch.from_numpy(ref_softmax(model["val_logits"]))
     assert np.allclose(det.detector_scores("msp", probs, "probs").numpy(), ref_softmax(model["val_logits"]).max(axis=1))
-    assert np.allclose(det.detector_scores("msp", probs.log(), "log_probs").numpy(), ref_softmax(model["val_logits"]).max(axis=1))
+    assert np.allclose(
+        det.detector_scores("msp", probs.log(), "log_probs").numpy(), ref_softmax(model["val_logits"]).max(axis=1)
+    )
 
 
 def test_kl_matching(model, stats):
     train_probs = ref_softmax(model["train_logits"])
     predicted = train_probs.argmax(axis=1)
-    templates = np.array([train_probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(C)[c]
-                          for c in range(C)])
+    templates = np.array(
+        [train_probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(C)[c] for c in range(C)]
+    )
     for which in ("val", "ood"):
         probs = ref_softmax(model[f"{which}_logits"])
         kl = np.array([[scipy.special.rel_entr(p, q).sum() for q in templates] for p in probs])
@@ -100,8 +120,9 @@ def test_mahalanobis_and_relative(model, stats):
         x = model[which]
         maha = ref_maha(x, means, prec)
         close(ours("mahalanobis", model, stats, which), maha)
-        global_term = np.array([(((f - model["train"].mean(axis=0)) @ prec_global) * (f - model["train"].mean(axis=0))).sum()
-                                for f in x])
+        global_term = np.array(
+            [(((f - model["train"].mean(axis=0)) @ prec_global) * (f - model["train"].mean(axis=0))).sum() for f in x]
+        )
         close(ours("relative_mahalanobis", model, stats, which), maha + global_term)
 
 
@@ -123,17 +144,26 @@ def test_vim_equals_ninco_and_is_monotone_in_the_paper_form(model, stats):
 
 
 def test_knn(model, stats):
-    normalize = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True) + 1e-10  # NINCO's normalizer
+    def normalize(x):
+        return x / np.linalg.norm(x, axis=-1, keepdims=True) + 1e-10  # NINCO's normalizer
+
     bank = normalize(model["train"])
     for k in (1, 50):
         stats_k = det.DetectorStats(**{**stats.__dict__, "knn_k": k})
         distances, _ = NearestNeighbors(n_neighbors=k).fit(bank).kneighbors(normalize(model["ood"]))
-        close(ours("knn", model, stats_k, "ood"), -distances[:, -1] ** 2, rtol=1e-9)
-    float32 = det.fit_detector_stats(torch.from_numpy(model["train"]), torch.from_numpy(model["labels"]), detectors=["knn"])
+        close(ours("knn", model, stats_k, "ood"), -(distances[:, -1] ** 2), rtol=1e-9)
+    float32 = det.fit_detector_stats(
+        torch.from_numpy(model["train"]), torch.from_numpy(model["labels"]), detectors=["knn"]
+    )
     float32.knn_k = 50
     assert float32.knn_bank.dtype == torch.float32
-    close(det.detector_scores("knn", torch.from_numpy(model["ood_logits"]), "logits", torch.from_numpy(model["ood"]),
-                              float32).numpy(), -distances[:, -1] ** 2, rtol=1e-5)
+    close(
+        det.detector_scores(
+            "knn", torch.from_numpy(model["ood_logits"]), "logits", torch.from_numpy(model["ood"]), float32
+        ).numpy(),
+        -(distances[:, -1] ** 2),
+        rtol=1e-5,
+    )
 
 
 def test_cosine_rcos_react(model, stats):
@@ -153,27 +183,60 @@ def test_cosine_rcos_react(model, stats):
 def test_openood_preset_fits_on_val_with_its_hyper_parameters(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
     with pytest.raises(ConfigError, match="openood_v15 preset fits kl_matching on the ID validation set"):
-        det.fit_detector_stats(t["train"], t["labels"], weight=t["weight"], bias=t["bias"], train_logits=t["train_logits"],
-                               preset_name="openood_v15")
+        det.fit_detector_stats(
+            t["train"],
+            t["labels"],
+            weight=t["weight"],
+            bias=t["bias"],
+            train_logits=t["train_logits"],
+            preset_name="openood_v15",
+        )
     with pytest.raises(ConfigError, match="ViM dimension D=256 must be in 1..11"):
-        det.fit_detector_stats(t["train"], t["labels"], weight=t["weight"], bias=t["bias"], val_features=t["val"],
-                               val_logits=t["val_logits"], preset_name="openood_v15")
-    stats = det.fit_detector_stats(t["train"], t["labels"], weight=t["weight"], bias=t["bias"], val_features=t["val"],
-                                   val_logits=t["val_logits"], preset_name="openood_v15",
-                                   detectors=["react_energy", "kl_matching", "knn"])
+        det.fit_detector_stats(
+            t["train"],
+            t["labels"],
+            weight=t["weight"],
+            bias=t["bias"],
+            val_features=t["val"],
+            val_logits=t["val_logits"],
+            preset_name="openood_v15",
+        )
+    stats = det.fit_detector_stats(
+        t["train"],
+        t["labels"],
+        weight=t["weight"],
+        bias=t["bias"],
+        val_features=t["val"],
+        val_logits=t["val_logits"],
+        preset_name="openood_v15",
+        detectors=["react_energy", "kl_matching", "knn"],
+    )
     assert stats.knn_k == 50 and stats.react_threshold == np.percentile(model["val"], 90)
     val_probs = ref_softmax(model["val_logits"])
     predicted = val_probs.argmax(axis=1)
-    expected = np.array([val_probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(C)[c] for c in range(C)])
+    expected = np.array(
+        [val_probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(C)[c] for c in range(C)]
+    )
     close(stats.klm_templates.numpy(), expected)
-    assert det.PRESETS["ninco"].knn_k == 1000 and det.vim_dimension(2048, None) == 1000 and det.vim_dimension(768, None) == 512
+    assert (
+        det.PRESETS["ninco"].knn_k == 1000
+        and det.vim_dimension(2048, None) == 1000
+        and det.vim_dimension(768, None) == 512
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_exact_quantile_by_radix_select_matches_numpy(dtype):
     rng = np.random.default_rng(4)
-    values = np.concatenate([rng.normal(0, 3, 40_000), -np.abs(rng.normal(0, 1e-3, 3000)), np.zeros(50), [-0.0, np.inf, -np.inf],
-                             np.repeat(1.25, 500)])
+    values = np.concatenate(
+        [
+            rng.normal(0, 3, 40_000),
+            -np.abs(rng.normal(0, 1e-3, 3000)),
+            np.zeros(50),
+            [-0.0, np.inf, -np.inf],
+            np.repeat(1.25, 500),
+        ]
+    )
     tensor = torch.from_numpy(values).to(dtype)
     upcast = tensor.double().numpy()
     finite = np.isfinite(upcast)
@@ -227,5 +290,7 @@ def test_kl_matching_with_zero_probabilities_and_one_hot_templates():
     templates[2] = torch.tensor([0, 0, 1.0, 0], dtype=torch.float64)  # one-hot: KL = inf unless p is that one-hot
     reference = np.array([[sp.rel_entr(p, q).sum() for q in templates.numpy()] for p in probs.numpy()])
     assert np.isinf(reference[:, 2]).all()
-    scores = det.detector_scores("kl_matching", probs, "probs", stats=det.DetectorStats("ninco", klm_templates=templates))
+    scores = det.detector_scores(
+        "kl_matching", probs, "probs", stats=det.DetectorStats("ninco", klm_templates=templates)
+    )
     np.testing.assert_allclose(scores.numpy(), -reference.min(axis=1), rtol=1e-12)

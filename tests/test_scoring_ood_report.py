@@ -37,8 +37,13 @@ def ood_folder(tmp_path_factory):
     for k in range(6):
         (root / "cls").mkdir(exist_ok=True)
         Image.fromarray(rng.integers(0, 256, (5 + k, 6, 3), dtype=np.uint8)).save(root / "cls" / f"{k}.png")
-    return build_dataset("ood_unit_tests", tmp_path_factory.mktemp("ood-built"), progress=False, manual_dir=root,
-                         options={"source": "image_folder", "tests": ",".join(TESTS), "images_per_test": 4})
+    return build_dataset(
+        "ood_unit_tests",
+        tmp_path_factory.mktemp("ood-built"),
+        progress=False,
+        manual_dir=root,
+        options={"source": "image_folder", "tests": ",".join(TESTS), "images_per_test": 4},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +67,9 @@ def outputs(ood_folder, id_folder):
 
 def test_ood_metrics_apply_by_protocol():
     assert "ood_detection" in applicable_metrics({"ood_class": {}}, {"ood": {"group_column": "ood_class"}})
-    assert "ood_detection_datasets" in applicable_metrics({"source_dataset": {}}, {"ood": {"group_column": "source_dataset"}})
+    assert "ood_detection_datasets" in applicable_metrics(
+        {"source_dataset": {}}, {"ood": {"group_column": "source_dataset"}}
+    )
     assert "ood_unit_tests" in applicable_metrics({"test": {}}, {"ood": {"group_column": "test", "unit_tests": True}})
     assert not {"ood_detection", "ood_unit_tests"} & set(applicable_metrics({"label": {"_type": "ClassLabel"}}, {}))
 
@@ -106,8 +113,9 @@ def test_feature_detectors_through_score(ood_folder, outputs):
     from imagenet_suite.scoring.ood_detectors import detector_scores
 
     id_scores = detector_scores("mahalanobis", id_outputs.values, "logits", id_features.values, stats)
-    ood_scores = detector_scores("mahalanobis", ood_outputs.values, "logits",
-                                 ood_features.aligned(ood_outputs.ids, "x"), stats)  # features given in another order
+    ood_scores = detector_scores(
+        "mahalanobis", ood_outputs.values, "logits", ood_features.aligned(ood_outputs.ids, "x"), stats
+    )  # features given in another order
     assert maha.pooled["auroc"] == ood.auroc(id_scores, ood_scores)
     with pytest.raises(ConfigError, match=r"detector\(s\) cannot run: \{'vim': 'needs penultimate features"):
         score(ood_folder, ood_outputs, options=with_ood(id_outputs=id_outputs, stats=stats, detectors=("vim",)))
@@ -146,8 +154,18 @@ def test_cli_turns_ood_flags_into_ood_options(ood_folder, id_folder, outputs, tm
     parser.add_argument("--device", default="cpu")
     add_ood_arguments(parser)
     id_outputs.save(tmp_path / "id.pt")
-    args = parser.parse_args(["--id-outputs", str(tmp_path / "id.pt"), "--id-dataset", str(id_folder),
-                              "--detectors", "energy", "--fail-threshold", "0.5"])
+    args = parser.parse_args(
+        [
+            "--id-outputs",
+            str(tmp_path / "id.pt"),
+            "--id-dataset",
+            str(id_folder),
+            "--detectors",
+            "energy",
+            "--fail-threshold",
+            "0.5",
+        ]
+    )
     options = ood_options(args)
     assert isinstance(options, OodOptions) and options.detectors == ("energy",) and options.fail_threshold == 0.5
     report = score(ood_folder, ood_outputs, options=ScoreOptions(ood=options))
@@ -183,16 +201,20 @@ def _plotted_threshold(figure) -> float | None:
 def _red_bars(figure) -> set[str]:
     axes = figure.axes[0]
     labels = [t.get_text() for t in axes.get_yticklabels()]
-    return {label for label, bar in zip(labels, axes.patches, strict=True)
-            if tuple(round(c, 3) for c in bar.get_facecolor()[:3]) == (0.769, 0.306, 0.322)}  # #C44E52
+    return {
+        label
+        for label, bar in zip(labels, axes.patches, strict=True)
+        if tuple(round(c, 3) for c in bar.get_facecolor()[:3]) == (0.769, 0.306, 0.322)
+    }  # #C44E52
 
 
 @pytest.mark.parametrize("threshold", [None, 0.05, 0.5, 1.0])
 def test_ood_plot_marks_the_threshold_the_verdict_used(ood_folder, outputs, threshold):
     """The plot and the verdict read one threshold: --fail-threshold when given, else the dataset's (0.10)."""
     id_outputs, ood_outputs = outputs
-    report = score(ood_folder, ood_outputs,
-                   options=with_ood(id_outputs=id_outputs, detectors=("msp",), fail_threshold=threshold))
+    report = score(
+        ood_folder, ood_outputs, options=with_ood(id_outputs=id_outputs, detectors=("msp",), fail_threshold=threshold)
+    )
     used = 0.1 if threshold is None else threshold
     verdict = {r.subgroup for r in report.rows if r.metric == "unit_test_failed" and r.value == 1.0}
     assert {r.variant for r in report.rows if r.metric == "unit_tests_failed"} == {f"msp:fpr95>{used:g}"}
@@ -210,9 +232,11 @@ def test_ood_plot_without_unit_tests_marks_no_threshold(outputs, tmp_path):
     id_outputs, ood_outputs = outputs
     classes = ["a", "b", "c"]
     folder = write_dataset_folder(
-        tmp_path, {"id": list(ood_outputs.ids), "ood_class": [k % 3 for k in range(ood_outputs.num_rows)]},
+        tmp_path,
+        {"id": list(ood_outputs.ids), "ood_class": [k % 3 for k in range(ood_outputs.num_rows)]},
         {"id": {"dtype": "string", "_type": "Value"}, "ood_class": {"names": classes, "_type": "ClassLabel"}},
-        protocol={"ood": {"group_column": "ood_class"}})
+        protocol={"ood": {"group_column": "ood_class"}},
+    )
     report = score(folder, ood_outputs, options=with_ood(id_outputs=id_outputs, detectors=("msp",), fail_threshold=0.5))
     assert report.meta["metrics"] == ["ood_detection"] and "ood_fail_threshold" not in report.artifacts
     assert not [r for r in report.rows if r.metric.startswith("unit_test")]
@@ -225,12 +249,34 @@ def test_score_cli_computes_ood_metrics_and_plots(ood_folder, id_folder, outputs
 
     id_outputs, ood_outputs = outputs
     id_path, ood_path = id_outputs.save(tmp_path / "id.npz"), ood_outputs.save(tmp_path / "ood.npz")
-    result = run_cli("score", str(ood_folder), "--outputs", str(ood_path), "--id-outputs", str(id_path),
-                     "--id-dataset", str(id_folder), "--detectors", "msp", "energy", "--plots", str(tmp_path / "p"))
+    result = run_cli(
+        "score",
+        str(ood_folder),
+        "--outputs",
+        str(ood_path),
+        "--id-outputs",
+        str(id_path),
+        "--id-dataset",
+        str(id_folder),
+        "--detectors",
+        "msp",
+        "energy",
+        "--plots",
+        str(tmp_path / "p"),
+    )
     assert "unit_tests_failed" in result.stdout and "msp:fpr95>0.1" in result.stdout
     assert sorted(p.name for p in (tmp_path / "p").iterdir())  # per-test FPR bar plots
     missing = run_cli("score", str(ood_folder), "--outputs", str(ood_path), check=False)
     assert missing.returncode == 2 and "--id-outputs" in missing.stderr
-    unknown = run_cli("score", str(ood_folder), "--outputs", str(ood_path), "--id-outputs", str(id_path),
-                      "--detectors", "odin", check=False)
+    unknown = run_cli(
+        "score",
+        str(ood_folder),
+        "--outputs",
+        str(ood_path),
+        "--id-outputs",
+        str(id_path),
+        "--detectors",
+        "odin",
+        check=False,
+    )
     assert unknown.returncode == 2 and "unknown ['odin']" in unknown.stderr

@@ -20,9 +20,17 @@ TABLE4_RANKS: dict[str, tuple[float, int]] = {
     "DINOv2-B-reg": (0.74, 25),
     "SwinV2-b/12to16": (0.90, 8),
 }
-COLUMNS = {"acc": "accuracy", "adv_rob": "adversarial_robustness", "c_rob": "c_robustness", "ood_rob": "ood_robustness",
-           "cal_err": "calibration_error", "class_bal": "class_balance", "obj_focus": "object_focus",
-           "shape_bias": "shape_bias", "params_M": "params_millions"}
+COLUMNS = {
+    "acc": "accuracy",
+    "adv_rob": "adversarial_robustness",
+    "c_rob": "c_robustness",
+    "ood_rob": "ood_robustness",
+    "cal_err": "calibration_error",
+    "class_bal": "class_balance",
+    "obj_focus": "object_focus",
+    "shape_bias": "shape_bias",
+    "params_M": "params_millions",
+}
 
 
 @pytest.fixture(scope="module")

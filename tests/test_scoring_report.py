@@ -38,8 +38,15 @@ def val(tmp_path_factory):
     return folder, ModelOutputs(logits[order], ids), labels[order]
 
 
-BUILT_IN = ("topk_accuracy", "per_class_accuracy", "calibration", "class_balance", "real_accuracy", "shape_bias",
-            "accuracy16")
+BUILT_IN = (
+    "topk_accuracy",
+    "per_class_accuracy",
+    "calibration",
+    "class_balance",
+    "real_accuracy",
+    "shape_bias",
+    "accuracy16",
+)
 
 
 def test_applicable_metrics_follow_columns_and_protocol():
@@ -67,7 +74,9 @@ def test_report_matches_independent_references(val):
     assert report.value("ece", "torchmetrics") == pytest.approx(expected_ece, abs=1e-6)
     probs = torch.softmax(scores, 1).numpy()
     assert report.value("ace") == pytest.approx(robustness_metrics_ace(probs, labels), abs=1e-7)
-    assert report.value("calibration_error") == pytest.approx(np.sqrt(report.value("ece", "torchmetrics") * report.value("ace")))
+    assert report.value("calibration_error") == pytest.approx(
+        np.sqrt(report.value("ece", "torchmetrics") * report.value("ace"))
+    )
     correct, target = best[:, 0] == labels, probs[np.arange(ROWS), labels]
     for convention, reference in (("reference_impl", quba_code_reference), ("paper_eq11", paper_reference)):
         f_acc, f_conf = reference(correct, target.astype(np.float64), labels, 1000)
@@ -115,8 +124,10 @@ def test_class_subset_protocol_slices_before_argmax(tmp_path):
     labels = rng.choice(subset, 300)
     ids = [f"a-{i}" for i in range(300)]
     folder = write_dataset_folder(
-        tmp_path, {"id": ids, "label": labels.tolist()},
-        {"id": {"dtype": "string", "_type": "Value"}, "label": label_feature()}, protocol={"class_subset": subset},
+        tmp_path,
+        {"id": ids, "label": labels.tolist()},
+        {"id": {"dtype": "string", "_type": "Value"}, "label": label_feature()},
+        protocol={"class_subset": subset},
     )
     logits = torch.randn(300, 1000, generator=torch.Generator().manual_seed(1))
     report = score(folder, ModelOutputs(logits, ids), metrics=["topk_accuracy", "calibration"])
@@ -126,17 +137,24 @@ def test_class_subset_protocol_slices_before_argmax(tmp_path):
     positions = torch.tensor([subset.index(v) for v in labels])
     expected = multiclass_calibration_error(sliced, positions, num_classes=200).item()
     assert report.value("ece", "torchmetrics") == pytest.approx(expected, abs=1e-6)
-    assert report.value("ace") == pytest.approx(robustness_metrics_ace(torch.softmax(sliced, 1).numpy(), positions.numpy()), abs=1e-7)
+    assert report.value("ace") == pytest.approx(
+        robustness_metrics_ace(torch.softmax(sliced, 1).numpy(), positions.numpy()), abs=1e-7
+    )
 
 
 def test_real_labels_dataset(tmp_path):
     sets = [[1], [], [2, 3], [999], [], [0, 5]]
     ids = [f"ILSVRC2012_val_{i:08d}" for i in range(1, 7)]
     folder = write_dataset_folder(
-        tmp_path, {"id": ids, "file_name": [f"{i}.JPEG" for i in ids], "real_labels": sets},
-        {"id": {"dtype": "string", "_type": "Value"}, "file_name": {"dtype": "string", "_type": "Value"},
-         "real_labels": {"feature": label_feature(), "_type": "List"}},
-        protocol={"multi_label": "real_labels", "skip_empty_label_sets": True}, config="labels",
+        tmp_path,
+        {"id": ids, "file_name": [f"{i}.JPEG" for i in ids], "real_labels": sets},
+        {
+            "id": {"dtype": "string", "_type": "Value"},
+            "file_name": {"dtype": "string", "_type": "Value"},
+            "real_labels": {"feature": label_feature(), "_type": "List"},
+        },
+        protocol={"multi_label": "real_labels", "skip_empty_label_sets": True},
+        config="labels",
     )
     logits = torch.zeros(6, 1000)
     logits[[0, 2, 3, 5], [1, 3, 7, 4]] = 5.0  # hits: row 0 (1), row 2 (3); misses: row 3, row 5 (top-1 is 4)
@@ -153,7 +171,13 @@ def test_json_round_trip_and_nan_as_null(val, tmp_path):
     data = json.loads(report.to_json(tmp_path / "r.json"))
     assert data == json.loads((tmp_path / "r.json").read_text())
     assert data["metrics"][0]["metric"] == "top1_accuracy" and data["metrics"][-1]["value"] is None
-    assert data["meta"]["outputs"] == {"kind": "logits", "rows": ROWS, "classes": 1000, "dtype": "bfloat16", "device": "cpu"}
+    assert data["meta"]["outputs"] == {
+        "kind": "logits",
+        "rows": ROWS,
+        "classes": 1000,
+        "dtype": "bfloat16",
+        "device": "cpu",
+    }
 
 
 def test_metric_selection_refusals(val):
@@ -165,9 +189,12 @@ def test_metric_selection_refusals(val):
 
 
 def test_a_dataset_no_metric_applies_to_is_refused(tmp_path):
-    folder = write_dataset_folder(tmp_path, {"id": ["a", "b"], "caption": ["x", "y"]},
-                                  {"id": {"dtype": "string", "_type": "Value"}, "caption": {"dtype": "string", "_type": "Value"}})
-    with pytest.raises(ConfigError, match="no registered metric applies"):
+    folder = write_dataset_folder(
+        tmp_path,
+        {"id": ["a", "b"], "caption": ["x", "y"]},
+        {"id": {"dtype": "string", "_type": "Value"}, "caption": {"dtype": "string", "_type": "Value"}},
+    )
+    with pytest.raises(ConfigError, match="no metric family applies"):
         score(folder, ModelOutputs(torch.zeros(2, 1000), ["a", "b"]))
 
 
@@ -204,10 +231,23 @@ def test_a_family_of_ones_own_is_passed_explicitly(val):
 
 
 def test_cli_scores_and_writes_json_and_plots(val, tmp_path, capsys):
-    folder, outputs, labels = val
+    folder, outputs, _labels = val
     path = outputs.save(tmp_path / "outputs.npz")
-    code = main(["score", str(folder), "--outputs", str(path), "--json", str(tmp_path / "r.json"),
-                 "--plots", str(tmp_path / "plots"), "--metrics", "topk_accuracy", "calibration"])
+    code = main(
+        [
+            "score",
+            str(folder),
+            "--outputs",
+            str(path),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--plots",
+            str(tmp_path / "plots"),
+            "--metrics",
+            "topk_accuracy",
+            "calibration",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "top1_accuracy" in printed and "ece" in printed and "per_class_accuracy" not in printed
@@ -234,7 +274,8 @@ def test_shape_bias_plot_from_the_cli(tmp_path, capsys):
     ids = [f"c{i}" for i in range(5)]
     label = {"names": list(CATEGORIES16), "_type": "ClassLabel"}
     folder = write_dataset_folder(
-        tmp_path, {"id": ids, "shape_label16": shapes, "texture_label16": textures},
+        tmp_path,
+        {"id": ids, "shape_label16": shapes, "texture_label16": textures},
         {"id": {"dtype": "string", "_type": "Value"}, "shape_label16": label, "texture_label16": label},
         protocol={"decision_mapping": "imagenet_16"},
     )

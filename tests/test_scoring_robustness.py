@@ -70,8 +70,14 @@ def test_mismatched_lengths_are_refused():
 
 
 def _folder(tmp_path, ids, corruptions, severities, labels, label_column="label", protocol=None):
-    features = {"id": STRING, "corruption": STRING, "severity": INT,
-                label_column: label_feature() if label_column == "label" else {"names": list(CATEGORIES16), "_type": "ClassLabel"}}
+    features = {
+        "id": STRING,
+        "corruption": STRING,
+        "severity": INT,
+        label_column: label_feature()
+        if label_column == "label"
+        else {"names": list(CATEGORIES16), "_type": "ClassLabel"},
+    }
     columns = {"id": ids, "corruption": corruptions, "severity": severities, label_column: labels}
     return write_dataset_folder(tmp_path, columns, features, protocol, builder="perturbations")
 
@@ -95,9 +101,11 @@ def test_score_reports_robustness_rows_for_a_perturbation_folder(tmp_path):
     assert report.value("clean_accuracy") == pytest.approx(clean)
     assert report.value("pooled_corruption_accuracy") == pytest.approx(pooled)
     assert report.value("corruption_accuracy", subgroup="contrast") == pytest.approx(per_corruption["contrast"])
-    assert report.value("relative_corruption_accuracy", subgroup="contrast") == pytest.approx(per_corruption["contrast"] / clean)
-    split = [r for r in report.rows if r.subgroup == "gaussian_noise/3"][0]
-    assert split.denominator == 30 and split.numerator == int(correct[30 * 2:30 * 3].sum())
+    assert report.value("relative_corruption_accuracy", subgroup="contrast") == pytest.approx(
+        per_corruption["contrast"] / clean
+    )
+    split = next(r for r in report.rows if r.subgroup == "gaussian_noise/3")
+    assert split.denominator == 30 and split.numerator == int(correct[30 * 2 : 30 * 3].sum())
 
 
 def _features(folder):
@@ -116,11 +124,13 @@ def test_16_class_sets_use_the_decision_mapping(tmp_path):
     for row, category in enumerate(decided):
         logits[row, list(CATEGORY_INDICES[CATEGORIES16[category]])] = 20.0
     ids = [f"s{i}" for i in range(len(correct))]
-    folder = _folder(tmp_path, ids, corruptions, severities, labels.tolist(), "label16", {"decision_mapping": "imagenet_16"})
+    folder = _folder(
+        tmp_path, ids, corruptions, severities, labels.tolist(), "label16", {"decision_mapping": "imagenet_16"}
+    )
     assert "robustness16" in applicable_metrics(_features(folder), {"decision_mapping": "imagenet_16"})
     assert "robustness16" not in applicable_metrics(_features(folder), {})
     report = score(folder, ModelOutputs(logits, ids), metrics=["robustness16"])
-    _, mean, _, clean, c_rob = expected(correct, corruptions, severities)
+    _, mean, _, _clean, c_rob = expected(correct, corruptions, severities)
     assert report.value("mean_corruption_accuracy", "accuracy16") == pytest.approx(mean)
     assert report.value("c_robustness", "accuracy16") == pytest.approx(c_rob)
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from datasets import Image as HFImage
 
-from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.errors import InvalidSourceData, SourceError
 from imagenet_suite.scoring.shape import CATEGORIES16, CATEGORY_INDICES
 from tests.fixtures import model_vs_human as mvh
@@ -84,7 +84,9 @@ def test_release_archive_of_1280_keeps_80_shape_eq_texture_rows_5_per_class(tmp_
     mvh.write_release(tmp_path / "manual", "cue-conflict", mvh.cue_conflict_names())
     out = build("cue_conflict", tmp_path / "manual", tmp_path / "out")
     folder = DatasetFolder(out)
-    table = folder.read_table("cue_conflict", "test", ["id", "shape_label16", "texture_label16", "shape_eq_texture"]).to_pylist()
+    table = folder.read_table(
+        "cue_conflict", "test", ["id", "shape_label16", "texture_label16", "shape_eq_texture"]
+    ).to_pylist()
     assert len(table) == 1280
     assert sum(r["shape_eq_texture"] for r in table) == 80
     assert Counter(r["shape_label16"] for r in table if r["shape_eq_texture"]) == {i: 5 for i in range(16)}
@@ -118,12 +120,18 @@ def test_sketch_count_is_checked_against_the_release(tmp_path):
         build("sketch", tmp_path, tmp_path / "out")
 
 
-@pytest.mark.parametrize("members, message", [
-    (["airplan/airplan1-bear1.png"], r"cue-conflict/airplan/airplan1-bear1.png: class folder 'airplan' is not one of"),
-    (["bear/airplane1-bear2.png"], r"shape prefix 'airplane' differs from its folder 'bear'"),
-    (["bear/bear1_bear2.png"], r"is not <shape><i>-<texture><j>.png"),
-    (["bear/bear1-tiger2.png"], r"texture 'tiger' is not one of the 16"),
-])
+@pytest.mark.parametrize(
+    "members, message",
+    [
+        (
+            ["airplan/airplan1-bear1.png"],
+            r"cue-conflict/airplan/airplan1-bear1.png: class folder 'airplan' is not one of",
+        ),
+        (["bear/airplane1-bear2.png"], r"shape prefix 'airplane' differs from its folder 'bear'"),
+        (["bear/bear1_bear2.png"], r"is not <shape><i>-<texture><j>.png"),
+        (["bear/bear1-tiger2.png"], r"texture 'tiger' is not one of the 16"),
+    ],
+)
 def test_bad_cue_conflict_names_are_named(members, message, tmp_path):
     mvh.write_release(tmp_path, "cue-conflict", members)
     with pytest.raises(InvalidSourceData, match=message):

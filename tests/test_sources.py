@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from imagenet_suite.errors import ChecksumMismatch, ManualFileMissing, SourceError
 from imagenet_suite.build.sources import Source, SourceResolver, read_pins_file
+from imagenet_suite.errors import ChecksumMismatch, ManualFileMissing, SourceError
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 
@@ -20,7 +20,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 
     requests: list[str] = []
 
-    def do_GET(self):  # noqa: N802 (http.server API)
+    def do_GET(self):
         RangeHandler.requests.append(self.headers.get("Range") or "")
         start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") else 0
         body = PAYLOAD[start:]
@@ -46,8 +46,14 @@ def server():
 
 
 def _source(url: str, **kwargs) -> Source:
-    return Source("blob", "blob.bin", url=f"{url}/blob.bin", size=len(PAYLOAD),
-                  sha256=hashlib.sha256(PAYLOAD).hexdigest(), **kwargs)
+    return Source(
+        "blob",
+        "blob.bin",
+        url=f"{url}/blob.bin",
+        size=len(PAYLOAD),
+        sha256=hashlib.sha256(PAYLOAD).hexdigest(),
+        **kwargs,
+    )
 
 
 def test_download_verifies_and_caches(server, tmp_path):
@@ -169,8 +175,14 @@ def test_deferred_verification_checks_size_at_once_and_hash_on_wait(tmp_path):
 def test_deferred_verification_never_takes_a_wrong_local_copy(tmp_path):
     copy = tmp_path / "copy.bin"
     copy.write_bytes(PAYLOAD[:-1] + b"!")
-    source = Source("blob", "blob.bin", url="http://127.0.0.1:9/blob.bin", size=len(PAYLOAD),
-                    sha256=hashlib.sha256(PAYLOAD).hexdigest(), local_copies=(lambda: copy,))
+    source = Source(
+        "blob",
+        "blob.bin",
+        url="http://127.0.0.1:9/blob.bin",
+        size=len(PAYLOAD),
+        sha256=hashlib.sha256(PAYLOAD).hexdigest(),
+        local_copies=(lambda: copy,),
+    )
     resolver = SourceResolver(cache_dir=tmp_path / "cache", offline=True, defer_verification=True)
     with pytest.raises(SourceError, match="offline mode is on"):
         resolver.resolve(source)

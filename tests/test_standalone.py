@@ -21,8 +21,11 @@ from tests import repo_guard
 from tests.helpers import REPO_ROOT
 
 TEST_DATA = REPO_ROOT / "tests" / "data"
-needs_active_guard = pytest.mark.skipif(not repo_guard.ACTIVE, reason="the repository sits directly in scratch space "
-                                        "or at the file-system root; the guard cannot tell siblings apart there")
+needs_active_guard = pytest.mark.skipif(
+    not repo_guard.ACTIVE,
+    reason="the repository sits directly in scratch space "
+    "or at the file-system root; the guard cannot tell siblings apart there",
+)
 
 
 def beside(*parts: str) -> Path:
@@ -34,6 +37,7 @@ def beside(*parts: str) -> Path:
 
 # -- the classification rule -----------------------------------------------------------------------
 
+
 @needs_active_guard
 def test_paths_beside_the_repository_are_flagged():
     shared = REPO_ROOT.parent / "shared" / "data" / "x"
@@ -41,18 +45,28 @@ def test_paths_beside_the_repository_are_flagged():
     assert repo_guard.outside_path(str(shared)) == str(shared)
     assert repo_guard.outside_path(os.fsencode(shared)) == str(shared)
     assert repo_guard.outside_path(REPO_ROOT / ".." / "shared" / "spec" / "seed_000.md") == str(
-        REPO_ROOT.parent / "shared" / "spec" / "seed_000.md")
+        REPO_ROOT.parent / "shared" / "spec" / "seed_000.md"
+    )
     assert repo_guard.outside_path(REPO_ROOT / "tests" / ".." / ".." / "other-checkout") == str(
-        REPO_ROOT.parent / "other-checkout")
+        REPO_ROOT.parent / "other-checkout"
+    )
     sibling_with_the_repos_name_as_prefix = REPO_ROOT.parent / (REPO_ROOT.name + "-old") / "x"
     assert repo_guard.outside_path(sibling_with_the_repos_name_as_prefix) == str(sibling_with_the_repos_name_as_prefix)
     assert repo_guard.outside_path("../shared/data", start=str(REPO_ROOT)) == str(REPO_ROOT.parent / "shared" / "data")
 
 
 def test_paths_inside_the_repository_temp_dir_and_python_are_accepted(tmp_path):
-    for path in (REPO_ROOT, REPO_ROOT / "tests" / "data" / "x", REPO_ROOT / ".venv" / "lib",
-                 Path(tempfile.gettempdir()) / "x", tmp_path / "x", Path(sys.prefix) / "lib",
-                 Path(sys.base_prefix) / "lib", Path("/"), Path(os.sep, "usr", "share", "wordnet")):
+    for path in (
+        REPO_ROOT,
+        REPO_ROOT / "tests" / "data" / "x",
+        REPO_ROOT / ".venv" / "lib",
+        Path(tempfile.gettempdir()) / "x",
+        tmp_path / "x",
+        Path(sys.prefix) / "lib",
+        Path(sys.base_prefix) / "lib",
+        Path("/"),
+        Path(os.sep, "usr", "share", "wordnet"),
+    ):
         assert repo_guard.outside_path(path) is None, path
     assert repo_guard.outside_path(REPO_ROOT.parent) is None  # the folder itself: listing it reads no sibling
     assert repo_guard.outside_path(3) is None  # file descriptors are ignored
@@ -67,6 +81,7 @@ def test_exclusions_never_cover_the_whole_watched_folder():
 
 
 # -- the hook records what a test touches ----------------------------------------------------------
+
 
 @needs_active_guard
 def test_opening_listing_and_linking_beside_the_repository_are_recorded(request, tmp_path):
@@ -83,8 +98,11 @@ def test_opening_listing_and_linking_beside_the_repository_are_recorded(request,
     assert inside
     found = repo_guard.take(request.node.nodeid)  # taken, so this test's teardown does not fail
     assert [(event, path) for _, event, path in found] == [
-        ("open", str(missing)), ("os.listdir", str(missing.parent)), ("open", str(missing)),
-        ("os.symlink", str(missing))]
+        ("open", str(missing)),
+        ("os.listdir", str(missing.parent)),
+        ("open", str(missing)),
+        ("os.symlink", str(missing)),
+    ]
 
 
 @needs_active_guard
@@ -99,11 +117,14 @@ def test_subprocess_command_lines_are_checked(request):
 def test_a_run_that_reads_beside_the_repository_fails(tmp_path):
     """A pytest run with this suite's guard: the offending test errors in teardown, collection hits fail the run."""
     missing = beside("shared", "data", "x.csv")
-    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent("""
         from tests.conftest import (_stay_inside_the_repository, pytest_runtest_protocol, pytest_sessionfinish,
                                     pytest_terminal_summary)
-    """))
-    (tmp_path / "test_inner.py").write_text(textwrap.dedent(f"""
+    """)
+    )
+    (tmp_path / "test_inner.py").write_text(
+        textwrap.dedent(f"""
         import os
         import pytest
 
@@ -113,16 +134,24 @@ def test_a_run_that_reads_beside_the_repository_fails(tmp_path):
 
         def test_stays_inside(tmp_path):
             (tmp_path / "x").write_text("fine")
-    """))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                         check=False, cwd=tmp_path, env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "2 passed, 1 error" in run.stdout, run.stdout  # its call passed; its teardown fails
     assert "ERROR at teardown of test_reads_beside" in run.stdout
     assert f"test_inner.py::test_reads_beside: open {missing}" in run.stdout
 
-    (tmp_path / "test_inner.py").write_text(textwrap.dedent(f"""
+    (tmp_path / "test_inner.py").write_text(
+        textwrap.dedent(f"""
         import os
         try:
             os.listdir({str(missing.parent)!r})  # at import, outside any test
@@ -131,9 +160,16 @@ def test_a_run_that_reads_beside_the_repository_fails(tmp_path):
 
         def test_fine():
             pass
-    """))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                         check=False, cwd=tmp_path, env=env, capture_output=True, text=True)
+    """)
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 passed" in run.stdout and "paths outside the repository" in run.stdout
     assert f"<collection>: os.listdir {missing.parent}" in run.stdout
@@ -141,19 +177,27 @@ def test_a_run_that_reads_beside_the_repository_fails(tmp_path):
 
 # -- the copied data and the sources ----------------------------------------------------------------
 
+
 def test_test_data_matches_its_checksums():
     listed = {}
     for line in (TEST_DATA / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
         digest, name = line.split("  ", 1)
         listed[name] = digest
-    present = sorted(p.relative_to(TEST_DATA).as_posix() for p in TEST_DATA.rglob("*")
-                     if p.is_file() and not (p.parent == TEST_DATA and p.name in ("README.md", "SHA256SUMS")))
+    present = sorted(
+        p.relative_to(TEST_DATA).as_posix()
+        for p in TEST_DATA.rglob("*")
+        if p.is_file() and not (p.parent == TEST_DATA and p.name in ("README.md", "SHA256SUMS"))
+    )
     assert sorted(listed) == present, "tests/data and its SHA256SUMS list different files (see tests/data/README.md)"
-    changed = [name for name, digest in listed.items()
-               if hashlib.sha256((TEST_DATA / name).read_bytes()).hexdigest() != digest]
+    changed = [
+        name for name, digest in listed.items() if hashlib.sha256((TEST_DATA / name).read_bytes()).hexdigest() != digest
+    ]
     assert not changed, f"copies differ from their upstream bytes (tests/data/SHA256SUMS): {changed}"
-    for artifact, license_file in [("reassessed-imagenet", "LICENSE"), ("ninco", "LICENSE"),
-                                   ("texture-vs-shape", "DATASET_LICENSE")]:
+    for artifact, license_file in [
+        ("reassessed-imagenet", "LICENSE"),
+        ("ninco", "LICENSE"),
+        ("texture-vs-shape", "DATASET_LICENSE"),
+    ]:
         assert f"{artifact}/{license_file}" in listed
     readme = (TEST_DATA / "README.md").read_text(encoding="utf-8")
     for top in sorted({name.split("/")[0] for name in listed}):
@@ -167,7 +211,9 @@ def test_tests_hold_no_symlinks():
 
 # Path building that leads out of the checkout: "../shared", a "shared" path component, or climbing
 # above the repository root. This file and the guard spell these out, so they are not scanned.
-ESCAPES = re.compile(r"""["']\.\./shared|["']shared["']|parents\[\d+\]\.parent\b|\.parent\.parent\.parent|REPO_ROOT\.parent""")
+ESCAPES = re.compile(
+    r"""["']\.\./shared|["']shared["']|parents\[\d+\]\.parent\b|\.parent\.parent\.parent|REPO_ROOT\.parent"""
+)
 
 
 def test_sources_do_not_build_paths_beside_the_checkout():

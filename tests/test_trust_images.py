@@ -14,9 +14,9 @@ import pytest
 from PIL import Image
 
 from imagenet_suite.build.archives import open_archive
+from imagenet_suite.build.verify import verify_folder
 from imagenet_suite.errors import DatasetFolderError, InvalidSourceData
 from imagenet_suite.images import DEFAULT_MAX_PIXELS, ImageChecks, inspect_image
-from imagenet_suite.build.verify import verify_folder
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import build_val
 
@@ -38,8 +38,8 @@ def with_frame_size(data: bytes, width: int, height: int) -> bytes:
     """A JPEG whose start-of-frame header claims ``width`` x ``height`` (the bytes after it unchanged)."""
     out = bytearray(data)
     frame = out.find(b"\xff\xc0")
-    out[frame + 5:frame + 7] = height.to_bytes(2, "big")
-    out[frame + 7:frame + 9] = width.to_bytes(2, "big")
+    out[frame + 5 : frame + 7] = height.to_bytes(2, "big")
+    out[frame + 7 : frame + 9] = width.to_bytes(2, "big")
     return bytes(out)
 
 
@@ -61,12 +61,16 @@ def undefined_huffman_table(data: bytes) -> bytes:
 
 # -- pixel bound -------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("end_marker", [True, False])
 def test_a_60000x60000_jpeg_header_is_refused_before_anything_is_decoded(end_marker):
     bomb = with_frame_size(jpeg(), 60000, 60000)
     bomb = bomb if end_marker else bomb[:-2]
-    with pytest.raises(InvalidSourceData, match=r"^x.JPEG: 60000x60000 = 3,600,000,000 pixels, more than the bound of "
-                                                r"89,478,485 .*--max-pixels"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"^x.JPEG: 60000x60000 = 3,600,000,000 pixels, more than the bound of "
+        r"89,478,485 .*--max-pixels",
+    ):
         inspect_image(bomb, "x.JPEG")
 
 
@@ -85,16 +89,17 @@ def test_the_bound_is_the_callers():
 
 # -- structure ---------------------------------------------------------------------------------------------
 
+
 def _long_segment(data: bytes) -> bytes:
     out = bytearray(data)
     table = out.find(b"\xff\xdb")
-    out[table + 2:table + 4] = (0xFFF0).to_bytes(2, "big")
+    out[table + 2 : table + 4] = (0xFFF0).to_bytes(2, "big")
     return bytes(out)
 
 
 def _without_frame(data: bytes) -> bytes:
     frame = data.find(b"\xff\xc0")
-    return data[:frame] + data[frame + 2 + int.from_bytes(data[frame + 2:frame + 4], "big"):]
+    return data[:frame] + data[frame + 2 + int.from_bytes(data[frame + 2 : frame + 4], "big") :]
 
 
 def _garbage_marker(data: bytes) -> bytes:
@@ -112,7 +117,7 @@ def _flip_in_png_data(data: bytes) -> bytes:
 def _broken_progressive(data: bytes) -> bytes:
     out = bytearray(data)
     second_table = out.find(b"\xff\xc4", out.find(b"\xff\xda"))  # a Huffman table between two scans
-    out[second_table + 2:second_table + 4] = (0xFFFF).to_bytes(2, "big")
+    out[second_table + 2 : second_table + 4] = (0xFFFF).to_bytes(2, "big")
     return bytes(out)
 
 
@@ -120,11 +125,16 @@ STRUCTURE_CASES = {
     "segment overruns the file": (lambda: _long_segment(jpeg()), r"segment 0xDB at byte \d+ has length 65520"),
     "scan before frame header": (lambda: _without_frame(jpeg()), r"scan at byte \d+ comes before any frame header"),
     "not a marker": (lambda: _garbage_marker(jpeg()), r"expected a JPEG marker at byte 2, found 0x12"),
-    "cut inside the headers": (lambda: jpeg()[:40], r"segment 0xDB at byte 20 has length 67: it runs past the end of "
-                                                     r"the file \(40 bytes; truncated"),
+    "cut inside the headers": (
+        lambda: jpeg()[:40],
+        r"segment 0xDB at byte 20 has length 67: it runs past the end of "
+        r"the file \(40 bytes; truncated",
+    ),
     "cut after a marker": (lambda: jpeg()[:21], r"JPEG ends at byte 21 inside its headers"),
-    "progressive: broken segment between scans": (lambda: _broken_progressive(jpeg(progressive=True)),
-                                                   r"segment 0xC4 at byte \d+ has length 65535"),
+    "progressive: broken segment between scans": (
+        lambda: _broken_progressive(jpeg(progressive=True)),
+        r"segment 0xC4 at byte \d+ has length 65535",
+    ),
     "png chunk fails its CRC": (lambda: _flip_in_png_data(png()), r"PNG chunk b'IDAT' at byte \d+ fails its CRC"),
     "png without IEND": (lambda: png()[:-12], r"PNG ends at byte \d+ before its IEND chunk"),
     "truncated scan": (lambda: jpeg()[:-300], r"not a readable image, or truncated"),
@@ -152,6 +162,7 @@ def test_deep_checks_decode_what_the_structure_cannot_see():
 
 # -- builds and verify -------------------------------------------------------------------------------------
 
+
 def _val_with(images, index: int, data: bytes):
     images = list(images)
     images[index] = fx.ValImage(images[index].image_id, data, images[index].label, images[index].boxes)
@@ -164,8 +175,11 @@ def test_a_build_refuses_a_bomb_and_verify_catches_one_built_with_the_bound_lift
     with pytest.raises(InvalidSourceData, match=r"manual/val:n\d+/ILSVRC2012_val_00000005.JPEG: 60000x60000"):
         build_val({"folders": manual}, "folders", tmp_path / "out")
     folder = build_val({"folders": manual}, "folders", tmp_path / "lifted", max_pixels=None)
-    with pytest.raises(DatasetFolderError, match=r"validation-00000-of-00001.parquet: row 'ILSVRC2012_val_00000005', "
-                                                 r"column 'image': 60000x60000"):
+    with pytest.raises(
+        DatasetFolderError,
+        match=r"validation-00000-of-00001.parquet: row 'ILSVRC2012_val_00000005', "
+        r"column 'image': 60000x60000",
+    ):
         verify_folder(folder, ImageChecks())
     verify_folder(folder)  # hashes alone: the files are what was built
     verify_folder(folder, ImageChecks(max_pixels=None))
@@ -175,14 +189,19 @@ def test_deep_verify_at_build_and_in_verify(val_images, tmp_path):
     images = _val_with(val_images, 7, undefined_huffman_table(val_images[7].data))
     manual = fx.write_kaggle_layout(tmp_path / "manual", images)
     folder = build_val({"kaggle": manual}, "kaggle", tmp_path / "out")
-    with pytest.raises(InvalidSourceData, match=r"ILSVRC/Data/CLS-LOC/val:ILSVRC2012_val_00000008.JPEG: not a readable"):
+    with pytest.raises(
+        InvalidSourceData, match=r"ILSVRC/Data/CLS-LOC/val:ILSVRC2012_val_00000008.JPEG: not a readable"
+    ):
         build_val({"kaggle": manual}, "kaggle", tmp_path / "deep", deep_verify=True)
-    with pytest.raises(DatasetFolderError, match=r"row 'ILSVRC2012_val_00000008', column 'image': not a readable image"):
+    with pytest.raises(
+        DatasetFolderError, match=r"row 'ILSVRC2012_val_00000008', column 'image': not a readable image"
+    ):
         verify_folder(folder, ImageChecks(deep=True))
     verify_folder(folder, ImageChecks())
 
 
 # -- one name or one id twice -----------------------------------------------------------------------------
+
 
 def _tar(path, members, fmt=tarfile.USTAR_FORMAT):
     with tarfile.open(path, "w", format=fmt) as tar:
@@ -213,10 +232,9 @@ def test_an_archive_with_one_name_twice_is_refused(tmp_path, kind):
         names = ("img/x.JPEG", "./img/x.JPEG") if kind == "./ prefix" else ("img/x.JPEG", "img/x.JPEG")
         fmt = tarfile.PAX_FORMAT if kind == "pax tar" else tarfile.USTAR_FORMAT
         path = _tar(tmp_path / "a.tar", [(names[0], first), (names[1], second)], fmt)
-    with pytest.raises(InvalidSourceData, match=r"member 'img/x.JPEG' appears twice"):
-        with open_archive(path) as archive:
-            archive.names()
-            list(archive.iter_members(["img/x.JPEG"]))
+    with pytest.raises(InvalidSourceData, match=r"member 'img/x.JPEG' appears twice"), open_archive(path) as archive:
+        archive.names()
+        list(archive.iter_members(["img/x.JPEG"]))
 
 
 def test_one_val_image_twice_in_the_tar_is_refused_naming_both(val_images, tmp_path):
@@ -227,6 +245,9 @@ def test_one_val_image_twice_in_the_tar_is_refused_naming_both(val_images, tmp_p
         info.size = len(val_images[1].data)
         archive.addfile(info, io.BytesIO(val_images[1].data))
     fx.write_checksums(manual)
-    with pytest.raises(InvalidSourceData, match=r"image ILSVRC2012_val_00000001 is there twice, as "
-                                                r"'ILSVRC2012_val_00000001.JPEG' and 'extra/ILSVRC2012_val_00000001.JPEG'"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"image ILSVRC2012_val_00000001 is there twice, as "
+        r"'ILSVRC2012_val_00000001.JPEG' and 'extra/ILSVRC2012_val_00000001.JPEG'",
+    ):
         build_val({"tar": manual}, "tar", tmp_path / "out")

@@ -14,8 +14,8 @@ import pytest
 
 import imagenet_suite.build.runner as runner
 from imagenet_suite.build.runner import JOURNAL
-from imagenet_suite.errors import DatasetFolderError
 from imagenet_suite.build.verify import verify_folder
+from imagenet_suite.errors import DatasetFolderError
 from tests.helpers import build_val, folder_bytes, run_cli
 
 
@@ -61,8 +61,9 @@ def test_a_config_not_rebuilt_keeps_its_recorded_hash(val_layouts, val_images, t
     verify_folder(folder)
 
 
-def test_an_interrupted_build_resumes_only_shards_whose_bytes_match_the_journal(val_layouts, val_images, tmp_path,
-                                                                                monkeypatch):
+def test_an_interrupted_build_resumes_only_shards_whose_bytes_match_the_journal(
+    val_layouts, val_images, tmp_path, monkeypatch
+):
     fresh = build_val(val_layouts, "tar", tmp_path / "fresh", shard_size=3)
     real_rows = runner._checked_rows
 
@@ -102,11 +103,25 @@ def test_a_corrupt_build_info_stops_the_build_with_one_line(val_layouts, tmp_pat
         info["configs"]["default"]["splits"]["validation"]["num_examples"] += 1
         info_path.write_text(json.dumps(info, indent=1))
     manual = val_layouts["tar"]
-    result = run_cli("build", "imagenet_val", "--manual-dir", str(manual), "--pins", str(manual / "checksums.tsv"),
-                     "--out", str(tmp_path / "out"), "--shard-size", "6", "--no-progress", check=False)
+    result = run_cli(
+        "build",
+        "imagenet_val",
+        "--manual-dir",
+        str(manual),
+        "--pins",
+        str(manual / "checksums.tsv"),
+        "--out",
+        str(tmp_path / "out"),
+        "--shard-size",
+        "6",
+        "--no-progress",
+        check=False,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    assert str(info_path) in result.stderr and ("not valid JSON" in result.stderr or "corrupt or modified" in result.stderr)
+    assert str(info_path) in result.stderr and (
+        "not valid JSON" in result.stderr or "corrupt or modified" in result.stderr
+    )
 
     info_path.unlink()  # what the message says to do: every shard is then checked and rebuilt
     fresh = build_val(val_layouts, "tar", tmp_path / "fresh", shard_size=6)

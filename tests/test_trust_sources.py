@@ -13,12 +13,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from imagenet_suite.builders.imagenet_real import REAL_JSON
 
 from imagenet_suite.build import registry
+from imagenet_suite.build.sources import REJECTED, Source, SourceResolver, read_pins_file
+from imagenet_suite.builders.imagenet_real import REAL_JSON
 from imagenet_suite.errors import ChecksumMismatch, SourceError
 from imagenet_suite.files import folder_content_sha256, list_folder
-from imagenet_suite.build.sources import REJECTED, Source, SourceResolver, read_pins_file
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import build_val, folder_bytes
 
@@ -34,7 +34,7 @@ class Misbehaving(http.server.BaseHTTPRequestHandler):
     sent: int | None = None  # None: all
     requests: list[str] = []
 
-    def do_GET(self):  # noqa: N802 (http.server API)
+    def do_GET(self):
         Misbehaving.requests.append(self.path)
         self.send_response(200)
         self.send_header("Content-Length", str(self.announced if self.announced is not None else len(self.body)))
@@ -57,7 +57,9 @@ def server():
 
 
 def pinned(url: str) -> Source:
-    return Source("blob", "blob.bin", url=f"{url}/blob.bin", size=len(PAYLOAD), sha256=hashlib.sha256(PAYLOAD).hexdigest())
+    return Source(
+        "blob", "blob.bin", url=f"{url}/blob.bin", size=len(PAYLOAD), sha256=hashlib.sha256(PAYLOAD).hexdigest()
+    )
 
 
 def cached_files(cache: Path) -> list[str]:
@@ -66,11 +68,15 @@ def cached_files(cache: Path) -> list[str]:
 
 # -- downloads -----------------------------------------------------------------------------------------
 
+
 def test_a_download_cut_short_is_moved_aside_and_downloaded_again(server, tmp_path):
     Misbehaving.sent = len(PAYLOAD) // 3  # the connection closes after a third of Content-Length
     resolver = SourceResolver(cache_dir=tmp_path, offline=False, progress=False)
-    with pytest.raises(SourceError, match=rf"received {len(PAYLOAD) // 3} of the {len(PAYLOAD)} bytes the server "
-                                          rf"announced .*Moved it aside to .*blob.bin.part{REJECTED}"):
+    with pytest.raises(
+        SourceError,
+        match=rf"received {len(PAYLOAD) // 3} of the {len(PAYLOAD)} bytes the server "
+        rf"announced .*Moved it aside to .*blob.bin.part{REJECTED}",
+    ):
         resolver.resolve(pinned(server))
     assert cached_files(tmp_path) == [f"blob.bin.part{REJECTED}"]  # nothing renamed into the cache
 
@@ -92,7 +98,9 @@ def test_a_cached_file_with_a_wrong_checksum_is_moved_aside_and_fetched_again(se
     first = SourceResolver(cache_dir=tmp_path, offline=False, progress=False).resolve(source)
     first.path.write_bytes(OTHER)  # rots in the cache, same size
     resolver = SourceResolver(cache_dir=tmp_path, offline=False, progress=False, defer_verification=deferred)
-    with pytest.raises(ChecksumMismatch, match=rf"moved aside to .*blob.bin{REJECTED}: the next run downloads it again"):
+    with pytest.raises(
+        ChecksumMismatch, match=rf"moved aside to .*blob.bin{REJECTED}: the next run downloads it again"
+    ):
         resolver.resolve(source)
         resolver.wait_verified()
     assert not first.path.exists() and first.path.with_name(f"blob.bin{REJECTED}").read_bytes() == OTHER
@@ -113,6 +121,7 @@ def test_a_bad_cached_real_json_falls_back_to_the_copy_timm_ships(tmp_path, rot)
 
 
 # -- pins -----------------------------------------------------------------------------------------------
+
 
 def test_pins_must_be_hex_digests(tmp_path):
     with pytest.raises(ValueError, match="sha256 pin .* is not 64 hex digits"):
@@ -153,12 +162,15 @@ def test_every_download_url_is_pinned_to_an_immutable_revision_or_a_hash():
             assert "/master/" not in source.url and not (source.url.count("/main/") and not source.sha256), source.url
             if source.filename in UNPINNABLE:
                 continue
-            assert IMMUTABLE_URL.search(source.url) or source.sha256, f"{name}: {source.url} is neither a revision nor pinned"
+            assert IMMUTABLE_URL.search(source.url) or source.sha256, (
+                f"{name}: {source.url} is neither a revision nor pinned"
+            )
     assert set(UNPINNABLE) <= set(seen), "the exceptions above must name real sources"
     assert "/25ae4854f875bbae6782fd9ea4a18654f6c89c6c/" in REAL_JSON.url  # google-research/reassessed-imagenet
 
 
 # -- folder sources ---------------------------------------------------------------------------------------
+
 
 def flip_scan_byte(path: Path) -> None:
     """Change one byte inside a JPEG's compressed data: same size, structure intact, other pixels."""
@@ -202,7 +214,9 @@ def test_a_big_folder_is_hashed_in_a_child_process_to_the_same_digest(tmp_path):
     from imagenet_suite.build import sources
 
     root = tmp_path / "big"
-    for i in range(sources.PROCESS_HASHING_MIN_FILES + 1):  # over the threshold: hashed by `python -m imagenet_suite.files`
+    for i in range(
+        sources.PROCESS_HASHING_MIN_FILES + 1
+    ):  # over the threshold: hashed by `python -m imagenet_suite.files`
         folder = root / f"{i % 7}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{i}.bin").write_bytes(i.to_bytes(4, "big") * (i % 5 + 1))
@@ -221,6 +235,7 @@ def test_the_child_process_names_a_file_it_cannot_read(tmp_path):
 
 # -- symlinks -----------------------------------------------------------------------------------------------
 
+
 def test_a_symlink_leaving_the_manual_folder_is_refused(val_images, tmp_path):
     manual = fx.write_folders_layout(tmp_path / "manual", val_images)
     outside = tmp_path / "elsewhere" / val_images[3].file_name
@@ -229,7 +244,9 @@ def test_a_symlink_leaving_the_manual_folder_is_refused(val_images, tmp_path):
     outside.write_bytes(image.read_bytes())
     image.unlink()
     image.symlink_to(outside)
-    with pytest.raises(SourceError, match=rf"{re.escape(str(image))} is a symlink to {re.escape(str(outside))}, outside"):
+    with pytest.raises(
+        SourceError, match=rf"{re.escape(str(image))} is a symlink to {re.escape(str(outside))}, outside"
+    ):
         build_val({"folders": manual}, "folders", tmp_path / "out")
 
 

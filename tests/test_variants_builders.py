@@ -21,9 +21,11 @@ from imagenet_suite.errors import InvalidSourceData
 from tests.fixtures import variants as fx
 from tests.helpers import folder_bytes, load
 
-C_CONTENTS = {("gaussian_noise", 1): fx.c_images("gaussian_noise", 1),
-              ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3, n=4),
-              ("shot_noise", 5): fx.c_images("shot_noise", 5)}
+C_CONTENTS = {
+    ("gaussian_noise", 1): fx.c_images("gaussian_noise", 1),
+    ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3, n=4),
+    ("shot_noise", 5): fx.c_images("shot_noise", 5),
+}
 
 
 def _write_v2(manual: Path) -> Path:
@@ -34,48 +36,89 @@ def _write_v2(manual: Path) -> Path:
 
 def _v2_rows(config: str) -> list[dict]:
     stem = fx.V2_STEMS[config]
-    rows = [{"id": f"{fx.wnid(int(im.folder))}/{im.file}", "file_name": f"{stem}-format-val/{im.folder}/{im.file}",
-             "data": im.data, "label": int(im.folder)} for im in fx.v2_images(config)]
+    rows = [
+        {
+            "id": f"{fx.wnid(int(im.folder))}/{im.file}",
+            "file_name": f"{stem}-format-val/{im.folder}/{im.file}",
+            "data": im.data,
+            "label": int(im.folder),
+        }
+        for im in fx.v2_images(config)
+    ]
     return sorted(rows, key=lambda r: r["id"])
 
 
 def _folder_rows(root: str, images: list[fx.Img], column: str = "label", **extra: Callable) -> list[dict]:
-    rows = [{"id": f"{im.folder}/{im.file}", "file_name": f"{root}/{im.folder}/{im.file}", "data": im.data,
-             column: classes.index_of(im.folder), **{k: f(im) for k, f in extra.items()}} for im in images]
+    rows = [
+        {
+            "id": f"{im.folder}/{im.file}",
+            "file_name": f"{root}/{im.folder}/{im.file}",
+            "data": im.data,
+            column: classes.index_of(im.folder),
+            **{k: f(im) for k, f in extra.items()},
+        }
+        for im in images
+    ]
     return sorted(rows, key=lambda r: r["id"])
 
 
 def _c_rows(config: str) -> list[dict]:
     corruption, severity = config.rsplit("_", 1)
     images = C_CONTENTS[(corruption, int(severity))]
-    return [{"id": f"{corruption}/{severity}/{im.folder}/{im.file}", "file_name": f"{corruption}/{severity}/{im.folder}/{im.file}",
-             "data": im.data, "label": classes.index_of(im.folder), "val_id": im.file[:-5], "corruption": corruption,
-             "severity": int(severity)} for im in sorted(images, key=lambda im: im.file)]
+    return [
+        {
+            "id": f"{corruption}/{severity}/{im.folder}/{im.file}",
+            "file_name": f"{corruption}/{severity}/{im.folder}/{im.file}",
+            "data": im.data,
+            "label": classes.index_of(im.folder),
+            "val_id": im.file[:-5],
+            "corruption": corruption,
+            "severity": int(severity),
+        }
+        for im in sorted(images, key=lambda im: im.file)
+    ]
 
 
 def _objectnet_rows(config: str) -> list[dict]:
     from imagenet_suite.builders.objectnet import OBJECTNET_CLASSES, OVERLAP
 
-    rows = [{"id": f"{im.folder}/{im.file}", "file_name": f"objectnet-1.0/images/{im.folder}/{im.file}", "data": im.data,
-             "objectnet_label": OBJECTNET_CLASSES.index(im.folder), "imagenet_labels": list(OVERLAP[im.folder])}
-            for im in fx.objectnet_images()]
+    rows = [
+        {
+            "id": f"{im.folder}/{im.file}",
+            "file_name": f"objectnet-1.0/images/{im.folder}/{im.file}",
+            "data": im.data,
+            "objectnet_label": OBJECTNET_CLASSES.index(im.folder),
+            "imagenet_labels": list(OVERLAP[im.folder]),
+        }
+        for im in fx.objectnet_images()
+    ]
     return sorted(rows, key=lambda r: r["id"])
 
 
 def _protocol_a(protocol: dict) -> bool:
-    return protocol["class_subset"] == list(classes.subset_indices("imagenet_a")) and len(protocol["class_subset"]) == 200
+    return (
+        protocol["class_subset"] == list(classes.subset_indices("imagenet_a")) and len(protocol["class_subset"]) == 200
+    )
 
 
 def _protocol_r(protocol: dict) -> bool:
-    return protocol["class_subset"] == list(classes.subset_indices("imagenet_r")) and protocol["class_subset_name"] == "imagenet_r"
+    return (
+        protocol["class_subset"] == list(classes.subset_indices("imagenet_r"))
+        and protocol["class_subset_name"] == "imagenet_r"
+    )
 
 
 def _protocol_objectnet(protocol: dict) -> bool:
     from imagenet_suite.builders.objectnet import OVERLAP
 
     mapping = protocol["class_mapping"]
-    return (protocol["mapping_rule"] == "max_over_mapped_logits" and protocol["border_crop_px"] == 2
-            and len(mapping) == 113 and sum(map(len, mapping.values())) == 125 and mapping["chair"] == list(OVERLAP["chair"]))
+    return (
+        protocol["mapping_rule"] == "max_over_mapped_logits"
+        and protocol["border_crop_px"] == 2
+        and len(mapping) == 113
+        and sum(map(len, mapping.values())) == 125
+        and mapping["chair"] == list(OVERLAP["chair"])
+    )
 
 
 @dataclass(frozen=True)
@@ -89,27 +132,58 @@ class Case:
 
 
 CASES = {
-    "imagenet_v2": Case("imagenet_v2", tuple(fx.V2_STEMS), _write_v2, _v2_rows, lambda p: p == {"num_classes": 1000},
-                        "imagenetv2-matched-frequency.tar.gz"),
-    "imagenet_a": Case("imagenet_a", ("default",),
-                       lambda m: fx.write_hendrycks_tar(m, "imagenet-a", fx.imagenet_a_images()),
-                       lambda c: _folder_rows("imagenet-a", fx.imagenet_a_images()), _protocol_a, "imagenet-a.tar"),
-    "imagenet_r": Case("imagenet_r", ("default",),
-                       lambda m: fx.write_hendrycks_tar(m, "imagenet-r", fx.imagenet_r_images()),
-                       lambda c: _folder_rows("imagenet-r", fx.imagenet_r_images(), rendition=lambda im: im.file.split("_")[0]),
-                       _protocol_r),
-    "imagenet_o": Case("imagenet_o", ("default",),
-                       lambda m: fx.write_hendrycks_tar(m, "imagenet-o", fx.imagenet_o_images()),
-                       lambda c: _folder_rows("imagenet-o", fx.imagenet_o_images(), column="filtered_against"),
-                       lambda p: p["ood"] is True and p["metadata_column"] == "filtered_against"),
-    "imagenet_sketch": Case("imagenet_sketch", ("default",), lambda m: fx.write_sketch_zip(m, fx.sketch_images()),
-                            lambda c: _folder_rows("sketch", fx.sketch_images()), lambda p: p == {"num_classes": 1000},
-                            "ImageNet-Sketch.zip"),
-    "imagenet_c": Case("imagenet_c", ("gaussian_noise_3", "shot_noise_5"),
-                       lambda m: fx.write_imagenet_c(m, "noise", C_CONTENTS), _c_rows,
-                       lambda p: p["family"] == "noise" and p["benchmark_corruption"] is True),
-    "objectnet": Case("objectnet", ("imagenet_overlap",), lambda m: fx.write_objectnet(m, fx.objectnet_images()),
-                      _objectnet_rows, _protocol_objectnet),
+    "imagenet_v2": Case(
+        "imagenet_v2",
+        tuple(fx.V2_STEMS),
+        _write_v2,
+        _v2_rows,
+        lambda p: p == {"num_classes": 1000},
+        "imagenetv2-matched-frequency.tar.gz",
+    ),
+    "imagenet_a": Case(
+        "imagenet_a",
+        ("default",),
+        lambda m: fx.write_hendrycks_tar(m, "imagenet-a", fx.imagenet_a_images()),
+        lambda c: _folder_rows("imagenet-a", fx.imagenet_a_images()),
+        _protocol_a,
+        "imagenet-a.tar",
+    ),
+    "imagenet_r": Case(
+        "imagenet_r",
+        ("default",),
+        lambda m: fx.write_hendrycks_tar(m, "imagenet-r", fx.imagenet_r_images()),
+        lambda c: _folder_rows("imagenet-r", fx.imagenet_r_images(), rendition=lambda im: im.file.split("_")[0]),
+        _protocol_r,
+    ),
+    "imagenet_o": Case(
+        "imagenet_o",
+        ("default",),
+        lambda m: fx.write_hendrycks_tar(m, "imagenet-o", fx.imagenet_o_images()),
+        lambda c: _folder_rows("imagenet-o", fx.imagenet_o_images(), column="filtered_against"),
+        lambda p: p["ood"] is True and p["metadata_column"] == "filtered_against",
+    ),
+    "imagenet_sketch": Case(
+        "imagenet_sketch",
+        ("default",),
+        lambda m: fx.write_sketch_zip(m, fx.sketch_images()),
+        lambda c: _folder_rows("sketch", fx.sketch_images()),
+        lambda p: p == {"num_classes": 1000},
+        "ImageNet-Sketch.zip",
+    ),
+    "imagenet_c": Case(
+        "imagenet_c",
+        ("gaussian_noise_3", "shot_noise_5"),
+        lambda m: fx.write_imagenet_c(m, "noise", C_CONTENTS),
+        _c_rows,
+        lambda p: p["family"] == "noise" and p["benchmark_corruption"] is True,
+    ),
+    "objectnet": Case(
+        "objectnet",
+        ("imagenet_overlap",),
+        lambda m: fx.write_objectnet(m, fx.objectnet_images()),
+        _objectnet_rows,
+        _protocol_objectnet,
+    ),
 }
 
 

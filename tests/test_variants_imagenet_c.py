@@ -11,7 +11,10 @@ from imagenet_suite.builders import imagenet_c
 from imagenet_suite.errors import ConfigError, InvalidSourceData, SourceError
 from tests.fixtures import variants as fx
 
-NOISE = {("gaussian_noise", 1): fx.c_images("gaussian_noise", 1), ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3)}
+NOISE = {
+    ("gaussian_noise", 1): fx.c_images("gaussian_noise", 1),
+    ("gaussian_noise", 3): fx.c_images("gaussian_noise", 3),
+}
 
 
 def _rows(folder, config):
@@ -24,7 +27,12 @@ def test_configs_cover_every_corruption_and_severity():
     assert names[0] == "gaussian_noise_1"  # the default config
     assert {imagenet_c.parse_config(n) for n in names} == {(c, s) for c in imagenet_c.CORRUPTIONS for s in range(1, 6)}
     benchmark = [c for c in imagenet_c.CORRUPTIONS if imagenet_c.FAMILY_OF[c] in imagenet_c.BENCHMARK_FAMILIES]
-    assert len(benchmark) == 15 and set(imagenet_c.FAMILIES["extra"]) == {"speckle_noise", "gaussian_blur", "spatter", "saturate"}
+    assert len(benchmark) == 15 and set(imagenet_c.FAMILIES["extra"]) == {
+        "speckle_noise",
+        "gaussian_blur",
+        "spatter",
+        "saturate",
+    }
     assert "extra (held-out)" in imagenet_c.ImagenetC.config_named("spatter_4").description
     for bad in ("gaussian_noise_6", "gaussian_noise", "snowy_2"):
         with pytest.raises(ConfigError):
@@ -46,8 +54,11 @@ def test_a_config_reads_only_its_corruption_and_severity(tmp_path):
 
 def test_a_missing_severity_names_the_tar_and_what_it_holds(tmp_path):
     manual = fx.write_imagenet_c(tmp_path / "m", "noise", NOISE)
-    with pytest.raises(InvalidSourceData, match=r"noise.tar: no gaussian_noise/2/<wnid>/\*.JPEG members: gaussian_noise "
-                                                r"severity 2 is missing .*\['gaussian_noise/1', 'gaussian_noise/3'\]"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"noise.tar: no gaussian_noise/2/<wnid>/\*.JPEG members: gaussian_noise "
+        r"severity 2 is missing .*\['gaussian_noise/1', 'gaussian_noise/3'\]",
+    ):
         fx.build("imagenet_c", manual, tmp_path / "out", ["gaussian_noise_2"])
 
 
@@ -59,8 +70,11 @@ def test_a_missing_corruption_names_the_tar(tmp_path):
 
 def test_a_missing_family_tar_is_named_offline(tmp_path):
     manual = fx.write_imagenet_c(tmp_path / "m", "noise", NOISE)
-    with pytest.raises(SourceError, match=r"blur.tar is not in the cache .* offline mode is on; download "
-                                          r"https://zenodo.org/records/2235448/files/blur.tar"):
+    with pytest.raises(
+        SourceError,
+        match=r"blur.tar is not in the cache .* offline mode is on; download "
+        r"https://zenodo.org/records/2235448/files/blur.tar",
+    ):
         fx.build("imagenet_c", manual, tmp_path / "out", ["motion_blur_2"], offline=True)
 
 
@@ -79,8 +93,11 @@ def test_a_corrupted_jpeg_member_is_named(tmp_path):
     images = list(NOISE[("gaussian_noise", 3)])
     images[1] = fx.Img(images[1].folder, images[1].file, images[1].data[:-40])
     manual = fx.write_imagenet_c(tmp_path / "m", "noise", {("gaussian_noise", 3): images})
-    with pytest.raises(InvalidSourceData, match=rf"noise.tar:gaussian_noise/3/{fx.wnid(1)}/ILSVRC2012_val_00000002.JPEG: "
-                                                r"not a readable image, or truncated"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=rf"noise.tar:gaussian_noise/3/{fx.wnid(1)}/ILSVRC2012_val_00000002.JPEG: "
+        r"not a readable image, or truncated",
+    ):
         fx.build("imagenet_c", manual, tmp_path / "out", ["gaussian_noise_3"])
 
 
@@ -88,8 +105,11 @@ def test_a_renamed_file_is_named(tmp_path):
     images = list(NOISE[("gaussian_noise", 1)])
     images[0] = fx.Img(images[0].folder, "val_1.JPEG", images[0].data)
     manual = fx.write_imagenet_c(tmp_path / "m", "noise", {("gaussian_noise", 1): images})
-    with pytest.raises(InvalidSourceData, match=r"member 'gaussian_noise/1/n01440764/val_1.JPEG' is not named "
-                                                r"ILSVRC2012_val_NNNNNNNN.JPEG"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"member 'gaussian_noise/1/n01440764/val_1.JPEG' is not named "
+        r"ILSVRC2012_val_NNNNNNNN.JPEG",
+    ):
         fx.build("imagenet_c", manual, tmp_path / "out", ["gaussian_noise_1"])
 
 

@@ -22,7 +22,16 @@ def test_mapping_files_give_the_published_113_to_125_mapping(manual):
     assert derived == objectnet.OVERLAP
     assert len(derived) == 113 and len({i for v in derived.values() for i in v}) == 125
     assert sorted(k for k, v in derived.items() if len(v) > 1) == [
-        "alarm_clock", "bicycle", "chair", "helmet", "pen", "skirt", "still_camera", "tie", "wheel"]
+        "alarm_clock",
+        "bicycle",
+        "chair",
+        "helmet",
+        "pen",
+        "skirt",
+        "still_camera",
+        "tie",
+        "wheel",
+    ]
 
 
 def test_only_overlap_folders_are_read_and_bytes_stay_uncropped(manual, tmp_path):
@@ -47,8 +56,11 @@ def _edit_json(path, change):
 def test_a_mapping_that_differs_from_the_published_one_is_refused(manual, tmp_path):
     path = manual / "objectnet-1.0" / "mappings" / "objectnet_to_imagenet_1k.json"
     _edit_json(path, lambda d: d.update({"Chair": d["Chair"].split("; ")[0]}))  # only "barber chair" left
-    with pytest.raises(InvalidSourceData, match=r"mappings: ObjectNet class 'chair' maps to ImageNet-1k classes \(423,\) "
-                                                r"in the release's mapping files, expected \(423, 559, 765\)"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"mappings: ObjectNet class 'chair' maps to ImageNet-1k classes \(423,\) "
+        r"in the release's mapping files, expected \(423, 559, 765\)",
+    ):
         fx.build("objectnet", manual, tmp_path / "out")
 
 
@@ -61,8 +73,11 @@ def test_an_ambiguous_imagenet_name_is_named(manual, tmp_path):
     unmapped = next(i for i, name in enumerate(lines) if name not in mapped)
     lines[unmapped] = "banana"  # a second "banana" line, replacing a class ObjectNet does not use
     names.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InvalidSourceData, match=r"objectnet_to_imagenet_1k.json: ImageNet class 'banana' \(of ObjectNet "
-                                                r"'Banana'\) is on 2 lines of imagenet_to_label_2012_v2"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"objectnet_to_imagenet_1k.json: ImageNet class 'banana' \(of ObjectNet "
+        r"'Banana'\) is on 2 lines of imagenet_to_label_2012_v2",
+    ):
         fx.build("objectnet", manual, tmp_path / "out")
 
 
@@ -77,8 +92,11 @@ def test_an_unknown_image_folder_is_named(manual, tmp_path):
     stray = manual / "objectnet-1.0" / "images" / "alarm-clock"
     stray.mkdir()
     (stray / "a.png").write_bytes(fx.encode(1, fmt="PNG"))
-    with pytest.raises(InvalidSourceData, match=r"images: class folder 'alarm-clock' is not in "
-                                                r"mappings/folder_to_objectnet_label.json"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"images: class folder 'alarm-clock' is not in "
+        r"mappings/folder_to_objectnet_label.json",
+    ):
         fx.build("objectnet", manual, tmp_path / "out")
 
 
@@ -86,8 +104,11 @@ def test_the_zip_alone_asks_for_extraction(tmp_path):
     manual = tmp_path / "m"
     manual.mkdir()
     (manual / "objectnet-1.0.zip").write_bytes(b"PK\x03\x04")
-    with pytest.raises(ManualFileMissing, match=r"objectnet-1.0.zip is there but must be extracted first .*"
-                                                r"objectnet.dev/download.html"):
+    with pytest.raises(
+        ManualFileMissing,
+        match=r"objectnet-1.0.zip is there but must be extracted first .*"
+        r"objectnet.dev/download.html",
+    ):
         fx.build("objectnet", manual, tmp_path / "out")
 
 

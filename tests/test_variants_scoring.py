@@ -22,12 +22,15 @@ def _hand_topk(scores: np.ndarray, labels: list[int], k: int, columns: list[list
     hits = 0
     for row, label in zip(scores, labels, strict=True):
         class_scores = [max(float(row[c]) for c in cols) for cols in columns]
-        better = sum(1 for j, s in enumerate(class_scores) if s > class_scores[label] or (s == class_scores[label] and j < label))
+        better = sum(
+            1 for j, s in enumerate(class_scores) if s > class_scores[label] or (s == class_scores[label] and j < label)
+        )
         hits += better < k
     return hits / len(labels)
 
 
 # -- pure functions ---------------------------------------------------------------------------------------------
+
 
 def test_mapped_scores_is_the_max_over_each_mapped_column_set():
     scores = torch.randn(7, 20, generator=torch.Generator().manual_seed(0))
@@ -82,8 +85,11 @@ def test_border_crop_removes_the_border_and_is_described():
 
 # -- through the scorer, on built fixtures --------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,root,images", [("imagenet_a", "imagenet-a", fx.imagenet_a_images),
-                                              ("imagenet_r", "imagenet-r", fx.imagenet_r_images)])
+
+@pytest.mark.parametrize(
+    "name,root,images",
+    [("imagenet_a", "imagenet-a", fx.imagenet_a_images), ("imagenet_r", "imagenet-r", fx.imagenet_r_images)],
+)
 def test_subset_scoring_equals_a_hand_computation_over_the_200_classes(name, root, images, tmp_path):
     folder = fx.build(name, fx.write_hendrycks_tar(tmp_path / "m", root, images()), tmp_path / "out")
     table = pq.read_table(sorted((folder / "default").glob("*.parquet")), columns=["id", "label"])
@@ -123,7 +129,8 @@ def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path):
     columns = [list(OVERLAP[name]) for name in OBJECTNET_CLASSES]
     for k in (1, 5):
         assert result.value(f"top{k}_accuracy", protocols.MAPPED_VARIANT) == pytest.approx(
-            _hand_topk(logits.numpy(), labels, k, columns))
+            _hand_topk(logits.numpy(), labels, k, columns)
+        )
     first_only = _hand_topk(logits[[chair]].numpy(), [labels[chair]], 1, [cols[:1] for cols in columns])
     max_rule = _hand_topk(logits[[chair]].numpy(), [labels[chair]], 1, columns)
     assert (first_only, max_rule) == (0.0, 1.0)  # the rule matters for multi-mapped classes

@@ -39,8 +39,13 @@ def test_wnid_folder_repack_gives_the_same_rows(tmp_path):
 def test_the_earlier_file_names_are_kept_as_released(tmp_path):
     manual = fx.write_v2(tmp_path / "m", CONFIG, fx.v2_images(CONFIG, numeric=False, hashed=False))
     ids = _table(fx.build("imagenet_v2", manual, tmp_path / "out")).column("id").to_pylist()
-    assert ids == [f"{fx.wnid(2)}/0.jpeg", f"{fx.wnid(2)}/1.jpeg", f"{fx.wnid(10)}/2.jpeg", f"{fx.wnid(999)}/3.jpeg",
-                   f"{fx.wnid(999)}/4.jpeg"]
+    assert ids == [
+        f"{fx.wnid(2)}/0.jpeg",
+        f"{fx.wnid(2)}/1.jpeg",
+        f"{fx.wnid(10)}/2.jpeg",
+        f"{fx.wnid(999)}/3.jpeg",
+        f"{fx.wnid(999)}/4.jpeg",
+    ]
 
 
 def test_mixed_folder_conventions_are_refused(tmp_path):
@@ -55,15 +60,21 @@ def test_unknown_class_folder_is_named(folder, tmp_path):
     images = fx.v2_images(CONFIG)
     images[0] = fx.Img(folder, images[0].file, images[0].data)
     manual = fx.write_v2(tmp_path / "m", CONFIG, images)
-    with pytest.raises(InvalidSourceData, match=rf"imagenetv2-matched-frequency.tar.gz: class folder '{folder}' is "
-                                                r"neither a class index 0..999 nor"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=rf"imagenetv2-matched-frequency.tar.gz: class folder '{folder}' is "
+        r"neither a class index 0..999 nor",
+    ):
         fx.build("imagenet_v2", manual, tmp_path / "out")
 
 
 def test_renamed_root_folder_is_named(tmp_path):
     manual = fx.write_v2(tmp_path / "m", CONFIG, fx.v2_images(CONFIG), root="imagenet-matched-frequency-format-val")
-    with pytest.raises(InvalidSourceData, match=r"imagenetv2-matched-frequency.tar.gz: no imagenetv2-matched-frequency-"
-                                                r"format-val/<class folder>/ .*imagenet-matched-frequency-format-val"):
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"imagenetv2-matched-frequency.tar.gz: no imagenetv2-matched-frequency-"
+        r"format-val/<class folder>/ .*imagenet-matched-frequency-format-val",
+    ):
         fx.build("imagenet_v2", manual, tmp_path / "out")
 
 
@@ -80,5 +91,7 @@ def test_the_pinned_size_rejects_another_file(tmp_path):
     from imagenet_suite.build.runner import build_dataset
 
     manual = fx.write_v2(tmp_path / "m", CONFIG, fx.v2_images(CONFIG))
-    with pytest.raises(ChecksumMismatch, match=r"imagenetv2-matched-frequency.tar.gz: size is \d+ bytes, expected 1264079360"):
+    with pytest.raises(
+        ChecksumMismatch, match=r"imagenetv2-matched-frequency.tar.gz: size is \d+ bytes, expected 1264079360"
+    ):
         build_dataset("imagenet_v2", tmp_path / "out", manual_dir=manual, progress=False)

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from imagenet_suite.errors import DatasetFolderError
 from imagenet_suite.build.verify import verify_folder
+from imagenet_suite.errors import DatasetFolderError
 from tests.helpers import build_val, run_cli
 
 
@@ -96,7 +96,7 @@ def test_push_uploads_listed_files_private_and_tags_version(folder):
 
     hub = FakeHub()
     push_folder(folder, "org/imagenet-val", api=hub)
-    (_, info_repo, _), (_, repo, repo_kwargs), (_, upload), (_, tag_repo, tag_kwargs) = hub.calls
+    (_, _info_repo, _), (_, repo, repo_kwargs), (_, upload), (_, _tag_repo, tag_kwargs) = hub.calls
     assert repo == "org/imagenet-val" and repo_kwargs["private"] is True and repo_kwargs["repo_type"] == "dataset"
     info = json.loads((folder / "build_info.json").read_text())
     listed = {rel for cfg in info["configs"].values() for rel in cfg["files"]}
@@ -105,8 +105,8 @@ def test_push_uploads_listed_files_private_and_tags_version(folder):
 
 
 def test_push_refuses_an_existing_public_repository_unless_public_is_asked(folder):
-    from imagenet_suite.errors import ConfigError
     from imagenet_suite.build.hub import push_folder
+    from imagenet_suite.errors import ConfigError
 
     hub = FakeHub(existing={"org/open": False, "org/closed": True})
     with pytest.raises(ConfigError, match="org/open: the dataset repository exists and is public"):
@@ -133,15 +133,29 @@ def test_cli_list_and_info():
     listing = run_cli("list").stdout
     assert "imagenet_val\t1.0.0\tdefault,boxes" in listing and "imagenet_real\t1.0.0\tlabels,images" in listing
     info = run_cli("info", "imagenet_val").stdout
-    assert "ILSVRC2012_img_val.tar" in info and "ILSVRC2012_devkit_t12.tar.gz" in info and "LOC_val_solution.csv" in info
+    assert (
+        "ILSVRC2012_img_val.tar" in info and "ILSVRC2012_devkit_t12.tar.gz" in info and "LOC_val_solution.csv" in info
+    )
     assert "md5 29b22e2961454d5413ddabcf34fc5622" in info and "features:" in info
     unknown = run_cli("info", "imagenet_xyz", check=False)
     assert unknown.returncode == 2 and "unknown builder 'imagenet_xyz'" in unknown.stderr
 
 
 def test_cli_build_prints_folder_last_and_progress_on_stderr(val_layouts, tmp_path):
-    result = run_cli("build", "imagenet_val", "--out", str(tmp_path), "--manual-dir", str(val_layouts["tar"]),
-                     "--pins", str(val_layouts["tar"] / "checksums.tsv"), "--num-proc", "2", "--shard-size", "6")
+    result = run_cli(
+        "build",
+        "imagenet_val",
+        "--out",
+        str(tmp_path),
+        "--manual-dir",
+        str(val_layouts["tar"]),
+        "--pins",
+        str(val_layouts["tar"] / "checksums.tsv"),
+        "--num-proc",
+        "2",
+        "--shard-size",
+        "6",
+    )
     last = result.stdout.strip().splitlines()[-1]
     assert last == str((tmp_path / "imagenet_val-1.0.0").resolve())
     assert "imagenet_val/default" in result.stderr  # the progress bar
@@ -157,8 +171,8 @@ def test_cli_unknown_config_and_option(val_layouts, tmp_path):
 
 
 def test_input_datasets_are_verified_and_read_by_id(folder, tmp_path):
-    from imagenet_suite.errors import ManualFileMissing
     from imagenet_suite.build.sources import SourceResolver
+    from imagenet_suite.errors import ManualFileMissing
 
     resolver = SourceResolver(inputs=[folder])
     dataset, source = resolver.input_dataset("imagenet_val", "boxes")

@@ -10,18 +10,29 @@ import pytest
 from datasets import ClassLabel, Features, Image, List, Value
 
 from imagenet_suite.build.builder import Builder, BuilderConfig, Option, example_rng
-from imagenet_suite.errors import ConfigError, InvalidSourceData
 from imagenet_suite.build.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
+from imagenet_suite.errors import ConfigError, InvalidSourceData
 
-FEATURES = Features({"id": Value("string"), "image": Image(), "label": ClassLabel(names=["a", "b", "c"]),
-                     "labels": List(ClassLabel(names=["a", "b", "c"])),
-                     "boxes": List({"x": Value("int32"), "label": ClassLabel(names=["a", "b", "c"])})})
+FEATURES = Features(
+    {
+        "id": Value("string"),
+        "image": Image(),
+        "label": ClassLabel(names=["a", "b", "c"]),
+        "labels": List(ClassLabel(names=["a", "b", "c"])),
+        "boxes": List({"x": Value("int32"), "label": ClassLabel(names=["a", "b", "c"])}),
+    }
+)
 
 
 def _rows(n=5, bad_label_at=None):
     for i in range(n):
-        yield {"id": f"r{i}", "image": {"bytes": bytes([i]) * 50, "path": f"r{i}.png"},
-               "label": 3 if i == bad_label_at else i % 3, "labels": [0, 2][: i % 3], "boxes": [{"x": i, "label": 1}]}
+        yield {
+            "id": f"r{i}",
+            "image": {"bytes": bytes([i]) * 50, "path": f"r{i}.png"},
+            "label": 3 if i == bad_label_at else i % 3,
+            "labels": [0, 2][: i % 3],
+            "boxes": [{"x": i, "label": 1}],
+        }
 
 
 def test_schema_metadata_uses_the_vocabulary_datasets_36_reads():
@@ -37,14 +48,18 @@ def test_written_shard_roundtrips_and_is_deterministic(tmp_path):
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert stats_a == stats_b and stats_a.num_rows == 5
     assert stats_a == shard_stats(tmp_path / "a.parquet")
-    unhashed = write_shard(tmp_path / "c.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2, publish=False, sha256=False)
+    unhashed = write_shard(
+        tmp_path / "c.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2, publish=False, sha256=False
+    )
     assert unhashed.sha256 is None and unhashed.size == stats_a.size and not (tmp_path / "c.parquet").exists()
     publish_shard(tmp_path / "c.parquet")
     assert (tmp_path / "c.parquet").read_bytes() == (tmp_path / "a.parquet").read_bytes()
     meta = pq.read_metadata(tmp_path / "a.parquet")
     assert meta.num_row_groups == 3
-    column_compression = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).compression
-                          for i in range(meta.num_columns)}
+    column_compression = {
+        meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).compression
+        for i in range(meta.num_columns)
+    }
     assert column_compression["image.bytes"] == "UNCOMPRESSED" and column_compression["id"] == "SNAPPY"
     assert shard_fingerprint(tmp_path / "a.parquet") == "fp:1"
     table = pq.read_table(tmp_path / "a.parquet")
@@ -88,8 +103,12 @@ class Toy(Builder):
 
 def test_plan_cuts_keys_into_named_shards():
     shards = Toy("one").plan(None)
-    assert [s.filename for s in shards] == ["test-00000-of-00003.parquet", "test-00001-of-00003.parquet",
-                                            "test-00002-of-00003.parquet", "extra-00000-of-00001.parquet"]
+    assert [s.filename for s in shards] == [
+        "test-00000-of-00003.parquet",
+        "test-00001-of-00003.parquet",
+        "test-00002-of-00003.parquet",
+        "extra-00000-of-00001.parquet",
+    ]
     assert shards[2].keys == ("k8", "k9") and shards[3].keys == ()
 
 

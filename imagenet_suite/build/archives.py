@@ -51,6 +51,7 @@ CACHED_INDEXES = 2  # tar indexes kept by index_tar (an ImageNet-C family tar's 
 
 # -- the interface -------------------------------------------------------------------------------------
 
+
 class Archive:
     """Common interface of folders, zips and tars; open one with :func:`open_archive`."""
 
@@ -113,11 +114,13 @@ def open_archive(path: str | Path, index: TarIndex | None = None) -> Archive:
         return ZipArchive(path)
     if name.endswith(TAR_SUFFIXES):
         return TarArchive(index_tar(path))
-    raise InvalidSourceData(f"{path}: unsupported archive type (expected a folder, .tar, .tar.gz, .tgz, .tar.bz2, "
-                            ".tar.xz or .zip)")
+    raise InvalidSourceData(
+        f"{path}: unsupported archive type (expected a folder, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz or .zip)"
+    )
 
 
 # -- folders and zips ------------------------------------------------------------------------------------
+
 
 class FolderArchive(Archive):
     """A plain folder: members are its files (symlinks leaving it are refused when listing)."""
@@ -172,12 +175,15 @@ def _refuse_repeated(names: Iterable[str], where) -> None:
     seen: set[str] = set()
     for number, name in enumerate(names):
         if name in seen:
-            raise InvalidSourceData(f"{where}: member {name!r} appears twice (the second copy is entry {number + 1} of the "
-                                    "archive); refusing to pick one")
+            raise InvalidSourceData(
+                f"{where}: member {name!r} appears twice (the second copy is entry {number + 1} of the "
+                "archive); refusing to pick one"
+            )
         seen.add(name)
 
 
 # -- tars: the index -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TarIndex:
@@ -300,8 +306,10 @@ def plain_tar_index(handle, where: str | Path = "tar") -> dict[str, tuple[int, i
 def _add_member(index: dict[str, tuple[int, int]], name: str, entry: tuple[int, int], where) -> None:
     """Add a tar member ``(data offset, size)``; InvalidSourceData naming both copies of a repeated name."""
     if name in index:
-        raise InvalidSourceData(f"{where}: member {name!r} appears twice (data at byte {index[name][0]} and at byte "
-                                f"{entry[0]}); refusing to pick one")
+        raise InvalidSourceData(
+            f"{where}: member {name!r} appears twice (data at byte {index[name][0]} and at byte "
+            f"{entry[0]}); refusing to pick one"
+        )
     index[name] = entry
 
 
@@ -319,6 +327,7 @@ def _octal(field: bytes) -> int | None:
 
 
 # -- tars: reading -------------------------------------------------------------------------------------
+
 
 class TarArchive(Archive):
     """A tar read through its :class:`TarIndex`: by offset in the file (plain) or in the decompressed
@@ -368,7 +377,7 @@ class TarArchive(Archive):
 
     def _read_plain(self, name: str, offset: int, count: int, size: int) -> bytes:
         if self._handle is None:
-            self._handle = open(self.path, "rb")
+            self._handle = open(self.path, "rb")  # noqa: SIM115 -- kept open for random access, closed by close()
         self._handle.seek(offset)
         data = self._handle.read(count)
         if len(data) != count:
@@ -397,6 +406,6 @@ class TarArchive(Archive):
             raise InvalidSourceData(f"{self.path}: archive is corrupt or truncated ({err})") from None
 
     def _truncated(self, name: str, got: int, size: int) -> InvalidSourceData:
-        return InvalidSourceData(f"{self.path}: member {name!r} is truncated ({got} of {size} bytes; the archive is "
-                                 "incomplete)")
-
+        return InvalidSourceData(
+            f"{self.path}: member {name!r} is truncated ({got} of {size} bytes; the archive is incomplete)"
+        )

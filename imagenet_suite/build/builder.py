@@ -103,8 +103,14 @@ class Builder:
     LICENSE: ClassVar[str] = "other"
     CITATION: ClassVar[str] = ""
 
-    def __init__(self, config: str | None = None, *, seed: int = 0, options: dict[str, Any] | None = None,
-                 shard_size: int | None = None):
+    def __init__(
+        self,
+        config: str | None = None,
+        *,
+        seed: int = 0,
+        options: dict[str, Any] | None = None,
+        shard_size: int | None = None,
+    ):
         self.config = self.config_named(config)
         self.seed = int(seed)
         self.options = self.parse_options(options or {})
@@ -120,13 +126,17 @@ class Builder:
         for config in cls.CONFIGS:
             if config.name == name:
                 return config
-        raise ConfigError(f"builder {cls.NAME!r} has no config {name!r}; known configs: {[c.name for c in cls.CONFIGS]}")
+        raise ConfigError(
+            f"builder {cls.NAME!r} has no config {name!r}; known configs: {[c.name for c in cls.CONFIGS]}"
+        )
 
     @classmethod
     def parse_options(cls, given: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(given) - set(cls.OPTIONS))
         if unknown:
-            raise ConfigError(f"builder {cls.NAME!r} has no option(s) {unknown}; known options: {sorted(cls.OPTIONS) or 'none'}")
+            raise ConfigError(
+                f"builder {cls.NAME!r} has no option(s) {unknown}; known options: {sorted(cls.OPTIONS) or 'none'}"
+            )
         return {name: opt.parse(name, given.get(name, opt.default)) for name, opt in cls.OPTIONS.items()}
 
     @classmethod
@@ -166,7 +176,7 @@ class Builder:
         """Pure: the shards of every split (default: ``shard_size`` consecutive keys each)."""
         shards = []
         for split, keys in self.split_keys(prepared).items():
-            chunks = [tuple(keys[i:i + self.shard_size]) for i in range(0, len(keys), self.shard_size)] or [()]
+            chunks = [tuple(keys[i : i + self.shard_size]) for i in range(0, len(keys), self.shard_size)] or [()]
             shards += [Shard(split, i, len(chunks), chunk) for i, chunk in enumerate(chunks)]
         return shards
 

@@ -50,13 +50,19 @@ def card_yaml(build_info: dict, default_config: str) -> str:
         splits = SplitDict()
         for split, meta in cfg["splits"].items():
             splits.add(SplitInfo(name=split, num_bytes=meta["num_bytes"], num_examples=meta["num_examples"]))
-        infos[name] = DatasetInfo(features=Features.from_dict(cfg["features"]), splits=splits,
-                                  config_name=name, dataset_size=sum(m["num_bytes"] for m in cfg["splits"].values()))
+        infos[name] = DatasetInfo(
+            features=Features.from_dict(cfg["features"]),
+            splits=splits,
+            config_name=name,
+            dataset_size=sum(m["num_bytes"] for m in cfg["splits"].values()),
+        )
         entry: dict[str, Any] = {"config_name": name}
         if name == default_config:
             entry["default"] = True
         entry["version"] = build_info["version"]
-        entry["description"] = f"{build_info['builder']} {build_info['version']} {name}; content sha256 {content_hash(cfg)}"
+        entry["description"] = (
+            f"{build_info['builder']} {build_info['version']} {name}; content sha256 {content_hash(cfg)}"
+        )
         entry["data_files"] = [{"split": s, "path": f"{name}/{s}-*.parquet"} for s in cfg["splits"]]
         configs.append(entry)
     card_data = DatasetCardData(license=build_info.get("license"), pretty_name=build_info.get("pretty_name"))
@@ -65,12 +71,12 @@ def card_yaml(build_info: dict, default_config: str) -> str:
     return card_data.to_yaml()
 
 
-def render_card(build_info: dict, default_config: str, template: str, context: dict[str, Any],
-                generated_sections: str) -> str:
+def render_card(
+    build_info: dict, default_config: str, template: str, context: dict[str, Any], generated_sections: str
+) -> str:
     """Full README.md text."""
     body = PLACEHOLDER.sub(lambda m: str(context.get(m.group(1), m.group(0))), template)
     return f"---\n{card_yaml(build_info, default_config)}\n---\n\n{body.rstrip()}\n\n{generated_sections.rstrip()}\n"
-
 
 
 def generated_sections(builder_cls, build_info: dict, default_config: str) -> str:
@@ -80,29 +86,51 @@ def generated_sections(builder_cls, build_info: dict, default_config: str) -> st
     for config, cfg in build_info["configs"].items():
         split = next(iter(cfg["splits"]))
         lines.append(f'ds = load_dataset("path/to/{build_info["folder"]}", "{config}", split="{split}")')
-    lines += ["```", "", "No code of imagenet-suite is needed to read the data; `imagenet-suite verify FOLDER`",
-              "re-checks every file against `build_info.json`.", "",
-              "## Configs and splits", "", "| config | description | split | examples | files |", "|---|---|---|---|---|"]
+    lines += [
+        "```",
+        "",
+        "No code of imagenet-suite is needed to read the data; `imagenet-suite verify FOLDER`",
+        "re-checks every file against `build_info.json`.",
+        "",
+        "## Configs and splits",
+        "",
+        "| config | description | split | examples | files |",
+        "|---|---|---|---|---|",
+    ]
     for config, cfg in build_info["configs"].items():
         description = builder_cls.config_named(config).description
         for split, meta in cfg["splits"].items():
             files = sum(1 for f in cfg["files"].values() if f.get("split") == split)
-            lines.append(f"| `{config}`{' (default)' if config == default_config else ''} | {description} | "
-                         f"{split} | {meta['num_examples']:,} | {files} |")
-    lines += ["", f"Builder `{name}` version **{version}**, imagenet-suite {build_info['package_version']}"
-              + (f", seed {build_info['seed']}" if builder_cls.SEEDED else "") + "."]
+            lines.append(
+                f"| `{config}`{' (default)' if config == default_config else ''} | {description} | "
+                f"{split} | {meta['num_examples']:,} | {files} |"
+            )
+    lines += [
+        "",
+        f"Builder `{name}` version **{version}**, imagenet-suite {build_info['package_version']}"
+        + (f", seed {build_info['seed']}" if builder_cls.SEEDED else "")
+        + ".",
+    ]
     for config, cfg in build_info["configs"].items():
         if cfg.get("options"):
             lines.append(f"Options of `{config}`: `{json.dumps(cfg['options'], sort_keys=True)}`.")
         if cfg.get("protocol"):
-            lines += ["", f"### Evaluation protocol of `{config}`", "", "```json",
-                      json.dumps(cfg["protocol"], indent=1, sort_keys=True)[:4000], "```"]
+            lines += [
+                "",
+                f"### Evaluation protocol of `{config}`",
+                "",
+                "```json",
+                json.dumps(cfg["protocol"], indent=1, sort_keys=True)[:4000],
+                "```",
+            ]
     lines += ["", "## Sources", "", "| config | source | file | size (bytes) | sha256 |", "|---|---|---|---|---|"]
     for config, cfg in build_info["configs"].items():
         for source, meta in cfg["sources"].items():
             lines.append(f"| `{config}` | {source} | `{meta['file']}` | {meta['size']:,} | `{meta['sha256']}` |")
     lines += ["", "## Release notes", ""]
-    lines += [f"- **{v}**: {note}" for v, note in sorted(builder_cls.RELEASE_NOTES.items(), key=_semver_key, reverse=True)]
+    lines += [
+        f"- **{v}**: {note}" for v, note in sorted(builder_cls.RELEASE_NOTES.items(), key=_semver_key, reverse=True)
+    ]
     if builder_cls.CITATION:
         lines += ["", "## Citation", "", "```bibtex", builder_cls.CITATION.strip(), "```"]
     return "\n".join(lines) + "\n"

@@ -71,7 +71,9 @@ class DatasetFolder:
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise DatasetFolderError(f"{info_path}: not valid JSON ({err})") from None
         if not isinstance(self.build_info, dict) or self.build_info.get("format") != FORMAT:
-            found = self.build_info.get("format") if isinstance(self.build_info, dict) else type(self.build_info).__name__
+            found = (
+                self.build_info.get("format") if isinstance(self.build_info, dict) else type(self.build_info).__name__
+            )
             raise DatasetFolderError(f"{info_path}: format is {found!r}, expected {FORMAT!r}")
         self._id_indexes: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
 
@@ -137,27 +139,39 @@ class DatasetFolder:
     def column_names(self, config: str | None = None) -> list[str]:
         return list(self.config_info(config)["features"])
 
-    def read_table(self, config: str | None = None, split: str | None = None, columns: list[str] | None = None) -> pa.Table:
+    def read_table(
+        self, config: str | None = None, split: str | None = None, columns: list[str] | None = None
+    ) -> pa.Table:
         """Read a split as one Arrow table, only ``columns`` (never decodes images)."""
         known = self.column_names(config)
         missing = [c for c in (columns or []) if c not in known]
         if missing:
-            raise ConfigError(f"config {self.resolve_config(config)!r} of {self.path} has no column(s) {missing}; it has {known}")
+            raise ConfigError(
+                f"config {self.resolve_config(config)!r} of {self.path} has no column(s) {missing}; it has {known}"
+            )
         tables = [pq.read_table(f, columns=columns) for f in self.split_files(config, split)]
         return pa.concat_tables(tables) if tables else pa.table({})
 
-    def iter_batches(self, config: str | None = None, split: str | None = None, columns: list[str] | None = None,
-                     batch_size: int = 256) -> Iterator[pa.RecordBatch]:
+    def iter_batches(
+        self,
+        config: str | None = None,
+        split: str | None = None,
+        columns: list[str] | None = None,
+        batch_size: int = 256,
+    ) -> Iterator[pa.RecordBatch]:
         """Stream a split in row order, ``batch_size`` rows at a time (bounded memory)."""
         known = self.column_names(config)
         if columns and any(c not in known for c in columns):
-            raise ConfigError(f"config {self.resolve_config(config)!r} of {self.path} has no column(s) "
-                              f"{[c for c in columns if c not in known]}; it has {known}")
+            raise ConfigError(
+                f"config {self.resolve_config(config)!r} of {self.path} has no column(s) "
+                f"{[c for c in columns if c not in known]}; it has {known}"
+            )
         for path in self.split_files(config, split):
             yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
 
-    def take(self, ids: Sequence[str], config: str | None = None, split: str | None = None,
-             columns: list[str] | None = None) -> pa.Table:
+    def take(
+        self, ids: Sequence[str], config: str | None = None, split: str | None = None, columns: list[str] | None = None
+    ) -> pa.Table:
         """Rows with the given ``id`` values, in that order, reading only the row groups that hold them.
 
         Raises ConfigError naming the first id that is not in the split.
@@ -165,8 +179,10 @@ class DatasetFolder:
         index = self._id_index(self.resolve_config(config), self.resolve_split(config, split))
         missing = [i for i in ids if i not in index]
         if missing:
-            raise ConfigError(f"{self.path}: {len(missing)} id(s) not in {self.resolve_config(config)}/"
-                              f"{self.resolve_split(config, split)}, e.g. {missing[0]!r}")
+            raise ConfigError(
+                f"{self.path}: {len(missing)} id(s) not in {self.resolve_config(config)}/"
+                f"{self.resolve_split(config, split)}, e.g. {missing[0]!r}"
+            )
         files = self.split_files(config, split)
         wanted: dict[int, list[int]] = {}  # file number -> rows, in request order
         for image_id in ids:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .dataset_folder import BUILD_INFO, CARD
 from ..errors import ConfigError
+from .dataset_folder import BUILD_INFO, CARD
 from .verify import verify_folder
 
 
@@ -25,12 +25,19 @@ def push_folder(path, repo_id: str, *, private: bool = True, token: str | None =
     files, tag = upload_plan(path)
     api = api or HfApi(token=token)
     if private and _is_public(api, repo_id):
-        raise ConfigError(f"--repo-id {repo_id}: the dataset repository exists and is public; imagenet-suite pushes "
-                          "ImageNet-derived data to private repositories only. Make it private on the Hub, or pass "
-                          "--public if this data may be public")
+        raise ConfigError(
+            f"--repo-id {repo_id}: the dataset repository exists and is public; imagenet-suite pushes "
+            "ImageNet-derived data to private repositories only. Make it private on the Hub, or pass "
+            "--public if this data may be public"
+        )
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(folder_path=str(path), repo_id=repo_id, repo_type="dataset", allow_patterns=files,
-                               commit_message=f"imagenet-suite: {tag}")
+    commit = api.upload_folder(
+        folder_path=str(path),
+        repo_id=repo_id,
+        repo_type="dataset",
+        allow_patterns=files,
+        commit_message=f"imagenet-suite: {tag}",
+    )
     api.create_tag(repo_id, tag=tag, repo_type="dataset", exist_ok=True)
     return str(getattr(commit, "commit_url", commit))
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .builder import Builder
 from ..errors import ConfigError
+from .builder import Builder
 
 BUILDERS_PACKAGE = "imagenet_suite.builders"
 _EXTRA: dict[str, type[Builder]] = {}
@@ -31,7 +31,12 @@ def _discover() -> dict[str, type[Builder]]:
             continue
         module = importlib.import_module(f"{builders.__name__}.{module_info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Builder) and "NAME" in vars(value) and value.__module__ == module.__name__:
+            if (
+                isinstance(value, type)
+                and issubclass(value, Builder)
+                and "NAME" in vars(value)
+                and value.__module__ == module.__name__
+            ):
                 value.check_declaration()
                 if value.NAME in found:
                     raise TypeError(f"two builders named {value.NAME!r}")

@@ -65,12 +65,25 @@ JOURNAL = ".build_journal.jsonl"
 _LOG = logging.getLogger(__name__)
 
 
-def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = None, *, seed: int = 0,
-                  manual_dir: str | Path | None = None, num_proc: int = 1, options: dict[str, Any] | None = None,
-                  offline: bool | None = None, pins: dict[str, dict] | None = None, cache_dir: str | Path | None = None,
-                  shard_size: int | None = None, inputs: list[str | Path] = (), progress: bool = True,
-                  transform: RowTransform | None = None, max_pixels: int | None = DEFAULT_MAX_PIXELS,
-                  deep_verify: bool = False) -> Path:
+def build_dataset(
+    name: str,
+    out_dir: str | Path,
+    configs: list[str] | None = None,
+    *,
+    seed: int = 0,
+    manual_dir: str | Path | None = None,
+    num_proc: int = 1,
+    options: dict[str, Any] | None = None,
+    offline: bool | None = None,
+    pins: dict[str, dict] | None = None,
+    cache_dir: str | Path | None = None,
+    shard_size: int | None = None,
+    inputs: list[str | Path] = (),
+    progress: bool = True,
+    transform: RowTransform | None = None,
+    max_pixels: int | None = DEFAULT_MAX_PIXELS,
+    deep_verify: bool = False,
+) -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
     Args:
@@ -102,23 +115,35 @@ def build_dataset(name: str, out_dir: str | Path, configs: list[str] | None = No
     folder = _output_parent(out_dir) / (builders[0].folder_name() + (transform.folder_suffix if transform else ""))
     info = _load_or_start_build_info(folder, builders[0])
     # sources with a pinned sha256, and folders, are hashed while the build works; nothing is published before
-    resolver = SourceResolver(manual_dir=manual_dir, cache_dir=cache_dir, offline=offline, pins=pins,
-                              progress=progress, inputs=inputs, defer_verification=True)
+    resolver = SourceResolver(
+        manual_dir=manual_dir,
+        cache_dir=cache_dir,
+        offline=offline,
+        pins=pins,
+        progress=progress,
+        inputs=inputs,
+        defer_verification=True,
+    )
     with image_checks(checks):
         try:
-            planned = [(builder, *_plan_config(builder, resolver, transform)) for builder in builders]  # before any write
+            planned = [
+                (builder, *_plan_config(builder, resolver, transform)) for builder in builders
+            ]  # before any write
             folder.mkdir(parents=True, exist_ok=True)
             journal = BuildJournal(folder)
             for builder, prepared, shards, _ in planned:
-                run = ConfigRun(builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), transform,
-                                checks)
+                run = ConfigRun(
+                    builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), transform, checks
+                )
                 info["configs"][builder.config.name] = run.build(num_proc, progress)
         except BaseException as err:
             _remove_incomplete(folder, names)
             if isinstance(err, Exception):
                 resolver.wait_verified()  # a source failing its checksum explains whatever failed on it
             raise
-    info["configs"] = dict(sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0])))
+    info["configs"] = dict(
+        sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0]))
+    )
     if transform is not None:
         changed = {b.config.name: n for b, _, _, n in planned}
         info[transform.record_key] = transform.record(changed, info.get(transform.record_key))
@@ -143,15 +168,31 @@ def _load_or_start_build_info(folder: Path, builder: Builder) -> dict:
     if path.exists():
         info = DatasetFolder(folder).build_info  # DatasetFolderError on unreadable JSON or another format
         if info.get(SELF_HASH) != build_info_hash(info):
-            raise DatasetFolderError(f"{path}: corrupt or modified (its content differs from its {SELF_HASH}); it records "
-                                     f"what {folder.name} holds, so nothing is built over it: remove {path} (every shard is "
-                                     "then rebuilt and checked) or the whole folder")
-        if (info.get("builder"), info.get("version"), info.get("seed")) != (builder.NAME, builder.VERSION, _recorded_seed(builder)):
-            raise DatasetFolderError(f"{folder} holds {info.get('builder')} {info.get('version')} seed {info.get('seed')}; "
-                                     f"refusing to add {builder.NAME} {builder.VERSION} seed {builder.seed} to it")
+            raise DatasetFolderError(
+                f"{path}: corrupt or modified (its content differs from its {SELF_HASH}); it records "
+                f"what {folder.name} holds, so nothing is built over it: remove {path} (every shard is "
+                "then rebuilt and checked) or the whole folder"
+            )
+        if (info.get("builder"), info.get("version"), info.get("seed")) != (
+            builder.NAME,
+            builder.VERSION,
+            _recorded_seed(builder),
+        ):
+            raise DatasetFolderError(
+                f"{folder} holds {info.get('builder')} {info.get('version')} seed {info.get('seed')}; "
+                f"refusing to add {builder.NAME} {builder.VERSION} seed {builder.seed} to it"
+            )
         return info
-    return {"format": FORMAT, "builder": builder.NAME, "version": builder.VERSION, "package_version": __version__,
-            "seed": _recorded_seed(builder), "folder": folder.name, "license": builder.LICENSE, "configs": {}}
+    return {
+        "format": FORMAT,
+        "builder": builder.NAME,
+        "version": builder.VERSION,
+        "package_version": __version__,
+        "seed": _recorded_seed(builder),
+        "folder": folder.name,
+        "license": builder.LICENSE,
+        "configs": {},
+    }
 
 
 def _recorded_seed(builder: Builder) -> int | None:
@@ -163,8 +204,12 @@ def plan_fingerprint(builder: Builder, prepared: Prepared, shards: list[Shard]) 
     """sha256 of everything a shard's bytes depend on that is known when planning: builder, version,
     config, seed, options, the sources' identities (sha256 of files, listing of folders) and the plan."""
     payload = {
-        "builder": builder.NAME, "version": builder.VERSION, "config": builder.config.name, "seed": builder.seed,
-        "options": builder.options, "sources": {k: v.identity for k, v in sorted(prepared.sources.items())},
+        "builder": builder.NAME,
+        "version": builder.VERSION,
+        "config": builder.config.name,
+        "seed": builder.seed,
+        "options": builder.options,
+        "sources": {k: v.identity for k, v in sorted(prepared.sources.items())},
         "row_group_rows": builder.config.row_group_rows,
         "shards": [[s.split, s.index, s.count, hashlib.sha256("\n".join(s.keys).encode()).hexdigest()] for s in shards],
     }
@@ -176,8 +221,9 @@ def sources_digest(records: dict[str, dict]) -> str:
     return hashlib.sha256(json.dumps(records, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _plan_config(builder: Builder, resolver: SourceResolver, transform: RowTransform | None
-                 ) -> tuple[Prepared, list[Shard], int | None]:
+def _plan_config(
+    builder: Builder, resolver: SourceResolver, transform: RowTransform | None
+) -> tuple[Prepared, list[Shard], int | None]:
     """Prepare and plan a config; with a transform, let it check the planned keys, keep its keys of
     each shard, and count the rows it changes (None without a transform)."""
     prepared = builder.prepare(resolver)
@@ -217,7 +263,9 @@ class BuildJournal:
 
     def recorded_sha256(self, file: str, key: str, sources: str) -> set[str]:
         """sha256 values recorded for ``file`` written under plan ``key`` from sources with digest ``sources``."""
-        return {e["sha256"] for e in self.entries if (e.get("file"), e.get("key"), e.get("sources")) == (file, key, sources)}
+        return {
+            e["sha256"] for e in self.entries if (e.get("file"), e.get("key"), e.get("sources")) == (file, key, sources)
+        }
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -226,8 +274,18 @@ class BuildJournal:
 class ConfigRun:
     """Building one config into a dataset folder: resume check, shard writing, publishing, record."""
 
-    def __init__(self, builder: Builder, prepared: Prepared, shards: list[Shard], folder: Path, resolver: SourceResolver,
-                 journal: BuildJournal, recorded_configs: dict, transform: RowTransform | None, checks: ImageChecks):
+    def __init__(
+        self,
+        builder: Builder,
+        prepared: Prepared,
+        shards: list[Shard],
+        folder: Path,
+        resolver: SourceResolver,
+        journal: BuildJournal,
+        recorded_configs: dict,
+        transform: RowTransform | None,
+        checks: ImageChecks,
+    ):
         self.builder, self.prepared, self.shards = builder, prepared, shards
         self.name = builder.config.name
         self.config_dir = folder / self.name
@@ -255,9 +313,15 @@ class ConfigRun:
         stats = self.reusable_shards()
         stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], num_proc, progress))
         sources = self.sources()
-        files = {f"{self.name}/{s.filename}": {"split": s.split, "num_rows": stats[s.filename].num_rows,
-                                                "size": stats[s.filename].size, "sha256": stats[s.filename].sha256}
-                 for s in self.shards}
+        files = {
+            f"{self.name}/{s.filename}": {
+                "split": s.split,
+                "num_rows": stats[s.filename].num_rows,
+                "size": stats[s.filename].size,
+                "sha256": stats[s.filename].sha256,
+            }
+            for s in self.shards
+        }
         for rel, data in sorted(self.builder.extra_files(self.prepared).items()):
             atomic_write_bytes(self.config_dir / rel, data)
             files[f"{self.name}/{rel}"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
@@ -266,15 +330,25 @@ class ConfigRun:
             split = splits.setdefault(shard.split, {"num_examples": 0, "num_bytes": 0})
             split["num_examples"] += stats[shard.filename].num_rows
             split["num_bytes"] += stats[shard.filename].num_bytes
-        return {"options": self.builder.options, "sources": {k: v.record() for k, v in sorted(sources.items())},
-                "features": _features(self.builder, self.transform).to_dict(), "protocol": self.builder.protocol(),
-                "splits": splits, "files": dict(sorted(files.items())), "card_context": self.builder.card_context(self.prepared)}
+        return {
+            "options": self.builder.options,
+            "sources": {k: v.record() for k, v in sorted(sources.items())},
+            "features": _features(self.builder, self.transform).to_dict(),
+            "protocol": self.builder.protocol(),
+            "splits": splits,
+            "files": dict(sorted(files.items())),
+            "card_context": self.builder.card_context(self.prepared),
+        }
 
     def reusable_shards(self) -> dict[str, ShardStats]:
         """Finished shards an earlier run left that may be kept: same plan, same source content, and
         bytes whose sha256 equals the one recorded when they were written."""
-        candidates = [s for s in self.shards if (self.config_dir / s.filename).exists()
-                      and shard_fingerprint(self.config_dir / s.filename) == _shard_key(self.fingerprint, s)]
+        candidates = [
+            s
+            for s in self.shards
+            if (self.config_dir / s.filename).exists()
+            and shard_fingerprint(self.config_dir / s.filename) == _shard_key(self.fingerprint, s)
+        ]
         if not candidates:
             return {}
         current = self.sources_digest()  # waits for the sources' hashes: resume only from the same content
@@ -286,7 +360,9 @@ class ConfigRun:
                 if stats.sha256 in recorded:
                     reused[shard.filename] = stats
                     continue
-            _LOG.info("%s: rebuilding %s (not the bytes recorded when it was written)", self.builder.NAME, shard.filename)
+            _LOG.info(
+                "%s: rebuilding %s (not the bytes recorded when it was written)", self.builder.NAME, shard.filename
+            )
         return reused
 
     def _recorded_sha256(self, shard: Shard, current_sources: str) -> set[str]:
@@ -304,8 +380,13 @@ class ConfigRun:
         published: dict[str, Future] = {}
         hasher, publisher = ThreadPoolExecutor(max_workers=1), ThreadPoolExecutor(max_workers=1)
         total = sum(len(s.keys) for s in todo)
-        with tqdm(total=total, unit="ex", desc=f"{self.builder.NAME}/{self.name}", disable=not progress or not todo,
-                  smoothing=0.05) as bar:
+        with tqdm(
+            total=total,
+            unit="ex",
+            desc=f"{self.builder.NAME}/{self.name}",
+            disable=not progress or not todo,
+            smoothing=0.05,
+        ) as bar:
             try:
                 for shard, stats in self._written(todo, num_proc, bar):
                     hashed = hasher.submit(self.hash_written, incomplete_path(self.config_dir / shard.filename))
@@ -320,13 +401,36 @@ class ConfigRun:
         """``(shard, stats)`` of each shard of ``todo`` once it is written (at its temporary name)."""
         if num_proc == 1 or len(todo) <= 1:
             for shard in todo:
-                yield shard, _write_one(self.builder, self.prepared, shard, self.config_dir, self.fingerprint,
-                                        self.checks, bar.update, self.transform)
+                yield (
+                    shard,
+                    _write_one(
+                        self.builder,
+                        self.prepared,
+                        shard,
+                        self.config_dir,
+                        self.fingerprint,
+                        self.checks,
+                        bar.update,
+                        self.transform,
+                    ),
+                )
             return
         pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(self.builder))
         try:
-            futures = {pool.submit(_write_one, self.builder, self.prepared, shard, self.config_dir, self.fingerprint,
-                                   self.checks, None, self.transform): shard for shard in todo}
+            futures = {
+                pool.submit(
+                    _write_one,
+                    self.builder,
+                    self.prepared,
+                    shard,
+                    self.config_dir,
+                    self.fingerprint,
+                    self.checks,
+                    None,
+                    self.transform,
+                ): shard
+                for shard in todo
+            }
             for future in as_completed(futures):
                 shard = futures[future]
                 yield shard, future.result()
@@ -347,8 +451,16 @@ class ConfigRun:
         tmp = incomplete_path(final)
         sources = self.sources_digest()  # raises if a source failed its checksum: nothing is published then
         sha256 = hashed.result()
-        self.journal.add({"config": self.name, "file": f"{self.name}/{shard.filename}", "key": _shard_key(self.fingerprint, shard),
-                          "size": stats.size, "sha256": sha256, "sources": sources})
+        self.journal.add(
+            {
+                "config": self.name,
+                "file": f"{self.name}/{shard.filename}",
+                "key": _shard_key(self.fingerprint, shard),
+                "size": stats.size,
+                "sha256": sha256,
+                "sources": sources,
+            }
+        )
         os.replace(tmp, final)
         fsync_dir(self.config_dir)
         return replace(stats, sha256=sha256)
@@ -393,16 +505,32 @@ def _shard_key(fingerprint: str, shard: Shard) -> str:
     return f"{fingerprint}:{shard.split}:{shard.index}"
 
 
-def _write_one(builder: Builder, prepared: Prepared, shard: Shard, config_dir: Path, fingerprint: str,
-               checks: ImageChecks, on_row=None, transform: RowTransform | None = None) -> ShardStats:
+def _write_one(
+    builder: Builder,
+    prepared: Prepared,
+    shard: Shard,
+    config_dir: Path,
+    fingerprint: str,
+    checks: ImageChecks,
+    on_row=None,
+    transform: RowTransform | None = None,
+) -> ShardStats:
     """Write one shard at its temporary name (in whichever process runs this) under ``checks``."""
     with image_checks(checks):
         rows = _checked_rows(builder, prepared, shard)
         if transform is not None:
             rows = transform.rows(rows)
         callback = (lambda: on_row(1)) if on_row else None
-        return write_shard(config_dir / shard.filename, rows, _features(builder, transform), _shard_key(fingerprint, shard),
-                           builder.config.row_group_rows, callback, publish=False, sha256=False)
+        return write_shard(
+            config_dir / shard.filename,
+            rows,
+            _features(builder, transform),
+            _shard_key(fingerprint, shard),
+            builder.config.row_group_rows,
+            callback,
+            publish=False,
+            sha256=False,
+        )
 
 
 def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):
@@ -410,16 +538,21 @@ def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):
     count = 0
     for row, key in zip(builder.generate(prepared, shard), shard.keys, strict=False):
         if row.get(builder.KEY_COLUMN) != key:
-            raise RuntimeError(f"{builder.NAME}: generator yielded {builder.KEY_COLUMN} {row.get(builder.KEY_COLUMN)!r} "
-                               f"where the plan has {key!r}")
+            raise RuntimeError(
+                f"{builder.NAME}: generator yielded {builder.KEY_COLUMN} {row.get(builder.KEY_COLUMN)!r} "
+                f"where the plan has {key!r}"
+            )
         count += 1
         yield row
     if count != len(shard.keys):
-        raise RuntimeError(f"{builder.NAME}: generator yielded {count} rows for {shard.filename}, plan has {len(shard.keys)}")
+        raise RuntimeError(
+            f"{builder.NAME}: generator yielded {count} rows for {shard.filename}, plan has {len(shard.keys)}"
+        )
 
 
-def _write_card_and_info(builder_cls: type[Builder], builder: Builder, info: dict, folder: Path,
-                         transform: RowTransform | None = None) -> None:
+def _write_card_and_info(
+    builder_cls: type[Builder], builder: Builder, info: dict, folder: Path, transform: RowTransform | None = None
+) -> None:
     default = next(c.name for c in builder_cls.CONFIGS if c.name in info["configs"])
     context = {"name": builder.NAME, "version": builder.VERSION, "folder": folder.name, "seed": builder.seed}
     for cfg in info["configs"].values():

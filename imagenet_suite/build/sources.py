@@ -40,7 +40,14 @@ from tqdm.auto import tqdm
 
 from ..errors import ChecksumMismatch, ManualFileMissing, SourceError
 from ..files import (
-    CHUNK, file_digests, folder_digests, folder_listing, inside, list_folder, replace_durably, sha256_file,
+    CHUNK,
+    file_digests,
+    folder_digests,
+    folder_listing,
+    inside,
+    list_folder,
+    replace_durably,
+    sha256_file,
 )
 
 T = TypeVar("T")
@@ -82,7 +89,9 @@ class Source:
         for algorithm in ("sha256", "md5"):
             value = getattr(self, algorithm)
             if value is not None and not HEX[algorithm].match(value.lower()):
-                raise ValueError(f"source {self.filename}: {algorithm} pin {value!r} is not {HEX_DIGITS[algorithm]} hex digits")
+                raise ValueError(
+                    f"source {self.filename}: {algorithm} pin {value!r} is not {HEX_DIGITS[algorithm]} hex digits"
+                )
 
     @property
     def manual(self) -> bool:
@@ -127,7 +136,9 @@ def default_cache_dir() -> Path:
 
 
 def offline_by_default() -> bool:
-    return any(os.environ.get(var, "").lower() in ("1", "true", "yes") for var in ("IMAGENET_SUITE_OFFLINE", "HF_HUB_OFFLINE"))
+    return any(
+        os.environ.get(var, "").lower() in ("1", "true", "yes") for var in ("IMAGENET_SUITE_OFFLINE", "HF_HUB_OFFLINE")
+    )
 
 
 def read_pins_file(path: str | Path) -> dict[str, dict]:
@@ -140,7 +151,9 @@ def read_pins_file(path: str | Path) -> dict[str, dict]:
         with open(path, newline="", encoding="utf-8") as handle:
             rows = list(csv.reader(handle, delimiter="\t"))
     except FileNotFoundError:
-        raise SourceError(f"--pins {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)") from None
+        raise SourceError(
+            f"--pins {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)"
+        ) from None
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise SourceError(f"--pins {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from None
     pins: dict[str, dict] = {}
@@ -148,7 +161,9 @@ def read_pins_file(path: str | Path) -> dict[str, dict]:
         if not row or row[0].startswith("#"):
             continue
         if len(row) != 3 or not row[1].isdigit() or not HEX["sha256"].match(row[2].lower()):
-            raise SourceError(f"{path}:{line_no}: expected '<file>\\t<size in bytes>\\t<sha256, 64 hex digits>', got {row!r}")
+            raise SourceError(
+                f"{path}:{line_no}: expected '<file>\\t<size in bytes>\\t<sha256, 64 hex digits>', got {row!r}"
+            )
         name = Path(row[0]).name
         if name in pins:
             raise SourceError(f"{path}:{line_no}: {name} is pinned twice")
@@ -173,9 +188,16 @@ class SourceResolver:
             and files without a sha256 pin are hashed at once (their sha256 is not known before).
     """
 
-    def __init__(self, manual_dir: str | Path | None = None, cache_dir: str | Path | None = None,
-                 offline: bool | None = None, pins: dict[str, dict] | None = None, progress: bool = True,
-                 inputs: Iterable[str | Path] = (), defer_verification: bool = False):
+    def __init__(
+        self,
+        manual_dir: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        offline: bool | None = None,
+        pins: dict[str, dict] | None = None,
+        progress: bool = True,
+        inputs: Iterable[str | Path] = (),
+        defer_verification: bool = False,
+    ):
         self.manual_dir = Path(manual_dir) if manual_dir else None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.offline = offline_by_default() if offline is None else offline
@@ -195,9 +217,11 @@ class SourceResolver:
         if not os.path.lexists(candidate):
             return None
         if not inside(candidate, self.manual_dir):
-            raise SourceError(f"{candidate} leads to {os.path.realpath(candidate)}, outside --manual-dir {self.manual_dir}: "
-                              "symlinks leaving the manual folder are refused; put the file itself there, or pass the "
-                              "folder that holds it as --manual-dir")
+            raise SourceError(
+                f"{candidate} leads to {os.path.realpath(candidate)}, outside --manual-dir {self.manual_dir}: "
+                "symlinks leaving the manual folder are refused; put the file itself there, or pass the "
+                "folder that holds it as --manual-dir"
+            )
         return candidate if candidate.exists() else None
 
     def resolve(self, source: Source) -> ResolvedSource:
@@ -266,8 +290,10 @@ class SourceResolver:
         else:
             digest, listing = folder_digests(path, files, progress=self.progress)
         if listing != key[2]:
-            raise SourceError(f"{path}: files changed size while they were hashed; run the build again once the folder "
-                              "is no longer being written")
+            raise SourceError(
+                f"{path}: files changed size while they were hashed; run the build again once the folder "
+                "is no longer being written"
+            )
         self._verified[key] = digest
         return digest
 
@@ -302,7 +328,9 @@ class SourceResolver:
         """
         if source.size is not None and cached.stat().st_size != source.size:
             moved = _reject(cached)
-            _LOG.warning("%s: %d bytes, expected %d; moved aside to %s", cached, moved.stat().st_size, source.size, moved)
+            _LOG.warning(
+                "%s: %d bytes, expected %d; moved aside to %s", cached, moved.stat().st_size, source.size, moved
+            )
             return False
         if source.local_copies:
             return self._matches(source, cached)
@@ -325,12 +353,16 @@ class SourceResolver:
                 if key not in self._verified:
                     verify_folder(path)
                     self._verified[key] = sha256_file(path / BUILD_INFO)
-                size = sum(meta["size"] for info in folder.build_info["configs"].values() for meta in info["files"].values())
+                size = sum(
+                    meta["size"] for info in folder.build_info["configs"].values() for meta in info["files"].values()
+                )
                 return folder, ResolvedSource(f"{folder.name}_dataset", path, size, self._verified[key])
         wanted = (builder or "imagenet-suite") + (f" (config {config!r})" if config else "")
         given = ", ".join(str(p) for p in self.inputs) or "none"
-        raise ManualFileMissing(f"this build needs a built {wanted} dataset: pass its folder with --input DIR "
-                                f"(given: {given}). {build_hint}".strip())
+        raise ManualFileMissing(
+            f"this build needs a built {wanted} dataset: pass its folder with --input DIR "
+            f"(given: {given}). {build_hint}".strip()
+        )
 
     def verify(self, source: Source, path: Path) -> ResolvedSource:
         """Check ``path`` against the pins of ``source``; ChecksumMismatch names the file and both values.
@@ -367,13 +399,17 @@ class SourceResolver:
             algorithms = ["sha256"] + (["md5"] if source.md5 else [])
             digests = file_digests(path, algorithms, progress=self.progress)
             if source.md5 and digests["md5"] != source.md5:
-                raise ChecksumMismatch(f"{path}: md5 is {digests['md5']}, expected {source.md5} for {source.filename}"
-                                       f"{self._moved_aside_note(path)}")
+                raise ChecksumMismatch(
+                    f"{path}: md5 is {digests['md5']}, expected {source.md5} for {source.filename}"
+                    f"{self._moved_aside_note(path)}"
+                )
             self._verified[key] = digests["sha256"]
         sha256 = self._verified[key]
         if source.sha256 and sha256 != source.sha256.lower():
-            raise ChecksumMismatch(f"{path}: sha256 is {sha256}, expected {source.sha256} for {source.filename}"
-                                   f"{self._moved_aside_note(path)}")
+            raise ChecksumMismatch(
+                f"{path}: sha256 is {sha256}, expected {source.sha256} for {source.filename}"
+                f"{self._moved_aside_note(path)}"
+            )
         return sha256
 
     def _moved_aside_note(self, path: Path) -> str:
@@ -387,8 +423,16 @@ class SourceResolver:
         override = self.pins.get(source.filename)
         if not override:
             return source
-        return Source(source.name, source.filename, source.url, override["size"], override["sha256"], None,
-                      source.instructions, source.local_copies)
+        return Source(
+            source.name,
+            source.filename,
+            source.url,
+            override["size"],
+            override["sha256"],
+            None,
+            source.instructions,
+            source.local_copies,
+        )
 
     def _matches(self, source: Source, path: Path) -> bool:
         try:
@@ -426,8 +470,10 @@ class SourceResolver:
         if resumed and content_range is not None and not content_range.startswith(f"bytes {have}-"):
             response.close()
             part.unlink()
-            raise SourceError(f"{source.url}: the server resumed at {content_range!r}, not at byte "
-                              f"{have}; the partial download was removed: run again to download {source.filename} anew")
+            raise SourceError(
+                f"{source.url}: the server resumed at {content_range!r}, not at byte "
+                f"{have}; the partial download was removed: run again to download {source.filename} anew"
+            )
         start = have if resumed else 0
         announced = response.headers.get("Content-Length")
         announced = int(announced) if announced and announced.isdigit() else None
@@ -439,8 +485,10 @@ class SourceResolver:
             problems.append(f"the file has {start + received} bytes, its pinned size is {source.size}")
         if problems:
             moved = _reject(part)
-            raise SourceError(f"download of {source.url} for {source.filename} is wrong: {'; '.join(problems)}. "
-                              f"Moved it aside to {moved}; run again to download it again")
+            raise SourceError(
+                f"download of {source.url} for {source.filename} is wrong: {'; '.join(problems)}. "
+                f"Moved it aside to {moved}; run again to download it again"
+            )
         replace_durably(part, target)
 
     def _open_url(self, source: Source, have: int):
@@ -448,24 +496,37 @@ class SourceResolver:
         try:
             return urllib.request.urlopen(request, timeout=60)
         except OSError as err:
-            raise SourceError(f"cannot download {source.url} for {source.filename}: {err}; "
-                              f"download it yourself and put it in --manual-dir") from None
+            raise SourceError(
+                f"cannot download {source.url} for {source.filename}: {err}; "
+                f"download it yourself and put it in --manual-dir"
+            ) from None
 
     def _receive(self, source: Source, response, part: Path, start: int, announced: int | None) -> int:
         """Write the response body to ``part`` (appending after ``start`` bytes); the bytes received."""
         total = source.size or ((announced + start) if announced is not None else None)
         received = 0
         try:
-            with response, open(part, "ab" if start else "wb") as out, \
-                    tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=f"downloading {source.filename}",
-                         disable=not self.progress) as bar:
+            with (
+                response,
+                open(part, "ab" if start else "wb") as out,
+                tqdm(
+                    total=total,
+                    initial=start,
+                    unit="B",
+                    unit_scale=True,
+                    desc=f"downloading {source.filename}",
+                    disable=not self.progress,
+                ) as bar,
+            ):
                 while chunk := response.read(CHUNK):
                     out.write(chunk)
                     received += len(chunk)
                     bar.update(len(chunk))
         except (OSError, http.client.HTTPException) as err:
-            raise SourceError(f"download of {source.url} failed after {start + received} bytes ({err}); the partial file "
-                              f"{part} is kept: run again to resume") from None
+            raise SourceError(
+                f"download of {source.url} failed after {start + received} bytes ({err}); the partial file "
+                f"{part} is kept: run again to resume"
+            ) from None
         return received
 
 
@@ -478,8 +539,14 @@ def _hash_folder_in_a_process(path: Path, files: list[str], progress: bool) -> t
     """
     request = json.dumps({"root": os.fspath(path), "files": files, "progress": progress})
     python_path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-m", "imagenet_suite.files"], input=request, stdout=subprocess.PIPE,
-                          text=True, check=False, env={**os.environ, "PYTHONPATH": python_path})
+    done = subprocess.run(
+        [sys.executable, "-m", "imagenet_suite.files"],
+        input=request,
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": python_path},
+    )
     try:
         answer = json.loads(done.stdout)
     except ValueError:
@@ -504,5 +571,13 @@ def _reject(path: Path) -> Path:
     return aside
 
 
-__all__ = ["ResolvedSource", "Source", "SourceResolver", "default_cache_dir", "file_digests", "offline_by_default",
-           "read_pins_file", "sha256_file"]
+__all__ = [
+    "ResolvedSource",
+    "Source",
+    "SourceResolver",
+    "default_cache_dir",
+    "file_digests",
+    "offline_by_default",
+    "read_pins_file",
+    "sha256_file",
+]

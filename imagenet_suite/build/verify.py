@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import yaml
 from tqdm.auto import tqdm
 
-from .dataset_folder import BUILD_INFO, CARD, SELF_HASH, DatasetFolder, build_info_hash
 from ..errors import DatasetFolderError, InvalidSourceData
 from ..files import sha256_file
 from ..images import ImageChecks, inspect_image
+from .dataset_folder import BUILD_INFO, CARD, SELF_HASH, DatasetFolder, build_info_hash
 
 
 def verify_folder(path, images: ImageChecks | None = None, progress: bool = False) -> DatasetFolder:
@@ -25,8 +25,10 @@ def verify_folder(path, images: ImageChecks | None = None, progress: bool = Fals
     """
     folder = DatasetFolder(path)
     if folder.build_info.get(SELF_HASH) != build_info_hash(folder.build_info):
-        raise DatasetFolderError(f"{folder.path / BUILD_INFO}: its content differs from its {SELF_HASH} "
-                                 "(build_info.json was modified or is corrupt)")
+        raise DatasetFolderError(
+            f"{folder.path / BUILD_INFO}: its content differs from its {SELF_HASH} "
+            "(build_info.json was modified or is corrupt)"
+        )
     card_path = folder.path / CARD
     if not card_path.is_file():
         raise DatasetFolderError(f"{card_path}: missing")
@@ -50,8 +52,10 @@ def verify_folder(path, images: ImageChecks | None = None, progress: bool = Fals
         for split, meta in info["splits"].items():
             counted = rows_per_split.get(split, 0)
             if counted != meta["num_examples"] or card_splits.get((config, split)) != meta["num_examples"]:
-                raise DatasetFolderError(f"{config}/{split}: Parquet rows {counted}, build_info {meta['num_examples']}, "
-                                         f"card {card_splits.get((config, split))}")
+                raise DatasetFolderError(
+                    f"{config}/{split}: Parquet rows {counted}, build_info {meta['num_examples']}, "
+                    f"card {card_splits.get((config, split))}"
+                )
     if images is not None:
         verify_images(folder, images, progress)
     return folder
@@ -64,11 +68,21 @@ def image_columns(features: dict) -> list[str]:
 
 def verify_images(folder: DatasetFolder, checks: ImageChecks, progress: bool = False) -> int:
     """Check every stored image of ``folder``; DatasetFolderError naming file, row id and column. Returns the count."""
-    work = [(folder.path / rel, meta, column) for info in folder.build_info["configs"].values()
-            for column in image_columns(info["features"]) for rel, meta in sorted(info["files"].items()) if "split" in meta]
+    work = [
+        (folder.path / rel, meta, column)
+        for info in folder.build_info["configs"].values()
+        for column in image_columns(info["features"])
+        for rel, meta in sorted(info["files"].items())
+        if "split" in meta
+    ]
     checked = 0
-    with tqdm(total=sum(meta["num_rows"] for _, meta, _ in work), unit="img", desc="checking images",
-              disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=sum(meta["num_rows"] for _, meta, _ in work),
+        unit="img",
+        desc="checking images",
+        disable=not progress,
+        leave=False,
+    ) as bar:
         for path, _, column in work:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=256, columns=["id", column]):
                 ids, cells = batch.column("id").to_pylist(), batch.column(column).to_pylist()
@@ -99,10 +113,13 @@ def _card_split_sizes(card_path) -> dict[tuple[str, str], int]:
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         raise DatasetFolderError(f"{card_path}: no YAML front matter")
     try:
-        meta = yaml.safe_load(text[4:text.index("\n---", 4)])
+        meta = yaml.safe_load(text[4 : text.index("\n---", 4)])
     except yaml.YAMLError as err:
         raise DatasetFolderError(f"{card_path}: invalid YAML front matter ({err})") from None
     infos = meta.get("dataset_info", [])
     infos = infos if isinstance(infos, list) else [infos]
-    return {(info.get("config_name", "default"), split["name"]): split["num_examples"]
-            for info in infos for split in info.get("splits", [])}
+    return {
+        (info.get("config_name", "default"), split["name"]): split["num_examples"]
+        for info in infos
+        for split in info.get("splits", [])
+    }

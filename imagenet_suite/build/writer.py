@@ -89,8 +89,17 @@ def _batches(rows: Iterable[dict], size: int) -> Iterable[list[dict]]:
         yield batch
 
 
-def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, row_group_rows: int,
-                on_row: Callable[[], None] | None = None, *, publish: bool = True, sha256: bool = True) -> ShardStats:
+def write_shard(
+    path: Path,
+    rows: Iterable[dict],
+    features,
+    fingerprint: str,
+    row_group_rows: int,
+    on_row: Callable[[], None] | None = None,
+    *,
+    publish: bool = True,
+    sha256: bool = True,
+) -> ShardStats:
     """Write ``rows`` to ``path`` atomically (``path.incomplete`` then rename); return its stats.
 
     Each row is encoded with ``features`` (which rejects out-of-range class labels); a row that
@@ -106,8 +115,13 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     tmp = incomplete_path(path)
     num_rows = 0
     try:
-        with pq.ParquetWriter(tmp, schema, compression=compression, use_dictionary=False,
-                              write_statistics=[c for c in _leaf_columns(schema) if c not in binary]) as writer:
+        with pq.ParquetWriter(
+            tmp,
+            schema,
+            compression=compression,
+            use_dictionary=False,
+            write_statistics=[c for c in _leaf_columns(schema) if c not in binary],
+        ) as writer:
             for batch in _batches(rows, row_group_rows):
                 table = _encode(batch, features, schema, path)
                 writer.write_table(table, row_group_size=row_group_rows)
@@ -130,8 +144,12 @@ def write_shard(path: Path, rows: Iterable[dict], features, fingerprint: str, ro
     if publish:
         publish_shard(path)
     written = path if publish else tmp
-    return ShardStats(num_rows, _uncompressed_bytes(pq.read_metadata(written)), written.stat().st_size,
-                      sha256_file(written) if sha256 else None)
+    return ShardStats(
+        num_rows,
+        _uncompressed_bytes(pq.read_metadata(written)),
+        written.stat().st_size,
+        sha256_file(written) if sha256 else None,
+    )
 
 
 def publish_shard(path: Path) -> None:
@@ -159,7 +177,9 @@ def _encode(batch: list[dict], features, schema: pa.Schema, path: Path) -> pa.Ta
             try:
                 pa.Table.from_pylist([features.encode_example(row)], schema=schema)
             except (ValueError, TypeError, KeyError, pa.ArrowException) as row_err:
-                raise InvalidSourceData(f"{path.name}: row {row.get('id', '?')!r} does not fit the features: {row_err}") from None
+                raise InvalidSourceData(
+                    f"{path.name}: row {row.get('id', '?')!r} does not fit the features: {row_err}"
+                ) from None
         raise InvalidSourceData(f"{path.name}: rows do not fit the features: {err}") from None
 
 
@@ -176,7 +196,9 @@ def shard_fingerprint(path: Path) -> str | None:
 def shard_stats(path: Path, sha256: bool = True) -> ShardStats:
     """Stats of a written shard, from its footer (and its sha256 unless ``sha256=False``)."""
     meta = pq.read_metadata(path)
-    return ShardStats(meta.num_rows, _uncompressed_bytes(meta), path.stat().st_size, sha256_file(path) if sha256 else None)
+    return ShardStats(
+        meta.num_rows, _uncompressed_bytes(meta), path.stat().st_size, sha256_file(path) if sha256 else None
+    )
 
 
 def _uncompressed_bytes(meta: pq.FileMetaData) -> int:

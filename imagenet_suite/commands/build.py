@@ -8,25 +8,46 @@ from pathlib import Path
 def register(subparsers) -> None:
     parser = subparsers.add_parser("build", help="build a dataset; prints the dataset folder as the last stdout line")
     parser.add_argument("name", help="builder name (see `imagenet-suite list`)")
-    parser.add_argument("--config", action="append", dest="configs", metavar="C",
-                        help="config to build (repeatable; default: the builder's first config)")
+    parser.add_argument(
+        "--config",
+        action="append",
+        dest="configs",
+        metavar="C",
+        help="config to build (repeatable; default: the builder's first config)",
+    )
     parser.add_argument("--out", required=True, type=Path, help="parent folder of the dataset folder")
     parser.add_argument("--seed", type=int, default=0, help="seed of seeded builders (default 0)")
     parser.add_argument("--manual-dir", type=Path, help="folder holding manually downloaded (gated) files")
-    parser.add_argument("--input", action="append", default=[], type=Path, metavar="DIR",
-                        help="a built dataset folder this builder reads (repeatable), e.g. imagenet_val for patchml")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="a built dataset folder this builder reads (repeatable), e.g. imagenet_val for patchml",
+    )
     parser.add_argument("--num-proc", type=int, default=1, help="worker processes (output does not depend on it)")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="builder option (repeatable)")
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="builder option (repeatable)"
+    )
     parser.add_argument("--offline", action="store_true", default=None, help="never download")
     parser.add_argument("--pins", type=Path, help="checksums.tsv (file, size, sha256) overriding the builder's pins")
     parser.add_argument("--shard-size", type=int, help="examples per Parquet shard (default: the config's)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    parser.add_argument("--decisions", type=Path, metavar="FILE",
-                        help="review decision table (`imagenet-suite review export`): build a new version with the "
-                             "decided rows dropped or flagged, in a folder suffixed -reviewed-<action>-<sha256[:8]>")
-    parser.add_argument("--decision-action", choices=("drop", "flag"), default="drop",
-                        help="drop: remove rows decided `id` (contain an ImageNet-1k object); flag: add a "
-                             "`review_decision` column (default: drop)")
+    parser.add_argument(
+        "--decisions",
+        type=Path,
+        metavar="FILE",
+        help="review decision table (`imagenet-suite review export`): build a new version with the "
+        "decided rows dropped or flagged, in a folder suffixed -reviewed-<action>-<sha256[:8]>",
+    )
+    parser.add_argument(
+        "--decision-action",
+        choices=("drop", "flag"),
+        default="drop",
+        help="drop: remove rows decided `id` (contain an ImageNet-1k object); flag: add a "
+        "`review_decision` column (default: drop)",
+    )
     add_image_check_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -35,11 +56,19 @@ def add_image_check_arguments(parser) -> None:
     """``--max-pixels`` and ``--deep-verify`` (shared by ``build`` and ``verify``)."""
     from imagenet_suite.images import DEFAULT_MAX_PIXELS
 
-    parser.add_argument("--max-pixels", type=max_pixels_value, default=DEFAULT_MAX_PIXELS, metavar="N",
-                        help=f"refuse images with more than N pixels, width x height (default {DEFAULT_MAX_PIXELS:,}, "
-                             "Pillow's bound; 'none' for no bound)")
-    parser.add_argument("--deep-verify", action="store_true",
-                        help="also decode every image (slower; catches corrupt compressed image data)")
+    parser.add_argument(
+        "--max-pixels",
+        type=max_pixels_value,
+        default=DEFAULT_MAX_PIXELS,
+        metavar="N",
+        help=f"refuse images with more than N pixels, width x height (default {DEFAULT_MAX_PIXELS:,}, "
+        "Pillow's bound; 'none' for no bound)",
+    )
+    parser.add_argument(
+        "--deep-verify",
+        action="store_true",
+        help="also decode every image (slower; catches corrupt compressed image data)",
+    )
 
 
 def max_pixels_value(text: str) -> int | None:
@@ -79,10 +108,21 @@ def run(args) -> int:
     from imagenet_suite.build.sources import read_pins_file
 
     folder = build_dataset(
-        args.name, args.out, args.configs, seed=args.seed, manual_dir=args.manual_dir, num_proc=args.num_proc,
-        options=parse_options(args.option), offline=args.offline, pins=read_pins_file(args.pins) if args.pins else None,
-        shard_size=args.shard_size, inputs=args.input, progress=not args.no_progress,
-        transform=review_decisions(args), max_pixels=args.max_pixels, deep_verify=args.deep_verify,
+        args.name,
+        args.out,
+        args.configs,
+        seed=args.seed,
+        manual_dir=args.manual_dir,
+        num_proc=args.num_proc,
+        options=parse_options(args.option),
+        offline=args.offline,
+        pins=read_pins_file(args.pins) if args.pins else None,
+        shard_size=args.shard_size,
+        inputs=args.input,
+        progress=not args.no_progress,
+        transform=review_decisions(args),
+        max_pixels=args.max_pixels,
+        deep_verify=args.deep_verify,
     )
     print(folder.resolve())
     return 0

@@ -22,29 +22,41 @@ from ..errors import HierarchyError
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("hierarchy", help="class hierarchies: LCA distances, the shipped ImageNet-1k tree",
-                                   description="Class hierarchies: LCA distances between classes, and the regeneration "
-                                               "of the shipped ImageNet-1k WordNet tree. Hierarchy datasets are built "
-                                               "with `imagenet-suite build wordnet_hierarchy|kmeans_hierarchy`.")
+    parser = subparsers.add_parser(
+        "hierarchy",
+        help="class hierarchies: LCA distances, the shipped ImageNet-1k tree",
+        description="Class hierarchies: LCA distances between classes, and the regeneration "
+        "of the shipped ImageNet-1k WordNet tree. Hierarchy datasets are built "
+        "with `imagenet-suite build wordnet_hierarchy|kmeans_hierarchy`.",
+    )
     commands = parser.add_subparsers(dest="hierarchy_command", required=True, metavar="SUBCOMMAND")
     _register_distance(commands)
     _register_regenerate(commands)
 
 
 def _register_regenerate(commands) -> None:
-    parser = commands.add_parser("regenerate-imagenet1k",
-                                 help="rebuild the shipped ImageNet-1k tree from WordNet 3.0 (prints the CSV's path)",
-                                 description="Rebuild the ImageNet-1k WordNet tree (Bertinetto construction) from "
-                                             "WordNet 3.0 and write its nodes table as CSV: by default the copy shipped "
-                                             "with the package, which it reproduces byte for byte. Needs WordNet 3.0 "
-                                             "(nltk_data, or Debian's wordnet-base). To build a tree for another class "
-                                             "list as a dataset, use `imagenet-suite build wordnet_hierarchy --option "
-                                             "wnids_file=FILE`.")
-    parser.add_argument("--out", type=Path, metavar="FILE",
-                        help="CSV to write (default: the shipped hierarchies/data/imagenet1k_wordnet_nodes.csv)")
-    parser.add_argument("--wordnet", type=Path, metavar="DIR",
-                        help="folder with WordNet 3.0's data.noun/index.noun "
-                             "(default: nltk_data, then /usr/share/wordnet)")
+    parser = commands.add_parser(
+        "regenerate-imagenet1k",
+        help="rebuild the shipped ImageNet-1k tree from WordNet 3.0 (prints the CSV's path)",
+        description="Rebuild the ImageNet-1k WordNet tree (Bertinetto construction) from "
+        "WordNet 3.0 and write its nodes table as CSV: by default the copy shipped "
+        "with the package, which it reproduces byte for byte. Needs WordNet 3.0 "
+        "(nltk_data, or Debian's wordnet-base). To build a tree for another class "
+        "list as a dataset, use `imagenet-suite build wordnet_hierarchy --option "
+        "wnids_file=FILE`.",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="CSV to write (default: the shipped hierarchies/data/imagenet1k_wordnet_nodes.csv)",
+    )
+    parser.add_argument(
+        "--wordnet",
+        type=Path,
+        metavar="DIR",
+        help="folder with WordNet 3.0's data.noun/index.noun (default: nltk_data, then /usr/share/wordnet)",
+    )
     parser.set_defaults(func=run_regenerate)
 
 
@@ -59,14 +71,21 @@ def run_regenerate(args: argparse.Namespace) -> int:
 
 
 def _register_distance(commands) -> None:
-    parser = commands.add_parser("distance", help="LCA and distances between two classes",
-                                 description="LCA and info / depth distances between two classes of a tree. "
-                                             "A is the ground truth for depth_one_sided.")
+    parser = commands.add_parser(
+        "distance",
+        help="LCA and distances between two classes",
+        description="LCA and info / depth distances between two classes of a tree. "
+        "A is the ground truth for depth_one_sided.",
+    )
     parser.add_argument("a", metavar="A", help="class wnid (n02110341) or class index (251)")
     parser.add_argument("b", metavar="B", help="class wnid or class index")
-    parser.add_argument("--nodes", type=Path, default=None,
-                        help="nodes table (.csv/.parquet, a folder with nodes.parquet, or a wordnet_hierarchy dataset folder); "
-                             "default: the shipped ImageNet-1k tree")
+    parser.add_argument(
+        "--nodes",
+        type=Path,
+        default=None,
+        help="nodes table (.csv/.parquet, a folder with nodes.parquet, or a wordnet_hierarchy dataset folder); "
+        "default: the shipped ImageNet-1k tree",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(func=run_distance)
 
@@ -84,7 +103,9 @@ def load_tree(nodes: Path | None):
         return Tree.from_nodes_table(DatasetFolder(nodes).read_table(None, "nodes"))
     path = nodes / "nodes.parquet" if nodes.is_dir() else nodes
     if not path.is_file():
-        raise HierarchyError(f"--nodes {nodes}: no such file (expected a .csv/.parquet nodes table or a folder with nodes.parquet)")
+        raise HierarchyError(
+            f"--nodes {nodes}: no such file (expected a .csv/.parquet nodes table or a folder with nodes.parquet)"
+        )
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -99,11 +120,14 @@ def describe(tree, a: str, b: str) -> dict:
     ia, ib = tree.class_index(a), tree.class_index(b)
     lca = tree.node(tree.lca(ia, ib))
     da, db = (tree.node(ia), tree.node(ib))
-    return {"a": {"class_index": ia, "wnid": da.wnid, "name": da.name, "depth": da.depth},
-            "b": {"class_index": ib, "wnid": db.wnid, "name": db.name, "depth": db.depth},
-            "lca": {"wnid": lca.wnid, "name": lca.name, "depth": lca.depth, "num_leaves": lca.num_leaves},
-            "info": math.log2(lca.num_leaves), "depth_two_sided": da.depth + db.depth - 2 * lca.depth,
-            "depth_one_sided": da.depth - lca.depth}
+    return {
+        "a": {"class_index": ia, "wnid": da.wnid, "name": da.name, "depth": da.depth},
+        "b": {"class_index": ib, "wnid": db.wnid, "name": db.name, "depth": db.depth},
+        "lca": {"wnid": lca.wnid, "name": lca.name, "depth": lca.depth, "num_leaves": lca.num_leaves},
+        "info": math.log2(lca.num_leaves),
+        "depth_two_sided": da.depth + db.depth - 2 * lca.depth,
+        "depth_one_sided": da.depth - lca.depth,
+    }
 
 
 def run_distance(args: argparse.Namespace) -> int:

@@ -23,44 +23,61 @@ EXAMPLES_PER_K = 2  # = imagenet_suite.builders.patchml.EXAMPLES_PER_K (not impo
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("patchml", help="PatchML tools: materialise a recipe, Table 2 of several seeds, "
-                                                   "a picture of a build",
-                                   description="Tools around PatchML builds "
-                                               "(`imagenet-suite build patchml` builds them).")
+    parser = subparsers.add_parser(
+        "patchml",
+        help="PatchML tools: materialise a recipe, Table 2 of several seeds, a picture of a build",
+        description="Tools around PatchML builds (`imagenet-suite build patchml` builds them).",
+    )
     commands = parser.add_subparsers(dest="patchml_command", required=True, metavar="SUBCOMMAND")
 
-    mat = commands.add_parser("materialise", help="rebuild the images config from a recipe build and the val images "
-                                                  "(prints the dataset folder last)",
-                              description="Rebuild the `images` config from a `recipe` build and the val source, with "
-                                          "the recipe's seed and options. Every recipe patch is checked against the "
-                                          "val boxes; the rows and image bytes equal a build from the seed.")
+    mat = commands.add_parser(
+        "materialise",
+        help="rebuild the images config from a recipe build and the val images (prints the dataset folder last)",
+        description="Rebuild the `images` config from a `recipe` build and the val source, with "
+        "the recipe's seed and options. Every recipe patch is checked against the "
+        "val boxes; the rows and image bytes equal a build from the seed.",
+    )
     mat.add_argument("recipe", type=Path, metavar="RECIPE", help="a patchml folder with the recipe config")
     mat.add_argument("--out", type=Path, required=True, help="parent folder of the dataset folder")
     mat.add_argument("--input", type=Path, metavar="VAL", help="built imagenet_val folder with the boxes config")
-    mat.add_argument("--manual-dir", type=Path, metavar="DIR",
-                     help="raw val files instead (any imagenet_val layout with boxes)")
-    mat.add_argument("--pins", type=Path, metavar="FILE",
-                     help="checksums.tsv (file, size, sha256) for the raw val files")
-    mat.add_argument("--num-proc", type=int, default=1, metavar="N",
-                     help="worker processes (output does not depend on it)")
+    mat.add_argument(
+        "--manual-dir", type=Path, metavar="DIR", help="raw val files instead (any imagenet_val layout with boxes)"
+    )
+    mat.add_argument(
+        "--pins", type=Path, metavar="FILE", help="checksums.tsv (file, size, sha256) for the raw val files"
+    )
+    mat.add_argument(
+        "--num-proc", type=int, default=1, metavar="N", help="worker processes (output does not depend on it)"
+    )
     mat.add_argument("--shard-size", type=int, metavar="N", help="examples per Parquet shard (default: the config's)")
     mat.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_image_check_arguments(mat)
     mat.set_defaults(func=run_materialise)
 
-    table = commands.add_parser("table2", help="Table 2 (images per number of labels) of several builds, as CSV",
-                                description="The paper's Table 2 of several patchml builds (e.g. the five seeds), "
-                                            "one row per seed, read from each build's counts.json; CSV on stdout.")
+    table = commands.add_parser(
+        "table2",
+        help="Table 2 (images per number of labels) of several builds, as CSV",
+        description="The paper's Table 2 of several patchml builds (e.g. the five seeds), "
+        "one row per seed, read from each build's counts.json; CSV on stdout.",
+    )
     table.add_argument("folders", type=Path, nargs="+", metavar="DIR", help="patchml dataset folders")
     table.set_defaults(func=run_table2)
 
-    grid = commands.add_parser("grid", help="picture of the first composites of each k of a build (PNG)",
-                               description="A PNG of the first composites of each k of a built `images` config, "
-                                           "titled with their labels; prints the PNG's path.")
+    grid = commands.add_parser(
+        "grid",
+        help="picture of the first composites of each k of a build (PNG)",
+        description="A PNG of the first composites of each k of a built `images` config, "
+        "titled with their labels; prints the PNG's path.",
+    )
     grid.add_argument("folder", type=Path, metavar="DIR", help="a patchml folder with the images config")
     grid.add_argument("--out", type=Path, required=True, metavar="PNG", help="picture to write")
-    grid.add_argument("--per-k", type=positive_int, default=EXAMPLES_PER_K, metavar="N",
-                      help=f"composites of each k (default {EXAMPLES_PER_K})")
+    grid.add_argument(
+        "--per-k",
+        type=positive_int,
+        default=EXAMPLES_PER_K,
+        metavar="N",
+        help=f"composites of each k (default {EXAMPLES_PER_K})",
+    )
     grid.set_defaults(func=run_grid)
 
 
@@ -76,11 +93,22 @@ def run_materialise(args: argparse.Namespace) -> int:
     from imagenet_suite.errors import ConfigError
 
     if args.input is None and args.manual_dir is None:
-        raise ConfigError("give the val images: --input VAL (a built imagenet_val with the boxes config) or "
-                          "--manual-dir DIR (raw val files with boxes)")
-    folder = materialise(args.recipe, args.out, val_dir=args.input, manual_dir=args.manual_dir, num_proc=args.num_proc,
-                         progress=not args.no_progress, pins=read_pins_file(args.pins) if args.pins else None,
-                         shard_size=args.shard_size, max_pixels=args.max_pixels, deep_verify=args.deep_verify)
+        raise ConfigError(
+            "give the val images: --input VAL (a built imagenet_val with the boxes config) or "
+            "--manual-dir DIR (raw val files with boxes)"
+        )
+    folder = materialise(
+        args.recipe,
+        args.out,
+        val_dir=args.input,
+        manual_dir=args.manual_dir,
+        num_proc=args.num_proc,
+        progress=not args.no_progress,
+        pins=read_pins_file(args.pins) if args.pins else None,
+        shard_size=args.shard_size,
+        max_pixels=args.max_pixels,
+        deep_verify=args.deep_verify,
+    )
     print(folder.resolve())
     return 0
 

@@ -17,24 +17,47 @@ CELL_RANGE = (16, 224)  # px; 224 is the corrupted crop itself
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("perturbations", help="corruption tools: a picture of one image under every "
-                                                         "corruption and severity",
-                                   description="Tools around the corruptions of the `perturbations` builder.")
+    parser = subparsers.add_parser(
+        "perturbations",
+        help="corruption tools: a picture of one image under every corruption and severity",
+        description="Tools around the corruptions of the `perturbations` builder.",
+    )
     commands = parser.add_subparsers(dest="perturbations_command", required=True, metavar="SUBCOMMAND")
-    grid = commands.add_parser("grid", help="draw one image under every corruption and severity (PNG)",
-                               description="Draw one image (its 224x224 center crop) under every corruption "
-                                           "(rows) and severity (columns: clean, 1..5) as a PNG; prints its path.")
+    grid = commands.add_parser(
+        "grid",
+        help="draw one image under every corruption and severity (PNG)",
+        description="Draw one image (its 224x224 center crop) under every corruption "
+        "(rows) and severity (columns: clean, 1..5) as a PNG; prints its path.",
+    )
     grid.add_argument("image", type=Path, metavar="IMAGE", help="any image file Pillow reads (JPEG, PNG, ...)")
     grid.add_argument("out", type=Path, metavar="OUT.png", help="picture to write")
-    grid.add_argument("--frost-dir", type=Path, metavar="DIR",
-                      help="folder with frost1.png ... frost6.jpg (imagecorruptions' pictures); else no frost row")
-    grid.add_argument("--corruption", action="append", dest="corruptions", metavar="NAME",
-                      help="corruption to draw (repeatable, in this order; default: the 15 ImageNet-C ones)")
+    grid.add_argument(
+        "--frost-dir",
+        type=Path,
+        metavar="DIR",
+        help="folder with frost1.png ... frost6.jpg (imagecorruptions' pictures); else no frost row",
+    )
+    grid.add_argument(
+        "--corruption",
+        action="append",
+        dest="corruptions",
+        metavar="NAME",
+        help="corruption to draw (repeatable, in this order; default: the 15 ImageNet-C ones)",
+    )
     grid.add_argument("--seed", type=int, default=0, help="seed of the corruptions' random draws (default 0)")
-    grid.add_argument("--flavor", choices=FLAVORS, default="imagenet_c",
-                      help="constants of make_imagenet_c.py or of imagecorruptions (default imagenet_c)")
-    grid.add_argument("--cell", type=cell_size, default=96, metavar="PX",
-                      help=f"side of each cell in pixels, {CELL_RANGE[0]}..{CELL_RANGE[1]} (default 96)")
+    grid.add_argument(
+        "--flavor",
+        choices=FLAVORS,
+        default="imagenet_c",
+        help="constants of make_imagenet_c.py or of imagecorruptions (default imagenet_c)",
+    )
+    grid.add_argument(
+        "--cell",
+        type=cell_size,
+        default=96,
+        metavar="PX",
+        help=f"side of each cell in pixels, {CELL_RANGE[0]}..{CELL_RANGE[1]} (default 96)",
+    )
     grid.set_defaults(func=run_grid)
 
 
@@ -60,13 +83,22 @@ def run_grid(args: argparse.Namespace) -> int:
     if args.frost_dir:
         missing = [name for name in C.FROST_FILES if not (args.frost_dir / name).is_file()]
         if missing:
-            raise ConfigError(f"--frost-dir {args.frost_dir}: {missing[0]} is missing "
-                              f"(expected {', '.join(C.FROST_FILES)})")
+            raise ConfigError(
+                f"--frost-dir {args.frost_dir}: {missing[0]} is missing (expected {', '.join(C.FROST_FILES)})"
+            )
         frost = C.load_frost_pictures([args.frost_dir / name for name in C.FROST_FILES])
     image = read_image(args.image)
     try:
-        path = save_corruption_grid(image, args.out, corruptions=names, seed=args.seed, flavor=args.flavor, frost=frost,
-                                    cell=args.cell, max_bytes=max_png_bytes(args.cell, len(names)))
+        path = save_corruption_grid(
+            image,
+            args.out,
+            corruptions=names,
+            seed=args.seed,
+            flavor=args.flavor,
+            frost=frost,
+            cell=args.cell,
+            max_bytes=max_png_bytes(args.cell, len(names)),
+        )
     except ValueError as err:  # the PNG stays over the size bound even at 64 colours (a very noisy image)
         if isinstance(err, ImagenetSuiteError) or "even at 64 colours" not in str(err):
             raise

@@ -9,7 +9,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("push", help="upload a verified dataset folder to the HF Hub and tag its version")
     parser.add_argument("folder", type=Path)
     parser.add_argument("--repo-id", required=True, help="dataset repository, e.g. my-org/imagenet-val")
-    parser.add_argument("--public", action="store_true", help="create the repo public (default private: ImageNet terms)")
+    parser.add_argument(
+        "--public", action="store_true", help="create the repo public (default private: ImageNet terms)"
+    )
     parser.set_defaults(func=run)
 
 

@@ -23,7 +23,9 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("review", help="contamination review in the FiftyOne App (open, export, import, status)")
+    parser = subparsers.add_parser(
+        "review", help="contamination review in the FiftyOne App (open, export, import, status)"
+    )
     commands = parser.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
 
     opened = commands.add_parser("open", help="load a dataset folder into FiftyOne and serve the App on loopback")
@@ -33,8 +35,12 @@ def register(subparsers) -> None:
     opened.add_argument("--outputs", type=Path, metavar="FILE", help="model outputs (.pt/.npz: ids + [N, 1000] scores)")
     opened.add_argument("--port", type=int, help="App port on 127.0.0.1 (default: a free one)")
     opened.add_argument("--name", help="FiftyOne dataset name (default: <folder>-<config>-<split>)")
-    opened.add_argument("--threshold", type=float, default=0.5,
-                        help="MSP from which an OOD sample is a contamination candidate (default 0.5)")
+    opened.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="MSP from which an OOD sample is a contamination candidate (default 0.5)",
+    )
     opened.add_argument("--reviewer", help="name recorded with your decisions (default: login name)")
     opened.add_argument("--cache-dir", type=Path, help="where images are materialised (default: user cache)")
     opened.set_defaults(func=run_open)
@@ -55,9 +61,12 @@ def register(subparsers) -> None:
     status.set_defaults(func=run_status)
 
     for sub in (opened, exported, imported, status):
-        sub.add_argument("--database-uri", metavar="URI",
-                         help="external MongoDB on loopback (mongodb://127.0.0.1:PORT) or a unix socket "
-                              "(/path/to/mongodb.sock) (default: the embedded one, on a private unix socket)")
+        sub.add_argument(
+            "--database-uri",
+            metavar="URI",
+            help="external MongoDB on loopback (mongodb://127.0.0.1:PORT) or a unix socket "
+            "(/path/to/mongodb.sock) (default: the embedded one, on a private unix socket)",
+        )
 
 
 def run_open(args) -> int:
@@ -67,8 +76,16 @@ def run_open(args) -> int:
 
     if args.port is not None:
         app.check_port(args.port)  # fail before anything is loaded
-    load = prepare_load(args.folder, args.config, args.split, outputs=args.outputs, name=args.name,
-                        cache_dir=args.cache_dir, threshold=args.threshold, reviewer=args.reviewer)
+    load = prepare_load(
+        args.folder,
+        args.config,
+        args.split,
+        outputs=args.outputs,
+        name=args.name,
+        cache_dir=args.cache_dir,
+        threshold=args.threshold,
+        reviewer=args.reviewer,
+    )
     fo = _connect(args)
     server = app.launch_app(args.port, review_media_roots(fo, load))  # starts while the dataset loads
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -84,10 +101,12 @@ def run_open(args) -> int:
         server.stop()
 
 
-HOW_TO_DECIDE = ("In the App: pick a saved view in the menu at the top left (start with contamination_candidates); "
-                 "select samples (the checkbox at a tile's top left), click the tag icon above the grid, type "
-                 "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
-                 "press Apply. Open the App at the URL printed last (its token lets only you in). Ctrl-C stops the App.")
+HOW_TO_DECIDE = (
+    "In the App: pick a saved view in the menu at the top left (start with contamination_candidates); "
+    "select samples (the checkbox at a tile's top left), click the tag icon above the grid, type "
+    "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
+    "press Apply. Open the App at the URL printed last (its token lets only you in). Ctrl-C stops the App."
+)
 
 
 def _record_decisions(dataset, server) -> None:
@@ -102,8 +121,10 @@ def _record_decisions(dataset, server) -> None:
         try:
             decisions.sync(dataset)
         except PyMongoError as err:
-            raise ReviewError(f"lost the database while the App was open ({type(err).__name__}: {err}); decisions "
-                              "made so far are stored; run `imagenet-suite review open` again") from None
+            raise ReviewError(
+                f"lost the database while the App was open ({type(err).__name__}: {err}); decisions "
+                "made so far are stored; run `imagenet-suite review open` again"
+            ) from None
     print("the App server stopped", file=sys.stderr)
 
 
@@ -128,8 +149,10 @@ def _dataset(args):
 
     fo = _connect(args)
     if args.name not in fo.list_datasets():
-        raise ReviewError(f"no FiftyOne dataset named {args.name!r}; datasets: {fo.list_datasets() or 'none'} "
-                          "(`imagenet-suite review open DATASET_DIR` creates one)")
+        raise ReviewError(
+            f"no FiftyOne dataset named {args.name!r}; datasets: {fo.list_datasets() or 'none'} "
+            "(`imagenet-suite review open DATASET_DIR` creates one)"
+        )
     return fo.load_dataset(args.name)
 
 
@@ -137,8 +160,11 @@ def run_export(args) -> int:
     from imagenet_suite.curation.decisions import export_decisions
 
     table, sha256 = export_decisions(_dataset(args), args.out)
-    print(f"{len(table.decisions)} decisions, table version {table.version}: " +
-          ", ".join(f"{k} {v}" for k, v in table.counts().items()), file=sys.stderr)
+    print(
+        f"{len(table.decisions)} decisions, table version {table.version}: "
+        + ", ".join(f"{k} {v}" for k, v in table.counts().items()),
+        file=sys.stderr,
+    )
     print(sha256)
     return 0
 
@@ -154,8 +180,10 @@ def run_import(args) -> int:
     if is_authors_log(args.file):
         summary = import_authors_logs(_dataset(args), args.file)
         matched = sum(s["matched"] for s in summary.values())
-        print(f"imported the NINCO authors' logs of {len(summary)} datasets/classes: "
-              f"{sum(s['images'] for s in summary.values())} images, {matched} of them samples here")
+        print(
+            f"imported the NINCO authors' logs of {len(summary)} datasets/classes: "
+            f"{sum(s['images'] for s in summary.values())} images, {matched} of them samples here"
+        )
         return 0
     table = read_decision_table(args.file)  # validated before the database is touched
     count = import_decisions(_dataset(args), table, source=str(args.file))

@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
@@ -25,22 +24,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "published protocol). Prints the overall numbers; --json writes every row, per-class ones included."
         ),
     )
-    parser.add_argument("dataset_dir", metavar="DATASET_DIR", type=Path, help="folder printed by `imagenet-suite build`")
+    parser.add_argument(
+        "dataset_dir", metavar="DATASET_DIR", type=Path, help="folder printed by `imagenet-suite build`"
+    )
     parser.add_argument("--outputs", required=True, type=Path, metavar="FILE", help="model outputs (.pt or .npz)")
     parser.add_argument("--config", help="dataset config (needed when the folder holds several)")
     parser.add_argument("--split", help="split (needed when the config has several)")
-    parser.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metric families (default: all that apply)")
+    parser.add_argument(
+        "--metrics", nargs="+", metavar="METRIC", help="only these metric families (default: all that apply)"
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the full report as JSON")
     parser.add_argument("--plots", type=Path, metavar="DIR", help="write a reliability diagram / shape-bias plot here")
     parser.add_argument("--device", default="cpu", help="device to score on, e.g. cuda (default: cpu)")
-    parser.add_argument("--lca-distance", nargs="+", dest="lca_distances", metavar="D",
-                        default=["info", "depth_two_sided", "depth_one_sided"],
-                        help="hierarchy distances for the lca metrics, each reported by name (default: all three)")
-    parser.add_argument("--elca-variant", default="all", choices=["all", "mistakes", "exclude_gt"],
-                        help="ELCA variant (default: all = mean over all samples)")
-    parser.add_argument("--hierarchy", type=Path, metavar="DIR",
-                        help="a built wordnet_hierarchy / kmeans_hierarchy folder for the lca metrics "
-                             "(default: the ImageNet-1k WordNet tree shipped with the package)")
+    parser.add_argument(
+        "--lca-distance",
+        nargs="+",
+        dest="lca_distances",
+        metavar="D",
+        default=["info", "depth_two_sided", "depth_one_sided"],
+        help="hierarchy distances for the lca metrics, each reported by name (default: all three)",
+    )
+    parser.add_argument(
+        "--elca-variant",
+        default="all",
+        choices=["all", "mistakes", "exclude_gt"],
+        help="ELCA variant (default: all = mean over all samples)",
+    )
+    parser.add_argument(
+        "--hierarchy",
+        type=Path,
+        metavar="DIR",
+        help="a built wordnet_hierarchy / kmeans_hierarchy folder for the lca metrics "
+        "(default: the ImageNet-1k WordNet tree shipped with the package)",
+    )
     add_ood_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -48,17 +64,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_ood_arguments(parser: argparse.ArgumentParser) -> None:
     """Options for OOD datasets (NINCO, OOD unit tests, popular OOD sets): the ID side of the comparison."""
     group = parser.add_argument_group("OOD detection (datasets whose protocol has an 'ood' entry)")
-    group.add_argument("--id-outputs", type=Path, metavar="FILE",
-                       help="the same model's outputs on the ID set (ImageNet val), .pt or .npz")
-    group.add_argument("--id-dataset", type=Path, metavar="DIR",
-                       help="built ID dataset (imagenet_val): the ID outputs must cover exactly its rows")
+    group.add_argument(
+        "--id-outputs",
+        type=Path,
+        metavar="FILE",
+        help="the same model's outputs on the ID set (ImageNet val), .pt or .npz",
+    )
+    group.add_argument(
+        "--id-dataset",
+        type=Path,
+        metavar="DIR",
+        help="built ID dataset (imagenet_val): the ID outputs must cover exactly its rows",
+    )
     group.add_argument("--id-features", type=Path, metavar="FILE", help="penultimate features of the ID images")
     group.add_argument("--ood-features", type=Path, metavar="FILE", help="penultimate features of the OOD images")
-    group.add_argument("--detector-stats", type=Path, metavar="FILE", help="fitted train statistics (DetectorStats.save)")
-    group.add_argument("--detectors", nargs="+", metavar="NAME", help="detectors to run (default: all the inputs allow)")
-    group.add_argument("--fail-threshold", type=float, metavar="FPR",
-                       help="unit-test failure threshold on FPR@95, used by the verdict and marked on the plots "
-                            "(default: the dataset's, 0.10)")
+    group.add_argument(
+        "--detector-stats", type=Path, metavar="FILE", help="fitted train statistics (DetectorStats.save)"
+    )
+    group.add_argument(
+        "--detectors", nargs="+", metavar="NAME", help="detectors to run (default: all the inputs allow)"
+    )
+    group.add_argument(
+        "--fail-threshold",
+        type=float,
+        metavar="FPR",
+        help="unit-test failure threshold on FPR@95, used by the verdict and marked on the plots "
+        "(default: the dataset's, 0.10)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,8 +105,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
     check_output_paths(args)  # before any work: a report that cannot be written is refused first
     outputs = ModelOutputs.load(args.outputs, device=args.device)
-    report = score(args.dataset_dir, outputs, config=args.config, split=args.split, metrics=args.metrics,
-                   options=score_options(args))
+    report = score(
+        args.dataset_dir,
+        outputs,
+        config=args.config,
+        split=args.split,
+        metrics=args.metrics,
+        options=score_options(args),
+    )
     crop = crop_description(report.meta["protocol"])
     if crop:
         print(f"note: {crop}", file=sys.stderr)
@@ -92,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 # -- arguments -> options: the only place where parsed arguments meet the scoring package ----------------
 
+
 def score_options(args: argparse.Namespace) -> ScoreOptions:
     """The :class:`ScoreOptions` the parsed arguments describe (defaults for the families without flags)."""
     from ..scoring.options import ScoreOptions
@@ -103,8 +142,11 @@ def lca_options(args: argparse.Namespace) -> LcaOptions:
     """``--lca-distance``, ``--elca-variant`` and ``--hierarchy`` as :class:`LcaOptions`."""
     from ..scoring.options import LcaOptions
 
-    return LcaOptions(distances=tuple(args.lca_distances), elca_variant=args.elca_variant,
-                      hierarchy=str(args.hierarchy) if args.hierarchy else None)
+    return LcaOptions(
+        distances=tuple(args.lca_distances),
+        elca_variant=args.elca_variant,
+        hierarchy=str(args.hierarchy) if args.hierarchy else None,
+    )
 
 
 def ood_options(args: argparse.Namespace) -> OodOptions:
@@ -136,7 +178,8 @@ def ood_options(args: argparse.Namespace) -> OodOptions:
         ood_features=Embeddings.load(args.ood_features, device) if args.ood_features else None,
         stats=DetectorStats.load(args.detector_stats, device) if args.detector_stats else None,
         detectors=known_detectors(args.detectors),
-        fail_threshold=args.fail_threshold)
+        fail_threshold=args.fail_threshold,
+    )
 
 
 def known_detectors(names: list[str] | None) -> tuple[str, ...] | None:

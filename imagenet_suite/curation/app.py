@@ -52,7 +52,9 @@ def check_port(port: int) -> None:
             sock.bind((ADDRESS, port))
         except OSError as err:
             reason = "is in use" if err.errno == errno.EADDRINUSE else f"cannot be bound ({err.strerror})"
-            raise ReviewError(f"port {port} on {ADDRESS} {reason}; pass another --port, or none for a free one") from None
+            raise ReviewError(
+                f"port {port} on {ADDRESS} {reason}; pass another --port, or none for a free one"
+            ) from None
 
 
 @dataclass
@@ -96,8 +98,10 @@ class AppServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.running():
-                raise ReviewError(f"the FiftyOne App server on port {self.port} exited during startup "
-                                  f"(exit code {self.service.child.poll()})")
+                raise ReviewError(
+                    f"the FiftyOne App server on port {self.port} exited during startup "
+                    f"(exit code {self.service.child.poll()})"
+                )
             try:
                 status, body = self.get("/fiftyone", timeout=2)
                 if status == 200 and "version" in json.loads(body):
@@ -111,8 +115,16 @@ class AppServer:
 
 def server_command(port: int, media_roots: Iterable[str | Path]) -> list[str]:
     """The App server's command line (no secret in it: ``ps`` shows it to every user)."""
-    return [sys.executable, "-m", "imagenet_suite.curation.app_server", "--port", str(port), "--address", ADDRESS,
-            *(f"--media-root={root}" for root in media_roots)]
+    return [
+        sys.executable,
+        "-m",
+        "imagenet_suite.curation.app_server",
+        "--port",
+        str(port),
+        "--address",
+        ADDRESS,
+        *(f"--media-root={root}" for root in media_roots),
+    ]
 
 
 def launch_app(port: int | None = None, media_roots: Iterable[str | Path] = ()) -> AppServer:
@@ -125,11 +137,14 @@ def launch_app(port: int | None = None, media_roots: Iterable[str | Path] = ()) 
     port = free_port() if port is None else port
     check_port(port)
     session = Session(port, secrets.token_urlsafe(32))
-    service = _service_class()(server_command(port, media_roots), {TOKEN_ENV: session.token,
-                                                                   "FIFTYONE_DO_NOT_TRACK": "1"})
+    service = _service_class()(
+        server_command(port, media_roots), {TOKEN_ENV: session.token, "FIFTYONE_DO_NOT_TRACK": "1"}
+    )
     if service.child is None:
-        raise ReviewError("FiftyOne services are disabled here (FIFTYONE_DISABLE_SERVICES or FIFTYONE_HEADLESS "
-                          "is set): unset it to serve the App")
+        raise ReviewError(
+            "FiftyOne services are disabled here (FIFTYONE_DISABLE_SERVICES or FIFTYONE_HEADLESS "
+            "is set): unset it to serve the App"
+        )
     return AppServer(session, service)
 
 
@@ -159,8 +174,9 @@ def _service_class():
     return GuardedAppService
 
 
-def start_app(port: int | None = None, timeout: float = START_TIMEOUT,
-              media_roots: Iterable[str | Path] = ()) -> AppServer:
+def start_app(
+    port: int | None = None, timeout: float = START_TIMEOUT, media_roots: Iterable[str | Path] = ()
+) -> AppServer:
     """:func:`launch_app` and wait until the App answers."""
     server = launch_app(port, media_roots)
     server.wait_until_up(timeout)

@@ -148,9 +148,17 @@ class ReviewGuard:
         path = "/" + request.scope["path"].lstrip("/")  # never "//host/…": that would leave this server
         rest = [(k, v) for k, v in request.query if k != TOKEN_PARAM]
         location = quote(path) + (f"?{urlencode(rest)}" if rest else "")
-        await _respond(send, 302, b"", [(b"location", location.encode("latin-1")),
-                                         (b"set-cookie", self.session.set_cookie().encode()),
-                                         (b"cache-control", b"no-store"), (b"referrer-policy", b"no-referrer")])
+        await _respond(
+            send,
+            302,
+            b"",
+            [
+                (b"location", location.encode("latin-1")),
+                (b"set-cookie", self.session.set_cookie().encode()),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer"),
+            ],
+        )
 
     async def _media(self, request: _Request, receive, send) -> None:
         """Only files under the media roots; FiftyOne gets the resolved path (other parameters dropped)."""
@@ -190,17 +198,24 @@ def _only(values: list[str]) -> str | None:
 
 def _with_cookie(send, session: Session):
     """``send`` that adds the session cookie to the response headers."""
+
     async def sending(message):
         if message["type"] == "http.response.start":
             headers = [*message.get("headers", []), (b"set-cookie", session.set_cookie().encode())]
             message = {**message, "headers": headers}
         await send(message)
+
     return sending
 
 
 async def _respond(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-length", str(len(body)).encode()), *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-length", str(len(body)).encode()), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -208,8 +223,12 @@ async def _refuse(scope, send, status: int, reason: str) -> None:
     if scope["type"] == "websocket":
         await send({"type": "websocket.close", "code": 1008, "reason": reason[:120]})
         return
-    await _respond(send, status, f"{status}: {reason}\n".encode(),
-                   [(b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store")])
+    await _respond(
+        send,
+        status,
+        f"{status}: {reason}\n".encode(),
+        [(b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store")],
+    )
 
 
 async def _read_body(receive, limit: int) -> bytes | None:
@@ -234,4 +253,5 @@ def _replay(body: bytes, receive):
 
     async def replaying():
         return pending.pop() if pending else await receive()
+
     return replaying

@@ -28,8 +28,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m imagenet_suite.curation.app_server")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--address", default="127.0.0.1")
-    parser.add_argument("--media-root", action="append", default=[], metavar="DIR",
-                        help="a folder whose files /media may serve (repeatable)")
+    parser.add_argument(
+        "--media-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder whose files /media may serve (repeatable)",
+    )
     return parser.parse_args(argv)
 
 

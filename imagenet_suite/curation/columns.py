@@ -18,20 +18,56 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..classes import imagenet_wnids
 from ..build.dataset_folder import DatasetFolder
+from ..classes import imagenet_wnids
 from .errors import ReviewError
 from .predictions import imagenet_display_names
 
 READABLE_COLUMNS = ("class_name", "dataset_name", "test_name", "print_name")
 # Sample fields FiftyOne owns or the review workflow writes; dataset columns never overwrite them.
-RESERVED_FIELDS = frozenset({
-    "id", "_id", "filepath", "tags", "metadata", "media_type", "created_at", "last_modified_at", "row_id",
-    "ground_truth", "is_ood", "source_dataset", "predictions", "predicted_class", "msp", "energy",
-    "review_decision", "review_reviewer", "review_timestamp", "review_note",
-    "authors_decision", "authors_code", "authors_log"})
-SCALAR_DTYPES = ("string", "large_string", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                 "uint64", "float16", "float32", "float64")
+RESERVED_FIELDS = frozenset(
+    {
+        "id",
+        "_id",
+        "filepath",
+        "tags",
+        "metadata",
+        "media_type",
+        "created_at",
+        "last_modified_at",
+        "row_id",
+        "ground_truth",
+        "is_ood",
+        "source_dataset",
+        "predictions",
+        "predicted_class",
+        "msp",
+        "energy",
+        "review_decision",
+        "review_reviewer",
+        "review_timestamp",
+        "review_note",
+        "authors_decision",
+        "authors_code",
+        "authors_log",
+    }
+)
+SCALAR_DTYPES = (
+    "string",
+    "large_string",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+)
 
 
 @dataclass(frozen=True)
@@ -61,18 +97,26 @@ def column_plan(folder: DatasetFolder, config: str) -> ColumnPlan:
     protocol = folder.protocol(config)
     images = [name for name, f in features.items() if _type(f) == "Image"]
     if not images or "id" not in features:
-        raise ReviewError(f"config {config!r} of {folder.path} has no {'image' if not images else 'id'} column "
-                          f"(columns: {sorted(features)}); the App reviews images joined on their `id`")
+        raise ReviewError(
+            f"config {config!r} of {folder.path} has no {'image' if not images else 'id'} column "
+            f"(columns: {sorted(features)}); the App reviews images joined on their `id`"
+        )
     ood = protocol.get("ood")
     class_column = _class_column(features, ood)
     names = tuple(features[class_column]["names"]) if class_column else (folder.name,)
     imagenet = names == imagenet_wnids()
-    readable = None if imagenet or not class_column else next(
-        (c for c in READABLE_COLUMNS if _type(features.get(c)) == "Value"), None)
+    readable = (
+        None
+        if imagenet or not class_column
+        else next((c for c in READABLE_COLUMNS if _type(features.get(c)) == "Value"), None)
+    )
     source = "source_dataset" if "source_dataset" in features else None
     skip = RESERVED_FIELDS | {"id", class_column, *images}
-    extras = {name: tuple(f["names"]) if _type(f) == "ClassLabel" else None
-              for name, f in features.items() if name not in skip and _is_scalar(f)}
+    extras = {
+        name: tuple(f["names"]) if _type(f) == "ClassLabel" else None
+        for name, f in features.items()
+        if name not in skip and _is_scalar(f)
+    }
     kinds = {name: _kind(features[name]) for name in extras}
     display = imagenet_display_names() if imagenet else names
     return ColumnPlan(images[0], class_column, names, display, readable, bool(ood), source, extras, kinds)

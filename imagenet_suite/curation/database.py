@@ -77,8 +77,10 @@ def journaled_uri(uri: str) -> str:
         raise ReviewError(f"database URI {uri!r}: expected mongodb://HOST:PORT (loopback) or a unix socket path")
     names = _host_names(parts.netloc)
     if not names or not all(_is_local(n) for n in names):
-        raise ReviewError(f"database URI {uri!r}: the review database must be on loopback "
-                          f"({', '.join(LOOPBACK_HOSTS)}) or a unix socket (…/NAME.sock), got host(s) {names}")
+        raise ReviewError(
+            f"database URI {uri!r}: the review database must be on loopback "
+            f"({', '.join(LOOPBACK_HOSTS)}) or a unix socket (…/NAME.sock), got host(s) {names}"
+        )
     query = dict(parse_qsl(parts.query))
     query.setdefault("journal", "true")
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), parts.fragment))
@@ -89,7 +91,7 @@ def _host_names(netloc: str) -> list[str]:
     unix sockets percent-encoded), decoded."""
     names = []
     for host in netloc.rsplit("@", 1)[-1].split(","):
-        names.append(host[1:host.find("]")] if host.startswith("[") else unquote(host.split(":", 1)[0]))
+        names.append(host[1 : host.find("]")] if host.startswith("[") else unquote(host.split(":", 1)[0]))
     return [n for n in names if n]
 
 
@@ -119,9 +121,11 @@ def _refuse_fiftyone_service_on(database_dir: Path) -> None:
     """
     for pid, folder in running_services().items():
         if folder is not None and _same_path(folder, database_dir):
-            raise ReviewError(f"FiftyOne's own database service (pid {pid}) is running on {folder}, over TCP; "
-                              "the review runs its own mongod there, on a private unix socket. Close that "
-                              "FiftyOne session, set FIFTYONE_DATABASE_DIR to another folder, or pass --database-uri")
+            raise ReviewError(
+                f"FiftyOne's own database service (pid {pid}) is running on {folder}, over TCP; "
+                "the review runs its own mongod there, on a private unix socket. Close that "
+                "FiftyOne session, set FIFTYONE_DATABASE_DIR to another folder, or pass --database-uri"
+            )
 
 
 def running_services() -> dict[int, Path | None]:

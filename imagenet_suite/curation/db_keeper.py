@@ -75,7 +75,7 @@ def _log(message: str) -> None:
 
 def _acquire_lock(path: Path, timeout: float):
     """An open file holding an exclusive flock on ``path``, or None after ``timeout`` seconds."""
-    handle = open(path, "a")
+    handle = open(path, "a")  # noqa: SIM115 -- returned holding the lock; the caller closes it
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -102,8 +102,12 @@ def _listen(path: Path) -> socket.socket:
 def _start_mongod(dbpath: Path, run_dir: Path) -> subprocess.Popen:
     with contextlib.suppress(FileNotFoundError):
         (run_dir / MONGOD_SOCKET).unlink()  # left by a mongod killed with SIGKILL
-    return subprocess.Popen(mongod_command(dbpath, run_dir), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            preexec_fn=_die_with_parent)  # stderr: the keeper's log
+    return subprocess.Popen(
+        mongod_command(dbpath, run_dir),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent,
+    )  # stderr: the keeper's log
 
 
 def _die_with_parent() -> None:
@@ -176,9 +180,8 @@ def _refuse_waiting_clients(listener: socket.socket, error: str) -> None:
             connection, _ = listener.accept()
         except OSError:
             return
-        with connection:
-            with contextlib.suppress(OSError):
-                connection.sendall(f"error {error}\n".encode())
+        with connection, contextlib.suppress(OSError):
+            connection.sendall(f"error {error}\n".encode())
 
 
 def _stop(listener: socket.socket, path: Path, mongod: subprocess.Popen) -> None:

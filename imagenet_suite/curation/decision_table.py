@@ -28,7 +28,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..files import atomic_write_bytes
@@ -37,8 +37,12 @@ from .errors import DecisionTableError
 FORMAT = "imagenet-suite-decisions/1"
 COLUMNS = ("id", "decision", "reviewer", "timestamp", "note")
 DECISIONS = ("id", "ood", "unsure", "q")
-MEANINGS = {"id": "contains an ImageNet-1k object", "ood": "no ImageNet-1k object (truly OOD)",
-            "unsure": "unclear / ambiguous", "q": "the NINCO authors' undocumented code 'q'"}
+MEANINGS = {
+    "id": "contains an ImageNet-1k object",
+    "ood": "no ImageNet-1k object (truly OOD)",
+    "unsure": "unclear / ambiguous",
+    "q": "the NINCO authors' undocumented code 'q'",
+}
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 _FIRST_LINE = re.compile(r"^# " + re.escape(FORMAT) + r" (\{.*\})$")
 
@@ -97,7 +101,7 @@ class DecisionTable:
 def format_timestamp(value: datetime) -> str:
     """A datetime as the table's timestamp (naive values are taken as UTC, as MongoDB returns them)."""
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        value = value.astimezone(UTC).replace(tzinfo=None)
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
@@ -136,7 +140,9 @@ def read_decision_table(path: str | Path) -> DecisionTable:
         line = reader.line_num + 1
         decision = _read_row(path, line, record)
         if decision.id in seen:
-            raise DecisionTableError(f"{path}: line {line}: id {decision.id!r} already decided on line {seen[decision.id]}")
+            raise DecisionTableError(
+                f"{path}: line {line}: id {decision.id!r} already decided on line {seen[decision.id]}"
+            )
         seen[decision.id] = line
         decisions.append(decision)
     return DecisionTable(tuple(decisions), version=meta["version"], dataset=meta["dataset"])
@@ -145,32 +151,44 @@ def read_decision_table(path: str | Path) -> DecisionTable:
 def _read_first_line(path: Path, line: str) -> dict:
     match = _FIRST_LINE.match(line)
     if match is None:
-        hint = (" (this looks like a NINCO authors' log: import it with `imagenet-suite review import NAME FILE`)"
-                if line.strip() == "index,image_location,decision" else "")
-        raise DecisionTableError(f"{path}: line 1: not an imagenet-suite decision table; expected "
-                                 f"'# {FORMAT} {{\"dataset\": ..., \"version\": N}}', got {line[:80]!r}{hint}")
+        hint = (
+            " (this looks like a NINCO authors' log: import it with `imagenet-suite review import NAME FILE`)"
+            if line.strip() == "index,image_location,decision"
+            else ""
+        )
+        raise DecisionTableError(
+            f"{path}: line 1: not an imagenet-suite decision table; expected "
+            f'\'# {FORMAT} {{"dataset": ..., "version": N}}\', got {line[:80]!r}{hint}'
+        )
     try:
         meta = json.loads(match.group(1))
     except json.JSONDecodeError as err:
         raise DecisionTableError(f"{path}: line 1: metadata is not valid JSON ({err})") from None
     if not isinstance(meta.get("version"), int) or meta["version"] < 1 or not isinstance(meta.get("dataset"), str):
-        raise DecisionTableError(f"{path}: line 1: expected a positive integer 'version' and a 'dataset' name, got {meta}")
+        raise DecisionTableError(
+            f"{path}: line 1: expected a positive integer 'version' and a 'dataset' name, got {meta}"
+        )
     return meta
 
 
 def _read_row(path: Path, line: int, record: list[str]) -> Decision:
     if len(record) != len(COLUMNS):
-        raise DecisionTableError(f"{path}: line {line}: expected {len(COLUMNS)} fields ({','.join(COLUMNS)}), "
-                                 f"got {len(record)}: {record}")
+        raise DecisionTableError(
+            f"{path}: line {line}: expected {len(COLUMNS)} fields ({','.join(COLUMNS)}), got {len(record)}: {record}"
+        )
     row_id, decision, reviewer, timestamp, note = record
     if not row_id:
         raise DecisionTableError(f"{path}: line {line}: empty id")
     if decision not in DECISIONS:
-        raise DecisionTableError(f"{path}: line {line}: unknown decision {decision!r} for id {row_id!r}; "
-                                 f"expected one of {', '.join(DECISIONS)}")
+        raise DecisionTableError(
+            f"{path}: line {line}: unknown decision {decision!r} for id {row_id!r}; "
+            f"expected one of {', '.join(DECISIONS)}"
+        )
     if timestamp and not _valid_timestamp(timestamp):
-        raise DecisionTableError(f"{path}: line {line}: timestamp {timestamp!r} is not UTC ISO 8601 with "
-                                 "milliseconds (e.g. 2025-11-21T06:12:00.123Z)")
+        raise DecisionTableError(
+            f"{path}: line {line}: timestamp {timestamp!r} is not UTC ISO 8601 with "
+            "milliseconds (e.g. 2025-11-21T06:12:00.123Z)"
+        )
     return Decision(row_id, decision, reviewer, timestamp, note)
 
 
@@ -182,4 +200,3 @@ def _valid_timestamp(text: str) -> bool:
     except ValueError:
         return False
     return True
-

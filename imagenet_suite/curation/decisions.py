@@ -50,7 +50,7 @@ class SyncResult:
     conflicts: list[str] = field(default_factory=list)  # row ids with two decision tags
 
 
-def decision_from_tags(tags: list[str]) -> str | None | tuple[str, ...]:
+def decision_from_tags(tags: list[str]) -> str | tuple[str, ...] | None:
     """The decision a sample's tags say: one value, None (undecided) or a tuple (conflict)."""
     found = tuple(d for d in DECISIONS if d in (tags or ()))
     return None if not found else found[0] if len(found) == 1 else found
@@ -65,7 +65,8 @@ def sync(dataset, reviewer: str | None = None) -> SyncResult:
     result = SyncResult()
     updates: dict[str, dict[str, Any]] = {}
     for row_id, tags, recorded, note, modified in zip(
-            *view.values(["row_id", "tags", "review_decision", "review_note", "last_modified_at"])):
+        *view.values(["row_id", "tags", "review_decision", "review_note", "last_modified_at"])
+    ):
         decision = decision_from_tags(tags)
         if isinstance(decision, tuple):
             result.conflicts.append(row_id)
@@ -73,8 +74,12 @@ def sync(dataset, reviewer: str | None = None) -> SyncResult:
             updates[row_id] = dict.fromkeys(REVIEW_FIELDS)
             result.withdrawn += 1
         elif decision != recorded:
-            updates[row_id] = {"review_decision": decision, "review_reviewer": reviewer,
-                               "review_timestamp": _to_millis(modified), "review_note": note}
+            updates[row_id] = {
+                "review_decision": decision,
+                "review_reviewer": reviewer,
+                "review_timestamp": _to_millis(modified),
+                "review_note": note,
+            }
             result.recorded += 1
     _set_fields(dataset, updates)
     return result
@@ -84,17 +89,23 @@ def current_table(dataset) -> DecisionTable:
     """Every decision of ``dataset`` as a table (after :func:`sync`); ReviewError on conflicts."""
     result = sync(dataset)
     if result.conflicts:
-        raise ReviewError(f"{len(result.conflicts)} sample(s) of {dataset.name!r} carry two decision tags, e.g. "
-                          f"{', '.join(repr(i) for i in sorted(result.conflicts)[:SHOWN])}; remove one tag in the "
-                          "App (saved view `conflicting_decisions`) and export again")
+        raise ReviewError(
+            f"{len(result.conflicts)} sample(s) of {dataset.name!r} carry two decision tags, e.g. "
+            f"{', '.join(repr(i) for i in sorted(result.conflicts)[:SHOWN])}; remove one tag in the "
+            "App (saved view `conflicting_decisions`) and export again"
+        )
     from fiftyone import ViewField as F
 
     view = dataset.match(F("review_decision") != None)  # noqa: E711
-    rows = [Decision(i, d, r or "", format_timestamp(t) if t else "", n or "")
-            for i, d, r, t, n in zip(*view.values(["row_id", *REVIEW_FIELDS]))]
+    rows = [
+        Decision(i, d, r or "", format_timestamp(t) if t else "", n or "")
+        for i, d, r, t, n in zip(*view.values(["row_id", *REVIEW_FIELDS]))
+    ]
     table = DecisionTable(tuple(rows), dataset=dataset.name)
     known = _table_record(dataset)
-    version = known.get("version", 1) if known.get("body_sha256") == table.body_sha256() else known.get("version", 0) + 1
+    version = (
+        known.get("version", 1) if known.get("body_sha256") == table.body_sha256() else known.get("version", 0) + 1
+    )
     return DecisionTable(table.decisions, version=version, dataset=dataset.name)
 
 
@@ -114,13 +125,17 @@ def import_decisions(dataset, table: DecisionTable, source: str = "decision tabl
     """
     bad = [d for d in table.decisions if d.decision not in DECISIONS]
     if bad:
-        raise DecisionTableError(f"{source}: unknown decision {bad[0].decision!r} for id {bad[0].id!r}; expected one "
-                                 f"of {', '.join(DECISIONS)}; nothing was imported")
+        raise DecisionTableError(
+            f"{source}: unknown decision {bad[0].decision!r} for id {bad[0].id!r}; expected one "
+            f"of {', '.join(DECISIONS)}; nothing was imported"
+        )
     present = set(dataset.distinct("row_id"))
     unknown = sorted(d.id for d in table.decisions if d.id not in present)
     if unknown:
-        raise DecisionTableError(f"{source}: {len(unknown)} id(s) are not rows of FiftyOne dataset {dataset.name!r}, "
-                                 f"e.g. {', '.join(repr(i) for i in unknown[:SHOWN])}; nothing was imported")
+        raise DecisionTableError(
+            f"{source}: {len(unknown)} id(s) are not rows of FiftyOne dataset {dataset.name!r}, "
+            f"e.g. {', '.join(repr(i) for i in unknown[:SHOWN])}; nothing was imported"
+        )
     from fiftyone import ViewField as F
 
     for value in DECISIONS:
@@ -129,9 +144,18 @@ def import_decisions(dataset, table: DecisionTable, source: str = "decision tabl
             chosen = dataset.match(F("row_id").is_in(ids))
             chosen.untag_samples([d for d in DECISIONS if d != value])
             chosen.tag_samples(value)
-    _set_fields(dataset, {d.id: {"review_decision": d.decision, "review_reviewer": d.reviewer or None,
-                                 "review_timestamp": parse_timestamp(d.timestamp) if d.timestamp else None,
-                                 "review_note": d.note or None} for d in table.decisions})
+    _set_fields(
+        dataset,
+        {
+            d.id: {
+                "review_decision": d.decision,
+                "review_reviewer": d.reviewer or None,
+                "review_timestamp": parse_timestamp(d.timestamp) if d.timestamp else None,
+                "review_note": d.note or None,
+            }
+            for d in table.decisions
+        },
+    )
     _remember_table(dataset, table)
     return len(table.decisions)
 

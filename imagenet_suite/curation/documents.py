@@ -27,8 +27,16 @@ from .predictions import RowPrediction, imagenet_display_names
 
 LABEL_ATTRIBUTES = {"raw_label": "string", "index": "int"}
 PREDICTION_FIELDS = ("predictions", "predicted_class", "msp", "energy")
-_STRINGS = ("row_id", "source_dataset", "review_decision", "review_reviewer", "review_note",
-            "authors_decision", "authors_code", "authors_log")
+_STRINGS = (
+    "row_id",
+    "source_dataset",
+    "review_decision",
+    "review_reviewer",
+    "review_note",
+    "authors_decision",
+    "authors_code",
+    "authors_log",
+)
 
 
 def declare_fields(fo, dataset, plan: ColumnPlan) -> None:
@@ -48,8 +56,11 @@ def declare_fields(fo, dataset, plan: ColumnPlan) -> None:
     declare("energy", fo.FloatField)
     for name, kind in plan.extra_kinds.items():
         declare(name, kinds[kind])
-    for name, doc_type in (("ground_truth", fo.Classification), ("predicted_class", fo.Classification),
-                           ("predictions", fo.Classifications)):
+    for name, doc_type in (
+        ("ground_truth", fo.Classification),
+        ("predicted_class", fo.Classification),
+        ("predictions", fo.Classifications),
+    ):
         declare(name, fo.EmbeddedDocumentField, embedded_doc_type=doc_type)
         prefix = f"{name}.classifications" if doc_type is fo.Classifications else name
         for attribute, kind in LABEL_ATTRIBUTES.items():
@@ -72,11 +83,16 @@ def prediction_fields(prediction: RowPrediction | None) -> dict[str, Any]:
     if prediction is None:
         return dict.fromkeys(PREDICTION_FIELDS)
     names, wnids = imagenet_display_names(), imagenet_wnids()
-    top = [classification(names[c], p, raw_label=wnids[c], index=c) for c, p in zip(prediction.classes, prediction.probs)]
+    top = [
+        classification(names[c], p, raw_label=wnids[c], index=c) for c, p in zip(prediction.classes, prediction.probs)
+    ]
     first = prediction.classes[0]
-    return {"predictions": {"_cls": "Classifications", "classifications": top},
-            "predicted_class": classification(names[first], prediction.msp, raw_label=wnids[first], index=first),
-            "msp": prediction.msp, "energy": prediction.energy}
+    return {
+        "predictions": {"_cls": "Classifications", "classifications": top},
+        "predicted_class": classification(names[first], prediction.msp, raw_label=wnids[first], index=first),
+        "msp": prediction.msp,
+        "energy": prediction.energy,
+    }
 
 
 def image_metadata(size_bytes: int, mime_type: str | None, width: int, height: int) -> dict[str, Any]:
@@ -110,7 +126,9 @@ def update_documents(dataset, updates: dict[str, dict[str, Any]]) -> None:
     now = datetime.utcnow()
     ops = []
     for row_id, fields in updates.items():
-        change: dict[str, Any] = {"$set": {"last_modified_at": now, **{k: v for k, v in fields.items() if v is not None}}}
+        change: dict[str, Any] = {
+            "$set": {"last_modified_at": now, **{k: v for k, v in fields.items() if v is not None}}
+        }
         removed = [k for k, v in fields.items() if v is None]
         if removed:
             change["$unset"] = dict.fromkeys(removed, "")

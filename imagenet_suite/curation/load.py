@@ -82,9 +82,17 @@ class LoadPlan:
     reviewer: str | None
 
 
-def prepare_load(folder: str | Path, config: str | None = None, split: str | None = None, *,
-                 outputs: str | Path | None = None, name: str | None = None, cache_dir: str | Path | None = None,
-                 threshold: float = DEFAULT_THRESHOLD, reviewer: str | None = None) -> LoadPlan:
+def prepare_load(
+    folder: str | Path,
+    config: str | None = None,
+    split: str | None = None,
+    *,
+    outputs: str | Path | None = None,
+    name: str | None = None,
+    cache_dir: str | Path | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    reviewer: str | None = None,
+) -> LoadPlan:
     """Validate the inputs of a load and compute the predictions (no database, nothing written).
 
     Args:
@@ -108,8 +116,21 @@ def prepare_load(folder: str | Path, config: str | None = None, split: str | Non
     record = _source_record(source, config, split)
     cache = Path(cache_dir or review_cache_dir())
     images = cache / source.path.name / f"{config}-{record['content_hash'][:12]}" / split
-    return LoadPlan(source, config, split, plan, tuple(ids), record, predicted, outputs_record,
-                    name or default_name(source, config, split), images, cache, threshold, reviewer)
+    return LoadPlan(
+        source,
+        config,
+        split,
+        plan,
+        tuple(ids),
+        record,
+        predicted,
+        outputs_record,
+        name or default_name(source, config, split),
+        images,
+        cache,
+        threshold,
+        reviewer,
+    )
 
 
 def apply_load(fo, load: LoadPlan):
@@ -121,16 +142,26 @@ def apply_load(fo, load: LoadPlan):
     if load.outputs is not None and info.get("outputs") != load.outputs:
         documents.update_documents(dataset, {i: documents.prediction_fields(load.predicted.get(i)) for i in existing})
         info["outputs"] = load.outputs
-    info.update(load.record, threshold=load.threshold, reviewer=load.reviewer or info.get("reviewer") or _login(),
-                ood_classes=list(load.plan.class_names) if load.plan.is_ood and load.plan.class_column else [])
+    info.update(
+        load.record,
+        threshold=load.threshold,
+        reviewer=load.reviewer or info.get("reviewer") or _login(),
+        ood_classes=list(load.plan.class_names) if load.plan.is_ood and load.plan.class_column else [],
+    )
     dataset.info[INFO_KEY] = info
     dataset.save()
     views.save_views(dataset)
     return dataset
 
 
-def load_for_review(folder: str | Path, config: str | None = None, split: str | None = None, *,
-                    database_uri: str | None = None, **options):
+def load_for_review(
+    folder: str | Path,
+    config: str | None = None,
+    split: str | None = None,
+    *,
+    database_uri: str | None = None,
+    **options,
+):
     """Create or update the persistent FiftyOne dataset of ``folder``'s ``config``/``split``; return it.
 
     ``options`` are those of :func:`prepare_load`; ``database_uri`` see :func:`database.connect`.
@@ -145,13 +176,23 @@ def _predictions(outputs: str | Path | None, ids: list[str]) -> tuple[dict[str, 
         return {}, None
     loaded = ModelOutputs.load(outputs)
     predicted = row_predictions(loaded, set(ids))
-    return predicted, {"file": str(Path(outputs).resolve()), "sha256": sha256_file(outputs), "kind": loaded.kind,
-                       "rows": loaded.num_rows}
+    return predicted, {
+        "file": str(Path(outputs).resolve()),
+        "sha256": sha256_file(outputs),
+        "kind": loaded.kind,
+        "rows": loaded.num_rows,
+    }
 
 
 def _source_record(source: DatasetFolder, config: str, split: str) -> dict[str, Any]:
-    return {"folder": str(source.path.resolve()), "builder": source.name, "version": source.version,
-            "config": config, "split": split, "content_hash": content_hash(source.config_info(config))}
+    return {
+        "folder": str(source.path.resolve()),
+        "builder": source.name,
+        "version": source.version,
+        "config": config,
+        "split": split,
+        "content_hash": content_hash(source.config_info(config)),
+    }
 
 
 def _open_dataset(fo, name: str, record: dict[str, Any]):
@@ -168,10 +209,12 @@ def _open_dataset(fo, name: str, record: dict[str, Any]):
         raise ReviewError(f"FiftyOne dataset {name!r} was not made by imagenet-suite; pass another --name")
     same = {k: known.get(k) for k in ("builder", "version", "config", "split", "content_hash")}
     if same != {k: record[k] for k in same}:
-        raise ReviewError(f"FiftyOne dataset {name!r} holds {known.get('builder')} {known.get('version')} "
-                          f"{known.get('config')}/{known.get('split')} (content {str(known.get('content_hash'))[:12]}), "
-                          f"not {record['folder']} {record['config']}/{record['split']} "
-                          f"(content {record['content_hash'][:12]}); pass --name to load it as another dataset")
+        raise ReviewError(
+            f"FiftyOne dataset {name!r} holds {known.get('builder')} {known.get('version')} "
+            f"{known.get('config')}/{known.get('split')} (content {str(known.get('content_hash'))[:12]}), "
+            f"not {record['folder']} {record['config']}/{record['split']} "
+            f"(content {record['content_hash'][:12]}); pass --name to load it as another dataset"
+        )
     return dataset
 
 
@@ -199,7 +242,9 @@ def _document(row: dict[str, Any], load: LoadPlan) -> dict[str, Any]:
     path = _materialise(load.images, row["id"], image.get("path"), header.format, data)
     fields: dict[str, Any] = {
         "metadata": documents.image_metadata(len(data), Image.MIME.get(header.format), header.width, header.height),
-        "row_id": row["id"], "ground_truth": _ground_truth(row, plan), "is_ood": plan.is_ood,
+        "row_id": row["id"],
+        "ground_truth": _ground_truth(row, plan),
+        "is_ood": plan.is_ood,
         "source_dataset": _source_dataset(row, plan),
     }
     for column, names in plan.extra_columns.items():
@@ -216,8 +261,9 @@ def _ground_truth(row: dict[str, Any], plan: ColumnPlan) -> dict[str, Any] | Non
     if index is None:
         return None
     readable = row.get(plan.readable_column) if plan.readable_column else None
-    return documents.classification(readable or plan.display_names[index], raw_label=plan.class_names[index],
-                                    index=index)
+    return documents.classification(
+        readable or plan.display_names[index], raw_label=plan.class_names[index], index=index
+    )
 
 
 def _source_dataset(row: dict[str, Any], plan: ColumnPlan) -> str:

@@ -61,8 +61,16 @@ def read_authors_decisions(path: str | Path) -> list[AuthorsDecision]:
     except InvalidSourceData as err:
         raise DecisionTableError(str(err)) from None
     final = {(r["log"], r["image_location"]): r for r in rows if not r["superseded"]}
-    return [AuthorsDecision(r["log"], r["released_class"], r["image_location"], r["decision"],
-                            CODES.get(r["decision"].strip().lower(), "other")) for r in final.values()]
+    return [
+        AuthorsDecision(
+            r["log"],
+            r["released_class"],
+            r["image_location"],
+            r["decision"],
+            CODES.get(r["decision"].strip().lower(), "other"),
+        )
+        for r in final.values()
+    ]
 
 
 def match_samples(decisions: list[AuthorsDecision], released: dict[str, dict[str, str]]) -> dict[int, str]:
@@ -89,8 +97,13 @@ def summary(decisions: list[AuthorsDecision], matched: dict[int, str]) -> dict[s
     for log, c in sorted(counts.items()):
         images = sum(c[v] for v in (*CODES.values(), "other"))
         decided = c["id"] + c["ood"]
-        out[log] = {"images": images, **{v: c[v] for v in (*CODES.values(), "other")}, "matched": c["matched"],
-                    "p_id": c["id"] / decided if decided else None, "unsure_fraction": c["unsure"] / images}
+        out[log] = {
+            "images": images,
+            **{v: c[v] for v in (*CODES.values(), "other")},
+            "matched": c["matched"],
+            "p_id": c["id"] / decided if decided else None,
+            "unsure_fraction": c["unsure"] / images,
+        }
     return out
 
 
@@ -105,8 +118,10 @@ def import_authors_logs(dataset, path: str | Path) -> dict[str, dict]:
     """
     decisions = read_authors_decisions(path)
     if "original_file" not in dataset.get_field_schema():
-        raise DecisionTableError(f"FiftyOne dataset {dataset.name!r} has no `original_file` field: the NINCO logs "
-                                 "map onto the ninco builder's `ninco` and `popular_subsamples` configs")
+        raise DecisionTableError(
+            f"FiftyOne dataset {dataset.name!r} has no `original_file` field: the NINCO logs "
+            "map onto the ninco builder's `ninco` and `popular_subsamples` configs"
+        )
     released: dict[str, dict[str, str]] = {}
     for raw, original, row_id in zip(*dataset.values(["ground_truth.raw_label", "original_file", "row_id"])):
         if raw is not None and original:
@@ -114,10 +129,15 @@ def import_authors_logs(dataset, path: str | Path) -> dict[str, dict]:
     matched = match_samples(decisions, released)
     if not matched:
         logs = sorted({d.log for d in decisions})
-        raise DecisionTableError(f"{path}: none of the {len(decisions)} logged images is a sample of FiftyOne dataset "
-                                 f"{dataset.name!r} (logs {logs[:3]}{'...' if len(logs) > 3 else ''}); nothing was imported")
-    for name, value in (("authors_decision", lambda d: d.decision), ("authors_code", lambda d: d.code),
-                        ("authors_log", lambda d: d.log)):
+        raise DecisionTableError(
+            f"{path}: none of the {len(decisions)} logged images is a sample of FiftyOne dataset "
+            f"{dataset.name!r} (logs {logs[:3]}{'...' if len(logs) > 3 else ''}); nothing was imported"
+        )
+    for name, value in (
+        ("authors_decision", lambda d: d.decision),
+        ("authors_code", lambda d: d.code),
+        ("authors_log", lambda d: d.log),
+    ):
         dataset.set_values(name, {row_id: value(decisions[i]) for i, row_id in matched.items()}, key_field="row_id")
     result = summary(decisions, matched)
     dataset.reload()

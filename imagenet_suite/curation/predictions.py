@@ -53,12 +53,16 @@ def row_predictions(outputs: ModelOutputs, dataset_ids: set[str], k: int = TOP_K
     rows of the dataset, or contain NaN/inf (or probability rows that do not sum to 1).
     """
     if outputs.num_classes != NUM_CLASSES:
-        raise ReviewError(f"model outputs have {outputs.num_classes} scores per row; review needs the "
-                          f"{NUM_CLASSES} ImageNet-1k classes in sorted-wnid order")
+        raise ReviewError(
+            f"model outputs have {outputs.num_classes} scores per row; review needs the "
+            f"{NUM_CLASSES} ImageNet-1k classes in sorted-wnid order"
+        )
     unknown = [i for i in outputs.ids if i not in dataset_ids]
     if unknown:
-        raise ReviewError(f"model outputs hold {len(unknown)} id(s) that are not rows of the dataset, "
-                          f"e.g. {', '.join(repr(i) for i in unknown[:SHOWN])}")
+        raise ReviewError(
+            f"model outputs hold {len(unknown)} id(s) that are not rows of the dataset, "
+            f"e.g. {', '.join(repr(i) for i in unknown[:SHOWN])}"
+        )
     outputs.validate()
     result: dict[str, RowPrediction] = {}
     for rows in row_chunks(outputs.num_rows, outputs.num_classes, chunk_elements(outputs.device)):

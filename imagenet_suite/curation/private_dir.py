@@ -63,8 +63,12 @@ def check_private(path: Path) -> None:
     if not stat.S_ISDIR(info.st_mode):
         raise ReviewError(f"{path} must be a folder (not a symlink or a file) only you can open; remove it")
     if info.st_uid != os.getuid():
-        raise ReviewError(f"{path} belongs to uid {info.st_uid}, not to you (uid {os.getuid()}): another user may "
-                          "have planted it; remove it, or set FIFTYONE_DATABASE_DIR elsewhere")
+        raise ReviewError(
+            f"{path} belongs to uid {info.st_uid}, not to you (uid {os.getuid()}): another user may "
+            "have planted it; remove it, or set FIFTYONE_DATABASE_DIR elsewhere"
+        )
     if info.st_mode & 0o077:
-        raise ReviewError(f"{path} has mode {stat.S_IMODE(info.st_mode):04o}; the database sockets need a folder "
-                          f"only you can open: `chmod 700 {path}`")
+        raise ReviewError(
+            f"{path} has mode {stat.S_IMODE(info.st_mode):04o}; the database sockets need a folder "
+            f"only you can open: `chmod 700 {path}`"
+        )

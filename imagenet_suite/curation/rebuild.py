@@ -82,7 +82,8 @@ class ReviewApplication:
             raise DecisionTableError(
                 f"{self.path}: {len(unknown)} decided id(s) are not rows of config {config!r} "
                 f"({len(planned)} rows), e.g. {', '.join(repr(i) for i in unknown[:SHOWN])}; "
-                "was the table exported from another dataset?")
+                "was the table exported from another dataset?"
+            )
 
     def filter_keys(self, keys: tuple[str, ...]) -> tuple[str, ...]:
         """The keys that stay in the build (all of them when flagging)."""
@@ -110,16 +111,20 @@ class ReviewApplication:
         now, merged with the counts of configs an earlier run built into the same folder."""
         affected = {**(previous or {}).get(self.rows_key, {}), **changed}
         counts = {d: sum(1 for v in self.decisions.values() if v == d) for d in DECISIONS}
-        return {"decisions_file": Path(self.path).name, "decisions_sha256": self.sha256,
-                "decisions_version": self.version, "action": self.action, "decisions": counts,
-                self.rows_key: dict(sorted(affected.items()))}
+        return {
+            "decisions_file": Path(self.path).name,
+            "decisions_sha256": self.sha256,
+            "decisions_version": self.version,
+            "action": self.action,
+            "decisions": counts,
+            self.rows_key: dict(sorted(affected.items())),
+        }
 
     def affected(self, planned: list[str]) -> int:
         """Rows of a config this build drops (drop) or flags with a decision (flag)."""
         if self.action == "drop":
             return sum(1 for k in planned if self.decisions.get(k) in DROPPED)
         return sum(1 for k in planned if k in self.decisions)
-
 
     def card_section(self, record: dict[str, Any]) -> str:
         return card_section(record)
@@ -128,15 +133,23 @@ class ReviewApplication:
 def card_section(record: dict[str, Any]) -> str:
     """Markdown section of the card saying which decision table made this version, by hash."""
     counts = ", ".join(f"{n} `{d}`" for d, n in record["decisions"].items() if n)
-    lines = ["## Review decisions", "",
-             f"This version applies the decision table `{record['decisions_file']}` "
-             f"(sha256 `{record['decisions_sha256']}`, table version {record['decisions_version']}; "
-             f"decisions: {counts or 'none'}).", ""]
+    lines = [
+        "## Review decisions",
+        "",
+        f"This version applies the decision table `{record['decisions_file']}` "
+        f"(sha256 `{record['decisions_sha256']}`, table version {record['decisions_version']}; "
+        f"decisions: {counts or 'none'}).",
+        "",
+    ]
     if record["action"] == "drop":
-        lines.append(f"Action **drop**: rows decided `id` ({MEANINGS['id']}) are removed; rows dropped per config: "
-                     f"`{json.dumps(record['rows_dropped'], sort_keys=True)}`.")
+        lines.append(
+            f"Action **drop**: rows decided `id` ({MEANINGS['id']}) are removed; rows dropped per config: "
+            f"`{json.dumps(record['rows_dropped'], sort_keys=True)}`."
+        )
     else:
-        lines.append(f"Action **flag**: every row is kept and the column `{FLAG_COLUMN}` holds its decision "
-                     f"({', '.join(f'`{d}` = {m}' for d, m in MEANINGS.items())}; null = not reviewed); rows "
-                     f"flagged per config: `{json.dumps(record['rows_flagged'], sort_keys=True)}`.")
+        lines.append(
+            f"Action **flag**: every row is kept and the column `{FLAG_COLUMN}` holds its decision "
+            f"({', '.join(f'`{d}` = {m}' for d, m in MEANINGS.items())}; null = not reviewed); rows "
+            f"flagged per config: `{json.dumps(record['rows_flagged'], sort_keys=True)}`."
+        )
     return "\n".join(lines) + "\n"

@@ -48,14 +48,18 @@ def review_views(dataset) -> dict[str, tuple[object, str]]:
     if predicted:
         found["contamination_candidates"] = (
             dataset.match((F("is_ood") == True) & (F("msp") >= threshold)).sort_by("msp", reverse=True),  # noqa: E712
-            f"OOD samples the model calls an ImageNet-1k class with MSP >= {threshold:g}, most confident first")
+            f"OOD samples the model calls an ImageNet-1k class with MSP >= {threshold:g}, most confident first",
+        )
         found["by_predicted_imagenet_class"] = (
             dataset.exists("predicted_class").group_by("predicted_class.label", order_by="msp", reverse=True),
-            "grouped by the ImageNet-1k class the model predicts")
+            "grouped by the ImageNet-1k class the model predicts",
+        )
     if "authors_decision" in schema and dataset.exists("authors_decision").count():
         ours_differs = (decision_tag_count() > 0) & ~ViewExpression({"$in": ["$authors_decision", "$tags"]})
-        found["disagreements"] = (dataset.exists("authors_decision").match(ours_differs),
-                                  "our decision differs from the NINCO authors' log")
+        found["disagreements"] = (
+            dataset.exists("authors_decision").match(ours_differs),
+            "our decision differs from the NINCO authors' log",
+        )
     if info.get("ood_classes"):
         for raw in info["ood_classes"]:
             found[f"class: {raw}"] = (ranked.match(F("ground_truth.raw_label") == raw), f"OOD class {raw}")

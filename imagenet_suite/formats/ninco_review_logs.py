@@ -19,14 +19,26 @@ from ..errors import InvalidSourceData
 
 ANNOTATIONS = "cleaning_annotations"  # the logs' folder in the repository's data/
 # Review-log folders and what their logs are about.
-LOG_KINDS = {"annotations_potential_OOD_classes": "potential_ood_class",
-             "annotations_subsampled_datasets": "subsampled_dataset"}
+LOG_KINDS = {
+    "annotations_potential_OOD_classes": "potential_ood_class",
+    "annotations_subsampled_datasets": "subsampled_dataset",
+}
 # Subsampled-dataset log -> the popular_subsamples class holding its kept ("o") images.
-SUBSAMPLED_LOGS = {"OOD_Places_MOS": "Places", "OOD_iNaturalist_MOS": "iNaturalist_OOD_Plants",
-                   "all_species": "Species", "imagenet_o": "ImageNet_O", "openimage_o": "OpenImage_O",
-                   "textures": "Textures"}
-REVIEW_CODES = {"i": "contains an ImageNet-1k object (removed)", "o": "OOD, no ImageNet-1k object (kept)",
-                "u": "unclear (removed)", "q": "undocumented by the authors (removed)"}
+SUBSAMPLED_LOGS = {
+    "OOD_Places_MOS": "Places",
+    "OOD_iNaturalist_MOS": "iNaturalist_OOD_Plants",
+    "all_species": "Species",
+    "imagenet_o": "ImageNet_O",
+    "openimage_o": "OpenImage_O",
+    "textures": "Textures",
+}
+REVIEW_CODES = {
+    "i": "contains an ImageNet-1k object (removed)",
+    "o": "OOD, no ImageNet-1k object (kept)",
+    "u": "unclear (removed)",
+    "q": "undocumented by the authors (removed)",
+}
+
 
 def read_review_logs(cleaning_annotations_dir: str | Path) -> list[dict]:
     """Every row of the NINCO authors' per-image review logs, decisions exactly as written.
@@ -57,8 +69,10 @@ def read_review_logs(cleaning_annotations_dir: str | Path) -> list[dict]:
     with open_archive(Path(cleaning_annotations_dir)) as archive:
         rows = review_logs_from_archive(archive, "")
     if not rows:
-        raise InvalidSourceData(f"{cleaning_annotations_dir}: no review logs found (expected "
-                                f"{' and '.join(f'{d}/*.csv' for d in LOG_KINDS)})")
+        raise InvalidSourceData(
+            f"{cleaning_annotations_dir}: no review logs found (expected "
+            f"{' and '.join(f'{d}/*.csv' for d in LOG_KINDS)})"
+        )
     return rows
 
 
@@ -68,16 +82,17 @@ def review_logs_from_archive(archive: Archive, prefix: str) -> list[dict]:
     texts = dict(archive.iter_members(wanted))
     rows: list[dict] = []
     for name in wanted:
-        folder, file_name = name[len(prefix):].split("/")
-        rows += parse_review_log(texts[name].decode("utf-8-sig"), file_name[:-4], LOG_KINDS[folder],
-                                 f"{archive.path}:{name}")
+        folder, file_name = name[len(prefix) :].split("/")
+        rows += parse_review_log(
+            texts[name].decode("utf-8-sig"), file_name[:-4], LOG_KINDS[folder], f"{archive.path}:{name}"
+        )
     return rows
 
 
 def is_log_member(name: str, prefix: str) -> bool:
     if not name.startswith(prefix) or not name.endswith(".csv"):
         return False
-    parts = name[len(prefix):].split("/")
+    parts = name[len(prefix) :].split("/")
     return len(parts) == 2 and parts[0] in LOG_KINDS
 
 
@@ -91,9 +106,21 @@ def parse_review_log(text: str, log: str, log_kind: str, where: str) -> list[dic
     rows = []
     for line_no, record in enumerate(reader, start=2):
         if len(record) != 3 or not record[0].isdigit() or not record[1]:
-            raise InvalidSourceData(f"{where}: line {line_no}: expected '<index>,<image_location>,<decision>', got {record}")
-        rows.append({"log": log, "log_kind": log_kind, "released_class": released_class, "row": len(rows),
-                     "index": int(record[0]), "image_location": record[1], "decision": record[2], "superseded": False})
+            raise InvalidSourceData(
+                f"{where}: line {line_no}: expected '<index>,<image_location>,<decision>', got {record}"
+            )
+        rows.append(
+            {
+                "log": log,
+                "log_kind": log_kind,
+                "released_class": released_class,
+                "row": len(rows),
+                "index": int(record[0]),
+                "image_location": record[1],
+                "decision": record[2],
+                "superseded": False,
+            }
+        )
     last = {row["image_location"]: row["row"] for row in rows}
     for row in rows:
         row["superseded"] = last[row["image_location"]] != row["row"]
@@ -131,11 +158,24 @@ def review_log_summary(rows: Iterable[dict]) -> dict[str, dict]:
     for log, decisions in final.items():
         counts = Counter(code if code in REVIEW_CODES else "other" for code in decisions.values())
         kept, removed_id = counts["o"], counts["i"]
-        summary[log] = {"images": len(decisions), **{c: counts[c] for c in (*REVIEW_CODES, "other")},
-                        "p_id": removed_id / (removed_id + kept) if removed_id + kept else float("nan"),
-                        "unclear": counts["u"] / len(decisions)}
+        summary[log] = {
+            "images": len(decisions),
+            **{c: counts[c] for c in (*REVIEW_CODES, "other")},
+            "p_id": removed_id / (removed_id + kept) if removed_id + kept else float("nan"),
+            "unclear": counts["u"] / len(decisions),
+        }
     return summary
 
 
-__all__ = ["ANNOTATIONS", "LOG_KINDS", "REVIEW_CODES", "SUBSAMPLED_LOGS", "attach_released_files",
-           "is_log_member", "parse_review_log", "read_review_logs", "review_log_summary", "review_logs_from_archive"]
+__all__ = [
+    "ANNOTATIONS",
+    "LOG_KINDS",
+    "REVIEW_CODES",
+    "SUBSAMPLED_LOGS",
+    "attach_released_files",
+    "is_log_member",
+    "parse_review_log",
+    "read_review_logs",
+    "review_log_summary",
+    "review_logs_from_archive",
+]

@@ -21,5 +21,16 @@ from .checks import (
     jpeg_frame_header,
 )
 
-__all__ = ["DEFAULT_MAX_PIXELS", "ImageChecks", "ImageHeader", "check_jpeg", "check_pixels", "check_png", "current_checks",
-           "decode", "image_checks", "inspect_image", "jpeg_frame_header"]
+__all__ = [
+    "DEFAULT_MAX_PIXELS",
+    "ImageChecks",
+    "ImageHeader",
+    "check_jpeg",
+    "check_pixels",
+    "check_png",
+    "current_checks",
+    "decode",
+    "image_checks",
+    "inspect_image",
+    "jpeg_frame_header",
+]

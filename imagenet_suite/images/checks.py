@@ -123,8 +123,10 @@ def check_pixels(header: ImageHeader, where: str, max_pixels: int | None) -> Non
     """InvalidSourceData if the image has more than ``max_pixels`` pixels."""
     pixels = header.width * header.height
     if max_pixels is not None and pixels > max_pixels:
-        raise InvalidSourceData(f"{where}: {header.width}x{header.height} = {pixels:,} pixels, more than the bound of "
-                                f"{max_pixels:,} (a decompression bomb, or a real image: raise the bound with --max-pixels)")
+        raise InvalidSourceData(
+            f"{where}: {header.width}x{header.height} = {pixels:,} pixels, more than the bound of "
+            f"{max_pixels:,} (a decompression bomb, or a real image: raise the bound with --max-pixels)"
+        )
 
 
 def decode(data: bytes, where: str) -> None:
@@ -149,6 +151,7 @@ def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHead
 
 
 # -- JPEG --------------------------------------------------------------------------------------------
+
 
 def check_jpeg(data: bytes, where: str) -> tuple[ImageHeader | None, bool]:
     """Walk a JPEG's marker segments; ``(header or None if unusual, ends with EOI)``.
@@ -219,12 +222,16 @@ def _segment_end(data: bytes, position: int, marker: int, where: str) -> int:
     """End of the segment whose length field is at ``position``; InvalidSourceData if it overruns the data."""
     if position + 2 > len(data):
         raise InvalidSourceData(f"{where}: JPEG ends at byte {len(data)} inside segment 0x{marker:02X} (truncated)")
-    length = int.from_bytes(data[position:position + 2], "big")
+    length = int.from_bytes(data[position : position + 2], "big")
     if length < 2:
-        raise InvalidSourceData(f"{where}: JPEG segment 0x{marker:02X} at byte {position - 2} has length {length} (corrupt)")
+        raise InvalidSourceData(
+            f"{where}: JPEG segment 0x{marker:02X} at byte {position - 2} has length {length} (corrupt)"
+        )
     if position + length > len(data):
-        raise InvalidSourceData(f"{where}: JPEG segment 0x{marker:02X} at byte {position - 2} has length {length}: it runs "
-                                f"past the end of the file ({len(data)} bytes; truncated or corrupt)")
+        raise InvalidSourceData(
+            f"{where}: JPEG segment 0x{marker:02X} at byte {position - 2} has length {length}: it runs "
+            f"past the end of the file ({len(data)} bytes; truncated or corrupt)"
+        )
     return position + length
 
 
@@ -256,8 +263,8 @@ def jpeg_frame_header(data: bytes, position: int | None = None) -> ImageHeader |
     if position + 10 > len(data):
         return None
     precision, components = data[position + 4], data[position + 9]
-    height = int.from_bytes(data[position + 5:position + 7], "big")
-    width = int.from_bytes(data[position + 7:position + 9], "big")
+    height = int.from_bytes(data[position + 5 : position + 7], "big")
+    width = int.from_bytes(data[position + 7 : position + 9], "big")
     mode = JPEG_MODES.get(components)
     if precision != 8 or mode is None or not width or not height:
         return None
@@ -277,11 +284,12 @@ def _find_frame(data: bytes) -> int | None:
             return None
         if marker in JPEG_FRAME_MARKERS:
             return position
-        position += 2 + int.from_bytes(data[position + 2:position + 4], "big")
+        position += 2 + int.from_bytes(data[position + 2 : position + 4], "big")
     return None
 
 
 # -- PNG ---------------------------------------------------------------------------------------------
+
 
 def check_png(data: bytes, where: str) -> ImageHeader:
     """Walk a PNG's chunks (length, CRC, IHDR first, IEND last); its size (mode left to Pillow)."""
@@ -289,20 +297,24 @@ def check_png(data: bytes, where: str) -> ImageHeader:
     while True:
         if position + 12 > len(data):
             raise InvalidSourceData(f"{where}: PNG ends at byte {len(data)} before its IEND chunk (truncated)")
-        length = int.from_bytes(data[position:position + 4], "big")
-        kind = data[position + 4:position + 8]
+        length = int.from_bytes(data[position : position + 4], "big")
+        kind = data[position + 4 : position + 8]
         end = position + 12 + length
         if length > 0x7FFFFFFF or end > len(data):
-            raise InvalidSourceData(f"{where}: PNG chunk {kind!r} at byte {position} has length {length}: it runs past the "
-                                    f"end of the file ({len(data)} bytes; truncated or corrupt)")
-        crc = int.from_bytes(data[end - 4:end], "big")
-        if zlib.crc32(data[position + 4:end - 4]) != crc:
+            raise InvalidSourceData(
+                f"{where}: PNG chunk {kind!r} at byte {position} has length {length}: it runs past the "
+                f"end of the file ({len(data)} bytes; truncated or corrupt)"
+            )
+        crc = int.from_bytes(data[end - 4 : end], "big")
+        if zlib.crc32(data[position + 4 : end - 4]) != crc:
             raise InvalidSourceData(f"{where}: PNG chunk {kind!r} at byte {position} fails its CRC (corrupted)")
         if not chunk_types and (kind != b"IHDR" or length != 13):
             raise InvalidSourceData(f"{where}: PNG does not start with an IHDR chunk")
         if kind == b"IHDR" and size is None:
-            size = (int.from_bytes(data[position + 8:position + 12], "big"),
-                    int.from_bytes(data[position + 12:position + 16], "big"))
+            size = (
+                int.from_bytes(data[position + 8 : position + 12], "big"),
+                int.from_bytes(data[position + 12 : position + 16], "big"),
+            )
         chunk_types.append(kind)
         position = end
         if kind == PNG_IEND:
@@ -315,5 +327,16 @@ def check_png(data: bytes, where: str) -> ImageHeader:
     return ImageHeader("PNG", "", width, height)
 
 
-__all__ = ["DEFAULT_MAX_PIXELS", "ImageChecks", "ImageHeader", "check_jpeg", "check_pixels", "check_png", "current_checks",
-           "decode", "image_checks", "inspect_image", "jpeg_frame_header"]
+__all__ = [
+    "DEFAULT_MAX_PIXELS",
+    "ImageChecks",
+    "ImageHeader",
+    "check_jpeg",
+    "check_pixels",
+    "check_png",
+    "current_checks",
+    "decode",
+    "image_checks",
+    "inspect_image",
+    "jpeg_frame_header",
+]

@@ -43,8 +43,15 @@ def grid_rows(count: int, columns: int) -> int:
     return max(1, -(-count // columns))
 
 
-def captioned_grid(tiles: Sequence[Tile], *, columns: int = 6, tile: int = 128, gap: int = 16,
-                   line_height: int = 12, caption_lines: int = 2) -> bytes:
+def captioned_grid(
+    tiles: Sequence[Tile],
+    *,
+    columns: int = 6,
+    tile: int = 128,
+    gap: int = 16,
+    line_height: int = 12,
+    caption_lines: int = 2,
+) -> bytes:
     """PNG bytes: each image shrunk (nearest neighbour, aspect kept) into a ``tile`` x ``tile`` box,
     bottom-aligned and centred in its cell, framed in grey, with its caption lines underneath.
 
@@ -73,8 +80,16 @@ def captioned_grid(tiles: Sequence[Tile], *, columns: int = 6, tile: int = 128, 
     return encode(canvas, Encoding.png(optimize=True))
 
 
-def titled_grid(tiles: Sequence[Tile], *, columns: int = 5, panel: int = 200, dpi: int = 100, title_height: int = 46,
-                resample: Image.Resampling = Image.Resampling.BICUBIC, fontsize: float = 7) -> bytes:
+def titled_grid(
+    tiles: Sequence[Tile],
+    *,
+    columns: int = 5,
+    panel: int = 200,
+    dpi: int = 100,
+    title_height: int = 46,
+    resample: Image.Resampling = Image.Resampling.BICUBIC,
+    fontsize: float = 7,
+) -> bytes:
     """PNG bytes (matplotlib, Agg): each image resized to ``panel`` x ``panel`` pixels with ``resample``
     and drawn 1:1, its caption lines as a title above it (``title_height`` pixels reserved).
 

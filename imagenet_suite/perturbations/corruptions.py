@@ -47,17 +47,44 @@ SEVERITIES = (1, 2, 3, 4, 5)
 MIN_SIDE = 32  # px, as imagecorruptions requires
 FROST_FILES = ("frost1.png", "frost2.png", "frost3.png", "frost4.jpg", "frost5.jpg", "frost6.jpg")  # upstream order
 
-IMAGENET_C = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur",
-              "zoom_blur", "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate",
-              "jpeg_compression")
+IMAGENET_C = (
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "defocus_blur",
+    "glass_blur",
+    "motion_blur",
+    "zoom_blur",
+    "snow",
+    "frost",
+    "fog",
+    "brightness",
+    "contrast",
+    "elastic_transform",
+    "pixelate",
+    "jpeg_compression",
+)
 IMAGENET_C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
 # seed 003 (corruptions/common.py): 11 corruptions, gaussian_noise/glass_blur/frost/fog commented out.
-SEED003_COMMON = ("shot_noise", "impulse_noise", "defocus_blur", "motion_blur", "zoom_blur", "snow", "brightness",
-                  "contrast", "elastic_transform", "pixelate", "jpeg_compression")
-FAMILIES = {"noise": ("gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise"),
-            "blur": ("defocus_blur", "glass_blur", "motion_blur", "zoom_blur", "gaussian_blur"),
-            "weather": ("snow", "frost", "fog", "brightness", "spatter"),
-            "digital": ("contrast", "elastic_transform", "pixelate", "jpeg_compression", "saturate")}
+SEED003_COMMON = (
+    "shot_noise",
+    "impulse_noise",
+    "defocus_blur",
+    "motion_blur",
+    "zoom_blur",
+    "snow",
+    "brightness",
+    "contrast",
+    "elastic_transform",
+    "pixelate",
+    "jpeg_compression",
+)
+FAMILIES = {
+    "noise": ("gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise"),
+    "blur": ("defocus_blur", "glass_blur", "motion_blur", "zoom_blur", "gaussian_blur"),
+    "weather": ("snow", "frost", "fog", "brightness", "spatter"),
+    "digital": ("contrast", "elastic_transform", "pixelate", "jpeg_compression", "saturate"),
+}
 
 # Severity 1..5 constants, verbatim from the upstream code (both flavors share all but elastic).
 SEVERITY_CONSTANTS: dict[str, tuple] = {
@@ -69,9 +96,20 @@ SEVERITY_CONSTANTS: dict[str, tuple] = {
     "glass_blur": ((0.7, 1, 2), (0.9, 2, 1), (1, 2, 3), (1.1, 3, 2), (1.5, 4, 2)),  # sigma, max shift px, passes
     "defocus_blur": ((3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)),  # disk radius px, anti-alias sigma
     "motion_blur": ((10, 3), (15, 5), (15, 8), (15, 12), (20, 15)),  # radius px, sigma px
-    "zoom_blur": ((1, 1.11, 0.01), (1, 1.16, 0.01), (1, 1.21, 0.02), (1, 1.26, 0.02), (1, 1.31, 0.03)),  # np.arange args
-    "snow": ((0.1, 0.3, 3, 0.5, 10, 4, 0.8), (0.2, 0.3, 2, 0.5, 12, 4, 0.7), (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
-             (0.55, 0.3, 4.5, 0.85, 12, 8, 0.65), (0.55, 0.3, 2.5, 0.85, 12, 12, 0.55)),
+    "zoom_blur": (
+        (1, 1.11, 0.01),
+        (1, 1.16, 0.01),
+        (1, 1.21, 0.02),
+        (1, 1.26, 0.02),
+        (1, 1.31, 0.03),
+    ),  # np.arange args
+    "snow": (
+        (0.1, 0.3, 3, 0.5, 10, 4, 0.8),
+        (0.2, 0.3, 2, 0.5, 12, 4, 0.7),
+        (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
+        (0.55, 0.3, 4.5, 0.85, 12, 8, 0.65),
+        (0.55, 0.3, 2.5, 0.85, 12, 12, 0.55),
+    ),
     "frost": ((1, 0.4), (0.8, 0.6), (0.7, 0.7), (0.65, 0.7), (0.6, 0.75)),  # image weight, frost weight
     "fog": ((1.5, 2), (2.0, 2), (2.5, 1.7), (2.5, 1.5), (3.0, 1.4)),  # fog strength, fractal wibble decay
     "brightness": (0.1, 0.2, 0.3, 0.4, 0.5),  # added to HSV value
@@ -79,34 +117,43 @@ SEVERITY_CONSTANTS: dict[str, tuple] = {
     "elastic_transform": (250 * 0.05, 250 * 0.065, 250 * 0.085, 250 * 0.1, 250 * 0.12),  # alpha (imagecorruptions)
     "pixelate": (0.6, 0.5, 0.4, 0.3, 0.25),  # downscale factor
     "jpeg_compression": (25, 18, 15, 10, 7),  # JPEG quality
-    "spatter": ((0.65, 0.3, 4, 0.69, 0.6, 0), (0.65, 0.3, 3, 0.68, 0.6, 0), (0.65, 0.3, 2, 0.68, 0.5, 0),
-                (0.65, 0.3, 1, 0.65, 1.5, 1), (0.67, 0.4, 1, 0.65, 1.5, 1)),
+    "spatter": (
+        (0.65, 0.3, 4, 0.69, 0.6, 0),
+        (0.65, 0.3, 3, 0.68, 0.6, 0),
+        (0.65, 0.3, 2, 0.68, 0.5, 0),
+        (0.65, 0.3, 1, 0.65, 1.5, 1),
+        (0.67, 0.4, 1, 0.65, 1.5, 1),
+    ),
     "saturate": ((0.3, 0), (0.1, 0), (2, 0), (5, 0.1), (20, 0.2)),  # saturation factor, offset
 }
 # ImageNet-C's elastic_transform: (alpha, sigma, affine jitter) in px; "244 should have been 224" upstream.
-IMAGENET_C_ELASTIC = ((244 * 2, 244 * 0.7, 244 * 0.1), (244 * 2, 244 * 0.08, 244 * 0.2),
-                      (244 * 0.05, 244 * 0.01, 244 * 0.02), (244 * 0.07, 244 * 0.01, 244 * 0.02),
-                      (244 * 0.12, 244 * 0.01, 244 * 0.02))
+IMAGENET_C_ELASTIC = (
+    (244 * 2, 244 * 0.7, 244 * 0.1),
+    (244 * 2, 244 * 0.08, 244 * 0.2),
+    (244 * 0.05, 244 * 0.01, 244 * 0.02),
+    (244 * 0.07, 244 * 0.01, 244 * 0.02),
+    (244 * 0.12, 244 * 0.01, 244 * 0.02),
+)
 
 KNOWN_DIFFERENCES: dict[str, str] = {
     "motion_blur": "ImageNet-C used ImageMagick's MotionBlurImage (Wand); both flavors use imagecorruptions' "
-                   "NumPy shift-and-add kernel (same radius/sigma/angle), computed as one filter with "
-                   "replicated borders; seed 003's vendored copy also skips the final clip (no effect: the "
-                   "blur is a convex combination).",
+    "NumPy shift-and-add kernel (same radius/sigma/angle), computed as one filter with "
+    "replicated borders; seed 003's vendored copy also skips the final clip (no effect: the "
+    "blur is a convex combination).",
     "snow": "the snow layer's motion blur is the NumPy kernel above, not ImageMagick (ImageNet-C).",
     "glass_blur": "upstream draws one (dx, dy) pair per pixel inside its loop; here all pairs of a pass are "
-                  "drawn at once (same distribution, U{-d..d-1} as upstream's randint) and applied in the same "
-                  "order, as the copy upstream's view-'swap' really performs.",
+    "drawn at once (same distribution, U{-d..d-1} as upstream's randint) and applied in the same "
+    "order, as the copy upstream's view-'swap' really performs.",
     "impulse_noise": "skimage's random_noise s&p with the given Generator (upstream calls it unseeded).",
     "frost": "frost pictures are read once per process; upstream draws the picture with randint(5), so "
-             "frost6.jpg is never used; kept.",
+    "frost6.jpg is never used; kept.",
     "defocus_blur": "the 3 channels are filtered in one OpenCV call (upstream: one per channel); seed 003 "
-                    "anti-aliases the disk with skimage instead of cv2 (not followed).",
+    "anti-aliases the disk with skimage instead of cv2 (not followed).",
     "zoom_blur": "zoom layers by separable linear interpolation in float32 (scipy.ndimage.zoom order=1 "
-                 "grid, same coordinates).",
+    "grid, same coordinates).",
     "elastic_transform": "fields smoothed with OpenCV (same taps and 'reflect' border as skimage), bilinear "
-                         "resampling with scipy's 'reflect' boundary by index arithmetic in float32 "
-                         "(map_coordinates order=1).",
+    "resampling with scipy's 'reflect' boundary by index arithmetic in float32 "
+    "(map_coordinates order=1).",
     "brightness": "V += c in HSV computed as an RGB scaling (identical HSV round trip up to float rounding).",
     "all": "float32 vs float64 arithmetic and truncation to uint8 give rare ±1 level differences.",
 }
@@ -154,8 +201,10 @@ def to_rgb_array(image) -> np.ndarray:
     if array.ndim == 2:
         return np.repeat(array[..., None], 3, axis=2)
     if array.ndim != 3 or array.shape[2] != 3:
-        raise CorruptionError(f"image shape is {array.shape}; expected [H, W], [H, W, 1] or [H, W, 3] "
-                              "(convert CMYK/RGBA images with PIL's convert('RGB') first)")
+        raise CorruptionError(
+            f"image shape is {array.shape}; expected [H, W], [H, W, 1] or [H, W, 3] "
+            "(convert CMYK/RGBA images with PIL's convert('RGB') first)"
+        )
     return array
 
 
@@ -178,8 +227,14 @@ def constant(name: str, severity: int, flavor: str = "imagecorruptions"):
     return SEVERITY_CONSTANTS[name][severity - 1]
 
 
-def corrupt(image, name: str, severity: int, rng: np.random.Generator, flavor: str = "imagecorruptions",
-            frost: Sequence[np.ndarray] = ()) -> np.ndarray:
+def corrupt(
+    image,
+    name: str,
+    severity: int,
+    rng: np.random.Generator,
+    flavor: str = "imagecorruptions",
+    frost: Sequence[np.ndarray] = (),
+) -> np.ndarray:
     """``name`` at ``severity`` (1..5) applied to ``image``; uint8 ``[H, W, 3]``, same H and W.
 
     ``frost`` (only for ``frost``): the frost pictures as RGB uint8 arrays, in upstream order
@@ -190,8 +245,10 @@ def corrupt(image, name: str, severity: int, rng: np.random.Generator, flavor: s
     if min(x.shape[:2]) < MIN_SIDE:
         raise CorruptionError(f"image is {x.shape[1]}x{x.shape[0]} px; corruptions need width and height ≥ {MIN_SIDE}")
     if name == "frost" and len(frost) < 5:
-        raise CorruptionError("frost needs the 6 frost pictures of imagecorruptions/ImageNet-C (frost1.png ... "
-                              f"frost6.jpg), got {len(frost)}")
+        raise CorruptionError(
+            "frost needs the 6 frost pictures of imagecorruptions/ImageNet-C (frost1.png ... "
+            f"frost6.jpg), got {len(frost)}"
+        )
     out = spec.function(x, constant(name, severity, flavor), rng, Context(flavor, tuple(frost)))
     return out if out.dtype == np.uint8 else np.uint8(np.clip(out, 0, 255))
 
@@ -275,7 +332,7 @@ def motion_kernel(radius: int, sigma: float, angle: float, shape: tuple[int, int
     ``exp(-i²/2σ²)`` (normalized over ``2·radius+1`` taps) at offset ``-round(i·(sin, cos)(angle))``,
     stopping at the first offset that leaves an image of ``shape``."""
     width = 2 * radius + 1
-    weights = np.exp(-np.arange(width) ** 2 / (2 * sigma ** 2))
+    weights = np.exp(-(np.arange(width) ** 2) / (2 * sigma**2))
     weights /= weights.sum()
     point = (width * np.sin(np.deg2rad(angle)), width * np.cos(np.deg2rad(angle)))
     hypot = math.hypot(*point)
@@ -337,8 +394,12 @@ def plasma_fractal(size: int, decay: float, rng: np.random.Generator) -> np.ndar
         grid[half:size:step, half:size:step] = wibbled(squares)
         centers = grid[half:size:step, half:size:step]
         corners = grid[0:size:step, 0:size:step]
-        grid[0:size:step, half:size:step] = wibbled((centers + np.roll(centers, 1, axis=0)) + (corners + np.roll(corners, -1, axis=1)))
-        grid[half:size:step, 0:size:step] = wibbled((centers + np.roll(centers, 1, axis=1)) + (corners + np.roll(corners, -1, axis=0)))
+        grid[0:size:step, half:size:step] = wibbled(
+            (centers + np.roll(centers, 1, axis=0)) + (corners + np.roll(corners, -1, axis=1))
+        )
+        grid[half:size:step, 0:size:step] = wibbled(
+            (centers + np.roll(centers, 1, axis=1)) + (corners + np.roll(corners, -1, axis=0))
+        )
         step //= 2
         wibble /= decay
     grid -= grid.min()
@@ -418,7 +479,7 @@ def disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
     support = np.arange(-8, 9) if radius <= 8 else np.arange(-radius, radius + 1)
     size = (3, 3) if radius <= 8 else (5, 5)
     xx, yy = np.meshgrid(support, support)
-    disk = np.array(xx ** 2 + yy ** 2 <= radius ** 2, dtype=np.float32)
+    disk = np.array(xx**2 + yy**2 <= radius**2, dtype=np.float32)
     disk /= disk.sum()
     return cv2.GaussianBlur(disk, ksize=size, sigmaX=alias_blur)
 
@@ -475,7 +536,7 @@ def frost(x, c, rng, ctx):
         picture = _rescaled_frost(picture, height, width)
     top = int(rng.integers(0, picture.shape[0] - height))
     left = int(rng.integers(0, picture.shape[1] - width))
-    crop = picture[top:top + height, left:left + width]
+    crop = picture[top : top + height, left : left + width]
     return np.clip(c[0] * x + c[1] * crop.astype(np.float64), 0, 255)
 
 
@@ -623,8 +684,19 @@ def _family(name: str) -> str:
     return next(family for family, names in FAMILIES.items() if name in names)
 
 
-_STOCHASTIC = {"gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise", "glass_blur", "motion_blur", "snow",
-               "frost", "fog", "elastic_transform", "spatter"}
+_STOCHASTIC = {
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "speckle_noise",
+    "glass_blur",
+    "motion_blur",
+    "snow",
+    "frost",
+    "fog",
+    "elastic_transform",
+    "spatter",
+}
 CORRUPTIONS: dict[str, Corruption] = {
     name: Corruption(name, _family(name), name in _STOCHASTIC, globals()[name])
     for name in IMAGENET_C + IMAGENET_C_EXTRA
@@ -632,7 +704,26 @@ CORRUPTIONS: dict[str, Corruption] = {
 
 
 __all__ = [
-    "CORRUPTIONS", "FAMILIES", "FLAVORS", "FROST_FILES", "IMAGENET_C", "IMAGENET_C_EXTRA", "KNOWN_DIFFERENCES", "SEED003_COMMON",
-    "SEVERITIES", "SEVERITY_CONSTANTS", "Corruption", "CorruptionError", "block_assignment", "clipped_zoom", "constant",
-    "corrupt", "disk_kernel", "load_frost_pictures", "resize_short_center_crop", "motion_kernel", "plasma_fractal", "to_rgb_array",
+    "CORRUPTIONS",
+    "FAMILIES",
+    "FLAVORS",
+    "FROST_FILES",
+    "IMAGENET_C",
+    "IMAGENET_C_EXTRA",
+    "KNOWN_DIFFERENCES",
+    "SEED003_COMMON",
+    "SEVERITIES",
+    "SEVERITY_CONSTANTS",
+    "Corruption",
+    "CorruptionError",
+    "block_assignment",
+    "clipped_zoom",
+    "constant",
+    "corrupt",
+    "disk_kernel",
+    "load_frost_pictures",
+    "motion_kernel",
+    "plasma_fractal",
+    "resize_short_center_crop",
+    "to_rgb_array",
 ]

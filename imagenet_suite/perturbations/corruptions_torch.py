@@ -34,16 +34,24 @@ def batched(name: str, flavor: str) -> bool:
     return name in TORCH_CORRUPTIONS and not (name == "elastic_transform" and flavor == "imagenet_c")
 
 
-def corrupt_batch(images: np.ndarray | Sequence[np.ndarray], name: str, severity: int,
-                  rngs: Sequence[np.random.Generator], flavor: str = "imagecorruptions",
-                  device: torch.device | str | None = None, frost: Sequence[np.ndarray] = ()) -> np.ndarray:
+def corrupt_batch(
+    images: np.ndarray | Sequence[np.ndarray],
+    name: str,
+    severity: int,
+    rngs: Sequence[np.random.Generator],
+    flavor: str = "imagecorruptions",
+    device: torch.device | str | None = None,
+    frost: Sequence[np.ndarray] = (),
+) -> np.ndarray:
     """uint8 ``[N, H, W, 3]``: ``name`` at ``severity`` applied to each of N uint8 RGB images
     ``[H, W, 3]`` (same size) with ``rngs[i]`` for image i."""
     C.check_request(name, severity, flavor)
     if len(images) != len(rngs):
         raise C.CorruptionError(f"{len(images)} images but {len(rngs)} generators: one generator per image is required")
     if not batched(name, flavor):
-        return np.stack([C.corrupt(image, name, severity, rng, flavor, frost) for image, rng in zip(images, rngs, strict=True)])
+        return np.stack(
+            [C.corrupt(image, name, severity, rng, flavor, frost) for image, rng in zip(images, rngs, strict=True)]
+        )
     batch = np.stack([C.to_rgb_array(image) for image in images])
     if min(batch.shape[1:3]) < C.MIN_SIDE:
         raise C.CorruptionError(f"images are {batch.shape[2]}x{batch.shape[1]} px; corruptions need ≥ {C.MIN_SIDE}")
@@ -86,7 +94,7 @@ def _per_image_filter(x: torch.Tensor, kernels: Sequence[np.ndarray], padding: s
     stack = np.zeros((len(kernels), size, size), np.float32)
     for i, kernel in enumerate(kernels):
         offset = (size - kernel.shape[0]) // 2
-        stack[i, offset:offset + kernel.shape[0], offset:offset + kernel.shape[1]] = kernel
+        stack[i, offset : offset + kernel.shape[0], offset : offset + kernel.shape[1]] = kernel
     n, channels, height, width = x.shape
     weight = torch.from_numpy(stack).to(x.device).repeat_interleave(channels, dim=0)[:, None]
     reach = size // 2
@@ -122,13 +130,17 @@ def _separable_gaussian(x: torch.Tensor, sigma, truncate: float, boundary: str) 
 
 
 def _elastic_transform(x, c, rngs, flavor):
-    n, _, height, width = x.shape
+    _n, _, height, width = x.shape
     limit, sigma = height * 0.005, (height * 0.01, width * 0.01)
-    fields = torch.from_numpy(np.stack([np.stack([rng.uniform(-limit, limit, (height, width)) for _ in range(2)])
-                                        for rng in rngs])).to(x.device)  # N, 2 (dx, dy), H, W; float64
+    fields = torch.from_numpy(
+        np.stack([np.stack([rng.uniform(-limit, limit, (height, width)) for _ in range(2)]) for rng in rngs])
+    ).to(x.device)  # N, 2 (dx, dy), H, W; float64
     fields = (_separable_gaussian(fields, sigma, 3.0, "symmetric") * c).float().double()
-    grid_y, grid_x = torch.meshgrid(torch.arange(height, device=x.device, dtype=torch.float64),
-                                    torch.arange(width, device=x.device, dtype=torch.float64), indexing="ij")
+    grid_y, grid_x = torch.meshgrid(
+        torch.arange(height, device=x.device, dtype=torch.float64),
+        torch.arange(width, device=x.device, dtype=torch.float64),
+        indexing="ij",
+    )
     return torch.clamp(_bilinear_reflect(x.double(), grid_y + fields[:, 1], grid_x + fields[:, 0]), 0, 1).float()
 
 
@@ -154,7 +166,12 @@ def _bilinear_reflect(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -
     return top * (1 - tr) + bottom * tr
 
 
-_BATCHED = {"zoom_blur": _zoom_blur, "motion_blur": _motion_blur, "defocus_blur": _defocus_blur,
-            "gaussian_blur": _gaussian_blur, "elastic_transform": _elastic_transform}
+_BATCHED = {
+    "zoom_blur": _zoom_blur,
+    "motion_blur": _motion_blur,
+    "defocus_blur": _defocus_blur,
+    "gaussian_blur": _gaussian_blur,
+    "elastic_transform": _elastic_transform,
+}
 
 __all__ = ["TORCH_CORRUPTIONS", "batched", "corrupt_batch", "default_device"]

@@ -21,9 +21,16 @@ LABEL_WIDTH = 118  # px, left column with the corruption names
 HEADER = 18  # px, top row with the severities
 
 
-def corruption_grid(image, corruptions: Sequence[str] = C.IMAGENET_C, severities: Sequence[int] = C.SEVERITIES,
-                    seed: int = 0, key: str = "grid", flavor: str = "imagenet_c", frost: Sequence[np.ndarray] = (),
-                    cell: int = 96) -> Image.Image:
+def corruption_grid(
+    image,
+    corruptions: Sequence[str] = C.IMAGENET_C,
+    severities: Sequence[int] = C.SEVERITIES,
+    seed: int = 0,
+    key: str = "grid",
+    flavor: str = "imagenet_c",
+    frost: Sequence[np.ndarray] = (),
+    cell: int = 96,
+) -> Image.Image:
     """RGB grid: a row per corruption (``frost`` rows are skipped without frost pictures), columns
     clean + ``severities``; each cell the 224x224 corrupted image shrunk to ``cell`` px."""
     source = np.asarray(_square224(image))

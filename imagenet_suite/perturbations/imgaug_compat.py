@@ -26,9 +26,11 @@ import numpy as np
 
 from .corruptions import CorruptionError, to_rgb_array
 
-INSTALL_HINT = ("imgaug is not installed: install the augment extra (`pip install imagenet-suite[augment]`, or "
-                "`uv sync --extra augment`); imagenet-suite makes imgaug 0.4.0 import on NumPy 2. "
-                "Or use the built-in corruptions (imagenet_suite.perturbations.corruptions)")
+INSTALL_HINT = (
+    "imgaug is not installed: install the augment extra (`pip install imagenet-suite[augment]`, or "
+    "`uv sync --extra augment`); imagenet-suite makes imgaug 0.4.0 import on NumPy 2. "
+    "Or use the built-in corruptions (imagenet_suite.perturbations.corruptions)"
+)
 
 _SCTYPES = {
     "int": [np.int8, np.int16, np.int32, np.int64],
@@ -130,8 +132,9 @@ def _evaluate(node: ast.AST, iaa, spec: str) -> Any:
         return -_evaluate(node.operand, iaa, spec)
     if isinstance(node, ast.Constant):
         return node.value
-    raise CorruptionError(f"augmenter spec {spec!r}: {ast.unparse(node)!r} is not allowed "
-                          "(only imgaug.augmenters calls and literals)")
+    raise CorruptionError(
+        f"augmenter spec {spec!r}: {ast.unparse(node)!r} is not allowed (only imgaug.augmenters calls and literals)"
+    )
 
 
 def _resolve(node: ast.AST, iaa, spec: str):
@@ -144,15 +147,17 @@ def _resolve(node: ast.AST, iaa, spec: str):
         raise CorruptionError(f"augmenter spec {spec!r}: {ast.unparse(node)!r} is not a name in imgaug.augmenters")
     parts.insert(0, node.id)
     for prefix in (["imgaug", "augmenters"], ["iaa"]):
-        if parts[:len(prefix)] == prefix:
-            parts = parts[len(prefix):]
+        if parts[: len(prefix)] == prefix:
+            parts = parts[len(prefix) :]
     target = iaa
     for part in parts:
         target = getattr(target, part, None) if not part.startswith("_") else None
         if target is None:
             break
     if not (isinstance(target, type) and issubclass(target, iaa.meta.Augmenter)) or len(parts) > 2:
-        raise CorruptionError(f"augmenter spec {spec!r}: {'.'.join(parts)!r} is not an augmenter class of imgaug.augmenters")
+        raise CorruptionError(
+            f"augmenter spec {spec!r}: {'.'.join(parts)!r} is not an augmenter class of imgaug.augmenters"
+        )
     return target
 
 

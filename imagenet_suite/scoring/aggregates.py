@@ -32,7 +32,9 @@ DEFAULT_BORDA_CONVENTION = "robustgen_code"
 
 
 def sum_score(
-    table: pd.DataFrame, config: str | Sequence[str] = "config", dataset: str = "dataset",
+    table: pd.DataFrame,
+    config: str | Sequence[str] = "config",
+    dataset: str = "dataset",
     metrics: Sequence[str] = ROBUSTGEN_METRICS,
 ) -> pd.Series:
     """Sum of all accuracies of each configuration over datasets and perturbations."""
@@ -52,8 +54,11 @@ def voter_points(accuracies: pd.Series, convention: str = DEFAULT_BORDA_CONVENTI
 
 
 def borda_score(
-    table: pd.DataFrame, config: str | Sequence[str] = "config", dataset: str = "dataset",
-    metrics: Sequence[str] = ROBUSTGEN_METRICS, convention: str = DEFAULT_BORDA_CONVENTION,
+    table: pd.DataFrame,
+    config: str | Sequence[str] = "config",
+    dataset: str = "dataset",
+    metrics: Sequence[str] = ROBUSTGEN_METRICS,
+    convention: str = DEFAULT_BORDA_CONVENTION,
 ) -> pd.Series:
     """Borda score of each configuration: voter points summed per dataset, then over datasets."""
     wide = _wide(table, config, dataset, metrics)
@@ -70,7 +75,10 @@ def global_rank(scores: pd.Series) -> pd.Series:
 
 
 def mean_absolute_correlation(
-    table: pd.DataFrame, dataset: str = "dataset", metrics: Sequence[str] = ROBUSTGEN_METRICS, group: str | None = None,
+    table: pd.DataFrame,
+    dataset: str = "dataset",
+    metrics: Sequence[str] = ROBUSTGEN_METRICS,
+    group: str | None = None,
 ) -> pd.DataFrame:
     """MAC per dataset (columns) and an ``average`` column; one row per group (or ``all``)."""
     if group is None:

@@ -154,7 +154,9 @@ def adaptive_calibration_error(
     return float(torch.cat(errors).sum() / width)
 
 
-def _class_errors(by_class: torch.Tensor, labels: torch.Tensor, first_class: int, num_bins: int, threshold: float) -> torch.Tensor:
+def _class_errors(
+    by_class: torch.Tensor, labels: torch.Tensor, first_class: int, num_bins: int, threshold: float
+) -> torch.Tensor:
     """Per-class adaptive calibration error (float64 ``[W]``) of a block of classes' probabilities
     ``by_class`` ``[W, N]`` (row j = class first_class + j over all N images; sorted in place)."""
     width, n_rows = by_class.shape

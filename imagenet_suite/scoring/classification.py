@@ -72,7 +72,9 @@ def labels_in_subset(labels: torch.Tensor, columns: torch.Tensor, num_classes: i
     return mapped
 
 
-def label_ranks(scores: torch.Tensor, labels: torch.Tensor, max_rank: int, columns: torch.Tensor | None = None) -> torch.Tensor:
+def label_ranks(
+    scores: torch.Tensor, labels: torch.Tensor, max_rank: int, columns: torch.Tensor | None = None
+) -> torch.Tensor:
     """``min(rank of the label, max_rank)`` per row (0 = top-1), ties broken by lowest class index.
 
     ``labels``: ``[N]`` int64 positions in the (sliced) column space; ``columns``: optional class
@@ -120,7 +122,9 @@ def topk_from_ranks(ranks: torch.Tensor, ks: Sequence[int]) -> dict[int, Fractio
     return {k: Fraction(int((ranks < k).sum()), int(ranks.numel())) for k in ks}
 
 
-def per_class_accuracy(correct: torch.Tensor, labels: torch.Tensor, num_classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+def per_class_accuracy(
+    correct: torch.Tensor, labels: torch.Tensor, num_classes: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(correct_count, total_count)`` per class, int64 tensors of length ``num_classes``.
 
     ``correct``: ``[N]`` bool (e.g. ``label_rank == 0``); ``labels``: ``[N]`` int64 in 0..C-1.
@@ -130,7 +134,9 @@ def per_class_accuracy(correct: torch.Tensor, labels: torch.Tensor, num_classes:
     return hits, totals
 
 
-def top1_per_class(scores: torch.Tensor, labels: torch.Tensor, kind: str = "logits") -> tuple[torch.Tensor, torch.Tensor]:
+def top1_per_class(
+    scores: torch.Tensor, labels: torch.Tensor, kind: str = "logits"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-class top-1 ``(correct_count, total_count)`` from scores (a convenience over row_statistics)."""
     stats = row_statistics(scores, kind, labels, max_rank=1)
     return per_class_accuracy(stats.label_rank == 0, labels, scores.shape[1])

@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from ..classes import NUM_CLASSES
 from ..build.dataset_folder import DatasetFolder
+from ..classes import NUM_CLASSES
 from ..errors import DatasetFolderError, OutputsError
 from .outputs import ModelOutputs
 
@@ -89,7 +89,9 @@ def join_outputs(
         outputs.validate()
     wanted = [ID_COLUMN] + [c for c in dict.fromkeys(label_columns) if c != ID_COLUMN]
     table = folder.read_table(config, split, columns=wanted)
-    order = _output_rows_to_dataset_rows(table.column(ID_COLUMN).to_pylist(), outputs.ids, f"{folder.name}/{config}/{split}")
+    order = _output_rows_to_dataset_rows(
+        table.column(ID_COLUMN).to_pylist(), outputs.ids, f"{folder.name}/{config}/{split}"
+    )
     columns = {name: _column_values(table.column(name), order, outputs.device) for name in wanted[1:]}
     return JoinedSplit(outputs, columns, features, protocol, folder.name, config, split, folder.build_info)
 

@@ -42,8 +42,9 @@ def _load(hierarchy: str | None, distance: str) -> np.ndarray:
 def _from_folder(hierarchy: str, distance: str) -> np.ndarray:
     folder = DatasetFolder(hierarchy)
     if folder.name not in HIERARCHY_DATASETS:
-        raise ConfigError(f"--hierarchy {hierarchy}: a {folder.name} dataset, expected a wordnet_hierarchy or "
-                          "kmeans_hierarchy folder")
+        raise ConfigError(
+            f"--hierarchy {hierarchy}: a {folder.name} dataset, expected a wordnet_hierarchy or kmeans_hierarchy folder"
+        )
     path = Path(hierarchy) / folder.configs[0] / f"distance_{distance}.npy"
     if not path.is_file():
         raise ConfigError(f"--hierarchy {hierarchy}: {path.name} is missing")

@@ -63,7 +63,9 @@ class OnTheLine:
 def _pair(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape:
-        raise ShapeMismatch(f"x and y must be 1-D of equal length (one value per model), got shapes {x.shape} and {y.shape}")
+        raise ShapeMismatch(
+            f"x and y must be 1-D of equal length (one value per model), got shapes {x.shape} and {y.shape}"
+        )
     if len(x) < 3:
         raise HierarchyError(f"need at least 3 models for a line and its leave-one-out errors, got {len(x)}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
@@ -86,8 +88,13 @@ def correlations(x: Any, y: Any) -> Correlations:
 
     x, y = _pair(x, y)
     pearson = float(stats.pearsonr(x, y).statistic)
-    return Correlations(pearson=pearson, r2=pearson ** 2, kendall_tau_b=float(stats.kendalltau(x, y, variant="b").statistic),
-                        spearman=float(stats.spearmanr(x, y).statistic), n=len(x))
+    return Correlations(
+        pearson=pearson,
+        r2=pearson**2,
+        kendall_tau_b=float(stats.kendalltau(x, y, variant="b").statistic),
+        spearman=float(stats.spearmanr(x, y).statistic),
+        n=len(x),
+    )
 
 
 def fit_line(x: Any, y: Any) -> Line:
@@ -106,7 +113,7 @@ def leave_one_out_errors(x: Any, y: Any) -> np.ndarray:
     x, y = _pair(x, y)
     residuals = y - fit_line(x, y).predict(x)
     xc = x - x.mean()
-    leverage = 1.0 / len(x) + xc ** 2 / np.dot(xc, xc)
+    leverage = 1.0 / len(x) + xc**2 / np.dot(xc, xc)
     return residuals / (1.0 - leverage)
 
 
@@ -122,13 +129,26 @@ def analyze(x_id: Any, y_ood: Any, *, scale: str = "minmax") -> OnTheLine:
     if scale == "minmax":
         x, y = minmax(x), minmax(y)
     line = fit_line(x, y)
-    return OnTheLine(scale=scale, correlations=correlations(x, y), line=line,
-                     mae_in_sample=float(np.mean(np.abs(y - line.predict(x)))),
-                     mae_leave_one_out=float(np.mean(np.abs(leave_one_out_errors(x, y)))), x=x, y=y)
+    return OnTheLine(
+        scale=scale,
+        correlations=correlations(x, y),
+        line=line,
+        mae_in_sample=float(np.mean(np.abs(y - line.predict(x)))),
+        mae_leave_one_out=float(np.mean(np.abs(leave_one_out_errors(x, y)))),
+        x=x,
+        y=y,
+    )
 
 
-def plot(result: OnTheLine, path: str | Path, *, x_label: str = "ImageNet LCA", y_label: str = "OOD top-1",
-         groups: Any = None, title: str | None = None) -> Path:
+def plot(
+    result: OnTheLine,
+    path: str | Path,
+    *,
+    x_label: str = "ImageNet LCA",
+    y_label: str = "OOD top-1",
+    groups: Any = None,
+    title: str | None = None,
+) -> Path:
     """:func:`imagenet_suite.scoring.plots.lca_on_the_line_plot` (kept here by name; plots live in plots.py)."""
     from .plots import lca_on_the_line_plot
 
@@ -147,8 +167,13 @@ def read_results_csv(path: str | Path):
     if not path.is_file():
         raise HierarchyError(f"results CSV {path} does not exist")
     frame = pd.read_csv(path, sep=";", index_col=0)
-    columns = {"models_name_list": "model", "target_axis": "ood_top1", "indicator_axis": "id_lca",
-               "baseline_indicator": "id_top1", "is_VLM": "is_vlm"}
+    columns = {
+        "models_name_list": "model",
+        "target_axis": "ood_top1",
+        "indicator_axis": "id_lca",
+        "baseline_indicator": "id_top1",
+        "is_VLM": "is_vlm",
+    }
     missing = sorted(set(columns) - set(frame.columns))
     if missing:
         raise HierarchyError(f"{path}: missing column(s) {missing}; expected {sorted(columns)} (';'-separated)")

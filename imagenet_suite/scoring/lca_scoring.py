@@ -51,16 +51,24 @@ class LCAScore:
 
 
 # -- input checks -------------------------------------------------------------------------------
-def _checked(values: torch.Tensor, labels: Any, distance: Any, check_finite: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _checked(
+    values: torch.Tensor, labels: Any, distance: Any, check_finite: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     if not isinstance(values, torch.Tensor) or values.ndim != 2:
-        raise ShapeMismatch(f"values must be a [N, C] torch tensor, got {type(values).__name__} of shape {tuple(getattr(values, 'shape', ()))}")
+        raise ShapeMismatch(
+            f"values must be a [N, C] torch tensor, got {type(values).__name__} of shape {tuple(getattr(values, 'shape', ()))}"
+        )
     n, c = values.shape
     labels = torch.as_tensor(labels, device=values.device)
     if labels.shape != (n,) or labels.dtype.is_floating_point or labels.dtype == torch.bool:
-        raise ShapeMismatch(f"labels must be an integer tensor of shape [{n}], got {labels.dtype} of shape {tuple(labels.shape)}")
+        raise ShapeMismatch(
+            f"labels must be an integer tensor of shape [{n}], got {labels.dtype} of shape {tuple(labels.shape)}"
+        )
     labels = labels.long()
     if n and (int(labels.min()) < 0 or int(labels.max()) >= c):
-        raise ShapeMismatch(f"labels must lie in 0..{c - 1} (values have C={c} columns), got {int(labels.min())}..{int(labels.max())}")
+        raise ShapeMismatch(
+            f"labels must lie in 0..{c - 1} (values have C={c} columns), got {int(labels.min())}..{int(labels.max())}"
+        )
     check_distance_matrix(distance, c)
     if not isinstance(distance, torch.Tensor):  # numpy (maybe read-only, e.g. the cached matrices): copy
         distance = torch.from_numpy(np.array(distance, dtype=np.float32))
@@ -106,7 +114,7 @@ def top1(values: torch.Tensor) -> torch.Tensor:
 
 def topk(values: torch.Tensor, k: int) -> torch.Tensor:
     """[N, k] class indices in decreasing value; equal values ordered by lowest class index."""
-    n, c = values.shape
+    _n, c = values.shape
     if not 1 <= k <= c:
         raise ShapeMismatch(f"k={k} must lie in 1..{c} (number of classes)")
     top = values.topk(min(k + 1, c), dim=1)  # sorted; one extra value shows a tie at the boundary
@@ -147,8 +155,15 @@ def lca(values: torch.Tensor, labels: Any, distance: Any, *, check_finite: bool 
     return _mean(per_sample[mistakes].double().sum(), count, len(per_sample))
 
 
-def topk_lca(values: torch.Tensor, labels: Any, distance: Any, k: int = 5, *, check_finite: bool = True,
-             chunk_rows: int | None = None) -> LCAScore:
+def topk_lca(
+    values: torch.Tensor,
+    labels: Any,
+    distance: Any,
+    k: int = 5,
+    *,
+    check_finite: bool = True,
+    chunk_rows: int | None = None,
+) -> LCAScore:
     """Over samples whose top-1 is wrong: mean over them of mean_j ``D[y, ŷ_j]``, j = 1..k."""
     values, labels, distance = _checked(values, labels, distance, check_finite)
     total, count = torch.zeros((), dtype=torch.float64, device=values.device), 0
@@ -162,8 +177,17 @@ def topk_lca(values: torch.Tensor, labels: Any, distance: Any, k: int = 5, *, ch
 
 
 # -- ELCA ---------------------------------------------------------------------------------------
-def per_sample_elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: str, temperature: float = 1.0,
-                    exclude_gt: bool = False, check_finite: bool = True, chunk_rows: int | None = None) -> torch.Tensor:
+def per_sample_elca(
+    values: torch.Tensor,
+    labels: Any,
+    distance: Any,
+    *,
+    kind: str,
+    temperature: float = 1.0,
+    exclude_gt: bool = False,
+    check_finite: bool = True,
+    chunk_rows: int | None = None,
+) -> torch.Tensor:
     """[N] float32 ``Σ_k p_k · D[y, k]``; ``exclude_gt`` renormalises p over k ≠ y (NaN if that mass is 0).
 
     Rows are processed in chunks with torch's own intra-op threads: measured on 2 cores, this beats
@@ -182,15 +206,26 @@ def per_sample_elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: s
     for rows in chunks:
         chunk, size = values[rows], rows.stop - rows.start
         if check_finite and not _all_finite(chunk):
-            raise HierarchyError(f"values contain NaN or ±inf (rows {rows.start}..{rows.stop - 1}); the scorer needs finite outputs")
+            raise HierarchyError(
+                f"values contain NaN or ±inf (rows {rows.start}..{rows.stop - 1}); the scorer needs finite outputs"
+            )
         weights = _unnormalized_probs(chunk, labels[rows], kind, temperature, exclude_gt, weights_buf[:size])
         weighted = torch.index_select(distance, 0, labels[rows], out=rows_buf[:size]).mul_(weights)
         torch.div(weighted.sum(dim=1), weights.sum(dim=1), out=out[rows])
     return out
 
 
-def elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: str, variant: str = DEFAULT_ELCA_VARIANT,
-         temperature: float = 1.0, check_finite: bool = True, chunk_rows: int | None = None) -> LCAScore:
+def elca(
+    values: torch.Tensor,
+    labels: Any,
+    distance: Any,
+    *,
+    kind: str,
+    variant: str = DEFAULT_ELCA_VARIANT,
+    temperature: float = 1.0,
+    check_finite: bool = True,
+    chunk_rows: int | None = None,
+) -> LCAScore:
     """Expected LCA distance under the model's softmax; ``variant`` in :data:`ELCA_VARIANTS`.
 
     ``kind``: what ``values`` hold (``logits``, ``probs``, ``log_probs``), so softmax is applied
@@ -198,8 +233,16 @@ def elca(values: torch.Tensor, labels: Any, distance: Any, *, kind: str, variant
     """
     if variant not in ELCA_VARIANTS:
         raise HierarchyError(f"unknown ELCA variant {variant!r}; expected one of {list(ELCA_VARIANTS)}")
-    per_sample = per_sample_elca(values, labels, distance, kind=kind, temperature=temperature,
-                                 exclude_gt=variant == "exclude_gt", check_finite=check_finite, chunk_rows=chunk_rows)
+    per_sample = per_sample_elca(
+        values,
+        labels,
+        distance,
+        kind=kind,
+        temperature=temperature,
+        exclude_gt=variant == "exclude_gt",
+        check_finite=check_finite,
+        chunk_rows=chunk_rows,
+    )
     keep = ~torch.isnan(per_sample)
     if variant == "mistakes":
         keep &= top1(values) != torch.as_tensor(labels, device=values.device).long()
@@ -215,8 +258,9 @@ def _check_kind(kind: str, temperature: float) -> None:
         raise HierarchyError("temperature applies to logits or log_probs; got kind='probs' with temperature != 1")
 
 
-def _unnormalized_probs(chunk: torch.Tensor, labels: torch.Tensor, kind: str, temperature: float,
-                        exclude_gt: bool, out: torch.Tensor) -> torch.Tensor:
+def _unnormalized_probs(
+    chunk: torch.Tensor, labels: torch.Tensor, kind: str, temperature: float, exclude_gt: bool, out: torch.Tensor
+) -> torch.Tensor:
     """Non-negative float32 weights ∝ the model's probabilities, written into ``out`` (same shape
     as ``chunk``), the ground truth masked if ``exclude_gt``. ``chunk`` (the caller's) is never written.
 

@@ -70,18 +70,24 @@ def label_set_sizes(label_sets: torch.Tensor, num_classes: int | None = None) ->
     or repeats a class within a row (sets must be distinct; a repeat would inflate ``k``).
     """
     if label_sets.ndim != 2 or label_sets.is_floating_point():
-        raise OutputsError(f"label_sets must be an integer [N, L] tensor padded with -1, got "
-                           f"{label_sets.dtype} of shape {tuple(label_sets.shape)}")
+        raise OutputsError(
+            f"label_sets must be an integer [N, L] tensor padded with -1, got "
+            f"{label_sets.dtype} of shape {tuple(label_sets.shape)}"
+        )
     if label_sets.numel():
         low, high = int(label_sets.min()), int(label_sets.max())
         if low < -1 or (num_classes is not None and high >= num_classes):
-            raise OutputsError(f"label_sets hold values {low}..{high}; expected class indices 0..{(num_classes or 0) - 1} "
-                               f"and -1 as padding")
+            raise OutputsError(
+                f"label_sets hold values {low}..{high}; expected class indices 0..{(num_classes or 0) - 1} "
+                f"and -1 as padding"
+            )
         ordered = label_sets.sort(dim=1).values
         repeated = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(dim=1)
         if bool(repeated.any()):
             row = int(repeated.nonzero()[0, 0])
-            raise OutputsError(f"label set of row {row} repeats a class: {label_sets[row][label_sets[row] >= 0].tolist()}")
+            raise OutputsError(
+                f"label set of row {row} repeats a class: {label_sets[row][label_sets[row] >= 0].tolist()}"
+            )
     return (label_sets >= 0).sum(dim=1)
 
 
@@ -143,7 +149,9 @@ class Subgroup:
         return self.total / self.count if self.count else math.nan
 
 
-def subgroup_accuracy(scores_per_sample: torch.Tensor, sizes: torch.Tensor, groups: Sequence[int]) -> dict[int, Subgroup]:
+def subgroup_accuracy(
+    scores_per_sample: torch.Tensor, sizes: torch.Tensor, groups: Sequence[int]
+) -> dict[int, Subgroup]:
     """``{g: Subgroup}`` for every ``g`` in ``groups`` (empty subgroups have ``count == 0``)."""
     groups = _checked_groups(groups)
     length = max(groups) + 1
@@ -164,7 +172,9 @@ def asma(subgroups: Mapping[int, Subgroup]) -> float:
 def _checked_groups(groups: Sequence[int]) -> tuple[int, ...]:
     groups = tuple(int(g) for g in groups)
     if not groups or min(groups) < 1 or len(set(groups)) != len(groups):
-        raise ConfigError(f"label-count subgroups must be distinct integers ≥ 1 (empty label sets never count), got {list(groups)}")
+        raise ConfigError(
+            f"label-count subgroups must be distinct integers ≥ 1 (empty label sets never count), got {list(groups)}"
+        )
     return groups
 
 
@@ -191,10 +201,14 @@ class MultiLabelScores:
         ``subgroup_accuracy`` rows carry ``labels=g`` as subgroup and ``N_g`` as denominator.
         """
         rows = [MetricRow("asma", self.asma(variant), variant) for variant in VARIANTS]
-        rows.append(MetricRow.fraction("asma_coverage", Fraction(self.real_in_groups.denominator, self.multilabel.denominator)))
-        rows += [MetricRow.fraction("multilabel_real_accuracy", self.real_all, "all"),
-                 MetricRow.fraction("multilabel_real_accuracy", self.real_in_groups, "subgroups"),
-                 MetricRow.fraction("multilabel_proportion", self.multilabel)]
+        rows.append(
+            MetricRow.fraction("asma_coverage", Fraction(self.real_in_groups.denominator, self.multilabel.denominator))
+        )
+        rows += [
+            MetricRow.fraction("multilabel_real_accuracy", self.real_all, "all"),
+            MetricRow.fraction("multilabel_real_accuracy", self.real_in_groups, "subgroups"),
+            MetricRow.fraction("multilabel_proportion", self.multilabel),
+        ]
         for variant in VARIANTS:
             for g, group in self.subgroups[variant].items():
                 numerator = round(group.total) if variant == "exact" else None
@@ -202,8 +216,12 @@ class MultiLabelScores:
         return rows
 
 
-def multilabel_scores(scores: torch.Tensor, label_sets: torch.Tensor, groups: Sequence[int] = DEFAULT_SUBGROUPS,
-                      top: torch.Tensor | None = None) -> MultiLabelScores:
+def multilabel_scores(
+    scores: torch.Tensor,
+    label_sets: torch.Tensor,
+    groups: Sequence[int] = DEFAULT_SUBGROUPS,
+    top: torch.Tensor | None = None,
+) -> MultiLabelScores:
     """Variable top-k, subgroup accuracies of every variant, and ReaL accuracy of one split.
 
     ``groups``: the label counts that form ASMA's subgroups. ``top``: ordered top classes if known.
@@ -213,12 +231,15 @@ def multilabel_scores(scores: torch.Tensor, label_sets: torch.Tensor, groups: Se
     sizes = label_set_sizes(label_sets, scores.shape[1])
     predictions = _variable_topk(scores, sizes, top)
     hits = set_hits(predictions, label_sets)
-    subgroups = {v: subgroup_accuracy(per_sample_scores(hits, sizes, v, scores.shape[1]), sizes, groups) for v in VARIANTS}
+    subgroups = {
+        v: subgroup_accuracy(per_sample_scores(hits, sizes, v, scores.shape[1]), sizes, groups) for v in VARIANTS
+    }
     top1_in_set = (predictions[:, :1] == label_sets).any(dim=1)  # -1 (no label) never matches
     labelled = sizes > 0
     in_groups = torch.isin(sizes, torch.tensor(groups, device=sizes.device))
     return MultiLabelScores(
-        groups, subgroups,
+        groups,
+        subgroups,
         Fraction(int((top1_in_set & labelled).sum()), int(labelled.sum())),
         Fraction(int((top1_in_set & in_groups).sum()), int(in_groups.sum())),
         Fraction(int((sizes >= 2).sum()), int(labelled.sum())),
@@ -245,7 +266,9 @@ def average_over_seeds(reports: Sequence[ScoreReport | str | Path | Mapping[str,
         same = (meta.get("dataset"), meta.get("version"), meta.get("config"))
         first = (loaded[0]["meta"].get("dataset"), loaded[0]["meta"].get("version"), loaded[0]["meta"].get("config"))
         if same != first:
-            raise ConfigError(f"report {position} scores {same}, report 0 scores {first}: average reports of one dataset only")
+            raise ConfigError(
+                f"report {position} scores {same}, report 0 scores {first}: average reports of one dataset only"
+            )
         seeds.append((meta.get("protocol") or {}).get("seed"))
     if None in seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"reports must come from builds with distinct seeds (meta.protocol.seed), got {seeds}")
@@ -293,16 +316,34 @@ def delta_rank(first: pd.Series, second: pd.Series) -> pd.Series:
 
 def is_label_set_feature(feature: Any) -> bool:
     """True for a features-dict entry that is a list of ClassLabel (``List``/``Sequence``)."""
-    return (isinstance(feature, dict) and feature.get("_type") in LIST_TYPES
-            and isinstance(feature.get("feature"), dict) and feature["feature"].get("_type") == "ClassLabel")
+    return (
+        isinstance(feature, dict)
+        and feature.get("_type") in LIST_TYPES
+        and isinstance(feature.get("feature"), dict)
+        and feature["feature"].get("_type") == "ClassLabel"
+    )
 
 
 def subgroups_of(protocol: Mapping[str, Any]) -> tuple[int, ...]:
     """ASMA's label-count range for a dataset: ``protocol.label_count_subgroups`` or 1–5."""
     return _checked_groups(protocol.get("label_count_subgroups") or DEFAULT_SUBGROUPS)
 
+
 __all__ = [
-    "DEFAULT_SUBGROUPS", "DEFAULT_VARIANT", "VARIANTS", "MultiLabelScores", "Subgroup", "asma", "average_over_seeds",
-    "delta_rank", "is_label_set_feature", "label_set_sizes", "multilabel_scores", "per_sample_scores", "set_hits",
-    "subgroup_accuracy", "subgroups_of", "variable_topk",
+    "DEFAULT_SUBGROUPS",
+    "DEFAULT_VARIANT",
+    "VARIANTS",
+    "MultiLabelScores",
+    "Subgroup",
+    "asma",
+    "average_over_seeds",
+    "delta_rank",
+    "is_label_set_feature",
+    "label_set_sizes",
+    "multilabel_scores",
+    "per_sample_scores",
+    "set_hits",
+    "subgroup_accuracy",
+    "subgroups_of",
+    "variable_topk",
 ]

@@ -53,6 +53,7 @@ METRIC_NAMES = ("auroc", "fpr95", "fpr95_openood_v15", "aupr_in", "aupr_out")
 
 # -- inputs ----------------------------------------------------------------------------------------------
 
+
 def as_scores(values: torch.Tensor | np.ndarray | Sequence[float], name: str, nan_to_num: bool = False) -> torch.Tensor:
     """A 1-D float64 tensor of detector scores (same device); OutputsError if empty or NaN/inf.
 
@@ -71,8 +72,10 @@ def as_scores(values: torch.Tensor | np.ndarray | Sequence[float], name: str, na
     bad = ~torch.isfinite(tensor)
     if bool(bad.any()):
         first = int(bad.nonzero()[0, 0])
-        raise OutputsError(f"{name}: {int(bad.sum())} score(s) are NaN or inf, the first at position {first} "
-                           f"({float(tensor[first])}); fix the detector or pass nan_to_num=True (NINCO's handling)")
+        raise OutputsError(
+            f"{name}: {int(bad.sum())} score(s) are NaN or inf, the first at position {first} "
+            f"({float(tensor[first])}); fix the detector or pass nan_to_num=True (NINCO's handling)"
+        )
     return tensor
 
 
@@ -114,10 +117,12 @@ class SortedScores:
 def _vector_ops(function):
     """Run on one CPU thread: these metrics are N-long vector operations, for which waking an OpenMP
     team costs more than the work (milliseconds per operation on a shared machine)."""
+
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         with single_threaded_torch():
             return function(*args, **kwargs)
+
     return wrapper
 
 
@@ -206,8 +211,10 @@ class _RocWalk:
         before, after = self.previous(value), self.next(value)
         if before is None or after is None:
             return False
-        return (self.fps(after) - 2 * self.fps(value) + self.fps(before) == 0 and
-                self.tps(after) - 2 * self.tps(value) + self.tps(before) == 0)
+        return (
+            self.fps(after) - 2 * self.fps(value) + self.fps(before) == 0
+            and self.tps(after) - 2 * self.tps(value) + self.tps(before) == 0
+        )
 
 
 def _aupr(positive: SortedScores, negative: SortedScores, positive_is_high: bool) -> float:
@@ -218,7 +225,10 @@ def _aupr(positive: SortedScores, negative: SortedScores, positive_is_high: bool
     counts = positive.upto - positive.below
     if positive_is_high:  # ID positive: thresholds descend, "beyond u" = above u
         tp, tp_before = positive.n - positive.below, positive.n - positive.upto
-        fp, fp_before = negative.n - negative.count_below(positive.unique), negative.n - negative.count_upto(positive.unique)
+        fp, fp_before = (
+            negative.n - negative.count_below(positive.unique),
+            negative.n - negative.count_upto(positive.unique),
+        )
     else:  # OOD positive on -score: thresholds ascend in score, "beyond u" = below u
         tp, tp_before = positive.upto, positive.below
         fp, fp_before = negative.count_upto(positive.unique), negative.count_below(positive.unique)
@@ -247,9 +257,13 @@ def ood_metrics(id_scores, ood_scores, tpr: float = TPR) -> dict[str, float | Fr
 
 
 def _metrics(ids: SortedScores, oods: SortedScores, tpr: float) -> dict[str, Any]:
-    return {"auroc": auroc(ids, oods), "fpr95": fpr_at_tpr(ids, oods, tpr),
-            "fpr95_openood_v15": fpr_at_tpr_openood_v15(ids, oods, tpr), "aupr_in": aupr_in(ids, oods),
-            "aupr_out": aupr_out(ids, oods)}
+    return {
+        "auroc": auroc(ids, oods),
+        "fpr95": fpr_at_tpr(ids, oods, tpr),
+        "fpr95_openood_v15": fpr_at_tpr_openood_v15(ids, oods, tpr),
+        "aupr_in": aupr_in(ids, oods),
+        "aupr_out": aupr_out(ids, oods),
+    }
 
 
 @dataclass(frozen=True)
@@ -266,8 +280,14 @@ class GroupedOOD:
 
 
 @_vector_ops
-def grouped_ood_metrics(id_scores, ood_scores, groups: torch.Tensor | Sequence[int], group_names: Sequence[str],
-                        tpr: float = TPR, expected_groups: Sequence[str] | None = None) -> GroupedOOD:
+def grouped_ood_metrics(
+    id_scores,
+    ood_scores,
+    groups: torch.Tensor | Sequence[int],
+    group_names: Sequence[str],
+    tpr: float = TPR,
+    expected_groups: Sequence[str] | None = None,
+) -> GroupedOOD:
     """Per-group, macro (mean over groups) and pooled metrics.
 
     ``groups[i]`` is the index into ``group_names`` of OOD sample i. Every name of ``expected_groups``
@@ -279,7 +299,9 @@ def grouped_ood_metrics(id_scores, ood_scores, groups: torch.Tensor | Sequence[i
     if labels.numel() != oods.numel():
         raise OutputsError(f"{labels.numel()} group labels for {oods.numel()} OOD scores")
     if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= len(group_names)):
-        raise OutputsError(f"group labels must be in 0..{len(group_names) - 1}, got {int(labels.min())}..{int(labels.max())}")
+        raise OutputsError(
+            f"group labels must be in 0..{len(group_names) - 1}, got {int(labels.min())}..{int(labels.max())}"
+        )
     wanted = list(expected_groups) if expected_groups is not None else list(group_names)
     unknown = [g for g in wanted if g not in group_names]
     if unknown:
@@ -291,8 +313,9 @@ def grouped_ood_metrics(id_scores, ood_scores, groups: torch.Tensor | Sequence[i
     names = list(group_names)
     per_group = {g: _metrics(ids, SortedScores.of(oods[labels == names.index(g)]), tpr) for g in wanted}
     macro = {m: float(np.mean([metric_value(per_group[g][m]) for g in wanted])) for m in METRIC_NAMES}
-    return GroupedOOD(per_group, macro, _metrics(ids, SortedScores.of(oods), tpr),
-                      {g: counts[names.index(g)] for g in wanted})
+    return GroupedOOD(
+        per_group, macro, _metrics(ids, SortedScores.of(oods), tpr), {g: counts[names.index(g)] for g in wanted}
+    )
 
 
 def metric_value(metric: float | Fraction) -> float:
@@ -307,7 +330,22 @@ def unit_test_verdict(fpr_per_test: Mapping[str, float], threshold: float = FAIL
 
 
 __all__ = [
-    "DETECTORS", "FAIL_THRESHOLD", "METRIC_NAMES", "PRESETS", "TPR", "GroupedOOD", "SortedScores", "as_scores", "aupr_in",
-    "aupr_out", "auroc", "fpr_at_tpr", "fpr_at_tpr_openood_v15", "grouped_ood_metrics", "metric_value",
-    "numpy_quantile", "ood_metrics", "unit_test_verdict",
+    "DETECTORS",
+    "FAIL_THRESHOLD",
+    "METRIC_NAMES",
+    "PRESETS",
+    "TPR",
+    "GroupedOOD",
+    "SortedScores",
+    "as_scores",
+    "aupr_in",
+    "aupr_out",
+    "auroc",
+    "fpr_at_tpr",
+    "fpr_at_tpr_openood_v15",
+    "grouped_ood_metrics",
+    "metric_value",
+    "numpy_quantile",
+    "ood_metrics",
+    "unit_test_verdict",
 ]

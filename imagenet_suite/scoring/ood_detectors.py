@@ -41,8 +41,19 @@ from ..errors import ConfigError, OutputsError
 from .batching import map_chunks, row_chunks
 from .threads import chunk_parallel_cpu
 
-DETECTORS = ("msp", "maxlogit", "energy", "kl_matching", "vim", "mahalanobis", "relative_mahalanobis", "knn",
-             "cosine", "rcos", "react_energy")
+DETECTORS = (
+    "msp",
+    "maxlogit",
+    "energy",
+    "kl_matching",
+    "vim",
+    "mahalanobis",
+    "relative_mahalanobis",
+    "knn",
+    "cosine",
+    "rcos",
+    "react_energy",
+)
 NEEDS_LOGITS = {"maxlogit", "energy"}  # raw logits, not probabilities
 NEEDS_FEATURES = {"vim", "mahalanobis", "relative_mahalanobis", "knn", "cosine", "rcos", "react_energy"}
 STATS_FIELDS = {
@@ -74,10 +85,18 @@ class Preset:
 
 
 PRESETS = {
-    "ninco": Preset("ninco", knn_k=1000, vim_dim=None, vim_logits="given", react_quantile=0.99, react_fit="train",
-                    klm_fit="train"),
-    "openood_v15": Preset("openood_v15", knn_k=50, vim_dim=256, vim_logits="recomputed", react_quantile=0.90,
-                          react_fit="val", klm_fit="val"),
+    "ninco": Preset(
+        "ninco", knn_k=1000, vim_dim=None, vim_logits="given", react_quantile=0.99, react_fit="train", klm_fit="train"
+    ),
+    "openood_v15": Preset(
+        "openood_v15",
+        knn_k=50,
+        vim_dim=256,
+        vim_logits="recomputed",
+        react_quantile=0.90,
+        react_fit="val",
+        klm_fit="val",
+    ),
 }
 
 
@@ -98,6 +117,7 @@ def vim_dimension(feature_dim: int, chosen: int | None) -> int:
 
 # -- features with ids ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, eq=False)
 class Embeddings:
     """Penultimate features ``values[i]`` [N, d] of the dataset row ``ids[i]`` (a ``.pt``/``.npz`` file
@@ -108,11 +128,15 @@ class Embeddings:
 
     def __post_init__(self) -> None:
         if not isinstance(self.values, torch.Tensor) or self.values.ndim != 2 or not self.values.is_floating_point():
-            raise OutputsError(f"features must be a 2-D float tensor [N, d], got {getattr(self.values, 'shape', self.values)!r}")
+            raise OutputsError(
+                f"features must be a 2-D float tensor [N, d], got {getattr(self.values, 'shape', self.values)!r}"
+            )
         object.__setattr__(self, "ids", tuple(self.ids))
         if len(self.ids) != self.values.shape[0] or len(set(self.ids)) != len(self.ids):
-            raise OutputsError(f"features have {self.values.shape[0]} rows and {len(self.ids)} ids "
-                               f"({len(set(self.ids))} distinct): one distinct id per row is required")
+            raise OutputsError(
+                f"features have {self.values.shape[0]} rows and {len(self.ids)} ids "
+                f"({len(set(self.ids))} distinct): one distinct id per row is required"
+            )
         if not bool(torch.isfinite(self.values).all()):
             row = int((~torch.isfinite(self.values)).any(dim=1).nonzero()[0, 0])
             raise OutputsError(f"features row {row} (id {self.ids[row]!r}) contains NaN or inf")
@@ -158,6 +182,7 @@ class Embeddings:
 
 # -- fitted statistics ---------------------------------------------------------------------------------
 
+
 @dataclass
 class DetectorStats:
     """Train-set statistics of the feature-based detectors and KL-matching (float64 unless noted)."""
@@ -184,12 +209,16 @@ class DetectorStats:
         return [name for name in STATS_FIELDS.get(detector, ()) if getattr(self, name) is None]
 
     def to(self, device: str | torch.device) -> DetectorStats:
-        moved = {f.name: (v.to(device) if isinstance(v := getattr(self, f.name), torch.Tensor) else v) for f in fields(self)}
+        moved = {
+            f.name: (v.to(device) if isinstance(v := getattr(self, f.name), torch.Tensor) else v) for f in fields(self)
+        }
         return DetectorStats(**moved)
 
     def save(self, path: str | Path) -> Path:
-        torch.save({f.name: (v.cpu() if isinstance(v := getattr(self, f.name), torch.Tensor) else v)
-                    for f in fields(self)}, path)
+        torch.save(
+            {f.name: (v.cpu() if isinstance(v := getattr(self, f.name), torch.Tensor) else v) for f in fields(self)},
+            path,
+        )
         return Path(path)
 
     @classmethod
@@ -203,11 +232,19 @@ class DetectorStats:
         return cls(**data).to(device)
 
 
-def fit_detector_stats(train_features: torch.Tensor, train_labels: torch.Tensor, *, weight: torch.Tensor | None = None,
-                       bias: torch.Tensor | None = None, train_logits: torch.Tensor | None = None,
-                       val_features: torch.Tensor | None = None, val_logits: torch.Tensor | None = None,
-                       preset_name: str = "ninco", detectors: Sequence[str] | None = None,
-                       knn_dtype: torch.dtype = torch.float32) -> DetectorStats:
+def fit_detector_stats(
+    train_features: torch.Tensor,
+    train_labels: torch.Tensor,
+    *,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    train_logits: torch.Tensor | None = None,
+    val_features: torch.Tensor | None = None,
+    val_logits: torch.Tensor | None = None,
+    preset_name: str = "ninco",
+    detectors: Sequence[str] | None = None,
+    knn_dtype: torch.dtype = torch.float32,
+) -> DetectorStats:
     """Fit the statistics of ``detectors`` (default: every one the inputs allow) on the tensors' device.
 
     Args:
@@ -226,19 +263,27 @@ def fit_detector_stats(train_features: torch.Tensor, train_labels: torch.Tensor,
     if weight is not None:
         stats.weight, stats.bias = weight.to(device, torch.float64), bias.to(device, torch.float64)
     if {"mahalanobis", "relative_mahalanobis", "cosine", "rcos"} & set(wanted):
-        stats.class_means, stats.precision = class_statistics(train_features, train_labels, _num_classes(weight, train_logits, train_labels))
+        stats.class_means, stats.precision = class_statistics(
+            train_features, train_labels, _num_classes(weight, train_logits, train_labels)
+        )
         stats.extra["class_statistics"] = "train features, true labels"
     if "relative_mahalanobis" in wanted:
         stats.global_mean, stats.global_precision = global_statistics(train_features)
     if "knn" in wanted:
-        stats.knn_bank = torch.cat([_normalize(train_features[rows].to(knn_dtype))
-                                    for rows in row_chunks(len(train_features), train_features.shape[1], QUERY_ELEMENTS)])
+        stats.knn_bank = torch.cat(
+            [
+                _normalize(train_features[rows].to(knn_dtype))
+                for rows in row_chunks(len(train_features), train_features.shape[1], QUERY_ELEMENTS)
+            ]
+        )
     fit_logits, fit_features = _fit_set(settings.klm_fit, train_logits, val_logits, "kl_matching"), None
     if "kl_matching" in wanted and fit_logits is not None:
         stats.klm_templates = klm_templates(fit_logits)
         stats.extra["kl_matching"] = f"{settings.klm_fit} softmax, grouped by predicted class"
     if "react_energy" in wanted and weight is not None:
-        fit_features = train_features if settings.react_fit == "train" else _fit_set("val", None, val_features, "react_energy")
+        fit_features = (
+            train_features if settings.react_fit == "train" else _fit_set("val", None, val_features, "react_energy")
+        )
         if fit_features is not None:
             stats.react_threshold = exact_quantile(fit_features, settings.react_quantile)
             stats.extra["react_energy"] = f"quantile {settings.react_quantile} of all {settings.react_fit} activations"
@@ -249,13 +294,16 @@ def fit_detector_stats(train_features: torch.Tensor, train_labels: torch.Tensor,
 
 def _check_fit_inputs(features, labels, weight, bias, logits) -> None:
     if features.ndim != 2 or labels.shape != (features.shape[0],):
-        raise OutputsError(f"train features must be [N, d] with N labels, got {tuple(features.shape)} and "
-                           f"{tuple(labels.shape)}")
+        raise OutputsError(
+            f"train features must be [N, d] with N labels, got {tuple(features.shape)} and {tuple(labels.shape)}"
+        )
     if (weight is None) != (bias is None):
         raise OutputsError("give both weight and bias of the last layer, or neither")
     if weight is not None and (weight.shape[1] != features.shape[1] or bias.shape != (weight.shape[0],)):
-        raise OutputsError(f"last layer weight {tuple(weight.shape)} / bias {tuple(bias.shape)} do not fit "
-                           f"{features.shape[1]}-d features")
+        raise OutputsError(
+            f"last layer weight {tuple(weight.shape)} / bias {tuple(bias.shape)} do not fit "
+            f"{features.shape[1]}-d features"
+        )
     if logits is not None and logits.shape[0] != features.shape[0]:
         raise OutputsError(f"train logits have {logits.shape[0]} rows for {features.shape[0]} train features")
 
@@ -272,11 +320,15 @@ def _fit_set(which: str, train, val, detector: str):
     if which == "train":
         return train
     if val is None:
-        raise ConfigError(f"the openood_v15 preset fits {detector} on the ID validation set: pass val_features/val_logits")
+        raise ConfigError(
+            f"the openood_v15 preset fits {detector} on the ID validation set: pass val_features/val_logits"
+        )
     return val
 
 
-def class_statistics(features: torch.Tensor, labels: torch.Tensor, num_classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+def class_statistics(
+    features: torch.Tensor, labels: torch.Tensor, num_classes: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Class means [C, d] (float64) and the pseudo-inverse of the shared covariance of class-centred
     features, ``(1/N) Σ (h − μ_y)(h − μ_y)ᵀ`` (sklearn ``EmpiricalCovariance(assume_centered=True)``), two passes."""
     d = features.shape[1]
@@ -286,8 +338,9 @@ def class_statistics(features: torch.Tensor, labels: torch.Tensor, num_classes: 
         sums.index_add_(0, labels[rows], features[rows].double())
     empty = (counts == 0).nonzero().flatten()
     if len(empty):
-        raise OutputsError(f"class {int(empty[0])} has no train features ({len(empty)} empty classes): every class "
-                           "needs a mean")
+        raise OutputsError(
+            f"class {int(empty[0])} has no train features ({len(empty)} empty classes): every class needs a mean"
+        )
     means = sums / counts[:, None]
     covariance = _scatter_sum(features, lambda rows: features[rows].double() - means[labels[rows]])
     return means, torch.linalg.pinv(covariance / len(features), hermitian=True)
@@ -396,7 +449,7 @@ def _select(flat: torch.Tensor, k: int, chunk: int = 1 << 24) -> float:
     for shift in range(width - 16, -1, -16):
         histogram = torch.zeros(1 << 16, dtype=torch.int64, device=flat.device)
         for start in range(0, flat.numel(), chunk):
-            keys = _order_keys(flat[start:start + chunk])
+            keys = _order_keys(flat[start : start + chunk])
             if prefix is not None:
                 keys = keys[(keys >> (shift + 16)) == prefix]
             digits = (keys >> shift) & 0xFFFF
@@ -415,6 +468,7 @@ def _select(flat: torch.Tensor, k: int, chunk: int = 1 << 24) -> float:
 
 
 # -- scoring ---------------------------------------------------------------------------------------------
+
 
 def available_detectors(kind: str, has_features: bool, stats: DetectorStats | None) -> list[str]:
     """The detectors these inputs allow, in :data:`DETECTORS` order."""
@@ -451,8 +505,13 @@ def why_unavailable(name: str, kind: str, has_features: bool, stats: DetectorSta
     return ""
 
 
-def detector_scores(name: str, outputs: torch.Tensor, kind: str = "logits", features: torch.Tensor | None = None,
-                    stats: DetectorStats | None = None) -> torch.Tensor:
+def detector_scores(
+    name: str,
+    outputs: torch.Tensor,
+    kind: str = "logits",
+    features: torch.Tensor | None = None,
+    stats: DetectorStats | None = None,
+) -> torch.Tensor:
     """Scores [N] (float64, larger = more ID) of detector ``name`` on ``outputs`` [N, C] of ``kind``
     (``logits``/``probs``/``log_probs``) and, for feature-based detectors, ``features`` [N, d]."""
     reason = why_unavailable(name, kind, features is not None, stats)
@@ -462,11 +521,17 @@ def detector_scores(name: str, outputs: torch.Tensor, kind: str = "logits", feat
         stats = stats.to(outputs.device)
     n = outputs.shape[0]
     width = max(outputs.shape[1], features.shape[1] if features is not None else 1)
-    chunks = ([slice(i, min(n, i + KNN_QUERY_ROWS)) for i in range(0, n, KNN_QUERY_ROWS)] if name == "knn"
-              else list(row_chunks(n, width, QUERY_ELEMENTS)))
+    chunks = (
+        [slice(i, min(n, i + KNN_QUERY_ROWS)) for i in range(0, n, KNN_QUERY_ROWS)]
+        if name == "knn"
+        else list(row_chunks(n, width, QUERY_ELEMENTS))
+    )
     with chunk_parallel_cpu() if outputs.device.type == "cpu" else nullcontext():
-        parts = map_chunks(lambda rows: _score_chunk(name, outputs[rows], kind, None if features is None else features[rows],
-                                                     stats), chunks, outputs.device)
+        parts = map_chunks(
+            lambda rows: _score_chunk(name, outputs[rows], kind, None if features is None else features[rows], stats),
+            chunks,
+            outputs.device,
+        )
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64, device=outputs.device)
 
 
@@ -489,12 +554,18 @@ def _score_chunk(name, outputs, kind, features, stats) -> torch.Tensor:
         cosines = _normalize(h) @ _normalize(stats.class_means).T
         return cosines.max(dim=1).values if name == "cosine" else torch.softmax(cosines, dim=1).max(dim=1).values
     if name == "knn":
-        return -_kth_squared_distance(_normalize(features.to(stats.knn_bank.dtype)), stats.knn_bank, stats.knn_k).double()
+        return -_kth_squared_distance(
+            _normalize(features.to(stats.knn_bank.dtype)), stats.knn_bank, stats.knn_k
+        ).double()
     if name == "react_energy":
         clipped = torch.clamp(h, max=stats.react_threshold)
         return torch.logsumexp(clipped @ stats.weight.T + stats.bias, dim=1)
     # vim
-    logits = outputs.double() if kind == "logits" and PRESETS[stats.preset].vim_logits == "given" else h @ stats.weight.T + stats.bias
+    logits = (
+        outputs.double()
+        if kind == "logits" and PRESETS[stats.preset].vim_logits == "given"
+        else h @ stats.weight.T + stats.bias
+    )
     residual = torch.linalg.vector_norm((h - stats.vim_origin) @ stats.vim_null_space, dim=1)
     return torch.logsumexp(logits, dim=1) - stats.vim_alpha * residual
 
@@ -531,12 +602,14 @@ def _normalize(x: torch.Tensor) -> torch.Tensor:
     return x / torch.linalg.vector_norm(x, dim=1, keepdim=True)
 
 
-def _kth_squared_distance(queries: torch.Tensor, bank: torch.Tensor, k: int, bank_chunk: int = KNN_BANK_ROWS) -> torch.Tensor:
+def _kth_squared_distance(
+    queries: torch.Tensor, bank: torch.Tensor, k: int, bank_chunk: int = KNN_BANK_ROWS
+) -> torch.Tensor:
     """Squared L2 distance of each query to its k-th nearest bank row (faiss IndexFlatL2's ``D[:, k-1]``)."""
     best = None
     query_norms = (queries * queries).sum(dim=1, keepdim=True)
     for start in range(0, len(bank), bank_chunk):
-        block = bank[start:start + bank_chunk]
+        block = bank[start : start + bank_chunk]
         distances = query_norms - 2 * queries @ block.T + (block * block).sum(dim=1)[None, :]
         merged = distances if best is None else torch.cat([best, distances], dim=1)
         best = torch.topk(merged, min(k, merged.shape[1]), dim=1, largest=False).values

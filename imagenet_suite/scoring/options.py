@@ -120,19 +120,28 @@ class ScoreOptions:
         for slot in fields(self):
             expected = slot.default_factory
             if type(getattr(self, slot.name)) is not expected:
-                raise ConfigError(f"ScoreOptions.{slot.name} must be a {expected.__name__}, "
-                                  f"got {type(getattr(self, slot.name)).__name__}")
+                raise ConfigError(
+                    f"ScoreOptions.{slot.name} must be a {expected.__name__}, "
+                    f"got {type(getattr(self, slot.name)).__name__}"
+                )
 
     def of(self, kind: type[Options]) -> Options:
         """The instance of options type ``kind`` (ConfigError if ScoreOptions holds none)."""
         for slot in fields(self):
             if slot.default_factory is kind:
                 return getattr(self, slot.name)
-        raise ConfigError(f"ScoreOptions holds no {kind.__name__}; its types are "
-                          f"{[slot.default_factory.__name__ for slot in fields(self)]}")
+        raise ConfigError(
+            f"ScoreOptions holds no {kind.__name__}; its types are "
+            f"{[slot.default_factory.__name__ for slot in fields(self)]}"
+        )
 
 
 __all__ = [
-    "LCA_DISTANCES", "CalibrationOptions", "ClassBalanceOptions", "LcaOptions", "OodOptions", "ScoreOptions",
+    "LCA_DISTANCES",
+    "CalibrationOptions",
+    "ClassBalanceOptions",
+    "LcaOptions",
+    "OodOptions",
+    "ScoreOptions",
     "TopkOptions",
 ]

@@ -64,7 +64,9 @@ class ModelOutputs:
             raise OutputsError(f"outputs kind {self.kind!r} is not one of {KINDS}")
         object.__setattr__(self, "ids", _as_id_tuple(self.ids))
         if len(self.ids) != self.values.shape[0]:
-            raise OutputsError(f"outputs have {self.values.shape[0]} rows but {len(self.ids)} ids: one id per row is required")
+            raise OutputsError(
+                f"outputs have {self.values.shape[0]} rows but {len(self.ids)} ids: one id per row is required"
+            )
         _refuse_duplicate_ids(self.ids)
 
     @property
@@ -210,7 +212,11 @@ def _check_npy_headers(path: Path) -> None:
             with archive.open(info) as member:
                 try:
                     version = np.lib.format.read_magic(member)
-                    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    read_header = (
+                        np.lib.format.read_array_header_1_0
+                        if version == (1, 0)
+                        else np.lib.format.read_array_header_2_0
+                    )
                     shape, _, dtype = read_header(member)
                 except (ValueError, OSError, EOFError) as err:
                     raise OutputsError(f"{path}: member {info.filename!r} has no valid .npy header ({err})") from None
@@ -219,8 +225,10 @@ def _check_npy_headers(path: Path) -> None:
                 declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
                 stored = info.file_size - member.tell()
             if declared != stored:
-                raise OutputsError(f"{path}: member {info.filename!r} declares shape {tuple(shape)} of {dtype} "
-                                   f"({declared:,} bytes) but holds {stored:,} bytes: the file is corrupt")
+                raise OutputsError(
+                    f"{path}: member {info.filename!r} declares shape {tuple(shape)} of {dtype} "
+                    f"({declared:,} bytes) but holds {stored:,} bytes: the file is corrupt"
+                )
 
 
 def _npz_ids(path: Path, ids: np.ndarray) -> list[str]:
@@ -234,8 +242,9 @@ def _npz_ids(path: Path, ids: np.ndarray) -> list[str]:
             try:
                 decoded.append(value.decode("utf-8"))
             except UnicodeDecodeError:
-                raise OutputsError(f"{path}: 'ids' row {row} ({value!r}) is not UTF-8 text; save the ids as "
-                                   "np.asarray(ids, dtype=str)") from None
+                raise OutputsError(
+                    f"{path}: 'ids' row {row} ({value!r}) is not UTF-8 text; save the ids as np.asarray(ids, dtype=str)"
+                ) from None
         return decoded
     raise OutputsError(f"{path}: 'ids' must be strings, got dtype {ids.dtype}; save np.asarray(ids, dtype=str)")
 

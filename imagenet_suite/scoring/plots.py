@@ -37,15 +37,38 @@ def reliability_diagram(bins: CalibrationBins, path: str | Path | None = None, t
     filled = bins.count.numpy() > 0
     width[width == 0] = 0.01  # the torchmetrics conf == 1.0 bin has no width
     accuracy, confidence = bins.accuracy.numpy(), bins.mean_confidence.numpy()
-    axes.bar(lower[filled], accuracy[filled], width=width[filled], align="edge", color="#4C72B0",
-             edgecolor="black", linewidth=0.5, label="accuracy")
-    axes.bar(lower[filled], confidence[filled] - accuracy[filled], bottom=accuracy[filled], width=width[filled],
-             align="edge", color="#DD8452", alpha=0.45, edgecolor="#DD8452", label="gap to confidence")
+    axes.bar(
+        lower[filled],
+        accuracy[filled],
+        width=width[filled],
+        align="edge",
+        color="#4C72B0",
+        edgecolor="black",
+        linewidth=0.5,
+        label="accuracy",
+    )
+    axes.bar(
+        lower[filled],
+        confidence[filled] - accuracy[filled],
+        bottom=accuracy[filled],
+        width=width[filled],
+        align="edge",
+        color="#DD8452",
+        alpha=0.45,
+        edgecolor="#DD8452",
+        label="gap to confidence",
+    )
     axes.plot([0, 1], [0, 1], linestyle="--", color="gray", linewidth=1)
     axes.set(xlim=(0, 1.02), ylim=(0, 1), xlabel="confidence (top-1 softmax probability)", ylabel="accuracy")
     axes.set_title(title or f"reliability diagram ({bins.convention} bins)")
-    axes.text(0.03, 0.93, f"ECE = {bins.expected_calibration_error:.4f}\nN = {bins.total}", transform=axes.transAxes,
-              va="top", fontsize=9)
+    axes.text(
+        0.03,
+        0.93,
+        f"ECE = {bins.expected_calibration_error:.4f}\nN = {bins.total}",
+        transform=axes.transAxes,
+        va="top",
+        fontsize=9,
+    )
     axes.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
     if path is not None:
@@ -54,8 +77,10 @@ def reliability_diagram(bins: CalibrationBins, path: str | Path | None = None, t
 
 
 def shape_bias_per_category_plot(
-    per_category: Mapping[str, ShapeBias], pooled: ShapeBias | None = None,
-    path: str | Path | None = None, label: str = "model",
+    per_category: Mapping[str, ShapeBias],
+    pooled: ShapeBias | None = None,
+    path: str | Path | None = None,
+    label: str = "model",
 ) -> Figure:
     """Shape bias of each shape category (dots) and the pooled value (line), as model-vs-human draws it.
 
@@ -83,8 +108,15 @@ def shape_bias_per_category_plot(
     return figure
 
 
-def lca_on_the_line_plot(result: Any, path: str | Path, *, x_label: str = "ImageNet LCA", y_label: str = "OOD top-1",
-                         groups: Any = None, title: str | None = None) -> Path:
+def lca_on_the_line_plot(
+    result: Any,
+    path: str | Path,
+    *,
+    x_label: str = "ImageNet LCA",
+    y_label: str = "OOD top-1",
+    groups: Any = None,
+    title: str | None = None,
+) -> Path:
     """LCA-on-the-line: scatter of ``result.x``/``result.y`` with the fitted line, written to ``path``
     (PNG, SVG, PDF…); returns ``path``. ``result``: an
     :class:`~imagenet_suite.scoring.lca_on_the_line.OnTheLine` (from ``lca_on_the_line.analyze``).
@@ -106,8 +138,13 @@ def lca_on_the_line_plot(result: Any, path: str | Path, *, x_label: str = "Image
         ax.scatter(result.x[mask], result.y[mask], s=14, label=str(group))
     xs = np.linspace(result.x.min(), result.x.max(), 50)
     c = result.correlations
-    ax.plot(xs, result.line.predict(xs), color="black", lw=1,
-            label=f"fit: R²={c.r2:.3f}, τb={c.kendall_tau_b:.3f}, MAE={result.mae_in_sample:.3f}")
+    ax.plot(
+        xs,
+        result.line.predict(xs),
+        color="black",
+        lw=1,
+        label=f"fit: R²={c.r2:.3f}, τb={c.kendall_tau_b:.3f}, MAE={result.mae_in_sample:.3f}",
+    )
     suffix = " (min-max scaled)" if result.scale == "minmax" else ""
     ax.set_xlabel(x_label + suffix)
     ax.set_ylabel(y_label + suffix)
@@ -119,8 +156,9 @@ def lca_on_the_line_plot(result: Any, path: str | Path, *, x_label: str = "Image
     return path
 
 
-def per_group_fpr_plot(grouped: GroupedOOD, path: str | Path | None = None, title: str = "",
-                       threshold: float | None = None) -> Figure:
+def per_group_fpr_plot(
+    grouped: GroupedOOD, path: str | Path | None = None, title: str = "", threshold: float | None = None
+) -> Figure:
     """Horizontal bars of FPR@95 per OOD group (sorted), with the macro mean.
 
     With a unit-test ``threshold``, bars above it (failed tests) are red and a dotted line marks it.
@@ -132,10 +170,17 @@ def per_group_fpr_plot(grouped: GroupedOOD, path: str | Path | None = None, titl
     colours = ["#C44E52" if threshold is not None and v > threshold else "#4C72B0" for _, v in fprs]
     axes.barh(positions, [100 * v for _, v in fprs], color=colours)
     axes.set_yticks(positions, [name for name, _ in fprs], fontsize=6 if len(fprs) > 30 else 8)
-    axes.axvline(100 * grouped.macro["fpr95"], color="black", linestyle="--", linewidth=1,
-                 label=f"mean over groups {100 * grouped.macro['fpr95']:.1f} %")
+    axes.axvline(
+        100 * grouped.macro["fpr95"],
+        color="black",
+        linestyle="--",
+        linewidth=1,
+        label=f"mean over groups {100 * grouped.macro['fpr95']:.1f} %",
+    )
     if threshold is not None:
-        axes.axvline(100 * threshold, color="#C44E52", linestyle=":", linewidth=1, label=f"fail > {100 * threshold:g} %")
+        axes.axvline(
+            100 * threshold, color="#C44E52", linestyle=":", linewidth=1, label=f"fail > {100 * threshold:g} %"
+        )
     axes.set(xlim=(0, 100), xlabel="FPR at 95 % TPR (%, ID positive; lower is better)")
     axes.set_title(title or "FPR@95 per OOD group")
     axes.legend(loc="lower right", fontsize=7)
@@ -153,9 +198,11 @@ def ood_fpr_figures(report: ScoreReport) -> dict[str, Figure]:
     """
     threshold = report.artifacts.get(FAIL_THRESHOLD_ARTIFACT)
     where = f"{report.meta.get('dataset')} / {report.meta.get('config')}"
-    return {key.split("/", 1)[1]: per_group_fpr_plot(grouped, title=f"{where}: {key.split('/', 1)[1]}",
-                                                     threshold=threshold)
-            for key, grouped in report.artifacts.items() if key.startswith("ood/")}
+    return {
+        key.split("/", 1)[1]: per_group_fpr_plot(grouped, title=f"{where}: {key.split('/', 1)[1]}", threshold=threshold)
+        for key, grouped in report.artifacts.items()
+        if key.startswith("ood/")
+    }
 
 
 def write_ood_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
@@ -191,11 +238,20 @@ def write_report_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
 
 def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
     """The pooled shape bias of all categories (sums of their counts)."""
-    return ShapeBias(*(sum(getattr(r, f) for r in per_category.values()) for f in
-                       ("shape_hits", "texture_hits", "conflict_images", "excluded_images")))
+    return ShapeBias(
+        *(
+            sum(getattr(r, f) for r in per_category.values())
+            for f in ("shape_hits", "texture_hits", "conflict_images", "excluded_images")
+        )
+    )
 
 
 __all__ = [
-    "lca_on_the_line_plot", "ood_fpr_figures", "per_group_fpr_plot", "reliability_diagram", "shape_bias_per_category_plot",
-    "write_ood_plots", "write_report_plots",
+    "lca_on_the_line_plot",
+    "ood_fpr_figures",
+    "per_group_fpr_plot",
+    "reliability_diagram",
+    "shape_bias_per_category_plot",
+    "write_ood_plots",
+    "write_report_plots",
 ]

@@ -38,7 +38,9 @@ def applies_class_mapping(features: Mapping[str, Any], protocol: Mapping[str, An
     return protocol.get("mapping_rule") == MAX_OVER_MAPPED_LOGITS and protocol.get("label_column") in features
 
 
-def mapping_in_label_order(protocol: Mapping[str, Any], label_names: Sequence[str], num_classes: int) -> list[list[int]]:
+def mapping_in_label_order(
+    protocol: Mapping[str, Any], label_names: Sequence[str], num_classes: int
+) -> list[list[int]]:
     """``protocol["class_mapping"]`` as a list aligned with the label column's ClassLabel names.
 
     Entry ``k`` lists the ``num_classes``-way score columns of label ``k``. OutputsError if a label
@@ -46,18 +48,23 @@ def mapping_in_label_order(protocol: Mapping[str, Any], label_names: Sequence[st
     """
     mapping = protocol.get("class_mapping")
     if not isinstance(mapping, Mapping):
-        raise OutputsError(f"protocol class_mapping must be {{label name: [class indices]}}, got {type(mapping).__name__}")
+        raise OutputsError(
+            f"protocol class_mapping must be {{label name: [class indices]}}, got {type(mapping).__name__}"
+        )
     unknown = sorted(set(mapping) - set(label_names))
     missing = [name for name in label_names if name not in mapping]
     if unknown or missing:
-        raise OutputsError(f"protocol class_mapping does not match the label names: unknown {unknown[:5]}, "
-                           f"unmapped {missing[:5]}")
+        raise OutputsError(
+            f"protocol class_mapping does not match the label names: unknown {unknown[:5]}, unmapped {missing[:5]}"
+        )
     aligned = []
     for name in label_names:
         columns = [int(c) for c in mapping[name]]
         if not columns or min(columns) < 0 or max(columns) >= num_classes:
-            raise OutputsError(f"protocol class_mapping[{name!r}] = {columns}: expected a non-empty list of indices "
-                               f"in 0..{num_classes - 1}")
+            raise OutputsError(
+                f"protocol class_mapping[{name!r}] = {columns}: expected a non-empty list of indices "
+                f"in 0..{num_classes - 1}"
+            )
         aligned.append(columns)
     return aligned
 
@@ -91,8 +98,9 @@ def mapped_scores(scores: torch.Tensor, mapping: Sequence[Sequence[int]]) -> tor
     return out
 
 
-def mapped_topk_accuracy(scores: torch.Tensor, labels: torch.Tensor, mapping: Sequence[Sequence[int]],
-                         ks: Sequence[int] = (1, 5)) -> dict[int, Fraction]:
+def mapped_topk_accuracy(
+    scores: torch.Tensor, labels: torch.Tensor, mapping: Sequence[Sequence[int]], ks: Sequence[int] = (1, 5)
+) -> dict[int, Fraction]:
     """Top-k accuracy over the mapped classes (``labels``: ``[N]`` int64 in ``0..K-1``).
 
     The label is among the k best mapped classes by :func:`mapped_scores`, ties to the lowest index.
@@ -119,12 +127,21 @@ def crop_description(protocol: Mapping[str, Any]) -> str | None:
     border = protocol.get("border_crop_px")
     if not border:
         return None
-    return (f"inputs assume a {int(border)} px border crop: crop box (b, b, W-b, H-b) with b={int(border)} on the "
-            "decoded image before the model's preprocessing (imagenet_suite.scoring.protocols.border_crop); "
-            "the dataset stores the uncropped images")
+    return (
+        f"inputs assume a {int(border)} px border crop: crop box (b, b, W-b, H-b) with b={int(border)} on the "
+        "decoded image before the model's preprocessing (imagenet_suite.scoring.protocols.border_crop); "
+        "the dataset stores the uncropped images"
+    )
 
 
 __all__ = [
-    "MAPPED_VARIANT", "MAX_OVER_MAPPED_LOGITS", "applies_class_mapping", "border_crop", "crop_box",
-    "crop_description", "mapped_scores", "mapped_topk_accuracy", "mapping_in_label_order",
+    "MAPPED_VARIANT",
+    "MAX_OVER_MAPPED_LOGITS",
+    "applies_class_mapping",
+    "border_crop",
+    "crop_box",
+    "crop_description",
+    "mapped_scores",
+    "mapped_topk_accuracy",
+    "mapping_in_label_order",
 ]

@@ -27,14 +27,32 @@ DIMENSIONS: tuple[str, ...] = (
     "shape_bias",
     "params_millions",
 )
-QUBA_MEAN = np.array([
-    0.7990557251908397, 0.18583778826016084, 0.5298791080592711, 0.5664841617855405, 0.004479927389289115,
-    0.783356376851669, 0.9286352601551336, 0.30548520497464765, 55.28778625954198,
-])
-QUBA_STD = np.array([
-    0.034685710545946026, 0.11083062192390095, 0.23383978329969085, 0.14548627504237352, 0.0026752085291489288,
-    0.024047971612660052, 0.017724144886557092, 0.08354531823072534, 42.8890536095964,
-])
+QUBA_MEAN = np.array(
+    [
+        0.7990557251908397,
+        0.18583778826016084,
+        0.5298791080592711,
+        0.5664841617855405,
+        0.004479927389289115,
+        0.783356376851669,
+        0.9286352601551336,
+        0.30548520497464765,
+        55.28778625954198,
+    ]
+)
+QUBA_STD = np.array(
+    [
+        0.034685710545946026,
+        0.11083062192390095,
+        0.23383978329969085,
+        0.14548627504237352,
+        0.0026752085291489288,
+        0.024047971612660052,
+        0.017724144886557092,
+        0.08354531823072534,
+        42.8890536095964,
+    ]
+)
 QUBA_SIGNS = np.array([1, 1, 1, 1, -1, 1, 1, 1, -1], dtype=float)
 DEFAULT_WEIGHTS: dict[str, float] = dict(zip(DIMENSIONS, (1, 1 / 3, 1 / 3, 1 / 3, 1, 1, 1 / 2, 1 / 2, 1), strict=True))
 
@@ -57,7 +75,9 @@ def quba_z_scores(values: np.ndarray) -> np.ndarray:
     return QUBA_SIGNS * (np.asarray(values, dtype=float) - QUBA_MEAN) / QUBA_STD
 
 
-def quba_score(values: Mapping[str, float] | np.ndarray, weights: Mapping[str, float] | None = None) -> np.ndarray | float:
+def quba_score(
+    values: Mapping[str, float] | np.ndarray, weights: Mapping[str, float] | None = None
+) -> np.ndarray | float:
     """QUBA of one model (a mapping by dimension name) or of ``[..., 9]`` values in DIMENSIONS order."""
     if isinstance(values, Mapping):
         missing = [name for name in DIMENSIONS if name not in values]

@@ -45,20 +45,25 @@ def families_by_name(families: Sequence[MetricFamily] = FAMILIES) -> dict[str, M
     return named
 
 
-def applicable_metrics(features: Mapping[str, Any], protocol: Mapping[str, Any],
-                       families: Sequence[MetricFamily] = FAMILIES) -> list[str]:
+def applicable_metrics(
+    features: Mapping[str, Any], protocol: Mapping[str, Any], families: Sequence[MetricFamily] = FAMILIES
+) -> list[str]:
     """Names of the ``families`` that apply to a dataset with these features and protocol, in order."""
     return [family.name for family in families if family.applies(features, protocol)]
 
 
-def select_metrics(features: Mapping[str, Any], protocol: Mapping[str, Any], requested: Sequence[str] | None,
-                   families: Sequence[MetricFamily] = FAMILIES) -> list[str]:
+def select_metrics(
+    features: Mapping[str, Any],
+    protocol: Mapping[str, Any],
+    requested: Sequence[str] | None,
+    families: Sequence[MetricFamily] = FAMILIES,
+) -> list[str]:
     """``requested`` (validated: known and applicable, duplicates dropped) or all applicable families."""
     named = families_by_name(families)
     applicable = applicable_metrics(features, protocol, families)
     if requested is None:
         if not applicable:
-            raise ConfigError(f"no registered metric applies to columns {sorted(features)} with protocol {dict(protocol)}")
+            raise ConfigError(f"no metric family applies to columns {sorted(features)} with protocol {dict(protocol)}")
         return applicable
     unknown = [name for name in requested if name not in named]
     if unknown:
@@ -96,8 +101,12 @@ def score(
         return evaluate(joined, chosen, options, families)
 
 
-def evaluate(joined: JoinedSplit, metrics: Sequence[str], options: ScoreOptions | None = None,
-             families: Sequence[MetricFamily] = FAMILIES) -> ScoreReport:
+def evaluate(
+    joined: JoinedSplit,
+    metrics: Sequence[str],
+    options: ScoreOptions | None = None,
+    families: Sequence[MetricFamily] = FAMILIES,
+) -> ScoreReport:
     """Compute the named families (of ``families``) on an already joined split, in inference mode.
 
     Thread settings are scoped as in :func:`score`.
@@ -125,13 +134,27 @@ def _meta(joined: JoinedSplit, metrics: Sequence[str]) -> dict[str, Any]:
         "split": joined.split,
         "protocol": joined.protocol,
         "metrics": list(metrics),
-        "outputs": {"kind": joined.outputs.kind, "rows": int(values.shape[0]), "classes": int(values.shape[1]),
-                    "dtype": str(values.dtype).removeprefix("torch."), "device": str(values.device)},
+        "outputs": {
+            "kind": joined.outputs.kind,
+            "rows": int(values.shape[0]),
+            "classes": int(values.shape[1]),
+            "dtype": str(values.dtype).removeprefix("torch."),
+            "device": str(values.device),
+        },
         "imagenet_suite": __version__,
     }
 
 
 __all__ = [
-    "FAMILIES", "EvaluationContext", "MetricFamily", "MetricRow", "ScoreOptions", "ScoreReport",
-    "applicable_metrics", "evaluate", "families_by_name", "score", "select_metrics",
+    "FAMILIES",
+    "EvaluationContext",
+    "MetricFamily",
+    "MetricRow",
+    "ScoreOptions",
+    "ScoreReport",
+    "applicable_metrics",
+    "evaluate",
+    "families_by_name",
+    "score",
+    "select_metrics",
 ]

@@ -65,7 +65,10 @@ class ScoreReport:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"meta": ..., "metrics": [row dicts]}`` with non-finite values as None."""
-        return {"meta": self.meta, "metrics": [{k: _json_number(v) for k, v in asdict(row).items()} for row in self.rows]}
+        return {
+            "meta": self.meta,
+            "metrics": [{k: _json_number(v) for k, v in asdict(row).items()} for row in self.rows],
+        }
 
     def to_json(self, path: str | Path | None = None) -> str:
         """JSON text (NaN written as null); also written to ``path`` when given."""

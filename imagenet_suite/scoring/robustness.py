@@ -54,7 +54,9 @@ class RobustnessSummary:
 
     @property
     def pooled(self) -> Fraction:
-        return Fraction(sum(f.numerator for f in self.per_split.values()), sum(f.denominator for f in self.per_split.values()))
+        return Fraction(
+            sum(f.numerator for f in self.per_split.values()), sum(f.denominator for f in self.per_split.values())
+        )
 
     @property
     def c_robustness(self) -> float:
@@ -64,13 +66,17 @@ class RobustnessSummary:
         return self.mean_corruption_accuracy / self.clean.value
 
 
-def summarize(correct: torch.Tensor, corruptions: Sequence[str], severities: torch.Tensor | Sequence[int]) -> RobustnessSummary:
+def summarize(
+    correct: torch.Tensor, corruptions: Sequence[str], severities: torch.Tensor | Sequence[int]
+) -> RobustnessSummary:
     """Summary of per-row ``correct`` flags with each row's corruption name and severity."""
     flags = correct.to("cpu", torch.bool).tolist()
     levels = severities.tolist() if isinstance(severities, torch.Tensor) else list(severities)
     if not len(flags) == len(corruptions) == len(levels):
-        raise ValueError(f"{len(flags)} correctness flags, {len(corruptions)} corruptions and {len(levels)} severities: "
-                         "one of each per row is required")
+        raise ValueError(
+            f"{len(flags)} correctness flags, {len(corruptions)} corruptions and {len(levels)} severities: "
+            "one of each per row is required"
+        )
     counts: dict[tuple[str, int], list[int]] = {}
     for hit, corruption, severity in zip(flags, corruptions, levels, strict=True):
         tally = counts.setdefault((corruption, int(severity)), [0, 0])
@@ -84,11 +90,15 @@ def summarize(correct: torch.Tensor, corruptions: Sequence[str], severities: tor
 
 def summary_rows(summary: RobustnessSummary, variant: str) -> list[MetricRow]:
     """The tidy rows of a summary (overall rows first, then per corruption and per split)."""
-    rows = [MetricRow("mean_corruption_accuracy", summary.mean_corruption_accuracy, variant),
-            MetricRow.fraction("pooled_corruption_accuracy", summary.pooled, variant)]
+    rows = [
+        MetricRow("mean_corruption_accuracy", summary.mean_corruption_accuracy, variant),
+        MetricRow.fraction("pooled_corruption_accuracy", summary.pooled, variant),
+    ]
     if summary.clean is not None:
-        rows += [MetricRow.fraction("clean_accuracy", summary.clean, variant),
-                 MetricRow("c_robustness", summary.c_robustness, variant)]
+        rows += [
+            MetricRow.fraction("clean_accuracy", summary.clean, variant),
+            MetricRow("c_robustness", summary.c_robustness, variant),
+        ]
     for name, value in summary.per_corruption.items():
         rows.append(MetricRow("corruption_accuracy", value, variant, name))
         if summary.clean is not None and summary.clean.value:

@@ -28,11 +28,20 @@ from .classification import Fraction
 from .row_statistics import SoftmaxNormalizer
 
 _DOG = (
-    list(range(152, 192)) + list(range(193, 204)) + list(range(205, 227)) + list(range(228, 242))
-    + list(range(243, 251)) + list(range(252, 258)) + [259, 261, 262, 263, 265, 266, 267, 268]
+    list(range(152, 192))
+    + list(range(193, 204))
+    + list(range(205, 227))
+    + list(range(228, 242))
+    + list(range(243, 251))
+    + list(range(252, 258))
+    + [259, 261, 262, 263, 265, 266, 267, 268]
 )
-_BIRD = [8, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 22, 23, 24] + list(range(80, 84)) + list(range(87, 97)) + [
-    98, 99, 100, 127, 128, 129, 130, 131, 132, 133, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145]
+_BIRD = (
+    [8, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 22, 23, 24]
+    + list(range(80, 84))
+    + list(range(87, 97))
+    + [98, 99, 100, 127, 128, 129, 130, 131, 132, 133, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145]
+)
 
 # model-vs-human helper/human_categories.py ``*_indices`` (seed_000.md 1.5), categories sorted.
 CATEGORY_INDICES: dict[str, tuple[int, ...]] = {
@@ -91,7 +100,9 @@ def category_probabilities(
     return out
 
 
-def decisions16(scores: torch.Tensor, kind: str = "logits", normalizer: SoftmaxNormalizer | None = None) -> torch.Tensor:
+def decisions16(
+    scores: torch.Tensor, kind: str = "logits", normalizer: SoftmaxNormalizer | None = None
+) -> torch.Tensor:
     """``[N]`` int64 category index (sorted order) of the 16-class decision; ties -> lowest index."""
     return argmax_lowest_index(category_probabilities(scores, kind, normalizer))
 
@@ -133,8 +144,9 @@ def shape_bias(decisions: torch.Tensor, shape_labels: torch.Tensor, texture_labe
 def shape_bias_per_category(decisions, shape_labels, texture_labels) -> dict[str, ShapeBias]:
     """Shape bias of the images of each shape category (model-vs-human's per-category plot)."""
     return {
-        category: shape_bias(decisions[shape_labels == index], shape_labels[shape_labels == index],
-                             texture_labels[shape_labels == index])
+        category: shape_bias(
+            decisions[shape_labels == index], shape_labels[shape_labels == index], texture_labels[shape_labels == index]
+        )
         for index, category in enumerate(CATEGORIES16)
     }
 

@@ -37,5 +37,11 @@ def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> lis
 
 
 CALIBRATION = MetricFamily(
-    "calibration", ("label",), has_class_label, calibration_rows, CalibrationOptions,
-    "ECE (3 conventions), class-wise ACE, CE", LABEL_REQUIREMENT)
+    "calibration",
+    ("label",),
+    has_class_label,
+    calibration_rows,
+    CalibrationOptions,
+    "ECE (3 conventions), class-wise ACE, CE",
+    LABEL_REQUIREMENT,
+)

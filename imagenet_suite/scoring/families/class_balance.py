@@ -29,5 +29,11 @@ def class_balance_rows(ctx: EvaluationContext, options: ClassBalanceOptions) -> 
 
 
 CLASS_BALANCE = MetricFamily(
-    "class_balance", ("label",), has_class_label, class_balance_rows, ClassBalanceOptions,
-    "QUBA class balance, both conventions", LABEL_REQUIREMENT)
+    "class_balance",
+    ("label",),
+    has_class_label,
+    class_balance_rows,
+    ClassBalanceOptions,
+    "QUBA class balance, both conventions",
+    LABEL_REQUIREMENT,
+)

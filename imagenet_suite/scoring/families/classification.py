@@ -52,11 +52,29 @@ def real_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:
 
 
 TOPK_ACCURACY = MetricFamily(
-    "topk_accuracy", ("label",), has_class_label, topk_rows, TopkOptions,
-    "top-k accuracy, ties to the lowest class index", LABEL_REQUIREMENT)
+    "topk_accuracy",
+    ("label",),
+    has_class_label,
+    topk_rows,
+    TopkOptions,
+    "top-k accuracy, ties to the lowest class index",
+    LABEL_REQUIREMENT,
+)
 PER_CLASS_ACCURACY = MetricFamily(
-    "per_class_accuracy", ("label",), has_class_label, per_class_rows, None,
-    "top-1 accuracy of each class", LABEL_REQUIREMENT)
+    "per_class_accuracy",
+    ("label",),
+    has_class_label,
+    per_class_rows,
+    None,
+    "top-1 accuracy of each class",
+    LABEL_REQUIREMENT,
+)
 REAL_ACCURACY = MetricFamily(
-    "real_accuracy", ("real_labels",), has_real_labels, real_rows, TopkOptions,
-    "ReaL top-k, empty label sets skipped", "a 'real_labels' column (list of class indices)")
+    "real_accuracy",
+    ("real_labels",),
+    has_real_labels,
+    real_rows,
+    TopkOptions,
+    "ReaL top-k, empty label sets skipped",
+    "a 'real_labels' column (list of class indices)",
+)

@@ -42,7 +42,9 @@ def evaluated_matrix(ctx: EvaluationContext, options: LcaOptions, distance: str)
     """The C×C matrix for ``distance`` on the scores' device, sliced to the class subset if any."""
     matrix = torch.tensor(distance_matrix(distance, options.hierarchy), device=ctx.scores.device)  # a copy
     if matrix.shape != (ctx.scores.shape[1],) * 2:
-        raise ConfigError(f"the {distance} matrix is {tuple(matrix.shape)}, the outputs have {ctx.scores.shape[1]} classes")
+        raise ConfigError(
+            f"the {distance} matrix is {tuple(matrix.shape)}, the outputs have {ctx.scores.shape[1]} classes"
+        )
     if ctx.class_subset is not None:
         matrix = matrix[ctx.class_subset][:, ctx.class_subset]
     return matrix
@@ -56,15 +58,23 @@ def lca_rows(ctx: EvaluationContext, options: LcaOptions) -> list[MetricRow]:
         matrix = evaluated_matrix(ctx, options, distance)
         mistakes = lca_scoring.lca(scores, labels, matrix, check_finite=False)
         top5 = lca_scoring.topk_lca(scores, labels, matrix, k=min(TOPK_LCA, scores.shape[1]), check_finite=False)
-        expected = lca_scoring.elca(scores, labels, matrix, kind=ctx.kind, variant=options.elca_variant,
-                                    check_finite=False)
-        rows += [MetricRow("lca", mistakes.value, distance, denominator=mistakes.count),
-                 MetricRow(f"top{TOPK_LCA}_lca", top5.value, distance, denominator=top5.count),
-                 MetricRow("elca", expected.value, f"{distance}/{options.elca_variant}", denominator=expected.count)]
+        expected = lca_scoring.elca(
+            scores, labels, matrix, kind=ctx.kind, variant=options.elca_variant, check_finite=False
+        )
+        rows += [
+            MetricRow("lca", mistakes.value, distance, denominator=mistakes.count),
+            MetricRow(f"top{TOPK_LCA}_lca", top5.value, distance, denominator=top5.count),
+            MetricRow("elca", expected.value, f"{distance}/{options.elca_variant}", denominator=expected.count),
+        ]
     return rows
 
 
 LCA = MetricFamily(
-    "lca", ("label",), applies, lca_rows, LcaOptions,
+    "lca",
+    ("label",),
+    applies,
+    lca_rows,
+    LcaOptions,
     "LCA distance of mistakes, top-5 LCA and ELCA in the WordNet (or given) hierarchy",
-    "a 'label' ClassLabel over the 1000 ImageNet-1k wnids")
+    "a 'label' ClassLabel over the 1000 ImageNet-1k wnids",
+)

@@ -30,6 +30,7 @@ def applies_to_real_labels(features: Mapping[str, Any], protocol: Mapping[str, A
 
 def rows_for(column: str) -> Compute:
     """``compute`` of the multi-label metrics on the label sets of ``column``."""
+
     def compute(ctx: EvaluationContext, options: None) -> list[MetricRow]:
         result = multilabel_scores(ctx.scores, ctx.joined.columns[column], subgroups_of(ctx.joined.protocol))
         ctx.artifacts[f"multilabel/{column}"] = result
@@ -39,8 +40,18 @@ def rows_for(column: str) -> Compute:
 
 
 MULTILABEL = MetricFamily(
-    "multilabel", ("labels",), applies_to_labels, rows_for("labels"), None,
-    "variable top-k: ASMA (exact, jaccard, recall, hamming), subgroup accuracy, ReaL accuracy")
+    "multilabel",
+    ("labels",),
+    applies_to_labels,
+    rows_for("labels"),
+    None,
+    "variable top-k: ASMA (exact, jaccard, recall, hamming), subgroup accuracy, ReaL accuracy",
+)
 MULTILABEL_REAL = MetricFamily(
-    "multilabel_real", ("real_labels",), applies_to_real_labels, rows_for("real_labels"), None,
-    "variable top-k on ReaL label sets: ASMA, subgroup accuracy (protocol label_count_subgroups)")
+    "multilabel_real",
+    ("real_labels",),
+    applies_to_real_labels,
+    rows_for("real_labels"),
+    None,
+    "variable top-k on ReaL label sets: ASMA, subgroup accuracy (protocol label_count_subgroups)",
+)

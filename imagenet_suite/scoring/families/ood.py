@@ -32,14 +32,17 @@ FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
 
 def applies_to(column: str) -> Applies:
     """``applies`` for a dataset whose ``protocol.ood.group_column`` is ``column`` and has that column."""
+
     def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
         ood = protocol.get("ood")
         return isinstance(ood, Mapping) and ood.get("group_column") == column and column in features
+
     return applies
 
 
 def rows_for(column: str) -> Compute:
     """``compute`` of the OOD metrics grouped by ``column``: per detector, groups + macro + pooled (+ verdict)."""
+
     def compute(ctx: EvaluationContext, options: OodOptions) -> list[MetricRow]:
         check_id_outputs(ctx, options)
         ood = ctx.joined.protocol["ood"]
@@ -58,6 +61,7 @@ def rows_for(column: str) -> Compute:
             if threshold is not None:
                 rows += verdict_rows(detector, grouped, threshold)
         return rows
+
     return compute
 
 
@@ -75,10 +79,15 @@ def grouped_rows(detector: str, grouped: GroupedOOD) -> list[MetricRow]:
 def verdict_rows(detector: str, grouped: GroupedOOD, threshold: float) -> list[MetricRow]:
     """``unit_tests_failed`` (count over tests) and one ``unit_test_failed`` (0/1) per test."""
     failed, count = unit_test_verdict(grouped.fpr_per_group(), threshold)
-    rows = [MetricRow("unit_tests_failed", float(count), f"{detector}:fpr95>{threshold:g}", "", count,
-                      len(grouped.per_group))]
-    rows += [MetricRow("unit_test_failed", float(name in failed), f"{detector}:fpr95>{threshold:g}", name)
-             for name in grouped.per_group]
+    rows = [
+        MetricRow(
+            "unit_tests_failed", float(count), f"{detector}:fpr95>{threshold:g}", "", count, len(grouped.per_group)
+        )
+    ]
+    rows += [
+        MetricRow("unit_test_failed", float(name in failed), f"{detector}:fpr95>{threshold:g}", name)
+        for name in grouped.per_group
+    ]
     return rows
 
 
@@ -94,16 +103,21 @@ def check_id_outputs(ctx: EvaluationContext, options: OodOptions) -> None:
     The ID outputs are validated (finite, distributions) once per options object.
     """
     if options.id_outputs is None:
-        raise ConfigError(f"OOD metrics on {ctx.joined.dataset}/{ctx.joined.config} need the model's outputs on the "
-                          "in-distribution set too: pass --id-outputs FILE (ImageNet val) or "
-                          "score(..., options=ScoreOptions(ood=OodOptions(id_outputs=...)))")
+        raise ConfigError(
+            f"OOD metrics on {ctx.joined.dataset}/{ctx.joined.config} need the model's outputs on the "
+            "in-distribution set too: pass --id-outputs FILE (ImageNet val) or "
+            "score(..., options=ScoreOptions(ood=OodOptions(id_outputs=...)))"
+        )
     ood_outputs, id_outputs = ctx.joined.outputs, options.id_outputs
     if id_outputs.num_classes != ood_outputs.num_classes:
-        raise OutputsError(f"ID outputs have C={id_outputs.num_classes} scores per row but the OOD outputs have "
-                           f"C={ood_outputs.num_classes}: both must come from the same model")
+        raise OutputsError(
+            f"ID outputs have C={id_outputs.num_classes} scores per row but the OOD outputs have "
+            f"C={ood_outputs.num_classes}: both must come from the same model"
+        )
     if id_outputs.kind != ood_outputs.kind:
-        raise OutputsError(f"ID outputs are {id_outputs.kind!r} but OOD outputs are {ood_outputs.kind!r}: save both "
-                           "the same way")
+        raise OutputsError(
+            f"ID outputs are {id_outputs.kind!r} but OOD outputs are {ood_outputs.kind!r}: save both the same way"
+        )
     if "validated" not in options.cache:
         id_outputs.validate()
         options.cache["validated"] = True
@@ -129,19 +143,37 @@ def scores(ctx: EvaluationContext, options: OodOptions, detector: str) -> tuple[
     key = f"id/{detector}"
     if key not in options.cache:
         id_features = options.id_features.aligned(options.id_outputs.ids, "ID outputs").to(device) if features else None
-        options.cache[key] = detector_scores(detector, options.id_outputs.values.to(device), options.id_outputs.kind,
-                                             id_features, options.stats)
+        options.cache[key] = detector_scores(
+            detector, options.id_outputs.values.to(device), options.id_outputs.kind, id_features, options.stats
+        )
     ood_features = options.ood_features.aligned(ctx.joined.outputs.ids, "OOD outputs").to(device) if features else None
-    ood_scores = detector_scores(detector, ctx.joined.outputs.values, ctx.joined.outputs.kind, ood_features, options.stats)
+    ood_scores = detector_scores(
+        detector, ctx.joined.outputs.values, ctx.joined.outputs.kind, ood_features, options.stats
+    )
     return options.cache[key], ood_scores
 
 
 OOD_DETECTION = MetricFamily(
-    "ood_detection", ("ood_class",), applies_to("ood_class"), rows_for("ood_class"), OodOptions,
-    "OOD detection per NINCO class vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT")
+    "ood_detection",
+    ("ood_class",),
+    applies_to("ood_class"),
+    rows_for("ood_class"),
+    OodOptions,
+    "OOD detection per NINCO class vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT",
+)
 OOD_DETECTION_DATASETS = MetricFamily(
-    "ood_detection_datasets", ("source_dataset",), applies_to("source_dataset"), rows_for("source_dataset"), OodOptions,
-    "OOD detection per (cleaned) popular OOD dataset vs the ID set")
+    "ood_detection_datasets",
+    ("source_dataset",),
+    applies_to("source_dataset"),
+    rows_for("source_dataset"),
+    OodOptions,
+    "OOD detection per (cleaned) popular OOD dataset vs the ID set",
+)
 OOD_UNIT_TESTS = MetricFamily(
-    "ood_unit_tests", ("test",), applies_to("test"), rows_for("test"), OodOptions,
-    "OOD unit tests: metrics per test and the number failed (FPR@95 > the fail threshold, 10 % by default)")
+    "ood_unit_tests",
+    ("test",),
+    applies_to("test"),
+    rows_for("test"),
+    OodOptions,
+    "OOD unit tests: metrics per test and the number failed (FPR@95 > the fail threshold, 10 % by default)",
+)

@@ -25,6 +25,11 @@ def mapped_topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[Metri
 
 
 MAPPED_TOPK_ACCURACY = MetricFamily(
-    "mapped_topk_accuracy", ("objectnet_label",), applies_class_mapping, mapped_topk_rows, TopkOptions,
+    "mapped_topk_accuracy",
+    ("objectnet_label",),
+    applies_class_mapping,
+    mapped_topk_rows,
+    TopkOptions,
     "top-k over the dataset's own classes, each scored by the max of its mapped ImageNet logits (ObjectNet)",
-    "protocol mapping_rule='max_over_mapped_logits' and its label_column")
+    "protocol mapping_rule='max_over_mapped_logits' and its label_column",
+)

@@ -20,6 +20,7 @@ from ..robustness import summarize, summary_rows
 
 def applies_with(label: str) -> Applies:
     """``applies`` for corruption + severity columns and ``label`` (``label16`` needs imagenet_16)."""
+
     def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
         if "corruption" not in features or "severity" not in features or label not in features:
             return False
@@ -44,8 +45,18 @@ def robustness16_rows(ctx: EvaluationContext, options: None) -> list[MetricRow]:
 
 
 ROBUSTNESS = MetricFamily(
-    "robustness", ("corruption", "severity", "label"), applies_with("label"), robustness_rows, None,
-    "accuracy per corruption and severity, mean, pooled, C-robustness vs clean rows")
+    "robustness",
+    ("corruption", "severity", "label"),
+    applies_with("label"),
+    robustness_rows,
+    None,
+    "accuracy per corruption and severity, mean, pooled, C-robustness vs clean rows",
+)
 ROBUSTNESS16 = MetricFamily(
-    "robustness16", ("corruption", "severity", "label16"), applies_with("label16"), robustness16_rows, None,
-    "16-class accuracy per corruption and severity (model-vs-human sets), C-robustness")
+    "robustness16",
+    ("corruption", "severity", "label16"),
+    applies_with("label16"),
+    robustness16_rows,
+    None,
+    "16-class accuracy per corruption and severity (model-vs-human sets), C-robustness",
+)

@@ -19,6 +19,7 @@ from ..results import MetricRow
 
 def imagenet16_with(*columns: str) -> Applies:
     """``applies`` for a dataset with the imagenet_16 decision mapping and all of ``columns``."""
+
     def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
         return protocol.get("decision_mapping") == shape.IMAGENET_16_MAPPING and all(c in features for c in columns)
 
@@ -47,9 +48,20 @@ def accuracy16_rows(ctx: EvaluationContext, options: None) -> list[MetricRow]:
 
 
 SHAPE_BIAS = MetricFamily(
-    "shape_bias", ("shape_label16", "texture_label16"), imagenet16_with("shape_label16", "texture_label16"),
-    shape_bias_rows, None, "cue-conflict shape bias, pooled and per shape category",
-    "protocol decision_mapping='imagenet_16' and columns 'shape_label16', 'texture_label16'")
+    "shape_bias",
+    ("shape_label16", "texture_label16"),
+    imagenet16_with("shape_label16", "texture_label16"),
+    shape_bias_rows,
+    None,
+    "cue-conflict shape bias, pooled and per shape category",
+    "protocol decision_mapping='imagenet_16' and columns 'shape_label16', 'texture_label16'",
+)
 ACCURACY16 = MetricFamily(
-    "accuracy16", ("label16",), imagenet16_with("label16"), accuracy16_rows, None, "16-class accuracy",
-    "protocol decision_mapping='imagenet_16' and a 'label16' column")
+    "accuracy16",
+    ("label16",),
+    imagenet16_with("label16"),
+    accuracy16_rows,
+    None,
+    "16-class accuracy",
+    "protocol decision_mapping='imagenet_16' and a 'label16' column",
+)

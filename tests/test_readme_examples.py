@@ -1,0 +1,66 @@
+"""The documentation's examples name commands, flags and modules that exist.
+
+Every ``imagenet-suite ...`` line of a bash block in README.md and DEVELOPERS.md is parsed by the
+real argument parser (optional ``[parts]`` included, the first of ``a|b`` alternatives taken), and
+every ``from imagenet_suite... import ...`` line of a python block is executed. A renamed command,
+flag, config or module fails here, naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from imagenet_suite.cli import build_parser
+from tests.helpers import REPO_ROOT
+
+DOCS = ("README.md", "DEVELOPERS.md")
+
+
+def _blocks(language: str) -> list[tuple[str, str]]:
+    """``(document, line)`` for every line of every ``language`` code block, continuations joined."""
+    found = []
+    for doc in DOCS:
+        text = (REPO_ROOT / doc).read_text(encoding="utf-8")
+        for block in re.findall(rf"```{language}\n(.*?)```", text, re.S):
+            found += [(doc, line) for line in block.replace("\\\n", " ").splitlines()]
+    return found
+
+
+def _command_lines() -> list[tuple[str, str]]:
+    lines = []
+    for doc, line in _blocks("bash"):
+        line = line.split(" #")[0].strip().removeprefix("uv run ")
+        if line.startswith("imagenet-suite "):
+            lines.append((doc, line))
+    return lines
+
+
+def _argv(line: str) -> list[str]:
+    while re.search(r"\[[^\[\]]*\]", line):
+        line = re.sub(r"\[([^\[\]]*)\]", r"\1", line)
+    return [word.split("|")[0] for word in shlex.split(line)[1:]]
+
+
+COMMANDS = _command_lines()
+IMPORTS = [(doc, line.strip()) for doc, line in _blocks("python") if line.strip().startswith("from imagenet_suite")]
+
+
+def test_the_documents_have_examples():
+    assert len(COMMANDS) >= 20 and len(IMPORTS) >= 3
+
+
+@pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[line[:60] for _, line in COMMANDS])
+def test_every_documented_command_parses(doc, line):
+    try:
+        args = build_parser().parse_args(_argv(line))
+    except SystemExit:
+        pytest.fail(f"{doc}: the parser refuses {line!r}")
+    assert callable(args.func)
+
+
+@pytest.mark.parametrize(("doc", "line"), IMPORTS, ids=[line for _, line in IMPORTS])
+def test_every_documented_import_works(doc, line):
+    exec(compile(line, doc, "exec"), {})
