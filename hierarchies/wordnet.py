@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
-import shutil
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -46,6 +44,7 @@ from pathlib import Path
 import platformdirs
 
 from imagenet_suite.errors import HierarchyError, UnknownClass, WordNetMissing
+from imagenet_suite.files import atomic_write_bytes
 
 from .tree import Tree
 
@@ -236,15 +235,11 @@ def _stage_copy(folder: Path, target: Path) -> None:
                 raise WordNetMissing(f"WordNet folder {folder} lacks {name}; {HOW_TO_GET_WORDNET}")
             continue
         if not dst.is_file() or dst.stat().st_size != src.stat().st_size or dst.stat().st_mtime < src.stat().st_mtime:
-            part = f"{dst}.{os.getpid()}.part"  # per process: parallel test workers may stage at once
-            shutil.copyfile(src, part)
-            os.replace(part, dst)
+            atomic_write_bytes(dst, src.read_bytes(), durable=False, shared=True)  # parallel stagers may race
     lines = "".join(f"{i:02d}\t{name}\t{_LEX_POS[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES))
     lexnames = target / "lexnames"
     if not lexnames.is_file() or lexnames.read_text() != lines:
-        part = f"{lexnames}.{os.getpid()}.part"
-        Path(part).write_text(lines)
-        os.replace(part, lexnames)
+        atomic_write_bytes(lexnames, lines.encode(), durable=False, shared=True)
 
 
 def _checked(reader, where: str):

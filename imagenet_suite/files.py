@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import mmap
 import os
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -223,22 +224,30 @@ def replace_durably(tmp: str | Path, final: str | Path) -> None:
     fsync_dir(Path(final).parent)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a crash leaves the old file or the new one, never a mix.
+def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True, shared: bool = False) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a mix.
 
-    The bytes go to ``path.incomplete``, which is removed again if writing fails (disk full).
+    The bytes go to ``path.incomplete``, which is removed again if writing fails (disk full), then
+    are renamed to ``path``. ``durable``: fsync the data before the rename, so that a crash of the
+    machine also leaves the old or the new file (False for caches that are rebuilt when lost).
+    ``shared``: several processes or threads may write ``path`` at once (a cache filled in parallel);
+    each then writes its own ``path.<pid>.<thread>.incomplete`` and the last rename wins.
     """
-    tmp = incomplete_path(path)
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}{INCOMPLETE}") if shared else None
+    tmp = tmp or incomplete_path(path)
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(Path(path).parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def _hash_folder_main() -> None:

@@ -38,7 +38,7 @@ from PIL import Image
 
 from ..build.card import content_hash
 from ..build.dataset_folder import DatasetFolder
-from ..files import sha256_file
+from ..files import atomic_write_bytes, sha256_file
 from ..images import inspect_image
 from ..scoring.outputs import ModelOutputs
 from . import database, documents, views
@@ -281,9 +281,7 @@ def _materialise(folder: Path, row_id: str, stored_path: str | None, image_forma
         stem += "-" + hashlib.sha256(row_id.encode()).hexdigest()[:8]
     path = folder / f"{stem}{suffix}"
     if not (path.is_file() and path.stat().st_size == len(data)):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        atomic_write_bytes(path, data, durable=False, shared=True)  # a cache: rebuilt from the dataset if lost
     return path
 
 
