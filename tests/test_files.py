@@ -16,12 +16,12 @@ def test_replaces_the_old_file_and_leaves_no_temporary(tmp_path):
     assert path.read_bytes() == b"new" and sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_a_failed_write_keeps_the_old_file_and_removes_its_temporary(tmp_path, shared):
+@pytest.mark.parametrize("own_temp_file", [False, True])
+def test_a_failed_write_keeps_the_old_file_and_removes_its_temporary(tmp_path, own_temp_file):
     path = tmp_path / "table.csv"
     path.write_bytes(b"old")
     with pytest.raises(TypeError):
-        atomic_write_bytes(path, "not bytes", shared=shared)  # fails inside write(), after the temp file exists
+        atomic_write_bytes(path, "not bytes", shared=own_temp_file)  # fails inside write(), after the temp file exists
     assert path.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
 
 
