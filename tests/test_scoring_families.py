@@ -43,6 +43,7 @@ EXPECTED_FAMILIES = [
     "multilabel_real",
     "ood_detection",
     "ood_detection_datasets",
+    "ood_detection_set",
     "ood_unit_tests",
     "mapped_topk_accuracy",
     "robustness",

@@ -72,6 +72,10 @@ def test_ood_metrics_apply_by_protocol():
     )
     assert "ood_unit_tests" in applicable_metrics({"test": {}}, {"ood": {"group_column": "test", "unit_tests": True}})
     assert not {"ood_detection", "ood_unit_tests"} & set(applicable_metrics({"label": {"_type": "ClassLabel"}}, {}))
+    assert applicable_metrics({"id": {}}, {"ood": True}) == ["ood_detection_set"]  # ImageNet-O: no groups
+    assert applicable_metrics({"id": {}}, {"ood": {"in_distribution": "imagenet_1k"}}) == ["ood_detection_set"]
+    grouped = applicable_metrics({"test": {}}, {"ood": {"group_column": "test", "unit_tests": True}})
+    assert "ood_detection_set" not in grouped and not set(applicable_metrics({"id": {}}, {"ood": False}))
 
 
 def test_report_rows_equal_the_metric_functions(ood_folder, outputs):

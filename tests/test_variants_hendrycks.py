@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tarfile
 
 import pyarrow.parquet as pq
@@ -106,8 +107,44 @@ def test_o_has_no_label_so_no_accuracy_is_ever_computed(tmp_path):
     assert "label" not in table.column_names
     assert table.column("filtered_against").to_pylist() == [3, 3, 600, 999]
     outputs = ModelOutputs(torch.zeros(4, 1000), table.column("id").to_pylist())
-    with pytest.raises(ConfigError, match=r"no metric family applies .*'ood': True"):
+    with pytest.raises(ConfigError, match=r"need the model's outputs on the in-distribution set too"):
         score(folder, outputs)
+
+
+def test_o_is_scored_as_one_ood_set_against_the_id_outputs(tmp_path):
+    """ImageNet-O (protocol ``ood: true``, no groups): AUROC, both FPR@95 and AUPR per detector, as the
+    metric functions give them on the same scores; no accuracy row."""
+    import torch
+
+    from imagenet_suite.scoring import ModelOutputs, OodOptions, ScoreOptions, ood, score
+
+    manual = _tar_with(tmp_path, "imagenet-o", fx.imagenet_o_images())
+    folder = fx.build("imagenet_o", manual, tmp_path / "out")
+    ids = pq.read_table(sorted((folder / "default").glob("*.parquet"))).column("id").to_pylist()
+    generator = torch.Generator().manual_seed(0)
+    id_logits = torch.randn(50, 1000, generator=generator)
+    id_logits[:, 7] += torch.linspace(0, 8, 50)  # confident on most ID images
+    ood_logits = torch.randn(len(ids), 1000, generator=generator)
+    ood_logits[0, 3] += 9  # one OOD image looks ID
+    id_outputs = ModelOutputs(id_logits, [f"val_{i}" for i in range(50)])
+    report = score(folder, ModelOutputs(ood_logits, ids), options=ScoreOptions(ood=OodOptions(id_outputs=id_outputs)))
+    assert report.meta["metrics"] == ["ood_detection_set"]
+    assert set(report.table.metric) == set(ood.METRIC_NAMES) and set(report.table.subgroup) == {""}
+    id_msp, ood_msp = (torch.softmax(x.double(), 1).max(1).values for x in (id_logits, ood_logits))
+    expected = ood.grouped_ood_metrics(id_msp, ood_msp, torch.zeros(len(ids), dtype=torch.long), ["imagenet_o"]).pooled
+    assert report.value("auroc", "msp") == pytest.approx(expected["auroc"], abs=1e-12)
+    assert report.value("fpr95", "msp") == expected["fpr95"].value
+    assert report.value("aupr_out", "msp") == pytest.approx(expected["aupr_out"], abs=1e-12)
+    assert {row.variant for row in report.rows} == {"msp", "maxlogit", "energy"}
+
+    from imagenet_suite.cli import main
+
+    torch.save({"ids": ids, "logits": ood_logits}, tmp_path / "o.pt")
+    torch.save({"ids": list(id_outputs.ids), "logits": id_logits}, tmp_path / "val.pt")
+    argv = ["score", str(folder), "--outputs", str(tmp_path / "o.pt"), "--id-outputs", str(tmp_path / "val.pt")]
+    assert main([*argv, "--json", str(tmp_path / "o.json")]) == 0
+    rows = json.loads((tmp_path / "o.json").read_text())["metrics"]
+    assert {(r["metric"], r["variant"]): r["value"] for r in rows}[("auroc", "msp")] == report.value("auroc", "msp")
 
 
 def test_sketch_unknown_folder_in_the_zip_is_named(tmp_path):

@@ -124,8 +124,9 @@ def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path):
     outputs = ModelOutputs(logits, ids)
     dataset = DatasetFolder(folder)
     assert "mapped_topk_accuracy" in report.applicable_metrics(dataset.config_info()["features"], dataset.protocol())
-    assert report.applicable_metrics(dataset.config_info()["features"], dataset.protocol()) == ["mapped_topk_accuracy"]
-    result = report.score(folder, outputs)
+    applicable = report.applicable_metrics(dataset.config_info()["features"], dataset.protocol())
+    assert applicable == ["lca", "mapped_topk_accuracy"]
+    result = report.score(folder, outputs, metrics=["mapped_topk_accuracy"])
     columns = [list(OVERLAP[name]) for name in OBJECTNET_CLASSES]
     for k in (1, 5):
         assert result.value(f"top{k}_accuracy", protocols.MAPPED_VARIANT) == pytest.approx(
@@ -135,3 +136,30 @@ def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path):
     max_rule = _hand_topk(logits[[chair]].numpy(), [labels[chair]], 1, columns)
     assert (first_only, max_rule) == (0.0, 1.0)  # the rule matters for multi-mapped classes
     assert protocols.crop_description(result.meta["protocol"]).startswith("inputs assume a 2 px border crop")
+
+
+def test_objectnet_lca_represents_label_and_prediction_by_their_first_mapped_class(tmp_path):
+    """Seed 004's code: predict among the 113 classes (max over mapped logits), then measure the
+    mistake between the first ImageNet class of the label and of the prediction, in the full tree."""
+    from imagenet_suite.builders.objectnet import OBJECTNET_CLASSES, OVERLAP
+    from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
+
+    folder = fx.build("objectnet", fx.write_objectnet(tmp_path / "m", fx.objectnet_images()), tmp_path / "out")
+    table = pq.read_table(sorted((folder / "imagenet_overlap").glob("*.parquet")), columns=["id", "objectnet_label"])
+    ids, labels = table.column("id").to_pylist(), table.column("objectnet_label").to_pylist()
+    logits = torch.randn(len(ids), 1000, generator=torch.Generator().manual_seed(5))
+    chair = next(row for row, i in enumerate(ids) if i.startswith("chair/"))
+    logits[chair, 559] = 30.0  # a *second* mapped class wins: the prediction is "chair", correct
+    wrong = next(row for row in range(len(ids)) if row != chair)
+    logits[wrong, 765] = 40.0  # rocking chair, the third class of "chair": a mistake, measured from 423
+    columns = [list(OVERLAP[name]) for name in OBJECTNET_CLASSES]
+    result = report.score(folder, ModelOutputs(logits, ids), metrics=["lca"])
+
+    info = imagenet1k_distance_matrix("info")
+    mapped = np.stack([logits.numpy()[:, cols].max(axis=1) for cols in columns], axis=1)
+    predicted = mapped.argmax(axis=1)
+    mistakes = [row for row in range(len(ids)) if predicted[row] != labels[row]]
+    assert chair not in mistakes and wrong in mistakes and predicted[wrong] == OBJECTNET_CLASSES.index("chair")
+    expected = np.mean([info[columns[labels[row]][0], columns[predicted[row]][0]] for row in mistakes])
+    assert result.value("lca", "info") == pytest.approx(expected, rel=1e-6)
+    assert next(r for r in result.rows if r.metric == "lca" and r.variant == "info").denominator == len(mistakes)

@@ -27,7 +27,7 @@ class MetricFamily:
     """One selectable family of metrics.
 
     * ``name`` — what ``--metrics`` / ``score(metrics=...)`` select and ``report.meta["metrics"]`` lists;
-    * ``columns`` — the label columns the join reads for it (images are never read);
+    * ``columns`` — the label columns the join reads for it, those the dataset has (images are never read);
     * ``applies(features, protocol)`` — whether it applies to a dataset, decided from the dataset's
       columns and protocol only, never from user flags; must not raise;
     * ``options`` — the options type it reads from :class:`~imagenet_suite.scoring.options.ScoreOptions`

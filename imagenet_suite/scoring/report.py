@@ -95,7 +95,7 @@ def score(
     features, protocol = folder.config_info(config)["features"], folder.protocol(config)
     chosen = select_metrics(features, protocol, metrics, families)
     named = families_by_name(families)
-    columns = [column for name in chosen for column in named[name].columns]
+    columns = [column for name in chosen for column in named[name].columns if column in features]
     with _cpu_scope(outputs.device):
         joined = join_outputs(folder, outputs, columns, config, split)
         return evaluate(joined, chosen, options, families)

@@ -16,7 +16,8 @@ real_accuracy              classification              ``real_labels``
 shape_bias, accuracy16     shape                       ``protocol.decision_mapping == imagenet_16``
 lca                        lca                         ``label`` over the ImageNet-1k wnids
 multilabel(_real)          multilabel                  list-of-ClassLabel ``labels`` / ``real_labels``
-ood_detection, ...         ood                         ``protocol.ood``
+ood_detection, ...         ood                         ``protocol.ood.group_column``
+ood_detection_set          ood                         ``protocol.ood`` without groups (ImageNet-O)
 mapped_topk_accuracy       protocols                   ``protocol.mapping_rule`` (ObjectNet)
 robustness(16)             robustness                  ``corruption`` + ``severity``
 =========================  ==========================  =========================================
@@ -40,6 +41,7 @@ FAMILIES: tuple[MetricFamily, ...] = (
     multilabel.MULTILABEL_REAL,
     ood.OOD_DETECTION,
     ood.OOD_DETECTION_DATASETS,
+    ood.OOD_DETECTION_SET,
     ood.OOD_UNIT_TESTS,
     protocols.MAPPED_TOPK_ACCURACY,
     robustness.ROBUSTNESS,

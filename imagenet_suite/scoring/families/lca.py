@@ -1,6 +1,8 @@
 """The ``lca`` family of seed 004: mistake severity in a class hierarchy.
 
-Applies to a ``label`` ClassLabel over the 1000 ImageNet-1k wnids. For every distance of
+Applies to a ``label`` ClassLabel over the 1000 ImageNet-1k wnids, and to ObjectNet through its
+class mapping (prediction = the max-over-mapped-logits class; label and prediction each stand in the
+tree for the first ImageNet class they map to, as seed 004's code does). For every distance of
 :class:`~imagenet_suite.scoring.options.LcaOptions` (the variant names it; the distance is never
 implicit) it reports:
 
@@ -10,7 +12,8 @@ implicit) it reports:
   :mod:`imagenet_suite.scoring.lca_scoring` for why the paper's ELCA values are not reproducible).
 
 Matrices come from :mod:`imagenet_suite.scoring.lca_distances`; with a published class subset
-(ImageNet-A/R) the matrix is sliced to the subset like the scores.
+(ImageNet-A/R) the matrix is sliced to the subset like the scores, with a class mapping to the first
+mapped class of each class; ELCA's softmax is then over the evaluated classes.
 """
 
 from __future__ import annotations
@@ -27,35 +30,58 @@ from ..context import EvaluationContext
 from ..family import MetricFamily
 from ..lca_distances import distance_matrix
 from ..options import LcaOptions
+from ..protocols import applies_class_mapping, mapped_scores, mapping_in_label_order
 from ..results import MetricRow
 
 TOPK_LCA = 5
 
 
 def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
-    """True for a ``label`` ClassLabel whose names are exactly the ImageNet-1k wnids."""
+    """True for a ``label`` ClassLabel over exactly the ImageNet-1k wnids, or an ImageNet-1k class
+    mapping (ObjectNet: ``protocol.mapping_rule`` over 1000-way outputs)."""
     label = features.get("label") or {}
-    return label.get("_type") == "ClassLabel" and tuple(label.get("names") or ()) == imagenet_wnids()
+    if label.get("_type") == "ClassLabel" and tuple(label.get("names") or ()) == imagenet_wnids():
+        return True
+    return applies_class_mapping(features, protocol) and protocol.get("num_classes") == len(imagenet_wnids())
 
 
-def evaluated_matrix(ctx: EvaluationContext, options: LcaOptions, distance: str) -> torch.Tensor:
-    """The C×C matrix for ``distance`` on the scores' device, sliced to the class subset if any."""
+def evaluated_classes(ctx: EvaluationContext) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``(scores, labels, leaves)`` in the evaluated class space.
+
+    ``leaves[k]`` is the ImageNet-1k class standing for evaluated class ``k`` in the tree (None: the
+    1000 classes themselves). A class subset (ImageNet-A/R) keeps its columns; a class mapping
+    (ObjectNet) scores each of its classes by the max of its mapped logits and stands for it by the
+    **first** mapped ImageNet class, for the label and the prediction alike (seed 004's code).
+    """
+    protocol = ctx.joined.protocol
+    if "label" not in ctx.joined.columns:  # a class mapping (applies() admitted nothing else)
+        column = protocol["label_column"]
+        mapping = mapping_in_label_order(protocol, ctx.joined.features[column]["names"], ctx.scores.shape[1])
+        leaves = torch.tensor([columns[0] for columns in mapping], device=ctx.scores.device)
+        return mapped_scores(ctx.scores, mapping), ctx.joined.columns[column], leaves
+    if ctx.class_subset is not None:
+        return ctx.scores[:, ctx.class_subset], ctx.labels, ctx.class_subset
+    return ctx.scores, ctx.labels, None
+
+
+def evaluated_matrix(
+    ctx: EvaluationContext, options: LcaOptions, distance: str, leaves: torch.Tensor | None
+) -> torch.Tensor:
+    """The matrix for ``distance`` on the scores' device, restricted to ``leaves`` if given."""
     matrix = torch.tensor(distance_matrix(distance, options.hierarchy), device=ctx.scores.device)  # a copy
     if matrix.shape != (ctx.scores.shape[1],) * 2:
         raise ConfigError(
             f"the {distance} matrix is {tuple(matrix.shape)}, the outputs have {ctx.scores.shape[1]} classes"
         )
-    if ctx.class_subset is not None:
-        matrix = matrix[ctx.class_subset][:, ctx.class_subset]
-    return matrix
+    return matrix if leaves is None else matrix[leaves][:, leaves]
 
 
 def lca_rows(ctx: EvaluationContext, options: LcaOptions) -> list[MetricRow]:
     """``lca``, ``top5_lca`` and ``elca`` rows for every configured distance."""
-    scores = ctx.scores if ctx.class_subset is None else ctx.scores[:, ctx.class_subset]
-    labels, rows = ctx.labels, []
+    scores, labels, leaves = evaluated_classes(ctx)
+    rows = []
     for distance in options.distances:
-        matrix = evaluated_matrix(ctx, options, distance)
+        matrix = evaluated_matrix(ctx, options, distance, leaves)
         mistakes = lca_scoring.lca(scores, labels, matrix, check_finite=False)
         top5 = lca_scoring.topk_lca(scores, labels, matrix, k=min(TOPK_LCA, scores.shape[1]), check_finite=False)
         expected = lca_scoring.elca(
@@ -71,10 +97,10 @@ def lca_rows(ctx: EvaluationContext, options: LcaOptions) -> list[MetricRow]:
 
 LCA = MetricFamily(
     "lca",
-    ("label",),
+    ("label", "objectnet_label"),
     applies,
     lca_rows,
     LcaOptions,
     "LCA distance of mistakes, top-5 LCA and ELCA in the WordNet (or given) hierarchy",
-    "a 'label' ClassLabel over the 1000 ImageNet-1k wnids",
+    "a 'label' ClassLabel over the 1000 ImageNet-1k wnids, or an ImageNet-1k class mapping (ObjectNet)",
 )

@@ -1,7 +1,9 @@
-"""OOD families of seed 002: ``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``.
+"""OOD families of seed 002: ``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``, and
+``ood_detection_set`` for a whole OOD set.
 
-Each applies to a dataset whose ``protocol.ood.group_column`` is its column (``ood_class`` for NINCO
-classes, ``source_dataset`` for the popular OOD sets, ``test`` for unit tests). Every group is
+The grouped ones apply to a dataset whose ``protocol.ood.group_column`` is their column (``ood_class``
+for NINCO classes, ``source_dataset`` for the popular OOD sets, ``test`` for unit tests);
+``ood_detection_set`` applies to an OOD set without groups (ImageNet-O: ``protocol.ood`` is ``true``). Every group is
 scored against the ID set given in :class:`~imagenet_suite.scoring.options.OodOptions`, once per
 detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
 
@@ -63,6 +65,26 @@ def rows_for(column: str) -> Compute:
         return rows
 
     return compute
+
+
+def applies_ungrouped(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
+    """``applies`` for a whole OOD set with no group column: ``protocol.ood`` is ``true`` (ImageNet-O)
+    or a mapping without ``group_column``."""
+    ood = protocol.get("ood")
+    return ood is True or (isinstance(ood, Mapping) and not ood.get("group_column"))
+
+
+def ungrouped_rows(ctx: EvaluationContext, options: OodOptions) -> list[MetricRow]:
+    """``compute`` for a whole OOD set against the ID set: per detector, one row per metric (no subgroup)."""
+    check_id_outputs(ctx, options)
+    everything = torch.zeros(ctx.scores.shape[0], dtype=torch.long, device=ctx.scores.device)
+    rows: list[MetricRow] = []
+    for detector in detectors(ctx, options):
+        id_scores, ood_scores = scores(ctx, options, detector)
+        grouped = grouped_ood_metrics(id_scores, ood_scores, everything, [ctx.joined.dataset], options.tpr)
+        ctx.artifacts[f"ood/{detector}"] = grouped
+        rows += [_metric_row(metric, grouped.pooled[metric], detector, "") for metric in METRIC_NAMES]
+    return rows
 
 
 def grouped_rows(detector: str, grouped: GroupedOOD) -> list[MetricRow]:
@@ -168,6 +190,15 @@ OOD_DETECTION_DATASETS = MetricFamily(
     rows_for("source_dataset"),
     OodOptions,
     "OOD detection per (cleaned) popular OOD dataset vs the ID set",
+)
+OOD_DETECTION_SET = MetricFamily(
+    "ood_detection_set",
+    (),
+    applies_ungrouped,
+    ungrouped_rows,
+    OodOptions,
+    "OOD detection of a whole OOD set (ImageNet-O) vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT",
+    "protocol.ood true (or without group_column)",
 )
 OOD_UNIT_TESTS = MetricFamily(
     "ood_unit_tests",
