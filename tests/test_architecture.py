@@ -10,7 +10,7 @@ lower layer and of its own package; packages that share a layer are independent 
   3  build | perturbations | hierarchies     the dataset-building framework; corruptions; trees and distances
   4  formats                                 parsers of release files that builders and the library share
   5  scoring                                 metrics (LCA ones included) and their families
-  6  curation                                FiftyOne review
+  6  curation | inference                    FiftyOne review; running models over built datasets
   7  builders                                one module per dataset family
   8  commands                                one module per CLI command
   9  cli                                     the ``imagenet-suite`` entry point
@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "imagenet_suite.formats": 4,
     "imagenet_suite.scoring": 5,
     "imagenet_suite.curation": 6,
+    "imagenet_suite.inference": 6,
     "imagenet_suite.builders": 7,
     "imagenet_suite.commands": 8,
     "imagenet_suite.cli": 9,

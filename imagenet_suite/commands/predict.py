@@ -1,0 +1,80 @@
+"""``imagenet-suite predict DATASET_DIR --model MODEL --out FILE``: a model's outputs on a built split.
+
+Writes ``ids`` + ``logits`` (+ ``features`` with ``--features``) to a ``.pt`` file that ``score``
+reads unchanged; prints the file. Logic: :mod:`imagenet_suite.inference`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("predict", help="run a model over a built dataset split; write its outputs file")
+    parser.add_argument("folder", type=Path, metavar="DATASET_DIR")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="timm:<name>, torchvision:<name>, <module>:<callable> or <path/to/file.py>:<callable> (an nn.Module)",
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="outputs file to write (.pt)")
+    parser.add_argument(
+        "--weights",
+        metavar="FILE|none",
+        help="state dict (.safetensors, .pt, .pth); 'none': seeded random init; default: the library's pretrained",
+    )
+    parser.add_argument("--config", help="dataset config (default: the only one built)")
+    parser.add_argument("--split", help="split (default: the only one)")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when available)")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--workers", type=int, default=None, help="DataLoader workers (default: min(4, CPUs))")
+    parser.add_argument("--features", action="store_true", help="also store the penultimate features (OOD detectors)")
+    parser.add_argument("--amp", action="store_true", help="autocast (float16 on CUDA, bfloat16 on CPU)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random init with --weights none")
+    parser.add_argument(
+        "--transform",
+        metavar="MODULE:CALLABLE",
+        help="replace the model's preprocessing: a callable returning a transform (PIL image -> tensor)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import torch
+
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference import load_model, predict
+    from imagenet_suite.inference.models import load_callable
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        torch.device(device)
+    except RuntimeError:
+        raise ConfigError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, ...)") from None
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"--device {device}: this machine has no CUDA device; use --device cpu")
+    loaded = load_model(args.model, args.weights, seed=args.seed)
+    transform = None
+    if args.transform:
+        source, _, name = args.transform.rpartition(":")
+        if not source or not name:
+            raise ConfigError(f"--transform {args.transform!r} must be <module>:<callable> or <file.py>:<callable>")
+        transform = load_callable(args.transform, source, name)()
+    out = predict(
+        args.folder,
+        loaded,
+        args.out,
+        config=args.config,
+        split=args.split,
+        device=device,
+        batch_size=args.batch_size,
+        features=args.features,
+        amp=args.amp,
+        transform=transform,
+        transform_name=args.transform,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
+    print(out)
+    return 0

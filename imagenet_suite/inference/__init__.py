@@ -1,0 +1,7 @@
+"""Running models over built datasets: models.py (load a timm / torchvision / user model, its weights
+and its eval preprocessing) and predict.py (a dataset split -> the outputs file ``score`` reads)."""
+
+from .models import MODEL_FORMS, LoadedModel, load_model
+from .predict import predict
+
+__all__ = ["MODEL_FORMS", "LoadedModel", "load_model", "predict"]

@@ -1,0 +1,319 @@
+"""Run a model over a built dataset split and write its outputs file (``ids`` + ``logits`` [+ ``features``]).
+
+The outputs file is the scorer's contract (:class:`imagenet_suite.scoring.outputs.ModelOutputs`; the
+features part is read by :class:`~imagenet_suite.scoring.ood_detectors.Embeddings`), so
+``imagenet-suite score`` reads it unchanged.
+
+Data path: the split's rows, in dataset order, are cut into batches of ``batch_size`` consecutive rows
+(:func:`split_units`; a batch may span row groups and shards). DataLoader workers each read whole
+batches (``id`` + image bytes only, from the row groups that hold them), decode every image with
+Pillow to RGB as timm's ImageFolder loader does, apply the dataset protocol's steps (ObjectNet's
+border crop first) and the model's preprocessing, and hand the stacked tensor to the main process,
+which runs the model. Batches arrive in order (the DataLoader takes them from its workers in turn),
+so outputs do not depend on the number of workers.
+
+Resume: every finished batch's outputs are written at once to ``<out>.partial/`` beside a manifest of
+what produced them (model, weights, dataset build, config, split, preprocessing, batch size). A run
+that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
+else is refused. The final file is written atomically, rows in dataset order, and the folder removed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+from tqdm.auto import tqdm
+
+from ..build.dataset_folder import SELF_HASH, DatasetFolder
+from ..errors import ConfigError, InvalidSourceData
+from ..files import atomic_write_bytes
+from ..scoring.protocols import border_crop
+from .models import LoadedModel, Transform, squash_transform, weights_digest
+
+MANIFEST = "manifest.json"
+NO_CENTER_CROP = "no center crop"  # PatchML's protocol "preprocessing" says so (seed 001, App. B)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Rows ``offset .. offset+length-1`` of one row group of one Parquet shard."""
+
+    path: str
+    row_group: int
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One model batch: ``rows`` consecutive rows of the split (in dataset order), read from its pieces.
+    The unit of reading, resuming and ordering."""
+
+    index: int
+    rows: int
+    pieces: tuple[Piece, ...]
+
+
+def split_units(folder: DatasetFolder, config: str, split: str, batch_size: int) -> list[Unit]:
+    """The split's rows in dataset order, cut into consecutive batches of ``batch_size`` (the last shorter)."""
+    groups = []
+    for path in folder.split_files(config, split):
+        metadata = pq.ParquetFile(path).metadata
+        groups += [(str(path), group, metadata.row_group(group).num_rows) for group in range(metadata.num_row_groups)]
+    units, pieces, filled = [], [], 0
+    for path, group, rows in groups:
+        offset = 0
+        while offset < rows:
+            length = min(rows - offset, batch_size - filled)
+            pieces.append(Piece(path, group, offset, length))
+            offset, filled = offset + length, filled + length
+            if filled == batch_size:
+                units.append(Unit(len(units), filled, tuple(pieces)))
+                pieces, filled = [], 0
+    if pieces:
+        units.append(Unit(len(units), filled, tuple(pieces)))
+    return units
+
+
+def protocol_transform(loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None) -> Transform:
+    """The preprocessing of one image: the protocol's border crop, then ``override`` or the model's own
+    (resized without a centre crop where the protocol says so)."""
+    transform = override or loaded.transform
+    if override is None and NO_CENTER_CROP in str(protocol.get("preprocessing", "")) and loaded.data_config:
+        transform = squash_transform(loaded.data_config)
+    border = int(protocol.get("border_crop_px") or 0)
+    if not border:
+        return transform
+    return lambda image: transform(border_crop(image, border))
+
+
+class RowGroupImages(IterableDataset):
+    """Yields ``(unit index, ids, [n, 3, H, W] tensor)`` for the given units, split across workers."""
+
+    def __init__(self, units: list[Unit], transform: Transform):
+        self.units = units
+        self.transform = transform
+
+    def __iter__(self) -> Iterator[tuple[int, list[str] | None, torch.Tensor | str]]:
+        """Per unit ``(index, ids, tensor)``; a bad image ends the stream with ``(index, None, message)``
+        (a DataLoader worker's exception would reach the user wrapped in a worker traceback)."""
+        info = get_worker_info()
+        mine = self.units if info is None else self.units[info.id :: info.num_workers]
+        for unit in mine:
+            try:
+                ids, tensor = self.read(unit)
+            except InvalidSourceData as err:
+                yield unit.index, None, str(err)
+                return
+            yield unit.index, ids, tensor
+
+    def read(self, unit: Unit) -> tuple[list[str], torch.Tensor]:
+        from PIL import Image
+
+        ids, tensors = [], []
+        for piece in unit.pieces:
+            table = pq.ParquetFile(piece.path).read_row_group(piece.row_group, columns=["id", "image"])
+            table = table.slice(piece.offset, piece.length)
+            for row_id, image in zip(table.column("id").to_pylist(), table.column("image").to_pylist()):
+                try:
+                    with Image.open(io.BytesIO(image["bytes"])) as opened:
+                        picture = opened.convert("RGB")
+                except Exception as err:
+                    raise InvalidSourceData(
+                        f"{piece.path}: image of row {row_id!r} cannot be decoded ({err})"
+                    ) from None
+                ids.append(row_id)
+                tensors.append(self.transform(picture))
+        return ids, torch.stack(tensors)
+
+
+class FeatureTap:
+    """Captures the input of the model's classifier (the penultimate features) on every forward."""
+
+    def __init__(self, model: nn.Module):
+        head = classifier_of(model)
+        self.features: torch.Tensor | None = None
+        self.handle = head.register_forward_pre_hook(self._keep)
+
+    def _keep(self, module: nn.Module, args: tuple) -> None:
+        self.features = args[0].flatten(1)
+
+    def take(self) -> torch.Tensor:
+        features, self.features = self.features, None
+        if features is None:
+            raise ConfigError("--features: the model's classifier was not called in forward()")
+        return features
+
+
+def classifier_of(model: nn.Module) -> nn.Module:
+    """timm's ``get_classifier()``, else the last ``nn.Linear`` (torchvision and most user models)."""
+    getter = getattr(model, "get_classifier", None)
+    head = getter() if callable(getter) else None
+    if isinstance(head, nn.Module) and not isinstance(head, nn.Identity):
+        return head
+    linears = [module for module in model.modules() if isinstance(module, nn.Linear)]
+    if not linears:
+        raise ConfigError("--features needs a model whose last layer is an nn.Linear classifier (or timm's head)")
+    return linears[-1]
+
+
+def predict(
+    dataset: str | Path | DatasetFolder,
+    loaded: LoadedModel,
+    out: str | Path,
+    *,
+    config: str | None = None,
+    split: str | None = None,
+    device: str | torch.device = "cpu",
+    batch_size: int = 256,
+    features: bool = False,
+    amp: bool = False,
+    transform: Transform | None = None,
+    transform_name: str | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> Path:
+    """Write ``loaded``'s outputs on a dataset split to ``out`` (``.pt``); return ``out``.
+
+    ``transform`` replaces the model's preprocessing (``transform_name`` identifies it for resuming).
+    ``amp``: autocast (float16 on CUDA, bfloat16 on CPU); logits are stored as float32.
+    """
+    folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
+    config = folder.resolve_config(config)
+    split = folder.resolve_split(config, split)
+    if "image" not in folder.column_names(config):
+        raise ConfigError(f"{folder.path} config {config!r} has no 'image' column to run a model on")
+    out = Path(out)
+    if out.suffix != ".pt":
+        raise ConfigError(f"--out {out} must end in .pt (the outputs file `score` reads)")
+    if batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
+    device = torch.device(device)
+    units = split_units(folder, config, split, batch_size)
+    if not units:
+        raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
+    manifest = _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size)
+    partial = _partial_folder(out, manifest)
+    todo = [unit for unit in units if not (partial / _chunk_name(unit)).is_file()]
+    if todo:
+        images = RowGroupImages(todo, protocol_transform(loaded, folder.protocol(config), transform))
+        _run(images, todo, loaded.model, partial, device, features, amp, workers, progress)
+    _merge(units, partial, out, features)
+    shutil.rmtree(partial)
+    return out
+
+
+def _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size) -> dict[str, Any]:
+    return {
+        "dataset": folder.name,
+        "build": folder.build_info.get(SELF_HASH),
+        "config": config,
+        "split": split,
+        "model": loaded.spec,
+        "weights": weights_digest(loaded),
+        "transform": transform_name or "model default",
+        "features": features,
+        "amp": amp,
+        "batch_size": batch_size,
+    }
+
+
+def _partial_folder(out: Path, manifest: dict[str, Any]) -> Path:
+    partial = out.with_name(out.name + ".partial")
+    recorded = partial / MANIFEST
+    if recorded.is_file():
+        found = json.loads(recorded.read_text())
+        if found != manifest:
+            changed = sorted(k for k in manifest if found.get(k) != manifest[k])
+            raise ConfigError(
+                f"{partial} holds partial outputs of a different run (differs in {changed}); "
+                "delete it or choose another --out"
+            )
+        return partial
+    partial.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(recorded, json.dumps(manifest, indent=1, sort_keys=True).encode())
+    return partial
+
+
+def _chunk_name(unit: Unit) -> str:
+    return f"unit_{unit.index:07d}.pt"
+
+
+def _run(images, todo, model, partial, device, features, amp, workers, progress) -> None:
+    workers = min(4, os.cpu_count() or 1) if workers is None else workers
+    loader = DataLoader(
+        images, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda", persistent_workers=False
+    )
+    model.to(device)
+    tap = FeatureTap(model) if features else None
+    autocast = torch.autocast(device.type, torch.float16 if device.type == "cuda" else torch.bfloat16) if amp else None
+    bar = tqdm(total=sum(unit.rows for unit in todo), unit="img", disable=not progress, desc="predict")
+    try:
+        for index, ids, batch in loader:
+            if ids is None:
+                raise InvalidSourceData(batch)
+            _forward(index, ids, batch, model, tap, device, autocast, partial)
+            bar.update(len(ids))
+    finally:
+        bar.close()
+        if tap is not None:
+            tap.handle.remove()
+    missing = [unit.index for unit in todo if not (partial / _chunk_name(unit)).is_file()]
+    if missing:
+        raise ConfigError(f"predict finished without outputs for batches {missing[:5]}")
+
+
+def _forward(index: int, ids: list[str], batch: torch.Tensor, model, tap, device, autocast, partial: Path) -> None:
+    """Run the model on one batch; write its outputs (float32, on the CPU) to the batch's chunk file."""
+    with torch.inference_mode(), autocast or nullcontext():
+        logits = model(batch.to(device, non_blocking=True))
+        feats = tap.take() if tap is not None else None
+    if not isinstance(logits, torch.Tensor) or logits.ndim != 2 or logits.shape[0] != len(ids):
+        raise ConfigError(
+            f"the model must return [batch, classes] logits; it returned {getattr(logits, 'shape', type(logits))}"
+        )
+    chunk = {"ids": ids, "logits": logits.float().cpu()}
+    if feats is not None:
+        chunk["features"] = feats.float().cpu()
+    atomic_write_bytes(partial / f"unit_{index:07d}.pt", _to_bytes(chunk), durable=False)
+
+
+def _to_bytes(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return buffer.getvalue()
+
+
+def _merge(units: list[Unit], partial: Path, out: Path, features: bool) -> None:
+    chunks = [torch.load(partial / _chunk_name(unit), map_location="cpu", weights_only=True) for unit in units]
+    merged: dict[str, Any] = {
+        "ids": [row_id for chunk in chunks for row_id in chunk["ids"]],
+        "logits": torch.cat([chunk["logits"] for chunk in chunks]),
+    }
+    if features:
+        merged["features"] = torch.cat([chunk["features"] for chunk in chunks])
+    atomic_write_bytes(out, _to_bytes(merged))
+
+
+__all__ = [
+    "FeatureTap",
+    "Piece",
+    "RowGroupImages",
+    "Unit",
+    "classifier_of",
+    "predict",
+    "protocol_transform",
+    "split_units",
+]
