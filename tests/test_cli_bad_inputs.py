@@ -386,6 +386,11 @@ CASES: dict[str, dict[str, Case]] = {
             ],
             r"image of row '.*' cannot be decoded \(Image size \(3600000000 pixels\) exceeds limit",
         ),
+        "pretrained weights that cannot be fetched": Case(
+            lambda w: ["predict", str(w.dataset), "--model", "timm:test_resnet", "--out", str(w.root / "p8.pt")],
+            r"model 'timm:test_resnet': the pretrained weights cannot be fetched .*pass --weights FILE",
+            env=lambda w: {"HF_HUB_OFFLINE": "1"},
+        ),
         "a CUDA device on a machine without one": Case(
             lambda w: [
                 "predict",

@@ -97,15 +97,7 @@ def _timm_model(spec: str, name: str, pretrained: bool, seed: int) -> nn.Module:
     if not timm.is_model(name):
         close = timm.list_models(f"*{name.split('_')[0]}*")[:5]
         raise ConfigError(f"model {spec!r}: timm has no model {name!r} (similar: {close})")
-    try:
-        return _seeded(seed, lambda: timm.create_model(name, pretrained=pretrained))
-    except Exception as err:  # hub/network/pretrained-tag errors have many types
-        if not pretrained:
-            raise
-        raise ConfigError(
-            f"model {spec!r}: the pretrained weights cannot be fetched ({type(err).__name__}: "
-            f"{' '.join(str(err).split())[:200]}); pass --weights FILE, or --weights none for a random init"
-        ) from None
+    return _library_model(spec, seed, pretrained, lambda: timm.create_model(name, pretrained=pretrained))
 
 
 def _torchvision_model(spec: str, name: str, pretrained: bool, seed: int) -> nn.Module:
@@ -113,9 +105,15 @@ def _torchvision_model(spec: str, name: str, pretrained: bool, seed: int) -> nn.
 
     if name not in torchvision.models.list_models():
         raise ConfigError(f"model {spec!r}: torchvision has no model {name!r}")
+    weights = "DEFAULT" if pretrained else None
+    return _library_model(spec, seed, pretrained, lambda: torchvision.models.get_model(name, weights=weights))
+
+
+def _library_model(spec: str, seed: int, pretrained: bool, build: Callable[[], nn.Module]) -> nn.Module:
+    """``build()`` under the seed; a failure to fetch pretrained weights becomes a one-line ConfigError."""
     try:
-        return _seeded(seed, lambda: torchvision.models.get_model(name, weights="DEFAULT" if pretrained else None))
-    except Exception as err:
+        return _seeded(seed, build)
+    except Exception as err:  # hub, network and missing-tag errors have many types
         if not pretrained:
             raise
         raise ConfigError(
