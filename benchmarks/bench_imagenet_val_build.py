@@ -63,14 +63,12 @@ def make_jpegs(n: int, seed: int = 0) -> list:
     return images
 
 
-def floor(tar_path: Path, labels: list[int], out: Path, shard_size: int) -> float:
-    """Read the tar sequentially and write the same bytes with pyarrow alone; return seconds."""
-    import tarfile
-
+def write_floor_shard(rows: list[dict], out: Path, shard: int) -> None:
+    """One shard of the floor: the rows as Parquet with pyarrow alone (ours' columns, row groups and
+    compression: image bytes uncompressed, the rest snappy, no dictionaries)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    start = time.perf_counter()
     schema = pa.schema(
         [
             ("id", pa.string()),
@@ -79,26 +77,27 @@ def floor(tar_path: Path, labels: list[int], out: Path, shard_size: int) -> floa
             ("label", pa.int64()),
         ]
     )
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=schema),
+        out / f"floor-{shard:05d}.parquet",
+        row_group_size=100,
+        compression={
+            "image.bytes": "none",
+            "id": "snappy",
+            "file_name": "snappy",
+            "image.path": "snappy",
+            "label": "snappy",
+        },
+        use_dictionary=False,
+    )
+
+
+def floor(tar_path: Path, labels: list[int], out: Path, shard_size: int) -> float:
+    """Read the tar sequentially and write the same bytes with pyarrow alone; return seconds."""
+    import tarfile
+
+    start = time.perf_counter()
     rows, shard = [], 0
-
-    def flush():
-        nonlocal rows, shard
-        table = pa.Table.from_pylist(rows, schema=schema)
-        pq.write_table(
-            table,
-            out / f"floor-{shard:05d}.parquet",
-            row_group_size=100,
-            compression={
-                "image.bytes": "none",
-                "id": "snappy",
-                "file_name": "snappy",
-                "image.path": "snappy",
-                "label": "snappy",
-            },
-            use_dictionary=False,
-        )
-        rows, shard = [], shard + 1
-
     with tarfile.open(tar_path, "r:") as tar:
         for index, member in enumerate(tar):
             data = tar.extractfile(member).read()
@@ -111,26 +110,16 @@ def floor(tar_path: Path, labels: list[int], out: Path, shard_size: int) -> floa
                 }
             )
             if len(rows) == shard_size:
-                flush()
+                write_floor_shard(rows, out, shard)
+                rows, shard = [], shard + 1
     if rows:
-        flush()
+        write_floor_shard(rows, out, shard)
     return time.perf_counter() - start
 
 
 def folder_floor(root: Path, labels: dict[str, int], out: Path, shard_size: int) -> float:
     """Read ``val/<wnid>/*.JPEG`` in sorted order and write the same bytes with pyarrow alone; return seconds."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     start = time.perf_counter()
-    schema = pa.schema(
-        [
-            ("id", pa.string()),
-            ("file_name", pa.string()),
-            ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
-            ("label", pa.int64()),
-        ]
-    )
     files = sorted((folder.name, name) for folder in os.scandir(root / "val") for name in os.listdir(folder.path))
     files.sort(key=lambda wnid_name: wnid_name[1])  # id order, as the build writes
     for shard, first in enumerate(range(0, len(files), shard_size)):
@@ -141,19 +130,7 @@ def folder_floor(root: Path, labels: dict[str, int], out: Path, shard_size: int)
             rows.append(
                 {"id": name[:-5], "file_name": name, "image": {"bytes": data, "path": name}, "label": labels[name[:-5]]}
             )
-        pq.write_table(
-            pa.Table.from_pylist(rows, schema=schema),
-            out / f"floor-{shard:05d}.parquet",
-            row_group_size=100,
-            compression={
-                "image.bytes": "none",
-                "id": "snappy",
-                "file_name": "snappy",
-                "image.path": "snappy",
-                "label": "snappy",
-            },
-            use_dictionary=False,
-        )
+        write_floor_shard(rows, out, shard)
     return time.perf_counter() - start
 
 

@@ -3,7 +3,8 @@
 The suite runs from a bare ``git clone`` with nothing beside it. Real public artifacts that tests read
 are copied into ``tests/data`` (origin, upstream commit, license and checksums in
 ``tests/data/README.md`` and ``tests/data/SHA256SUMS``); the ``test_data`` fixture points there.
-Nothing may be read from beside the checkout (``../shared`` or any other sibling folder).
+Nothing may be read from beside the checkout (a spec or data folder beside it, another checkout,
+any sibling folder).
 
 The guard (``tests/repo_guard.py``, installed here before any test module is imported) is an audit
 hook that records every file open, directory listing, glob, copy, link, rename, ``mkdir``/``chdir``

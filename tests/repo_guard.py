@@ -2,7 +2,7 @@
 
 The test suite must run from a bare ``git clone`` with nothing beside it: every file a test reads lives
 in the repository (real artifacts in ``tests/data``, see its README) or is made by the test in a
-temporary folder. A test that opens ``../shared/...`` (or any sibling of the checkout) passes on a
+temporary folder. A test that opens a file in any sibling folder of the checkout passes on a
 machine that happens to have that folder and fails everywhere else; this guard makes it fail here.
 
 How: :func:`install` adds a :func:`sys.addaudithook` hook (audit hooks cannot be removed; it stays for
@@ -14,7 +14,7 @@ argument (str, bytes or os.PathLike; int file descriptors are ignored) is made a
 and classified by :func:`outside_path`:
 
 * **watched area** -- the folder that contains the repository (``REPO_ROOT.parent``), minus the
-  repository itself. That is exactly where ``../shared`` or another checkout would be. Paths anywhere
+  repository itself. That is exactly where a data folder or another checkout beside it would be. Paths anywhere
   else on the machine (``/usr``, ``/etc``, the Python installation, ...) are not this guard's business.
 * **exclusions** inside the watched area, for a repository cloned into an unusual place:
   the system temp dir (:func:`tempfile.gettempdir`), ``sys.prefix`` / ``sys.base_prefix`` /
@@ -25,7 +25,7 @@ and classified by :func:`outside_path`:
   ``~/.config``, ``~/.local``, ``~/.fiftyone``, ...) are excluded too: that is per-user tool state.
 * An exclusion only counts when it lies strictly inside the watched folder. One that *contains* it
   (a clone in ``/tmp/x/repo``: the temp dir ``/tmp`` holds ``/tmp/x``) is dropped, since the tests'
-  own temporary files then land outside the watched folder anyway and ``/tmp/x/shared`` must still be
+  own temporary files then land outside the watched folder anyway and ``/tmp/x/data`` must still be
   caught. If an exclusion *is* the watched folder (a clone straight into ``/tmp``, or into a virtual
   environment's folder) the guard cannot tell a sibling from scratch space and is off
   (:data:`ACTIVE` is False). It is off as well for a repository at the file-system root (``/repo``:

@@ -49,7 +49,6 @@ from tests.fixtures.patchml_sources import make_object_images, pool_size
 from tests.helpers import REPO_ROOT, folder_bytes, load
 
 TEST_DATA = REPO_ROOT / "tests" / "data"
-WORDNET = Path("/usr/share/wordnet/data.noun")
 
 
 # -- fixtures: one function per builder, laying its sources out in an empty folder -----------------------------
@@ -524,11 +523,6 @@ CASES = [
 BY_NAME = {case.builder: case for case in CASES}
 
 
-def _needs(case: BuilderCase):
-    if case.builder == "wordnet_hierarchy" and not WORDNET.exists():
-        pytest.skip("needs WordNet 3.0 (Debian wordnet-base, installed by .ci/run)")
-
-
 @pytest.fixture()
 def scratch(tmp_path_factory):
     return lambda name: tmp_path_factory.mktemp(name)
@@ -545,7 +539,6 @@ def test_every_builder_has_a_case():
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_builds_and_opens_with_load_dataset(case, scratch, tmp_path):
-    _needs(case)
     folder = first_build(case, scratch)
     for config, splits in case.splits.items():
         for split, rows in splits.items():
@@ -554,20 +547,17 @@ def test_builds_and_opens_with_load_dataset(case, scratch, tmp_path):
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_verifies_every_file_and_image(case, scratch):
-    _needs(case)
     verify_folder(first_build(case, scratch), ImageChecks())
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_two_processes_write_the_same_bytes(case, scratch, tmp_path):
-    _needs(case)
     parallel = build(case, sources_of(case, scratch), tmp_path, num_proc=2)
     assert folder_bytes(parallel) == folder_bytes(first_build(case, scratch))
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_resumes_after_a_crash_to_the_same_bytes(case, scratch, tmp_path, monkeypatch):
-    _needs(case)
     real_rows = runner._checked_rows
 
     def crash_at_the_second_shard(builder, prepared, shard):
@@ -590,7 +580,6 @@ def test_resumes_after_a_crash_to_the_same_bytes(case, scratch, tmp_path, monkey
     ids=lambda value: value.name if isinstance(value, BadInput) else str(value),
 )
 def test_bad_input_is_refused_naming_what_is_wrong(case, bad, scratch, tmp_path):
-    _needs(case)
     with pytest.raises(bad.error, match=bad.match):
         build(case, damaged(case, bad, scratch), tmp_path)
 

@@ -28,6 +28,9 @@ needs_active_guard = pytest.mark.skipif(
 )
 
 
+SIBLING = "spec-folder"  # any folder beside the checkout: the guard does not care about its name
+
+
 def beside(*parts: str) -> Path:
     """A path in the folder around the checkout that does not exist (nothing is ever created there)."""
     path = REPO_ROOT.parent / f"no-such-folder-{uuid.uuid4().hex}" / Path(*parts)
@@ -40,19 +43,21 @@ def beside(*parts: str) -> Path:
 
 @needs_active_guard
 def test_paths_beside_the_repository_are_flagged():
-    shared = REPO_ROOT.parent / "shared" / "data" / "x"
-    assert repo_guard.outside_path(shared) == str(shared)
-    assert repo_guard.outside_path(str(shared)) == str(shared)
-    assert repo_guard.outside_path(os.fsencode(shared)) == str(shared)
-    assert repo_guard.outside_path(REPO_ROOT / ".." / "shared" / "spec" / "seed_000.md") == str(
-        REPO_ROOT.parent / "shared" / "spec" / "seed_000.md"
+    sibling = REPO_ROOT.parent / SIBLING / "data" / "x"
+    assert repo_guard.outside_path(sibling) == str(sibling)
+    assert repo_guard.outside_path(str(sibling)) == str(sibling)
+    assert repo_guard.outside_path(os.fsencode(sibling)) == str(sibling)
+    assert repo_guard.outside_path(REPO_ROOT / ".." / SIBLING / "spec" / "seed_000.md") == str(
+        REPO_ROOT.parent / SIBLING / "spec" / "seed_000.md"
     )
     assert repo_guard.outside_path(REPO_ROOT / "tests" / ".." / ".." / "other-checkout") == str(
         REPO_ROOT.parent / "other-checkout"
     )
     sibling_with_the_repos_name_as_prefix = REPO_ROOT.parent / (REPO_ROOT.name + "-old") / "x"
     assert repo_guard.outside_path(sibling_with_the_repos_name_as_prefix) == str(sibling_with_the_repos_name_as_prefix)
-    assert repo_guard.outside_path("../shared/data", start=str(REPO_ROOT)) == str(REPO_ROOT.parent / "shared" / "data")
+    assert repo_guard.outside_path(f"../{SIBLING}/data", start=str(REPO_ROOT)) == str(
+        REPO_ROOT.parent / SIBLING / "data"
+    )
 
 
 def test_paths_inside_the_repository_temp_dir_and_python_are_accepted(tmp_path):
@@ -86,7 +91,7 @@ def test_exclusions_never_cover_the_whole_watched_folder():
 @needs_active_guard
 def test_opening_listing_and_linking_beside_the_repository_are_recorded(request, tmp_path):
     assert repo_guard.current_test == request.node.nodeid
-    missing = beside("shared", "data", "real.json")
+    missing = beside(SIBLING, "data", "real.json")
     with pytest.raises(FileNotFoundError):
         missing.open("rb").close()  # the audit event comes before the open fails: nothing is created
     with pytest.raises(FileNotFoundError):
@@ -107,7 +112,7 @@ def test_opening_listing_and_linking_beside_the_repository_are_recorded(request,
 
 @needs_active_guard
 def test_subprocess_command_lines_are_checked(request):
-    missing = beside("shared")
+    missing = beside(SIBLING)
     subprocess.run([sys.executable, "-c", "pass", str(missing), f"--manual-dir={missing}", "plain"], check=True)
     found = repo_guard.take(request.node.nodeid)
     assert [(event, path) for _, event, path in found] == [("subprocess.Popen", str(missing))] * 2
@@ -116,7 +121,7 @@ def test_subprocess_command_lines_are_checked(request):
 @needs_active_guard
 def test_a_run_that_reads_beside_the_repository_fails(tmp_path):
     """A pytest run with this suite's guard: the offending test errors in teardown, collection hits fail the run."""
-    missing = beside("shared", "data", "x.csv")
+    missing = beside(SIBLING, "data", "x.csv")
     (tmp_path / "conftest.py").write_text(
         textwrap.dedent("""
         from tests.conftest import (_stay_inside_the_repository, pytest_runtest_protocol, pytest_sessionfinish,

@@ -99,7 +99,7 @@ def protocol_transform(loaded: LoadedModel, protocol: dict[str, Any], override: 
     return lambda image: transform(border_crop(image, border))
 
 
-class RowGroupImages(IterableDataset):
+class BatchImages(IterableDataset):
     """Yields ``(unit index, ids, [n, 3, H, W] tensor)`` for the given units, split across workers."""
 
     def __init__(self, units: list[Unit], transform: Transform):
@@ -206,9 +206,9 @@ def predict(
         raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
     manifest = _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size)
     partial = _partial_folder(out, manifest)
-    todo = [unit for unit in units if not (partial / _chunk_name(unit)).is_file()]
+    todo = [unit for unit in units if not (partial / _chunk_name(unit.index)).is_file()]
     if todo:
-        images = RowGroupImages(todo, protocol_transform(loaded, folder.protocol(config), transform))
+        images = BatchImages(todo, protocol_transform(loaded, folder.protocol(config), transform))
         _run(images, todo, loaded.model, partial, device, features, amp, workers, progress)
     _merge(units, partial, out, features)
     shutil.rmtree(partial)
@@ -247,8 +247,9 @@ def _partial_folder(out: Path, manifest: dict[str, Any]) -> Path:
     return partial
 
 
-def _chunk_name(unit: Unit) -> str:
-    return f"unit_{unit.index:07d}.pt"
+def _chunk_name(index: int) -> str:
+    """The file holding the outputs of batch ``index`` in the ``.partial`` folder."""
+    return f"unit_{index:07d}.pt"
 
 
 def _run(images, todo, model, partial, device, features, amp, workers, progress) -> None:
@@ -270,7 +271,7 @@ def _run(images, todo, model, partial, device, features, amp, workers, progress)
         bar.close()
         if tap is not None:
             tap.handle.remove()
-    missing = [unit.index for unit in todo if not (partial / _chunk_name(unit)).is_file()]
+    missing = [unit.index for unit in todo if not (partial / _chunk_name(unit.index)).is_file()]
     if missing:
         raise ConfigError(f"predict finished without outputs for batches {missing[:5]}")
 
@@ -287,7 +288,7 @@ def _forward(index: int, ids: list[str], batch: torch.Tensor, model, tap, device
     chunk = {"ids": ids, "logits": logits.float().cpu()}
     if feats is not None:
         chunk["features"] = feats.float().cpu()
-    atomic_write_bytes(partial / f"unit_{index:07d}.pt", _to_bytes(chunk), durable=False)
+    atomic_write_bytes(partial / _chunk_name(index), _to_bytes(chunk), durable=False)
 
 
 def _to_bytes(value: Any) -> bytes:
@@ -297,7 +298,7 @@ def _to_bytes(value: Any) -> bytes:
 
 
 def _merge(units: list[Unit], partial: Path, out: Path, features: bool) -> None:
-    chunks = [torch.load(partial / _chunk_name(unit), map_location="cpu", weights_only=True) for unit in units]
+    chunks = [torch.load(partial / _chunk_name(unit.index), map_location="cpu", weights_only=True) for unit in units]
     merged: dict[str, Any] = {
         "ids": [row_id for chunk in chunks for row_id in chunk["ids"]],
         "logits": torch.cat([chunk["logits"] for chunk in chunks]),
@@ -308,9 +309,9 @@ def _merge(units: list[Unit], partial: Path, out: Path, features: bool) -> None:
 
 
 __all__ = [
+    "BatchImages",
     "FeatureTap",
     "Piece",
-    "RowGroupImages",
     "Unit",
     "classifier_of",
     "predict",
