@@ -42,6 +42,7 @@ from tests.builder_harness import (
     first_build,
     sources_of,
 )
+from tests.fixtures import backgrounds_challenge as bg_fx
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import ninco_archive as ninco_fx
 from tests.fixtures import variants as fx
@@ -154,6 +155,14 @@ def perturbations_sources(root: Path) -> Sources:
     )
 
 
+BACKGROUNDS_IMAGES = bg_fx.release_images(("original", "mixed_same", "mixed_rand"))
+
+
+def backgrounds_challenge_sources(root: Path) -> Sources:
+    in_to_in9 = TEST_DATA / "backgrounds_challenge" / "in_to_in9.json"
+    return _pinned(bg_fx.write_release(root / "manual", BACKGROUNDS_IMAGES, in_to_in9), strict_counts=False)
+
+
 def shape_bias_sets_sources(root: Path) -> Sources:
     manual = root / "texture-vs-shape"
     shutil.copytree(TEST_DATA / "texture-vs-shape", manual)
@@ -255,6 +264,16 @@ def _wnids_file(good: Sources, scratch: Path) -> Sources:
 
 def _broken_image_in_folder(manual: Path) -> None:
     (manual / "dogs" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
+
+
+def _backgrounds_archive(images, extra=()):
+    """Damage: the Backgrounds Challenge archive rewritten with ``images`` and ``extra`` members."""
+    return lambda manual: bg_fx.write_archive(manual, images, list(extra))
+
+
+def _wrong_archive_pin(good: Sources, scratch: Path) -> Sources:
+    pins = {**good.pins, bg_fx.ARCHIVE: {**good.pins[bg_fx.ARCHIVE], "sha256": "0" * 64}}
+    return Sources(good.manual_dir, pins, good.inputs, good.options, good.seed)
 
 
 def _broken_edge(manual: Path) -> None:
@@ -475,6 +494,59 @@ CASES = [
                 sources=_options(corruptions="no_such_blur"),
             ),
             BadInput("no input dataset", ManualFileMissing, r"needs a built imagenet_val", sources=_no_inputs),
+        ),
+    ),
+    BuilderCase(
+        "backgrounds_challenge",
+        backgrounds_challenge_sources,
+        {
+            variant: {"validation": _count([im for im in BACKGROUNDS_IMAGES if im.variant == variant])}
+            for variant in ("original", "mixed_same", "mixed_rand")
+        },
+        2,
+        (
+            BadInput(
+                "an unknown class folder",
+                InvalidSourceData,
+                r"backgrounds_challenge_data.tar.gz: class folder '09_tree' is not one of the 9 IN-9 class folders",
+                sources=_repinned(
+                    _backgrounds_archive(
+                        BACKGROUNDS_IMAGES, [("bg_challenge/mixed_same/val/09_tree/x.JPEG", BACKGROUNDS_IMAGES[0].data)]
+                    )
+                ),
+            ),
+            BadInput(
+                "a variant folder missing",
+                InvalidSourceData,
+                r"the variant folder 'mixed_rand' is missing \(the archive holds bg_challenge/\['fg_mask', "
+                r"'mixed_same', 'original'\]",
+                sources=_repinned(
+                    _backgrounds_archive([im for im in BACKGROUNDS_IMAGES if im.variant != "mixed_rand"])
+                ),
+            ),
+            BadInput(
+                "a truncated JPEG",
+                InvalidSourceData,
+                r"backgrounds_challenge_data.tar.gz:bg_challenge/mixed_rand/val/08_fish/cut.JPEG: JPEG .*truncated",
+                sources=_repinned(
+                    _backgrounds_archive(
+                        BACKGROUNDS_IMAGES,
+                        [("bg_challenge/mixed_rand/val/08_fish/cut.JPEG", BACKGROUNDS_IMAGES[0].data[:200])],
+                    )
+                ),
+            ),
+            BadInput(
+                "the archive differs from its pinned sha256",
+                ChecksumMismatch,
+                r"backgrounds_challenge_data.tar.gz: sha256 is [0-9a-f]{64}, expected 0{64}",
+                sources=_wrong_archive_pin,
+            ),
+            BadInput(
+                "in_to_in9.json cut short",
+                ChecksumMismatch,
+                r"in_to_in9.json: size is 1000 bytes, expected 10520",
+                _truncate("in_to_in9.json", 1000),
+            ),
         ),
     ),
     BuilderCase(

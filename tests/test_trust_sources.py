@@ -148,6 +148,7 @@ UNPINNABLE = {
     "silhouette.tar.gz": "model-vs-human v0.1 release asset; no published hash",
     "sketch.tar.gz": "model-vs-human v0.1 release asset; no published hash",
     "stylized.tar.gz": "model-vs-human v0.1 release asset; no published hash",
+    "backgrounds_challenge_data.tar.gz": "MadryLab/backgrounds_challenge 'data' release asset; no published hash",
 }
 IMMUTABLE_URL = re.compile(r"/[0-9a-f]{40}[/.]|zenodo\.org/records?/\d+/")  # a git commit, or a Zenodo record
 

@@ -8,9 +8,10 @@ Modules by role:
 * pure metric functions on tensors, usable alone and registering nothing: classification.py
   (top-k, ReaL, per-class, class subsets), row_statistics.py, calibration.py (ECE conventions,
   class-wise ACE, CE), class_balance.py, shape.py (16-class decisions, shape bias), multilabel.py
-  (variable top-k, ASMA, averaging over seeds), protocols.py (ObjectNet class mapping, border crop),
-  robustness.py, lca_scoring.py + lca_distances.py (LCA, top-5 LCA, ELCA), lca_on_the_line.py,
-  ood.py (AUROC, FPR@95, AUPR) + ood_detectors.py, quba.py, aggregates.py (Sum, Borda, MAC);
+  (variable top-k, ASMA, averaging over seeds), protocols.py (class mappings of ObjectNet and IN-9,
+  border crop), object_focus.py (IN-9 object focus from two accuracies), robustness.py,
+  lca_scoring.py + lca_distances.py (LCA, top-5 LCA, ELCA), lca_on_the_line.py, ood.py (AUROC,
+  FPR@95, AUPR) + ood_detectors.py, quba.py, aggregates.py (Sum, Borda, MAC);
 * evaluation — results.py (``MetricRow``, ``ScoreReport``), options.py (one frozen options type per
   family, gathered in ``ScoreOptions``), context.py (``EvaluationContext``), family.py
   (``MetricFamily``), families/ (one module per family group; ``FAMILIES``, the explicit list),
@@ -28,6 +29,7 @@ from .context import EvaluationContext
 from .families import FAMILIES
 from .family import MetricFamily
 from .join import JoinedSplit, join_outputs
+from .object_focus import object_focus
 from .options import CalibrationOptions, ClassBalanceOptions, LcaOptions, OodOptions, ScoreOptions, TopkOptions
 from .outputs import KINDS, ModelOutputs
 from .quba import DIMENSIONS, quba_score, quba_table
@@ -68,6 +70,7 @@ __all__ = [
     "join_outputs",
     "label_ranks",
     "mean_absolute_correlation",
+    "object_focus",
     "per_class_accuracy",
     "quba_score",
     "quba_table",

@@ -18,7 +18,8 @@ lca                        lca                         ``label`` over the ImageN
 multilabel(_real)          multilabel                  list-of-ClassLabel ``labels`` / ``real_labels``
 ood_detection, ...         ood                         ``protocol.ood.group_column``
 ood_detection_set          ood                         ``protocol.ood`` without groups (ImageNet-O)
-mapped_topk_accuracy       protocols                   ``protocol.mapping_rule`` (ObjectNet)
+mapped_topk_accuracy       protocols                   ``protocol.mapping_rule``: max over mapped logits
+                                                       (ObjectNet, top-k) or argmax then map (IN-9, top-1)
 robustness(16)             robustness                  ``corruption`` + ``severity``
 =========================  ==========================  =========================================
 """

@@ -30,7 +30,7 @@ from ..context import EvaluationContext
 from ..family import MetricFamily
 from ..lca_distances import distance_matrix
 from ..options import LcaOptions
-from ..protocols import applies_class_mapping, mapped_scores, mapping_in_label_order
+from ..protocols import MAX_OVER_MAPPED_LOGITS, applies_class_mapping, mapped_scores, mapping_in_label_order
 from ..results import MetricRow
 
 TOPK_LCA = 5
@@ -38,11 +38,13 @@ TOPK_LCA = 5
 
 def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
     """True for a ``label`` ClassLabel over exactly the ImageNet-1k wnids, or an ImageNet-1k class
-    mapping (ObjectNet: ``protocol.mapping_rule`` over 1000-way outputs)."""
+    mapping scored max-over-mapped-logits (ObjectNet) over 1000-way outputs. Not for argmax-then-map
+    (IN-9): seed 004 defines LCA on ranked classes, which that rule does not give."""
     label = features.get("label") or {}
     if label.get("_type") == "ClassLabel" and tuple(label.get("names") or ()) == imagenet_wnids():
         return True
-    return applies_class_mapping(features, protocol) and protocol.get("num_classes") == len(imagenet_wnids())
+    max_over_mapped = applies_class_mapping(features, protocol, (MAX_OVER_MAPPED_LOGITS,))
+    return max_over_mapped and protocol.get("num_classes") == len(imagenet_wnids())
 
 
 def evaluated_classes(ctx: EvaluationContext) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:

@@ -1,9 +1,18 @@
-"""The ``mapped_topk_accuracy`` family: ObjectNet's class mapping, max over mapped logits.
+"""The ``mapped_topk_accuracy`` family: accuracy through a published class mapping (ObjectNet, IN-9).
 
-Applies when ``protocol.mapping_rule == "max_over_mapped_logits"`` and the dataset has the
-protocol's ``label_column``. Reports ``top<k>_accuracy`` with variant ``class_mapping:max`` for
-every k of :class:`~imagenet_suite.scoring.options.TopkOptions`. Metric functions:
-:mod:`imagenet_suite.scoring.protocols`.
+Applies when ``protocol.mapping_rule`` is one of
+:data:`~imagenet_suite.scoring.protocols.MAPPING_RULES` and the dataset has the protocol's
+``label_column``. What it reports depends on the rule:
+
+* ``"max_over_mapped_logits"`` (ObjectNet): ``top<k>_accuracy`` with variant ``class_mapping:max``
+  for every k of :class:`~imagenet_suite.scoring.options.TopkOptions` (each mapped class scored by
+  the max of its mapped logits);
+* ``"argmax_then_map"`` (IN-9 of the Backgrounds Challenge): ``top1_accuracy`` only, with variant
+  ``class_mapping:argmax`` (the 1000-way top-1 class, ties to the lowest index, mapped to its
+  dataset class; an unmapped top-1 class counts as wrong). Top-k for k > 1 is not defined for this
+  rule — it gives one class per row, not a ranking — so the other ks are not reported.
+
+Metric functions: :mod:`imagenet_suite.scoring.protocols`.
 """
 
 from __future__ import annotations
@@ -11,25 +20,38 @@ from __future__ import annotations
 from ..context import EvaluationContext
 from ..family import MetricFamily
 from ..options import TopkOptions
-from ..protocols import MAPPED_VARIANT, applies_class_mapping, mapped_topk_accuracy, mapping_in_label_order
+from ..protocols import (
+    ARGMAX_MAPPED_VARIANT,
+    ARGMAX_THEN_MAP,
+    MAPPED_VARIANT,
+    applies_class_mapping,
+    argmax_mapped_accuracy,
+    mapped_topk_accuracy,
+    mapping_in_label_order,
+)
 from ..results import MetricRow
 
 
 def mapped_topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:
-    """Top-k over the dataset's own classes, each scored by the max of its mapped columns."""
+    """Accuracy over the dataset's own classes, by the protocol's mapping rule (see the module docstring)."""
     protocol = ctx.joined.protocol
     column = protocol["label_column"]
     mapping = mapping_in_label_order(protocol, ctx.joined.features[column]["names"], ctx.scores.shape[1])
-    counted = mapped_topk_accuracy(ctx.scores, ctx.joined.columns[column], mapping, options.ks)
+    labels = ctx.joined.columns[column]
+    if protocol["mapping_rule"] == ARGMAX_THEN_MAP:
+        counted = argmax_mapped_accuracy(ctx.scores, labels, mapping, top1=ctx.top_classes[:, 0])
+        return [MetricRow.fraction("top1_accuracy", counted, ARGMAX_MAPPED_VARIANT)]
+    counted = mapped_topk_accuracy(ctx.scores, labels, mapping, options.ks)
     return [MetricRow.fraction(f"top{k}_accuracy", counted[k], MAPPED_VARIANT) for k in options.ks]
 
 
 MAPPED_TOPK_ACCURACY = MetricFamily(
     "mapped_topk_accuracy",
-    ("objectnet_label",),
+    ("objectnet_label", "label9"),
     applies_class_mapping,
     mapped_topk_rows,
     TopkOptions,
-    "top-k over the dataset's own classes, each scored by the max of its mapped ImageNet logits (ObjectNet)",
-    "protocol mapping_rule='max_over_mapped_logits' and its label_column",
+    "accuracy over the dataset's own classes through its published class mapping: top-k by the max of each "
+    "class's mapped ImageNet logits (ObjectNet), or top-1 by the mapped 1000-way argmax (IN-9)",
+    "protocol mapping_rule 'max_over_mapped_logits' or 'argmax_then_map' and its label_column",
 )
