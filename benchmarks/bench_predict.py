@@ -7,13 +7,19 @@ Then, with the same model (timm, random init), eval transform, batch size and Da
              the model's eval transform, a ``DataLoader`` (pinned memory on CUDA), forward in
              ``inference_mode`` (autocast with ``--amp``), logits moved to the CPU;
 * ours     — :func:`imagenet_suite.inference.predict` on the built dataset (Parquet row groups ->
-             DataLoader workers -> model; outputs file written, resume chunks included).
+             DataLoader workers -> model; outputs file written, resume chunks included). On CUDA its
+             default GPU decode path: workers pass JPEG bytes, nvJPEG decodes each batch, the eval
+             transform runs on the GPU;
+* ours, CPU decode (CUDA only) — the same with ``gpu_decode=False`` (Pillow in the workers, as the
+             baseline does), to show what the GPU decode path buys.
 
-Both are warmed up, then rounds alternate which goes first; the best of each is printed as images/s with the ratio ours/baseline.
+All are warmed up, then rounds rotate which goes first; the best of each is printed as images/s with
+the ratio to the baseline.
 Usage:
     uv run --frozen python benchmarks/bench_predict.py [--images 512] [--model resnet18] [--device cpu]
         [--batch-size 64] [--workers 2] [--amp] [--rounds 3]
 GPU (issue target): --model resnet50 --device cuda --batch-size 256 --amp --images 5000
+Quick check on a CPU: --images 32 --model test_resnet --batch-size 16 --rounds 1
 """
 
 from __future__ import annotations
@@ -71,12 +77,26 @@ def baseline(images: Path, loaded, device: torch.device, batch_size: int, worker
     return time.perf_counter() - start
 
 
-def ours(dataset: Path, loaded, device, batch_size: int, workers: int, amp: bool, out: Path) -> float:
+def ours(
+    dataset: Path, loaded, device, batch_size: int, workers: int, amp: bool, out: Path, gpu_decode: bool | None = None
+) -> float:
     from imagenet_suite.inference import predict
 
     out.unlink(missing_ok=True)
     start = time.perf_counter()
-    predict(dataset, loaded, out, device=device, batch_size=batch_size, workers=workers, amp=amp, progress=False)
+    predict(
+        dataset,
+        loaded,
+        out,
+        device=device,
+        batch_size=batch_size,
+        workers=workers,
+        amp=amp,
+        progress=False,
+        gpu_decode=gpu_decode,
+    )
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     return time.perf_counter() - start
 
 
@@ -100,27 +120,39 @@ def main() -> None:
         root = Path(tmp)
         write_images(root / "images", args.images)
         dataset = build_dataset("imagenet_val", root / "out", ["default"], manual_dir=root / "images", progress=False)
+        common = (device, args.batch_size, args.workers, args.amp)
         runners = {
-            "baseline": lambda: baseline(root / "images", loaded, device, args.batch_size, args.workers, args.amp),
-            "ours": lambda: ours(dataset, loaded, device, args.batch_size, args.workers, args.amp, root / "o.pt"),
+            "baseline": lambda: baseline(root / "images", loaded, *common),
+            "ours": lambda: ours(dataset, loaded, *common, root / "o.pt"),
         }
+        if device.type == "cuda":
+            runners["ours_cpu_decode"] = lambda: ours(dataset, loaded, *common, root / "c.pt", gpu_decode=False)
         for run in runners.values():  # warm-up: imports, kernels, page cache
             run()
-        times: dict[str, list[float]] = {"baseline": [], "ours": []}
-        for round_index in range(args.rounds):  # alternate who goes first: no order bias
-            order = ("baseline", "ours") if round_index % 2 == 0 else ("ours", "baseline")
-            for name in order:
+        times: dict[str, list[float]] = {name: [] for name in runners}
+        names = list(runners)
+        for round_index in range(args.rounds):  # rotate who goes first: no order bias
+            for name in names[round_index % len(names) :] + names[: round_index % len(names)]:
                 times[name].append(runners[name]())
     cpus = torch.get_num_threads()
     print(
         f"{args.images} JPEGs 500x375, timm:{args.model} (random init), {device}, batch {args.batch_size}, "
-        f"{args.workers} workers, amp {args.amp}, torch threads {cpus}; best of {args.rounds} alternating rounds"
+        f"{args.workers} workers, amp {args.amp}, torch threads {cpus}; best of {args.rounds} rotating rounds"
     )
     best = {name: min(values) for name, values in times.items()}
-    for name, label in (("baseline", "timm validate.py loop (ImageFolder)"), ("ours", "imagenet-suite predict")):
+    labels = {
+        "baseline": "timm validate.py loop (ImageFolder)",
+        "ours": "imagenet-suite predict" + (" (GPU decode)" if device.type == "cuda" else ""),
+        "ours_cpu_decode": "imagenet-suite predict (--no-gpu-decode)",
+    }
+    for name in times:
         runs = " ".join(f"{t:.2f}" for t in times[name])
-        print(f"  {label:38s} {best[name]:7.2f} s  {args.images / best[name]:8.1f} images/s   (runs: {runs} s)")
-    print(f"ratio predict / timm loop (images/s): {best['baseline'] / best['ours']:.2f}x")
+        print(f"  {labels[name]:42s} {best[name]:7.2f} s  {args.images / best[name]:8.1f} images/s   (runs: {runs} s)")
+    print(f"ratio {labels['ours']} / timm loop (images/s): {best['baseline'] / best['ours']:.2f}x")
+    if "ours_cpu_decode" in best:
+        print(
+            f"ratio {labels['ours_cpu_decode']} / timm loop (images/s): {best['baseline'] / best['ours_cpu_decode']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

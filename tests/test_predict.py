@@ -6,6 +6,7 @@ included), split into 3 shards so that resuming has row groups to skip.
 
 from __future__ import annotations
 
+import functools
 import io
 import textwrap
 
@@ -263,3 +264,304 @@ def test_amp_on_the_cpu_stays_close_to_float32(val, tmp_path):
     assert mixed["logits"].dtype == torch.float32 and mixed["ids"] == plain["ids"]
     assert not torch.equal(mixed["logits"], plain["logits"])  # autocast really ran in bfloat16
     assert torch.allclose(mixed["logits"], plain["logits"], atol=0.15, rtol=0.05)
+
+
+# -- the GPU decode path ----------------------------------------------------------------------------
+# Tolerance: on the CPU, torchvision's decode_jpeg and Pillow are both libjpeg-turbo, so the decoded
+# pixels are identical; the tensor preprocessing resizes in float32 (antialiased, rounded to levels as
+# PIL's 8-bit resize is) where PIL uses fixed-point weights, so a pixel may land one level (1/255)
+# apart. Measured: max 1 level, mean 0.1-0.2 levels, over every config below.
+LEVELS = 1.0 + 1e-3  # float32 slack of un-normalizing
+
+
+def smooth_jpeg(width: int, height: int, seed: int = 0, **options) -> bytes:
+    """A photo-like JPEG: a smooth random field plus mild noise (ImageNet-like spectra)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, size=(max(2, height // 8), max(2, width // 8), 3), dtype=np.uint8)
+    picture = Image.fromarray(small).resize((width, height), Image.BILINEAR)
+    noisy = np.clip(np.asarray(picture, dtype=np.int16) + rng.normal(0, 6, (height, width, 3)), 0, 255)
+    buffer = io.BytesIO()
+    Image.fromarray(noisy.astype(np.uint8)).save(buffer, format="JPEG", quality=90, **options)
+    return buffer.getvalue()
+
+
+def encoded(image: Image.Image, **options) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, **({"format": "JPEG", "quality": 90} | options))
+    return buffer.getvalue()
+
+
+@functools.cache
+def device_fixtures() -> list[bytes]:
+    """Baseline 4:2:0 JPEGs of several sizes and aspect ratios, progressive, 4:4:4 and 4:2:2."""
+    sizes = [(500, 375), (375, 500), (64, 48), (1000, 100), (33, 200), (160, 160), (121, 89)]
+    jpegs = [smooth_jpeg(w, h, seed=i) for i, (w, h) in enumerate(sizes)]
+    jpegs += [smooth_jpeg(300, 200, 7, progressive=True), smooth_jpeg(300, 200, 8, subsampling=0)]
+    return [*jpegs, smooth_jpeg(200, 300, 9, subsampling=1)]
+
+
+def levels_apart(got: torch.Tensor, expected: torch.Tensor, std) -> torch.Tensor:
+    """|difference| of two normalized batches in 8-bit levels."""
+    return ((got - expected) * torch.tensor(std)[:, None, None] * 255).abs()
+
+
+@functools.cache
+def eval_transforms() -> dict[str, object]:
+    import torchvision
+    from timm.data import create_transform, resolve_data_config
+
+    base = resolve_data_config({}, model=load_model("timm:test_resnet", "none").model)
+    configs = {
+        "timm default (bilinear, crop_pct 0.95)": base,
+        "bicubic, ImageNet mean/std, 224 crop 0.875": {
+            **base,
+            "interpolation": "bicubic",
+            "input_size": (3, 224, 224),
+            "crop_pct": 0.875,
+            "mean": (0.485, 0.456, 0.406),
+            "std": (0.229, 0.224, 0.225),
+        },
+        "non-square input": {**base, "input_size": (3, 160, 192)},
+        "squash (PatchML)": {**base, "crop_pct": 1.0, "crop_mode": "squash"},
+        "border mode": {**base, "crop_mode": "border"},
+    }
+    transforms = {name: create_transform(**config) for name, config in configs.items()}
+    transforms["torchvision weights preset"] = torchvision.models.get_model_weights("resnet18").DEFAULT.transforms()
+    return transforms
+
+
+@pytest.mark.parametrize("border", [0, 2])
+@pytest.mark.parametrize("name", list(eval_transforms()))
+def test_tensor_preprocessing_matches_the_pil_transform(name, border):
+    from imagenet_suite.inference.gpu_decode import decode_jpegs, tensor_transform
+    from imagenet_suite.scoring.protocols import border_crop
+
+    transform = eval_transforms()[name]
+    preprocess = tensor_transform(transform, border)
+    jpegs = device_fixtures()
+    got = preprocess(decode_jpegs([torch.frombuffer(bytearray(d), dtype=torch.uint8) for d in jpegs], "cpu"))
+    pictures = [Image.open(io.BytesIO(data)).convert("RGB") for data in jpegs]
+    expected = torch.stack([transform(border_crop(p, border) if border else p) for p in pictures])
+    assert got.shape == expected.shape and got.dtype == torch.float32
+    apart = levels_apart(got, expected, preprocess.std)
+    assert apart.max() <= LEVELS and apart.mean() < 0.35, (float(apart.max()), float(apart.mean()))
+    if got.shape[-1] == 160:  # a tiny model sees the same images
+        model = load_model("timm:test_resnet", "none", seed=4).model
+        with torch.inference_mode():
+            ours, theirs = model(got), model(expected)
+        ratio = float((ours - theirs).abs().max()) / float(theirs.std())
+        assert ratio < 0.02, ratio  # measured: at most 0.002 of the logits' spread
+
+
+def test_preprocessing_without_a_tensor_counterpart_is_refused():
+    from torchvision import transforms
+
+    from imagenet_suite.inference.gpu_decode import UnsupportedTransform, tensor_transform
+
+    for transform, named in (
+        (lambda image: image, "is not a torchvision Compose"),
+        (
+            transforms.Compose([transforms.Resize(8, transforms.InterpolationMode.NEAREST), transforms.ToTensor()]),
+            "only bilinear and bicubic",
+        ),
+        (transforms.Compose([transforms.Grayscale(3), transforms.ToTensor()]), "Grayscale"),
+        (transforms.Compose([transforms.Resize(8)]), "does not end in ToTensor"),
+    ):
+        with pytest.raises(UnsupportedTransform, match=named):
+            tensor_transform(transform)
+
+
+@functools.cache
+def kinds() -> dict[str, bytes]:
+    rgb = Image.open(io.BytesIO(smooth_jpeg(48, 40))).convert("RGB")
+    return {
+        "jpeg ycbcr 4:2:0": encoded(rgb),
+        "jpeg ycbcr progressive": encoded(rgb, progressive=True),
+        "jpeg ycbcr 4:4:4": encoded(rgb, subsampling=0),
+        "jpeg grayscale": encoded(rgb.convert("L")),
+        "jpeg cmyk": encoded(rgb.convert("CMYK")),
+        "jpeg rgb-coded": encoded(rgb, keep_rgb=True),  # component ids 'R','G','B': libjpeg does no YCbCr->RGB
+        "png": encoded(rgb, format="PNG"),
+        "png grayscale": encoded(rgb.convert("L"), format="PNG"),
+    }
+
+
+def test_the_image_kind_is_read_from_the_headers():
+    from imagenet_suite.images import jpeg_frame
+    from imagenet_suite.inference.gpu_decode import device_decodable
+
+    found = {
+        name: (device_decodable(data), getattr(jpeg_frame(data), "color_space", None)) for name, data in kinds().items()
+    }
+    assert found == {
+        "jpeg ycbcr 4:2:0": (True, "YCbCr"),
+        "jpeg ycbcr progressive": (True, "YCbCr"),
+        "jpeg ycbcr 4:4:4": (True, "YCbCr"),
+        "jpeg grayscale": (False, "L"),
+        "jpeg cmyk": (False, "CMYK"),
+        "jpeg rgb-coded": (False, "RGB"),
+        "png": (False, None),
+        "png grayscale": (False, None),
+    }
+    for name, data in kinds().items():  # agrees with Pillow's reading of the same header
+        with Image.open(io.BytesIO(data)) as opened:
+            assert (opened.format == "JPEG" and opened.mode == "RGB") == (found[name][1] in ("YCbCr", "RGB")), name
+    frame = jpeg_frame(kinds()["jpeg ycbcr progressive"])
+    assert frame.marker == 0xC2 and frame.components == ((1, 2, 2), (2, 1, 1), (3, 1, 1))
+    cmyk = bytearray(kinds()["jpeg cmyk"])
+    transform_flag = cmyk.index(b"Adobe") + 11  # Adobe APP14: transform 0 = CMYK as stored, 2 = YCCK
+    assert cmyk[transform_flag] == 0
+    cmyk[transform_flag] = 2
+    assert jpeg_frame(bytes(cmyk)).color_space == "YCCK" and not device_decodable(bytes(cmyk))
+    ycbcr = bytearray(kinds()["jpeg ycbcr 4:4:4"])
+    ycbcr[ycbcr.index(b"JFIF\x00")] = ord("X")  # no JFIF marker: libjpeg goes by the component ids (1, 2, 3)
+    assert jpeg_frame(bytes(ycbcr)).color_space == "YCbCr"
+    assert jpeg_frame(kinds()["jpeg ycbcr 4:2:0"][:300]) is None  # no scan header: not read as decodable
+
+
+def mixed_parquet(path) -> tuple[list[str], list[bytes]]:
+    """Two row groups of every kind of image, interleaved."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names, datas = [], []
+    for round_index in range(2):
+        for name, data in kinds().items():
+            names.append(f"{round_index}:{name}")
+            datas.append(data)
+    images = [{"bytes": data, "path": f"{i}.img"} for i, data in enumerate(datas)]
+    pq.write_table(pa.table({"id": names, "image": images}), path, row_group_size=5)
+    return names, datas
+
+
+def test_a_mixed_batch_is_split_and_put_back_in_dataset_order(tmp_path):
+    from imagenet_suite.inference.predict import BatchImages, DeviceInputs, Piece, Unit, device_transform
+
+    names, datas = mixed_parquet(tmp_path / "mixed.parquet")
+    path = str(tmp_path / "mixed.parquet")
+    unit = Unit(0, len(names), (Piece(path, 0, 1, 4), Piece(path, 1, 0, 5), Piece(path, 2, 0, 5), Piece(path, 3, 0, 1)))
+    loaded = load_model("timm:test_resnet", "none")
+    transform = protocol_transform(loaded, {}, None)
+    preprocess, why_not = device_transform(loaded, {}, None)
+    assert why_not == ""
+    ids, plain = BatchImages([unit], transform).read(unit)
+    split_ids, batch = BatchImages([unit], transform, device_jpegs=True).read(unit)
+    assert split_ids == ids == names[1:16]
+    on_device = [i for i, row_id in enumerate(ids) if row_id.split(":")[1].startswith("jpeg ycbcr")]
+    assert batch.jpeg_at.tolist() == on_device and sorted(on_device + batch.decoded_at.tolist()) == list(range(15))
+    assert [bytes(t.numpy()) for t in batch.jpegs()] == [datas[1 + i] for i in on_device]
+    assert torch.equal(batch.decoded, plain[batch.decoded_at])  # the worker did exactly the CPU path
+    inputs = DeviceInputs(preprocess, transform, torch.device("cpu"))(
+        batch.pin_memory() if torch.cuda.is_available() else batch
+    )
+    assert inputs.shape == plain.shape
+    assert torch.equal(inputs[batch.decoded_at], plain[batch.decoded_at])
+    assert levels_apart(inputs, plain, preprocess.std).max() <= LEVELS  # every JPEG back at its own row
+
+
+def test_a_batch_the_decoder_refuses_is_decoded_with_pillow(tmp_path, monkeypatch, caplog):
+    import importlib
+
+    from imagenet_suite.inference.predict import BatchImages, DeviceInputs, Piece, Unit, device_transform
+
+    predict_module = importlib.import_module("imagenet_suite.inference.predict")  # the package exports predict()
+
+    mixed_parquet(tmp_path / "mixed.parquet")
+    unit = Unit(0, 5, (Piece(str(tmp_path / "mixed.parquet"), 0, 0, 5),))
+    loaded = load_model("timm:test_resnet", "none")
+    transform = protocol_transform(loaded, {}, None)
+    _, batch = BatchImages([unit], transform, device_jpegs=True).read(unit)
+
+    def refuse(data, device):
+        raise RuntimeError("nvjpeg: unsupported")
+
+    monkeypatch.setattr(predict_module, "decode_jpegs", refuse)
+    inputs = DeviceInputs(device_transform(loaded, {}, None)[0], transform, torch.device("cpu"))
+    assert torch.equal(inputs(batch), BatchImages([unit], transform).read(unit)[1])
+    inputs(batch)
+    assert [r.getMessage() for r in caplog.records if "refused a batch" in r.getMessage()] == [
+        "predict: decode_jpeg on cpu refused a batch (nvjpeg: unsupported); such batches are decoded with Pillow"
+    ]
+
+
+def test_gpu_decode_path_on_the_cpu_equals_the_cpu_path_for_fallback_rows(val, tmp_path):
+    from imagenet_suite.inference import predict
+
+    loaded = load_model("timm:test_resnet", "none", seed=5)
+    plain = predict(val, loaded, tmp_path / "cpu.pt", workers=0, batch_size=4, progress=False)
+    mixed = predict(val, loaded, tmp_path / "gpu.pt", workers=2, batch_size=4, progress=False, gpu_decode=True)
+    plain, mixed = (torch.load(path, weights_only=True) for path in (plain, mixed))
+    assert mixed["ids"] == plain["ids"]
+    modes = {}
+    for row_id, image in zip(
+        *(val.read_table("default", "validation", ["id", "image"]).column(c).to_pylist() for c in ("id", "image"))
+    ):
+        with Image.open(io.BytesIO(image["bytes"])) as opened:
+            modes[row_id] = opened.mode
+    fallback = [i for i, row_id in enumerate(plain["ids"]) if modes[row_id] != "RGB"]
+    assert len(fallback) == 2  # the grayscale and the CMYK JPEG
+    assert torch.equal(mixed["logits"][fallback], plain["logits"][fallback])
+    # inputs one level apart here and there: measured max |difference| 0.001 x the logits' spread
+    assert torch.allclose(mixed["logits"], plain["logits"], atol=0.02 * float(plain["logits"].std()))
+    assert not torch.equal(mixed["logits"], plain["logits"])  # the JPEG rows really took the other path
+
+
+def test_an_override_keeps_the_cpu_path_and_says_so(val, tmp_path, caplog):
+    from timm.data import create_transform, resolve_data_config
+
+    from imagenet_suite.inference import predict
+
+    loaded = load_model("timm:test_resnet", "none", seed=6)
+    override = create_transform(**resolve_data_config({}, model=loaded.model))
+    plain = predict(val, loaded, tmp_path / "cpu.pt", workers=0, batch_size=4, progress=False, transform=override)
+    asked = predict(
+        val, loaded, tmp_path / "o.pt", workers=0, batch_size=4, progress=False, transform=override, gpu_decode=True
+    )
+    assert torch.equal(torch.load(asked, weights_only=True)["logits"], torch.load(plain, weights_only=True)["logits"])
+    warned = [r.getMessage() for r in caplog.records if "GPU decode is off" in r.getMessage()]
+    assert warned == [
+        "predict: GPU decode is off, a --transform override has no tensor counterpart; every image is decoded "
+        "and preprocessed on the CPU"
+    ]
+
+
+def test_a_partial_run_with_the_other_decode_path_is_refused(val, tmp_path, monkeypatch, capsys):
+    (tmp_path / "counting.py").write_text(COUNTING_MODEL)
+    monkeypatch.setenv("PREDICT_CALLS", str(tmp_path / "calls"))
+    monkeypatch.setenv("PREDICT_CRASH_AT", "2")
+    argv = [str(val.path), "--model", f"{tmp_path / 'counting.py'}:make", "--weights", "none", "--batch-size", "4"]
+    argv += ["--out", str(tmp_path / "o.pt"), "--device", "cpu"]
+    assert run(*argv, "--gpu-decode") == 130
+    assert run(*argv) == 2
+    assert "holds partial outputs of a different run (differs in ['decode'])" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_nvjpeg_path_on_cuda_is_close_to_the_cpu_path(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from imagenet_suite.inference.predict import BatchImages, DeviceInputs, Piece, Unit, device_transform
+
+    datas = [*device_fixtures(), *kinds().values()]
+    path = tmp_path / "photos.parquet"
+    images = [{"bytes": data, "path": f"{i}.jpg"} for i, data in enumerate(datas)]
+    pq.write_table(pa.table({"id": [str(i) for i in range(len(datas))], "image": images}), path)
+    unit = Unit(0, len(datas), (Piece(str(path), 0, 0, len(datas)),))
+    loaded = load_model("timm:test_resnet", "none", seed=7)
+    transform = protocol_transform(loaded, {}, None)
+    _, batch = BatchImages([unit], transform, device_jpegs=True).read(unit)
+    _, expected = BatchImages([unit], transform).read(unit)
+    got = DeviceInputs(device_transform(loaded, {}, None)[0], transform, torch.device("cuda"))(batch.pin_memory())
+    assert got.device.type == "cuda"
+    got = got.cpu()
+    assert torch.equal(got[batch.decoded_at], expected[batch.decoded_at])
+    # nvJPEG's IDCT and chroma upsampling are not libjpeg's: a few levels, more at sharp colour edges
+    apart = levels_apart(got, expected, (0.5, 0.5, 0.5))
+    assert apart.mean() < 2.0 and apart.max() < 64, (float(apart.mean()), float(apart.max()))
+    model = loaded.model.cuda()
+    with torch.inference_mode():
+        ours, theirs = model(got.cuda()).cpu(), model(expected.cuda()).cpu()
+    assert torch.allclose(ours, theirs, atol=0.05 * float(theirs.std()))

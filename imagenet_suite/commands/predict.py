@@ -6,6 +6,7 @@ reads unchanged; prints the file. Logic: :mod:`imagenet_suite.inference`.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 
@@ -36,24 +37,39 @@ def register(subparsers) -> None:
         metavar="MODULE:CALLABLE",
         help="replace the model's preprocessing: a callable returning a transform (PIL image -> tensor)",
     )
+    parser.add_argument(
+        "--gpu-decode",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="decode baseline/progressive YCbCr JPEGs with nvJPEG and preprocess them on the device "
+        "(default: on with a CUDA device; CMYK, grayscale and PNG images keep the CPU path)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def resolve_device(name: str | None) -> str:
+    """``--device``, checked (ConfigError naming it), or cuda when available, else cpu."""
     import torch
 
     from imagenet_suite.errors import ConfigError
-    from imagenet_suite.inference import load_model, predict
-    from imagenet_suite.inference.models import load_callable
 
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = name or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         torch.device(device)
     except RuntimeError:
         raise ConfigError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, ...)") from None
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {device}: this machine has no CUDA device; use --device cpu")
+    return device
+
+
+def run(args) -> int:
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference import load_model, predict
+    from imagenet_suite.inference.models import load_callable
+
+    device = resolve_device(args.device)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     transform = None
     if args.transform:
@@ -75,6 +91,7 @@ def run(args) -> int:
         transform_name=args.transform,
         workers=args.workers,
         progress=not args.no_progress,
+        gpu_decode=args.gpu_decode,
     )
     print(out)
     return 0

@@ -11,6 +11,7 @@ from .checks import (
     DEFAULT_MAX_PIXELS,
     ImageChecks,
     ImageHeader,
+    JpegFrame,
     check_jpeg,
     check_pixels,
     check_png,
@@ -18,6 +19,7 @@ from .checks import (
     decode,
     image_checks,
     inspect_image,
+    jpeg_frame,
     jpeg_frame_header,
 )
 
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_MAX_PIXELS",
     "ImageChecks",
     "ImageHeader",
+    "JpegFrame",
     "check_jpeg",
     "check_pixels",
     "check_png",
@@ -32,5 +35,6 @@ __all__ = [
     "decode",
     "image_checks",
     "inspect_image",
+    "jpeg_frame",
     "jpeg_frame_header",
 ]

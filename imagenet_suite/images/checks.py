@@ -272,20 +272,101 @@ def jpeg_frame_header(data: bytes, position: int | None = None) -> ImageHeader |
 
 
 def _find_frame(data: bytes) -> int | None:
+    for marker, position in _header_segments(data):
+        if marker in JPEG_FRAME_MARKERS:
+            return position
+        if marker == JPEG_SOS:
+            return None
+    return None
+
+
+def _header_segments(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(marker, offset of its 0xFF)`` of each marker segment after SOI, up to and including the
+    first scan header (SOS); stops early, quietly, at anything that is not a plain segment there."""
     position, end = len(JPEG_SOI), len(data)
     while position + 4 <= end:
         if data[position] != 0xFF:
-            return None
+            return
         marker = data[position + 1]
         if marker == 0xFF:  # fill byte
             position += 1
             continue
-        if marker in JPEG_STANDALONE_MARKERS or marker in (0xD8, 0xD9, JPEG_SOS):
-            return None
-        if marker in JPEG_FRAME_MARKERS:
-            return position
+        if marker in JPEG_STANDALONE_MARKERS or marker in (0xD8, 0xD9):
+            return
+        yield marker, position
+        if marker == JPEG_SOS:
+            return
         position += 2 + int.from_bytes(data[position + 2 : position + 4], "big")
-    return None
+
+
+@dataclass(frozen=True)
+class JpegFrame:
+    """How a JPEG decodes, from its headers (SOI up to the first scan), as libjpeg reads them.
+
+    ``marker``: the start-of-frame marker (0xC0 baseline, 0xC1 extended sequential, 0xC2 progressive,
+    0xC3 lossless, 0xC9.. arithmetic coding); ``components``: ``(id, horizontal, vertical)`` sampling
+    of each component; ``color_space``: what libjpeg takes the components to be (its
+    ``default_decompress_parms``: JFIF APP0, then Adobe APP14's transform flag, then component ids)
+    — ``"L"``, ``"YCbCr"``, ``"RGB"``, ``"CMYK"``, ``"YCCK"``, or ``""`` for another component count.
+    """
+
+    marker: int
+    precision: int
+    width: int
+    height: int
+    components: tuple[tuple[int, int, int], ...]
+    color_space: str
+
+
+def jpeg_frame(data: bytes) -> JpegFrame | None:
+    """The :class:`JpegFrame` of a JPEG, or None when its headers up to the first scan are not a plain
+    run of marker segments with one frame header (or the data is no JPEG). Reads headers only."""
+    if not data.startswith(JPEG_SOI):
+        return None
+    frame, jfif, adobe_transform, scan = None, False, None, False
+    for marker, position in _header_segments(data):
+        length = int.from_bytes(data[position + 2 : position + 4], "big")
+        payload = data[position + 4 : position + 2 + length]
+        if marker == 0xE0 and length >= 16 and payload.startswith(b"JFIF\x00"):
+            jfif = True
+        elif marker == 0xEE and length >= 14 and payload.startswith(b"Adobe"):
+            adobe_transform = payload[11]
+        elif marker in JPEG_FRAME_MARKERS and frame is None:
+            frame = marker, payload
+        scan = marker == JPEG_SOS
+    if frame is None or not scan:
+        return None
+    marker, payload = frame
+    if len(payload) < 6 or len(payload) < 6 + 3 * payload[5]:
+        return None
+    count = payload[5]
+    components = tuple((payload[6 + 3 * i], payload[7 + 3 * i] >> 4, payload[7 + 3 * i] & 15) for i in range(count))
+    return JpegFrame(
+        marker=marker,
+        precision=payload[0],
+        width=int.from_bytes(payload[3:5], "big"),
+        height=int.from_bytes(payload[1:3], "big"),
+        components=components,
+        color_space=_libjpeg_color_space(components, jfif, adobe_transform),
+    )
+
+
+def _libjpeg_color_space(components: tuple[tuple[int, int, int], ...], jfif: bool, adobe: int | None) -> str:
+    """libjpeg(-turbo)'s guess of the colour space (jdapimin.c ``default_decompress_parms``)."""
+    if len(components) == 1:
+        return "L"
+    if len(components) == 3:
+        if jfif:
+            return "YCbCr"
+        if adobe is not None:
+            return "RGB" if adobe == 0 else "YCbCr"
+        ids = tuple(component[0] for component in components)
+        return "RGB" if ids == (ord("R"), ord("G"), ord("B")) else "YCbCr"
+    if len(components) == 4:
+        if adobe is None or adobe == 0:
+            return "CMYK"
+        return "YCCK"
+    return ""
 
 
 # -- PNG ---------------------------------------------------------------------------------------------
@@ -331,6 +412,7 @@ __all__ = [
     "DEFAULT_MAX_PIXELS",
     "ImageChecks",
     "ImageHeader",
+    "JpegFrame",
     "check_jpeg",
     "check_pixels",
     "check_png",
@@ -338,5 +420,6 @@ __all__ = [
     "decode",
     "image_checks",
     "inspect_image",
+    "jpeg_frame",
     "jpeg_frame_header",
 ]

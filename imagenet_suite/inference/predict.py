@@ -12,6 +12,15 @@ border crop first) and the model's preprocessing, and hand the stacked tensor to
 which runs the model. Batches arrive in order (the DataLoader takes them from its workers in turn),
 so outputs do not depend on the number of workers.
 
+GPU decode (``gpu_decode``, on by default on CUDA): the workers do not decode the baseline/progressive
+YCbCr JPEGs; they hand their bytes over as one pinned uint8 buffer (:class:`JpegBatch`), and the main
+process decodes them in one batched ``torchvision.io.decode_jpeg(device=...)`` call (nvJPEG) and
+preprocesses them on the device with the tensor counterpart of the same transform
+(:mod:`imagenet_suite.inference.gpu_decode`). Every other image (CMYK, grayscale, PNG, ...) is still
+decoded and transformed by the worker exactly as on the CPU path, and the rows are put back in
+dataset order. A preprocessing with no tensor counterpart (a ``transform`` override, say) keeps the
+CPU path for every row, with one warning line.
+
 Resume: every finished batch's outputs are written at once to ``<out>.partial/`` beside a manifest of
 what produced them (model, weights, dataset build, config, split, preprocessing, batch size). A run
 that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
@@ -22,11 +31,12 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +50,10 @@ from ..build.dataset_folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData
 from ..files import atomic_write_bytes
 from ..scoring.protocols import border_crop
+from .gpu_decode import TensorTransform, UnsupportedTransform, decode_jpegs, device_decodable, tensor_transform
 from .models import LoadedModel, Transform, squash_transform, weights_digest
 
+_LOG = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 NO_CENTER_CROP = "no center crop"  # PatchML's protocol "preprocessing" says so (seed 001, App. B)
 
@@ -90,23 +102,115 @@ def split_units(folder: DatasetFolder, config: str, split: str, batch_size: int)
 def protocol_transform(loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None) -> Transform:
     """The preprocessing of one image: the protocol's border crop, then ``override`` or the model's own
     (resized without a centre crop where the protocol says so)."""
-    transform = override or loaded.transform
-    if override is None and NO_CENTER_CROP in str(protocol.get("preprocessing", "")) and loaded.data_config:
-        transform = squash_transform(loaded.data_config)
-    border = int(protocol.get("border_crop_px") or 0)
+    transform = _model_transform(loaded, protocol, override)
+    border = _border_px(protocol)
     if not border:
         return transform
     return lambda image: transform(border_crop(image, border))
 
 
-class BatchImages(IterableDataset):
-    """Yields ``(unit index, ids, [n, 3, H, W] tensor)`` for the given units, split across workers."""
+def _model_transform(loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None) -> Transform:
+    """``override``, or the model's own transform (PatchML: without the centre crop)."""
+    if override is None and NO_CENTER_CROP in str(protocol.get("preprocessing", "")) and loaded.data_config:
+        return squash_transform(loaded.data_config)
+    return override or loaded.transform
 
-    def __init__(self, units: list[Unit], transform: Transform):
+
+def _border_px(protocol: dict[str, Any]) -> int:
+    return int(protocol.get("border_crop_px") or 0)
+
+
+def device_transform(
+    loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None
+) -> tuple[TensorTransform | None, str]:
+    """The tensor counterpart of :func:`protocol_transform` for the GPU decode path, or ``(None, why not)``."""
+    if override is not None:
+        return None, "a --transform override has no tensor counterpart"
+    try:
+        return tensor_transform(_model_transform(loaded, protocol, None), _border_px(protocol)), ""
+    except UnsupportedTransform as err:
+        return None, f"the model's preprocessing has no exact tensor counterpart ({err})"
+
+
+@dataclass
+class JpegBatch:
+    """One batch as the workers hand it over on the GPU decode path: the rows they decoded (``decoded``,
+    preprocessed, at positions ``decoded_at``) and the bytes of the device-decodable JPEGs (one
+    buffer, ``jpeg_ends`` the end of each, at positions ``jpeg_at``; ``jpeg_where`` names them)."""
+
+    rows: int
+    decoded_at: torch.Tensor
+    decoded: torch.Tensor | None
+    jpeg_at: torch.Tensor
+    jpeg_bytes: torch.Tensor
+    jpeg_ends: torch.Tensor
+    jpeg_where: list[str]
+
+    def pin_memory(self) -> JpegBatch:
+        """Called by the DataLoader (``pin_memory=True``) in its pinning thread."""
+        decoded = self.decoded.pin_memory() if self.decoded is not None else None
+        return replace(self, decoded=decoded, jpeg_bytes=self.jpeg_bytes.pin_memory())
+
+    def jpegs(self) -> list[torch.Tensor]:
+        """The bytes of each JPEG: 1-D uint8 views of the (pinned) buffer."""
+        ends = self.jpeg_ends.tolist()
+        return [self.jpeg_bytes[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+
+
+class DeviceInputs:
+    """The main process's half of the GPU decode path: a :class:`JpegBatch` -> the ``[n, 3, H, W]``
+    model input on ``device``, rows in dataset order. Its JPEGs are decoded there in one call and
+    preprocessed by ``preprocess``; the worker-decoded rows are copied in. A batch the device decoder
+    refuses has its JPEGs decoded as on the CPU path (Pillow + ``transform``; warned about once)."""
+
+    def __init__(self, preprocess: TensorTransform, transform: Transform, device: torch.device):
+        self.preprocess = preprocess
+        self.transform = transform
+        self.device = device
+        self.refused = 0
+
+    def __call__(self, batch: JpegBatch) -> torch.Tensor:
+        out = None
+        if batch.jpeg_at.numel():
+            pixels = self._jpegs(batch)
+            out = torch.empty((batch.rows, *pixels.shape[1:]), dtype=pixels.dtype, device=self.device)
+            out[batch.jpeg_at.to(self.device)] = pixels
+        if batch.decoded is not None:
+            decoded = batch.decoded.to(self.device, non_blocking=True)
+            if out is None:
+                return decoded
+            out[batch.decoded_at.to(self.device)] = decoded
+        return out
+
+    def _jpegs(self, batch: JpegBatch) -> torch.Tensor:
+        jpegs = batch.jpegs()
+        try:
+            decoded = decode_jpegs(jpegs, self.device)
+        except RuntimeError as err:
+            self.refused += 1
+            if self.refused == 1:
+                _LOG.warning(
+                    "predict: decode_jpeg on %s refused a batch (%s); such batches are decoded with Pillow",
+                    self.device,
+                    " ".join(str(err).split())[:200],
+                )
+            pictures = [_decode_picture(bytes(data.numpy()), where) for data, where in zip(jpegs, batch.jpeg_where)]
+            return torch.stack([self.transform(picture) for picture in pictures]).to(self.device)
+        return self.preprocess(decoded)
+
+
+class BatchImages(IterableDataset):
+    """Yields ``(unit index, ids, [n, 3, H, W] tensor)`` for the given units, split across workers.
+
+    ``device_jpegs``: leave the device-decodable JPEGs undecoded and yield a :class:`JpegBatch` instead.
+    """
+
+    def __init__(self, units: list[Unit], transform: Transform, device_jpegs: bool = False):
         self.units = units
         self.transform = transform
+        self.device_jpegs = device_jpegs
 
-    def __iter__(self) -> Iterator[tuple[int, list[str] | None, torch.Tensor | str]]:
+    def __iter__(self) -> Iterator[tuple[int, list[str] | None, torch.Tensor | JpegBatch | str]]:
         """Per unit ``(index, ids, tensor)``; a bad image ends the stream with ``(index, None, message)``
         (a DataLoader worker's exception would reach the user wrapped in a worker traceback)."""
         info = get_worker_info()
@@ -119,24 +223,45 @@ class BatchImages(IterableDataset):
                 return
             yield unit.index, ids, tensor
 
-    def read(self, unit: Unit) -> tuple[list[str], torch.Tensor]:
-        from PIL import Image
-
-        ids, tensors = [], []
+    def read(self, unit: Unit) -> tuple[list[str], torch.Tensor | JpegBatch]:
+        ids, decoded_at, tensors, jpeg_at, jpegs, jpeg_where = [], [], [], [], [], []
         for piece in unit.pieces:
             table = pq.ParquetFile(piece.path).read_row_group(piece.row_group, columns=["id", "image"])
             table = table.slice(piece.offset, piece.length)
             for row_id, image in zip(table.column("id").to_pylist(), table.column("image").to_pylist()):
-                try:
-                    with Image.open(io.BytesIO(image["bytes"])) as opened:
-                        picture = opened.convert("RGB")
-                except Exception as err:
-                    raise InvalidSourceData(
-                        f"{piece.path}: image of row {row_id!r} cannot be decoded ({err})"
-                    ) from None
+                data, where = image["bytes"], f"{piece.path}: image of row {row_id!r}"
+                if self.device_jpegs and device_decodable(data):
+                    jpeg_at.append(len(ids))
+                    jpegs.append(data)
+                    jpeg_where.append(where)
+                else:
+                    decoded_at.append(len(ids))
+                    tensors.append(self.transform(_decode_picture(data, where)))
                 ids.append(row_id)
-                tensors.append(self.transform(picture))
-        return ids, torch.stack(tensors)
+        if not self.device_jpegs:
+            return ids, torch.stack(tensors)
+        return ids, JpegBatch(
+            rows=len(ids),
+            decoded_at=torch.tensor(decoded_at, dtype=torch.int64),
+            decoded=torch.stack(tensors) if tensors else None,
+            jpeg_at=torch.tensor(jpeg_at, dtype=torch.int64),
+            jpeg_bytes=torch.frombuffer(bytearray(b"".join(jpegs)), dtype=torch.uint8)
+            if jpegs
+            else torch.empty(0, dtype=torch.uint8),
+            jpeg_ends=torch.tensor([len(data) for data in jpegs], dtype=torch.int64).cumsum(0),
+            jpeg_where=jpeg_where,
+        )
+
+
+def _decode_picture(data: bytes, where: str):
+    """Pillow decode to RGB, as timm's ImageFolder loader does; InvalidSourceData naming ``where``."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            return opened.convert("RGB")
+    except Exception as err:
+        raise InvalidSourceData(f"{where} cannot be decoded ({err})") from None
 
 
 class FeatureTap:
@@ -184,11 +309,16 @@ def predict(
     transform_name: str | None = None,
     workers: int | None = None,
     progress: bool = True,
+    gpu_decode: bool | None = None,
 ) -> Path:
     """Write ``loaded``'s outputs on a dataset split to ``out`` (``.pt``); return ``out``.
 
     ``transform`` replaces the model's preprocessing (``transform_name`` identifies it for resuming).
     ``amp``: autocast (float16 on CUDA, bfloat16 on CPU); logits are stored as float32.
+    ``gpu_decode``: decode baseline/progressive YCbCr JPEGs with ``torchvision.io.decode_jpeg`` on
+    ``device`` and preprocess them there (default: on CUDA devices); True on a CPU device runs the same
+    path with torchvision's CPU decoder (for testing). Falls back to the CPU path, saying so, where the
+    preprocessing has no tensor counterpart.
     """
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
@@ -204,12 +334,24 @@ def predict(
     units = split_units(folder, config, split, batch_size)
     if not units:
         raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
+    protocol = folder.protocol(config)
+    preprocess = None
+    if gpu_decode is None:
+        gpu_decode = device.type == "cuda"
+    if gpu_decode:
+        preprocess, why_not = device_transform(loaded, protocol, transform)
+        if preprocess is None:
+            _LOG.warning("predict: GPU decode is off, %s; every image is decoded and preprocessed on the CPU", why_not)
     manifest = _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size)
+    if preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix the two
+        manifest["decode"] = f"torchvision.io.decode_jpeg on {device.type}"
     partial = _partial_folder(out, manifest)
     todo = [unit for unit in units if not (partial / _chunk_name(unit.index)).is_file()]
     if todo:
-        images = BatchImages(todo, protocol_transform(loaded, folder.protocol(config), transform))
-        _run(images, todo, loaded.model, partial, device, features, amp, workers, progress)
+        cpu_transform = protocol_transform(loaded, protocol, transform)
+        images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
+        to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
+        _run(images, todo, loaded.model, partial, device, features, amp, workers, progress, to_device)
     _merge(units, partial, out, features)
     shutil.rmtree(partial)
     return out
@@ -236,7 +378,7 @@ def _partial_folder(out: Path, manifest: dict[str, Any]) -> Path:
     if recorded.is_file():
         found = json.loads(recorded.read_text())
         if found != manifest:
-            changed = sorted(k for k in manifest if found.get(k) != manifest[k])
+            changed = sorted(k for k in {*manifest, *found} if found.get(k) != manifest.get(k))
             raise ConfigError(
                 f"{partial} holds partial outputs of a different run (differs in {changed}); "
                 "delete it or choose another --out"
@@ -252,7 +394,9 @@ def _chunk_name(index: int) -> str:
     return f"unit_{index:07d}.pt"
 
 
-def _run(images, todo, model, partial, device, features, amp, workers, progress) -> None:
+def _run(
+    images, todo, model, partial, device, features, amp, workers, progress, to_device: Callable | None = None
+) -> None:
     workers = min(4, os.cpu_count() or 1) if workers is None else workers
     loader = DataLoader(
         images, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda", persistent_workers=False
@@ -265,6 +409,8 @@ def _run(images, todo, model, partial, device, features, amp, workers, progress)
         for index, ids, batch in loader:
             if ids is None:
                 raise InvalidSourceData(batch)
+            if to_device is not None:
+                batch = to_device(batch)
             _forward(index, ids, batch, model, tap, device, autocast, partial)
             bar.update(len(ids))
     finally:
@@ -310,10 +456,13 @@ def _merge(units: list[Unit], partial: Path, out: Path, features: bool) -> None:
 
 __all__ = [
     "BatchImages",
+    "DeviceInputs",
     "FeatureTap",
+    "JpegBatch",
     "Piece",
     "Unit",
     "classifier_of",
+    "device_transform",
     "predict",
     "protocol_transform",
     "split_units",
