@@ -1,0 +1,319 @@
+"""Adversarial robustness (seed 000, Eqs. 3-5): FGSM / PGD accuracy with the model in the loop.
+
+The dataset is a real ``imagenet_val`` build (the fixtures ``test_predict`` builds from) whose labels
+are a small random-weight timm model's own predictions on two rows in three (the third row gets
+another class), so clean accuracy is neither 0 nor 1 and a tiny eps leaves some rows correct: the
+per-row flags compared below are mixed, not all False. Images are resized to 32 px to keep it fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+import torch
+import torchattacks
+from PIL import Image
+from torch import nn
+from torchvision import transforms
+
+from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.errors import ConfigError
+from imagenet_suite.inference import LoadedModel, load_model
+from imagenet_suite.inference.adversarial import (
+    AdversarialResult,
+    adversarial_accuracy,
+    adversarial_robustness,
+    pixel_space,
+    stratified_subset,
+)
+from imagenet_suite.scoring.classification import Fraction
+from imagenet_suite.scoring.threads import torch_threads
+from tests.fixtures.imagenet_layouts import make_val_images, write_folders_layout
+
+ROWS = 12
+SIZE = 32
+EPS, ALPHA = 0.3 / 255, 0.1 / 255  # small enough that some rows survive this very sensitive random model
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny tensors: an OpenMP team per operation costs more than it saves on a small, busy machine."""
+    with torch_threads(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def loaded() -> LoadedModel:
+    from timm.data import create_transform
+
+    model = load_model("timm:test_convnext", "none", seed=0)
+    config = {**model.data_config, "input_size": (3, SIZE, SIZE)}
+    return dataclasses.replace(model, transform=create_transform(**config), data_config=config)
+
+
+@pytest.fixture(scope="module")
+def val(tmp_path_factory, loaded) -> DatasetFolder:
+    root = tmp_path_factory.mktemp("adversarial")
+    images = make_val_images(ROWS)
+    with torch.inference_mode():
+        predicted = [int(loaded.model(loaded.transform(decode(image.data))[None]).argmax()) for image in images]
+    images = [
+        dataclasses.replace(image, label=label if row % 3 else (label + 1) % 1000)
+        for row, (image, label) in enumerate(zip(images, predicted))
+    ]
+    manual = write_folders_layout(root / "manual", images)
+    folder = build_dataset("imagenet_val", root / "out", ["default"], manual_dir=manual, shard_size=4, progress=False)
+    return DatasetFolder(folder)
+
+
+def decode(data: bytes) -> Image.Image:
+    """timm's ImageFolder loader: PIL, converted to RGB."""
+    with Image.open(io.BytesIO(data)) as opened:
+        return opened.convert("RGB")
+
+
+def normalised(loaded: LoadedModel) -> tuple[transforms.Compose, nn.Module]:
+    """The model's eval transform without its final Normalize, and the model behind that Normalize."""
+    *steps, normalize = loaded.transform.transforms
+    assert isinstance(normalize, transforms.Normalize)
+    return transforms.Compose(steps), nn.Sequential(normalize, loaded.model)
+
+
+class Recording(nn.Module):
+    """The model, keeping a copy of every input it is called on."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+        self.seen: list[torch.Tensor] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.seen.append(x.detach().clone())
+        return self.model(x)
+
+
+def direct_attacks(loaded, val, ids, *, seed, batch_size, eps, alpha):
+    """torchattacks called directly: the rows ``ids``, decoded one by one, attacked in batches of
+    ``batch_size`` with PGD seeded by ``seed + batch number`` (inside fork_rng); per batch: clean
+    prediction, FGSM, its prediction, PGD, its prediction."""
+    table = val.read_table("default", "validation", ["id", "image", "label"])
+    rows = {row_id: i for i, row_id in enumerate(table.column("id").to_pylist())}
+    pixels, model = normalised(loaded)
+    images = torch.stack([pixels(decode(table.column("image")[rows[i]].as_py()["bytes"])) for i in ids])
+    labels = torch.tensor([table.column("label")[rows[i]].as_py() for i in ids])
+    model.eval()
+
+    def correct(x, y):
+        with torch.no_grad():
+            return model(x).argmax(1) == y
+
+    flags = []
+    for batch, start in enumerate(range(0, len(ids), batch_size)):
+        x, y = images[start : start + batch_size], labels[start : start + batch_size]
+        clean = correct(x, y)
+        fgsm = correct(torchattacks.FGSM(model, eps=eps)(x, y), y)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed + batch)
+            adversarial = torchattacks.PGD(model, eps=eps, alpha=alpha, steps=10, random_start=True)(x, y)
+        flags.append(torch.stack([clean, fgsm, correct(adversarial, y)]))
+    return torch.cat(flags, dim=1), labels
+
+
+def test_fgsm_and_pgd_equal_torchattacks_called_directly(loaded, val):
+    recording = Recording(loaded.model)
+    result = adversarial_accuracy(
+        dataclasses.replace(loaded, model=recording),
+        val,
+        n=9,
+        seed=3,
+        batch_size=4,
+        eps=EPS,
+        alpha=ALPHA,
+        workers=0,
+        progress=False,
+    )
+    labels = val.read_table("default", "validation", ["label"]).column("label").to_pylist()
+    all_ids = val.read_table("default", "validation", ["id"]).column("id").to_pylist()
+    assert list(result.ids) == [all_ids[p] for p in stratified_subset(labels, 9, 3)]
+
+    ours, recording.seen = recording.seen, []
+    direct = dataclasses.replace(loaded, model=recording)
+    (clean, fgsm, pgd), expected_labels = direct_attacks(
+        direct, val, result.ids, seed=3, batch_size=4, eps=EPS, alpha=ALPHA
+    )
+    # the model saw exactly the same inputs, in the same order (clean, FGSM, 10 PGD steps from the same
+    # random start, the attacked images), 3 batches of 4 + 4 + 1 rows
+    assert len(ours) == len(recording.seen) == 3 * 14
+    assert all(torch.equal(a, b) for a, b in zip(ours, recording.seen, strict=True))
+    assert torch.equal(result.labels, expected_labels)
+    assert torch.equal(result.clean_correct, clean)
+    assert torch.equal(result.fgsm_correct, fgsm)
+    assert torch.equal(result.pgd_correct, pgd)
+    assert (result.clean, result.fgsm, result.pgd) == (
+        Fraction(int(clean.sum()), 9),
+        Fraction(int(fgsm.sum()), 9),
+        Fraction(int(pgd.sum()), 9),
+    )
+    # the flags are mixed and the attacks changed some predictions
+    for flags in (clean, fgsm, pgd):
+        assert 0 < int(flags.sum()) < 9
+    assert bool((clean & ~pgd).any()) and bool((clean & ~fgsm).any())
+    assert (result.eps, result.alpha, result.steps, result.random_start) == (EPS, ALPHA, 10, True)
+
+    # moving the Normalize into the model leaves the clean predictions of the model's own eval path
+    table = val.take(list(result.ids), "default", "validation", ["image"])
+    with torch.inference_mode():
+        own = torch.stack([loaded.transform(decode(image["bytes"])) for image in table.column("image").to_pylist()])
+        assert torch.equal(loaded.model(own).argmax(1) == result.labels, result.clean_correct)
+
+
+def test_runs_are_identical_across_runs_and_workers_and_leave_the_model_and_rng_alone(loaded, val):
+    rng_before = torch.get_rng_state()
+    flags_before = [p.requires_grad for p in loaded.model.parameters()]
+    runs = [
+        adversarial_accuracy(loaded, val, n=10, seed=1, batch_size=3, eps=EPS, alpha=ALPHA, workers=w, progress=False)
+        for w in (0, 2)
+    ]
+    assert runs[0].ids == runs[1].ids and len(runs[0].ids) == 10
+    for field in ("labels", "clean_correct", "fgsm_correct", "pgd_correct"):
+        assert torch.equal(getattr(runs[0], field), getattr(runs[1], field)), field
+    assert runs[0].summary() == runs[1].summary()
+    assert torch.equal(torch.get_rng_state(), rng_before)  # PGD's seeding ran inside fork_rng
+    assert [p.requires_grad for p in loaded.model.parameters()] == flags_before
+    assert all(p.grad is None for p in loaded.model.parameters())  # gradients w.r.t. the images only
+    assert not loaded.model.training
+
+
+def test_perturbations_stay_in_the_eps_ball_and_in_pixel_range(loaded, val):
+    pixels, model = normalised(loaded)
+    table = val.read_table("default", "validation", ["image", "label"]).slice(0, 4)
+    images = torch.stack([pixels(decode(image["bytes"])) for image in table.column("image").to_pylist()])
+    labels = torch.tensor(table.column("label").to_pylist())
+    model.eval()
+    assert float(images.min()) >= 0 and float(images.max()) <= 1
+    eps = 8 / 255
+    torch.manual_seed(0)
+    for attack in (torchattacks.FGSM(model, eps=eps), torchattacks.PGD(model, eps=eps, alpha=2 / 255, steps=10)):
+        adversarial = attack(images, labels)
+        assert float((adversarial - images).abs().max()) <= eps + 1e-6
+        assert float(adversarial.min()) >= 0 and float(adversarial.max()) <= 1
+        assert float((adversarial - images).abs().max()) > eps / 2  # it did move the images
+
+
+def test_pixel_space_understands_timm_and_torchvision_transforms(loaded):
+    import torchvision
+
+    picture = decode(make_val_images(1)[0].data)
+    timm_pixels, mean, std = pixel_space(loaded)
+    assert (mean, std) == (loaded.data_config["mean"], loaded.data_config["std"])
+    x = timm_pixels.transform(picture)
+    assert float(x.min()) >= 0 and float(x.max()) <= 1
+    assert torch.allclose(transforms.Normalize(mean, std)(x), loaded.transform(picture), atol=1e-6)
+
+    vision = torchvision.models.get_model_weights("resnet18").DEFAULT.transforms()
+    other = dataclasses.replace(loaded, transform=vision, data_config=None)
+    vision_pixels, mean, std = pixel_space(other)
+    assert mean == pytest.approx(vision.mean) and std == pytest.approx(vision.std)
+    x = vision_pixels.transform(picture)
+    assert float(x.min()) >= 0 and float(x.max()) <= 1 and vision.mean != [0.0, 0.0, 0.0]  # untouched
+    assert torch.allclose(transforms.Normalize(mean, std)(x), vision(picture), atol=1e-6)
+
+
+def test_stratified_subset_is_balanced_seeded_and_sorted():
+    labels = [0] * 10 + [1] * 10 + [2] * 3 + [3] * 7
+    np.random.default_rng(5).shuffle(labels)
+
+    def per_class(positions):
+        return np.bincount([labels[p] for p in positions], minlength=4).tolist()
+
+    assert per_class(stratified_subset(labels, 12, 0)) == [3, 3, 3, 3]
+    for n in (13, 20, 25):
+        counts = per_class(stratified_subset(labels, n, 0))
+        assert sum(counts) == n and counts[2] == 3  # the small class gives all it has, the rest is even
+        assert max(counts[i] for i in (0, 1, 3)) - min(counts[i] for i in (0, 1, 3)) <= 1
+    subset = stratified_subset(labels, 13, 0)
+    assert subset == sorted(set(subset)) and subset == stratified_subset(labels, 13, 0)
+    assert stratified_subset(labels, 13, 1) != subset
+    # which class gets the extra row depends on the seed
+    assert len({per_class(stratified_subset(labels, 13, seed)).index(4) for seed in range(12)}) > 1
+    # numpy's Generator is the same on every platform: the subset is pinned
+    assert stratified_subset([0, 0, 0, 1, 1, 1, 2, 2, 2], 4, 7) == PINNED
+    assert stratified_subset(labels, 30, 0) == stratified_subset(labels, 99, 0) == list(range(30))
+    with pytest.raises(ConfigError, match="at least 1 row"):
+        stratified_subset(labels, 0, 0)
+
+
+PINNED = [1, 2, 3, 6]  # stratified_subset([0, 0, 0, 1, 1, 1, 2, 2, 2], 4, seed=7)
+
+
+def test_a_transform_without_normalize_and_a_dataset_without_label_are_one_line_errors(loaded, val, tmp_path):
+    for transform in (
+        lambda image: transforms.functional.to_tensor(image),
+        transforms.Compose([transforms.ToTensor()]),
+    ):
+        custom = dataclasses.replace(loaded, transform=transform)
+        with pytest.raises(ConfigError) as caught:
+            adversarial_accuracy(custom, val, n=2, workers=0, progress=False)
+        message = str(caught.value)
+        assert "does not end in a Normalize" in message and "timm:test_convnext" in message and "\n" not in message
+
+    copy = tmp_path / "unlabelled"
+    shutil.copytree(val.path, copy)
+    info = json.loads((copy / "build_info.json").read_text())
+    del info["configs"]["default"]["features"]["label"]
+    (copy / "build_info.json").write_text(json.dumps(info))
+    with pytest.raises(ConfigError) as caught:
+        adversarial_accuracy(loaded, copy, n=2, workers=0, progress=False)
+    message = str(caught.value)
+    assert "imagenet_val" in message and "no 'label' column" in message and "\n" not in message
+
+
+def result_of(clean: Fraction, fgsm: Fraction, pgd: Fraction) -> AdversarialResult:
+    flags = torch.zeros(clean.denominator, dtype=torch.bool)
+    return AdversarialResult(
+        ids=(),
+        labels=torch.zeros(0, dtype=torch.int64),
+        clean=clean,
+        fgsm=fgsm,
+        pgd=pgd,
+        clean_correct=flags,
+        fgsm_correct=flags,
+        pgd_correct=flags,
+        eps=8 / 255,
+        alpha=2 / 255,
+        steps=10,
+        random_start=True,
+        seed=0,
+        batch_size=64,
+    )
+
+
+def test_adversarial_robustness_is_the_geometric_mean_of_the_two_ratios():
+    from scipy.stats.mstats import gmean
+
+    result = result_of(Fraction(8, 10), Fraction(4, 10), Fraction(2, 10))
+    assert result.fgsm_ratio == pytest.approx(0.5) and result.pgd_ratio == pytest.approx(0.25)
+    assert result.adversarial_robustness == pytest.approx(math.sqrt(0.125))
+    assert result.adversarial_robustness == pytest.approx(float(gmean([0.5, 0.25])))  # seed 000's code
+    assert adversarial_robustness(0.8, 0.4, 0.2) == pytest.approx(math.sqrt(0.125))
+    assert result_of(Fraction(5, 10), Fraction(0, 10), Fraction(3, 10)).adversarial_robustness == 0.0
+    unattackable = result_of(Fraction(0, 10), Fraction(0, 10), Fraction(0, 10))
+    assert math.isnan(unattackable.fgsm_ratio) and math.isnan(unattackable.pgd_ratio)
+    assert math.isnan(unattackable.adversarial_robustness) and math.isnan(adversarial_robustness(0.0, 0.1, 0.1))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_cuda_flags_come_back_on_the_cpu_and_the_cuda_rng_is_left_alone(loaded, val):
+    cuda_before = torch.cuda.get_rng_state()
+    result = adversarial_accuracy(loaded, val, n=6, seed=2, batch_size=4, device="cuda", workers=0, progress=False)
+    assert torch.equal(torch.cuda.get_rng_state(), cuda_before)
+    assert result.pgd_correct.device.type == "cpu" and result.pgd_correct.dtype == torch.bool
+    assert len(result.ids) == result.clean.denominator == 6
+    loaded.model.cpu()
