@@ -1,5 +1,5 @@
 """Plots people look at rather than read: reliability diagram, shape bias per category, OOD FPR per
-group, LCA on the line.
+group, LCA on the line, a model's QUBA dimensions and its accuracy per dataset.
 
 Every plot function builds a bare ``matplotlib.figure.Figure`` (rendered by Agg; no pyplot, no
 display, no global backend change) and returns it; pass ``path`` to also write it (PNG/PDF/SVG by
@@ -236,6 +236,66 @@ def write_report_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
     return written + write_ood_plots(report, folder)
 
 
+def quba_dimensions_plot(values: Mapping[str, float], path: str | Path | None = None, title: str = "") -> Figure:
+    """Bars of the signed z-score of each present QUBA dimension (0 = the zoo mean of seed 000, right is
+    better); ``values``: ``{dimension: value}``, absent dimensions left out."""
+    from .quba import DIMENSIONS, quba_z_scores
+
+    names = [name for name in DIMENSIONS if name in values]
+    full = np.array([values.get(name, np.nan) for name in DIMENSIONS], dtype=float)
+    scores = dict(zip(DIMENSIONS, quba_z_scores(full), strict=True))
+    figure = Figure(figsize=(6, 0.35 * len(names) + 1.2))
+    axes = figure.subplots()
+    positions = np.arange(len(names))
+    axes.barh(
+        positions, [scores[name] for name in names], color=["#4C72B0" if scores[n] >= 0 else "#C44E52" for n in names]
+    )
+    axes.set_yticks(positions, names, fontsize=8)
+    axes.axvline(0, color="black", linewidth=0.8)
+    axes.invert_yaxis()
+    axes.set(xlabel="signed z-score against the QUBA zoo (right is better)")
+    axes.set_title(title or "QUBA dimensions")
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
+def accuracy_bars_plot(accuracies: Mapping[str, float], path: str | Path | None = None, title: str = "") -> Figure:
+    """Horizontal bars of one accuracy per dataset (``{label: accuracy in [0, 1]}``), in the given order."""
+    figure = Figure(figsize=(6, 0.3 * len(accuracies) + 1.2))
+    axes = figure.subplots()
+    positions = np.arange(len(accuracies))
+    axes.barh(positions, [100 * value for value in accuracies.values()], color="#4C72B0")
+    axes.set_yticks(positions, list(accuracies), fontsize=7)
+    axes.invert_yaxis()
+    axes.set(xlim=(0, 100), xlabel="accuracy (%)")
+    axes.set_title(title or "accuracy per dataset")
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
+def quba_ranks_plot(table: Any, path: str | Path | None = None, title: str = "") -> Figure:
+    """Horizontal bars of the QUBA score per model (a leaderboard's ``quba`` table, best on top); models
+    without a score are left out."""
+    scored = table["quba"].dropna().sort_values(ascending=False)
+    figure = Figure(figsize=(6, 0.3 * len(scored) + 1.2))
+    axes = figure.subplots()
+    positions = np.arange(len(scored))
+    axes.barh(positions, scored.to_numpy(), color=["#4C72B0" if v >= 0 else "#C44E52" for v in scored])
+    axes.set_yticks(positions, [f"{rank}. {name}" for rank, name in enumerate(scored.index, 1)], fontsize=7)
+    axes.axvline(0, color="black", linewidth=0.8)
+    axes.invert_yaxis()
+    axes.set(xlabel="QUBA (0 = the zoo mean of seed 000)")
+    axes.set_title(title or "QUBA ranking")
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
 def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
     """The pooled shape bias of all categories (sums of their counts)."""
     return ShapeBias(
@@ -247,9 +307,12 @@ def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
 
 
 __all__ = [
+    "accuracy_bars_plot",
     "lca_on_the_line_plot",
     "ood_fpr_figures",
     "per_group_fpr_plot",
+    "quba_dimensions_plot",
+    "quba_ranks_plot",
     "reliability_diagram",
     "shape_bias_per_category_plot",
     "write_ood_plots",

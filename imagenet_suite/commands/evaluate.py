@@ -1,0 +1,74 @@
+"""``imagenet-suite evaluate --model MODEL --datasets DIR... --out RUN_DIR``: predict + score a model on
+every built dataset, attack it, and write the seed papers' headline tables.
+
+Writes the run folder of :mod:`imagenet_suite.inference.evaluate` (``suite.json``, ``suite.md``, plots,
+outputs and reports, reused by a second run) and prints the QUBA summary and the suite.json path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .predict import resolve_device
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "evaluate", help="run a model over built datasets; score each; write suite.json/suite.md (QUBA, mCE, ...)"
+    )
+    parser.add_argument("--model", required=True, help="timm:<name>, torchvision:<name>, <module>:<callable>, ...")
+    parser.add_argument(
+        "--datasets", type=Path, nargs="+", required=True, metavar="DIR", help="built dataset folders to evaluate on"
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run folder (created; reused)")
+    parser.add_argument("--weights", metavar="FILE|none", help="as for predict (default: the library's pretrained)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random init with --weights none")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when available)")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--workers", type=int, default=None, help="DataLoader workers (default: min(4, CPUs))")
+    parser.add_argument("--amp", action="store_true", help="autocast (float16 on CUDA, bfloat16 on CPU)")
+    parser.add_argument("--features", action="store_true", help="also store features: feature-based OOD detectors")
+    parser.add_argument(
+        "--adversarial",
+        type=int,
+        default=0,
+        metavar="N",
+        help="attack N seeded, class-stratified ImageNet-val images with FGSM and PGD (0: no attacks)",
+    )
+    parser.add_argument("--adversarial-seed", type=int, default=0, help="seed of the attacked subset and PGD's start")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference import load_model
+    from imagenet_suite.inference.evaluate import SUITE_JSON, run_suite
+
+    if args.adversarial < 0:
+        raise ConfigError(f"--adversarial must be 0 (no attacks) or a number of images, got {args.adversarial}")
+    if args.batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
+    device = resolve_device(args.device)
+    loaded = load_model(args.model, args.weights, seed=args.seed)
+    suite = run_suite(
+        loaded,
+        args.datasets,
+        args.out,
+        device=device,
+        batch_size=args.batch_size,
+        amp=args.amp,
+        features=args.features,
+        workers=args.workers,
+        adversarial=args.adversarial,
+        adversarial_seed=args.adversarial_seed,
+        progress=not args.no_progress,
+    )
+    quba = suite["summary"]["quba"]
+    for name, entry in quba["dimensions"].items():
+        print(f"{name:24s} {entry['value']:.6g}")
+    for name, reason in quba["missing"].items():
+        print(f"{name:24s} missing: {reason}")
+    print(f"{'quba':24s} {quba['score']:.4f}" if quba["score"] is not None else f"{'quba':24s} not computed")
+    print(args.out / SUITE_JSON)
+    return 0

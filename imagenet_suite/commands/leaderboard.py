@@ -1,0 +1,30 @@
+"""``imagenet-suite leaderboard RUN_DIR... --out DIR``: many models' suite evaluations side by side.
+
+Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``) and writes ``leaderboard.md``, one
+CSV per table and the plots (:mod:`imagenet_suite.scoring.leaderboard`); prints the QUBA table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard", help="compare evaluated models: QUBA ranks, Sum/Borda/MAC, ΔRank, LCA on the line"
+    )
+    parser.add_argument(
+        "runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders of `imagenet-suite evaluate`"
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for leaderboard.md, CSVs, PNGs")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from imagenet_suite.scoring.leaderboard import leaderboard, load_suites, write_leaderboard
+
+    board = leaderboard(load_suites(args.runs))
+    written = write_leaderboard(board, args.out)
+    print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
+    print(written[-1])
+    return 0

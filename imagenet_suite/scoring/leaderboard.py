@@ -1,0 +1,247 @@
+"""Many models side by side, from their suite evaluations (``suite.json`` of ``imagenet-suite evaluate``).
+
+* ``quba`` — the nine dimensions per model, QUBA score and rank (seed 000; ranks 1 = best, ties share
+  the best rank); a model missing a dimension gets no score and its missing dimensions are named.
+* ``accuracies`` — the headline accuracy of every dataset key (model × dataset).
+* ``aggregates`` — seed 003's Sum score and Borda score (``robustgen_code`` convention) with every
+  dataset key as one voter, their global ranks, and the Mean Absolute (Spearman) Correlation between
+  the datasets' accuracies across models (:mod:`imagenet_suite.scoring.aggregates`).
+* ``delta_rank`` — seed 001's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``), when every
+  model has both.
+* ``lca_on_the_line`` — seed 004: for every OOD dataset key, ID LCA (ImageNet val, the first LCA
+  distance reported) against OOD top-1 over the models: R², Kendall τ-b, Pearson, fitted line
+  (min-max scaled, as the paper) — with at least three models.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError
+from .aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
+from .lca_on_the_line import OnTheLine, analyze
+from .multilabel import DEFAULT_VARIANT, delta_rank
+from .quba import DIMENSIONS, quba_table
+from .suite import ID_DATASET
+
+SUITE_JSON = "suite.json"
+MIN_MODELS_ON_THE_LINE = 3
+
+
+@dataclass
+class Leaderboard:
+    """The tables of :func:`leaderboard`, indexed by model name."""
+
+    quba: pd.DataFrame
+    accuracies: pd.DataFrame
+    aggregates: pd.DataFrame
+    mac: float
+    delta_rank: pd.Series | None
+    lca_on_the_line: dict[str, OnTheLine] = field(default_factory=dict)
+    missing: dict[str, dict[str, str]] = field(default_factory=dict)  # model -> {dimension: reason}
+
+
+def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
+    """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
+    two runs evaluate the same spec. ConfigError names a folder without a readable suite.json."""
+    suites: list[tuple[str, Path, dict[str, Any]]] = []
+    for run_dir in map(Path, run_dirs):
+        path = run_dir / SUITE_JSON if run_dir.is_dir() else run_dir
+        try:
+            suite = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise ConfigError(f"{path}: not a readable suite.json of `imagenet-suite evaluate` ({err})") from None
+        if not isinstance(suite, dict) or "summary" not in suite or "model" not in suite:
+            raise ConfigError(f"{path}: not a suite.json of `imagenet-suite evaluate` (no model/summary)")
+        suites.append((suite["model"], run_dir, suite))
+    specs = [spec for spec, _, _ in suites]
+    named = {}
+    for spec, run_dir, suite in suites:
+        name = spec if specs.count(spec) == 1 else f"{spec} ({run_dir.name})"
+        if name in named:
+            raise ConfigError(f"two runs are both named {name!r}; give each run folder a distinct name")
+        named[name] = suite
+    return named
+
+
+def leaderboard(suites: Mapping[str, Mapping[str, Any]]) -> Leaderboard:
+    """All tables for ``{model name: suite.json content}`` (at least one model)."""
+    if not suites:
+        raise ConfigError("a leaderboard needs at least one run")
+    names = list(suites)
+    quba, missing = _quba(suites)
+    accuracies = pd.DataFrame(
+        {name: {k: v["value"] for k, v in suites[name]["summary"]["accuracies"].items()} for name in names}
+    ).T.reindex(names)
+    accuracies = accuracies[sorted(accuracies.columns)]
+    aggregates, mac = _aggregates(accuracies)
+    return Leaderboard(
+        quba=quba,
+        accuracies=accuracies,
+        aggregates=aggregates,
+        mac=mac,
+        delta_rank=_delta_rank(suites),
+        lca_on_the_line=_on_the_line(suites),
+        missing=missing,
+    )
+
+
+def _quba(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
+    rows, missing = {}, {}
+    for name, suite in suites.items():
+        quba = suite["summary"]["quba"]
+        rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
+        if quba["missing"]:
+            missing[name] = dict(quba["missing"])
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(DIMENSIONS)).astype(float)
+    complete = table.dropna()
+    scored = quba_table(complete) if len(complete) else complete.assign(quba=[], quba_rank=[])
+    table = table.join(scored[["quba", "quba_rank"]])
+    return table.sort_values("quba", ascending=False, na_position="last"), missing
+
+
+def _aggregates(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Sum and Borda over the datasets every model has (the voters), their ranks, and MAC."""
+    voters = [key for key in accuracies.columns if accuracies[key].notna().all()]
+    long = pd.DataFrame(
+        [
+            {"model": model, "dataset": key, "accuracy": float(accuracies.loc[model, key])}
+            for model in accuracies.index
+            for key in voters
+        ],
+        columns=["model", "dataset", "accuracy"],
+    )
+    table = pd.DataFrame(index=accuracies.index)
+    if len(long):
+        table["score_sum"] = sum_score(long, "model", "dataset", ("accuracy",))
+        table["sum_rank"] = global_rank(table["score_sum"])
+        table["borda"] = borda_score(long, "model", "dataset", ("accuracy",))
+        table["borda_rank"] = global_rank(table["borda"])
+    table["voters"] = len(voters)
+    wide = accuracies[voters].assign(group="suite")
+    mac = float(mean_absolute_correlation(wide, "group", voters)["average"].iloc[0]) if len(voters) > 1 else np.nan
+    return table, mac
+
+
+def _delta_rank(suites: Mapping[str, Mapping[str, Any]]) -> pd.Series | None:
+    top1, asma = {}, {}
+    for name, suite in suites.items():
+        summary = suite["summary"]
+        val = _id_top1(summary)
+        patchml = [values.get(DEFAULT_VARIANT) for key, values in summary["asma"].items() if "patchml" in key]
+        if val is not None and patchml and patchml[0] is not None:
+            top1[name], asma[name] = val, patchml[0]
+    if len(top1) != len(suites) or len(top1) < 2:
+        return None
+    return delta_rank(pd.Series(top1), pd.Series(asma))
+
+
+def _id_top1(summary: Mapping[str, Any]) -> float | None:
+    return summary["quba"]["dimensions"].get("accuracy", {}).get("value")
+
+
+def _id_lca(suite: Mapping[str, Any]) -> float | None:
+    """ImageNet-val LCA (the first distance reported) of one run, from its datasets' reports."""
+    for report in suite["datasets"].values():
+        if report["meta"].get("dataset") == ID_DATASET:
+            for row in report["metrics"]:
+                if row["metric"] == "lca" and not row.get("subgroup") and row.get("value") is not None:
+                    return float(row["value"])
+    return None
+
+
+def _on_the_line(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, OnTheLine]:
+    """Per OOD dataset key (not ImageNet val) every model has: ID LCA vs its top-1."""
+    x = {name: _id_lca(suite) for name, suite in suites.items()}
+    if any(value is None for value in x.values()) or len(x) < MIN_MODELS_ON_THE_LINE:
+        return {}
+    results = {}
+    keys = set.intersection(*(set(suite["summary"]["accuracies"]) for suite in suites.values()))
+    for key in sorted(keys):
+        entries = [suites[name]["summary"]["accuracies"][key] for name in suites]
+        datasets = {suites[name]["datasets"].get(key, {}).get("meta", {}).get("dataset") for name in suites}
+        if datasets == {ID_DATASET} or any(e["metric"] != "top1_accuracy" for e in entries):
+            continue
+        y = [entry["value"] for entry in entries]
+        if np.ptp(y) == 0 or np.ptp(list(x.values())) == 0:
+            continue  # a constant axis has no line
+        results[key] = analyze(list(x.values()), y, scale="minmax")
+    return results
+
+
+def leaderboard_markdown(board: Leaderboard) -> str:
+    """The leaderboard as Markdown (plots referenced by file name)."""
+    from .suite_markdown import table
+
+    lines = ["# Leaderboard", "", "## QUBA (seed 000)", ""]
+    quba = board.quba.reset_index(names="model")
+    lines += table(list(quba.columns), quba.itertuples(index=False))
+    for model, dims in board.missing.items():
+        lines += [f"- `{model}` has no QUBA score; missing: " + ", ".join(f"`{d}` ({r})" for d, r in dims.items())]
+    lines += ["", "![QUBA ranks](leaderboard_quba.png)", "", "## Accuracy per dataset", ""]
+    acc = board.accuracies.reset_index(names="model")
+    lines += table(list(acc.columns), acc.itertuples(index=False))
+    lines += ["## Sum / Borda over datasets (seed 003)", ""]
+    agg = board.aggregates.reset_index(names="model")
+    lines += table(list(agg.columns), agg.itertuples(index=False))
+    lines += [f"Mean absolute Spearman correlation between datasets across models (MAC): {board.mac:.4g}", ""]
+    if board.delta_rank is not None:
+        lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (seed 001)", ""]
+        lines += table(("model", "ΔRank"), board.delta_rank.items())
+    if board.lca_on_the_line:
+        lines += ["## LCA on the line (seed 004): ImageNet LCA vs OOD top-1, min-max scaled", ""]
+        rows = [
+            (
+                key,
+                r.correlations.r2,
+                r.correlations.kendall_tau_b,
+                r.correlations.pearson,
+                r.mae_in_sample,
+                r.correlations.n,
+            )
+            for key, r in board.lca_on_the_line.items()
+        ]
+        lines += table(("OOD dataset", "R²", "Kendall τ-b", "Pearson r", "MAE (in-sample)", "models"), rows)
+        lines += [f"![{key}](lca_on_the_line_{_file_stem(key)}.png)" for key in board.lca_on_the_line]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _file_stem(key: str) -> str:
+    return key.replace("/", "__")
+
+
+def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
+    """``leaderboard.md``, one CSV per table and the plots, into ``folder`` (created); returns the files."""
+    from ..files import atomic_write_bytes
+    from .plots import lca_on_the_line_plot, quba_ranks_plot
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, frame in (("quba", board.quba), ("accuracies", board.accuracies), ("aggregates", board.aggregates)):
+        written.append(folder / f"leaderboard_{name}.csv")
+        atomic_write_bytes(written[-1], frame.to_csv(index_label="model").encode())
+    if board.delta_rank is not None:
+        written.append(folder / "leaderboard_delta_rank.csv")
+        atomic_write_bytes(written[-1], board.delta_rank.to_csv(index_label="model").encode())
+    written.append(folder / "leaderboard_quba.png")
+    quba_ranks_plot(board.quba, written[-1])
+    for key, result in board.lca_on_the_line.items():
+        written.append(
+            lca_on_the_line_plot(
+                result, folder / f"lca_on_the_line_{_file_stem(key)}.png", y_label=f"{key} top-1", title=key
+            )
+        )
+    written.append(folder / "leaderboard.md")
+    atomic_write_bytes(written[-1], leaderboard_markdown(board).encode())
+    return written
+
+
+__all__ = ["Leaderboard", "leaderboard", "leaderboard_markdown", "load_suites", "write_leaderboard"]

@@ -1,0 +1,269 @@
+"""``imagenet-suite evaluate`` and ``leaderboard`` on fixture builds of every dataset QUBA reads.
+
+The suite: ImageNet val, ReaL (images), A, R, the 16-class sketch/stylized/edge/silhouette sets and
+cue-conflict, IN-9 (original, mixed_same, mixed_rand), ImageNet-C (two configs) and NINCO (classes and
+unit tests), each built by its real builder from a fixture in the release's layout; the model is a
+random-weight timm model. A random model is right on almost no ImageNet image, which would leave every
+accuracy-normalised dimension undefined; so ten of the sixteen val images are labelled with the class the
+model predicts for them (planted hits, computed with the model's own preprocessing before the build).
+Summary numbers are checked against the per-dataset reports with the seed papers' formulas written out here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from PIL import Image
+
+from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.inference import evaluate as evaluate_module
+from imagenet_suite.inference import load_model
+from imagenet_suite.inference.evaluate import run_suite
+from imagenet_suite.scoring.quba import DIMENSIONS, quba_score
+from imagenet_suite.scoring.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
+from tests.fixtures import imagenet_layouts as val_fx
+from tests.fixtures import model_vs_human as mvh
+from tests.fixtures import ninco_archive as ninco_fx
+from tests.helpers import REPO_ROOT, run_cli
+from tests.test_builders import (
+    backgrounds_challenge_sources,
+    imagenet_a_sources,
+    imagenet_c_sources,
+    imagenet_r_sources,
+)
+
+TEST_DATA = REPO_ROOT / "tests" / "data"
+MODEL = "timm:test_resnet"
+VAL_ROWS, PLANTED = 16, 10
+
+
+def _build(name, out, configs, sources, **options):
+    return build_dataset(
+        name,
+        out,
+        configs,
+        manual_dir=sources.manual_dir,
+        pins=sources.pins,
+        inputs=list(sources.inputs),
+        options={**sources.options, **options},
+        offline=True,
+        progress=False,
+    )
+
+
+def _shape_bias_manual(root: Path) -> Path:
+    manual = root / "texture-vs-shape"
+    shutil.copytree(TEST_DATA / "texture-vs-shape", manual)
+    sample = manual / "stimuli" / "cue-conflict-sample"
+    shutil.copytree(sample, manual / "stimuli" / "style-transfer-preprocessed-512")
+    mvh.write_release(manual, "sketch", mvh.session_names(2))
+    mvh.write_release(manual, "stylized", mvh.session_names(2, "sty"))
+    return manual
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(MODEL, "none", seed=0)
+
+
+def planted_val_images(loaded) -> list:
+    """Fixture val images; the first :data:`PLANTED` labelled with the model's own top-1 prediction."""
+    images = val_fx.make_val_images(VAL_ROWS)
+    with torch.inference_mode():
+        batch = torch.stack([loaded.transform(Image.open(io.BytesIO(im.data)).convert("RGB")) for im in images])
+        predicted = loaded.model(batch).argmax(dim=1).tolist()
+    return [dataclasses.replace(im, label=predicted[i]) if i < PLANTED else im for i, im in enumerate(images)]
+
+
+@pytest.fixture(scope="module")
+def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
+    """Every dataset of the suite, built once: ``{dataset: built folder}``."""
+    root = tmp_path_factory.mktemp("suite")
+    val_manual = val_fx.write_tar_layout(root / "val-src", planted_val_images(model))
+    shutil.copy(TEST_DATA / "reassessed-imagenet" / "real.json", val_manual / "real.json")
+    pins = read_pins_file(val_manual / "checksums.tsv")
+    folders = {}
+    for name, config in (("imagenet_val", "default"), ("imagenet_real", "images")):
+        folders[name] = build_dataset(
+            name, root / name, [config], manual_dir=val_manual, pins=pins, offline=True, progress=False
+        )
+    folders["imagenet_a"] = _build("imagenet_a", root / "imagenet_a", ["default"], imagenet_a_sources(root / "a"))
+    folders["imagenet_r"] = _build("imagenet_r", root / "imagenet_r", ["default"], imagenet_r_sources(root / "r"))
+    c_sources = imagenet_c_sources(root / "c")
+    folders["imagenet_c"] = _build(
+        "imagenet_c", root / "imagenet_c", ["gaussian_noise_1", "gaussian_noise_3"], c_sources
+    )
+    manual = _shape_bias_manual(root / "mvh")
+    folders["shape_bias_sets"] = build_dataset(
+        "shape_bias_sets", root / "shape_bias_sets", ["cue_conflict", "edge", "silhouette", "sketch", "stylized"],
+        manual_dir=manual, offline=True, options={"strict_counts": False}, progress=False,
+    )  # fmt: skip
+    in9 = backgrounds_challenge_sources(root / "in9")
+    folders["backgrounds_challenge"] = _build(
+        "backgrounds_challenge", root / "backgrounds_challenge", ["original", "mixed_same", "mixed_rand"], in9
+    )
+    contents = ninco_fx.fixture_contents(TEST_DATA / "ninco" / "data")
+    ninco_manual = ninco_fx.write_ninco_manual_dir(root / "ninco-src", TEST_DATA / "ninco", contents)
+    folders["ninco"] = build_dataset(
+        "ninco", root / "ninco", ["ninco", "unit_tests"], manual_dir=ninco_manual,
+        pins=read_pins_file(ninco_manual / "checksums.tsv"), offline=True, progress=False,
+    )  # fmt: skip
+    return folders
+
+
+@pytest.fixture(scope="module")
+def suite(suite_folders, model, tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run")
+    result = run_suite(
+        model, list(suite_folders.values()), run_dir, batch_size=8, workers=0, adversarial=VAL_ROWS, progress=False
+    )
+    return run_dir, result
+
+
+def _report(suite: dict, key: str) -> dict:
+    return suite["datasets"][key]
+
+
+def _value(report: dict, metric: str, variant: str | None = None, subgroup: str = "") -> float:
+    for row in report["metrics"]:
+        if row["metric"] == metric and row["subgroup"] == subgroup and variant in (None, row["variant"]):
+            return row["value"]
+    raise KeyError(metric)
+
+
+def test_every_quba_dimension_is_present_and_quba_is_the_papers_formula(suite, model):
+    run_dir, result = suite
+    quba = result["summary"]["quba"]
+    assert quba["missing"] == {}
+    assert list(quba["dimensions"]) == list(DIMENSIONS)
+    values = {name: entry["value"] for name, entry in quba["dimensions"].items()}
+    assert quba["score"] == pytest.approx(quba_score(values), abs=1e-12)
+    assert json.loads((run_dir / "suite.json").read_text()) == result
+    assert values["params_millions"] == pytest.approx(sum(p.numel() for p in model.model.parameters()) / 1e6)
+
+
+def test_dimensions_follow_seed_000_from_the_reports(suite):
+    _, result = suite
+    values = {name: entry["value"] for name, entry in result["summary"]["quba"]["dimensions"].items()}
+    val = _report(result, "imagenet_val")
+    accuracy = _value(val, "top1_accuracy", "")
+    assert values["accuracy"] == accuracy == PLANTED / VAL_ROWS
+    assert values["calibration_error"] == _value(val, "calibration_error")
+    assert values["class_balance"] == _value(val, "class_balance", "reference_impl")
+    ood = [_value(_report(result, "imagenet_r"), "top1_accuracy")] + [
+        _value(_report(result, f"shape_bias_sets/{config}"), "accuracy16")
+        for config in ("sketch", "stylized", "edge", "silhouette")
+    ]
+    gm = 0.0 if min(ood) == 0 else math.prod(ood) ** (1 / 5)
+    assert values["ood_robustness"] == pytest.approx(gm / accuracy)
+    c = [_value(_report(result, f"imagenet_c/gaussian_noise_{s}"), "top1_accuracy") for s in (1, 3)]
+    assert values["c_robustness"] == pytest.approx(sum(c) / 2 / accuracy)
+    assert "2 of the 75" in result["summary"]["quba"]["dimensions"]["c_robustness"]["note"]
+    same = _value(_report(result, "backgrounds_challenge/mixed_same"), "top1_accuracy")
+    rand = _value(_report(result, "backgrounds_challenge/mixed_rand"), "top1_accuracy")
+    assert values["object_focus"] == pytest.approx(1 - (same - rand))
+    assert values["shape_bias"] == _value(_report(result, "shape_bias_sets/cue_conflict"), "shape_bias", "pooled")
+    attacks = result["summary"]["adversarial"]
+    ratio = [attacks["fgsm_accuracy"] / attacks["clean_accuracy"], attacks["pgd_accuracy"] / attacks["clean_accuracy"]]
+    expected = 0.0 if min(ratio) == 0 else math.sqrt(ratio[0] * ratio[1])
+    assert values["adversarial_robustness"] == pytest.approx(expected)
+    assert attacks["rows"] == VAL_ROWS and attacks["clean_accuracy"] == PLANTED / VAL_ROWS
+
+
+def test_mce_ninco_real_and_lca_headlines(suite):
+    _, result = suite
+    summary = result["summary"]
+    accuracy = summary["quba"]["dimensions"]["accuracy"]["value"]
+    c = [_value(_report(result, f"imagenet_c/gaussian_noise_{s}"), "top1_accuracy") for s in (1, 3)]
+    error = 1 - sum(c) / 2
+    assert summary["imagenet_c"]["mce"] == pytest.approx(error / ALEXNET_ERRORS["gaussian_noise"])
+    assert summary["imagenet_c"]["relative_mce"] == pytest.approx(
+        (error - (1 - accuracy)) / (ALEXNET_ERRORS["gaussian_noise"] - ALEXNET_CLEAN_ERROR)
+    )
+    ninco = summary["ninco"]["msp"]
+    assert ninco["mean_auroc"] == _value(_report(result, "ninco/ninco"), "auroc", "msp:macro")
+    assert ninco["unit_tests_failed"]["of"] == len(
+        {
+            row["subgroup"]
+            for row in _report(result, "ninco/unit_tests")["metrics"]
+            if row["metric"] == "unit_test_failed"
+        }
+    )
+    assert summary["real"]["real_top1_accuracy"] == _value(_report(result, "imagenet_real"), "real_top1_accuracy")
+    assert summary["lca"]["imagenet_val"] and summary["accuracies"]["imagenet_a"]["metric"] == "top1_accuracy"
+
+
+def test_suite_markdown_and_plots_are_written(suite):
+    run_dir, result = suite
+    text = (run_dir / "suite.md").read_text()
+    assert f"**QUBA score: {result['summary']['quba']['score']:.3f}**" in text
+    assert "## ImageNet-C" in text and "## NINCO" in text and "| imagenet_r |" in text
+    for plot in ("quba_dimensions.png", "accuracies.png"):
+        assert (run_dir / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimension(
+    suite, suite_folders, model, monkeypatch
+):
+    run_dir, first = suite
+    monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("outputs should have been reused"))
+    without = [path for name, path in suite_folders.items() if name != "backgrounds_challenge"]
+    again = run_suite(model, without, run_dir, batch_size=8, workers=0, adversarial=VAL_ROWS, progress=False)
+    missing = again["summary"]["quba"]["missing"]
+    assert list(missing) == ["object_focus"] and "backgrounds_challenge" in missing["object_focus"]
+    assert again["summary"]["quba"]["score"] is None
+    assert again["datasets"]["imagenet_val"] == first["datasets"]["imagenet_val"]
+    assert "QUBA score: not computed" in (run_dir / "suite.md").read_text()
+
+
+def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path):
+    val, r = str(suite_folders["imagenet_val"]), str(suite_folders["imagenet_r"])
+    common = ["--weights", "none", "--batch-size", "8", "--workers", "0", "--no-progress"]
+    done = run_cli("evaluate", "--model", MODEL, "--datasets", val, r, "--out", str(tmp_path / "run"), *common)
+    assert done.stdout.strip().splitlines()[-1] == str(tmp_path / "run" / "suite.json")
+    assert "shape_bias               missing: needs a shape_bias_sets/cue_conflict report" in done.stdout
+    other = run_cli("evaluate", "--model", "timm:resnet18", "--datasets", val, "--out", str(tmp_path / "run"),
+                    *common, check=False)  # fmt: skip
+    assert other.returncode == 2 and "holds the run of timm:test_resnet" in other.stderr
+    bad = run_cli("evaluate", "--model", MODEL, "--datasets", str(tmp_path), "--out", str(tmp_path / "x"),
+                  *common, check=False)  # fmt: skip
+    assert bad.returncode == 2 and "not a built dataset folder" in bad.stderr and "Traceback" not in bad.stderr
+    no_val = run_cli("evaluate", "--model", MODEL, "--datasets", r, "--out", str(tmp_path / "y"), "--adversarial", "4",
+                     *common, check=False)  # fmt: skip
+    assert no_val.returncode == 2 and "add a built imagenet_val folder" in no_val.stderr
+
+
+def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_path):
+    from imagenet_suite.scoring.aggregates import borda_score
+    from imagenet_suite.scoring.leaderboard import leaderboard, load_suites
+
+    datasets = [suite_folders[name] for name in ("imagenet_val", "imagenet_a", "imagenet_r")]
+    runs = []
+    for seed in range(3):
+        run_dir = tmp_path / f"seed{seed}"
+        run_suite(load_model(MODEL, "none", seed=seed), datasets, run_dir, batch_size=8, workers=0, progress=False)
+        runs.append(run_dir)
+    done = run_cli("leaderboard", *map(str, runs), "--out", str(tmp_path / "board"))
+    assert done.stdout.strip().splitlines()[-1] == str(tmp_path / "board" / "leaderboard.md")
+    board = leaderboard(load_suites(runs))
+    names = [f"{MODEL} (seed{seed})" for seed in range(3)]
+    assert sorted(board.accuracies.index) == names
+    sums = board.accuracies.sum(axis=1)
+    assert board.aggregates["score_sum"].to_dict() == pytest.approx(sums.to_dict())
+    long = board.accuracies.stack().rename("accuracy").reset_index().set_axis(["model", "dataset", "accuracy"], axis=1)
+    assert board.aggregates["borda"].to_dict() == borda_score(long, "model", "dataset", ("accuracy",)).to_dict()
+    assert board.quba["quba"].isna().all() and set(board.missing) == set(names)
+    text = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "has no QUBA score; missing:" in text
+    for key, result in board.lca_on_the_line.items():
+        assert key in ("imagenet_a", "imagenet_r") and result.correlations.n == 3
+        assert (tmp_path / "board" / f"lca_on_the_line_{key}.png").is_file()
+    assert (tmp_path / "board" / "leaderboard_aggregates.csv").is_file()
