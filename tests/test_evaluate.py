@@ -267,3 +267,11 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
         assert key in ("imagenet_a", "imagenet_r") and result.correlations.n == 3
         assert (tmp_path / "board" / f"lca_on_the_line_{key}.png").is_file()
     assert (tmp_path / "board" / "leaderboard_aggregates.csv").is_file()
+
+
+def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders, model, tmp_path, monkeypatch):
+    monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("nothing should be predicted"))
+    result = run_suite(model, [suite_folders["ninco"]], tmp_path / "run", progress=False)
+    assert set(result["skipped"]) == {"ninco/ninco", "ninco/unit_tests"}
+    assert all("add a built imagenet_val folder" in reason for reason in result["skipped"].values())
+    assert result["summary"]["quba"]["missing"]["accuracy"] == "needs an imagenet_val report (top-1 accuracy)"

@@ -112,6 +112,8 @@ def run_suite(
     inputs allow. ``adversarial``: number of ImageNet-val images to attack (0: no attacks; the
     adversarial-robustness dimension is then listed as missing).
     """
+    if adversarial < 0:
+        raise ConfigError(f"adversarial must be 0 (no attacks) or a number of images, got {adversarial}")
     run_dir = Path(run_dir)
     targets = suite_targets(datasets)
     _claim_run_folder(run_dir, loaded)
@@ -184,6 +186,7 @@ class _Run:
     features: bool
     workers: int | None
     progress: bool
+    id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
 
     def outputs_path(self, target: SuiteTarget) -> Path:
         return self.run_dir / "outputs" / f"{target.file_stem}.pt"
@@ -215,6 +218,8 @@ class _Run:
         applicable = applicable_metrics(folder.config_info(config)["features"], folder.protocol(config))
         if not applicable:
             return None, f"no metric family applies to config {config!r} (columns {folder.column_names(config)})"
+        if folder.protocol(config).get("ood") and id_target is None:
+            return None, "an OOD set is scored against the ImageNet-val outputs: add a built imagenet_val folder"
         if target.has_images:
             path = self.outputs(target)
         elif id_target is not None:
@@ -236,7 +241,9 @@ class _Run:
         if id_target is None or target is id_target:
             return OodOptions()
         id_path = self.outputs(id_target)
-        id_outputs = ModelOutputs.load(id_path, device=self.device)
+        if self.id_outputs is None:
+            self.id_outputs = ModelOutputs.load(id_path, device=self.device)
+        id_outputs = self.id_outputs
         if not self.features:
             return OodOptions(id_outputs=id_outputs)
         return OodOptions(
