@@ -37,6 +37,7 @@ from tests.test_builders import (
     backgrounds_challenge_sources,
     imagenet_a_sources,
     imagenet_c_sources,
+    imagenet_o_sources,
     imagenet_r_sources,
 )
 
@@ -275,3 +276,21 @@ def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders
     assert set(result["skipped"]) == {"ninco/ninco", "ninco/unit_tests"}
     assert all("add a built imagenet_val folder" in reason for reason in result["skipped"].values())
     assert result["summary"]["quba"]["missing"]["accuracy"] == "needs an imagenet_val report (top-1 accuracy)"
+
+
+def test_features_and_detector_stats_reach_the_feature_based_detectors(suite_folders, model, tmp_path):
+    from imagenet_suite.scoring.ood_detectors import fit_detector_stats
+
+    o = _build("imagenet_o", tmp_path / "imagenet_o", ["default"], imagenet_o_sources(tmp_path / "o"))
+    val_run = run_suite(model, [suite_folders["imagenet_val"]], tmp_path / "run", features=True, workers=0,
+                        progress=False)  # fmt: skip
+    assert val_run["skipped"] == {}
+    saved = torch.load(tmp_path / "run" / "outputs" / "imagenet_val.pt", weights_only=True)
+    labels = torch.tensor([im.label for im in planted_val_images(model)])
+    stats = fit_detector_stats(saved["features"], labels, detectors=["knn"])  # class means would need all 1000 classes
+    stats = dataclasses.replace(stats, knn_k=3)  # a bank of 16 val rows
+    stats.save(tmp_path / "stats.pt")
+    result = run_suite(model, [suite_folders["imagenet_val"], o], tmp_path / "run", features=True,
+                       detector_stats=tmp_path / "stats.pt", workers=0, progress=False)  # fmt: skip
+    variants = {row["variant"] for row in result["datasets"]["imagenet_o"]["metrics"] if row["metric"] == "auroc"}
+    assert {"msp", "energy", "knn"} <= variants

@@ -29,6 +29,9 @@ def register(subparsers) -> None:
     parser.add_argument("--amp", action="store_true", help="autocast (float16 on CUDA, bfloat16 on CPU)")
     parser.add_argument("--features", action="store_true", help="also store features: feature-based OOD detectors")
     parser.add_argument(
+        "--detector-stats", type=Path, metavar="FILE", help="training statistics of the OOD detectors that need them"
+    )
+    parser.add_argument(
         "--adversarial",
         type=int,
         default=0,
@@ -59,6 +62,7 @@ def run(args) -> int:
         batch_size=args.batch_size,
         amp=args.amp,
         features=args.features,
+        detector_stats=args.detector_stats,
         workers=args.workers,
         adversarial=args.adversarial,
         adversarial_seed=args.adversarial_seed,

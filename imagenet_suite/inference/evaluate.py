@@ -32,7 +32,7 @@ from .. import __version__
 from ..build.dataset_folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError
 from ..files import atomic_write_bytes
-from ..scoring.ood_detectors import Embeddings
+from ..scoring.ood_detectors import DetectorStats, Embeddings
 from ..scoring.options import OodOptions, ScoreOptions
 from ..scoring.outputs import ModelOutputs
 from ..scoring.report import applicable_metrics, score
@@ -101,16 +101,18 @@ def run_suite(
     batch_size: int = 256,
     amp: bool = False,
     features: bool = False,
+    detector_stats: str | Path | None = None,
     workers: int | None = None,
     adversarial: int = 0,
     adversarial_seed: int = 0,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Predict, score and summarise ``loaded`` on every split of ``datasets``; write the run folder; return suite.json's content.
+    """Predict, score and summarise ``loaded`` on every split of ``datasets``; write the run folder.
 
-    ``features``: store penultimate features too, so the feature-based OOD detectors run where their
-    inputs allow. ``adversarial``: number of ImageNet-val images to attack (0: no attacks; the
-    adversarial-robustness dimension is then listed as missing).
+    Returns suite.json's content. ``features``: store penultimate features too, so the feature-based
+    OOD detectors run where their inputs allow; ``detector_stats``: the training statistics some of
+    them need (as ``score --detector-stats``). ``adversarial``: number of ImageNet-val images to
+    attack (0: no attacks; the adversarial-robustness dimension is then listed as missing).
     """
     if adversarial < 0:
         raise ConfigError(f"adversarial must be 0 (no attacks) or a number of images, got {adversarial}")
@@ -119,7 +121,8 @@ def run_suite(
     _claim_run_folder(run_dir, loaded)
     (run_dir / "reports").mkdir(exist_ok=True)
     id_target = next((t for t in targets if t.folder.name == ID_DATASET and t.has_images), None)
-    run = _Run(loaded, run_dir, device, batch_size, amp, features, workers, progress)
+    stats = DetectorStats.load(detector_stats, device) if detector_stats is not None else None
+    run = _Run(loaded, run_dir, device, batch_size, amp, features, workers, progress, stats)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     for target in targets:
@@ -186,6 +189,7 @@ class _Run:
     features: bool
     workers: int | None
     progress: bool
+    stats: DetectorStats | None = None
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
 
     def outputs_path(self, target: SuiteTarget) -> Path:
@@ -245,9 +249,10 @@ class _Run:
             self.id_outputs = ModelOutputs.load(id_path, device=self.device)
         id_outputs = self.id_outputs
         if not self.features:
-            return OodOptions(id_outputs=id_outputs)
+            return OodOptions(id_outputs=id_outputs, stats=self.stats)
         return OodOptions(
             id_outputs=id_outputs,
+            stats=self.stats,
             id_features=Embeddings.load(id_path, self.device),
             ood_features=Embeddings.load(ood_path, self.device),
         )
