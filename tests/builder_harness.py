@@ -79,8 +79,9 @@ def sources_of(case: BuilderCase, scratch: Callable[[str], Path]) -> Sources:
     return _SOURCES[case.builder]
 
 
-def build(case: BuilderCase, sources: Sources, out: Path, num_proc: int = 1) -> Path:
-    """Build every config of the case from ``sources`` into ``out``; the dataset folder."""
+def build(case: BuilderCase, sources: Sources, out: Path, num_proc: int = 1, executor: str = "local") -> Path:
+    """Build every config of the case from ``sources`` into ``out`` (``executor``: see
+    :func:`~imagenet_suite.build.runner.build_dataset`); the dataset folder."""
     return build_dataset(
         case.builder,
         out,
@@ -92,6 +93,7 @@ def build(case: BuilderCase, sources: Sources, out: Path, num_proc: int = 1) -> 
         options=dict(sources.options),
         shard_size=case.shard_size,
         num_proc=num_proc,
+        executor=executor,
         offline=True,
         progress=False,
     )

@@ -19,17 +19,12 @@ Every stored byte stays verified:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
-from concurrent.futures import (
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    as_completed,
-)
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +52,7 @@ from .dataset_folder import (
     DatasetFolder,
     build_info_hash,
 )
+from .executors import Executor, make_executor
 from .sources import ResolvedSource, SourceResolver
 from .transform import RowTransform, transformed_fingerprint
 from .writer import ShardStats, shard_fingerprint, shard_stats, write_shard
@@ -83,6 +79,8 @@ def build_dataset(
     transform: RowTransform | None = None,
     max_pixels: int | None = DEFAULT_MAX_PIXELS,
     deep_verify: bool = False,
+    executor: str | Executor = "local",
+    ray_address: str | None = None,
 ) -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
@@ -103,6 +101,11 @@ def build_dataset(
         max_pixels: refuse released images with more pixels than this (None: no bound); see
             :class:`imagenet_suite.images.ImageChecks`.
         deep_verify: decode every released image (slower; catches corrupt compressed data).
+        executor: where shards are computed (:mod:`~.executors`): ``"local"`` (``num_proc`` processes),
+            ``"ray"`` (Ray tasks; a local cluster with ``num_proc`` CPUs unless ``ray_address`` or
+            ``$RAY_ADDRESS`` names one), or an :class:`~.executors.Executor` (left open). Output bytes
+            do not depend on it.
+        ray_address: the Ray cluster to use with ``executor="ray"``.
     """
     builder_cls = registry.get(name)
     names = list(dict.fromkeys(configs or [builder_cls.CONFIGS[0].name]))
@@ -111,6 +114,8 @@ def build_dataset(
         raise ConfigError(f"--num-proc must be ≥ 1, got {num_proc}")
     if max_pixels is not None and max_pixels < 1:
         raise ConfigError(f"--max-pixels must be a positive number of pixels, got {max_pixels}")
+    if isinstance(executor, str):
+        make_executor(executor, num_proc, ray_address, start=False)  # ConfigError on a bad combination, at once
     checks = ImageChecks(max_pixels, deep_verify)
     folder = _output_parent(out_dir) / (builders[0].folder_name() + (transform.folder_suffix if transform else ""))
     info = _load_or_start_build_info(folder, builders[0])
@@ -129,13 +134,15 @@ def build_dataset(
             planned = [
                 (builder, *_plan_config(builder, resolver, transform)) for builder in builders
             ]  # before any write
-            folder.mkdir(parents=True, exist_ok=True)
-            journal = BuildJournal(folder)
-            for builder, prepared, shards, _ in planned:
-                run = ConfigRun(
-                    builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), transform, checks
-                )
-                info["configs"][builder.config.name] = run.build(num_proc, progress)
+            with _opened(executor, num_proc, ray_address) as workers:
+                workers.check_visible(sorted({s.path for _, p, _, _ in planned for s in p.sources.values()}))
+                folder.mkdir(parents=True, exist_ok=True)
+                journal = BuildJournal(folder)
+                for builder, prepared, shards, _ in planned:
+                    run = ConfigRun(
+                        builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), transform, checks
+                    )
+                    info["configs"][builder.config.name] = run.build(workers, progress)
         except BaseException as err:
             _remove_incomplete(folder, names)
             if isinstance(err, Exception):
@@ -150,6 +157,21 @@ def build_dataset(
     _write_card_and_info(builder_cls, builders[0], info, folder, transform)
     journal.remove()
     return folder
+
+
+class _opened:
+    """``with`` the build's executor: one made from its name is closed at the end, a given one is left open."""
+
+    def __init__(self, executor: str | Executor, num_proc: int, ray_address: str | None):
+        self.given = not isinstance(executor, str)
+        self.executor = executor if self.given else make_executor(executor, num_proc, ray_address)
+
+    def __enter__(self) -> Executor:
+        return self.executor
+
+    def __exit__(self, *exc) -> None:
+        if not self.given:
+            self.executor.close()
 
 
 def _output_parent(out_dir: str | Path) -> Path:
@@ -306,12 +328,12 @@ class ConfigRun:
         return sources_digest({k: v.record() for k, v in sorted(self.sources().items())})
 
     # -- the build -----------------------------------------------------------------------------
-    def build(self, num_proc: int, progress: bool) -> dict:
+    def build(self, executor: Executor, progress: bool) -> dict:
         """Write the config's shards and extra files; its build_info entry."""
         self.config_dir.mkdir(exist_ok=True)
         _remove_stale(self.config_dir, {s.filename for s in self.shards})
         stats = self.reusable_shards()
-        stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], num_proc, progress))
+        stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], executor, progress))
         sources = self.sources()
         files = {
             f"{self.name}/{s.filename}": {
@@ -374,8 +396,8 @@ class ConfigRun:
                 found.add(entry["sha256"])
         return found
 
-    def write_shards(self, todo: list[Shard], num_proc: int, progress: bool) -> dict[str, ShardStats]:
-        """Write ``todo``. Each written shard is fsynced and hashed on one background thread while the next
+    def write_shards(self, todo: list[Shard], executor: Executor, progress: bool) -> dict[str, ShardStats]:
+        """Write ``todo`` with ``executor``. Each written shard is fsynced and hashed on one background thread while the next
         is written, and published on another once the sources passed their checks."""
         published: dict[str, Future] = {}
         hasher, publisher = ThreadPoolExecutor(max_workers=1), ThreadPoolExecutor(max_workers=1)
@@ -388,7 +410,7 @@ class ConfigRun:
             smoothing=0.05,
         ) as bar:
             try:
-                for shard, stats in self._written(todo, num_proc, bar):
+                for shard, stats in executor.write(self.shard_function(), todo, self.config_dir, bar, self.preload()):
                     hashed = hasher.submit(self.hash_written, incomplete_path(self.config_dir / shard.filename))
                     published[shard.filename] = publisher.submit(self.publish, shard, stats, hashed)
                     _raise_first_failure(published.values())
@@ -397,46 +419,21 @@ class ConfigRun:
                 hasher.shutdown(wait=True)
                 publisher.shutdown(wait=True)  # shards already written are still published (resumable)
 
-    def _written(self, todo: list[Shard], num_proc: int, bar):
-        """``(shard, stats)`` of each shard of ``todo`` once it is written (at its temporary name)."""
-        if num_proc == 1 or len(todo) <= 1:
-            for shard in todo:
-                yield (
-                    shard,
-                    _write_one(
-                        self.builder,
-                        self.prepared,
-                        shard,
-                        self.config_dir,
-                        self.fingerprint,
-                        self.checks,
-                        bar.update,
-                        self.transform,
-                    ),
-                )
-            return
-        pool = ProcessPoolExecutor(max_workers=min(num_proc, len(todo)), mp_context=_worker_context(self.builder))
-        try:
-            futures = {
-                pool.submit(
-                    _write_one,
-                    self.builder,
-                    self.prepared,
-                    shard,
-                    self.config_dir,
-                    self.fingerprint,
-                    self.checks,
-                    None,
-                    self.transform,
-                ): shard
-                for shard in todo
-            }
-            for future in as_completed(futures):
-                shard = futures[future]
-                yield shard, future.result()
-                bar.update(len(shard.keys))
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
+    def shard_function(self):
+        """The pure shard function every executor runs: ``(shard=, config_dir=, on_row=)`` → the stats of
+        ``<config_dir>/<shard file>.incomplete``, whose bytes depend on nothing but the plan."""
+        return functools.partial(
+            _write_one,
+            builder=self.builder,
+            prepared=self.prepared,
+            fingerprint=self.fingerprint,
+            checks=self.checks,
+            transform=self.transform,
+        )
+
+    def preload(self) -> list[str]:
+        """Modules a worker process imports once (the local executor's forkserver)."""
+        return ["imagenet_suite.build.runner", "datasets", type(self.builder).__module__]
 
     @staticmethod
     def hash_written(path: Path) -> str:
@@ -493,14 +490,6 @@ def _remove_incomplete(folder: Path, configs: list[str]) -> None:
                 path.unlink(missing_ok=True)
 
 
-def _worker_context(builder: Builder):
-    """Fresh worker processes forked from a server that has the builder's modules imported once
-    (safe like spawn — no inherited threads or state from this process — and fast like fork)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["imagenet_suite.build.runner", "datasets", type(builder).__module__])
-    return context
-
-
 def _shard_key(fingerprint: str, shard: Shard) -> str:
     return f"{fingerprint}:{shard.split}:{shard.index}"
 
@@ -515,7 +504,7 @@ def _write_one(
     on_row=None,
     transform: RowTransform | None = None,
 ) -> ShardStats:
-    """Write one shard at its temporary name (in whichever process runs this) under ``checks``."""
+    """Write one shard at its temporary name (in whichever process or Ray worker runs this) under ``checks``."""
     with image_checks(checks):
         rows = _checked_rows(builder, prepared, shard)
         if transform is not None:

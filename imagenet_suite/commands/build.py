@@ -26,7 +26,26 @@ def register(subparsers) -> None:
         metavar="DIR",
         help="a built dataset folder this builder reads (repeatable), e.g. imagenet_val for patchml",
     )
-    parser.add_argument("--num-proc", type=int, default=1, help="worker processes (output does not depend on it)")
+    parser.add_argument(
+        "--num-proc",
+        type=int,
+        default=1,
+        help="worker processes; with --executor ray and no cluster, the local cluster's CPUs (output does not "
+        "depend on it)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where shards are computed: local processes (default), or Ray tasks (the `ray` extra) on the "
+        "cluster at --ray-address / $RAY_ADDRESS, else on a local one; same bytes either way",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to run shards on (HOST:PORT, ray://HOST:PORT or auto; needs --executor ray); "
+        "the sources must be at the same paths on every node",
+    )
     parser.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help="builder option (repeatable)"
     )
@@ -123,6 +142,8 @@ def run(args) -> int:
         transform=review_decisions(args),
         max_pixels=args.max_pixels,
         deep_verify=args.deep_verify,
+        executor=args.executor,
+        ray_address=args.ray_address,
     )
     print(folder.resolve())
     return 0

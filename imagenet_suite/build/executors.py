@@ -1,0 +1,300 @@
+"""Where the build runner's shards are computed: local worker processes, or tasks on a Ray cluster.
+
+The runner hands an executor one pure shard function, ``write(shard, config_dir, on_row)``, which
+writes ``<config_dir>/<shard file>.incomplete`` and returns its :class:`~.writer.ShardStats`, and
+gets back ``(shard, stats)`` for every shard once its temporary file is in the config folder on the
+driver's disk. Everything after that — fsync, sha256, the resume journal, the atomic rename,
+``build_info.json`` — is the runner's one publication path, whichever executor wrote the bytes, so
+the output does not depend on the executor (nor on the number of workers).
+
+* :class:`LocalExecutor` (``--executor local``, the default): the shard function in this process
+  (``--num-proc 1``) or in ``--num-proc`` fresh processes (forkserver).
+* :class:`RayExecutor` (``--executor ray``): each shard is a Ray task running the same function in a
+  scratch folder on the worker; the Parquet bytes come back through the object store and are written
+  by the driver. It connects to ``--ray-address`` or ``$RAY_ADDRESS``, else starts a local embedded
+  cluster with ``--num-proc`` CPUs. A task whose worker dies is retried (``max_retries``); a task
+  that raises (a data error such as ``InvalidSourceData``) is not (``retry_exceptions=False``) and
+  fails the build, naming the shard.
+
+Ray and ``uv run``: Ray 2.x, when the driver runs under ``uv run``, replaces the job's runtime
+environment with one that ships the current working directory (``working_dir``) to every worker
+and runs them with ``uv run`` (``ray._private.runtime_env.uv_runtime_env_hook``, on by default via
+``RAY_ENABLE_UV_RUN_RUNTIME_ENV``). That zips whatever folder the build was started from (once a
+77 GB one). The build needs none of it: its workers read only the sources (paths checked to be
+visible on every node before scheduling) and import the installed ``imagenet_suite``. So
+:func:`ray_init` turns the hook off (the variable before ``ray`` is imported, and the constant Ray
+read from it if it was imported earlier), skips any ``RAY_RUNTIME_ENV_HOOK`` and passes an explicit
+empty runtime environment: no ``working_dir``, no ``py_modules``, no ``pip``/``uv`` — the workers use
+the Python environment the cluster runs in, which must have ``imagenet-suite`` installed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from ..errors import ConfigError, ImagenetSuiteError
+from ..files import incomplete_path
+from .builder import Shard
+from .writer import ShardStats
+
+EXECUTORS = ("local", "ray")
+ShardFunction = Callable[..., ShardStats]  # (shard=, config_dir=, on_row=) -> stats of <config_dir>/<file>.incomplete
+LOCAL_OBJECT_STORE_BYTES = 200 * 1024**2  # the embedded cluster's object store: shards pass through it one by one
+MAX_RETRIES = 3  # attempts after a worker process or node dies mid-shard
+
+
+class Executor:
+    """Computes shards with the runner's shard function; see the module docstring."""
+
+    def check_visible(self, paths: list[Path]) -> None:
+        """Raise ConfigError if a worker cannot see one of ``paths`` (the sources the shards read)."""
+
+    def write(
+        self, write: ShardFunction, todo: list[Shard], config_dir: Path, bar, preload: list[str]
+    ) -> Iterator[tuple[Shard, ShardStats]]:
+        """``(shard, stats)`` for each shard of ``todo`` once ``<config_dir>/<file>.incomplete`` is written.
+        ``bar``: progress (``update(n)`` rows); ``preload``: modules worth importing once per worker."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the executor started."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LocalExecutor(Executor):
+    """The shard function in this process (``num_proc`` 1, or one shard) or in ``num_proc`` worker processes."""
+
+    def __init__(self, num_proc: int = 1):
+        self.num_proc = num_proc
+
+    def write(self, write, todo, config_dir, bar, preload):
+        if self.num_proc == 1 or len(todo) <= 1:
+            for shard in todo:
+                yield shard, write(shard=shard, config_dir=config_dir, on_row=bar.update)
+            return
+        pool = ProcessPoolExecutor(max_workers=min(self.num_proc, len(todo)), mp_context=_worker_context(preload))
+        try:
+            futures = {pool.submit(write, shard=shard, config_dir=config_dir, on_row=None): shard for shard in todo}
+            for future in as_completed(futures):
+                shard = futures[future]
+                yield shard, future.result()
+                bar.update(len(shard.keys))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # on an error: no new shards, running ones finish
+
+
+def _worker_context(preload: list[str]):
+    """Fresh worker processes forked from a server that has the builder's modules imported once
+    (safe like spawn — no inherited threads or state from this process — and fast like fork)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(preload)
+    return context
+
+
+class RayExecutor(Executor):
+    """Shards as Ray tasks (see the module docstring). ``address``: a cluster to connect to (default
+    ``$RAY_ADDRESS``); without one, a local cluster with ``num_cpus`` CPUs is started and stopped.
+    If this process is already connected to Ray (``ray.is_initialized()``), that connection is used
+    and left open."""
+
+    def __init__(self, num_cpus: int = 1, address: str | None = None, max_retries: int = MAX_RETRIES):
+        self.ray = import_ray()
+        self.max_retries = max_retries
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if address:
+            _check_reachable(address)  # also when already connected: a wrong address is an error, not ignored
+        self.owned = not self.ray.is_initialized()
+        if self.owned:
+            ray_init(address, num_cpus)
+
+    def close(self) -> None:
+        if self.owned and self.ray.is_initialized():
+            self.ray.shutdown()
+            self.owned = False
+
+    def check_visible(self, paths: list[Path]) -> None:
+        """Stat ``paths`` on every alive node (a tiny task pinned to each) before any shard is scheduled."""
+        ray = self.ray
+        if not paths:
+            return
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        stat = ray.remote(num_cpus=0, max_retries=1)(_missing_paths)
+        refs = [
+            (
+                n["NodeManagerAddress"],
+                stat.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(
+                    [str(p) for p in paths]
+                ),
+            )
+            for n in ray.nodes()
+            if n.get("Alive")
+        ]
+        for node, ref in refs:
+            missing = ray.get(ref)
+            if missing:
+                raise ConfigError(
+                    f"--executor ray: Ray node {node} cannot see {missing[0]}"
+                    + (f" (and {len(missing) - 1} more source paths)" if len(missing) > 1 else "")
+                    + "; put the sources (--manual-dir, --input, the download cache) on a filesystem mounted "
+                    "at the same path on every node, or build with --executor local"
+                )
+
+    def write(self, write, todo, config_dir, bar, preload):
+        ray = self.ray
+        if not todo:
+            return
+        task = ray.remote(num_cpus=1, max_retries=self.max_retries, retry_exceptions=False)(_ray_shard)
+        write_ref = ray.put(write)  # the builder and its prepared data: once in the object store, not once per task
+        pending = {task.remote(write_ref, shard, str(config_dir)): shard for shard in todo}
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                shard = pending.pop(done[0])
+                stats, data = self._result(done[0], shard, config_dir)
+                path = incomplete_path(config_dir / shard.filename)
+                with open(path, "wb") as handle:  # fsynced, hashed and renamed by the runner's publication path
+                    handle.write(data)
+                del data
+                yield shard, stats
+                bar.update(len(shard.keys))
+        finally:
+            for ref in pending:  # on an error: no new shards
+                ray.cancel(ref, force=False)
+
+    def _result(self, ref, shard: Shard, config_dir: Path) -> tuple[ShardStats, bytes]:
+        """The task's ``(stats, bytes)``; its exception as raised locally, naming the shard."""
+        ray = self.ray
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as err:
+            cause = err.cause if isinstance(err.cause, BaseException) else err
+            if isinstance(cause, ImagenetSuiteError) and shard.filename not in str(cause):
+                try:
+                    named = type(cause)(f"{config_dir.name}/{shard.filename}: {cause}")
+                except Exception:
+                    raise cause from None
+                raise named from None
+            raise cause from None
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as err:
+            raise RuntimeError(
+                f"{config_dir.name}/{shard.filename}: Ray worker died {self.max_retries + 1} times "
+                f"writing this shard ({type(err).__name__}); see the Ray logs"
+            ) from None
+
+
+def _ray_shard(write: ShardFunction, shard: Shard, config_dir: str) -> tuple[ShardStats, bytes]:
+    """On a Ray worker: run the shard function in a scratch folder; the stats and the file's bytes.
+    An error's message names the driver's config folder, not the scratch folder."""
+    with tempfile.TemporaryDirectory(prefix="imagenet-suite-shard-") as scratch:
+        try:
+            stats = write(shard=shard, config_dir=Path(scratch), on_row=None)
+        except ImagenetSuiteError as err:
+            if scratch in str(err):
+                try:
+                    renamed = type(err)(str(err).replace(scratch, config_dir))
+                except Exception:
+                    raise err from None
+                raise renamed from None
+            raise
+        return stats, incomplete_path(Path(scratch) / shard.filename).read_bytes()
+
+
+def _missing_paths(paths: list[str]) -> list[str]:
+    return [p for p in paths if not os.path.exists(p)]
+
+
+def import_ray():
+    """The ``ray`` module, with Ray's ``uv run`` runtime-environment hook off (see the module docstring)."""
+    os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"  # read when ray is first imported
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "--executor ray needs Ray: install the `ray` extra (pip install 'imagenet-suite[ray]', "
+            "or uv sync --extra ray)"
+        ) from None
+    from ray._private import ray_constants
+
+    ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False  # if ray was imported before the variable was set
+    return ray
+
+
+def ray_init(address: str | None, num_cpus: int):
+    """Connect to the cluster at ``address``, or start a local one with ``num_cpus`` CPUs, no dashboard
+    and a small object store; either way with an explicit, empty runtime environment."""
+    ray = import_ray()
+    common = {"runtime_env": {}, "_skip_env_hook": True, "configure_logging": False, "log_to_driver": True}
+    if address:
+        _check_reachable(address)
+        try:
+            return ray.init(address=address, **common)
+        except (ConnectionError, RuntimeError, ValueError) as err:
+            raise ConfigError(
+                f"--ray-address {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
+            ) from None
+    return ray.init(
+        num_cpus=num_cpus,
+        include_dashboard=False,
+        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+        **common,
+    )
+
+
+def _check_reachable(address: str) -> None:
+    """A quick TCP connect to ``host:port`` (``ray://`` included), so an unreachable address fails in
+    seconds, not after Ray's own minute of retries. ``auto`` and other forms are left to Ray."""
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        if address == "auto":
+            return
+        raise ConfigError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            pass
+    except OSError as err:
+        raise ConfigError(
+            f"--ray-address {address}: cannot reach a Ray cluster there ({_one_line(err)}); "
+            "check the address and that the cluster is running (`ray status`)"
+        ) from None
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text[:300]
+
+
+def make_executor(
+    executor: str, num_proc: int, ray_address: str | None = None, *, start: bool = True
+) -> Executor | None:
+    """The executor named by ``--executor`` (``ray_address`` only with ``ray``); with ``start=False`` only
+    the checks of the arguments (ConfigError), nothing started."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"--executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if ray_address is not None and executor != "ray":
+        raise ConfigError("--ray-address is only used with --executor ray")
+    if not start:
+        if executor == "ray":
+            import_ray()  # ConfigError now if Ray is not installed
+            address = ray_address or os.environ.get("RAY_ADDRESS") or None
+            if address:
+                _check_reachable(address)
+        return None
+    if executor == "ray":
+        return RayExecutor(num_cpus=num_proc, address=ray_address)
+    return LocalExecutor(num_proc)
+
+
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "import_ray", "make_executor", "ray_init"]
