@@ -43,6 +43,7 @@ from tests.builder_harness import (
     sources_of,
 )
 from tests.fixtures import backgrounds_challenge as bg_fx
+from tests.fixtures import human_accuracy as ha_fx
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import ninco_archive as ninco_fx
 from tests.fixtures import variants as fx
@@ -75,6 +76,10 @@ def imagenet_real_sources(root: Path) -> Sources:
     manual.mkdir()
     shutil.copy(TEST_DATA / "reassessed-imagenet" / "real.json", manual / "real.json")
     return Sources(manual)
+
+
+def imagenet_multilabel_sources(root: Path) -> Sources:
+    return _pinned(ha_fx.write_multilabel_manual_dir(root / "manual"))
 
 
 def imagenet_v2_sources(root: Path) -> Sources:
@@ -237,6 +242,18 @@ def _repinned(damage):
     return with_pins
 
 
+def _human_accuracy_edited(edit):
+    """Damage: human_accuracy_v3.0.0.json rewritten with ``edit(content)`` applied, and repinned."""
+
+    def damage(manual: Path) -> None:
+        content = ha_fx.human_accuracy_json()
+        edit(content)
+        ha_fx.write_human_accuracy(manual, content)
+        fx.write_checksums(manual)
+
+    return _repinned(damage)
+
+
 def _options(**changes):
     return lambda good, scratch: Sources(
         good.manual_dir, good.pins, good.inputs, {**good.options, **changes}, good.seed
@@ -320,6 +337,44 @@ CASES = [
                 ChecksumMismatch,
                 r"real.json: size is 1000 bytes, expected 388478",
                 _truncate("real.json", 1000),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_multilabel",
+        imagenet_multilabel_sources,
+        {c: {"validation": len(ha_fx.ANNOTATIONS), "imagenet_m": len(ha_fx.IMAGENET_M)} for c in ("labels", "images")},
+        4,
+        (
+            BadInput(
+                "unknown wnid",
+                InvalidSourceData,
+                r"human_accuracy_v3.0.0.json: initial_annots\['ILSVRC2012_val_00000001.JPEG'\]\['correct'\]: "
+                r"wnid 'n99999999' is not one of the 1000 ImageNet-1k wnids",
+                sources=_human_accuracy_edited(
+                    lambda c: c["initial_annots"]["ILSVRC2012_val_00000001.JPEG"].update(correct=["n99999999"])
+                ),
+            ),
+            BadInput(
+                "file name not in val",
+                InvalidSourceData,
+                r"human_accuracy_v3.0.0.json: initial_annots names ILSVRC2012_val_00000013.JPEG \(1 such\), "
+                r"which is not among the 12 validation images of ",
+                sources=_human_accuracy_edited(
+                    lambda c: c["initial_annots"].update({"ILSVRC2012_val_00000013.JPEG": {"correct": ["n01440764"]}})
+                ),
+            ),
+            BadInput(
+                "imagenet_m key missing",
+                InvalidSourceData,
+                r"human_accuracy_v3.0.0.json: key 'imagenet_m' is missing",
+                sources=_human_accuracy_edited(lambda c: c.pop("imagenet_m")),
+            ),
+            BadInput(
+                "json cut short",
+                ChecksumMismatch,
+                r"human_accuracy_v3.0.0.json: size is 1000 bytes, expected",
+                _truncate("human_accuracy_v3.0.0.json", 1000),
             ),
         ),
     ),

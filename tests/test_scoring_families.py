@@ -41,6 +41,7 @@ EXPECTED_FAMILIES = [
     "lca",
     "multilabel",
     "multilabel_real",
+    "multilabel_accuracy",
     "ood_detection",
     "ood_detection_datasets",
     "ood_detection_set",

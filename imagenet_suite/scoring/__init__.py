@@ -8,7 +8,8 @@ Modules by role:
 * pure metric functions on tensors, usable alone and registering nothing: classification.py
   (top-k, ReaL, per-class, class subsets), row_statistics.py, calibration.py (ECE conventions,
   class-wise ACE, CE), class_balance.py, shape.py (16-class decisions, shape bias), multilabel.py
-  (variable top-k, ASMA, averaging over seeds), protocols.py (class mappings of ObjectNet and IN-9,
+  (variable top-k, ASMA, averaging over seeds), multilabel_accuracy.py (Shankar et al.'s class-averaged
+  multi-label accuracy, ImageNet-M mistakes), protocols.py (class mappings of ObjectNet and IN-9,
   border crop), object_focus.py (IN-9 object focus from two accuracies), robustness.py,
   lca_scoring.py + lca_distances.py (LCA, top-5 LCA, ELCA), lca_on_the_line.py, ood.py (AUROC,
   FPR@95, AUPR) + ood_detectors.py, quba.py, aggregates.py (Sum, Borda, MAC);

@@ -16,6 +16,7 @@ real_accuracy              classification              ``real_labels``
 shape_bias, accuracy16     shape                       ``protocol.decision_mapping == imagenet_16``
 lca                        lca                         ``label`` over the ImageNet-1k wnids
 multilabel(_real)          multilabel                  list-of-ClassLabel ``labels`` / ``real_labels``
+multilabel_accuracy        multilabel_accuracy         ``correct_labels`` + ``unclear_labels`` + ``is_problematic``
 ood_detection, ...         ood                         ``protocol.ood.group_column``
 ood_detection_set          ood                         ``protocol.ood`` without groups (ImageNet-O)
 mapped_topk_accuracy       protocols                   ``protocol.mapping_rule``: max over mapped logits
@@ -27,7 +28,18 @@ robustness(16)             robustness                  ``corruption`` + ``severi
 from __future__ import annotations
 
 from ..family import MetricFamily
-from . import calibration, class_balance, classification, lca, multilabel, ood, protocols, robustness, shape
+from . import (
+    calibration,
+    class_balance,
+    classification,
+    lca,
+    multilabel,
+    multilabel_accuracy,
+    ood,
+    protocols,
+    robustness,
+    shape,
+)
 
 FAMILIES: tuple[MetricFamily, ...] = (
     classification.TOPK_ACCURACY,
@@ -40,6 +52,7 @@ FAMILIES: tuple[MetricFamily, ...] = (
     lca.LCA,
     multilabel.MULTILABEL,
     multilabel.MULTILABEL_REAL,
+    multilabel_accuracy.MULTILABEL_ACCURACY,
     ood.OOD_DETECTION,
     ood.OOD_DETECTION_DATASETS,
     ood.OOD_DETECTION_SET,
