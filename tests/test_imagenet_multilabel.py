@@ -311,6 +311,23 @@ def test_score_on_imagenet_m_counts_the_mistakes(built, tmp_path):
     assert report.value("imagenet_m_mistakes") == 0  # lenient is the default (first)
 
 
+def test_the_suite_summary_reports_the_expert_label_numbers(built):
+    from imagenet_suite.scoring.suite import suite_summary
+
+    reports = {
+        "imagenet_multilabel/labels/validation": score(built, crafted_outputs(ANNOTATED), "labels", "validation"),
+        "imagenet_multilabel/labels/imagenet_m": score(built, crafted_outputs(sorted(fx.IMAGENET_M)), "labels",
+                                                       "imagenet_m"),
+    }  # fmt: skip
+    summary = suite_summary({key: report.to_dict() for key, report in reports.items()})
+    validation = summary["expert_labels"]["imagenet_multilabel/labels/validation"]
+    assert validation["multilabel_accuracy/lenient"] == pytest.approx(0.75)
+    assert validation["multilabel_accuracy/strict"] == pytest.approx(0.375)
+    assert validation["multilabel_accuracy_pooled/strict"] == pytest.approx(2 / 7)
+    assert summary["expert_labels"]["imagenet_multilabel/labels/imagenet_m"]["imagenet_m_mistakes/strict"] == 2
+    assert summary["accuracies"]["imagenet_multilabel/labels/validation"]["metric"] == "multilabel_accuracy"
+
+
 def test_the_images_config_scores_the_same(built, tmp_path):
     outputs = crafted_outputs(ANNOTATED, torch.bfloat16)  # ties stay ties in bf16
     on_images = score(built, outputs, config="images", split="validation", metrics=["multilabel_accuracy"])

@@ -30,6 +30,8 @@ Output (:func:`suite_summary`, JSON-ready):
   the clean errors first. Both are fractions (1.0 = AlexNet) over the benchmark corruptions present.
 * ``ninco`` — per detector the mean AUROC and mean FPR@95 over the NINCO classes (uniform over
   classes, seed 002's headline) and the unit tests failed.
+* ``expert_labels`` — Shankar et al.'s multi-label accuracy (lenient, strict; per-class mean and
+  pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
 * ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per
   distance) and ``accuracies`` (each report's headline accuracy, the leaderboard's input).
 """
@@ -82,7 +84,13 @@ SHAPE_BIAS_SET_CONFIGS = {
     "silhouette16": "silhouette",
 }
 ID_DATASET = "imagenet_val"
-HEADLINE_METRICS = ("real_top1_accuracy", "top1_accuracy", "accuracy16", "mean_corruption_accuracy")
+HEADLINE_METRICS = (
+    "real_top1_accuracy",
+    "multilabel_accuracy",
+    "top1_accuracy",
+    "accuracy16",
+    "mean_corruption_accuracy",
+)
 
 
 # ----------------------------------------------------------------------------------------- reading reports
@@ -383,6 +391,22 @@ def real_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
     return None
 
 
+def expert_labels_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, Any]] | None:
+    """Shankar et al.'s multi-label accuracy (per-class mean and pooled, lenient and strict) and the
+    ImageNet-M mistakes, per ``imagenet_multilabel`` report; None without one."""
+    found: dict[str, dict[str, Any]] = {}
+    for key, report in reports_of(reports, "imagenet_multilabel"):
+        entry = {}
+        for metric in ("multilabel_accuracy", "multilabel_accuracy_pooled", "imagenet_m_mistakes"):
+            for variant in ("lenient", "strict"):
+                value = report_value(report, metric, variant)
+                if value is not None:
+                    entry[f"{metric}/{variant}"] = value
+        if entry:
+            found[key] = entry
+    return found or None
+
+
 def suite_summary(
     reports: Mapping[str, ReportDict],
     *,
@@ -410,6 +434,7 @@ def suite_summary(
         "imagenet_c": imagenet_c_summary(reports, accuracy),
         "ninco": ninco_summary(reports),
         "real": real_summary(reports),
+        "expert_labels": expert_labels_summary(reports),
         "asma": asma_summary(reports),
         "lca": lca_summary(reports),
         "accuracies": accuracies,
@@ -433,6 +458,7 @@ __all__ = [
     "ALEXNET_ERRORS",
     "OOD_SETS",
     "corruption_accuracies",
+    "expert_labels_summary",
     "geometric_mean",
     "headline_accuracy",
     "imagenet_c_summary",

@@ -81,6 +81,9 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
                 for name, e in summary["ninco"].items()
             ),
         )
+    if summary.get("expert_labels"):
+        lines += ["## Expert multi-labels (Shankar et al. 2020; ImageNet-M)", ""]
+        lines += table(("dataset", "metric", "value"), _flatten(summary["expert_labels"]))
     if summary.get("real"):
         lines += ["## ReaL", "", f"ReaL top-1 {summary['real']['real_top1_accuracy']:.4f}", ""]
     for title, key in (("ASMA (seed 001)", "asma"), ("LCA on mistakes (seed 004)", "lca")):
