@@ -39,6 +39,14 @@ def register(subparsers) -> None:
         help="attack N seeded, class-stratified ImageNet-val images with FGSM and PGD (0: no attacks)",
     )
     parser.add_argument("--adversarial-seed", type=int, default=0, help="seed of the attacked subset and PGD's start")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the outputs are predicted: this process, or one Ray task per dataset split",
+    )
+    parser.add_argument("--ray-address", metavar="ADDR", help="Ray cluster (default: $RAY_ADDRESS, else a local one)")
+    parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
@@ -67,6 +75,9 @@ def run(args) -> int:
         adversarial=args.adversarial,
         adversarial_seed=args.adversarial_seed,
         progress=not args.no_progress,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        num_proc=args.num_proc,
     )
     quba = suite["summary"]["quba"]
     for name, entry in quba["dimensions"].items():

@@ -23,6 +23,7 @@ side of every OOD set. Summary: :func:`imagenet_suite.scoring.suite.suite_summar
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 
 from .. import __version__
 from ..build.dataset_folder import DatasetFolder
+from ..build.executors import MAX_RETRIES, RayExecutor, make_executor
 from ..errors import ConfigError, DatasetFolderError, OutputsError
 from ..files import atomic_write_bytes
 from ..scoring.ood_detectors import DetectorStats, Embeddings
@@ -106,6 +108,9 @@ def run_suite(
     adversarial: int = 0,
     adversarial_seed: int = 0,
     progress: bool = True,
+    executor: str = "local",
+    ray_address: str | None = None,
+    num_proc: int = 1,
 ) -> dict[str, Any]:
     """Predict, score and summarise ``loaded`` on every split of ``datasets``; write the run folder.
 
@@ -113,6 +118,9 @@ def run_suite(
     OOD detectors run where their inputs allow; ``detector_stats``: the training statistics some of
     them need (as ``score --detector-stats``). ``adversarial``: number of ImageNet-val images to
     attack (0: no attacks; the adversarial-robustness dimension is then listed as missing).
+    ``executor="ray"``: the outputs still missing are predicted as one Ray task per dataset split
+    (:func:`predict_on_ray`; ``ray_address`` or ``$RAY_ADDRESS``, else a local cluster with
+    ``num_proc`` CPUs); scoring, attacks and the summary stay on this process.
     """
     if adversarial < 0:
         raise ConfigError(f"adversarial must be 0 (no attacks) or a number of images, got {adversarial}")
@@ -123,6 +131,10 @@ def run_suite(
     id_target = next((t for t in targets if t.folder.name == ID_DATASET and t.has_images), None)
     stats = DetectorStats.load(detector_stats, device) if detector_stats is not None else None
     run = _Run(loaded, run_dir, device, batch_size, amp, features, workers, progress, stats)
+    make_executor(executor, num_proc, ray_address, start=False)  # ConfigError on a bad combination, at once
+    if executor == "ray":
+        todo = [t for t in targets if t.has_images and not run.outputs_path(t).is_file()]
+        predict_on_ray(run, todo, num_proc, ray_address)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     for target in targets:
@@ -153,6 +165,49 @@ def run_suite(
     atomic_write_bytes(run_dir / SUITE_JSON, _json_bytes(suite))
     write_suite_markdown(suite, run_dir)
     return suite
+
+
+def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: str | None) -> None:
+    """Predict ``todo`` as Ray tasks, one per dataset split, and write their outputs into the run folder.
+
+    The model goes to the object store once (it must pickle: timm, torchvision and importable user
+    models do); each task runs :func:`~imagenet_suite.inference.predict.predict` in a scratch folder
+    on its worker, with one GPU when the cluster has GPUs and ``device`` is CUDA, and returns the
+    outputs file's bytes. The dataset folders must be visible on every node (checked first). A worker
+    that dies is retried; an error in the data is not.
+    """
+    if not todo:
+        return
+    with RayExecutor(num_cpus=num_cpus, address=address) as cluster:
+        ray = cluster.ray
+        cluster.check_visible(sorted({target.folder.path.resolve() for target in todo}))
+        gpus = 1 if run.device.startswith("cuda") and ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=MAX_RETRIES, retry_exceptions=False)(_predict_bytes)
+        model = ray.put(run.loaded)
+        settings = {"device": run.device, "batch_size": run.batch_size, "features": run.features, "amp": run.amp}
+        pending = {task.remote(model, str(t.folder.path.resolve()), t.config, t.split, settings): t for t in todo}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            target = pending.pop(done[0])
+            try:
+                data = ray.get(done[0])
+            except ray.exceptions.RayTaskError as err:
+                for ref in pending:
+                    ray.cancel(ref, force=False)
+                cause = err.cause if isinstance(err.cause, BaseException) else err
+                raise cause from None
+            run.outputs_path(target).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(run.outputs_path(target), data)
+            if run.progress:
+                print(f"predicted {target.key} on Ray")
+
+
+def _predict_bytes(loaded: LoadedModel, folder: str, config: str, split: str, settings: dict[str, Any]) -> bytes:
+    """On a Ray worker: :func:`predict` one split into a scratch file; its bytes."""
+    with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch:
+        out = Path(scratch) / "outputs.pt"
+        predict(folder, loaded, out, config=config, split=split, workers=0, progress=False, **settings)
+        return out.read_bytes()
 
 
 def _claim_run_folder(run_dir: Path, loaded: LoadedModel) -> None:
@@ -292,4 +347,4 @@ class _Run:
         return recorded
 
 
-__all__ = ["SuiteTarget", "run_suite", "suite_targets"]
+__all__ = ["SuiteTarget", "predict_on_ray", "run_suite", "suite_targets"]
