@@ -407,6 +407,78 @@ CASES: dict[str, dict[str, Case]] = {
             r"--device cuda: this machine has no CUDA device",
         ),
     },
+    "evaluate": {
+        "a folder that is not a built dataset": Case(
+            lambda w: [
+                "evaluate",
+                "--model",
+                "timm:test_resnet",
+                "--weights",
+                "none",
+                "--datasets",
+                str(w.root),
+                "--out",
+                str(w.root / "e1"),
+            ],
+            r"--datasets .*: not a built dataset folder",
+        ),
+        "--adversarial negative": Case(
+            lambda w: [
+                "evaluate",
+                "--model",
+                "timm:test_resnet",
+                "--weights",
+                "none",
+                "--datasets",
+                str(w.a_file),
+                "--out",
+                str(w.root / "e2"),
+                "--adversarial",
+                "-3",
+            ],
+            r"--adversarial must be 0 \(no attacks\) or a number of images, got -3",
+        ),
+        "--out is a file": Case(
+            lambda w: [
+                "evaluate",
+                "--model",
+                "timm:test_resnet",
+                "--weights",
+                "none",
+                "--datasets",
+                str(w.dataset),
+                "--out",
+                str(w.a_file),
+            ],
+            r"--out .*a-file.txt: is a file; expected a run folder",
+        ),
+        "--ray-address without --executor ray": Case(
+            lambda w: [
+                "evaluate",
+                "--model",
+                "timm:test_resnet",
+                "--weights",
+                "none",
+                "--datasets",
+                str(w.dataset),
+                "--out",
+                str(w.root / "e3"),
+                "--ray-address",
+                "localhost:1",
+            ],
+            r"--ray-address is only used with --executor ray",
+        ),
+    },
+    "leaderboard": {
+        "a folder without suite.json": Case(
+            lambda w: ["leaderboard", str(w.root), "--out", str(w.root / "board")],
+            r"suite.json: not a readable suite.json of `imagenet-suite evaluate`",
+        ),
+        "a suite.json of something else": Case(
+            lambda w: ["leaderboard", str(w.pins), "--out", str(w.root / "board")],
+            r"checksums.tsv: not a readable suite.json",
+        ),
+    },
     "score": {
         "outputs missing": Case(
             lambda w: ["score", str(w.dataset), "--outputs", str(w.root / "none.npz")],
@@ -460,6 +532,16 @@ CASES: dict[str, dict[str, Case]] = {
         ),
         "missing decision table": Case(
             lambda w: ["review", "import", "x", str(w.root / "none.csv")], r"none.csv does not exist"
+        ),
+        "missing table to compare": Case(
+            lambda w: ["review", "status", "x", "--compare", str(w.root / "bob.csv")],
+            r"--compare: decision table .*bob.csv does not exist",
+        ),
+        "precheck: unknown wnid": Case(
+            lambda w: ["review", "precheck", "quesadilla", "n99999999"], r"'n99999999' is not a WordNet 3.0 noun synset"
+        ),
+        "precheck: negative --max-steps": Case(
+            lambda w: ["review", "precheck", "dog", "--max-steps", "-1"], r"--max-steps must be >= 0, got -1"
         ),
     },
     "info": {
