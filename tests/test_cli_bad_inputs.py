@@ -147,6 +147,12 @@ class World:
         return path
 
 
+def _evaluate(dataset: Path, out: Path, *extra: str) -> list[str]:
+    """``evaluate`` of a random-weight timm model on ``dataset`` into ``out``, plus ``extra``."""
+    return ["evaluate", "--model", "timm:test_resnet", "--weights", "none", "--datasets", str(dataset),
+            "--out", str(out), *extra]  # fmt: skip
+
+
 CASES: dict[str, dict[str, Case]] = {
     "build": {
         "--out names a file": Case(
@@ -409,63 +415,17 @@ CASES: dict[str, dict[str, Case]] = {
     },
     "evaluate": {
         "a folder that is not a built dataset": Case(
-            lambda w: [
-                "evaluate",
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--datasets",
-                str(w.root),
-                "--out",
-                str(w.root / "e1"),
-            ],
-            r"--datasets .*: not a built dataset folder",
+            lambda w: _evaluate(w.root, w.root / "e1"), r"--datasets .*: not a built dataset folder"
         ),
         "--adversarial negative": Case(
-            lambda w: [
-                "evaluate",
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--datasets",
-                str(w.a_file),
-                "--out",
-                str(w.root / "e2"),
-                "--adversarial",
-                "-3",
-            ],
+            lambda w: _evaluate(w.dataset, w.root / "e2", "--adversarial", "-3"),
             r"--adversarial must be 0 \(no attacks\) or a number of images, got -3",
         ),
         "--out is a file": Case(
-            lambda w: [
-                "evaluate",
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--datasets",
-                str(w.dataset),
-                "--out",
-                str(w.a_file),
-            ],
-            r"--out .*a-file.txt: is a file; expected a run folder",
+            lambda w: _evaluate(w.dataset, w.a_file), r"--out .*a-file.txt: is a file; expected a run folder"
         ),
         "--ray-address without --executor ray": Case(
-            lambda w: [
-                "evaluate",
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--datasets",
-                str(w.dataset),
-                "--out",
-                str(w.root / "e3"),
-                "--ray-address",
-                "localhost:1",
-            ],
+            lambda w: _evaluate(w.dataset, w.root / "e3", "--ray-address", "localhost:1"),
             r"--ray-address is only used with --executor ray",
         ),
     },

@@ -236,64 +236,56 @@ def write_report_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
     return written + write_ood_plots(report, folder)
 
 
+def horizontal_bars(
+    values: Mapping[str, float], path: str | Path | None, *, title: str, xlabel: str, signed: bool, fontsize: int = 8
+) -> Figure:
+    """Horizontal bars, one per ``values`` entry in order, top to bottom; ``signed``: a zero line, negative
+    bars red; else blue bars on a 0–100 % axis (``values`` as fractions)."""
+    figure = Figure(figsize=(6, 0.32 * len(values) + 1.2))
+    axes = figure.subplots()
+    positions = np.arange(len(values))
+    heights = np.array(list(values.values()), dtype=float) * (1 if signed else 100)
+    colours = ["#C44E52" if signed and value < 0 else "#4C72B0" for value in heights]
+    axes.barh(positions, heights, color=colours)
+    axes.set_yticks(positions, list(values), fontsize=fontsize)
+    if signed:
+        axes.axvline(0, color="black", linewidth=0.8)
+    else:
+        axes.set(xlim=(0, 100))
+    axes.invert_yaxis()
+    axes.set(xlabel=xlabel)
+    axes.set_title(title)
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
 def quba_dimensions_plot(values: Mapping[str, float], path: str | Path | None = None, title: str = "") -> Figure:
     """Bars of the signed z-score of each present QUBA dimension (0 = the zoo mean of seed 000, right is
     better); ``values``: ``{dimension: value}``, absent dimensions left out."""
     from .quba import DIMENSIONS, quba_z_scores
 
-    names = [name for name in DIMENSIONS if name in values]
     full = np.array([values.get(name, np.nan) for name in DIMENSIONS], dtype=float)
     scores = dict(zip(DIMENSIONS, quba_z_scores(full), strict=True))
-    figure = Figure(figsize=(6, 0.35 * len(names) + 1.2))
-    axes = figure.subplots()
-    positions = np.arange(len(names))
-    axes.barh(
-        positions, [scores[name] for name in names], color=["#4C72B0" if scores[n] >= 0 else "#C44E52" for n in names]
-    )
-    axes.set_yticks(positions, names, fontsize=8)
-    axes.axvline(0, color="black", linewidth=0.8)
-    axes.invert_yaxis()
-    axes.set(xlabel="signed z-score against the QUBA zoo (right is better)")
-    axes.set_title(title or "QUBA dimensions")
-    figure.tight_layout()
-    if path is not None:
-        figure.savefig(path, dpi=120)
-    return figure
+    present = {name: float(scores[name]) for name in DIMENSIONS if name in values}
+    xlabel = "signed z-score against the QUBA zoo (right is better)"
+    return horizontal_bars(present, path, title=title or "QUBA dimensions", xlabel=xlabel, signed=True)
 
 
 def accuracy_bars_plot(accuracies: Mapping[str, float], path: str | Path | None = None, title: str = "") -> Figure:
     """Horizontal bars of one accuracy per dataset (``{label: accuracy in [0, 1]}``), in the given order."""
-    figure = Figure(figsize=(6, 0.3 * len(accuracies) + 1.2))
-    axes = figure.subplots()
-    positions = np.arange(len(accuracies))
-    axes.barh(positions, [100 * value for value in accuracies.values()], color="#4C72B0")
-    axes.set_yticks(positions, list(accuracies), fontsize=7)
-    axes.invert_yaxis()
-    axes.set(xlim=(0, 100), xlabel="accuracy (%)")
-    axes.set_title(title or "accuracy per dataset")
-    figure.tight_layout()
-    if path is not None:
-        figure.savefig(path, dpi=120)
-    return figure
+    title = title or "accuracy per dataset"
+    return horizontal_bars(accuracies, path, title=title, xlabel="accuracy (%)", signed=False, fontsize=7)
 
 
 def quba_ranks_plot(table: Any, path: str | Path | None = None, title: str = "") -> Figure:
     """Horizontal bars of the QUBA score per model (a leaderboard's ``quba`` table, best on top); models
     without a score are left out."""
     scored = table["quba"].dropna().sort_values(ascending=False)
-    figure = Figure(figsize=(6, 0.3 * len(scored) + 1.2))
-    axes = figure.subplots()
-    positions = np.arange(len(scored))
-    axes.barh(positions, scored.to_numpy(), color=["#4C72B0" if v >= 0 else "#C44E52" for v in scored])
-    axes.set_yticks(positions, [f"{rank}. {name}" for rank, name in enumerate(scored.index, 1)], fontsize=7)
-    axes.axvline(0, color="black", linewidth=0.8)
-    axes.invert_yaxis()
-    axes.set(xlabel="QUBA (0 = the zoo mean of seed 000)")
-    axes.set_title(title or "QUBA ranking")
-    figure.tight_layout()
-    if path is not None:
-        figure.savefig(path, dpi=120)
-    return figure
+    ranked = {f"{rank}. {name}": float(value) for rank, (name, value) in enumerate(scored.items(), 1)}
+    xlabel = "QUBA (0 = the zoo mean of seed 000)"
+    return horizontal_bars(ranked, path, title=title or "QUBA ranking", xlabel=xlabel, signed=True, fontsize=7)
 
 
 def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
