@@ -20,6 +20,11 @@ flagged, with ``relation`` one of:
   class below a sibling of the candidate is flagged — *police dog* → all 118 dog classes).
 
 Ancestry uses WordNet's full is-a DAG (hypernyms + instance hypernyms), all paths, no tree pruning.
+
+:func:`precheck_summary` gives each candidate a **verdict** (``imagenet-suite review precheck``):
+``categorical suspect`` (a ``same``, ``lemma``, ``hypernym`` or ``hyponym`` finding: the candidate may
+be categorically ID), ``close relative`` (only ``close_ancestor`` findings: watch for look-alikes) or
+``no match``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from .wordnet import load_wordnet, synset_of, wnid_of
 
 RELATIONS = ("same", "lemma", "hypernym", "hyponym", "close_ancestor")
 DEFAULT_MAX_STEPS = 1
+CATEGORICAL_RELATIONS = ("same", "lemma", "hypernym", "hyponym")
+VERDICTS = ("categorical suspect", "close relative", "no match")
 
 
 @dataclass(frozen=True)
@@ -164,3 +171,55 @@ def precheck(candidates: Iterable[str], *, max_steps: int = DEFAULT_MAX_STEPS, c
     checker = checker or _default_checker()
     rows = [f.__dict__ for candidate in candidates for f in checker.check(candidate, max_steps)]
     return pd.DataFrame(rows, columns=list(Finding.__dataclass_fields__))
+
+
+def verdict(findings: Sequence[Finding]) -> str:
+    """One of :data:`VERDICTS` for a candidate's findings."""
+    relations = {f.relation for f in findings}
+    if relations & set(CATEGORICAL_RELATIONS):
+        return VERDICTS[0]
+    return VERDICTS[1] if relations else VERDICTS[2]
+
+
+def precheck_summary(
+    candidates: Iterable[str], *, max_steps: int = DEFAULT_MAX_STEPS, checker: PreChecker | None = None
+) -> list[dict]:
+    """Per candidate: ``{"candidate", "synsets", "verdict", "classes", "findings"}`` (JSON-ready).
+
+    ``synsets``: the WordNet noun synsets checked (none for a word WordNet does not know);
+    ``classes``: the flagged ImageNet-1k wnids, sorted; ``findings``: the :class:`Finding` rows as
+    dicts. Every candidate is checked before anything is returned, so an unknown wnid raises
+    :class:`~imagenet_suite.errors.UnknownClass` for the whole call.
+    """
+    checker = checker or _default_checker()
+    summary = []
+    for candidate in candidates:
+        findings = checker.check(candidate, max_steps)
+        summary.append(
+            {
+                "candidate": candidate,
+                "synsets": [s.name() for s in checker.candidate_synsets(candidate)],
+                "verdict": verdict(findings),
+                "classes": sorted({f.class_wnid for f in findings}),
+                "findings": [f.__dict__ for f in findings],
+            }
+        )
+    return summary
+
+
+def format_precheck(summary: Sequence[dict]) -> str:
+    """Plain text: a verdict line per candidate, then one line per flagged ImageNet-1k class."""
+    lines = []
+    for entry in summary:
+        senses = ", ".join(entry["synsets"]) or "not a WordNet noun"
+        count = len(entry["classes"])
+        lines.append(
+            f"{entry['candidate']}: {entry['verdict']} ({count} ImageNet-1k class{'es' if count != 1 else ''}; "
+            f"checked: {senses})"
+        )
+        for f in entry["findings"]:
+            via = f" via {f['via']}" if f["via"] else ""
+            lines.append(
+                f"  {f['class_wnid']} {f['class_name']}: {f['relation']}{via} [{f['candidate_synset'] or '-'}]"
+            )
+    return "\n".join(lines) + "\n"

@@ -174,8 +174,8 @@ def test_table_bytes_are_canonical(tmp_path):
     assert first == second  # row order of the input does not matter: rows are sorted by id
     text = (tmp_path / "a.csv").read_text()
     assert text.splitlines()[:3] == [
-        '# imagenet-suite-decisions/1 {"dataset": "val-review", "version": 2}',
-        "id,decision,reviewer,timestamp,note",
-        'ILSVRC2012_val_00000002,id,alice,2025-11-21T06:12:00.125Z,"plate, left"',
+        '# imagenet-suite-decisions/2 {"dataset": "val-review", "version": 2}',
+        "id,decision,reviewer,timestamp,note,contamination,incidental_mode,imagenet_classes",
+        'ILSVRC2012_val_00000002,id,alice,2025-11-21T06:12:00.125Z,"plate, left",,,',
     ]
     assert (tmp_path / "a.csv.sha256").read_text() == f"{first}  a.csv\n"

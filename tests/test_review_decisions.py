@@ -135,7 +135,11 @@ def test_cli_import_status_export(fo, dataset, tmp_path, capsys):
     assert code == 0 and text.splitlines()[0] == f"{dataset.name}: 12 samples; id 1, ood 1, unsure 0, q 0, undecided 10"
     out = tmp_path / "out.csv"
     code, sha, _ = cli(capsys, "review", "export", dataset.name, "--out", str(out), "--database-uri", uri)
-    assert out.read_text().splitlines()[1:] == table.read_text().splitlines()[1:]  # rows exactly as imported
+    old_rows = table.read_text().splitlines()[1:]  # a format-1 table comes back in format 2, empty taxonomy
+    assert out.read_text().splitlines()[1:] == [old_rows[0] + ",contamination,incidental_mode,imagenet_classes"] + [
+        row + ",,," for row in old_rows[1:]
+    ]
+    assert out.read_text().startswith("# imagenet-suite-decisions/2 ")
     assert json.loads(out.read_text().splitlines()[0].split(" ", 2)[2]) == {"dataset": dataset.name, "version": 4}
     assert (tmp_path / "out.csv.sha256").read_text() == f"{sha.strip()}  out.csv\n"
     code, _, err = cli(capsys, "review", "status", "no-such-dataset", "--database-uri", uri)

@@ -1,4 +1,4 @@
-"""``imagenet-suite review open|export|import|status``: contamination review in the FiftyOne App.
+"""``imagenet-suite review open|export|import|status|precheck``: contamination review in the FiftyOne App.
 
 * ``review open DATASET_DIR [--config C] [--split S] [--outputs FILE] [--port P]`` loads the dataset
   (and model outputs) into FiftyOne, saves the review views, serves the App on 127.0.0.1, prints the
@@ -7,9 +7,13 @@
 * ``review export NAME --out FILE`` writes the decision table and ``FILE.sha256``; prints the sha256;
 * ``review import NAME FILE`` loads a decision table, or the NINCO authors' logs (a
   ``cleaning_annotations`` folder or one of its CSVs);
-* ``review status NAME [--json]`` prints decisions per value and per class.
+* ``review status NAME [--compare TABLE [TABLE]] [--json]`` prints decisions per value and per class;
+  with ``--compare``, per-class agreement and Cohen's kappa between this dataset's decisions and
+  another reviewer's table (or between two tables);
+* ``review precheck CLASS... [--max-steps N] [--json]`` prints the WordNet pre-check of candidate
+  OOD classes (names, synset names or wnids): a verdict and the ImageNet-1k classes matched.
 
-Every subcommand takes ``--database-uri`` (``mongodb://127.0.0.1:PORT``, or a unix socket's path or
+Every subcommand but ``precheck`` takes ``--database-uri`` (``mongodb://127.0.0.1:PORT``, or a unix socket's path or
 ``mongodb://%2F…%2FNAME.sock`` URI; default: the embedded mongod on a private unix socket).
 """
 
@@ -24,7 +28,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "review", help="contamination review in the FiftyOne App (open, export, import, status)"
+        "review", help="contamination review in the FiftyOne App (open, export, import, status, precheck)"
     )
     commands = parser.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
 
@@ -55,10 +59,35 @@ def register(subparsers) -> None:
     imported.add_argument("file", type=Path, help="decision table, or NINCO cleaning_annotations folder / log CSV")
     imported.set_defaults(func=run_import)
 
-    status = commands.add_parser("status", help="decisions per value and per class")
+    status = commands.add_parser(
+        "status", help="decisions per value and per class; --compare: agreement with another reviewer"
+    )
     status.add_argument("name", help="FiftyOne dataset name")
+    status.add_argument(
+        "--compare",
+        nargs="+",
+        type=Path,
+        metavar="TABLE",
+        help="another reviewer's decision table: per-class agreement and Cohen's kappa with this dataset's "
+        "decisions (two tables: with each other)",
+    )
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=run_status)
+
+    prechecked = commands.add_parser(
+        "precheck", help="WordNet pre-check of candidate OOD classes against ImageNet-1k (no database)"
+    )
+    prechecked.add_argument(
+        "candidates", nargs="+", metavar="CLASS", help="class name (hayfield), synset name (police_dog.n.01) or wnid"
+    )
+    prechecked.add_argument(
+        "--max-steps",
+        type=int,
+        default=1,
+        help="close_ancestor: shared ancestor at most this many is-a edges above the candidate (default 1)",
+    )
+    prechecked.add_argument("--json", action="store_true", help="machine-readable output")
+    prechecked.set_defaults(func=run_precheck)
 
     for sub in (opened, exported, imported, status):
         sub.add_argument(
@@ -105,7 +134,10 @@ HOW_TO_DECIDE = (
     "In the App: pick a saved view in the menu at the top left (start with contamination_candidates); "
     "select samples (the checkbox at a tile's top left), click the tag icon above the grid, type "
     "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
-    "press Apply. Open the App at the URL printed last (its token lets only you in). Ctrl-C stops the App."
+    "press Apply. Tag the contamination type the same way: contamination:categorical / "
+    "contamination:incidental / contamination:none, incidental:background / incidental:prominent_part / "
+    "incidental:both_classes, and in1k:<wnid> for each ImageNet-1k class seen. Open the App at the URL "
+    "printed last (its token lets only you in). Ctrl-C stops the App."
 )
 
 
@@ -192,8 +224,25 @@ def run_import(args) -> int:
 
 
 def run_status(args) -> int:
+    from imagenet_suite.curation.errors import DecisionTableError
     from imagenet_suite.curation.status import format_status, review_status
 
-    status = review_status(_dataset(args))
+    for path in args.compare or ():
+        if not path.is_file():  # before the database is started
+            raise DecisionTableError(f"--compare: decision table {path} does not exist")
+    if args.compare and len(args.compare) > 2:
+        raise DecisionTableError(f"--compare takes one or two decision tables, got {len(args.compare)}")
+    status = review_status(_dataset(args), compare=args.compare or ())
     print(json.dumps(status, indent=1) if args.json else format_status(status), end="\n" if args.json else "")
+    return 0
+
+
+def run_precheck(args) -> int:
+    from imagenet_suite.errors import HierarchyError
+    from imagenet_suite.hierarchies.ood_precheck import format_precheck, precheck_summary
+
+    if args.max_steps < 0:
+        raise HierarchyError(f"--max-steps must be >= 0, got {args.max_steps}")
+    summary = precheck_summary(args.candidates, max_steps=args.max_steps)
+    print(json.dumps(summary, indent=1) if args.json else format_precheck(summary), end="\n" if args.json else "")
     return 0

@@ -4,7 +4,8 @@ FiftyOne is imported lazily, inside functions; :mod:`.decision_table` and :mod:`
 ``build --decisions``) never import it. Modules:
 
 * :mod:`.decision_table` — the versioned label table ``id, decision, reviewer, timestamp, note``
-  (read, validate, write with its sha256);
+  plus the contamination taxonomy ``contamination, incidental_mode, imagenet_classes`` (format 2;
+  format 1 still read; read, validate, write with its sha256);
 * :mod:`.rebuild` — apply a decision table to a build (drop or flag rows);
 * :mod:`.database` — which MongoDB FiftyOne uses (the embedded mongod by default, or a loopback or
   unix-socket ``mongodb://`` URI), with journaled writes;
@@ -17,7 +18,8 @@ FiftyOne is imported lazily, inside functions; :mod:`.decision_table` and :mod:`
 * :mod:`.views` — the saved views a reviewer works through;
 * :mod:`.decisions` — decisions as sample tags, their reviewer/timestamp, export and import;
 * :mod:`.ninco_logs` — the NINCO authors' review logs mapped onto our decisions;
-* :mod:`.status` — counts per decision and class;
+* :mod:`.status` — counts per decision and class; :mod:`.agreement` — two reviewers' per-class
+  agreement and Cohen's kappa;
 * :mod:`.app` — serve the App on loopback with a session token; :mod:`.app_server` — the server
   process; :mod:`.app_guard` — its ASGI middleware (Host, Origin, token/cookie, file paths);
   :mod:`.media_paths` — which files the App may read.

@@ -1,17 +1,28 @@
 """The decision table: reviewers' per-row decisions as a versioned, checksummed CSV label table.
 
-File layout (UTF-8, ``\\n`` line ends, rows sorted by ``id``)::
+File layout (UTF-8, ``\\n`` line ends, rows sorted by ``id``), format 2::
 
-    # imagenet-suite-decisions/1 {"dataset": "ninco-1.0.0-ninco-test", "version": 3}
-    id,decision,reviewer,timestamp,note
-    donuts_000_2842,ood,alice,2025-11-21T06:12:00.123Z,
-    donuts_001_520733,id,alice,2025-11-21T06:12:04.500Z,"plate in the background"
+    # imagenet-suite-decisions/2 {"dataset": "ninco-1.0.0-ninco-test", "version": 3}
+    id,decision,reviewer,timestamp,note,contamination,incidental_mode,imagenet_classes
+    donuts_000_2842,ood,alice,2025-11-21T06:12:00.123Z,,none,,
+    donuts_001_520733,id,alice,2025-11-21T06:12:04.500Z,"plate in the background",incidental,background,n07579787
 
 * ``id``: the dataset row's stable ``id`` (decisions join on it); unique within a table.
 * ``decision``: ``id`` (contains an ImageNet-1k object), ``ood`` (no ImageNet-1k object),
   ``unsure``, or ``q`` (the NINCO authors' undocumented code, kept as its own value).
 * ``reviewer``, ``note``: free text (may be empty); ``timestamp``: UTC ISO 8601 with
   milliseconds and ``Z`` (may be empty for hand-made tables).
+* ``contamination`` (the NINCO paper's taxonomy, seed_002.md): ``categorical`` (the sample's class
+  is, or is a kind of, an ImageNet-1k class), ``incidental`` (an ImageNet-1k object appears in an
+  image of an OOD class), ``none``, or empty (not classified).
+* ``incidental_mode``: for ``incidental`` only, how the ImageNet-1k object appears: ``background``,
+  ``prominent_part`` (a prominent part of the scene or of the main object) or ``both_classes`` (the
+  image realises both its own class and the ImageNet-1k class); or empty.
+* ``imagenet_classes``: the ImageNet-1k classes seen, as wnids, sorted, unique, joined by ``;``
+  (a wnid not among the 1000 is refused); or empty.
+
+Format 1 (``imagenet-suite-decisions/1``, the first five columns only) is still read: its rows get
+an empty taxonomy. Tables are always written in format 2.
 
 The first line carries the format, the FiftyOne dataset it came from and the table's **version**
 (an integer that ``review export`` bumps whenever the decisions change). The file's **sha256**
@@ -34,8 +45,16 @@ from pathlib import Path
 from ..files import atomic_write_bytes
 from .errors import DecisionTableError
 
-FORMAT = "imagenet-suite-decisions/1"
-COLUMNS = ("id", "decision", "reviewer", "timestamp", "note")
+FORMAT_NAME = "imagenet-suite-decisions"
+FORMAT_VERSION = 2
+FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
+LEGACY_COLUMNS = ("id", "decision", "reviewer", "timestamp", "note")  # format 1
+TAXONOMY_COLUMNS = ("contamination", "incidental_mode", "imagenet_classes")
+COLUMNS = (*LEGACY_COLUMNS, *TAXONOMY_COLUMNS)  # format 2
+COLUMNS_OF_FORMAT = {1: LEGACY_COLUMNS, 2: COLUMNS}
+CONTAMINATIONS = ("categorical", "incidental", "none")
+INCIDENTAL_MODES = ("background", "prominent_part", "both_classes")
+CLASS_SEPARATOR = ";"
 DECISIONS = ("id", "ood", "unsure", "q")
 MEANINGS = {
     "id": "contains an ImageNet-1k object",
@@ -44,7 +63,7 @@ MEANINGS = {
     "q": "the NINCO authors' undocumented code 'q'",
 }
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-_FIRST_LINE = re.compile(r"^# " + re.escape(FORMAT) + r" (\{.*\})$")
+_FIRST_LINE = re.compile(r"^# " + re.escape(FORMAT_NAME) + r"/(\d+) (\{.*\})$")
 
 
 @dataclass(frozen=True)
@@ -56,6 +75,20 @@ class Decision:
     reviewer: str = ""
     timestamp: str = ""  # UTC ISO 8601 with milliseconds ("...T06:12:00.123Z"), or ""
     note: str = ""
+    contamination: str = ""  # one of CONTAMINATIONS, or "" (not classified)
+    incidental_mode: str = ""  # one of INCIDENTAL_MODES (contamination "incidental" only), or ""
+    imagenet_classes: tuple[str, ...] = ()  # ImageNet-1k wnids seen, sorted and unique
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "imagenet_classes", tuple(sorted(set(self.imagenet_classes))))
+
+    @property
+    def has_taxonomy(self) -> bool:
+        return bool(self.contamination or self.incidental_mode or self.imagenet_classes)
+
+    def taxonomy_values(self) -> tuple[str, str, str]:
+        """The three taxonomy columns as written in the table."""
+        return self.contamination, self.incidental_mode, join_classes(self.imagenet_classes)
 
 
 @dataclass(frozen=True)
@@ -80,22 +113,59 @@ class DecisionTable:
         counts = Counter(d.decision for d in self.decisions)
         return {value: counts[value] for value in DECISIONS}
 
-    def body(self) -> bytes:
-        """The CSV header and rows (everything after the first line)."""
+    def body(self, format_version: int = FORMAT_VERSION) -> bytes:
+        """The CSV header and rows (everything after the first line), in the current format by default."""
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(COLUMNS_OF_FORMAT[format_version])
         for d in self.decisions:
-            writer.writerow([d.id, d.decision, d.reviewer, d.timestamp, d.note])
+            legacy = [d.id, d.decision, d.reviewer, d.timestamp, d.note]
+            writer.writerow(legacy if format_version == 1 else [*legacy, *d.taxonomy_values()])
         return buffer.getvalue().encode("utf-8")
 
     def body_sha256(self) -> str:
         """sha256 of the rows alone: equal for equal decisions, whatever the version."""
         return hashlib.sha256(self.body()).hexdigest()
 
+    def legacy_body_sha256(self) -> str | None:
+        """sha256 of the format-1 rows when no row has a taxonomy (what format-1 exports recorded), else None."""
+        if any(d.has_taxonomy for d in self.decisions):
+            return None
+        return hashlib.sha256(self.body(1)).hexdigest()
+
     def to_bytes(self) -> bytes:
         meta = json.dumps({"dataset": self.dataset, "version": self.version}, sort_keys=True, ensure_ascii=False)
         return f"# {FORMAT} {meta}\n".encode() + self.body()
+
+
+def join_classes(wnids) -> str:
+    """The ``imagenet_classes`` cell: wnids sorted, unique, joined by ``;``."""
+    return CLASS_SEPARATOR.join(sorted(set(wnids)))
+
+
+def split_classes(text: str) -> tuple[str, ...]:
+    """The wnids of an ``imagenet_classes`` cell (empty → ())."""
+    return tuple(part.strip() for part in text.split(CLASS_SEPARATOR)) if text else ()
+
+
+def taxonomy_problem(contamination: str, incidental_mode: str, imagenet_classes) -> str | None:
+    """What is wrong with a taxonomy (a message naming the accepted values), or None."""
+    if contamination not in ("", *CONTAMINATIONS):
+        return f"unknown contamination {contamination!r}; expected one of {', '.join(CONTAMINATIONS)} or empty"
+    if incidental_mode not in ("", *INCIDENTAL_MODES):
+        return f"unknown incidental_mode {incidental_mode!r}; expected one of {', '.join(INCIDENTAL_MODES)} or empty"
+    if incidental_mode and contamination != "incidental":
+        return f"incidental_mode {incidental_mode!r} needs contamination 'incidental', got {contamination!r}"
+    from ..classes import wnid_to_index
+
+    known = wnid_to_index()
+    unknown = [w for w in imagenet_classes if w not in known]
+    if unknown:
+        return (
+            f"imagenet_classes: {unknown[0]!r} is not an ImageNet-1k wnid; expected ImageNet-1k wnids "
+            f"(e.g. n01440764) joined by {CLASS_SEPARATOR!r}, or empty"
+        )
+    return None
 
 
 def format_timestamp(value: datetime) -> str:
@@ -131,14 +201,17 @@ def read_decision_table(path: str | Path) -> DecisionTable:
         raise DecisionTableError(f"{path}: not UTF-8 text ({err})") from None
     first, _, rest = text.partition("\n")
     meta = _read_first_line(path, first)
+    columns = COLUMNS_OF_FORMAT[meta["format"]]
     reader = csv.reader(io.StringIO(rest, newline=""))
     header = next(reader, None)
-    if tuple(header or ()) != COLUMNS:
-        raise DecisionTableError(f"{path}: line 2: expected the header {','.join(COLUMNS)}, got {header}")
+    if tuple(header or ()) != columns:
+        raise DecisionTableError(
+            f"{path}: line 2: expected the header {','.join(columns)} (format {meta['format']}), got {header}"
+        )
     decisions, seen = [], {}
     for record in reader:
         line = reader.line_num + 1
-        decision = _read_row(path, line, record)
+        decision = _read_row(path, line, record, columns)
         if decision.id in seen:
             raise DecisionTableError(
                 f"{path}: line {line}: id {decision.id!r} already decided on line {seen[decision.id]}"
@@ -160,23 +233,30 @@ def _read_first_line(path: Path, line: str) -> dict:
             f"{path}: line 1: not an imagenet-suite decision table; expected "
             f'\'# {FORMAT} {{"dataset": ..., "version": N}}\', got {line[:80]!r}{hint}'
         )
+    found = int(match.group(1))
+    if found not in COLUMNS_OF_FORMAT:
+        raise DecisionTableError(
+            f"{path}: line 1: unknown table format {FORMAT_NAME}/{found}; this imagenet-suite reads "
+            f"{', '.join(f'{FORMAT_NAME}/{v}' for v in COLUMNS_OF_FORMAT)}"
+        )
     try:
-        meta = json.loads(match.group(1))
+        meta = json.loads(match.group(2))
     except json.JSONDecodeError as err:
         raise DecisionTableError(f"{path}: line 1: metadata is not valid JSON ({err})") from None
     if not isinstance(meta.get("version"), int) or meta["version"] < 1 or not isinstance(meta.get("dataset"), str):
         raise DecisionTableError(
             f"{path}: line 1: expected a positive integer 'version' and a 'dataset' name, got {meta}"
         )
-    return meta
+    return {**meta, "format": found}
 
 
-def _read_row(path: Path, line: int, record: list[str]) -> Decision:
-    if len(record) != len(COLUMNS):
+def _read_row(path: Path, line: int, record: list[str], columns: tuple[str, ...] = COLUMNS) -> Decision:
+    if len(record) != len(columns):
         raise DecisionTableError(
-            f"{path}: line {line}: expected {len(COLUMNS)} fields ({','.join(COLUMNS)}), got {len(record)}: {record}"
+            f"{path}: line {line}: expected {len(columns)} fields ({','.join(columns)}), got {len(record)}: {record}"
         )
-    row_id, decision, reviewer, timestamp, note = record
+    row_id, decision, reviewer, timestamp, note = record[:5]
+    contamination, incidental_mode, classes = record[5:] if len(record) > 5 else ("", "", "")
     if not row_id:
         raise DecisionTableError(f"{path}: line {line}: empty id")
     if decision not in DECISIONS:
@@ -189,7 +269,11 @@ def _read_row(path: Path, line: int, record: list[str]) -> Decision:
             f"{path}: line {line}: timestamp {timestamp!r} is not UTC ISO 8601 with "
             "milliseconds (e.g. 2025-11-21T06:12:00.123Z)"
         )
-    return Decision(row_id, decision, reviewer, timestamp, note)
+    wnids = split_classes(classes)
+    problem = taxonomy_problem(contamination, incidental_mode, wnids)
+    if problem:
+        raise DecisionTableError(f"{path}: line {line}: {problem} (id {row_id!r})")
+    return Decision(row_id, decision, reviewer, timestamp, note, contamination, incidental_mode, wnids)
 
 
 def _valid_timestamp(text: str) -> bool:

@@ -14,7 +14,8 @@
   names and probabilities), ``predicted_class`` (the class the image most resembles), ``msp``,
   ``energy``;
 * review fields (:mod:`.decisions`): ``review_decision``, ``review_reviewer``, ``review_timestamp``,
-  ``review_note``; ``authors_decision``, ``authors_code``, ``authors_log`` (the NINCO logs).
+  ``review_note``, ``review_contamination``, ``review_incidental_mode``, ``review_imagenet_classes``;
+  ``authors_decision``, ``authors_code``, ``authors_log`` (the NINCO logs).
 
 Samples are written in bulk as documents in FiftyOne's own layout (:mod:`.documents`), several
 times faster than ``Dataset.add_samples`` (``benchmarks/bench_review_load.py``). Re-loading is
