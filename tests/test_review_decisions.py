@@ -10,7 +10,7 @@ from imagenet_suite.curation import decisions
 from imagenet_suite.curation.decision_table import Decision, DecisionTable, format_timestamp, read_decision_table
 from imagenet_suite.curation.errors import DecisionTableError, ReviewError
 from imagenet_suite.curation.load import load_for_review
-from tests.fixtures.review_datasets import build_tiny_ood, tiny_ood_ids, write_outputs
+from tests.fixtures.review_datasets import app_tags, tiny_ood_ids, tiny_review_setup
 from tests.fixtures.review_mongo import fiftyone_on_private_db, shared_mongod
 
 IDS = tiny_ood_ids()
@@ -23,9 +23,7 @@ def fo():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny-ood")
-    folder = build_tiny_ood(root / "out")
-    return folder, write_outputs(root / "outputs.npz", IDS, {IDS[0]: (931, 0.95)}), root
+    return tiny_review_setup(tmp_path_factory.mktemp("tiny-ood"))
 
 
 @pytest.fixture
@@ -34,13 +32,6 @@ def dataset(fo, tiny, request):
     return load_for_review(
         folder, outputs=outputs, name=f"decide-{request.node.name}"[:60], cache_dir=root / "cache", reviewer="alice"
     )
-
-
-def app_tags(fo, dataset, row_ids, changes):
-    """Tag samples exactly as the App server's /tag route does."""
-    from fiftyone.server.utils import change_sample_tags
-
-    change_sample_tags(dataset.match(fo.ViewField("row_id").is_in(row_ids)), changes)
 
 
 def test_tags_are_decisions_and_sync_records_reviewer_and_time(fo, dataset):

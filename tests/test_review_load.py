@@ -20,7 +20,7 @@ from imagenet_suite.curation.load import load_for_review
 from imagenet_suite.curation.predictions import imagenet_display_names
 from imagenet_suite.errors import DatasetFolderError, OutputsError
 from imagenet_suite.scoring.outputs import ModelOutputs
-from tests.fixtures.review_datasets import CLASSES, build_tiny_ood, tiny_ood_ids, write_outputs
+from tests.fixtures.review_datasets import CLASSES, tiny_ood_ids, tiny_review_setup, write_outputs
 from tests.fixtures.review_mongo import fiftyone_on_private_db
 from tests.helpers import build_val
 
@@ -39,10 +39,7 @@ def fo():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny-ood")
-    folder = build_tiny_ood(root / "out")
-    outputs = write_outputs(root / "outputs.npz", tiny_ood_ids(), CONFIDENT)
-    return folder, outputs, root
+    return tiny_review_setup(tmp_path_factory.mktemp("tiny-ood"), CONFIDENT)
 
 
 def _softmax(path):
