@@ -30,8 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fixtures import imagenet_layouts as fx
-from tests.fixtures.patchml_sources import make_object_images
+from tests.fixtures.patchml_sources import build_synthetic_val
 
 WORKERS = 2
 FULL_IMAGENET_C = 50_000 * 19 * 5
@@ -73,19 +72,8 @@ def main() -> None:
 
         from imagenet_suite.build.dataset_folder import DatasetFolder
         from imagenet_suite.build.executors import ray_init
-        from imagenet_suite.build.runner import build_dataset
-        from imagenet_suite.build.sources import read_pins_file
 
-        images = make_object_images(args.images, width=(500, 500), height=(375, 375), noise=24, max_objects=2)
-        manual = fx.write_tar_layout(work / "manual", images)
-        val = build_dataset(
-            "imagenet_val",
-            work / "val",
-            ["default", "boxes"],
-            manual_dir=manual,
-            progress=False,
-            pins=read_pins_file(manual / "checksums.tsv"),
-        )
+        _, val = build_synthetic_val(work, args.images, ["default", "boxes"])
         start = time.perf_counter()
         ray_init(None, WORKERS)
         t_start = time.perf_counter() - start

@@ -34,7 +34,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fixtures import imagenet_layouts as fx
-from tests.fixtures.patchml_sources import make_object_images
+from tests.fixtures.patchml_sources import build_synthetic_val, make_object_images
 
 FULL_PATCHML = 72_431  # composites of PatchML1 in the paper's Table 2
 PROCESSES = 2
@@ -131,19 +131,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = Path(tempfile.mkdtemp(prefix="bench-patchml-"))
     try:
-        from imagenet_suite.build.runner import build_dataset
-        from imagenet_suite.build.sources import read_pins_file
-
-        images = make_object_images(args.images, width=(500, 500), height=(375, 375), noise=24, max_objects=2)
-        manual = fx.write_tar_layout(work / "manual", images)
-        val = build_dataset(
-            "imagenet_val",
-            work / "val",
-            ["boxes"],
-            manual_dir=manual,
-            progress=False,
-            pins=read_pins_file(manual / "checksums.tsv"),
-        )
+        images, val = build_synthetic_val(work, args.images, ["boxes"])
         boxes = sum(len(image.boxes) for image in images)
         mean_kb = np.mean([len(image.data) for image in images]) / 1e3
         print(
