@@ -172,7 +172,8 @@ def corruption_accuracies(reports: Mapping[str, ReportDict]) -> tuple[dict[tuple
     """Top-1 accuracy per benchmark (corruption, severity) and the reports they came from.
 
     The released ``imagenet_c`` (one config per ``<corruption>_<severity>``) when present, else the
-    regenerated ``perturbations`` (``corruption_accuracy`` rows per ``<corruption>/<severity>``).
+    regenerated ``perturbations`` config ``imagenet_c_regenerated`` (``corruption_accuracy`` rows per
+    ``<corruption>/<severity>``).
     """
     found: dict[tuple[str, int], float] = {}
     sources: list[str] = []
@@ -184,7 +185,7 @@ def corruption_accuracies(reports: Mapping[str, ReportDict]) -> tuple[dict[tuple
             sources.append(key)
     if found:
         return found, sources
-    for key, report in reports_of(reports, "perturbations"):
+    for key, report in reports_of(reports, "perturbations", "imagenet_c_regenerated"):  # not seed 003's `common`
         for corruption in IMAGENET_C:
             for severity in SEVERITIES:
                 value = report_value(report, "corruption_accuracy", "top1", f"{corruption}/{severity}")
