@@ -13,13 +13,27 @@ temporary folder, then times:
 * baseline — ``fo.Dataset().add_samples`` of copies of the very same samples (files already on
   disk), then the same candidates query on it.
 
+Then, with every review signal (``--references`` ImageNet reference images, 0 to skip): a toy linear
+model's logits, ``--dim``-d features and fitted detector statistics for the same rows, and a built
+synthetic ``imagenet_val`` as the look-alike reference, it times
+
+* ours, signals — ``load_for_review`` with ``id_outputs``/``features``/``id_features``/``detector_stats``/
+  ``reference`` into a new dataset: all 11 detector scores computed by the scorer, unit-test
+  verdicts, the WordNet pre-check, the reference images, the look-alike fields, the Brain similarity
+  index and the PCA embeddings plot;
+* baseline, the plain FiftyOne way — ``add_samples`` of copies of the same samples without the signal
+  fields, then ``set_values`` of each signal field (values handed over precomputed: the baseline does
+  not compute a score), then ``compute_similarity`` and ``compute_visualization`` on the same embeddings.
+
 Prints seconds, samples/s and ratios. Usage:
     uv run --frozen --all-extras python benchmarks/bench_review_load.py [--images 10000] [--size 64]
+        [--references 1000] [--dim 256]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import sys
@@ -36,6 +50,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=64, help="image side in pixels")
+    parser.add_argument("--references", type=int, default=1000, help="ImageNet reference images (0: no signals run)")
+    parser.add_argument("--dim", type=int, default=256, help="feature dimension of the signals run")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-review-"))
     os.environ["FIFTYONE_DATABASE_DIR"] = str(work / "fiftyone-db")  # FiftyOne's embedded mongod, private folder
@@ -83,6 +99,8 @@ def main() -> None:
     )
     for name in ("ours", "baseline"):
         fo.load_dataset(name).delete()
+    if args.references:
+        _bench_signals(fo, work, folder, ids, args)
     _stop_database()
     shutil.rmtree(work)
 
@@ -95,6 +113,98 @@ def _stop_database() -> None:
     wrapper = service.child
     service.stop()
     wrapper.wait(timeout=120)
+
+
+def _bench_signals(fo, work: Path, folder: Path, ids: list[str], args) -> None:
+    import fiftyone.brain as fob
+    from fiftyone import ViewField as F
+
+    from imagenet_suite.curation.load import load_for_review
+    from imagenet_suite.curation.lookalikes import BRAIN_KEY, PLOT_KEY
+    from tests.fixtures.patchml_sources import build_synthetic_val
+    from tests.fixtures.review_datasets import write_signal_inputs
+
+    start = time.perf_counter()
+    _, val = build_synthetic_val(work / "reference", args.references, ["default"])
+    from imagenet_suite.build.dataset_folder import DatasetFolder
+
+    reference_ids = DatasetFolder(val).read_table(None, None, ["id"]).column("id").to_pylist()
+    (work / "signals").mkdir()
+    inputs = write_signal_inputs(work / "signals", ids, reference_ids, extra_id_rows=2000, dim=args.dim)
+    print(
+        f"signals: {len(reference_ids)} reference images built, {args.dim}-d features, "
+        f"{len(inputs['id_ids'])} ID rows, in {time.perf_counter() - start:.1f} s"
+    )
+    ours = _timed(
+        lambda: load_for_review(
+            folder,
+            outputs=inputs["outputs"],
+            id_outputs=inputs["id_outputs"],
+            features=inputs["features"],
+            id_features=inputs["id_features"],
+            detector_stats=inputs["stats"],
+            reference=val,
+            name="ours-signals",
+            cache_dir=work / "cache",
+        )
+    )
+    dataset = ours.value
+    n = len(dataset)
+    detectors = dataset.info["imagenet_suite"]["detectors"]["ran"]
+    signal_fields = [
+        f
+        for f in dataset.get_field_schema()
+        if f.startswith(("ood_", "precheck_", "lookalike")) or f in ("is_reference",)
+    ]
+    print(
+        f"ours, signals load    {ours.seconds:8.2f} s  {n / ours.seconds:8.0f} samples/s  "
+        f"({n} samples incl. {len(reference_ids)} references; {len(detectors)} detectors computed, "
+        f"{len(signal_fields)} signal fields, similarity index + PCA plot)"
+    )
+    order = dataset.values("row_id")
+    values = {f: dataset.values(f) for f in signal_fields}
+    embeddings = dict(zip(dataset.values("row_id"), dataset.load_brain_results(BRAIN_KEY).embeddings))
+    samples = [s.copy(omit_fields=signal_fields) for s in dataset.iter_samples()]
+    baseline = fo.Dataset("baseline-signals")
+
+    parts: dict[str, float] = {}
+
+    def plain():
+        tick = time.perf_counter()
+        baseline.add_samples(samples, progress=False)
+        samples.clear()  # else every set_values reloads all 10,000 in-memory samples
+        gc.collect()
+        parts["add_samples"], tick = time.perf_counter() - tick, time.perf_counter()
+        by_row = dict(zip(baseline.values("row_id"), baseline.values("id")))
+        sample_ids = [by_row[r] for r in order]
+        for name in signal_fields:  # FiftyOne's bulk path: {sample id: value}
+            tock = time.perf_counter()
+            baseline.set_values(name, dict(zip(sample_ids, values[name])), key_field="id")
+            parts[f"field {name}"] = time.perf_counter() - tock
+        parts["set_values"], tick = time.perf_counter() - tick, time.perf_counter()
+        indexed = baseline.select([by_row[r] for r in embeddings], ordered=True)
+        import numpy as np
+
+        array = np.stack(list(embeddings.values()))
+        fob.compute_similarity(indexed, embeddings=array, backend="sklearn", metric="cosine", brain_key=BRAIN_KEY)
+        fob.compute_visualization(indexed, embeddings=array, method="pca", brain_key=PLOT_KEY, seed=0)
+        parts["brain"] = time.perf_counter() - tick
+
+    base = _timed(plain)
+    assert sorted(baseline.values("ood_msp", missing_value=-1.0)) == sorted(
+        dataset.values("ood_msp", missing_value=-1.0)
+    )
+    print(
+        f"plain FiftyOne         {base.seconds:8.2f} s  {n / base.seconds:8.0f} samples/s  "
+        f"(add_samples {parts['add_samples']:.2f} s + set_values per field {parts['set_values']:.2f} s + "
+        f"compute_similarity/visualization {parts['brain']:.2f} s; scores given, not computed)"
+    )
+    per_field = [v for k, v in parts.items() if k.startswith("field ")]
+    print(f"plain set_values: {len(per_field)} fields, {min(per_field):.2f}-{max(per_field):.2f} s each")
+    print(f"ratio ours/plain (signals): {ours.seconds / base.seconds:.2f}x")
+    print(f"reference samples: {len(dataset.match(F('is_reference') == True))}")  # noqa: E712
+    for name in ("ours-signals", "baseline-signals"):
+        fo.load_dataset(name).delete()
 
 
 class _Timed:

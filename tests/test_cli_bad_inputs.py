@@ -497,6 +497,28 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: ["review", "status", "x", "--compare", str(w.root / "bob.csv")],
             r"--compare: decision table .*bob.csv does not exist",
         ),
+        "load: --id-outputs without --outputs": Case(
+            lambda w: ["review", "load", str(w.dataset), "--id-outputs", str(w.outputs)], r"need --outputs"
+        ),
+        "load: missing --features": Case(
+            lambda w: ["review", "load", str(w.dataset), "--features", str(w.root / "none.pt")],
+            r"--features .*none.pt does not exist",
+        ),
+        "open: --reference without --features": Case(
+            lambda w: ["review", "open", str(w.dataset), "--reference", str(w.dataset)],
+            r"--reference needs --features",
+        ),
+        "load: --fail-threshold out of range": Case(
+            lambda w: ["review", "load", str(w.dataset), "--fail-threshold", "1.5"], r"expected an FPR between 0 and 1"
+        ),
+        "load: --embeddings-plot without --reference": Case(
+            lambda w: ["review", "load", str(w.dataset), "--embeddings-plot", str(w.root / "p.png")],
+            r"--embeddings-plot needs --reference",
+        ),
+        "load: missing --other-review": Case(
+            lambda w: ["review", "load", str(w.dataset), "--other-review", str(w.root / "bob.csv")],
+            r"--other-review .*bob.csv does not exist",
+        ),
         "precheck: unknown wnid": Case(
             lambda w: ["review", "precheck", "quesadilla", "n99999999"], r"'n99999999' is not a WordNet 3.0 noun synset"
         ),

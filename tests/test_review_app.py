@@ -185,7 +185,8 @@ def _pick_view(driver, wait, slug: str, also: tuple[str, ...] = ()) -> None:
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=saved-views-selection]"))[0].click()
     for view in (*also, slug):
         wait.until(lambda d, v=view: d.find_elements(By.CSS_SELECTOR, f"[data-cy=saved-views-{v}-selection-option]"))
-    driver.find_element(By.CSS_SELECTOR, f"[data-cy=saved-views-{slug}-selection-option]").click()
+    option = driver.find_element(By.CSS_SELECTOR, f"[data-cy=saved-views-{slug}-selection-option]")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click()", option)  # long menus
     wait.until(lambda d: f"view={slug}" in d.current_url)
 
 

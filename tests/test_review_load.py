@@ -118,6 +118,8 @@ def test_saved_views_surface_candidates_classes_and_decisions(fo, tiny, tmp_path
         "contamination_candidates",
         "by_predicted_imagenet_class",
         *(f"class: {c}" for c in CLASSES),
+        *(f"most_id_like: {d}" for d in ("msp", "maxlogit", "energy")),  # the detectors logits allow
+        "detector_disagreements",
     }
     expected = sorted((i for i in probs if probs[i].max() >= 0.5), key=lambda i: -probs[i].max())
     assert dataset.load_saved_view("contamination_candidates").values("row_id") == expected

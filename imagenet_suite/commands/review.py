@@ -4,6 +4,12 @@
   (and model outputs) into FiftyOne, saves the review views, serves the App on 127.0.0.1, prints the
   dataset name and the App URL with its session token (last stdout line), and records decisions
   until interrupted;
+* ``review load DATASET_DIR ...`` takes the same inputs as ``open`` and loads without serving the App;
+  both take the review signals: ``--id-outputs FILE --features FILE --id-features FILE --detector-stats
+  FILE [--fail-threshold FPR]`` (every OOD detector's score and the unit-test verdicts, as ``score``
+  computes them), ``--reference DIR`` (a built ``imagenet_val``: look-alikes from a similarity index over
+  the features; ``--embeddings-plot PNG``), ``--other-review TABLE`` (another reviewer's decisions,
+  for the ``reviewer_disagreements`` view), ``--no-precheck``;
 * ``review export NAME --out FILE`` writes the decision table and ``FILE.sha256``; prints the sha256;
 * ``review import NAME FILE`` loads a decision table, or the NINCO authors' logs (a
   ``cleaning_annotations`` folder or one of its CSVs);
@@ -48,6 +54,13 @@ def register(subparsers) -> None:
     opened.add_argument("--reviewer", help="name recorded with your decisions (default: login name)")
     opened.add_argument("--cache-dir", type=Path, help="where images are materialised (default: user cache)")
     opened.set_defaults(func=run_open)
+    loaded = commands.add_parser("load", help="load a dataset folder (+ outputs and signals) into FiftyOne, no App")
+    for action in opened._actions:
+        if action.dest not in ("help", "port", "func"):
+            loaded._add_action(action)
+    loaded.set_defaults(func=run_load)
+    for sub in (opened, loaded):
+        _add_signal_arguments(sub)
 
     exported = commands.add_parser("export", help="write the decision table (id, decision, reviewer, timestamp, note)")
     exported.add_argument("name", help="FiftyOne dataset name (printed by `review open`)")
@@ -89,7 +102,7 @@ def register(subparsers) -> None:
     prechecked.add_argument("--json", action="store_true", help="machine-readable output")
     prechecked.set_defaults(func=run_precheck)
 
-    for sub in (opened, exported, imported, status):
+    for sub in (opened, loaded, exported, imported, status):
         sub.add_argument(
             "--database-uri",
             metavar="URI",
@@ -98,14 +111,49 @@ def register(subparsers) -> None:
         )
 
 
-def run_open(args) -> int:
-    from imagenet_suite.curation import app
-    from imagenet_suite.curation.load import apply_load, prepare_load
-    from imagenet_suite.curation.media_paths import review_media_roots
+def _add_signal_arguments(parser) -> None:
+    """The review signals (names as in ``imagenet-suite score``'s OOD flags where they mean the same)."""
+    group = parser.add_argument_group("review signals (OOD detectors, unit tests, look-alikes, another reviewer)")
+    group.add_argument(
+        "--id-outputs", type=Path, metavar="FILE", help="the same model's outputs on the ID set (ImageNet val)"
+    )
+    group.add_argument(
+        "--features",
+        "--ood-features",
+        dest="features",
+        type=Path,
+        metavar="FILE",
+        help="penultimate features of this dataset's rows (.pt/.npz: ids + features)",
+    )
+    group.add_argument(
+        "--id-features", type=Path, metavar="FILE", help="penultimate features of the ID (and --reference) images"
+    )
+    group.add_argument(
+        "--detector-stats", type=Path, metavar="FILE", help="fitted train statistics (DetectorStats.save)"
+    )
+    group.add_argument(
+        "--fail-threshold", type=float, metavar="FPR", help="unit-test failure threshold on FPR@95 (default 0.10)"
+    )
+    group.add_argument(
+        "--reference", type=Path, metavar="DIR", help="built imagenet_val folder: the look-alike reference images"
+    )
+    group.add_argument("--reference-config", help="config of --reference (default: the only one)")
+    group.add_argument(
+        "--embeddings-plot", type=Path, metavar="PNG", help="write the OOD-vs-ID embeddings plot (needs --reference)"
+    )
+    group.add_argument(
+        "--other-review", type=Path, metavar="TABLE", help="another reviewer's decision table (reviewer_disagreements)"
+    )
+    group.add_argument("--no-precheck", action="store_true", help="skip the WordNet pre-check of the OOD classes")
 
-    if args.port is not None:
-        app.check_port(args.port)  # fail before anything is loaded
-    load = prepare_load(
+
+def _prepare(args):
+    from imagenet_suite.curation.load import prepare_load
+    from imagenet_suite.errors import ConfigError
+
+    if args.embeddings_plot is not None and args.reference is None:
+        raise ConfigError("--embeddings-plot needs --reference DIR (and --features, --id-features)")
+    return prepare_load(
         args.folder,
         args.config,
         args.split,
@@ -114,12 +162,49 @@ def run_open(args) -> int:
         cache_dir=args.cache_dir,
         threshold=args.threshold,
         reviewer=args.reviewer,
+        id_outputs=args.id_outputs,
+        features=args.features,
+        id_features=args.id_features,
+        detector_stats=args.detector_stats,
+        fail_threshold=args.fail_threshold,
+        precheck=not args.no_precheck,
+        reference=args.reference,
+        reference_config=args.reference_config,
+        other_review=args.other_review,
     )
+
+
+def _after_load(args, dataset) -> None:
+    if args.embeddings_plot is not None:
+        from imagenet_suite.curation.lookalikes import write_embeddings_plot
+
+        print(f"wrote {write_embeddings_plot(dataset, args.embeddings_plot)}", file=sys.stderr)
+
+
+def run_load(args) -> int:
+    from imagenet_suite.curation.load import apply_load
+
+    load = _prepare(args)
+    dataset = apply_load(_connect(args), load)
+    _after_load(args, dataset)
+    print(f"dataset: {dataset.name}")
+    return 0
+
+
+def run_open(args) -> int:
+    from imagenet_suite.curation import app
+    from imagenet_suite.curation.load import apply_load
+    from imagenet_suite.curation.media_paths import review_media_roots
+
+    if args.port is not None:
+        app.check_port(args.port)  # fail before anything is loaded
+    load = _prepare(args)
     fo = _connect(args)
     server = app.launch_app(args.port, review_media_roots(fo, load))  # starts while the dataset loads
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         dataset = apply_load(fo, load)
+        _after_load(args, dataset)
         server.wait_until_up()
         print(HOW_TO_DECIDE, file=sys.stderr, flush=True)
         print(f"dataset: {dataset.name}", flush=True)
@@ -136,7 +221,9 @@ HOW_TO_DECIDE = (
     "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
     "press Apply. Tag the contamination type the same way: contamination:categorical / "
     "contamination:incidental / contamination:none, incidental:background / incidental:prominent_part / "
-    "incidental:both_classes, and in1k:<wnid> for each ImageNet-1k class seen. Open the App at the URL "
+    "incidental:both_classes, and in1k:<wnid> for each ImageNet-1k class seen. With --reference, the views "
+    "`lookalikes: <row id>` show an OOD sample and its nearest ImageNet images (or tick a sample and use "
+    "'sort by similarity', brain key lookalikes). Open the App at the URL "
     "printed last (its token lets only you in). Ctrl-C stops the App."
 )
 

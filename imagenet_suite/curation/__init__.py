@@ -15,6 +15,11 @@ FiftyOne is imported lazily, inside functions; :mod:`.decision_table` and :mod:`
 * :mod:`.columns` — which column is the ground truth, readable class names, extra fields;
 * :mod:`.documents` — samples written in bulk in FiftyOne's own document layout;
 * :mod:`.predictions` — top-5 ImageNet classes, MSP and energy from model outputs;
+* :mod:`.signals` — review fields from the scorer: every OOD detector's score, unit-test verdicts,
+  the WordNet pre-check per OOD class;
+* :mod:`.lookalikes` — ImageNet reference images, a FiftyOne Brain similarity index over the model's
+  features, each OOD sample's nearest ImageNet images (:func:`.lookalikes.nearest_id_images`) and an
+  embeddings plot;
 * :mod:`.views` — the saved views a reviewer works through;
 * :mod:`.decisions` — decisions as sample tags, their reviewer/timestamp, export and import;
 * :mod:`.ninco_logs` — the NINCO authors' review logs mapped onto our decisions;

@@ -160,7 +160,7 @@ def current_table(dataset) -> DecisionTable:
         )
     from fiftyone import ViewField as F
 
-    view = dataset.match(F("review_decision") != None)  # noqa: E711
+    view = dataset.match((F("review_decision") != None) & (F("is_reference") != True))  # noqa: E711, E712
     rows = [
         Decision(i, d, r or "", format_timestamp(t) if t else "", n or "", c or "", m or "", split_classes(w or ""))
         for i, d, r, t, n, c, m, w in zip(*view.values(["row_id", *REVIEW_FIELDS]))

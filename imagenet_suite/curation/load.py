@@ -15,7 +15,16 @@
   ``energy``;
 * review fields (:mod:`.decisions`): ``review_decision``, ``review_reviewer``, ``review_timestamp``,
   ``review_note``, ``review_contamination``, ``review_incidental_mode``, ``review_imagenet_classes``;
-  ``authors_decision``, ``authors_code``, ``authors_log`` (the NINCO logs).
+  ``authors_decision``, ``authors_code``, ``authors_log`` (the NINCO logs);
+* with ``id_outputs`` / ``features`` / ``id_features`` / ``detector_stats`` (:mod:`.signals`): one
+  ``ood_<detector>`` score per detector the inputs allow, ``ood_id_like_for``, ``ood_failed_detectors``
+  (the class's unit-test verdicts); on OOD datasets with classes the WordNet pre-check
+  ``precheck_verdict`` / ``precheck_classes``;
+* with ``reference`` (a built ``imagenet_val`` folder) + features (:mod:`.lookalikes`): the reference
+  images as ``is_reference`` samples, ``lookalikes`` / ``lookalike_similarity`` on the OOD samples, a
+  FiftyOne Brain similarity index and an embeddings plot;
+* with ``other_review`` (another reviewer's decision table): ``review_other_decision``,
+  ``review_other_contamination``, ``review_other_reviewer``.
 
 Samples are written in bulk as documents in FiftyOne's own layout (:mod:`.documents`), several
 times faster than ``Dataset.add_samples`` (``benchmarks/bench_review_load.py``). Re-loading is
@@ -42,10 +51,11 @@ from ..build.dataset_folder import DatasetFolder
 from ..files import atomic_write_bytes, sha256_file
 from ..images import inspect_image
 from ..scoring.outputs import ModelOutputs
-from . import database, documents, views
+from . import database, documents, lookalikes, views
 from .columns import ColumnPlan, column_plan
 from .errors import ReviewError
 from .predictions import RowPrediction, row_predictions
+from .signals import LIST_FIELDS, ReviewSignals, compute_signals, load_signal_inputs
 
 DEFAULT_THRESHOLD = 0.5  # MSP above which an OOD sample is a contamination candidate
 BATCH_ROWS = 500
@@ -81,6 +91,24 @@ class LoadPlan:
     cache: Path  # root of the image cache (the review App may serve any file under it)
     threshold: float
     reviewer: str | None
+    signals: ReviewSignals | None = None
+    signals_record: dict[str, Any] | None = None  # the inputs of the signals (sha256s), to skip a rewrite
+    reference: LoadPlan | None = None  # the ImageNet reference images (look-alikes)
+    lookalikes: dict[str, dict[str, Any]] | None = None  # row id -> lookalikes fields
+    embeddings: dict[str, Any] | None = None  # row id (reference ones prefixed) -> feature vector
+    other_review: dict[str, dict[str, Any]] | None = None  # row id -> review_other_* fields
+
+    def signal_fields(self, row_id: str) -> dict[str, Any]:
+        """Every signal field of a row (None where it has none)."""
+        found = self.signals.of(row_id) if self.signals is not None else {}
+        if self.lookalikes is not None:
+            found.update(self.lookalikes.get(row_id) or dict.fromkeys(("lookalikes", "lookalike_similarity")))
+        if self.other_review is not None:
+            found.update(self.other_review.get(row_id) or dict.fromkeys(OTHER_FIELDS))
+        return found
+
+
+OTHER_FIELDS = ("review_other_decision", "review_other_contamination", "review_other_reviewer")
 
 
 def prepare_load(
@@ -93,6 +121,15 @@ def prepare_load(
     cache_dir: str | Path | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     reviewer: str | None = None,
+    id_outputs: str | Path | None = None,
+    features: str | Path | None = None,
+    id_features: str | Path | None = None,
+    detector_stats: str | Path | None = None,
+    fail_threshold: float | None = None,
+    precheck: bool = True,
+    reference: str | Path | None = None,
+    reference_config: str | None = None,
+    other_review: str | Path | None = None,
 ) -> LoadPlan:
     """Validate the inputs of a load and compute the predictions (no database, nothing written).
 
@@ -105,6 +142,15 @@ def prepare_load(
         cache_dir: root of the image cache (default :func:`review_cache_dir`).
         threshold: MSP in [0, 1] from which an OOD sample is a contamination candidate.
         reviewer: name recorded with decisions made in the App (default: the login name).
+        id_outputs: the same model's outputs on the ID set (ImageNet val): τ95 and unit-test verdicts.
+        features, id_features: penultimate features (``.pt``/``.npz`` with ids + ``features``) of this
+            dataset's rows and of the ID rows (feature detectors; look-alikes).
+        detector_stats: fitted train statistics (``DetectorStats.save``) for the feature detectors.
+        fail_threshold: unit-test failure threshold on FPR@95 (default: the dataset protocol's, 0.10).
+        precheck: run the WordNet pre-check per OOD class.
+        reference, reference_config: a built ``imagenet_val`` folder whose images (with ``id_features``)
+            become the look-alike references.
+        other_review: another reviewer's decision table, loaded into ``review_other_*`` fields.
     """
     source = DatasetFolder(folder)
     config = source.resolve_config(config)
@@ -117,6 +163,26 @@ def prepare_load(
     record = _source_record(source, config, split)
     cache = Path(cache_dir or review_cache_dir())
     images = cache / source.path.name / f"{config}-{record['content_hash'][:12]}" / split
+    extras = _signal_plan(
+        source,
+        config,
+        split,
+        plan,
+        ids,
+        outputs,
+        dict(
+            id_outputs=id_outputs,
+            features=features,
+            id_features=id_features,
+            detector_stats=detector_stats,
+            fail_threshold=fail_threshold,
+            precheck=precheck,
+            reference=reference,
+            reference_config=reference_config,
+            other_review=other_review,
+        ),
+        cache,
+    )
     return LoadPlan(
         source,
         config,
@@ -131,18 +197,156 @@ def prepare_load(
         cache,
         threshold,
         reviewer,
+        **extras,
     )
+
+
+def _signal_plan(source, config, split, plan, ids, outputs, options, cache) -> dict[str, Any]:
+    """The signals, look-alikes and other reviewer's decisions of a load (all inputs checked first)."""
+    from ..errors import ConfigError
+
+    given = {k: v for k, v in options.items() if v is not None and k not in ("precheck",)}
+    for key in ("id_outputs", "features", "id_features", "detector_stats", "reference", "other_review"):
+        if key in given and not Path(given[key]).exists():
+            raise ConfigError(f"--{key.replace('_', '-')} {given[key]} does not exist")
+    if outputs is None and {"id_outputs", "detector_stats"} & given.keys():
+        raise ConfigError("--id-outputs / --detector-stats need --outputs (the model's outputs on these rows)")
+    if "reference" not in given and "id_features" in given and "features" not in given:
+        raise ConfigError("--id-features needs --features (this dataset's features) or --reference DIR")
+    if "reference" in given and "features" not in given:
+        raise ConfigError("--reference needs --features (this dataset's features) and --id-features")
+    fail = options["fail_threshold"]
+    if fail is not None and not 0.0 <= fail <= 1.0:
+        raise ConfigError(f"--fail-threshold {fail}: expected an FPR between 0 and 1")
+    id_outputs, features, id_features, stats = load_signal_inputs(
+        options["id_outputs"], options["features"], options["id_features"], options["detector_stats"]
+    )
+    if "reference" in given and id_features is None:
+        raise ReviewError("--reference needs --id-features (the model's features of the reference images)")
+    row_classes, display = _row_classes(source, config, split, plan, ids)
+    if fail is None:
+        ood = source.protocol(config).get("ood")
+        fail = float(ood.get("fail_threshold", 0.10)) if isinstance(ood, dict) else 0.10
+    loaded = ModelOutputs.load(outputs) if outputs is not None else None
+    signals = None
+    if loaded is not None or (options["precheck"] and display):
+        signals = compute_signals(
+            loaded,
+            row_classes,
+            display if options["precheck"] else {},
+            id_outputs=id_outputs,
+            features=features,
+            id_features=id_features,
+            stats=stats,
+            fail_threshold=fail,
+            precheck=options["precheck"],
+        )
+    extras: dict[str, Any] = {"signals": signals}
+    known = set(ids)
+    if features is not None:
+        unknown = [i for i in features.ids if i not in known]
+        if unknown:
+            raise ReviewError(
+                f"--features hold {len(unknown)} id(s) that are not rows of the dataset, e.g. {unknown[:3]}"
+            )
+    if "reference" in given:
+        reference = prepare_load(
+            options["reference"], options["reference_config"], None, cache_dir=cache, precheck=False
+        )
+        ref_features = id_features.aligned(list(reference.ids), "--reference")
+        ref_classes = _reference_classes(reference)
+        with_features = set(features.ids)
+        own = [i for i in ids if i in with_features]
+        own_features = features.aligned(own, "--features")
+        extras["reference"] = reference
+        extras["lookalikes"] = lookalikes.lookalike_fields(
+            own, own_features, list(reference.ids), ref_features, [ref_classes[i] for i in reference.ids]
+        )
+        vectors = dict(zip(own, own_features.float().numpy()))
+        vectors.update(zip(map(lookalikes.reference_row_id, reference.ids), ref_features.float().numpy()))
+        extras["embeddings"] = vectors
+    if "other_review" in given:
+        extras["other_review"] = _other_review(options["other_review"], known)
+    files = {k: str(Path(v).resolve()) for k, v in given.items() if k not in ("fail_threshold", "reference_config")}
+    extras["signals_record"] = {
+        "files": files,
+        "sha256": {
+            k: extras["reference"].record["content_hash"] if k == "reference" else sha256_file(v)
+            for k, v in files.items()
+        },
+        "outputs": sha256_file(outputs) if outputs is not None else None,
+        "fail_threshold": fail,
+        "precheck": options["precheck"],
+    }
+    return extras
+
+
+def _row_classes(source, config, split, plan: ColumnPlan, ids) -> tuple[dict[str, str], dict[str, str]]:
+    """Row id -> raw class name, and raw class name -> readable name (OOD datasets with classes; else empty)."""
+    if not (plan.is_ood and plan.class_column):
+        return {}, {}
+    columns = ["id", plan.class_column] + ([plan.readable_column] if plan.readable_column else [])
+    table = source.read_table(config, split, columns).to_pylist()
+    row_classes, display = {}, {}
+    for row in table:
+        raw = plan.class_names[row[plan.class_column]]
+        row_classes[row["id"]] = raw
+        display.setdefault(
+            raw,
+            (row.get(plan.readable_column) if plan.readable_column else None)
+            or plan.display_names[row[plan.class_column]],
+        )
+    return row_classes, display
+
+
+def _reference_classes(reference: LoadPlan) -> dict[str, tuple[str, str]]:
+    plan = reference.plan
+    if not plan.class_column:
+        raise ReviewError(f"--reference {reference.source.path}: has no class column (expected a built imagenet_val)")
+    rows = reference.source.read_table(reference.config, reference.split, ["id", plan.class_column]).to_pylist()
+    return {r["id"]: (plan.display_names[r[plan.class_column]], plan.class_names[r[plan.class_column]]) for r in rows}
+
+
+def _other_review(path, ids: set[str]) -> dict[str, dict[str, Any]]:
+    from .decision_table import read_decision_table
+
+    table = read_decision_table(path)
+    unknown = sorted(d.id for d in table.decisions if d.id not in ids)
+    if unknown:
+        raise ReviewError(
+            f"--other-review {path}: {len(unknown)} id(s) are not rows of the dataset, e.g. {unknown[:3]}"
+        )
+    return {
+        d.id: {
+            "review_other_decision": d.decision or None,
+            "review_other_contamination": d.contamination or None,
+            "review_other_reviewer": d.reviewer or None,
+        }
+        for d in table.decisions
+    }
 
 
 def apply_load(fo, load: LoadPlan):
     """Create or update the FiftyOne dataset of a :class:`LoadPlan` (``fo`` from :func:`database.connect`)."""
     dataset = _open_dataset(fo, load.name, load.record)
     documents.declare_fields(fo, dataset, load.plan)
-    existing = _add_missing_rows(dataset, load)
+    _declare_signal_fields(fo, dataset, load)
+    existing = _add_missing_rows(dataset, load) & set(load.ids)
     info = dict(dataset.info.get(INFO_KEY, {}))
     if load.outputs is not None and info.get("outputs") != load.outputs:
         documents.update_documents(dataset, {i: documents.prediction_fields(load.predicted.get(i)) for i in existing})
         info["outputs"] = load.outputs
+    if load.signals_record is not None and info.get("signals_inputs") != load.signals_record:
+        documents.update_documents(dataset, {i: load.signal_fields(i) for i in existing})
+        info["signals_inputs"] = load.signals_record
+        for key in ("detectors", "unit_tests", "precheck"):
+            info.pop(key, None)
+        info.update(load.signals.record if load.signals is not None else {})
+        if load.reference is not None:
+            _add_references(fo, dataset, load.reference)
+            lookalikes.build_index(dataset, load.embeddings)
+            info["reference"] = load.reference.record
+        info["other_review"] = load.signals_record["files"].get("other_review")
     info.update(
         load.record,
         threshold=load.threshold,
@@ -219,6 +423,53 @@ def _open_dataset(fo, name: str, record: dict[str, Any]):
     return dataset
 
 
+def _declare_signal_fields(fo, dataset, load: LoadPlan) -> None:
+    schema = dataset.get_field_schema(flat=True)
+
+    def declare(path: str, field, **kwargs) -> None:
+        if path not in schema:
+            dataset.add_sample_field(path, field, **kwargs)
+
+    if load.signals is not None:
+        for name in load.signals.field_names:
+            if name == "precheck_verdict":
+                declare(name, fo.StringField)
+            elif name in LIST_FIELDS:
+                declare(name, fo.ListField, subfield=fo.StringField)
+            else:
+                declare(name, fo.FloatField)
+    if load.reference is not None:
+        declare("is_reference", fo.BooleanField)
+        declare("lookalike_similarity", fo.FloatField)
+        declare("lookalikes", fo.EmbeddedDocumentField, embedded_doc_type=fo.Classifications)
+        for attribute, kind in (("raw_label", fo.StringField), ("row_id", fo.StringField), ("distance", fo.FloatField)):
+            declare(f"lookalikes.classifications.{attribute}", kind)
+        documents.declare_fields(fo, dataset, load.reference.plan)
+    if load.other_review is not None:
+        for name in OTHER_FIELDS:
+            declare(name, fo.StringField)
+
+
+def _add_references(fo, dataset, reference: LoadPlan) -> None:
+    """Insert the reference images missing from the dataset (``is_reference`` samples, prefixed row ids)."""
+    from fiftyone import ViewField as F
+
+    present = set(dataset.match(F("is_reference") == True).distinct("row_id"))  # noqa: E712
+    columns = ["id", reference.plan.image_column, *reference.plan.columns]
+    for batch in reference.source.iter_batches(reference.config, reference.split, columns, batch_size=BATCH_ROWS):
+        docs = []
+        for row in batch.to_pylist():
+            row_id = lookalikes.reference_row_id(row["id"])
+            if row_id in present:
+                continue
+            reference.images.mkdir(parents=True, exist_ok=True)
+            doc = _document(row, reference)
+            doc.update(row_id=row_id, is_ood=False, is_reference=True)
+            docs.append(doc)
+        documents.insert_documents(dataset, docs)
+    dataset.reload()
+
+
 def _add_missing_rows(dataset, load: LoadPlan) -> set[str]:
     """Insert the rows the FiftyOne dataset does not have yet; return the row ids it already had."""
     present = set(dataset.distinct("row_id")) if len(dataset) else set()
@@ -252,6 +503,7 @@ def _document(row: dict[str, Any], load: LoadPlan) -> dict[str, Any]:
         value = row.get(column)
         fields[column] = names[value] if names is not None and value is not None else value
     fields.update(documents.prediction_fields(load.predicted.get(row["id"])))
+    fields.update(load.signal_fields(row["id"]))
     return documents.sample_document(str(path), fields)
 
 

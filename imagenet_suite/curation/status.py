@@ -36,7 +36,8 @@ def review_status(dataset, compare: Sequence[str | Path] = ()) -> dict[str, Any]
     result = sync(dataset)
     fields = ["row_id", "ground_truth.label", "tags"]
     has_authors = "authors_decision" in dataset.get_field_schema()
-    columns = dataset.values(fields + (["authors_decision"] if has_authors else []))
+    reviewed = _without_references(dataset)
+    columns = reviewed.values(fields + (["authors_decision"] if has_authors else []))
     total: Counter = Counter()
     contamination: Counter = Counter()
     per_class: dict[str, Counter] = {}
@@ -71,6 +72,15 @@ def review_status(dataset, compare: Sequence[str | Path] = ()) -> dict[str, Any]
     if compare:
         status["agreement"] = compare_reviews(dataset.name, ours, classes, compare)
     return status
+
+
+def _without_references(dataset):
+    """The reviewed samples: the look-alike reference images (``is_reference``) left out."""
+    from fiftyone import ViewField as F
+
+    if "is_reference" not in dataset.get_field_schema():
+        return dataset
+    return dataset.match(F("is_reference") != True)  # noqa: E712
 
 
 def compare_reviews(

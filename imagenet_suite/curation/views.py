@@ -11,7 +11,26 @@ Views are stored as queries, so they follow the decisions live: a sample tagged 
 * ``class: <name>`` — one per OOD class (OOD datasets with classes), most ImageNet-like first;
 * ``decided_id`` / ``decided_ood`` / ``unsure`` — samples tagged with that decision;
 * ``conflicting_decisions`` — samples carrying two decision tags (to resolve before export);
-* ``disagreements`` — our decision differs from the NINCO authors' (after ``review import`` of their logs).
+* ``disagreements`` — our decision differs from the NINCO authors' (after ``review import`` of their logs);
+
+with the signals of :mod:`.signals` / :mod:`.lookalikes` / another reviewer's table:
+
+* ``most_id_like: <detector>`` — per detector that ran, OOD samples by its score, most ID-like first;
+* ``precheck_suspects`` — samples of classes the WordNet pre-check flags (``categorical suspect`` or
+  ``close relative``), categorical suspects first;
+* ``failed_unit_tests`` — samples of classes whose FPR@95 is above the fail threshold for at least one
+  detector (``ood_failed_detectors``), most failing detectors first;
+* ``detector_disagreements`` — OOD samples that some detectors accept as ID and others do not: the
+  number of detectors in ``ood_id_like_for`` is at least 1 and below the number that ran (accept =
+  score >= the detector's τ95 with ID outputs, else among its 5 % most ID-like OOD samples); most
+  accepting detectors first;
+* ``reviewer_disagreements`` — samples both reviewers decided with different decisions, or both
+  classified with different contamination types (ours: the tags; theirs: ``review_other_*``);
+* ``lookalike_suspects`` — OOD samples by their cosine similarity to the nearest ImageNet reference
+  image, most similar first; ``lookalikes: <row id>`` — for the most similar ones, the sample followed
+  by its nearest ImageNet reference images (a similarity-sorted view of the Brain index).
+
+Every view but ``lookalikes: <row id>`` leaves the reference images (``is_reference``) out.
 """
 
 from __future__ import annotations
@@ -36,6 +55,8 @@ def review_views(dataset) -> dict[str, tuple[object, str]]:
     info = dataset.info.get("imagenet_suite", {})
     schema = dataset.get_field_schema()
     threshold = float(info.get("threshold", 0.5))
+    everything = dataset
+    dataset = dataset.match(F("is_reference") != True) if "is_reference" in schema else dataset  # noqa: E712
     found = {
         "unreviewed": (dataset.match(decision_tag_count() == 0), "no decision tag yet"),
         "decided_id": (dataset.match_tags("id"), "decided: contains an ImageNet-1k object"),
@@ -63,6 +84,78 @@ def review_views(dataset) -> dict[str, tuple[object, str]]:
     if info.get("ood_classes"):
         for raw in info["ood_classes"]:
             found[f"class: {raw}"] = (ranked.match(F("ground_truth.raw_label") == raw), f"OOD class {raw}")
+    found.update(signal_views(everything, dataset, info, schema))
+    return found
+
+
+SUSPECT_VERDICTS = ("categorical suspect", "close relative")
+
+
+def signal_views(everything, dataset, info: dict, schema: dict) -> dict[str, tuple[object, str]]:
+    """The views of the detector, pre-check, reviewer and look-alike signals present in ``dataset``."""
+    from fiftyone import ViewExpression
+    from fiftyone import ViewField as F
+
+    from .lookalikes import BRAIN_KEY, VIEWS, lookalike_view
+    from .signals import score_field
+
+    found: dict[str, tuple[object, str]] = {}
+    ood = dataset.match(F("is_ood") == True)  # noqa: E712
+    ran = info.get("detectors", {}).get("ran", [])
+    for detector in ran:
+        name = score_field(detector)
+        found[f"most_id_like: {detector}"] = (
+            ood.exists(name).sort_by(name, reverse=True),
+            f"OOD samples by the {detector} score, most ID-like first",
+        )
+    flagged = [c for c, e in (info.get("precheck") or {}).items() if e.get("verdict") in SUSPECT_VERDICTS]
+    if "precheck_verdict" in schema and flagged:
+        found["precheck_suspects"] = (
+            dataset.match(F("precheck_verdict").is_in(list(SUSPECT_VERDICTS))).sort_by(
+                F("precheck_verdict") == SUSPECT_VERDICTS[0], reverse=True
+            ),
+            "classes the WordNet pre-check flags (categorical suspects first, then close relatives)",
+        )
+    if info.get("unit_tests"):
+        failed = F("ood_failed_detectors").length()
+        found["failed_unit_tests"] = (
+            dataset.match(failed > 0).sort_by(failed, reverse=True),
+            f"classes whose FPR@95 is above {info['unit_tests']['threshold']:g} for at least one detector",
+        )
+    if len(ran) > 1:
+        accepted = F("ood_id_like_for").length()
+        found["detector_disagreements"] = (
+            ood.match((accepted > 0) & (accepted < len(ran))).sort_by(accepted, reverse=True),
+            "OOD samples accepted as ID by some detectors but not by all "
+            f"({info['detectors']['accept_rule']}), most accepting detectors first",
+        )
+    if info.get("other_review") and "review_other_decision" in schema:
+        decision_differs = (
+            (F("review_other_decision") != None)  # noqa: E711
+            & (decision_tag_count() > 0)
+            & ~ViewExpression({"$in": ["$review_other_decision", "$tags"]})
+        )
+        ours_classified = F("tags").filter(F().starts_with("contamination:")).length() > 0
+        contamination_differs = (
+            (F("review_other_contamination") != None)  # noqa: E711
+            & ours_classified
+            & ~ViewExpression({"$in": [{"$concat": ["contamination:", "$review_other_contamination"]}, "$tags"]})
+        )
+        found["reviewer_disagreements"] = (
+            dataset.match(decision_differs | contamination_differs),
+            "both reviewers decided (or classified the contamination) differently",
+        )
+    if BRAIN_KEY in everything.list_brain_runs() and "lookalike_similarity" in schema:
+        suspects = ood.exists("lookalike_similarity").sort_by("lookalike_similarity", reverse=True)
+        found["lookalike_suspects"] = (
+            suspects,
+            "OOD samples by cosine similarity to their nearest ImageNet reference image, most similar first",
+        )
+        for row_id in suspects.limit(VIEWS).values("row_id"):
+            found[f"lookalikes: {row_id}"] = (
+                lookalike_view(everything, row_id),
+                f"OOD sample {row_id} and its nearest ImageNet reference images (Brain index {BRAIN_KEY!r})",
+            )
     return found
 
 
