@@ -122,7 +122,7 @@ def _bench_signals(fo, work: Path, folder: Path, ids: list[str], args) -> None:
     from imagenet_suite.curation.load import load_for_review
     from imagenet_suite.curation.lookalikes import BRAIN_KEY, PLOT_KEY
     from tests.fixtures.patchml_sources import build_synthetic_val
-    from tests.fixtures.review_datasets import write_signal_inputs
+    from tests.fixtures.review_datasets import signal_arguments, write_signal_inputs
 
     start = time.perf_counter()
     _, val = build_synthetic_val(work / "reference", args.references, ["default"])
@@ -138,11 +138,7 @@ def _bench_signals(fo, work: Path, folder: Path, ids: list[str], args) -> None:
     ours = _timed(
         lambda: load_for_review(
             folder,
-            outputs=inputs["outputs"],
-            id_outputs=inputs["id_outputs"],
-            features=inputs["features"],
-            id_features=inputs["id_features"],
-            detector_stats=inputs["stats"],
+            **signal_arguments(inputs),
             reference=val,
             name="ours-signals",
             cache_dir=work / "cache",

@@ -26,7 +26,14 @@ from imagenet_suite.scoring.ood_detectors import DETECTORS, NEEDS_FEATURES, Dete
 from imagenet_suite.scoring.options import OodOptions, ScoreOptions
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.report import score
-from tests.fixtures.review_datasets import CLASSES, app_tags, build_tiny_ood, tiny_ood_ids, write_signal_inputs
+from tests.fixtures.review_datasets import (
+    CLASSES,
+    app_tags,
+    build_tiny_ood,
+    signal_arguments,
+    tiny_ood_ids,
+    write_signal_inputs,
+)
 from tests.fixtures.review_mongo import fiftyone_on_private_db, shared_mongod
 from tests.helpers import build_val
 
@@ -62,11 +69,7 @@ def loaded(fo, setup, tmp_path_factory):
     folder, val, inputs, _ = setup
     return load_for_review(
         folder,
-        outputs=inputs["outputs"],
-        id_outputs=inputs["id_outputs"],
-        features=inputs["features"],
-        id_features=inputs["id_features"],
-        detector_stats=inputs["stats"],
+        **signal_arguments(inputs),
         reference=val,
         name="signals",
         cache_dir=tmp_path_factory.mktemp("cache"),
@@ -202,11 +205,7 @@ def test_reload_is_idempotent(loaded, setup, tmp_path):
     before = len(loaded)
     again = load_for_review(
         folder,
-        outputs=inputs["outputs"],
-        id_outputs=inputs["id_outputs"],
-        features=inputs["features"],
-        id_features=inputs["id_features"],
-        detector_stats=inputs["stats"],
+        **signal_arguments(inputs),
         reference=val,
         name="signals",
         cache_dir=tmp_path / "cache",
