@@ -147,6 +147,11 @@ class World:
         return path
 
 
+def _predict(dataset: Path, out: Path, *extra: str, weights: str = "none") -> list[str]:
+    """``predict`` of a timm model (random weights by default) on ``dataset`` into ``out``, plus ``extra``."""
+    return ["predict", str(dataset), "--model", "timm:test_resnet", "--weights", weights, "--out", str(out), *extra]
+
+
 def _evaluate(dataset: Path, out: Path, *extra: str) -> list[str]:
     """``evaluate`` of a random-weight timm model on ``dataset`` into ``out``, plus ``extra``."""
     return ["evaluate", "--model", "timm:test_resnet", "--weights", "none", "--datasets", str(dataset),
@@ -320,76 +325,23 @@ CASES: dict[str, dict[str, Case]] = {
             r"model 'resnet50' is not one of timm:<name>, torchvision:<name>",
         ),
         "weights file missing": Case(
-            lambda w: [
-                "predict",
-                str(w.dataset),
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                str(w.root / "no.pth"),
-                "--out",
-                str(w.root / "p2.pt"),
-            ],
+            lambda w: _predict(w.dataset, w.root / "p2.pt", weights=str(w.root / "no.pth")),
             r"weights file .*no.pth does not exist",
         ),
         "--out not .pt": Case(
-            lambda w: [
-                "predict",
-                str(w.dataset),
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--out",
-                str(w.root / "p.npz"),
-            ],
+            lambda w: _predict(w.dataset, w.root / "p.npz"),
             r"--out .*p.npz must end in .pt",
         ),
         "--batch-size 0": Case(
-            lambda w: [
-                "predict",
-                str(w.dataset),
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--out",
-                str(w.root / "p3.pt"),
-                "--batch-size",
-                "0",
-            ],
+            lambda w: _predict(w.dataset, w.root / "p3.pt", "--batch-size", "0"),
             r"--batch-size must be at least 1, got 0",
         ),
         "an undecodable image (in a DataLoader worker)": Case(
-            lambda w: [
-                "predict",
-                str(w.undecodable_dataset),
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--out",
-                str(w.root / "p4.pt"),
-                "--workers",
-                "2",
-                "--no-progress",
-            ],
+            lambda w: _predict(w.undecodable_dataset, w.root / "p4.pt", "--workers", "2", "--no-progress"),
             r"image of row 'ILSVRC2012_val_00000006' cannot be decoded",
         ),
         "a decompression bomb": Case(
-            lambda w: [
-                "predict",
-                str(w.bomb_dataset),
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--out",
-                str(w.root / "p5.pt"),
-                "--workers",
-                "0",
-                "--no-progress",
-            ],
+            lambda w: _predict(w.bomb_dataset, w.root / "p5.pt", "--workers", "0", "--no-progress"),
             r"image of row '.*' cannot be decoded \(Image size \(3600000000 pixels\) exceeds limit",
         ),
         "pretrained weights that cannot be fetched": Case(
@@ -398,18 +350,7 @@ CASES: dict[str, dict[str, Case]] = {
             env=lambda w: {"HF_HUB_OFFLINE": "1"},
         ),
         "a CUDA device on a machine without one": Case(
-            lambda w: [
-                "predict",
-                str(w.dataset),
-                "--model",
-                "timm:test_resnet",
-                "--weights",
-                "none",
-                "--out",
-                str(w.root / "p6.pt"),
-                "--device",
-                "cuda",
-            ],
+            lambda w: _predict(w.dataset, w.root / "p6.pt", "--device", "cuda"),
             r"--device cuda: this machine has no CUDA device",
         ),
     },

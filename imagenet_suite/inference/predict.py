@@ -225,9 +225,12 @@ class BatchImages(IterableDataset):
 
     def read(self, unit: Unit) -> tuple[list[str], torch.Tensor | JpegBatch]:
         ids, decoded_at, tensors, jpeg_at, jpegs, jpeg_where = [], [], [], [], [], []
+        groups = {}  # a sparse unit (attacked subset) has several pieces per row group: read each group once
         for piece in unit.pieces:
-            table = pq.ParquetFile(piece.path).read_row_group(piece.row_group, columns=["id", "image"])
-            table = table.slice(piece.offset, piece.length)
+            key = (piece.path, piece.row_group)
+            if key not in groups:
+                groups[key] = pq.ParquetFile(piece.path).read_row_group(piece.row_group, columns=["id", "image"])
+            table = groups[key].slice(piece.offset, piece.length)
             for row_id, image in zip(table.column("id").to_pylist(), table.column("image").to_pylist()):
                 data, where = image["bytes"], f"{piece.path}: image of row {row_id!r}"
                 if self.device_jpegs and device_decodable(data):
