@@ -52,3 +52,8 @@ class ShapeMismatch(HierarchyError, ValueError):
 
 class OutputsError(ImagenetSuiteError):
     """Model outputs are malformed or do not match the dataset they are scored against."""
+
+
+class RunFolderError(ImagenetSuiteError):
+    """A run folder of ``evaluate`` (suite.json, run.json, adversarial.json, an outputs record) is of another
+    format, malformed, or was made by another model or from another build of a dataset."""

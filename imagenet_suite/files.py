@@ -5,6 +5,9 @@ One place for three jobs every part of imagenet-suite needs:
 * **hashing** — :func:`file_digests` (one pass, several algorithms on parallel threads),
   :func:`sha256_file`, and :func:`folder_listing` / :func:`folder_content_sha256` for folders used
   as sources (every file's bytes, not just names and sizes);
+* **remembered hashes** — :func:`cached_sha256` hashes a file once and remembers the result
+  against the file's stat (device, inode, size, mtime and ctime in ns, as git's index does), so a
+  reader re-hashes only a file that changed since its last full hash;
 * **listing a folder safely** — :func:`list_folder` walks a folder in a stable order and refuses a
   symlink whose target leaves the folder (a source folder holds its own files);
 * **durable atomic writes** — :func:`replace_durably` fsyncs the new file, renames it over the
@@ -18,7 +21,9 @@ import contextlib
 import hashlib
 import mmap
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -72,6 +77,116 @@ def sha256_file(path: str | Path) -> str:
             return hashlib.sha256().hexdigest()
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             return hashlib.sha256(mapped).hexdigest()
+
+
+# -- remembered hashes -----------------------------------------------------------------------------
+
+HASH_CACHE_ENV = "IMAGENET_SUITE_HASH_CACHE"
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within one timestamp tick
+
+
+def hash_cache_path() -> Path:
+    """Where :func:`cached_sha256` remembers hashes: ``$IMAGENET_SUITE_HASH_CACHE``, else
+    ``file-hashes.sqlite`` in the user cache dir (``~/.cache/imagenet-suite`` on Linux)."""
+    env = os.environ.get(HASH_CACHE_ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("imagenet-suite")) / "file-hashes.sqlite"
+
+
+def file_stamp(stat: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What identifies one version of a file without reading it: device, inode, size, mtime_ns, ctime_ns.
+
+    Rewriting a file changes mtime and ctime; restoring the mtime (``touch -d``) still changes the
+    ctime, and replacing it by a rename changes the inode.
+    """
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def cached_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file, hashed only if it changed since the last hash remembered for it.
+
+    The result is remembered in :func:`hash_cache_path` (SQLite, safe for concurrent processes)
+    against :func:`file_stamp`. As in git's index, a file whose mtime or ctime is under 2 s old when
+    it is hashed is not remembered ("racily clean": a change within the same timestamp tick would
+    not show in its stat), nor is one whose stat changed while it was hashed. A cache that cannot
+    be opened or written (read-only home, full disk) only costs the hash: every call then reads
+    the file.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.bin"
+        >>> _ = path.write_bytes(b"abc")
+        >>> cached_sha256(path)[:16]
+        'ba7816bf8f01cfea'
+    """
+    path = Path(path).resolve()
+    before = file_stamp(os.stat(path))
+    remembered = _HASH_CACHE.get(str(path), before)
+    if remembered is not None:
+        return remembered
+    started = time.time_ns()
+    digest = sha256_file(path)
+    after = file_stamp(os.stat(path))
+    if after == before and started - max(before[3], before[4]) >= RACY_NS:
+        _HASH_CACHE.put(str(path), before, digest)
+    return digest
+
+
+class _HashCache:
+    """The SQLite table behind :func:`cached_sha256`: path -> (stamp, sha256); failures degrade to misses."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._opened_at: Path | None = None
+        self._pid: int | None = None
+
+    def get(self, path: str, stamp: tuple[int, ...]) -> str | None:
+        row = self._query("SELECT stamp, sha256 FROM hashes WHERE path = ?", (path,))
+        if row and row[0] == _stamp_text(stamp):
+            return row[1]
+        return None
+
+    def put(self, path: str, stamp: tuple[int, ...], digest: str) -> None:
+        self._query("INSERT OR REPLACE INTO hashes VALUES (?, ?, ?)", (path, _stamp_text(stamp), digest), commit=True)
+
+    def _query(self, sql: str, args: tuple, commit: bool = False):
+        with self._lock:
+            try:
+                connection = self._connect()
+                if connection is None:
+                    return None
+                row = connection.execute(sql, args).fetchone()
+                if commit:
+                    connection.commit()
+                return row
+            except sqlite3.Error:
+                return None
+
+    def _connect(self) -> sqlite3.Connection | None:
+        where = hash_cache_path()
+        if self._connection is not None and self._opened_at == where and self._pid == os.getpid():
+            return self._connection
+        self._opened_at, self._pid, self._connection = where, os.getpid(), None
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(where, timeout=30, check_same_thread=False)
+            connection.execute("CREATE TABLE IF NOT EXISTS hashes (path TEXT PRIMARY KEY, stamp TEXT, sha256 TEXT)")
+            connection.commit()
+        except (OSError, sqlite3.Error):
+            return None
+        self._connection = connection
+        return connection
+
+
+def _stamp_text(stamp: tuple[int, ...]) -> str:
+    return ":".join(map(str, stamp))
+
+
+_HASH_CACHE = _HashCache()
 
 
 # -- folders ---------------------------------------------------------------------------------------
@@ -274,12 +389,15 @@ if __name__ == "__main__":
 __all__ = [
     "INCOMPLETE",
     "atomic_write_bytes",
+    "cached_sha256",
     "file_digests",
+    "file_stamp",
     "folder_content_sha256",
     "folder_digests",
     "folder_listing",
     "fsync_dir",
     "fsync_file",
+    "hash_cache_path",
     "incomplete_path",
     "inside",
     "list_folder",

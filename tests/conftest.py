@@ -36,6 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ["HF_DATASETS_CACHE"] = str(_SCRATCH / "hf-datasets-cache")  # never the user's cache
 os.environ["IMAGENET_SUITE_CACHE"] = str(_SCRATCH / "downloads")
+os.environ["IMAGENET_SUITE_HASH_CACHE"] = str(_SCRATCH / "file-hashes.sqlite")  # the read check's remembered hashes
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -157,3 +157,61 @@ def test_bad_numeric_arguments_are_clear_errors(flag, val_layouts, tmp_path):
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "must be ≥ 1" in result.stderr
+
+
+def _with_bomb(val_images, index: int):
+    """The images with ``index``'s JPEG header claiming 10000 x 10000 pixels (over the default bound)."""
+    from tests.fixtures import imagenet_layouts as fx
+
+    image = val_images[index]
+    data = bytearray(image.data)
+    frame = data.find(b"\xff\xc0")
+    data[frame + 5 : frame + 9] = (10000).to_bytes(2, "big") * 2
+    return [
+        *val_images[:index],
+        fx.ValImage(image.image_id, bytes(data), image.label, image.boxes),
+        *val_images[index + 1 :],
+    ]
+
+
+def _tree(root):
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("out_exists", [False, True], ids=["new --out", "existing --out"])
+def test_a_refused_build_leaves_no_folder_it_created(val_layouts, tmp_path, out_exists):
+    from imagenet_suite.errors import InvalidSourceData
+
+    out = tmp_path / "out"
+    if out_exists:
+        out.mkdir()
+        (out / "unrelated.txt").write_text("kept")
+    with pytest.raises(InvalidSourceData, match=r"ILSVRC2012_val_00000001.JPEG: \d+x\d+ = [\d,]+ pixels"):
+        build_val(val_layouts, "tar", out / "deeper", max_pixels=100)
+    assert not (out / "deeper").exists()  # nor imagenet_val-1.0.0/default/ in it
+    with pytest.raises(InvalidSourceData, match=r"more than the bound of 100"):
+        build_val(val_layouts, "tar", out, configs=("default", "boxes"), max_pixels=100)
+    assert _tree(tmp_path) == (["out", "out/unrelated.txt"] if out_exists else [])  # --out too, if the run made it
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # the fixture writer reads the size
+def test_a_refused_build_keeps_the_finished_shards_and_folders_that_were_there(val_images, tmp_path):
+    from imagenet_suite.errors import InvalidSourceData
+    from tests.fixtures import imagenet_layouts as fx
+
+    manual = fx.write_kaggle_layout(tmp_path / "manual", _with_bomb(val_images, 5))
+    out = tmp_path / "out"
+    with pytest.raises(InvalidSourceData, match=r"ILSVRC2012_val_00000006.JPEG: 10000x10000"):
+        build_val({"f": manual}, "f", out, shard_size=1)
+    folder = out / "imagenet_val-1.0.0"
+    finished = sorted(p.name for p in (folder / "default").iterdir())
+    assert finished == [f"validation-{i:05d}-of-00012.parquet" for i in range(5)]  # resumable: kept
+    assert (folder / ".build_journal.jsonl").exists()
+
+    # an earlier, finished build: a failing build of another config leaves it as it was
+    earlier = build_val({"f": manual}, "f", tmp_path / "earlier", max_pixels=None)
+    before = folder_bytes(earlier)
+    with pytest.raises(InvalidSourceData, match=r"ILSVRC2012_val_00000006.JPEG: 10000x10000"):
+        build_val({"f": manual}, "f", tmp_path / "earlier", configs=("boxes",))
+    assert folder_bytes(earlier) == before
+    assert not (earlier / "boxes").exists()

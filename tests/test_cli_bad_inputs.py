@@ -1,7 +1,8 @@
 """Bad input to any CLI command: exit code 2 and one line naming the file or argument, never a traceback.
 
 One table per command; each row lays out its bad input in a temporary folder, runs ``imagenet-suite``
-in a subprocess, and checks the exit code, that stderr is one line (argparse's own errors: its usage,
+in-process (``cli.main(argv)``; rows that set environment variables a library reads at import, in a
+subprocess, as does one smoke test of the console entry point), and checks the exit code, that stderr is one line (argparse's own errors: its usage,
 then one error line), that it matches the row's pattern, and that no traceback was printed.
 A disk-full build runs in a private mount namespace on a tiny tmpfs, then resumes there.
 """
@@ -603,20 +604,49 @@ def world(tmp_path_factory, val_images):
 
 
 @pytest.mark.parametrize(("command", "case"), [(c, n) for c, cases in CASES.items() for n in cases])
-def test_bad_input_is_one_line_and_exit_code_2(world, command, case):
+def test_bad_input_is_one_line_and_exit_code_2(world, command, case, capsys):
     row = CASES[command][case]
     args = row.args(world) + (["--no-progress"] if command in ("build", "verify") else [])  # bars are not errors
-    result = run_cli(*args, check=False, env=row.env(world) if row.env else None)
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
+    if row.env:  # the environment is read when a library is imported (the Hub's endpoint): a fresh process
+        result = run_cli(*args, check=False, env=row.env(world))
+        returncode, stderr = result.returncode, result.stderr
+    else:
+        returncode, stderr = run_in_process(args, capsys)
+    lines = stderr.strip().splitlines()
+    assert returncode == 2, stderr
+    assert "Traceback" not in stderr
     if row.usage:  # argparse: the usage (wrapped over lines), then one error line (named after the subcommand if any)
         assert lines[0].startswith("usage: imagenet-suite") and re.match(
             rf"imagenet-suite {command}( [\w-]+)?: error: ", lines[-1]
-        ), result.stderr
+        ), stderr
     else:
-        assert len(lines) == 1 and lines[0].startswith(f"imagenet-suite {command}: error: "), result.stderr
+        assert len(lines) == 1 and lines[0].startswith(f"imagenet-suite {command}: error: "), stderr
     assert re.search(row.expect, lines[-1]), f"{lines[-1]!r} does not match {row.expect!r}"
+
+
+def run_in_process(args: list[str], capsys) -> tuple[int, str]:
+    """``cli.main(args)`` in this process: its exit code (argparse's ``SystemExit`` included) and stderr.
+
+    Any exception other than the CLI's own handling escapes and fails the test with its traceback,
+    which is exactly what a user would otherwise have seen.
+    """
+    from imagenet_suite import cli
+
+    capsys.readouterr()
+    try:
+        returncode = cli.main(args)
+    except SystemExit as exit_:
+        returncode = exit_.code if isinstance(exit_.code, int) else 2
+    return returncode, capsys.readouterr().err
+
+
+def test_subprocess_smoke_one_line_error_from_the_console_entry_point(world):
+    """The real process path (interpreter start, entry point, exit status) on one file error and one usage error."""
+    result = run_cli("score", str(world.a_file), "--outputs", str(world.outputs), check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("imagenet-suite score: error: ")
+    result = run_cli("build", "imagenet_val", "--num-proc", "zero", check=False)
+    assert result.returncode == 2 and result.stderr.startswith("usage: imagenet-suite")
 
 
 def test_every_command_has_a_table():

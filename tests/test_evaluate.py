@@ -202,6 +202,30 @@ def test_mce_ninco_real_and_lca_headlines(suite):
     assert summary["lca"]["imagenet_val"] and summary["accuracies"]["imagenet_a"]["metric"] == "top1_accuracy"
 
 
+def test_every_report_names_the_builds_it_read_and_suite_json_reads_back(suite, suite_folders):
+    from imagenet_suite.files import sha256_file
+    from imagenet_suite.scoring.suite import read_suite
+
+    run_dir, result = suite
+
+    def build(dataset: str, config: str, split: str) -> dict:
+        folder = suite_folders[dataset]
+        info = json.loads((folder / "build_info.json").read_text())
+        return {"folder": str(folder.resolve()), "builder": dataset, "version": info["version"], "config": config,
+                "split": split, "build_info_sha256": sha256_file(folder / "build_info.json")}  # fmt: skip
+
+    val = build("imagenet_val", "default", "validation")
+    for key, report in result["datasets"].items():
+        meta, provenance = report["meta"], report["provenance"]
+        assert provenance["dataset"] == provenance["outputs"] == build(meta["dataset"], meta["config"], meta["split"])
+        assert provenance["id_outputs"] == (val if meta["dataset"] == "ninco" else None), key
+    assert result["summary"]["adversarial"]["dataset"] == val
+    assert read_suite(run_dir) == result == read_suite(run_dir / "suite.json")
+    r = result["datasets"]["imagenet_r"]["provenance"]["dataset"]
+    row = f"| imagenet_r | imagenet_r | {r['version']} | {r['config']}/{r['split']} | {r['build_info_sha256'][:12]} |"
+    assert row in (run_dir / "suite.md").read_text()
+
+
 def test_suite_markdown_and_plots_are_written(suite):
     run_dir, result = suite
     text = (run_dir / "suite.md").read_text()

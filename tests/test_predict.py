@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -232,6 +234,100 @@ def test_a_partial_run_of_another_model_is_refused(val, tmp_path, monkeypatch, c
     assert run(*argv, "none") == 130
     assert run(*argv, "none", "--seed", "1") == 2
     assert "holds partial outputs of a different run (differs in ['weights'])" in capsys.readouterr().err
+
+
+def _interrupted_after_two_batches(val, tmp_path, monkeypatch) -> tuple[list[str], Path]:
+    """A counting model's run stopped in its third forward: two of three chunks in ``<out>.partial/``;
+    returns the arguments that resume it and the clean run's outputs file."""
+    (tmp_path / "counting.py").write_text(COUNTING_MODEL)
+    spec = f"{tmp_path / 'counting.py'}:make"
+    monkeypatch.setenv("PREDICT_CALLS", str(tmp_path / "calls"))
+    clean = tmp_path / "clean.pt"
+    assert run(str(val.path), "--model", spec, "--weights", "none", "--out", str(clean), "--batch-size", "4") == 0
+    (tmp_path / "calls").unlink()
+    monkeypatch.setenv("PREDICT_CRASH_AT", "3")
+    argv = [str(val.path), "--model", spec, "--weights", "none", "--out", str(tmp_path / "o.pt"), "--batch-size", "4"]
+    assert run(*argv) == 130
+    (tmp_path / "calls").unlink()
+    monkeypatch.delenv("PREDICT_CRASH_AT")
+    return argv, clean
+
+
+def _truncated(chunk: Path) -> None:
+    chunk.write_bytes(chunk.read_bytes()[: chunk.stat().st_size // 2])
+
+
+def _rows_of_another_batch(chunk: Path) -> None:
+    other = torch.load(chunk.with_name("unit_0000001.pt"), weights_only=True)
+    torch.save(other, chunk)
+
+
+def _two_rows_short(chunk: Path) -> None:
+    data = torch.load(chunk, weights_only=True)
+    torch.save({"ids": data["ids"][:2], "logits": data["logits"][:2]}, chunk)
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda chunk: chunk.write_bytes(b""), "not a readable torch file"),
+        (_truncated, "not a readable torch file"),
+        (_two_rows_short, "holds 2 rows, expected the batch's 4"),
+        (_rows_of_another_batch, "holds the rows of another batch"),
+    ],
+)
+def test_a_corrupt_chunk_of_an_interrupted_run_is_named_set_aside_and_recomputed(
+    val, tmp_path, monkeypatch, caplog, damage, problem
+):
+    argv, clean = _interrupted_after_two_batches(val, tmp_path, monkeypatch)
+    partial = tmp_path / "o.pt.partial"
+    chunk = partial / "unit_0000000.pt"
+    damage(chunk)
+    damaged = chunk.read_bytes()
+    caplog.clear()
+
+    assert run(*argv) == 0
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]  # stderr, outside pytest
+    assert len(warned) == 1 and len(warned[0].splitlines()) == 1 and f"{chunk}: {problem}" in warned[0], warned
+    assert f"moved to {chunk}.rejected" in warned[0] and "recomputed" in warned[0]
+    assert (tmp_path / "calls").read_text() == "2"  # the rejected batch and the missing one
+    first, second = torch.load(clean, weights_only=True), torch.load(tmp_path / "o.pt", weights_only=True)
+    assert first["ids"] == second["ids"] and torch.equal(first["logits"], second["logits"])
+    assert (partial / "unit_0000000.pt.rejected").read_bytes() == damaged  # set aside, not deleted
+    assert sorted(p.name for p in partial.iterdir()) == ["unit_0000000.pt.rejected"]
+
+
+def test_an_unreadable_resume_manifest_is_one_line_naming_it(val, tmp_path, monkeypatch, capsys):
+    argv, _ = _interrupted_after_two_batches(val, tmp_path, monkeypatch)
+    manifest = tmp_path / "o.pt.partial" / "manifest.json"
+    manifest.write_bytes(manifest.read_bytes()[:20])
+    capsys.readouterr()
+    assert run(*argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{manifest}: not a readable manifest" in err, err
+    assert len(list((tmp_path / "o.pt.partial").glob("unit_*.pt"))) == 2  # kept: nothing is deleted
+
+
+def test_bad_loader_arguments_are_refused_before_any_work_and_leave_nothing(val, tmp_path):
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference import predict
+    from imagenet_suite.inference.predict import check_loader_arguments
+
+    loaded = load_model("timm:test_resnet", "none")
+    for kwargs, message in (
+        ({"workers": -1}, "--workers must be 0 or more, got -1"),
+        ({"batch_size": 0}, "--batch-size must be at least 1, got 0"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            predict(val, loaded, tmp_path / "o.pt", progress=False, **kwargs)
+        with pytest.raises(ConfigError, match=message):
+            check_loader_arguments(**{"workers": None, "batch_size": 1, **kwargs})
+    (tmp_path / "folder.pt").mkdir()
+    with pytest.raises(ConfigError, match="--out .*folder.pt: is a folder"):
+        predict(val, loaded, tmp_path / "folder.pt", progress=False, workers=0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.pt"]
+    check_loader_arguments(workers=None, batch_size=1)
+    check_loader_arguments(workers=0, batch_size=256)
 
 
 def test_protocol_steps_border_crop_first_and_patchml_without_centre_crop():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -163,3 +164,56 @@ def test_cli_errors_are_one_line_and_write_nothing(fo, tmp_path, tiny, capsys):
         )
     assert code == 2 and f"port {port} on 127.0.0.1 is in use; pass another --port" in err
     assert not (tmp_path / "c2").exists() and set(fo.list_datasets()) == before
+
+
+V1 = '# imagenet-suite-decisions/1 {"dataset": "x", "version": 1}\nid,decision,reviewer,timestamp,note\n'
+V2 = (
+    '# imagenet-suite-decisions/2 {"dataset": "x", "version": 1}\n'
+    "id,decision,reviewer,timestamp,note,contamination,incidental_mode,imagenet_classes\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", r"line 1: not an imagenet-suite decision table; expected '# imagenet-suite-decisions/2"),
+        (
+            b"index,image_location,decision\n0,a.jpg,id\n",
+            r"line 1: .*this looks like a NINCO authors' log: import it with `imagenet-suite review import",
+        ),
+        (b'# imagenet-suite-decisions/0 {"dataset": "x", "version": 1}\n', r"line 1: unknown table format .*/0;"),
+        (b'# imagenet-suite-decisions/2 {"dataset": "x", version: 1}\n', r"line 1: metadata is not valid JSON"),
+        (b'# imagenet-suite-decisions/2 {"dataset": "x", "version": true}\n', r"line 1: expected a positive integer"),
+        (b'# imagenet-suite-decisions/2 {"dataset": "x", "version": 0}\n', r"line 1: expected a positive integer"),
+        (b'# imagenet-suite-decisions/2 {"version": 2}\n', r"line 1: expected a positive integer 'version' and a"),
+        (
+            V2.replace("\n", "\r\n").encode(),
+            r"line 1: the table ends its lines in '\\r\\n' \(Windows line ends\); expected '\\n'",
+        ),
+        (V2.encode()[:-1] + b"\xff\n", r"not UTF-8 text"),
+        (
+            V2.split("\n")[0].encode() + b"\n",
+            r"line 2: expected the header id,decision,.*,imagenet_classes \(format 2\), got no header",
+        ),
+        (
+            V1.replace(",note", "").encode(),
+            r"line 2: expected the header id,decision,reviewer,timestamp,note \(format 1\)",
+        ),
+        ((V1 + "a,id,,,\n,ood,,,\n").encode(), r"line 4: empty id"),
+        ((V1 + "a,id,,,\nb,ood,,,\na,ood,,,\n").encode(), r"line 5: id 'a' already decided on line 3"),
+        ((V1 + 'a,id,,,"a note cut\n').encode(), r"line 3: not a CSV row \(unexpected end of data\)"),
+        ((V1 + 'a,id,,,"quoted" then more\n').encode(), r"line 3: not a CSV row \(',' expected after '\"'\)"),
+        ((V1 + "a,id,,," + "x" * 200_000 + "\n").encode(), r"line 3: not a CSV row \(field larger than field limit"),
+        (
+            (V2 + "a,id,,,,,,\n").replace("id,decision", "id,verdict").encode(),
+            r"line 2: expected the header id,decision,",
+        ),
+    ],
+)
+def test_a_bad_decision_table_is_refused_naming_file_and_line(tmp_path, data, message):
+    path = tmp_path / "t.csv"
+    path.write_bytes(data)
+    with pytest.raises(DecisionTableError) as caught:
+        read_decision_table(path)
+    text = str(caught.value)
+    assert len(text.splitlines()) == 1 and re.search(f"^{re.escape(str(path))}: {message}", text), text

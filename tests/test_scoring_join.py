@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
+from imagenet_suite.build.dataset_folder import build_info_hash
 from imagenet_suite.classes import imagenet_wnids
 from imagenet_suite.errors import DatasetFolderError, OutputsError
 from imagenet_suite.scoring.join import expected_num_classes, join_outputs
@@ -67,6 +68,7 @@ def write_dataset_folder(
         },
         "card_sha256": None,
     }
+    info["build_info_sha256"] = build_info_hash(info)
     (folder / "build_info.json").write_text(json.dumps(info))
     return folder
 

@@ -4,6 +4,7 @@ that holds one name or one image id twice is refused, naming both copies."""
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 import warnings
 import zipfile
@@ -18,7 +19,7 @@ from imagenet_suite.build.verify import verify_folder
 from imagenet_suite.errors import DatasetFolderError, InvalidSourceData
 from imagenet_suite.images import DEFAULT_MAX_PIXELS, ImageChecks, inspect_image
 from tests.fixtures import imagenet_layouts as fx
-from tests.helpers import build_val
+from tests.helpers import build_val, run_cli
 
 
 def jpeg(width: int = 50, height: int = 40, **options) -> bytes:
@@ -160,6 +161,254 @@ def test_deep_checks_decode_what_the_structure_cannot_see():
         inspect_image(data, "z.JPEG", ImageChecks(deep=True))
 
 
+# -- deep checks: libjpeg's warnings and a PNG's zlib stream ---------------------------------------------------
+
+JPEG_MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")  # in entropy-coded data: not stuffing, a restart or fill
+
+
+def noise_jpeg(mode: str = "RGB", width: int = 128, height: int = 96, **options) -> bytes:
+    pixels = np.random.default_rng(1).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).convert(mode).save(buffer, format="JPEG", quality=90, **options)
+    return buffer.getvalue()
+
+
+def scan_spans(data: bytes) -> list[tuple[int, int]]:
+    """``(start, end)`` of the entropy-coded data of each scan of a JPEG."""
+    spans, position = [], 0
+    while (scan := data.find(b"\xff\xda", position)) != -1:
+        start = scan + 2 + int.from_bytes(data[scan + 2 : scan + 4], "big")
+        end = JPEG_MARKER.search(data, start).start()
+        spans.append((start, end))
+        position = end
+    return spans
+
+
+def cut_scan(data: bytes, scan: int = 0) -> bytes:
+    """The file cut in the middle of a scan's entropy-coded data and closed with an end-of-image marker."""
+    start, end = scan_spans(data)[scan]
+    return data[: (start + end) // 2] + b"\xff\xd9"
+
+
+def corrupt_scan(data: bytes) -> bytes:
+    """One byte in the middle of the longest scan's entropy-coded data changed (no marker made or broken):
+    the Huffman decoder loses step and finds data left over at the next marker."""
+    start, end = max(scan_spans(data), key=lambda span: span[1] - span[0])
+    out = bytearray(data)
+    position = (start + end) // 2
+    while 0xFF in out[position - 1 : position + 1] or out[position] ^ 0x55 == 0xFF:
+        position += 1
+    out[position] ^= 0x55
+    return bytes(out)
+
+
+def pillow_decodes(data: bytes) -> bool:
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+    return True
+
+
+DEEP_JPEG_CASES = {
+    "baseline: scan cut short, closed with FF D9": (lambda: cut_scan(noise_jpeg()), "premature end of data segment"),
+    "progressive: first scan cut short": (
+        lambda: cut_scan(noise_jpeg(progressive=True), 0),
+        "premature end of data segment",
+    ),
+    "progressive: last scan cut short": (
+        lambda: cut_scan(noise_jpeg(progressive=True), -1),
+        "premature end of data segment",
+    ),
+    "grayscale: scan cut short": (lambda: cut_scan(noise_jpeg("L")), "premature end of data segment"),
+    "CMYK: scan cut short": (lambda: cut_scan(noise_jpeg("CMYK")), "premature end of data segment"),
+    "corrupt entropy-coded data": (lambda: corrupt_scan(noise_jpeg()), r"\d+ extraneous bytes before marker 0xd9"),
+    "progressive: corrupt entropy-coded data": (
+        lambda: corrupt_scan(noise_jpeg(progressive=True)),
+        r"\d+ extraneous bytes before marker 0x",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DEEP_JPEG_CASES))
+def test_deep_checks_refuse_corrupt_jpeg_data_that_libjpeg_only_warns_about(case):
+    make, message = DEEP_JPEG_CASES[case]
+    data = make()
+    assert inspect_image(data, "w.JPEG").width == 128  # the structure is sound
+    assert pillow_decodes(data)  # and Pillow decodes it, dropping libjpeg's warning
+    with pytest.raises(InvalidSourceData, match=rf"^w.JPEG: corrupt JPEG data \(libjpeg-turbo: .*{message}"):
+        inspect_image(data, "w.JPEG", ImageChecks(deep=True))
+
+
+def ycck_jpeg() -> bytes:
+    """A 4-component JPEG in YCCK (Adobe transform 2), as Photoshop writes CMYK: libjpeg-turbo's encoding."""
+    import simplejpeg
+
+    pixels = np.random.default_rng(2).integers(0, 256, (40, 50, 4), dtype=np.uint8)
+    return simplejpeg.encode_jpeg(pixels, quality=90, colorspace="CMYK")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: noise_jpeg(),
+        lambda: noise_jpeg(progressive=True),
+        lambda: noise_jpeg("L"),
+        lambda: noise_jpeg("L", progressive=True),
+        lambda: noise_jpeg("CMYK"),
+        lambda: noise_jpeg("CMYK", progressive=True),
+        ycck_jpeg,
+        lambda: noise_jpeg(subsampling=0, optimize=True),
+        lambda: noise_jpeg(restart_marker_blocks=1),
+        lambda: noise_jpeg() + b"\x00" * 5,
+        lambda: noise_jpeg() + b"trailing bytes after the end-of-image marker",
+        lambda: noise_jpeg(width=1, height=1),
+    ],
+    ids=[
+        "baseline",
+        "progressive",
+        "gray",
+        "gray-progressive",
+        "cmyk",
+        "cmyk-progressive",
+        "ycck",
+        "444-optimized",
+        "restarts",
+        "nul-padding",
+        "trailing-bytes",
+        "1x1",
+    ],
+)
+def test_deep_checks_pass_sound_jpegs_of_every_kind(make):
+    data = make()
+    header = inspect_image(data, "ok.JPEG", ImageChecks(deep=True))
+    with Image.open(io.BytesIO(data)) as image:
+        assert (header.mode, header.width, header.height) == (image.mode, image.width, image.height)
+
+
+def test_deep_checks_pass_the_fixture_val_images(val_images):
+    modes = {inspect_image(image.data, image.file_name, ImageChecks(deep=True)).mode for image in val_images}
+    assert modes == {"RGB", "L", "CMYK"}
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    chunks, position = [], len(b"\x89PNG\r\n\x1a\n")
+    while position < len(data):
+        length = int.from_bytes(data[position : position + 4], "big")
+        chunks.append((data[position + 4 : position + 8], data[position + 8 : position + 8 + length]))
+        position += 12 + length
+    return chunks
+
+
+def png_of_chunks(chunks: list[tuple[bytes, bytes]]) -> bytes:
+    """A PNG of ``(type, payload)`` chunks, each with its right length and CRC."""
+    out = [b"\x89PNG\r\n\x1a\n"]
+    for kind, payload in chunks:
+        out += [len(payload).to_bytes(4, "big"), kind, payload, zlib.crc32(kind + payload).to_bytes(4, "big")]
+    return b"".join(out)
+
+
+def noise_png(mode: str = "RGB", width: int = 64, height: int = 48) -> bytes:
+    pixels = np.random.default_rng(3).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).convert(mode).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def with_image_data(data: bytes, change, after: tuple[tuple[bytes, bytes], ...] = ()) -> bytes:
+    """The PNG with its (joined) IDAT payload replaced by ``change(payload)`` and the chunks ``after``
+    following it, before IEND; every CRC right."""
+    chunks = png_chunks(data)
+    payload = change(b"".join(p for kind, p in chunks if kind == b"IDAT"))
+    rest = [(kind, p) for kind, p in chunks if kind not in (b"IDAT", b"IEND")]
+    return png_of_chunks([*rest, (b"IDAT", payload), *after, (b"IEND", b"")])
+
+
+def recompressed(change):
+    return lambda payload: zlib.compress(change(zlib.decompress(payload)))
+
+
+PNG_STREAM_CASES = {
+    "zlib stream cut before its checksum": (
+        lambda: with_image_data(noise_png(), lambda z: z[:-4]),
+        r"image data ends early: its zlib stream stops before its checksum \(truncated\)",
+    ),
+    "data after the zlib stream": (
+        lambda: with_image_data(noise_png(), lambda z: z + b"junk"),
+        r"image data has 4 bytes after the end of its zlib stream",
+    ),
+    "a second zlib stream": (
+        lambda: with_image_data(noise_png(), lambda z: z + zlib.compress(b"more")),
+        r"image data has 12 bytes after the end of its zlib stream",
+    ),
+    "more image data than its header's size": (  # 48 rows of a filter byte + 64 x 3 bytes = 9,264
+        lambda: with_image_data(noise_png(), recompressed(lambda raw: raw + bytes(193))),
+        r"image data runs past the 9,264 bytes its header \(64x48, 8-bit, color type 2, not interlaced\) gives",
+    ),
+    "IDAT chunks not consecutive": (
+        lambda: with_image_data(noise_png(), lambda z: z, after=((b"tEXt", b"a\x00b"), (b"IDAT", b"more"))),
+        r"IDAT chunk at byte \d+ comes after another chunk that follows IDAT",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PNG_STREAM_CASES))
+def test_deep_checks_refuse_a_png_whose_zlib_stream_is_not_exactly_its_image(case):
+    make, message = PNG_STREAM_CASES[case]
+    data = make()
+    assert inspect_image(data, "p.png").width == 64  # every chunk's CRC is right
+    assert pillow_decodes(data)  # and Pillow decodes it, stopping when it has the pixels
+    with pytest.raises(InvalidSourceData, match=rf"^p.png: PNG .*{message}"):
+        inspect_image(data, "p.png", ImageChecks(deep=True))
+
+
+def adam7_png(pixels: np.ndarray) -> bytes:
+    """An interlaced (Adam7) 8-bit grayscale PNG of ``pixels`` (Pillow writes no interlaced PNG)."""
+    height, width = pixels.shape
+    raw = b""
+    for x0, y0, dx, dy in [
+        (0, 0, 8, 8),
+        (4, 0, 8, 8),
+        (0, 4, 4, 8),
+        (2, 0, 4, 4),
+        (0, 2, 2, 4),
+        (1, 0, 2, 2),
+        (0, 1, 1, 2),
+    ]:
+        reduced = pixels[y0::dy, x0::dx]
+        if reduced.size:
+            raw += b"".join(b"\x00" + row.tobytes() for row in reduced)
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 0, 0, 0, 1])
+    return png_of_chunks([(b"IHDR", header), (b"IDAT", zlib.compress(raw)), (b"IEND", b"")])
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 5), (13, 7), (64, 48)])
+def test_deep_checks_pass_interlaced_pngs_and_catch_one_cut_short(size):
+    import cv2
+
+    pixels = np.random.default_rng(4).integers(0, 256, size[::-1], dtype=np.uint8)
+    data = adam7_png(pixels)
+    with Image.open(io.BytesIO(data)) as image:  # the generator is right: Pillow and libpng read the pixels
+        assert np.array_equal(np.asarray(image), pixels)
+    assert np.array_equal(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED), pixels)
+    assert inspect_image(data, "i.png", ImageChecks(deep=True)).width == size[0]
+    with pytest.raises(InvalidSourceData, match=r"^i.png: PNG image data runs past the [\d,]+ bytes its header "):
+        inspect_image(with_image_data(data, recompressed(lambda raw: raw + b"\x00")), "i.png", ImageChecks(deep=True))
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "L", "LA", "P", "1", "I;16"])
+def test_deep_checks_pass_sound_pngs_of_every_mode(mode):
+    if mode == "I;16":
+        image = Image.fromarray(np.random.default_rng(5).integers(0, 65536, (300, 400), dtype=np.uint16))
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        data = buffer.getvalue()
+    else:
+        data = noise_png(mode, 400, 300)
+    assert [kind for kind, _ in png_chunks(data)].count(b"IDAT") > (mode != "1")  # several for all but 1-bit
+    with Image.open(io.BytesIO(data)) as image:
+        mode_read = image.mode
+    assert inspect_image(data, "m.png", ImageChecks(deep=True)).mode == mode_read
+
+
 # -- builds and verify -------------------------------------------------------------------------------------
 
 
@@ -198,6 +447,33 @@ def test_deep_verify_at_build_and_in_verify(val_images, tmp_path):
     ):
         verify_folder(folder, ImageChecks(deep=True))
     verify_folder(folder, ImageChecks())
+
+
+@pytest.mark.parametrize("progressive", [False, True], ids=["baseline", "progressive"])
+def test_deep_verify_on_the_command_line_catches_a_scan_cut_short(val_images, tmp_path, progressive):
+    """The image's scan is cut in half and closed with FF D9: Pillow decodes it (its lower part grey), so it
+    passes every check but the strict decode of ``--deep-verify``, at build and in ``verify``."""
+    buffer = io.BytesIO()
+    Image.open(io.BytesIO(val_images[5].data)).save(buffer, format="JPEG", quality=90, progressive=progressive)
+    images = _val_with(val_images, 5, cut_scan(buffer.getvalue(), -1))
+    manual = fx.write_folders_layout(tmp_path / "manual", images)
+    build = ["build", "imagenet_val", "--manual-dir", str(manual), "--no-progress"]
+    refused = run_cli(*build, "--out", str(tmp_path / "deep"), "--deep-verify", check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert re.fullmatch(
+        r"imagenet-suite build: error: \S*manual/val:n\d+/ILSVRC2012_val_00000006.JPEG: corrupt JPEG data "
+        r"\(libjpeg-turbo: Corrupt JPEG data: premature end of data segment\)\n",
+        refused.stderr,
+    ), refused.stderr
+    folder = run_cli(*build, "--out", str(tmp_path / "out")).stdout.splitlines()[-1]
+    assert run_cli("verify", folder, "--no-progress").returncode == 0  # structure and hashes are sound
+    verified = run_cli("verify", folder, "--deep-verify", "--no-progress", check=False)
+    assert verified.returncode == 2, verified.stderr
+    assert re.fullmatch(
+        r"imagenet-suite verify: error: \S*validation-00000-of-00001.parquet: row 'ILSVRC2012_val_00000006', "
+        r"column 'image': corrupt JPEG data \(libjpeg-turbo: Corrupt JPEG data: premature end of data segment\)\n",
+        verified.stderr,
+    ), verified.stderr
 
 
 # -- one name or one id twice -----------------------------------------------------------------------------

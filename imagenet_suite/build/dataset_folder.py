@@ -22,6 +22,14 @@ A dataset folder (``<out>/<name>-<version>[-seed<N>]/``) holds::
 ``protocol`` is the evaluation protocol published as data (class subset, class mapping, crop);
 the scorer reads it so users never pass it by hand.
 
+Every read is verified (the one read path of score, predict, evaluate, review and the builders
+that take ``--input``): opening a folder checks ``build_info.json`` against its own hash, and a
+file is handed out (:meth:`DatasetFolder.split_files`, :meth:`DatasetFolder.file`) only after its
+size and sha256 match ``build_info.json``. The sha256 is computed once and remembered against the
+file's stat (:func:`imagenet_suite.files.cached_sha256`), so later reads cost a ``stat`` per file;
+a file that changed since is hashed again, and a mismatch is a one-line
+:class:`~imagenet_suite.errors.DatasetFolderError` naming the file and both hashes.
+
 This module never decodes images: label columns are read with pyarrow column projection.
 """
 
@@ -39,6 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, DatasetFolderError
+from ..files import cached_sha256, file_stamp
 
 FORMAT = "imagenet-suite/1"
 BUILD_INFO = "build_info.json"
@@ -56,7 +65,9 @@ def build_info_hash(info: dict[str, Any]) -> str:
 class DatasetFolder:
     """A dataset folder written by imagenet-suite, opened for reading."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, check_self_hash: bool = True):
+        """Open ``path``; DatasetFolderError if build_info.json is missing, unreadable, of another format,
+        or (unless ``check_self_hash`` is False: the build runner, which says how to recover) changed."""
         self.path = Path(path)
         info_path = self.path / BUILD_INFO
         if not self.path.is_dir():
@@ -66,16 +77,16 @@ class DatasetFolder:
                 f"{self.path} is not an imagenet-suite dataset folder: {BUILD_INFO} is missing "
                 "(pass the folder that `imagenet-suite build` printed)"
             )
+        raw = info_path.read_bytes()
+        self.build_info_sha256 = hashlib.sha256(raw).hexdigest()
+        """sha256 of the bytes of ``build_info.json`` as read: the identity of this build."""
         try:
-            self.build_info: dict[str, Any] = json.loads(info_path.read_bytes().decode("utf-8"))
+            self.build_info: dict[str, Any] = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise DatasetFolderError(f"{info_path}: not valid JSON ({err})") from None
-        if not isinstance(self.build_info, dict) or self.build_info.get("format") != FORMAT:
-            found = (
-                self.build_info.get("format") if isinstance(self.build_info, dict) else type(self.build_info).__name__
-            )
-            raise DatasetFolderError(f"{info_path}: format is {found!r}, expected {FORMAT!r}")
+            raise DatasetFolderError(f"{info_path}: not valid JSON ({err})") from err
+        _check_build_info(info_path, self.build_info, check_self_hash)
         self._id_indexes: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+        self._checked: dict[str, tuple[int, ...]] = {}  # file -> stamp at which this instance checked it
 
     @property
     def name(self) -> str:
@@ -124,7 +135,45 @@ class DatasetFolder:
         """The Parquet shards of a split, in shard order."""
         split = self.resolve_split(config, split)
         files = self.config_info(config)["files"]
-        return [self.path / rel for rel, meta in sorted(files.items()) if meta.get("split") == split]
+        return [self._checked_path(rel, meta) for rel, meta in sorted(files.items()) if meta.get("split") == split]
+
+    def file(self, rel: str) -> Path:
+        """The path of a file listed in build_info.json (a shard or an extra artifact such as a
+        ``.npy`` matrix), after checking its size and sha256; DatasetFolderError if unlisted or different."""
+        for info in self.build_info["configs"].values():
+            if rel in info["files"]:
+                return self._checked_path(rel, info["files"][rel])
+        raise DatasetFolderError(f"{self.path / rel}: not listed in {self.path / BUILD_INFO}")
+
+    def check_files(self) -> int:
+        """Check every file of every config (size and sha256, remembered hashes reused); the byte count."""
+        total = 0
+        for info in self.build_info["configs"].values():
+            for rel, meta in sorted(info["files"].items()):
+                total += self._checked_path(rel, meta).stat().st_size
+        return total
+
+    def _checked_path(self, rel: str, meta: dict[str, Any]) -> Path:
+        path = self.path / rel
+        try:
+            stat = path.stat()
+        except FileNotFoundError as err:
+            raise DatasetFolderError(f"{path}: missing; {_WAY_OUT.format(folder=self.path)}") from err
+        if stat.st_size != meta["size"]:
+            raise DatasetFolderError(
+                f"{path}: {stat.st_size} bytes, {BUILD_INFO} says {meta['size']} (truncated or modified "
+                f"since it was built); {_WAY_OUT.format(folder=self.path)}"
+            )
+        stamp = file_stamp(stat)
+        if self._checked.get(rel) != stamp:
+            digest = cached_sha256(path)
+            if digest != meta["sha256"]:
+                raise DatasetFolderError(
+                    f"{path}: sha256 {digest}, {BUILD_INFO} says {meta['sha256']} (modified or corrupt "
+                    f"since it was built); {_WAY_OUT.format(folder=self.path)}"
+                )
+            self._checked[rel] = stamp
+        return path
 
     def features(self, config: str | None = None):
         """The config's ``datasets.Features``."""
@@ -149,7 +198,7 @@ class DatasetFolder:
             raise ConfigError(
                 f"config {self.resolve_config(config)!r} of {self.path} has no column(s) {missing}; it has {known}"
             )
-        tables = [pq.read_table(f, columns=columns) for f in self.split_files(config, split)]
+        tables = [_parquet(f, lambda f: pq.read_table(f, columns=columns)) for f in self.split_files(config, split)]
         return pa.concat_tables(tables) if tables else pa.table({})
 
     def iter_batches(
@@ -167,7 +216,7 @@ class DatasetFolder:
                 f"{[c for c in columns if c not in known]}; it has {known}"
             )
         for path in self.split_files(config, split):
-            yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
+            yield from _batches(path, batch_size, columns)
 
     def take(
         self, ids: Sequence[str], config: str | None = None, split: str | None = None, columns: list[str] | None = None
@@ -202,7 +251,8 @@ class DatasetFolder:
         if key not in self._id_indexes:
             index = {}
             for file_no, path in enumerate(self.split_files(config, split)):
-                for row, image_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
+                ids = _parquet(path, lambda p: pq.read_table(p, columns=["id"])).column("id").to_pylist()
+                for row, image_id in enumerate(ids):
                     index[image_id] = (file_no, row)
             self._id_indexes[key] = index
         return self._id_indexes[key]
@@ -214,6 +264,10 @@ class DatasetFolder:
 
 def _read_rows(path: Path, rows: list[int], columns: list[str] | None) -> pa.Table:
     """Rows ``rows`` (positions in the file, any order) of one Parquet file, reading only their row groups."""
+    return _parquet(path, lambda p: _read_rows_of(p, rows, columns))
+
+
+def _read_rows_of(path: Path, rows: list[int], columns: list[str] | None) -> pa.Table:
     parquet = pq.ParquetFile(path)
     starts = [0]
     for group in range(parquet.metadata.num_row_groups):
@@ -229,3 +283,49 @@ def _read_rows(path: Path, rows: list[int], columns: list[str] | None) -> pa.Tab
         group = bisect.bisect_right(starts, row) - 1
         local.append(first_row_in_table[group] + row - starts[group])
     return table.take(local)
+
+
+_WAY_OUT = "`imagenet-suite verify {folder}` checks every file; rebuild the dataset to repair it"
+
+
+def _parquet(path: Path, read):
+    """``read(path)``, with a Parquet file that cannot be read reported as one line naming it."""
+    try:
+        return read(path)
+    except (pa.ArrowException, OSError) as err:
+        raise _unreadable(path, err) from err
+
+
+def _batches(path: Path, batch_size: int, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+    try:
+        yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
+    except (pa.ArrowException, OSError) as err:
+        raise _unreadable(path, err) from err
+
+
+def _unreadable(path: Path, err: Exception) -> DatasetFolderError:
+    return DatasetFolderError(f"{path}: not a readable Parquet file ({' '.join(str(err).split())})")
+
+
+def _check_build_info(path: Path, info: Any, check_self_hash: bool) -> None:
+    """The parts of build_info.json every reader relies on: format, its own hash, configs and their files."""
+    if not isinstance(info, dict) or info.get("format") != FORMAT:
+        found = info.get("format") if isinstance(info, dict) else type(info).__name__
+        raise DatasetFolderError(f"{path}: format is {found!r}, expected {FORMAT!r}")
+    if check_self_hash and info.get(SELF_HASH) != build_info_hash(info):
+        raise DatasetFolderError(
+            f"{path}: its content differs from its {SELF_HASH} (build_info.json was modified or is "
+            "corrupt); rebuild the dataset, or restore the build_info.json it was built with"
+        )
+    for key, kind in (("builder", str), ("version", str), ("configs", dict)):
+        if not isinstance(info.get(key), kind):
+            raise DatasetFolderError(f"{path}: {key!r} is missing or not a {kind.__name__}")
+    for name, config in info["configs"].items():
+        for key in ("files", "splits", "features"):
+            if not isinstance(config, dict) or not isinstance(config.get(key), dict):
+                raise DatasetFolderError(f"{path}: configs[{name!r}] has no {key!r} object")
+        for rel, meta in config["files"].items():
+            if not (
+                isinstance(meta, dict) and isinstance(meta.get("size"), int) and isinstance(meta.get("sha256"), str)
+            ):
+                raise DatasetFolderError(f"{path}: configs[{name!r}].files[{rel!r}] needs an integer size and a sha256")

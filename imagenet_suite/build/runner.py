@@ -14,7 +14,9 @@ Every stored byte stays verified:
   same content as now (a folder source is hashed file by file); anything else is rebuilt, so an
   interrupted or corrupted build ends byte-identical to a fresh one (for any ``num_proc``), and
   ``build_info.json`` is never rewritten to match a file that changed;
-* on any error the ``.incomplete`` files of the run are removed.
+* on any error the ``.incomplete`` files of the run are removed, and so are the folders it created
+  (the dataset folder, config folders, missing parents of ``out_dir``) unless they hold finished
+  shards, kept for a resume; a folder that was there before the run is never removed.
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ def build_dataset(
         inputs=inputs,
         defer_verification=True,
     )
+    created = _missing_folders(folder, names)  # what the run creates, removed again if it fails while empty
     with image_checks(checks):
         try:
             planned = [
@@ -145,6 +148,7 @@ def build_dataset(
                     info["configs"][builder.config.name] = run.build(workers, progress)
         except BaseException as err:
             _remove_incomplete(folder, names)
+            _remove_empty(created)
             if isinstance(err, Exception):
                 resolver.wait_verified()  # a source failing its checksum explains whatever failed on it
             raise
@@ -188,7 +192,7 @@ def _load_or_start_build_info(folder: Path, builder: Builder) -> dict:
         raise DatasetFolderError(f"{folder}: is a file; the dataset folder cannot be created there")
     path = folder / BUILD_INFO
     if path.exists():
-        info = DatasetFolder(folder).build_info  # DatasetFolderError on unreadable JSON or another format
+        info = DatasetFolder(folder, check_self_hash=False).build_info  # unreadable JSON, another format
         if info.get(SELF_HASH) != build_info_hash(info):
             raise DatasetFolderError(
                 f"{path}: corrupt or modified (its content differs from its {SELF_HASH}); it records "
@@ -488,6 +492,27 @@ def _remove_incomplete(folder: Path, configs: list[str]) -> None:
         if where.is_dir():
             for path in where.glob(f"*{INCOMPLETE}"):
                 path.unlink(missing_ok=True)
+
+
+def _missing_folders(folder: Path, configs: list[str]) -> list[Path]:
+    """The folders a build of ``configs`` into ``folder`` would create that are not there yet, innermost first:
+    config folders, the dataset folder, and its missing parents."""
+    missing = [folder / c for c in configs if not (folder / c).exists()]
+    parent = folder
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (innermost first) that is empty: a folder holding finished shards (and the
+    journal that lets a re-run keep them) stays. ``rmdir`` removes nothing but an empty folder."""
+    for path in folders:
+        try:
+            path.rmdir()
+        except OSError:  # not empty, not there, or not ours to remove
+            continue
 
 
 def _shard_key(fingerprint: str, shard: Shard) -> str:

@@ -351,8 +351,7 @@ class SourceResolver:
             if builder in (None, folder.name) and (config is None or config in folder.configs):
                 key = (str(path.resolve()), (path / BUILD_INFO).stat().st_mtime_ns)
                 if key not in self._verified:
-                    verify_folder(path)
-                    self._verified[key] = sha256_file(path / BUILD_INFO)
+                    self._verified[key] = verify_folder(path, remembered=True).build_info_sha256
                 size = sum(
                     meta["size"] for info in folder.build_info["configs"].values() for meta in info["files"].values()
                 )

@@ -11,24 +11,23 @@ from tqdm.auto import tqdm
 from ..errors import DatasetFolderError, InvalidSourceData
 from ..files import sha256_file
 from ..images import ImageChecks, inspect_image
-from .dataset_folder import BUILD_INFO, CARD, SELF_HASH, DatasetFolder, build_info_hash
+from .dataset_folder import CARD, DatasetFolder
 
 
-def verify_folder(path, images: ImageChecks | None = None, progress: bool = False) -> DatasetFolder:
+def verify_folder(
+    path, images: ImageChecks | None = None, progress: bool = False, remembered: bool = False
+) -> DatasetFolder:
     """Raise DatasetFolderError naming the first file that differs; return the folder if all match.
 
-    Checks: build_info.json's own hash; the card's sha256; every listed file's size and sha256;
+    Checks: build_info.json's own hash; the card's sha256; every listed file's size and sha256
+    (hashed afresh, or with ``remembered`` through the hashes the read path remembers, see
+    :func:`imagenet_suite.files.cached_sha256`);
     Parquet row counts against build_info and against the card's ``num_examples``; no unlisted
     Parquet file under a config. With ``images``, also every stored image of every ``Image``
     column (:func:`imagenet_suite.images.inspect_image`: structure, pixel bound, and a full decode
     when ``images.deep``).
     """
-    folder = DatasetFolder(path)
-    if folder.build_info.get(SELF_HASH) != build_info_hash(folder.build_info):
-        raise DatasetFolderError(
-            f"{folder.path / BUILD_INFO}: its content differs from its {SELF_HASH} "
-            "(build_info.json was modified or is corrupt)"
-        )
+    folder = DatasetFolder(path)  # checks build_info.json's own hash
     card_path = folder.path / CARD
     if not card_path.is_file():
         raise DatasetFolderError(f"{card_path}: missing")
@@ -38,8 +37,9 @@ def verify_folder(path, images: ImageChecks | None = None, progress: bool = Fals
     for config, info in folder.build_info["configs"].items():
         rows_per_split: dict[str, int] = {}
         for rel, meta in info["files"].items():
-            file_path = folder.path / rel
-            _check_file(file_path, meta)
+            file_path = folder.file(rel) if remembered else folder.path / rel
+            if not remembered:
+                _check_file(file_path, meta)
             if "split" in meta:
                 rows = pq.read_metadata(file_path).num_rows
                 if rows != meta["num_rows"]:
@@ -92,7 +92,7 @@ def verify_images(folder: DatasetFolder, checks: ImageChecks, progress: bool = F
                     try:
                         inspect_image(cell["bytes"], f"{path}: row {row_id!r}, column {column!r}", checks)
                     except InvalidSourceData as err:
-                        raise DatasetFolderError(str(err)) from None
+                        raise DatasetFolderError(str(err)) from err
                     checked += 1
                 bar.update(len(ids))
     return checked
@@ -104,8 +104,11 @@ def _check_file(file_path, meta: dict) -> None:
     size = file_path.stat().st_size
     if size != meta["size"]:
         raise DatasetFolderError(f"{file_path}: size {size} bytes, build_info.json says {meta['size']}")
-    if sha256_file(file_path) != meta["sha256"]:
-        raise DatasetFolderError(f"{file_path}: sha256 differs from build_info.json (file is corrupt or was modified)")
+    digest = sha256_file(file_path)
+    if digest != meta["sha256"]:
+        raise DatasetFolderError(
+            f"{file_path}: sha256 {digest}, build_info.json says {meta['sha256']} (file is corrupt or was modified)"
+        )
 
 
 def _card_split_sizes(card_path) -> dict[tuple[str, str], int]:
@@ -115,7 +118,7 @@ def _card_split_sizes(card_path) -> dict[tuple[str, str], int]:
     try:
         meta = yaml.safe_load(text[4 : text.index("\n---", 4)])
     except yaml.YAMLError as err:
-        raise DatasetFolderError(f"{card_path}: invalid YAML front matter ({err})") from None
+        raise DatasetFolderError(f"{card_path}: invalid YAML front matter ({err})") from err
     infos = meta.get("dataset_info", [])
     infos = infos if isinstance(infos, list) else [infos]
     return {

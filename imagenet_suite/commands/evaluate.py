@@ -2,7 +2,9 @@
 every built dataset, attack it, and write the seed papers' headline tables.
 
 Writes the run folder of :mod:`imagenet_suite.inference.evaluate` (``suite.json``, ``suite.md``, plots,
-outputs and reports, reused by a second run) and prints the QUBA summary and the suite.json path.
+outputs and reports, reused by a second run) and prints the QUBA summary and the suite.json path. The
+arguments are checked before the model is loaded, and an existing run folder before any work: each bad
+one is a one-line error naming the flag or file.
 """
 
 from __future__ import annotations
@@ -52,14 +54,20 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from imagenet_suite.errors import ConfigError
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.evaluate import SUITE_JSON, run_suite
+    from imagenet_suite.inference.evaluate import SUITE_JSON, check_arguments, run_suite
 
-    if args.adversarial < 0:
-        raise ConfigError(f"--adversarial must be 0 (no attacks) or a number of images, got {args.adversarial}")
-    if args.batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
+    check_arguments(  # before the model is loaded or anything is written; run_suite checks again
+        args.out,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        adversarial=args.adversarial,
+        adversarial_seed=args.adversarial_seed,
+        num_proc=args.num_proc,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        detector_stats=args.detector_stats,
+    )
     device = resolve_device(args.device)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     suite = run_suite(

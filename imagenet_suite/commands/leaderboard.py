@@ -1,7 +1,9 @@
 """``imagenet-suite leaderboard RUN_DIR... --out DIR``: many models' suite evaluations side by side.
 
-Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``) and writes ``leaderboard.md``, one
-CSV per table and the plots (:mod:`imagenet_suite.scoring.leaderboard`); prints the QUBA table.
+Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``; format and structure checked first)
+and writes ``leaderboard.md``, one CSV per table and the plots (:mod:`imagenet_suite.scoring.leaderboard`);
+prints the QUBA table. Runs made on different builds of one dataset split are refused unless
+``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
 """
 
 from __future__ import annotations
@@ -17,13 +19,18 @@ def register(subparsers) -> None:
         "runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders of `imagenet-suite evaluate`"
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for leaderboard.md, CSVs, PNGs")
+    parser.add_argument(
+        "--allow-mixed-builds",
+        action="store_true",
+        help="rank runs made on different builds of the same dataset split (leaderboard.md lists them)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     from imagenet_suite.scoring.leaderboard import leaderboard, load_suites, write_leaderboard
 
-    board = leaderboard(load_suites(args.runs))
+    board = leaderboard(load_suites(args.runs), allow_mixed_builds=args.allow_mixed_builds)
     written = write_leaderboard(board, args.out)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])

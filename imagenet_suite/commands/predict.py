@@ -65,11 +65,17 @@ def resolve_device(name: str | None) -> str:
 
 
 def run(args) -> int:
+    from imagenet_suite.build.dataset_folder import DatasetFolder
     from imagenet_suite.errors import ConfigError
     from imagenet_suite.inference import load_model, predict
     from imagenet_suite.inference.models import load_callable
+    from imagenet_suite.inference.predict import check_loader_arguments, check_outputs_file
 
+    # every argument first: a run that cannot finish is refused before a model is loaded or data read
+    check_loader_arguments(args.workers, args.batch_size)
+    check_outputs_file(args.out)
     device = resolve_device(args.device)
+    folder = DatasetFolder(args.folder)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     transform = None
     if args.transform:
@@ -78,7 +84,7 @@ def run(args) -> int:
             raise ConfigError(f"--transform {args.transform!r} must be <module>:<callable> or <file.py>:<callable>")
         transform = load_callable(args.transform, source, name)()
     out = predict(
-        args.folder,
+        folder,
         loaded,
         args.out,
         config=args.config,

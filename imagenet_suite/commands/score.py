@@ -104,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
     check_output_paths(args)  # before any work: a report that cannot be written is refused first
-    outputs = ModelOutputs.load(args.outputs, device=args.device)
+    rows, classes, against = outputs_shape_of(args.dataset_dir, args.config, args.split)
+    outputs = ModelOutputs.load(
+        args.outputs, device=args.device, num_rows=rows, num_classes=classes, against=against
+    )  # shapes checked from the file's headers before its arrays are read
     report = score(
         args.dataset_dir,
         outputs,
@@ -126,6 +129,19 @@ def run(args: argparse.Namespace) -> int:
         for path in write_report_plots(report, args.plots):
             print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def outputs_shape_of(dataset_dir: Path, config: str | None, split: str | None) -> tuple[int, int, str]:
+    """The rows and classes the outputs on a dataset split must have, and how to name the split."""
+    from ..build.dataset_folder import DatasetFolder
+    from ..scoring.join import expected_num_classes
+
+    folder = DatasetFolder(dataset_dir)
+    config = folder.resolve_config(config)
+    split = folder.resolve_split(config, split)
+    info = folder.config_info(config)
+    classes = expected_num_classes(info["features"], folder.protocol(config))
+    return int(info["splits"][split]["num_examples"]), classes, f"{folder.name} ({config}, {split})"
 
 
 # -- arguments -> options: the only place where parsed arguments meet the scoring package ----------------

@@ -5,7 +5,8 @@
 in order:
 
 1. **Host** — the ``Host`` header is exactly ``127.0.0.1:PORT``, ``localhost:PORT`` or ``[::1]:PORT``
-   (a DNS-rebinding page sends its own host name), else 400.
+   (a DNS-rebinding page sends its own host name), else 403; a request with no ``Host`` or more than
+   one is malformed HTTP and gets 400 (RFC 9112, section 3.2).
 2. **Origin** — a request that has an ``Origin`` header comes from one of those origins, else 403.
 3. **Token**, as Jupyter does — the request carries the session token (``secrets.token_urlsafe``,
    made by ``review open`` and printed in the App URL) as ``?token=``, as ``Authorization: token …``,
@@ -127,8 +128,11 @@ class ReviewGuard:
 
     def _refusal(self, request: _Request) -> tuple[int, str] | None:
         """(status, reason) of the first rule the request breaks (Host, Origin, token), or None."""
-        if (request.header("host") or "").lower() not in self.session.hosts:
-            return 400, "unexpected Host header: open the App at the URL printed by `imagenet-suite review open`"
+        hosts = request.headers.get("host", [])
+        if len(hosts) != 1:
+            return 400, "a request needs exactly one Host header"
+        if hosts[0].lower() not in self.session.hosts:
+            return 403, "unexpected Host header: open the App at the URL printed by `imagenet-suite review open`"
         origin = request.headers.get("origin")
         if origin is not None and (len(origin) != 1 or origin[0] not in self.session.origins):
             return 403, "cross-origin request refused"

@@ -202,14 +202,15 @@ def read_decision_table(path: str | Path) -> DecisionTable:
     first, _, rest = text.partition("\n")
     meta = _read_first_line(path, first)
     columns = COLUMNS_OF_FORMAT[meta["format"]]
-    reader = csv.reader(io.StringIO(rest, newline=""))
-    header = next(reader, None)
+    reader = csv.reader(io.StringIO(rest, newline=""), strict=True)  # strict: a quote left open is an error
+    header = _next_record(path, reader)
     if tuple(header or ()) != columns:
         raise DecisionTableError(
-            f"{path}: line 2: expected the header {','.join(columns)} (format {meta['format']}), got {header}"
+            f"{path}: line 2: expected the header {','.join(columns)} (format {meta['format']}), "
+            f"got {header if header is not None else 'no header'}"
         )
     decisions, seen = [], {}
-    for record in reader:
+    while (record := _next_record(path, reader)) is not None:
         line = reader.line_num + 1
         decision = _read_row(path, line, record, columns)
         if decision.id in seen:
@@ -221,6 +222,16 @@ def read_decision_table(path: str | Path) -> DecisionTable:
     return DecisionTable(tuple(decisions), version=meta["version"], dataset=meta["dataset"])
 
 
+def _next_record(path: Path, reader) -> list[str] | None:
+    """The next CSV record, None at the end; DecisionTableError naming the line a malformed record starts on
+    (an unterminated quote, text after a closing quote, a field over csv's size limit)."""
+    start = reader.line_num + 2  # the file's line number: line 1 is the format line
+    try:
+        return next(reader, None)
+    except csv.Error as err:
+        raise DecisionTableError(f"{path}: line {start}: not a CSV row ({err})") from err
+
+
 def _read_first_line(path: Path, line: str) -> dict:
     match = _FIRST_LINE.match(line)
     if match is None:
@@ -229,6 +240,11 @@ def _read_first_line(path: Path, line: str) -> dict:
             if line.strip() == "index,image_location,decision"
             else ""
         )
+        if line.endswith("\r") and _FIRST_LINE.match(line[:-1]):
+            raise DecisionTableError(
+                f"{path}: line 1: the table ends its lines in '\\r\\n' (Windows line ends); expected '\\n' line ends, as "
+                "`imagenet-suite review export` writes them"
+            )
         raise DecisionTableError(
             f"{path}: line 1: not an imagenet-suite decision table; expected "
             f'\'# {FORMAT} {{"dataset": ..., "version": N}}\', got {line[:80]!r}{hint}'
@@ -243,7 +259,13 @@ def _read_first_line(path: Path, line: str) -> dict:
         meta = json.loads(match.group(2))
     except json.JSONDecodeError as err:
         raise DecisionTableError(f"{path}: line 1: metadata is not valid JSON ({err})") from None
-    if not isinstance(meta.get("version"), int) or meta["version"] < 1 or not isinstance(meta.get("dataset"), str):
+    version = meta.get("version")
+    if (
+        isinstance(version, bool)
+        or not isinstance(version, int)
+        or version < 1
+        or not isinstance(meta.get("dataset"), str)
+    ):
         raise DecisionTableError(
             f"{path}: line 1: expected a positive integer 'version' and a 'dataset' name, got {meta}"
         )

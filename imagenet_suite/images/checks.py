@@ -11,13 +11,19 @@ one line naming the image:
   IHDR first, IEND last. Other formats are opened and decoded by Pillow;
 * **more pixels than the bound** (:class:`ImageChecks`, Pillow's ``MAX_IMAGE_PIXELS`` by default;
   ``--max-pixels`` changes it), checked from the header before anything is decoded;
-* with ``deep=True`` (``--deep-verify``), an image that Pillow cannot fully decode.
+* with ``deep=True`` (``--deep-verify``), an image whose compressed data is not sound (:func:`decode`):
+  one that Pillow cannot fully decode; a JPEG whose entropy-coded data libjpeg-turbo finds corrupt or
+  cut short (libjpeg reports these as warnings, "Corrupt JPEG data: ..." / "Premature end of JPEG
+  file", and decodes on, filling in grey; Pillow drops the warnings, so the strict decode goes
+  through simplejpeg, which raises on them); a PNG whose zlib stream is cut short, corrupt, followed
+  by more data, or not exactly as long as its header's size (Pillow stops reading once it has the
+  pixels), or whose IDAT chunks are not consecutive.
 
 A JPEG whose data does not end with its end-of-image marker is decoded, so a truncated file is
-caught while a file with harmless trailing bytes is accepted. The entropy-coded data of a scan is
-checked only by decoding (``deep``). The size and mode of a JPEG come from its start-of-frame
-segment directly, exactly as Pillow reads them (about 10x faster than ``Image.open``); anything
-unusual there (not 8-bit, an odd component count) goes to Pillow.
+caught while a file with harmless trailing bytes is accepted (as are bytes after a PNG's IEND). The
+entropy-coded data of a scan is checked only by decoding (``deep``). The size and mode of a JPEG
+come from its start-of-frame segment directly, exactly as Pillow reads them (about 10x faster than
+``Image.open``); anything unusual there (not 8-bit, an odd component count) goes to Pillow.
 
 The checks in force are set per context with :func:`image_checks` (the build runner sets them for
 each shard, in whichever process writes it).
@@ -115,7 +121,7 @@ def inspect_image(data: bytes, where: str, checks: ImageChecks | None = None) ->
     if header is None or header.format == "PNG":
         header = _pillow_header(data, where, checks.max_pixels)
     if checks.deep or not complete or header.format not in ("JPEG", "PNG"):
-        decode(data, where)
+        decode(data, where, strict=checks.deep)
     return header
 
 
@@ -129,13 +135,28 @@ def check_pixels(header: ImageHeader, where: str, max_pixels: int | None) -> Non
         )
 
 
-def decode(data: bytes, where: str) -> None:
-    """Decode the whole image; InvalidSourceData naming ``where`` if Pillow cannot."""
+def decode(data: bytes, where: str, *, strict: bool = True) -> None:
+    """Decode the whole image; InvalidSourceData naming ``where`` if Pillow cannot, or (``strict``) if its
+    compressed data is not sound though Pillow decodes it.
+
+    ``strict``: a JPEG is decoded by libjpeg-turbo through simplejpeg, whose strict mode turns libjpeg's
+    warnings into errors (:func:`check_jpeg_data`, which also has Pillow open it); a PNG's image data must
+    be one complete zlib stream of exactly the size its header gives (:func:`check_png_image_data`).
+    """
+    if strict and data.startswith(JPEG_SOI):
+        check_jpeg_data(data, where)
+        return
+    _pillow_decode(data, where)
+    if strict and data.startswith(PNG_SIGNATURE):
+        check_png_image_data(data, where)
+
+
+def _pillow_decode(data: bytes, where: str) -> None:
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as err:
-        raise InvalidSourceData(f"{where}: not a readable image, or truncated ({err})") from None
+        raise InvalidSourceData(f"{where}: not a readable image, or truncated ({err})") from err
 
 
 def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHeader:
@@ -299,6 +320,37 @@ def _header_segments(data: bytes) -> Iterator[tuple[int, int]]:
         position += 2 + int.from_bytes(data[position + 2 : position + 4], "big")
 
 
+def check_jpeg_data(data: bytes, where: str) -> None:
+    """Decode a JPEG strictly; InvalidSourceData naming ``where`` if Pillow cannot open it, or if
+    libjpeg-turbo finds its entropy-coded data corrupt or cut short, even as a mere warning.
+
+    libjpeg decodes on after such a warning ("Corrupt JPEG data: premature end of data segment",
+    "Corrupt JPEG data: N extraneous bytes before marker 0xd9", "Premature end of JPEG file", a bad
+    Huffman code), filling in what is missing; Pillow and OpenCV drop the warning, and so accept the
+    file. simplejpeg (libjpeg-turbo's TurboJPEG API) raises on it with ``strict=True``. Pillow opens the
+    file (its headers and mode are ones Pillow reads) and libjpeg-turbo decodes it, to grayscale: every
+    component's entropy-coded data is still read (that is where the faults are) while colour conversion
+    and chroma upsampling are skipped. Whatever Pillow's own decode (the same libjpeg-turbo) would
+    refuse, this refuses too; a fault Pillow's decode refuses as well gets Pillow's message. The
+    TurboJPEG API takes only the usual sampling factors (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:4:1 and
+    grayscale; YCbCr, RGB, CMYK or YCCK); a JPEG with unusual ones (e.g. 2x2,2x1,1x1), whose header it
+    refuses, is decoded by Pillow alone.
+    """
+    import simplejpeg  # a compiled libjpeg-turbo; imported here to keep imports of this module light
+
+    _pillow_header(data, where, None)
+    try:
+        simplejpeg.decode_jpeg_header(data)
+    except ValueError:
+        _pillow_decode(data, where)  # sampling factors the TurboJPEG API does not take (see above)
+        return
+    try:
+        simplejpeg.decode_jpeg(data, colorspace="GRAY", strict=True)
+    except ValueError as err:
+        _pillow_decode(data, where)  # a fault Pillow's decode refuses too: its message, as without --deep-verify
+        raise InvalidSourceData(f"{where}: corrupt JPEG data (libjpeg-turbo: {err})") from err
+
+
 @dataclass(frozen=True)
 class JpegFrame:
     """How a JPEG decodes, from its headers (SOI up to the first scan), as libjpeg reads them.
@@ -408,18 +460,117 @@ def check_png(data: bytes, where: str) -> ImageHeader:
     return ImageHeader("PNG", "", width, height)
 
 
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # samples per pixel of each color type
+PNG_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+_INFLATE_STEP = 1 << 20  # bytes of image data inflated at a time (none are kept)
+
+
+def check_png_image_data(data: bytes, where: str) -> None:
+    """The image data of a PNG (its IDAT chunks, consecutive) is one complete zlib stream, nothing after
+    it, that inflates to exactly the bytes its IHDR describes; InvalidSourceData naming ``where`` if not.
+
+    libpng refuses or warns about each of these ("Not enough image data", "Extra compressed data", "Too
+    much image data", "Too many IDATs found"); Pillow stops reading once it has the pixels, so a stream
+    cut before its Adler-32 checksum, or with data after it, passes there. Chunk CRCs and order are
+    :func:`check_png`'s.
+    """
+    header, spans, ended = None, [], False
+    for kind, start, end in _png_chunks(data):
+        if kind == b"IHDR" and header is None:
+            header = data[start:end]
+        elif kind == b"IDAT":
+            if ended:
+                raise InvalidSourceData(
+                    f"{where}: PNG IDAT chunk at byte {start - 8} comes after another chunk that follows IDAT "
+                    "(the image data must be consecutive IDAT chunks)"
+                )
+            spans.append((start, end))
+        elif spans:
+            ended = True
+    if header is None or len(header) != 13 or not spans:
+        return  # check_png's findings
+    expected = png_image_data_size(header)
+    stream, size, pending = zlib.decompressobj(), 0, b"".join(data[start:end] for start, end in spans)
+    try:
+        while not stream.eof:
+            inflated = len(stream.decompress(pending, _INFLATE_STEP))
+            size += inflated
+            if expected is not None and size > expected:
+                raise InvalidSourceData(
+                    f"{where}: PNG image data runs past the {expected:,} bytes its header "
+                    f"({_describe_png_header(header)}) gives (too much image data)"
+                )
+            pending = stream.unconsumed_tail
+            if not inflated and not pending:
+                break
+    except zlib.error as err:
+        raise InvalidSourceData(f"{where}: PNG image data is not a sound zlib stream ({err})") from err
+    if not stream.eof:
+        raise InvalidSourceData(
+            f"{where}: PNG image data ends early: its zlib stream stops before its checksum (truncated)"
+        )
+    if stream.unused_data:
+        raise InvalidSourceData(
+            f"{where}: PNG image data has {len(stream.unused_data):,} bytes after the end of its zlib stream"
+        )
+    if expected is not None and size != expected:
+        raise InvalidSourceData(
+            f"{where}: PNG image data is {size:,} bytes; its header ({_describe_png_header(header)}) needs {expected:,}"
+        )
+
+
+def png_image_data_size(ihdr: bytes) -> int | None:
+    """Bytes of filtered image data (a filter byte + packed samples per row, per Adam7 pass when interlaced)
+    that a PNG's 13-byte IHDR payload describes; None for a color type or interlace method PNG lacks."""
+    width, height = int.from_bytes(ihdr[0:4], "big"), int.from_bytes(ihdr[4:8], "big")
+    depth, color, interlace = ihdr[8], ihdr[9], ihdr[12]
+    if color not in PNG_CHANNELS or interlace not in (0, 1):
+        return None
+    bits = depth * PNG_CHANNELS[color]
+    size = 0
+    for x0, y0, dx, dy in PNG_ADAM7 if interlace else ((0, 0, 1, 1),):
+        columns, rows = (width - x0 + dx - 1) // dx, (height - y0 + dy - 1) // dy
+        if columns > 0 and rows > 0:
+            size += rows * (1 + (columns * bits + 7) // 8)
+    return size
+
+
+def _describe_png_header(ihdr: bytes) -> str:
+    width, height = int.from_bytes(ihdr[0:4], "big"), int.from_bytes(ihdr[4:8], "big")
+    interlace = "Adam7-interlaced" if ihdr[12] else "not interlaced"
+    return f"{width}x{height}, {ihdr[8]}-bit, color type {ihdr[9]}, {interlace}"
+
+
+def _png_chunks(data: bytes) -> Iterator[tuple[bytes, int, int]]:
+    """``(type, payload start, payload end)`` of each chunk of a PNG up to IEND; stops quietly at a chunk
+    that runs past the data (:func:`check_png` names that)."""
+    position = len(PNG_SIGNATURE)
+    while position + 12 <= len(data):
+        length = int.from_bytes(data[position : position + 4], "big")
+        kind, start = data[position + 4 : position + 8], position + 8
+        if start + length + 4 > len(data):
+            return
+        yield kind, start, start + length
+        if kind == PNG_IEND:
+            return
+        position = start + length + 4
+
+
 __all__ = [
     "DEFAULT_MAX_PIXELS",
     "ImageChecks",
     "ImageHeader",
     "JpegFrame",
     "check_jpeg",
+    "check_jpeg_data",
     "check_pixels",
     "check_png",
+    "check_png_image_data",
     "current_checks",
     "decode",
     "image_checks",
     "inspect_image",
     "jpeg_frame",
     "jpeg_frame_header",
+    "png_image_data_size",
 ]

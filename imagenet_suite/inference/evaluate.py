@@ -3,13 +3,30 @@ the seed papers' headline numbers (``imagenet-suite evaluate``).
 
 A *run folder* holds everything one model's evaluation produced::
 
-    RUN_DIR/run.json                  the model it belongs to (a folder of another model is refused)
+    RUN_DIR/run.json                  the model it belongs to: spec, weights, their sha256, parameters
+                                      (a folder of another model is refused, naming what differs)
     RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present)
+    RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
     RUN_DIR/reports/<key>.json        the score report per dataset split
-    RUN_DIR/adversarial.json          FGSM/PGD accuracies (with --adversarial N; reused for the same N, seed)
-    RUN_DIR/suite.json                {"model", "weights", "weights_sha256", "datasets": {key: report},
+    RUN_DIR/adversarial.json          FGSM/PGD accuracies (with --adversarial N; reused for the same N, seed,
+                                      batch size and ImageNet-val build)
+    RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "params",
+                                       "imagenet_suite", "datasets": {key: report + "provenance"},
                                        "skipped": {key: reason}, "summary": {...}}
     RUN_DIR/suite.md, *.png           the summary as tables and plots
+
+Every report names what it was computed from (``provenance``): the dataset split scored, the split whose
+outputs were scored and, for an OOD set, the ImageNet-val split of the ID outputs, each as a *build*
+``{"folder", "builder", "version", "config", "split", "build_info_sha256"}`` (the sha256 of the folder's
+build_info.json, which pins every file of the build).
+
+A run folder is checked before any work (:func:`check_run_folder`): run.json must name this model (spec,
+weights, parameter count), an existing suite.json must be of a format this version reads and well
+formed, and an outputs file is reused only when its record names the same build as the folder given
+now. Outputs predicted from another build are refused (one line naming both builds), not predicted
+again: the run folder is the evidence behind its suite.json, so it is not silently rewritten for other
+data (a wrong ``--datasets`` folder is the usual cause); delete the file, or choose another ``--out``.
+An outputs file without a record (a run folder of an older imagenet-suite) is refused alike.
 
 ``<key>`` is ``<dataset>[/<config>][/<split>]`` (config and split only when the folder has several; the
 folder's directory name instead of the dataset when two folders hold the same dataset);
@@ -32,19 +49,52 @@ from typing import Any
 from .. import __version__
 from ..build.dataset_folder import DatasetFolder
 from ..build.executors import MAX_RETRIES, RayExecutor, make_executor
-from ..errors import ConfigError, DatasetFolderError, OutputsError
+from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError
 from ..files import atomic_write_bytes
 from ..scoring.ood_detectors import DetectorStats, Embeddings
 from ..scoring.options import OodOptions, ScoreOptions
 from ..scoring.outputs import ModelOutputs
 from ..scoring.report import applicable_metrics, score
-from ..scoring.suite import ID_DATASET, suite_summary
+from ..scoring.suite import (
+    ADVERSARIAL,
+    BUILD,
+    COUNT,
+    ID_DATASET,
+    SHA256,
+    SUITE_FORMAT,
+    SUITE_JSON,
+    TEXT,
+    Fields,
+    Maybe,
+    Text,
+    check_json,
+    describe_json,
+    read_json,
+    read_suite,
+    suite_summary,
+)
 from ..scoring.suite_markdown import write_suite_markdown
 from .models import LoadedModel, weights_digest
-from .predict import predict
+from .predict import check_loader_arguments, predict
 
 RUN_MANIFEST = "run.json"
-SUITE_JSON = "suite.json"
+ADVERSARIAL_JSON = "adversarial.json"
+RUN_FORMAT = "imagenet-suite.run/2"
+OUTPUTS_RECORD_FORMAT = "imagenet-suite.outputs-record/1"
+RUN_SCHEMAS: dict[str | None, Fields] = {
+    None: Fields({"model": TEXT, "weights": SHA256}),  # before formats: "weights" held weights_digest()
+    RUN_FORMAT: Fields(
+        {
+            "format": Text(choices=(RUN_FORMAT,)),
+            "model": TEXT,
+            "weights": TEXT,
+            "weights_sha256": Maybe(SHA256),
+            "weights_digest": SHA256,
+            "params": COUNT,
+        }
+    ),
+}
+OUTPUTS_RECORD = Fields({"format": Text(choices=(OUTPUTS_RECORD_FORMAT,)), "key": TEXT, "dataset": BUILD})
 
 
 @dataclass(frozen=True)
@@ -76,7 +126,7 @@ def suite_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
         try:
             folders.append((Path(path), DatasetFolder(path)))
         except DatasetFolderError as err:
-            raise ConfigError(f"--datasets {path}: not a built dataset folder ({err})") from None
+            raise ConfigError(f"--datasets {path}: not a built dataset folder ({err})") from err
     names = [folder.name for _, folder in folders]
     targets: list[SuiteTarget] = []
     for path, folder in folders:
@@ -92,6 +142,165 @@ def suite_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
     if repeated:
         raise ConfigError(f"--datasets: two folders give the same report key(s) {repeated}; rename one folder")
     return sorted(targets, key=lambda target: (target.folder.name != ID_DATASET, keys.index(target.key)))
+
+
+def dataset_build(target: SuiteTarget) -> dict[str, str]:
+    """The build a target reads: its folder and the build's identity (``BUILD`` of suite.json)."""
+    folder = target.folder
+    return {
+        "folder": str(folder.path.resolve()),
+        "builder": folder.name,
+        "version": folder.version,
+        "config": target.config,
+        "split": target.split,
+        "build_info_sha256": folder.build_info_sha256,
+    }
+
+
+def same_build(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two builds are one (wherever their folders are now)."""
+    return all(a.get(key) == b.get(key) for key in ("builder", "version", "config", "split", "build_info_sha256"))
+
+
+def describe_build(build: dict[str, Any]) -> str:
+    return (
+        f"{build['builder']} {build['version']} config {build['config']} split {build['split']} "
+        f"(build_info.json sha256 {build['build_info_sha256'][:12]}, {build['folder']})"
+    )
+
+
+def _build_change(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """What differs between the build outputs were predicted from and the one given now."""
+    fields = ("builder", "version", "config", "split")
+    if all(old[key] == new[key] for key in fields):
+        return (
+            f"predicted from another build of {old['builder']} {old['version']} (config {old['config']}, split "
+            f"{old['split']}): build_info.json sha256 {old['build_info_sha256'][:12]} in {old['folder']}, now "
+            f"{new['build_info_sha256'][:12]} in {new['folder']}"
+        )
+    return f"predicted from {describe_build(old)}, but --datasets now gives {describe_build(new)}"
+
+
+def check_arguments(
+    run_dir: str | Path,
+    *,
+    batch_size: int = 256,
+    workers: int | None = None,
+    adversarial: int = 0,
+    adversarial_seed: int = 0,
+    num_proc: int = 1,
+    executor: str = "local",
+    ray_address: str | None = None,
+    detector_stats: str | Path | None = None,
+) -> None:
+    """ConfigError naming the flag of the first argument of :func:`run_suite` that cannot work, before any
+    model is loaded or any file is written (the loader's flags with predict's own check)."""
+    check_loader_arguments(workers, batch_size)
+    _at_least("--adversarial", adversarial, 0, "must be 0 (no attacks) or a number of images")
+    _at_least("--adversarial-seed", adversarial_seed, 0, "must be 0 or more")
+    _at_least("--num-proc", num_proc, 1, "must be at least 1")
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError(f"--out {run_dir}: is a file; expected a run folder")
+    if detector_stats is not None and not Path(detector_stats).is_file():
+        raise ConfigError(f"--detector-stats {detector_stats}: no such file")
+    make_executor(executor, num_proc, ray_address, start=False)  # --executor / --ray-address
+
+
+def _at_least(flag: str, value: Any, minimum: int, rule: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{flag} {rule}, got {value!r}")
+
+
+def run_manifest(loaded: LoadedModel) -> dict[str, Any]:
+    """run.json: what identifies the model of a run folder."""
+    return {
+        "format": RUN_FORMAT,
+        "model": loaded.spec,
+        "weights": loaded.weights,
+        "weights_sha256": loaded.weights_sha256,
+        "weights_digest": weights_digest(loaded),
+        "params": sum(parameter.numel() for parameter in loaded.model.parameters()),
+    }
+
+
+def check_run_folder(run_dir: str | Path, manifest: dict[str, Any], targets: Sequence[SuiteTarget]) -> None:
+    """Read-only checks of an existing run folder before any work (RunFolderError, one line): run.json
+    names this model (else: what differs), suite.json and adversarial.json are well formed and of a
+    format this version reads, and every outputs file present was predicted from the build given now."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return
+    if (run_dir / RUN_MANIFEST).is_file():
+        _check_manifest(run_dir, manifest)
+    if (run_dir / SUITE_JSON).is_file():
+        read_suite(run_dir / SUITE_JSON)
+    if (run_dir / ADVERSARIAL_JSON).is_file():
+        check_json(read_json(run_dir / ADVERSARIAL_JSON, ADVERSARIAL_JSON), ADVERSARIAL, run_dir / ADVERSARIAL_JSON)
+    for target in targets:
+        if target.has_images:
+            _check_outputs_record(run_dir, target)
+
+
+def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    path = run_dir / RUN_MANIFEST
+    found = read_json(path, "run.json of `imagenet-suite evaluate`")
+    if not isinstance(found, dict):
+        raise RunFolderError(f"{path}: expected an object, found {describe_json(found)}")
+    if "format" in found and found["format"] != RUN_FORMAT:
+        raise RunFolderError(
+            f"{path}: format is {describe_json(found['format'])}, but this imagenet-suite reads run.json of format "
+            f"{json.dumps(RUN_FORMAT)} (or without one, as written before formats); choose another --out"
+        )
+    check_json(found, RUN_SCHEMAS[found.get("format")], path)
+    legacy = "format" not in found
+    digest = found["weights"] if legacy else found["weights_digest"]
+    differences = []
+    if found["model"] != manifest["model"]:
+        differences.append(f"model {found['model']} there, {manifest['model']} now")
+    if digest != manifest["weights_digest"]:
+        differences.append(f"weights {_weights_text(found, legacy)} there, {_weights_text(manifest)} now")
+    if not differences and not legacy and found["params"] != manifest["params"]:
+        differences.append(
+            f"{found['params']} parameters there, {manifest['params']} now (same spec and weights: the model's code changed)"
+        )
+    if differences:
+        raise RunFolderError(
+            f"--out {run_dir} holds the run of {found['model']}, not of this model: {'; '.join(differences)}; "
+            "choose another --out"
+        )
+
+
+def _weights_text(manifest: dict[str, Any], legacy: bool = False) -> str:
+    if legacy:
+        return f"of digest {manifest['weights'][:12]} (a run.json of an older imagenet-suite names no more)"
+    sha = manifest["weights_sha256"]
+    return manifest["weights"] + (f" (sha256 {sha[:12]})" if sha else "")
+
+
+def _record_path(outputs: Path) -> Path:
+    """``RUN_DIR/builds/<key>.json`` of ``RUN_DIR/outputs/<key>.pt``."""
+    return outputs.parent.parent / "builds" / f"{outputs.stem}.json"
+
+
+def _check_outputs_record(run_dir: Path, target: SuiteTarget) -> None:
+    path = run_dir / "outputs" / f"{target.file_stem}.pt"
+    if not path.is_file():
+        return
+    record_path = _record_path(path)
+    if not record_path.is_file():
+        raise RunFolderError(
+            f"{path}: no record of the dataset build it was predicted from ({record_path} is missing: a run "
+            "folder of an older imagenet-suite, or a file put there by hand); delete it to predict again, or "
+            "choose another --out"
+        )
+    record = read_json(record_path, "outputs record of `imagenet-suite evaluate`")
+    check_json(record, OUTPUTS_RECORD, record_path)
+    now = dataset_build(target)
+    if not same_build(record["dataset"], now):
+        raise RunFolderError(
+            f"{path}: {_build_change(record['dataset'], now)}; delete it to predict again, or choose another --out"
+        )
 
 
 def run_suite(
@@ -122,16 +331,26 @@ def run_suite(
     (:func:`predict_on_ray`; ``ray_address`` or ``$RAY_ADDRESS``, else a local cluster with
     ``num_proc`` CPUs); scoring, attacks and the summary stay on this process.
     """
-    if adversarial < 0:
-        raise ConfigError(f"adversarial must be 0 (no attacks) or a number of images, got {adversarial}")
+    check_arguments(
+        run_dir,
+        batch_size=batch_size,
+        workers=workers,
+        adversarial=adversarial,
+        adversarial_seed=adversarial_seed,
+        num_proc=num_proc,
+        executor=executor,
+        ray_address=ray_address,
+        detector_stats=detector_stats,
+    )
     run_dir = Path(run_dir)
     targets = suite_targets(datasets)
-    _claim_run_folder(run_dir, loaded)
-    (run_dir / "reports").mkdir(exist_ok=True)
+    manifest = run_manifest(loaded)
+    check_run_folder(run_dir, manifest, targets)
     id_target = next((t for t in targets if t.folder.name == ID_DATASET and t.has_images), None)
     stats = DetectorStats.load(detector_stats, device) if detector_stats is not None else None
+    _claim_run_folder(run_dir, manifest)
+    (run_dir / "reports").mkdir(exist_ok=True)
     run = _Run(loaded, run_dir, device, batch_size, amp, features, workers, progress, stats)
-    make_executor(executor, num_proc, ray_address, start=False)  # ConfigError on a bad combination, at once
     if executor == "ray":
         todo = [t for t in targets if t.has_images and not run.outputs_path(t).is_file()]
         predict_on_ray(run, todo, num_proc, ray_address)
@@ -151,8 +370,9 @@ def run_suite(
                 "--adversarial attacks ImageNet-val images: add a built imagenet_val folder to --datasets"
             )
         attacks = run.adversarial(id_target, adversarial, adversarial_seed)
-    params = sum(parameter.numel() for parameter in loaded.model.parameters())
+    params = manifest["params"]
     suite = {
+        "format": SUITE_FORMAT,
         "model": loaded.spec,
         "weights": loaded.weights,
         "weights_sha256": loaded.weights_sha256,
@@ -183,6 +403,8 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
         cluster.check_visible(sorted({target.folder.path.resolve() for target in todo}))
         gpus = 1 if run.device.startswith("cuda") and ray.cluster_resources().get("GPU", 0) >= 1 else 0
         task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=MAX_RETRIES, retry_exceptions=False)(_predict_bytes)
+        for target in todo:
+            run.record_outputs(target)
         model = ray.put(run.loaded)
         settings = {"device": run.device, "batch_size": run.batch_size, "features": run.features, "amp": run.amp}
         pending = {task.remote(model, str(t.folder.path.resolve()), t.config, t.split, settings): t for t in todo}
@@ -210,22 +432,13 @@ def _predict_bytes(loaded: LoadedModel, folder: str, config: str, split: str, se
         return out.read_bytes()
 
 
-def _claim_run_folder(run_dir: Path, loaded: LoadedModel) -> None:
-    """Record the model in ``run.json``; ConfigError if the folder belongs to another model's run."""
-    manifest = {"model": loaded.spec, "weights": weights_digest(loaded)}
-    recorded = run_dir / RUN_MANIFEST
-    if recorded.is_file():
-        found = json.loads(recorded.read_text())
-        if found != manifest:
-            raise ConfigError(
-                f"{run_dir} holds the run of {found.get('model')} (weights {found.get('weights')}), not of "
-                f"{manifest['model']}; choose another --out"
-            )
-        return
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ConfigError(f"--out {run_dir}: is a file; expected a run folder")
+def _claim_run_folder(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Record the model in ``run.json`` (after :func:`check_run_folder`; a run.json written before formats
+    is rewritten in the current layout)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(recorded, _json_bytes(manifest))
+    recorded = run_dir / RUN_MANIFEST
+    if not recorded.is_file() or read_json(recorded, RUN_MANIFEST) != manifest:
+        atomic_write_bytes(recorded, _json_bytes(manifest))
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -250,12 +463,21 @@ class _Run:
     def outputs_path(self, target: SuiteTarget) -> Path:
         return self.run_dir / "outputs" / f"{target.file_stem}.pt"
 
+    def record_outputs(self, target: SuiteTarget) -> None:
+        """Write ``builds/<key>.json``, the build the outputs are about to be predicted from."""
+        record = {"format": OUTPUTS_RECORD_FORMAT, "key": target.key, "dataset": dataset_build(target)}
+        path = _record_path(self.outputs_path(target))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, _json_bytes(record))
+
     def outputs(self, target: SuiteTarget) -> Path:
-        """The target's outputs file, predicted unless already in the run folder."""
+        """The target's outputs file, predicted unless already in the run folder (its record was checked by
+        :func:`check_run_folder`)."""
         path = self.outputs_path(target)
         if not path.is_file():
             if self.progress:
                 print(f"predict {target.key}")
+            self.record_outputs(target)
             predict(
                 target.folder,
                 self.loaded,
@@ -279,12 +501,10 @@ class _Run:
             return None, f"no metric family applies to config {config!r} (columns {folder.column_names(config)})"
         if folder.protocol(config).get("ood") and id_target is None:
             return None, "an OOD set is scored against the ImageNet-val outputs: add a built imagenet_val folder"
-        if target.has_images:
-            path = self.outputs(target)
-        elif id_target is not None:
-            path = self.outputs(id_target)
-        else:
+        outputs_target = target if target.has_images else id_target
+        if outputs_target is None:
             return None, "no images to run the model on, and no imagenet_val folder whose outputs it could join"
+        path = self.outputs(outputs_target)
         outputs = ModelOutputs.load(path, device=self.device)
         options = ScoreOptions(ood=self.ood_options(target, id_target, path))
         try:
@@ -293,7 +513,13 @@ class _Run:
             if target.has_images:
                 raise
             return None, f"its rows are not the imagenet_val rows predicted ({err})"
-        return report.to_dict(), ""
+        uses_id = bool(folder.protocol(config).get("ood")) and id_target is not None and target is not id_target
+        provenance = {
+            "dataset": dataset_build(target),
+            "outputs": dataset_build(outputs_target),
+            "id_outputs": dataset_build(id_target) if uses_id else None,
+        }
+        return {**report.to_dict(), "provenance": provenance}, ""
 
     def ood_options(self, target: SuiteTarget, id_target: SuiteTarget | None, ood_path: Path) -> OodOptions:
         """ID outputs (and features) of ImageNet val for the OOD families; empty options without them."""
@@ -316,12 +542,14 @@ class _Run:
         """FGSM/PGD accuracies on ``rows`` seeded, class-stratified val images (reused when recorded)."""
         from .adversarial import adversarial_accuracy
 
-        path = self.run_dir / "adversarial.json"
+        path = self.run_dir / ADVERSARIAL_JSON
         batch_size = min(self.batch_size, 64)  # PGD's random start is seeded per batch: part of the result's key
         key = {"requested_rows": rows, "seed": seed, "batch_size": batch_size}
-        if path.is_file():
-            recorded = json.loads(path.read_text())
-            if all(recorded.get(name) == value for name, value in key.items()):
+        build = dataset_build(id_target)
+        if path.is_file():  # checked by check_run_folder
+            recorded = read_json(path, ADVERSARIAL_JSON)
+            same = all(recorded.get(name) == value for name, value in key.items())
+            if same and recorded.get("dataset") is not None and same_build(recorded["dataset"], build):
                 return recorded
         result = adversarial_accuracy(
             self.loaded,
@@ -342,9 +570,25 @@ class _Run:
             "pgd_accuracy": result.pgd.value,
             "attack": "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]",
             "ids": list(result.ids),
+            "dataset": build,
         }
         atomic_write_bytes(path, _json_bytes(recorded))
         return recorded
 
 
-__all__ = ["SuiteTarget", "predict_on_ray", "run_suite", "suite_targets"]
+__all__ = [
+    "ADVERSARIAL_JSON",
+    "OUTPUTS_RECORD_FORMAT",
+    "RUN_FORMAT",
+    "RUN_MANIFEST",
+    "SUITE_JSON",
+    "SuiteTarget",
+    "check_arguments",
+    "check_run_folder",
+    "dataset_build",
+    "predict_on_ray",
+    "run_manifest",
+    "run_suite",
+    "same_build",
+    "suite_targets",
+]

@@ -32,6 +32,7 @@ from torch import nn
 
 from ..errors import ConfigError
 from ..files import sha256_file
+from ..scoring.outputs import load_torch_file
 
 MODEL_FORMS = "timm:<name>, torchvision:<name>, <module>:<callable> or <path/to/file.py>:<callable>"
 WEIGHT_SUFFIXES = (".safetensors", ".pt", ".pth")
@@ -170,16 +171,22 @@ def load_weights(model: nn.Module, path: Path, spec: str) -> str:
     return sha256_file(path)
 
 
-def _read_state_dict(path: Path) -> dict[str, torch.Tensor]:
-    try:
-        if path.suffix == ".safetensors":
-            from safetensors.torch import load_file
+WEIGHTS_CONTRACT = "safetensors or a state dict (a mapping of names to tensors, torch.save)"
 
+
+def _read_state_dict(path: Path) -> dict[str, torch.Tensor]:
+    """The state dict in ``path``; a pickle of other Python objects is refused unread (one line)."""
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        try:
             state = load_file(str(path))
-        else:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:
-        raise ConfigError(f"weights file {path} cannot be read ({type(err).__name__}: {err})") from None
+        except Exception as err:  # safetensors raises its own error types
+            raise ConfigError(
+                f"weights file {path} cannot be read ({type(err).__name__}: {' '.join(str(err).split())[:200]})"
+            ) from err
+    else:
+        state = load_torch_file(path, ConfigError, WEIGHTS_CONTRACT, name=f"weights file {path}")
     for wrapper in ("state_dict", "model"):
         if isinstance(state, dict) and isinstance(state.get(wrapper), dict):
             state = state[wrapper]

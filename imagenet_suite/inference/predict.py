@@ -24,7 +24,15 @@ CPU path for every row, with one warning line.
 Resume: every finished batch's outputs are written at once to ``<out>.partial/`` beside a manifest of
 what produced them (model, weights, dataset build, config, split, preprocessing, batch size). A run
 that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
-else is refused. The final file is written atomically, rows in dataset order, and the folder removed.
+else (or with an unreadable manifest) is refused. Every chunk found is checked before it is trusted
+(readable, the ids of its batch's rows in order, ``[rows, C]`` float logits and features); a bad one
+is named in one warning line, renamed to ``<chunk>.rejected`` (kept, never deleted) and its batch
+computed again. The final file is written atomically, rows in dataset order, and the folder removed
+(but for rejected chunks).
+
+Arguments are checked before any model is loaded or data read (:func:`check_loader_arguments`,
+shared with ``evaluate``; :func:`check_outputs_file`), and a refused or failed run that wrote no
+batch leaves no ``.partial`` folder behind.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from tqdm.auto import tqdm
 from ..build.dataset_folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData
 from ..files import atomic_write_bytes
+from ..scoring.outputs import load_torch_file
 from ..scoring.protocols import border_crop
 from .gpu_decode import TensorTransform, UnsupportedTransform, decode_jpegs, device_decodable, tensor_transform
 from .models import LoadedModel, Transform, squash_transform, weights_digest
@@ -323,16 +332,13 @@ def predict(
     path with torchvision's CPU decoder (for testing). Falls back to the CPU path, saying so, where the
     preprocessing has no tensor counterpart.
     """
+    check_loader_arguments(workers, batch_size)
+    out = check_outputs_file(out)
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
     split = folder.resolve_split(config, split)
     if "image" not in folder.column_names(config):
         raise ConfigError(f"{folder.path} config {config!r} has no 'image' column to run a model on")
-    out = Path(out)
-    if out.suffix != ".pt":
-        raise ConfigError(f"--out {out} must end in .pt (the outputs file `score` reads)")
-    if batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
     device = torch.device(device)
     units = split_units(folder, config, split, batch_size)
     if not units:
@@ -348,15 +354,52 @@ def predict(
     manifest = _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size)
     if preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix the two
         manifest["decode"] = f"torchvision.io.decode_jpeg on {device.type}"
-    partial = _partial_folder(out, manifest)
-    todo = [unit for unit in units if not (partial / _chunk_name(unit.index)).is_file()]
-    if todo:
-        cpu_transform = protocol_transform(loaded, protocol, transform)
-        images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
-        to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
-        _run(images, todo, loaded.model, partial, device, features, amp, workers, progress, to_device)
-    _merge(units, partial, out, features)
-    shutil.rmtree(partial)
+    partial, fresh = _partial_folder(out, manifest)
+    unit_ids = UnitIds()
+    try:
+        todo = _units_to_compute(units, partial, features, unit_ids)
+        if todo:
+            cpu_transform = protocol_transform(loaded, protocol, transform)
+            images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
+            to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
+            _run(images, todo, loaded.model, partial, device, features, amp, workers, progress, to_device)
+        _merge(units, partial, out, features, unit_ids)
+    except BaseException:
+        if fresh and not any(partial.glob(CHUNK_GLOB)):
+            shutil.rmtree(partial, ignore_errors=True)  # nothing worth resuming: leave nothing behind
+        raise
+    _remove_partial(partial)
+    return out
+
+
+def check_loader_arguments(workers: int | None, batch_size: int) -> None:
+    """ConfigError naming the flag unless ``--workers`` is None (the default) or >= 0 and ``--batch-size``
+    >= 1. ``predict`` and ``evaluate`` call it before any model is loaded or any data read."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
+        raise ConfigError(f"--workers must be 0 or more, got {workers} (0: read images in the main process)")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
+
+
+def check_outputs_file(out: str | Path) -> Path:
+    """``out`` if predict can write its outputs file there, else ConfigError naming ``--out``: it must end
+    in ``.pt``, not be a folder, and lie in a folder that exists or can be made and is writable (nothing is
+    created here); ``<out>.partial`` must not be a file."""
+    out = Path(out)
+    if out.suffix != ".pt":
+        raise ConfigError(f"--out {out} must end in .pt (the outputs file `score` reads)")
+    if out.is_dir():
+        raise ConfigError(f"--out {out}: is a folder; expected the path of a .pt file to write")
+    partial = out.with_name(out.name + ".partial")
+    if partial.exists() and not partial.is_dir():
+        raise ConfigError(f"--out {out}: {partial} is in the way (predict keeps its partial outputs there); remove it")
+    folder = out.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"--out {out}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out}: the folder {folder} is not writable")
     return out
 
 
@@ -375,26 +418,130 @@ def _manifest(folder, config, split, loaded, features, amp, transform_name, batc
     }
 
 
-def _partial_folder(out: Path, manifest: dict[str, Any]) -> Path:
+def _partial_folder(out: Path, manifest: dict[str, Any]) -> tuple[Path, bool]:
+    """The ``.partial`` folder of ``out`` holding this run's manifest, and whether it was made just now."""
     partial = out.with_name(out.name + ".partial")
     recorded = partial / MANIFEST
     if recorded.is_file():
-        found = json.loads(recorded.read_text())
+        try:
+            found = json.loads(recorded.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ConfigError(
+                f"{recorded}: not a readable manifest ({err}); the run that made {partial} is unknown: "
+                "delete the folder or choose another --out"
+            ) from err
+        if not isinstance(found, dict):
+            raise ConfigError(f"{recorded}: not a manifest of predict (a JSON object); delete {partial}")
         if found != manifest:
             changed = sorted(k for k in {*manifest, *found} if found.get(k) != manifest.get(k))
             raise ConfigError(
                 f"{partial} holds partial outputs of a different run (differs in {changed}); "
                 "delete it or choose another --out"
             )
-        return partial
+        return partial, False
+    fresh = not partial.exists()
     partial.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(recorded, json.dumps(manifest, indent=1, sort_keys=True).encode())
-    return partial
+    return partial, fresh
+
+
+REJECTED = ".rejected"
+CHUNK_CONTRACT = "a batch's outputs written by predict: {'ids': [str], 'logits': [n, C] float[, 'features': [n, d]]}"
+
+
+class UnitIds:
+    """The dataset ids of a unit's rows, read from the ``id`` column of its row groups (each read once)."""
+
+    def __init__(self):
+        self._groups: dict[tuple[str, int], list[str]] = {}
+
+    def __call__(self, unit: Unit) -> list[str]:
+        ids = []
+        for piece in unit.pieces:
+            key = (piece.path, piece.row_group)
+            if key not in self._groups:
+                table = pq.ParquetFile(piece.path).read_row_group(piece.row_group, columns=["id"])
+                self._groups[key] = table.column("id").to_pylist()
+            ids += self._groups[key][piece.offset : piece.offset + piece.length]
+        return ids
+
+
+def _units_to_compute(units: list[Unit], partial: Path, features: bool, unit_ids: UnitIds) -> list[Unit]:
+    """The units without a sound chunk in ``partial``. A chunk that cannot be read or does not hold its
+    batch's rows is named (one warning line), renamed to ``<chunk>.rejected`` (never deleted) and its
+    batch is computed again."""
+    todo = []
+    for unit in units:
+        chunk = partial / _chunk_name(unit.index)
+        if not chunk.exists():
+            todo.append(unit)
+            continue
+        try:
+            _read_chunk(chunk, unit, features, unit_ids(unit))
+        except ConfigError as err:
+            rejected = _set_aside(chunk)
+            _LOG.warning("predict: %s; moved to %s, its batch is recomputed", err, rejected)
+            todo.append(unit)
+    return todo
+
+
+def _read_chunk(chunk: Path, unit: Unit, features: bool, expected_ids: list[str]) -> dict[str, Any]:
+    """The outputs of ``unit`` in ``chunk``, checked: ids (those of the unit's rows, in order), logits
+    ``[rows, C]`` float and, with ``features``, features ``[rows, d]``; ConfigError naming the chunk."""
+    if not chunk.is_file():
+        raise ConfigError(f"{chunk}: not a file")
+    data = load_torch_file(chunk, ConfigError, CHUNK_CONTRACT)
+    if not isinstance(data, dict) or not isinstance(data.get("ids"), list) or "logits" not in data:
+        raise ConfigError(f"{chunk}: expected {CHUNK_CONTRACT}")
+    ids = data["ids"]
+    if len(ids) != unit.rows:
+        raise ConfigError(f"{chunk}: holds {len(ids)} rows, expected the batch's {unit.rows}")
+    if ids != expected_ids:
+        at = next(i for i, (a, b) in enumerate(zip(ids, expected_ids)) if a != b)
+        raise ConfigError(
+            f"{chunk}: holds the rows of another batch (row {at} is {ids[at]!r}, the dataset's is {expected_ids[at]!r})"
+        )
+    for name in ("logits", "features") if features else ("logits",):
+        value = data.get(name)
+        if not isinstance(value, torch.Tensor) or value.ndim != 2 or not value.is_floating_point():
+            found = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise ConfigError(f"{chunk}: {name!r} must be a float tensor [rows, n], got {found}")
+        if value.shape[0] != unit.rows:
+            raise ConfigError(f"{chunk}: {name!r} has {value.shape[0]} rows, expected the batch's {unit.rows}")
+    return data
+
+
+def _set_aside(chunk: Path) -> Path:
+    """Rename ``chunk`` to ``<chunk>.rejected`` (``.rejected.1``, ... if taken); return the new path."""
+    target, number = chunk.with_name(chunk.name + REJECTED), 0
+    while target.exists():
+        number += 1
+        target = chunk.with_name(f"{chunk.name}{REJECTED}.{number}")
+    os.replace(chunk, target)
+    return target
+
+
+def _remove_partial(partial: Path) -> None:
+    """Remove the ``.partial`` folder once the outputs file is written, except chunks set aside as
+    rejected (kept for inspection: the warning named them)."""
+    kept = False
+    for entry in partial.iterdir():
+        if REJECTED in entry.name:
+            kept = True
+        elif entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    if not kept:
+        partial.rmdir()
 
 
 def _chunk_name(index: int) -> str:
     """The file holding the outputs of batch ``index`` in the ``.partial`` folder."""
     return f"unit_{index:07d}.pt"
+
+
+CHUNK_GLOB = "unit_*.pt"
 
 
 def _run(
@@ -446,8 +593,16 @@ def _to_bytes(value: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _merge(units: list[Unit], partial: Path, out: Path, features: bool) -> None:
-    chunks = [torch.load(partial / _chunk_name(unit.index), map_location="cpu", weights_only=True) for unit in units]
+def _merge(units: list[Unit], partial: Path, out: Path, features: bool, unit_ids: UnitIds) -> None:
+    chunks = [_read_chunk(partial / _chunk_name(unit.index), unit, features, unit_ids(unit)) for unit in units]
+    for name in ("logits", "features") if features else ("logits",):
+        first = chunks[0][name].shape[1]
+        for unit, chunk in zip(units, chunks):
+            if chunk[name].shape[1] != first:
+                raise ConfigError(
+                    f"{partial / _chunk_name(unit.index)}: {name!r} has {chunk[name].shape[1]} columns, "
+                    f"the first batch's has {first}; delete {partial} and run again"
+                )
     merged: dict[str, Any] = {
         "ids": [row_id for chunk in chunks for row_id in chunk["ids"]],
         "logits": torch.cat([chunk["logits"] for chunk in chunks]),
@@ -464,6 +619,8 @@ __all__ = [
     "JpegBatch",
     "Piece",
     "Unit",
+    "check_loader_arguments",
+    "check_outputs_file",
     "classifier_of",
     "device_transform",
     "predict",

@@ -45,10 +45,10 @@ def _from_folder(hierarchy: str, distance: str) -> np.ndarray:
         raise ConfigError(
             f"--hierarchy {hierarchy}: a {folder.name} dataset, expected a wordnet_hierarchy or kmeans_hierarchy folder"
         )
-    path = Path(hierarchy) / folder.configs[0] / f"distance_{distance}.npy"
-    if not path.is_file():
-        raise ConfigError(f"--hierarchy {hierarchy}: {path.name} is missing")
-    return np.load(path, allow_pickle=False)
+    rel = f"{folder.configs[0]}/distance_{distance}.npy"
+    if not any(rel in info["files"] for info in folder.build_info["configs"].values()):
+        raise ConfigError(f"--hierarchy {hierarchy}: {Path(rel).name} is missing")
+    return np.load(folder.file(rel), allow_pickle=False)
 
 
 __all__ = ["HIERARCHY_DATASETS", "distance_matrix"]

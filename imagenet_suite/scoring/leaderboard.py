@@ -11,11 +11,15 @@
 * ``lca_on_the_line`` — seed 004: for every OOD dataset key, ID LCA (ImageNet val, the first LCA
   distance reported) against OOD top-1 over the models: R², Kendall τ-b, Pearson, fitted line
   (min-max scaled, as the paper) — with at least three models.
+
+Each suite.json is read with :func:`~imagenet_suite.scoring.suite.read_suite` (format and structure
+checked). Runs that read different builds of one dataset split (same builder, config and split, another
+sha256 of build_info.json, or a run whose suite.json records no build) are refused, naming the dataset
+and the runs on each build, unless ``allow_mixed_builds``; then the Markdown lists the mixed builds first.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,15 +28,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RunFolderError
 from .aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
 from .lca_on_the_line import OnTheLine, analyze
 from .multilabel import DEFAULT_VARIANT, delta_rank
 from .quba import DIMENSIONS, quba_table
-from .suite import ID_DATASET
+from .suite import ID_DATASET, SUITE_JSON, read_suite
 
-SUITE_JSON = "suite.json"
 MIN_MODELS_ON_THE_LINE = 3
+DatasetSplit = tuple[str, str, str]  # (builder, config, split)
+MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
 
 
 @dataclass
@@ -46,20 +51,16 @@ class Leaderboard:
     delta_rank: pd.Series | None
     lca_on_the_line: dict[str, OnTheLine] = field(default_factory=dict)
     missing: dict[str, dict[str, str]] = field(default_factory=dict)  # model -> {dimension: reason}
+    mixed_builds: MixedBuilds = field(default_factory=dict)  # ranked anyway (allow_mixed_builds)
 
 
 def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
-    two runs evaluate the same spec. ConfigError names a folder without a readable suite.json."""
+    two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
+    format or malformed (:func:`~imagenet_suite.scoring.suite.read_suite`)."""
     suites: list[tuple[str, Path, dict[str, Any]]] = []
     for run_dir in map(Path, run_dirs):
-        path = run_dir / SUITE_JSON if run_dir.is_dir() else run_dir
-        try:
-            suite = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise ConfigError(f"{path}: not a readable suite.json of `imagenet-suite evaluate` ({err})") from None
-        if not isinstance(suite, dict) or "summary" not in suite or "model" not in suite:
-            raise ConfigError(f"{path}: not a suite.json of `imagenet-suite evaluate` (no model/summary)")
+        suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir)
         suites.append((suite["model"], run_dir, suite))
     specs = [spec for spec, _, _ in suites]
     named = {}
@@ -71,10 +72,16 @@ def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     return named
 
 
-def leaderboard(suites: Mapping[str, Mapping[str, Any]]) -> Leaderboard:
-    """All tables for ``{model name: suite.json content}`` (at least one model)."""
+def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: bool = False) -> Leaderboard:
+    """All tables for ``{model name: suite.json content}`` (at least one model).
+
+    RunFolderError when the runs read different builds of one dataset split (:func:`mixed_builds`),
+    unless ``allow_mixed_builds``."""
     if not suites:
         raise ConfigError("a leaderboard needs at least one run")
+    mixed = mixed_builds(suites)
+    if mixed and not allow_mixed_builds:
+        raise RunFolderError(describe_mixed_builds(mixed) + "; pass --allow-mixed-builds to rank them anyway")
     names = list(suites)
     quba, missing = _quba(suites)
     accuracies = pd.DataFrame(
@@ -90,7 +97,64 @@ def leaderboard(suites: Mapping[str, Mapping[str, Any]]) -> Leaderboard:
         delta_rank=_delta_rank(suites),
         lca_on_the_line=_on_the_line(suites),
         missing=missing,
+        mixed_builds=mixed,
     )
+
+
+def run_builds(suite: Mapping[str, Any]) -> dict[DatasetSplit, set[str | None]]:
+    """``{(builder, config, split): {build_info.json sha256}}`` of every split a run read: the splits its
+    reports scored, the outputs they used, the ID outputs of OOD sets and the attacked split; ``None``
+    for a report of a suite.json that records no build (written before builds were recorded)."""
+    found: dict[DatasetSplit, set[str | None]] = {}
+    builds: list[Mapping[str, Any]] = []
+    for report in suite["datasets"].values():
+        provenance = report.get("provenance")
+        if provenance is None:
+            meta = report["meta"]
+            found.setdefault((meta["dataset"], meta["config"], meta["split"]), set()).add(None)
+        else:
+            builds += [build for build in provenance.values() if build is not None]
+    adversarial = suite["summary"].get("adversarial") or {}
+    if adversarial.get("dataset") is not None:
+        builds.append(adversarial["dataset"])
+    for build in builds:
+        found.setdefault((build["builder"], build["config"], build["split"]), set()).add(build["build_info_sha256"])
+    return found
+
+
+def mixed_builds(suites: Mapping[str, Mapping[str, Any]]) -> MixedBuilds:
+    """The dataset splits that two or more runs read in different builds (or in a build one of them did not
+    record): ``{(builder, config, split): {build_info sha256 or None: [run names]}}``."""
+    per_run = {name: run_builds(suite) for name, suite in suites.items()}
+    mixed: MixedBuilds = {}
+    for split in sorted({split for builds in per_run.values() for split in builds}):
+        having = {name: builds[split] for name, builds in per_run.items() if split in builds}
+        if len(having) < 2:
+            continue
+        sets = list(having.values())
+        if any(other != sets[0] for other in sets) or any(None in builds for builds in sets):
+            by_build: dict[str | None, list[str]] = {}
+            for name, builds in having.items():
+                for sha in sorted(builds, key=str):
+                    by_build.setdefault(sha, []).append(name)
+            mixed[split] = by_build
+    return mixed
+
+
+def describe_mixed_builds(mixed: MixedBuilds) -> str:
+    """One line: the first dataset split read in different builds, the runs on each, how many more."""
+    (builder, config, split), by_build = next(iter(mixed.items()))
+    runs = "; ".join(f"{_build_name(sha)} in {', '.join(map(repr, names))}" for sha, names in by_build.items())
+    more = f" (and {len(mixed) - 1} more dataset split(s): {_split_names(list(mixed)[1:])})" if len(mixed) > 1 else ""
+    return f"the runs read different builds of {builder} (config {config}, split {split}): {runs}{more}"
+
+
+def _build_name(sha: str | None) -> str:
+    return f"build_info.json sha256 {sha[:12]}" if sha else "a build not recorded (suite.json without provenance)"
+
+
+def _split_names(splits: Sequence[DatasetSplit]) -> str:
+    return ", ".join(f"{builder}/{config}/{split}" for builder, config, split in splits)
 
 
 def _quba(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
@@ -180,7 +244,22 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     """The leaderboard as Markdown (plots referenced by file name)."""
     from .suite_markdown import table
 
-    lines = ["# Leaderboard", "", "## QUBA (seed 000)", ""]
+    lines = ["# Leaderboard", ""]
+    if board.mixed_builds:
+        lines += [
+            "## Mixed builds",
+            "",
+            "These runs read different builds of the same dataset split (ranked anyway, `--allow-mixed-builds`); "
+            "their numbers on it were not measured on the same data:",
+            "",
+        ]
+        for (builder, config, split), by_build in board.mixed_builds.items():
+            runs = "; ".join(
+                f"{_build_name(sha)}: {', '.join(f'`{n}`' for n in names)}" for sha, names in by_build.items()
+            )
+            lines.append(f"- `{builder}` config `{config}` split `{split}`: {runs}")
+        lines.append("")
+    lines += ["## QUBA (seed 000)", ""]
     quba = board.quba.reset_index(names="model")
     lines += table(list(quba.columns), quba.itertuples(index=False))
     for model, dims in board.missing.items():
@@ -244,4 +323,13 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
     return written
 
 
-__all__ = ["Leaderboard", "leaderboard", "leaderboard_markdown", "load_suites", "write_leaderboard"]
+__all__ = [
+    "Leaderboard",
+    "describe_mixed_builds",
+    "leaderboard",
+    "leaderboard_markdown",
+    "load_suites",
+    "mixed_builds",
+    "run_builds",
+    "write_leaderboard",
+]

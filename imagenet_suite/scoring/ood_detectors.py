@@ -39,6 +39,7 @@ import torch
 
 from ..errors import ConfigError, OutputsError
 from .batching import map_chunks, row_chunks
+from .outputs import Expected, load_torch_file, read_npz_entries, read_pt_entries
 from .threads import chunk_parallel_cpu
 
 DETECTORS = (
@@ -160,24 +161,22 @@ class Embeddings:
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> Embeddings:
+        """Read ``ids`` + ``features`` (``.pt`` or ``.npz``): shapes and dtypes are checked from the headers /
+        tensor metadata before the array is read; a pickle of other objects is refused unread."""
         path = Path(path)
         if not path.is_file():
             raise OutputsError(f"features file {path} does not exist")
+        expect = Expected(layout="[N, d]", per_row="features per row", column_word="feature dimensions")
         if path.suffix == ".pt":
-            data = torch.load(path, map_location="cpu", weights_only=True)
+            ids, _, values = read_pt_entries(path, ("features",), FEATURES_CONTRACT, expect)
         elif path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                data = {k: archive[k] for k in archive.files}
-            data["features"] = torch.from_numpy(np.ascontiguousarray(data.get("features", np.zeros((0, 0)))))
-            data["ids"] = [str(i) for i in data.get("ids", [])]
+            ids, _, values = read_npz_entries(path, ("features",), FEATURES_CONTRACT, expect)
         else:
             raise OutputsError(f"features file {path} must end in .pt or .npz")
-        if not isinstance(data, dict) or "ids" not in data or "features" not in data:
-            raise OutputsError(f"{path}: expected entries 'ids' (N strings) and 'features' ([N, d])")
         try:
-            return cls(torch.as_tensor(data["features"]).to(device), data["ids"])
+            return cls(values.to(device), ids)
         except OutputsError as err:
-            raise OutputsError(f"{path}: {err}") from None
+            raise OutputsError(f"{path}: {err}") from err
 
 
 # -- fitted statistics ---------------------------------------------------------------------------------
@@ -215,21 +214,119 @@ class DetectorStats:
         return DetectorStats(**moved)
 
     def save(self, path: str | Path) -> Path:
-        torch.save(
-            {f.name: (v.cpu() if isinstance(v := getattr(self, f.name), torch.Tensor) else v) for f in fields(self)},
-            path,
-        )
+        """Write every field and the format (:data:`STATS_FORMAT`) with ``torch.save`` (tensors on the CPU)."""
+        entries = {
+            f.name: (v.cpu() if isinstance(v := getattr(self, f.name), torch.Tensor) else v) for f in fields(self)
+        }
+        torch.save({"format": STATS_FORMAT, **entries}, path)
         return Path(path)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> DetectorStats:
-        if not Path(path).is_file():
+        """Read a file of :meth:`save`, every entry checked (:func:`check_stats_entries`); one line naming
+        the file and what was expected otherwise. Files without a ``format`` entry (written before it was
+        added) are read when they hold exactly every field, each checked as well."""
+        path = Path(path)
+        if not path.is_file():
             raise OutputsError(f"detector statistics file {path} does not exist")
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        known = {f.name for f in fields(cls)}
-        if not isinstance(data, dict) or "preset" not in data or set(data) - known:
-            raise OutputsError(f"{path}: not a DetectorStats file (expected keys among {sorted(known)})")
-        return cls(**data).to(device)
+        data = load_torch_file(path, OutputsError, STATS_CONTRACT)
+        return cls(**check_stats_entries(path, data)).to(device)
+
+
+STATS_FORMAT = "imagenet-suite-detector-stats/1"
+STATS_CONTRACT = "a DetectorStats file (DetectorStats.save: a dict of its fields)"
+FEATURES_CONTRACT = "a dict of 'ids' (N strings) and 'features' ([N, d] floats)"
+# The shape of each tensor field, by symbol: C classes, d feature dimensions, M KNN bank rows, K = d - vim_dim.
+STATS_SHAPES = {
+    "weight": ("C", "d"),
+    "bias": ("C",),
+    "class_means": ("C", "d"),
+    "precision": ("d", "d"),
+    "global_mean": ("d",),
+    "global_precision": ("d", "d"),
+    "klm_templates": ("C", "C"),
+    "knn_bank": ("M", "d"),
+    "vim_origin": ("d",),
+    "vim_null_space": ("d", "K"),
+}
+_SYMBOLS = {"C": "classes", "d": "feature dimensions", "M": "bank rows", "K": "columns"}
+
+
+def check_stats_entries(path: Path, data) -> dict:
+    """The fields of a DetectorStats file, every one checked: the format, exactly the known fields, the
+    preset, each tensor's dtype (float), rank, finiteness and its sizes against the others (C, d), and
+    the scalars. OutputsError naming ``path`` and what was expected."""
+    known = [f.name for f in fields(DetectorStats)]
+    if not isinstance(data, dict):
+        raise OutputsError(f"{path}: expected {STATS_CONTRACT}, got a {type(data).__name__}")
+    data = dict(data)
+    found = data.pop("format", None)
+    if found is None and set(data) != set(known):
+        raise OutputsError(
+            f"{path}: no 'format' entry and not every field of a DetectorStats file ({STATS_FORMAT}, "
+            f"fields {known}); found {sorted(map(str, data))}"
+        )
+    if found is not None and found != STATS_FORMAT:
+        raise OutputsError(f"{path}: format {found!r}; this version of imagenet-suite reads {STATS_FORMAT}")
+    missing = [name for name in known if name not in data]
+    unknown = sorted(str(name) for name in data if name not in known)
+    if missing:
+        raise OutputsError(f"{path}: missing entries {missing}; a {STATS_FORMAT} file holds every field {known}")
+    if unknown:
+        raise OutputsError(f"{path}: unknown entries {unknown}; a {STATS_FORMAT} file holds the fields {known}")
+    if not isinstance(data["preset"], str) or data["preset"] not in PRESETS:
+        raise OutputsError(f"{path}: 'preset' is {data['preset']!r}, expected one of {list(PRESETS)}")
+    _check_stats_scalars(path, data)
+    _check_stats_tensors(path, data)
+    return data
+
+
+def _check_stats_scalars(path: Path, data: dict) -> None:
+    for name in ("knn_k", "vim_dim"):
+        value = data[name]
+        if value is None and name == "vim_dim":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            allowed = "a positive int" + (" or None" if name == "vim_dim" else "")
+            raise OutputsError(f"{path}: {name!r} must be {allowed}, got {value!r}")
+    for name in ("react_threshold", "vim_alpha"):
+        value = data[name]
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value)
+        ):
+            raise OutputsError(f"{path}: {name!r} must be a finite number or None, got {value!r}")
+    extra = data["extra"]
+    if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
+        raise OutputsError(f"{path}: 'extra' must map names to descriptions (str -> str), got {extra!r:.100}")
+
+
+def _check_stats_tensors(path: Path, data: dict) -> None:
+    sizes: dict[str, tuple[int, str]] = {}  # symbol -> (size, the field it was first seen in)
+    for name, symbols in STATS_SHAPES.items():
+        value = data[name]
+        if value is None:
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise OutputsError(f"{path}: {name!r} must be a tensor or None, got {type(value).__name__}")
+        if not value.is_floating_point():
+            raise OutputsError(f"{path}: {name!r} must be a float tensor, got {value.dtype}")
+        layout = f"[{', '.join(symbols)}]"
+        shape = tuple(value.shape)
+        if len(shape) != len(symbols) or any(
+            shape[i] != shape[j] for i in range(len(symbols)) for j in range(i) if symbols[i] == symbols[j]
+        ):
+            raise OutputsError(f"{path}: {name!r} has shape {shape}, expected {layout}")
+        for size, symbol in zip(shape, symbols):
+            seen, where = sizes.setdefault(symbol, (size, name))
+            if seen != size:
+                raise OutputsError(f"{path}: {name!r} {layout} has {size} {_SYMBOLS[symbol]} but {where!r} has {seen}")
+        if not bool(torch.isfinite(value).all()):
+            raise OutputsError(f"{path}: {name!r} holds NaN or inf")
+    if "K" in sizes and data["vim_dim"] is not None and sizes["K"][0] != sizes["d"][0] - data["vim_dim"]:
+        raise OutputsError(
+            f"{path}: 'vim_null_space' has {sizes['K'][0]} columns, expected d - vim_dim = "
+            f"{sizes['d'][0] - data['vim_dim']} (d = {sizes['d'][0]}, vim_dim = {data['vim_dim']})"
+        )
 
 
 def fit_detector_stats(

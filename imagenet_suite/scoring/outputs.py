@@ -14,6 +14,13 @@ Two containers are read and written:
 * ``.pt`` (``torch.save({"ids": list_of_str, "logits": tensor}, path)``), loaded with
   ``weights_only=True``; bf16/fp16 tensors are kept as they are.
 
+Reading checks what a file promises before believing it: an ``.npz`` member's ``.npy`` header
+(shape, dtype) against the zip directory (the stored size, and what the compressed size can expand
+to), a ``.pt`` file's tensor metadata through ``mmap``; then rows == ids and, where the caller knows
+them (``score``: the dataset split's rows and classes), the rows and classes, all before any array is
+decompressed or copied. A ``.pt`` file that pickles other Python objects is refused unread
+(:func:`load_torch_file`, shared with features, detector statistics and weights).
+
 ``ModelOutputs`` checks the structure when it is made (2-D float tensor, one string id per row,
 no duplicate ids, a known kind) and the values in :meth:`ModelOutputs.validate` (NaN/inf, probability
 rows that do not sum to 1), chunk by chunk on the tensor's own device.
@@ -21,15 +28,19 @@ rows that do not sum to 1), chunk by chunk on the tensor's own device.
 
 from __future__ import annotations
 
+import pickle
+import re
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import OutputsError
+from ..errors import ImagenetSuiteError, OutputsError
 from .batching import chunk_elements, map_chunks, row_chunks
 
 KINDS = ("logits", "probs", "log_probs")
@@ -150,19 +161,33 @@ class ModelOutputs:
         return path
 
     @classmethod
-    def load(cls, path: str | Path, device: str | torch.device = "cpu") -> ModelOutputs:
-        """Read an outputs file written by :meth:`save` or by any framework in the documented layout."""
+    def load(
+        cls,
+        path: str | Path,
+        device: str | torch.device = "cpu",
+        *,
+        num_rows: int | None = None,
+        num_classes: int | None = None,
+        against: str = "the dataset",
+    ) -> ModelOutputs:
+        """Read an outputs file written by :meth:`save` or by any framework in the documented layout.
+
+        Shapes and dtypes are checked from the ``.npy`` headers (``.npz``) or the tensor metadata of a
+        memory-mapped ``.pt`` before any data is decompressed or copied: rows == ids and, when given,
+        ``num_rows`` / ``num_classes`` (those of ``against``, named in the message).
+        """
         path = Path(path)
         if not path.is_file():
             raise OutputsError(f"outputs file {path} does not exist")
-        entries = _read_pt(path) if _suffix(path) == ".pt" else _read_npz(path)
-        kind, values = _the_values_entry(path, entries)
-        if "ids" not in entries:
-            raise OutputsError(f"{path}: no 'ids' entry; an outputs file holds 'ids' (N strings) and one of {KINDS}")
+        expect = Expected(num_rows, num_classes, per_row="scores per row", column_word="classes", against=against)
+        if _suffix(path) == ".pt":
+            ids, kind, values = read_pt_entries(path, KINDS, OUTPUTS_CONTRACT, expect, check_format=True)
+        else:
+            ids, kind, values = read_npz_entries(path, KINDS, OUTPUTS_CONTRACT, expect)
         try:
-            return cls(values.to(device), entries["ids"], kind)
+            return cls(values.to(device), ids, kind)
         except OutputsError as err:
-            raise OutputsError(f"{path}: {err}") from None
+            raise OutputsError(f"{path}: {err}") from err
 
 
 def _suffix(path: Path) -> str:
@@ -171,93 +196,262 @@ def _suffix(path: Path) -> str:
     return path.suffix
 
 
-def _read_pt(path: Path) -> dict:
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many types for bad pickles
-        raise OutputsError(f"{path}: not a readable torch file ({type(err).__name__}: {err})") from None
+# -- reading files of ids + one [N, C] array, checking what the headers promise first ----------------------
+
+OUTPUTS_CONTRACT = f"a dict of 'ids' (N strings) and one of {KINDS} ([N, C] floats)"
+MAX_DEFLATE_RATIO = 1032  # deflate expands at most ~1032:1 (a 258-byte match costs at least 2 bits)
+MAX_ID_CHARS = 4096  # an id longer than this is no dataset's id: refused before its column is read
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the caller knows of the array: its rows and columns (None: unknown), what a column is,
+    and what the expectation comes from (named in the message)."""
+
+    rows: int | None = None
+    columns: int | None = None
+    layout: str = "[N, C]"
+    per_row: str = "values per row"
+    column_word: str = "columns"
+    against: str = "the dataset"
+
+
+def check_entry_shape(
+    path: Path, label: str, shape, is_float: bool, dtype, ids_label: str, num_ids: int, expect: Expected
+) -> None:
+    """OutputsError naming ``path`` unless the array ``label`` is a 2-D float [N, C] with one row per id and
+    the rows / columns ``expect`` gives."""
+    shape = tuple(int(n) for n in shape)
+    if len(shape) != 2:
+        raise OutputsError(f"{path}: {label} must be {expect.layout}, got shape {shape}")
+    if not is_float:
+        raise OutputsError(f"{path}: {label} must hold floats, got dtype {dtype}")
+    if shape[0] != num_ids:
+        raise OutputsError(f"{path}: {label} holds {shape[0]} rows but {ids_label} holds {num_ids} ids")
+    if expect.rows is not None and shape[0] != expect.rows:
+        raise OutputsError(
+            f"{path}: {label} holds {shape[0]} rows, expected {expect.rows} (the rows of {expect.against})"
+        )
+    if expect.columns is not None and shape[1] != expect.columns:
+        raise OutputsError(
+            f"{path}: {label} holds {shape[1]} {expect.per_row}, expected {expect.columns} "
+            f"(the {expect.column_word} of {expect.against})"
+        )
+
+
+def read_pt_entries(
+    path: Path, names: tuple[str, ...], contract: str, expect: Expected, check_format: bool = False
+) -> tuple[list[str], str, torch.Tensor]:
+    """``(ids, name, values)`` of a ``.pt`` file holding ``ids`` and exactly one of ``names``.
+
+    The file is memory-mapped: shapes and dtypes are checked from the tensor metadata, and only then is
+    the array copied out of the file (into memory of its own)."""
+    data = load_torch_file(path, OutputsError, contract, mmap=True)
     if not isinstance(data, dict):
-        raise OutputsError(f"{path}: expected a dict with 'ids' and one of {KINDS}, got {type(data).__name__}")
-    return dict(data)
+        raise OutputsError(f"{path}: expected {contract}, got {type(data).__name__}")
+    if check_format and "format" in data and data["format"] != FORMAT:
+        raise OutputsError(f"{path}: format {data['format']!r}; this version of imagenet-suite reads {FORMAT}")
+    name = _the_values_name(path, data, names)
+    values = data[name]
+    if not isinstance(values, torch.Tensor):
+        raise OutputsError(f"{path}: {name!r} must be a tensor/array, got {type(values).__name__}")
+    if "ids" not in data:
+        raise OutputsError(f"{path}: no 'ids' entry; expected {contract}")
+    ids = data["ids"]
+    if not isinstance(ids, (list, tuple)):
+        raise OutputsError(f"{path}: 'ids' must be a list of strings, got {type(ids).__name__}")
+    try:
+        _as_id_tuple(ids)
+    except OutputsError as err:
+        raise OutputsError(f"{path}: {err}") from err
+    check_entry_shape(
+        path, repr(name), values.shape, values.is_floating_point(), values.dtype, "'ids'", len(ids), expect
+    )
+    return list(ids), name, values.clone()  # a copy: the file may change once it is read
 
 
-def _read_npz(path: Path) -> dict:
+def read_npz_entries(
+    path: Path, names: tuple[str, ...], contract: str, expect: Expected
+) -> tuple[list[str], str, torch.Tensor]:
+    """``(ids, name, values)`` of an ``.npz`` holding ``ids`` and exactly one of ``names`` (other members
+    are not read). Every member's ``.npy`` header is read first and checked against the zip directory
+    (its stored size, and what its compressed size can expand to); the arrays' shapes and dtypes are
+    checked against each other and ``expect``; only then are the two arrays decompressed."""
     if not zipfile.is_zipfile(path):
         raise OutputsError(f"{path}: not an .npz archive (write it with numpy.savez)")
     try:
-        _check_npy_headers(path)
-        with np.load(path, allow_pickle=False) as archive:
-            entries = {name: archive[name] for name in archive.files}
-    except ValueError as err:
-        raise OutputsError(
-            f"{path}: cannot be read without pickle ({err}); save ids as a string array: np.asarray(ids, dtype=str)"
-        ) from None
-    except (OSError, EOFError, zipfile.BadZipFile, MemoryError) as err:
-        raise OutputsError(f"{path}: not a readable .npz file ({type(err).__name__}: {err})") from None
-    for kind in KINDS:
-        if kind in entries:
-            entries[kind] = torch.from_numpy(np.ascontiguousarray(entries[kind]))
-    if "ids" in entries:
-        entries["ids"] = _npz_ids(path, entries["ids"])
-    return entries
+        with zipfile.ZipFile(path) as archive:
+            headers = _npy_headers(path, archive)
+            name = _the_values_name(path, headers, names)
+            if "ids" not in headers:
+                raise OutputsError(f"{path}: no 'ids' entry; expected {contract}")
+            ids_info, ids_shape, ids_dtype = headers["ids"]
+            _check_ids_header(path, ids_shape, ids_dtype)
+            info, shape, dtype = headers[name]
+            label = f"member {name + '.npy'!r}"
+            if dtype.hasobject:
+                raise OutputsError(f"{path}: {label} holds Python objects (dtype object); expected floats")
+            is_float = dtype.kind == "f" and dtype.itemsize in (2, 4, 8)  # float16/32/64: what torch holds
+            check_entry_shape(path, label, shape, is_float, dtype, "'ids.npy'", ids_shape[0], expect)
+            ids = _npz_ids(path, _read_member(path, archive, ids_info))
+            values = _read_member(path, archive, info)
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, MemoryError, RuntimeError, NotImplementedError) as err:
+        raise OutputsError(f"{path}: not a readable .npz file ({type(err).__name__}: {err})") from err
+    if not values.dtype.isnative:  # torch holds native byte order only
+        values = values.astype(values.dtype.newbyteorder("="))
+    return ids, name, torch.from_numpy(np.ascontiguousarray(values))
 
 
-def _check_npy_headers(path: Path) -> None:
-    """OutputsError if an array's header in the .npz declares more or fewer bytes than the member holds
-    (a corrupt or crafted header would otherwise make numpy allocate whatever it claims)."""
-    with zipfile.ZipFile(path) as archive:
-        for info in archive.infolist():
-            if not info.filename.endswith(".npy"):
-                continue
-            with archive.open(info) as member:
-                try:
-                    version = np.lib.format.read_magic(member)
-                    read_header = (
-                        np.lib.format.read_array_header_1_0
-                        if version == (1, 0)
-                        else np.lib.format.read_array_header_2_0
-                    )
-                    shape, _, dtype = read_header(member)
-                except (ValueError, OSError, EOFError) as err:
-                    raise OutputsError(f"{path}: member {info.filename!r} has no valid .npy header ({err})") from None
-                if dtype.hasobject:
-                    continue  # refused by allow_pickle=False, with its own message
-                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
-                stored = info.file_size - member.tell()
-            if declared != stored:
-                raise OutputsError(
-                    f"{path}: member {info.filename!r} declares shape {tuple(shape)} of {dtype} "
-                    f"({declared:,} bytes) but holds {stored:,} bytes: the file is corrupt"
+def _npy_headers(path: Path, archive: zipfile.ZipFile) -> dict[str, tuple[zipfile.ZipInfo, tuple, np.dtype]]:
+    """``{name: (member, shape, dtype)}`` for every ``.npy`` member, from its header alone.
+
+    OutputsError if a member's directory entry claims more bytes than its compressed bytes can hold,
+    if its header declares more or fewer bytes than the member holds (a corrupt or crafted header would
+    otherwise make numpy allocate whatever it claims), or if a name appears twice."""
+    headers = {}
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            continue
+        name = info.filename[: -len(".npy")]
+        if name in headers:
+            raise OutputsError(f"{path}: member {info.filename!r} appears twice; the file is corrupt")
+        _check_member_sizes(path, info)
+        with archive.open(info) as member:
+            try:
+                version = np.lib.format.read_magic(member)
+                read_header = (
+                    np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 )
+                shape, _, dtype = read_header(member)
+            except (ValueError, OSError, EOFError) as err:
+                raise OutputsError(f"{path}: member {info.filename!r} has no valid .npy header ({err})") from err
+            offset = member.tell()
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        stored = info.file_size - offset
+        if not dtype.hasobject and declared != stored:
+            raise OutputsError(
+                f"{path}: member {info.filename!r} declares shape {tuple(shape)} of {dtype} "
+                f"({declared:,} bytes) but holds {stored:,} bytes: the file is corrupt"
+            )
+        headers[name] = (info, tuple(shape), dtype)
+    return headers
+
+
+def _check_member_sizes(path: Path, info: zipfile.ZipInfo) -> None:
+    """OutputsError if the zip directory's uncompressed size cannot come from the member's compressed bytes."""
+    if info.compress_type == zipfile.ZIP_STORED:
+        possible = info.file_size == info.compress_size
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        possible = info.file_size <= MAX_DEFLATE_RATIO * info.compress_size + 1024
+    else:
+        return
+    if not possible:
+        raise OutputsError(
+            f"{path}: member {info.filename!r} claims {info.file_size:,} bytes from {info.compress_size:,} "
+            f"compressed bytes, more than its compression can expand to: the file is corrupt or forged"
+        )
+
+
+def _check_ids_header(path: Path, shape: tuple, dtype: np.dtype) -> None:
+    if dtype.hasobject:
+        raise OutputsError(
+            f"{path}: 'ids.npy' holds Python objects (dtype object), which are not read (no pickle); "
+            "save the ids as a string array: np.asarray(ids, dtype=str)"
+        )
+    if len(shape) != 1:
+        raise OutputsError(f"{path}: 'ids' must be 1-D, got shape {shape} in the header of 'ids.npy'")
+    if dtype.kind not in "US":
+        raise OutputsError(f"{path}: 'ids' must be strings, got dtype {dtype}; save np.asarray(ids, dtype=str)")
+    chars = dtype.itemsize // (4 if dtype.kind == "U" else 1)
+    if chars > MAX_ID_CHARS:
+        raise OutputsError(
+            f"{path}: 'ids.npy' declares ids of up to {chars:,} characters; ids are at most {MAX_ID_CHARS:,}"
+        )
+
+
+def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    with archive.open(info) as member:
+        try:
+            return np.lib.format.read_array(member, allow_pickle=False)
+        except ValueError as err:
+            raise OutputsError(f"{path}: member {info.filename!r} cannot be read ({err})") from err
+
+
+def _the_values_name(path: Path, entries, names: tuple[str, ...]) -> str:
+    present = [name for name in names if name in entries]
+    if len(present) == 1:
+        return present[0]
+    found = sorted(str(k) for k in entries if k != "format")
+    if len(names) == 1:
+        raise OutputsError(f"{path}: no {names[0]!r} entry beside 'ids', found entries {found}")
+    raise OutputsError(f"{path}: needs exactly one of {names} beside 'ids', found entries {found}")
 
 
 def _npz_ids(path: Path, ids: np.ndarray) -> list[str]:
-    if ids.ndim != 1:
-        raise OutputsError(f"{path}: 'ids' must be 1-D, got shape {ids.shape}")
     if ids.dtype.kind == "U":
         return ids.tolist()
-    if ids.dtype.kind == "S":
-        decoded = []
-        for row, value in enumerate(ids.tolist()):
-            try:
-                decoded.append(value.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise OutputsError(
-                    f"{path}: 'ids' row {row} ({value!r}) is not UTF-8 text; save the ids as np.asarray(ids, dtype=str)"
-                ) from None
-        return decoded
-    raise OutputsError(f"{path}: 'ids' must be strings, got dtype {ids.dtype}; save np.asarray(ids, dtype=str)")
+    decoded = []
+    for row, value in enumerate(ids.tolist()):
+        try:
+            decoded.append(value.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            raise OutputsError(
+                f"{path}: 'ids' row {row} ({value!r}) is not UTF-8 text; save the ids as np.asarray(ids, dtype=str)"
+            ) from err
+    return decoded
 
 
-def _the_values_entry(path: Path, entries: dict) -> tuple[str, torch.Tensor]:
-    present = [kind for kind in KINDS if kind in entries]
-    if len(present) != 1:
-        found = sorted(k for k in entries if k != "format")
-        raise OutputsError(f"{path}: needs exactly one of {KINDS} beside 'ids', found entries {found}")
-    values = entries[present[0]]
-    if not isinstance(values, torch.Tensor):
-        raise OutputsError(f"{path}: {present[0]!r} must be a tensor/array, got {type(values).__name__}")
-    return present[0], values
+# -- torch files: tensors only, refused in one line otherwise -------------------------------------------
+
+_GLOBAL = re.compile(r"GLOBAL (\S+)")
+_UNREADABLE_TAIL = re.compile(r"\s*(This is an internal miniz error|In PyTorch 2\.6|Check the documentation).*$")
+
+
+def load_torch_file(
+    path: Path,
+    error: type[ImagenetSuiteError],
+    expected: str,
+    *,
+    mmap: bool = False,
+    name: str | None = None,
+) -> Any:
+    """``torch.load(path, weights_only=True)`` on the CPU, every failure one line (``error``) naming the file
+    (``name``, default the path) and what was ``expected``.
+
+    A pickle of Python objects other than tensors is refused unread — torch's weights-only unpickler
+    never calls them — and named as such, with the global it names (never torch's advice to load it
+    with ``weights_only=False``). ``mmap``: map the file instead of reading it (files in torch's zip
+    format; older files are read whole), so that tensor shapes can be checked before their data is read.
+    """
+    name = name or str(path)
+    if mmap and not zipfile.is_zipfile(path):
+        mmap = False  # torch's legacy (pre-1.6) format cannot be mapped
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+    except pickle.UnpicklingError as err:
+        text = str(err)
+        found = _GLOBAL.search(text)
+        if found or "unrecognized function" in text or "Can only create new object" in text:
+            named = f" ({found.group(1).rstrip('.')})" if found else ""
+            raise error(
+                f"{name}: holds pickled Python objects other than tensors{named}; refused unread (nothing in it "
+                f"ran); expected {expected}"
+            ) from err
+        raise error(
+            f"{name}: not a readable torch file (corrupt pickle: {_torch_reason(text)}); expected {expected}"
+        ) from err
+    except Exception as err:  # torch raises RuntimeError, KeyError, EOFError, UnicodeDecodeError, ... on damage
+        raise error(
+            f"{name}: not a readable torch file ({type(err).__name__}: {_torch_reason(str(err))}); expected {expected}"
+        ) from err
+
+
+def _torch_reason(text: str) -> str:
+    """The part of torch's message that says what is wrong, on one line."""
+    if "WeightsUnpickler error:" in text:
+        text = text.rsplit("WeightsUnpickler error:", 1)[1]
+    text = _UNREADABLE_TAIL.sub("", " ".join(text.split()))
+    return text[:200] or "no detail"
 
 
 def _as_id_tuple(ids: Iterable[str] | Sequence[str]) -> tuple[str, ...]:

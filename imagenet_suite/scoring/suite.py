@@ -34,14 +34,28 @@ Output (:func:`suite_summary`, JSON-ready):
   pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
 * ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per
   distance) and ``accuracies`` (each report's headline accuracy, the leaderboard's input).
+
+Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
+run folder): its ``format`` must be :data:`SUITE_FORMAT` — or absent, the layout imagenet-suite wrote
+before it had one (the same keys, but reports without ``provenance``: the builds they read are
+unknown) — and its structure must match :data:`SUITE_SCHEMAS` (a small declarative check:
+:class:`Fields`, :class:`MapOf`, :class:`ListOf`, :class:`Number`, :class:`Text`, :class:`Maybe`).
+A mismatch is one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the JSON path
+(``datasets["imagenet_val"].metrics[0].value``) and what was expected.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from .. import __version__
+from ..errors import RunFolderError
 from ..perturbations.corruptions import IMAGENET_C, SEVERITIES
 from .object_focus import object_focus
 from .quba import DEFAULT_WEIGHTS, DIMENSIONS, quba_score
@@ -454,17 +468,351 @@ def _finite(value: Any) -> Any:
     return value
 
 
+# ----------------------------------------------------------------------------------------- reading suite.json
+
+SUITE_JSON = "suite.json"
+SUITE_FORMAT = "imagenet-suite.suite/2"
+"""``format`` of the suite.json written now. Layout 1 (no ``format`` key) is the one before: read too."""
+
+
+class Check:
+    """One node of a declarative JSON schema: :meth:`check` raises :class:`Mismatch` at the first
+    value that does not fit, with its JSON path."""
+
+    expected = "a value"
+
+    def check(self, value: Any, path: str) -> None:
+        raise NotImplementedError
+
+
+class Mismatch(Exception):
+    """Where a JSON value does not fit its schema: ``path``, what was expected, what was found."""
+
+    def __init__(self, path: str, expected: str, found: str | None):
+        self.path, self.found = path, found
+        where = path or "the top level"
+        super().__init__(
+            f"{where}: missing; expected {expected}"
+            if found is None
+            else f"{where}: expected {expected}, found {found}"
+        )
+
+
+@dataclass(frozen=True)
+class Number(Check):
+    """A JSON number (never a boolean or a string), finite; ``integer``: without a fraction part."""
+
+    integer: bool = False
+    minimum: float | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        kind = "an integer" if self.integer else "a finite number"
+        return kind + (f" >= {self.minimum:g}" if self.minimum is not None else "")
+
+    def check(self, value: Any, path: str) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or (self.integer and not isinstance(value, int)):
+            raise Mismatch(path, self.expected, describe_json(value))
+        if self.minimum is not None and value < self.minimum:
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Text(Check):
+    """A JSON string; ``pattern`` (a regular expression it must match in full) or ``choices``."""
+
+    pattern: str | None = None
+    choices: tuple[str, ...] | None = None
+    what: str = "a string"
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return f"one of {list(self.choices)}" if self.choices is not None else self.what
+
+    def check(self, value: Any, path: str) -> None:
+        if (
+            not isinstance(value, str)
+            or (self.pattern is not None and re.fullmatch(self.pattern, value) is None)
+            or (self.choices is not None and value not in self.choices)
+        ):
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Maybe(Check):
+    """``inner`` or null."""
+
+    inner: Check
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return f"{self.inner.expected} or null"
+
+    def check(self, value: Any, path: str) -> None:
+        if value is None:
+            return
+        try:
+            self.inner.check(value, path)
+        except Mismatch as mismatch:
+            if mismatch.path != path:
+                raise
+            raise Mismatch(path, self.expected, mismatch.found) from mismatch
+
+
+@dataclass(frozen=True)
+class ListOf(Check):
+    """A JSON list of ``item``."""
+
+    item: Check
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "a list"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, list):
+            raise Mismatch(path, f"a list of {self.item.expected}", describe_json(value))
+        for index, item in enumerate(value):
+            self.item.check(item, f"{path}[{index}]")
+
+
+@dataclass(frozen=True)
+class MapOf(Check):
+    """A JSON object with any keys (only ``keys`` when given), each value a ``value``."""
+
+    value: Check
+    keys: tuple[str, ...] | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "an object"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise Mismatch(path, "an object", describe_json(value))
+        for key, item in value.items():
+            if self.keys is not None and key not in self.keys:
+                raise Mismatch(json_path(path, key, bracket=True), f"a key among {list(self.keys)}", "another key")
+            self.value.check(item, json_path(path, key, bracket=True))
+
+
+@dataclass(frozen=True)
+class Fields(Check):
+    """A JSON object with the ``required`` keys and perhaps the ``optional`` ones (other keys are ignored)."""
+
+    required: Mapping[str, Check]
+    optional: Mapping[str, Check] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "an object"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise Mismatch(path, f"an object with keys {list(self.required)}", describe_json(value))
+        for key, check in self.required.items():
+            if key not in value:
+                raise Mismatch(json_path(path, key), check.expected, None)
+            check.check(value[key], json_path(path, key))
+        for key, check in self.optional.items():
+            if key in value:
+                check.check(value[key], json_path(path, key))
+
+    def extended(self, **fields: Check) -> Fields:
+        """This schema with ``fields`` required on top (replacing same-named ones)."""
+        return Fields({**self.required, **fields}, self.optional)
+
+
+def json_path(path: str, key: str, bracket: bool = False) -> str:
+    """``path.key`` for a key that is an identifier (and ``not bracket``), else ``path["key"]``."""
+    if not bracket and key.isidentifier():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
+
+
+def describe_json(value: Any) -> str:
+    """A JSON value for an error message: ``the string "0.5"``, ``true (a boolean)``, ``NaN``, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value if len(value) <= 40 else value[:40] + '...')}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def check_json(value: Any, schema: Check, where: str | Path) -> None:
+    """RunFolderError naming ``where`` (the file), the JSON path and what was expected, on a mismatch."""
+    try:
+        schema.check(value, "")
+    except Mismatch as mismatch:
+        raise RunFolderError(f"{where}: {mismatch}") from mismatch
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """A JSON file's value; RunFolderError naming it as ``what`` when it cannot be read or parsed."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunFolderError(f"{path}: not a readable {what} ({' '.join(str(err).split())})") from err
+
+
+NUMBER, COUNT, TEXT = Number(), Number(integer=True, minimum=0), Text()
+SHA256 = Text(pattern="[0-9a-f]{64}", what="a sha256 (64 lowercase hex digits)")
+BUILD = Fields(
+    {
+        "folder": TEXT,
+        "builder": TEXT,
+        "version": TEXT,
+        "config": TEXT,
+        "split": TEXT,
+        "build_info_sha256": SHA256,
+    }
+)
+"""One build of a dataset split: the folder read, the build's identity, the sha256 of its build_info.json."""
+METRIC_ROW = Fields(
+    {"metric": TEXT, "value": Maybe(NUMBER)},
+    {"variant": TEXT, "subgroup": TEXT, "numerator": Maybe(NUMBER), "denominator": Maybe(NUMBER)},
+)
+REPORT_1 = Fields({"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)})
+PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})
+"""What a report was computed from: the split scored, the split whose outputs were scored (ImageNet val's
+for a labels-only config), and the ImageNet-val outputs an OOD set was scored against (else null)."""
+REPORT_2 = REPORT_1.extended(provenance=PROVENANCE)
+ADVERSARIAL = Fields(
+    {
+        "requested_rows": Number(integer=True, minimum=1),
+        "seed": COUNT,
+        "batch_size": Number(integer=True, minimum=1),
+        "rows": COUNT,
+        "clean_accuracy": NUMBER,
+        "fgsm_accuracy": NUMBER,
+        "pgd_accuracy": NUMBER,
+        "attack": TEXT,
+        "ids": ListOf(TEXT),
+    },
+    {"dataset": BUILD},
+)
+"""adversarial.json (and ``summary.adversarial``); ``dataset``: the ImageNet-val build attacked (absent in
+files written before builds were recorded)."""
+SUMMARY = Fields(
+    {
+        "quba": Fields(
+            {
+                "score": Maybe(NUMBER),
+                "dimensions": MapOf(Fields({"value": NUMBER, "sources": ListOf(TEXT), "note": TEXT}), DIMENSIONS),
+                "missing": MapOf(TEXT, DIMENSIONS),
+                "weights": MapOf(NUMBER, DIMENSIONS),
+            }
+        ),
+        "adversarial": Maybe(ADVERSARIAL),
+        "imagenet_c": Maybe(
+            Fields(
+                {
+                    "mce": NUMBER,
+                    "relative_mce": Maybe(NUMBER),
+                    "sets": COUNT,
+                    "corruptions": MapOf(Fields({"accuracy": NUMBER, "ce": NUMBER}, {"relative_ce": Maybe(NUMBER)})),
+                    "sources": ListOf(TEXT),
+                }
+            )
+        ),
+        "ninco": Maybe(
+            MapOf(
+                Fields(
+                    {},
+                    {
+                        "source": TEXT,
+                        "mean_auroc": Maybe(NUMBER),
+                        "mean_fpr95": Maybe(NUMBER),
+                        "unit_tests_failed": Fields(
+                            {"failed": Maybe(COUNT), "of": Maybe(COUNT), "rule": TEXT, "source": TEXT}
+                        ),
+                    },
+                )
+            )
+        ),
+        "real": Maybe(Fields({"real_top1_accuracy": NUMBER, "real_top5_accuracy": Maybe(NUMBER), "source": TEXT})),
+        "expert_labels": Maybe(MapOf(MapOf(NUMBER))),
+        "asma": MapOf(MapOf(NUMBER)),
+        "lca": MapOf(MapOf(NUMBER)),
+        "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER})),
+    }
+)
+SUITE_1 = Fields(
+    {
+        "model": TEXT,
+        "weights": TEXT,
+        "weights_sha256": Maybe(SHA256),
+        "params": COUNT,
+        "imagenet_suite": TEXT,
+        "datasets": MapOf(REPORT_1),
+        "skipped": MapOf(TEXT),
+        "summary": SUMMARY,
+    }
+)
+SUITE_SCHEMAS: dict[str | None, Fields] = {
+    None: SUITE_1,  # written before suite.json had a format: reports name no build
+    SUITE_FORMAT: SUITE_1.extended(format=Text(choices=(SUITE_FORMAT,)), datasets=MapOf(REPORT_2)),
+}
+
+
+def read_suite(path: str | Path) -> dict[str, Any]:
+    """A suite.json (``path``, or the one in run folder ``path``), checked: its format is one this version
+    reads and every key the summary, the Markdown and the leaderboard use is there with the right type.
+    RunFolderError (one line: the file, the JSON path, what was expected) otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SUITE_JSON
+    suite = read_json(path, "suite.json of `imagenet-suite evaluate`")
+    if not isinstance(suite, dict):
+        raise RunFolderError(
+            f"{path}: not a suite.json of `imagenet-suite evaluate` (expected an object, found {describe_json(suite)})"
+        )
+    if "format" in suite and suite["format"] != SUITE_FORMAT:
+        raise RunFolderError(
+            f"{path}: format is {describe_json(suite['format'])}, but imagenet-suite {__version__} reads suite.json "
+            f"of format {json.dumps(SUITE_FORMAT)} (or without one, as written before formats)"
+        )
+    check_json(suite, SUITE_SCHEMAS[suite.get("format")], path)
+    return suite
+
+
 __all__ = [
+    "ADVERSARIAL",
     "ALEXNET_CLEAN_ERROR",
     "ALEXNET_ERRORS",
+    "BUILD",
     "OOD_SETS",
+    "SUITE_FORMAT",
+    "SUITE_JSON",
+    "SUITE_SCHEMAS",
+    "Fields",
+    "ListOf",
+    "MapOf",
+    "Maybe",
+    "Number",
+    "Text",
+    "check_json",
     "corruption_accuracies",
+    "describe_json",
     "expert_labels_summary",
     "geometric_mean",
     "headline_accuracy",
     "imagenet_c_summary",
     "ninco_summary",
     "quba_dimensions",
+    "read_json",
+    "read_suite",
     "report_value",
     "suite_summary",
 ]

@@ -2,7 +2,7 @@
 
 Sections: the QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with
 what they need) and score; the headline accuracy per dataset; ImageNet-C mCE; NINCO; ReaL, ASMA, LCA;
-skipped datasets. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
+skipped datasets; the dataset builds each report read. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
 """
 
 from __future__ import annotations
@@ -101,6 +101,34 @@ def _flatten(nested: Mapping[str, Mapping[str, float]]) -> list[tuple[str, str, 
     return [(key, variant, value) for key, values in nested.items() for variant, value in values.items()]
 
 
+def builds_section(reports: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Per report: the build it scored (and, where another, the build of the outputs and the ID outputs)."""
+    rows = []
+    for key, report in reports.items():
+        provenance = report.get("provenance")
+        if provenance is None:
+            rows.append((key, report["meta"]["dataset"], None, None, "not recorded", None))
+            continue
+        build = provenance["dataset"]
+        others = [
+            f"{role} {other['builder']} {other['build_info_sha256'][:12]}"
+            for role, other in (("outputs of", provenance["outputs"]), ("ID outputs of", provenance["id_outputs"]))
+            if other is not None and other != build
+        ]
+        rows.append(
+            (
+                key,
+                build["builder"],
+                build["version"],
+                f"{build['config']}/{build['split']}",
+                build["build_info_sha256"][:12] + ("; " + "; ".join(others) if others else ""),
+                build["folder"],
+            )
+        )
+    lines = ["## Dataset builds", ""]
+    return lines + table(("report", "builder", "version", "config/split", "build_info.json sha256", "folder"), rows)
+
+
 def suite_markdown(suite: Mapping[str, Any]) -> str:
     """The whole ``suite.md`` text."""
     summary = suite["summary"]
@@ -119,6 +147,8 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
     if suite.get("skipped"):
         lines += ["## Skipped", ""]
         lines += [f"- `{key}`: {reason}" for key, reason in suite["skipped"].items()]
+        lines += [""]
+    lines += builds_section(suite["datasets"])
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -135,4 +165,4 @@ def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path) -> Path:
     return path
 
 
-__all__ = ["suite_markdown", "write_suite_markdown"]
+__all__ = ["builds_section", "suite_markdown", "write_suite_markdown"]
