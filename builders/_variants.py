@@ -53,13 +53,6 @@ STRICT_COUNTS = Option(
 
 ClassIndex = Callable[[str, str], "int | None"]  # (class folder, where) -> class index, None = not in this dataset
 
-# ImageNet-A and ImageNet-O come from the same paper.
-NATURAL_ADVERSARIAL_EXAMPLES_CITATION = """@inproceedings{hendrycks2021nae,
-  title = {Natural Adversarial Examples},
-  author = {Dan Hendrycks and Kevin Zhao and Steven Basart and Jacob Steinhardt and Dawn Song},
-  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year = {2021}}"""
-
 
 @dataclass(frozen=True)
 class Located:

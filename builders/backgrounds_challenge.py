@@ -25,7 +25,7 @@ to IN-9 through the upstream ``in_to_in9.json`` (370 ImageNet classes in 9 group
 a prediction outside IN-9 counts as wrong (``mapping_rule = "argmax_then_map"``; the mapping is
 published inverted, IN-9 class -> ImageNet indices, as ``class_mapping``). The mapping is
 :data:`IN9_IMAGENET_INDICES`; the build downloads ``in_to_in9.json`` (pinned at a commit) and refuses
-to build unless it is exactly that mapping. Object focus (seed 000 §2.7) is computed from the
+to build unless it is exactly that mapping. Object focus (Beyond Accuracy, Hesse et al. 2025) is computed from the
 ``mixed_same`` and ``mixed_rand`` accuracies: :func:`imagenet_suite.scoring.object_focus`.
 """
 
@@ -41,6 +41,7 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.build.sources import Source, SourceResolver
 from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
 
+from ._citations import BEYOND_ACCURACY, cite
 from ._image_columns import image_features
 from ._variants import STRICT_COUNTS, Images, check_count, list_members, locate, read_in_order, scan_class_folders
 
@@ -192,11 +193,14 @@ class BackgroundsChallenge(Builder):
     )
     HOMEPAGE = f"https://github.com/{REPO}"
     LICENSE = "other"
-    CITATION = """@inproceedings{xiao2021noise,
+    CITATION = cite(
+        """@inproceedings{xiao2021noise,
   title = {Noise or Signal: The Role of Image Backgrounds in Object Recognition},
   author = {Kai Xiao and Logan Engstrom and Andrew Ilyas and Aleksander Madry},
-  booktitle = {International Conference on Learning Representations (ICLR)},
-  year = {2021}}"""
+  booktitle = {International Conference on Learning Representations (ICLR)}, year = {2021},
+  eprint = {2006.09994}, archivePrefix = {arXiv}}""",
+        BEYOND_ACCURACY,
+    )
 
     @property
     def variant(self) -> str:
@@ -273,7 +277,7 @@ class BackgroundsChallenge(Builder):
         if self.variant in ("mixed_same", "mixed_rand"):
             protocol["object_focus"] = (
                 "1 - (top1_accuracy(mixed_same) - top1_accuracy(mixed_rand)), both through this mapping "
-                "(seed 000 §2.7; imagenet_suite.scoring.object_focus)"
+                "(object focus of Beyond Accuracy, Hesse et al. 2025; imagenet_suite.scoring.object_focus)"
             )
         return protocol
 

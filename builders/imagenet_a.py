@@ -12,7 +12,8 @@ from imagenet_suite import classes
 from imagenet_suite.build.builder import BuilderConfig
 from imagenet_suite.build.sources import Source
 
-from ._variants import NATURAL_ADVERSARIAL_EXAMPLES_CITATION, ClassFolderBuilder
+from ._citations import LCA_ON_THE_LINE, NATURAL_ADVERSARIAL_EXAMPLES, cite
+from ._variants import ClassFolderBuilder
 
 IMAGENET_A_TAR = Source(
     "imagenet_a_tar",
@@ -46,7 +47,7 @@ class ImagenetA(ClassFolderBuilder):
     )
     HOMEPAGE = "https://github.com/hendrycks/natural-adv-examples"
     LICENSE = "mit"
-    CITATION = NATURAL_ADVERSARIAL_EXAMPLES_CITATION
+    CITATION = cite(NATURAL_ADVERSARIAL_EXAMPLES, LCA_ON_THE_LINE)
 
     def protocol(self) -> dict:
         return {

@@ -29,6 +29,7 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.build.sources import Source, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 
+from ._citations import BEYOND_ACCURACY, IMAGENET_C, cite
 from ._image_columns import image_features
 from ._variants import (
     SPLIT,
@@ -116,11 +117,7 @@ class ImagenetC(Builder):
     )
     HOMEPAGE = "https://github.com/hendrycks/robustness"
     LICENSE = "other"
-    CITATION = """@inproceedings{hendrycks2019robustness,
-  title = {Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},
-  author = {Dan Hendrycks and Thomas Dietterich},
-  booktitle = {International Conference on Learning Representations (ICLR)},
-  year = {2019}}"""
+    CITATION = cite(IMAGENET_C, BEYOND_ACCURACY)
 
     @property
     def corruption(self) -> str:

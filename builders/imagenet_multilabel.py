@@ -39,6 +39,7 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 
+from ._citations import ILSVRC, cite
 from .imagenet_val import (
     DEVKIT,
     KAGGLE_MAPPING,
@@ -217,15 +218,19 @@ class ImagenetMultilabel(Builder):
     )
     HOMEPAGE = "https://github.com/modestyachts/evaluating_machine_accuracy_on_imagenet"
     LICENSE = "unknown"
-    CITATION = """@inproceedings{shankar2020evaluating,
+    CITATION = cite(
+        """@inproceedings{shankar2020evaluating,
   title = {Evaluating Machine Accuracy on {ImageNet}},
   author = {Vaishaal Shankar and Rebecca Roelofs and Horia Mania and Alex Fang and Benjamin Recht and Ludwig Schmidt},
   booktitle = {Proceedings of the 37th International Conference on Machine Learning (ICML)},
-  series = {PMLR}, volume = {119}, pages = {8634--8644}, year = {2020}}
-@article{vasudevan2022does,
+  series = {PMLR}, volume = {119}, pages = {8634--8644}, year = {2020}}""",
+        """@article{vasudevan2022does,
   title = {When does dough become a bagel? Analyzing the remaining mistakes on {ImageNet}},
   author = {Vijay Vasudevan and Benjamin Caine and Raphael Gontijo-Lopes and Sara Fridovich-Keil and Rebecca Roelofs},
-  journal = {arXiv preprint arXiv:2205.04596}, year = {2022}}"""
+  journal = {arXiv preprint arXiv:2205.04596}, year = {2022},
+  eprint = {2205.04596}, archivePrefix = {arXiv}}""",
+        ILSVRC,
+    )
 
     def _val(self) -> ImagenetVal:
         return ImagenetVal("default", seed=self.seed, shard_size=self.shard_size)

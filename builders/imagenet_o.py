@@ -13,7 +13,8 @@ from imagenet_suite import classes
 from imagenet_suite.build.builder import BuilderConfig
 from imagenet_suite.build.sources import Source
 
-from ._variants import NATURAL_ADVERSARIAL_EXAMPLES_CITATION, ClassFolderBuilder
+from ._citations import NATURAL_ADVERSARIAL_EXAMPLES, NINCO, cite
+from ._variants import ClassFolderBuilder
 
 IMAGENET_O_TAR = Source(
     "imagenet_o_tar",
@@ -45,7 +46,7 @@ class ImagenetO(ClassFolderBuilder):
     )
     HOMEPAGE = "https://github.com/hendrycks/natural-adv-examples"
     LICENSE = "mit"
-    CITATION = NATURAL_ADVERSARIAL_EXAMPLES_CITATION
+    CITATION = cite(NATURAL_ADVERSARIAL_EXAMPLES, NINCO)
 
     def protocol(self) -> dict:
         return {

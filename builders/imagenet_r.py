@@ -11,6 +11,7 @@ from imagenet_suite import classes
 from imagenet_suite.build.builder import BuilderConfig
 from imagenet_suite.build.sources import Source
 
+from ._citations import BEYOND_ACCURACY, LCA_ON_THE_LINE, cite
 from ._variants import ClassFolderBuilder
 
 IMAGENET_R_TAR = Source(
@@ -51,12 +52,16 @@ class ImagenetR(ClassFolderBuilder):
     )
     HOMEPAGE = "https://github.com/hendrycks/imagenet-r"
     LICENSE = "mit"
-    CITATION = """@inproceedings{hendrycks2021many,
+    CITATION = cite(
+        """@inproceedings{hendrycks2021many,
   title = {The Many Faces of Robustness: A Critical Analysis of Out-of-Distribution Generalization},
   author = {Dan Hendrycks and Steven Basart and Norman Mu and Saurav Kadavath and Frank Wang and Evan Dorundo and
             Rahul Desai and Tyler Zhu and Samyak Parajuli and Mike Guo and Dawn Song and Jacob Steinhardt and Justin Gilmer},
-  booktitle = {International Conference on Computer Vision (ICCV)},
-  year = {2021}}"""
+  booktitle = {International Conference on Computer Vision (ICCV)}, year = {2021},
+  eprint = {2006.16241}, archivePrefix = {arXiv}}""",
+        BEYOND_ACCURACY,
+        LCA_ON_THE_LINE,
+    )
 
     def extra_features(self) -> dict:
         from datasets import Value

@@ -21,6 +21,7 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.build.sources import Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData
 
+from ._citations import ANZAKU_2024, ILSVRC, cite
 from .imagenet_val import NUM_VAL_IMAGES, ImagenetVal
 
 REAL_COMMIT = "25ae4854f875bbae6782fd9ea4a18654f6c89c6c"  # google-research/reassessed-imagenet, "Initial publication."
@@ -82,10 +83,15 @@ class ImagenetReal(Builder):
     )
     HOMEPAGE = "https://github.com/google-research/reassessed-imagenet"
     LICENSE = "apache-2.0"
-    CITATION = """@article{beyer2020imagenet,
+    CITATION = cite(
+        """@article{beyer2020imagenet,
   title = {Are we done with ImageNet?},
   author = {Lucas Beyer and Olivier J. H{\\'e}naff and Alexander Kolesnikov and Xiaohua Zhai and A{\\"a}ron van den Oord},
-  journal = {arXiv preprint arXiv:2006.07159}, year = {2020}}"""
+  journal = {arXiv preprint arXiv:2006.07159}, year = {2020},
+  eprint = {2006.07159}, archivePrefix = {arXiv}}""",
+        ILSVRC,
+        ANZAKU_2024,
+    )
 
     def _val(self) -> ImagenetVal:
         return ImagenetVal("default", seed=self.seed, shard_size=self.shard_size)
@@ -103,7 +109,7 @@ class ImagenetReal(Builder):
             "multi_label": "real_labels",
             "skip_empty_label_sets": True,
             "label_count_subgroups": [1, 2, 3, 4, 5],
-        }  # ASMA subgroups of seed 001 for ImageNet V1
+        }  # ASMA subgroups of Anzaku et al. 2024 for ImageNet V1
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         real = resolver.resolve(REAL_JSON)

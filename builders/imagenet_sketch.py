@@ -12,6 +12,7 @@ from imagenet_suite import classes
 from imagenet_suite.build.builder import BuilderConfig
 from imagenet_suite.build.sources import Source
 
+from ._citations import IMAGENET_SKETCH, LCA_ON_THE_LINE, cite
 from ._variants import ClassFolderBuilder
 
 SKETCH_ZIP = Source(
@@ -42,12 +43,7 @@ class ImagenetSketch(ClassFolderBuilder):
     )
     HOMEPAGE = "https://github.com/HaohanWang/ImageNet-Sketch"
     LICENSE = "unknown"
-    CITATION = """@inproceedings{wang2019learning,
-  title = {Learning Robust Global Representations by Penalizing Local Predictive Power},
-  author = {Haohan Wang and Songwei Ge and Zachary Lipton and Eric P. Xing},
-  booktitle = {Advances in Neural Information Processing Systems},
-  pages = {10506--10518},
-  year = {2019}}"""
+    CITATION = cite(IMAGENET_SKETCH, LCA_ON_THE_LINE)
 
     def protocol(self) -> dict:
         return {"num_classes": classes.NUM_CLASSES}

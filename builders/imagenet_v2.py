@@ -32,6 +32,7 @@ from imagenet_suite.build.builder import BuilderConfig
 from imagenet_suite.build.sources import Source
 from imagenet_suite.errors import InvalidSourceData
 
+from ._citations import ANZAKU_2024, LCA_ON_THE_LINE, cite
 from ._variants import STRICT_COUNTS, ClassFolderBuilder, check_count
 
 HF_MIRROR = "https://huggingface.co/datasets/vaishaal/ImageNetV2/resolve/main/"
@@ -129,12 +130,16 @@ class ImagenetV2(ClassFolderBuilder):
     )
     HOMEPAGE = "https://github.com/modestyachts/ImageNetV2"
     LICENSE = "mit"
-    CITATION = """@inproceedings{recht2019imagenet,
-  title = {Do ImageNet Classifiers Generalize to ImageNet?},
+    CITATION = cite(
+        """@inproceedings{recht2019imagenet,
+  title = {Do {ImageNet} Classifiers Generalize to {ImageNet}?},
   author = {Benjamin Recht and Rebecca Roelofs and Ludwig Schmidt and Vaishaal Shankar},
-  booktitle = {International Conference on Machine Learning (ICML)},
-  pages = {5389--5400},
-  year = {2019}}"""
+  booktitle = {Proceedings of the 36th International Conference on Machine Learning (ICML)},
+  series = {PMLR}, volume = {97}, pages = {5389--5400}, year = {2019},
+  eprint = {1902.10811}, archivePrefix = {arXiv}}""",
+        ANZAKU_2024,
+        LCA_ON_THE_LINE,
+    )
 
     def release(self) -> tuple[Source, str]:
         return RELEASES[self.config.name]

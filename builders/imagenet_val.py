@@ -32,6 +32,7 @@ from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder, sha256_file
 
+from ._citations import ANZAKU_2024, BEYOND_ACCURACY, ILSVRC, LCA_ON_THE_LINE, NINCO, cite
 from ._image_columns import image_features, image_row
 
 NUM_VAL_IMAGES = 50_000
@@ -340,12 +341,7 @@ class ImagenetVal(Builder):
     MANUAL_DOWNLOAD_INSTRUCTIONS = f"Put one of these layouts in --manual-dir:\n{ACCEPTED_LAYOUTS}"
     HOMEPAGE = "https://image-net.org/challenges/LSVRC/2012/"
     LICENSE = "other"
-    CITATION = """@article{ILSVRC15,
-  author = {Olga Russakovsky and Jia Deng and Hao Su and Jonathan Krause and Sanjeev Satheesh and Sean Ma and
-            Zhiheng Huang and Andrej Karpathy and Aditya Khosla and Michael Bernstein and Alexander C. Berg and Li Fei-Fei},
-  title = {{ImageNet Large Scale Visual Recognition Challenge}},
-  journal = {International Journal of Computer Vision (IJCV)},
-  year = {2015}, volume = {115}, number = {3}, pages = {211-252}}"""
+    CITATION = cite(ILSVRC, BEYOND_ACCURACY, ANZAKU_2024, NINCO, LCA_ON_THE_LINE)
 
     def features(self):
         from datasets import List, Value

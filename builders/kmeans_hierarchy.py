@@ -1,8 +1,8 @@
 """``kmeans_hierarchy``: a K-means class hierarchy from a model's outputs on a labelled dataset.
 
-seed_004 §2: per-class mean vectors (logits or features) of a model on a labelled dataset,
-L2-normalised, clustered with K-means at k = 2^0 … 2^⌊log2 C⌋; level ℓ assigns each class a
-cluster. Levels are clustered independently, as the paper's code does, so the result is not a
+LCA-on-the-Line (Shi et al. 2024), Appendix F.2: per-class mean vectors (logits or features) of a
+model on a labelled dataset, L2-normalised, clustered with K-means at k = 2^0 … 2^⌊log2 C⌋; level ℓ
+assigns each class a cluster. Levels are clustered independently, as the paper's code does, so the result is not a
 strict tree (two classes can share a level-ℓ cluster but not a level-(ℓ−1) one); the card reports
 the ultrametric violation rate, and ``--option nested=true`` builds a strict tree instead.
 Deterministic for a seed.
@@ -27,6 +27,8 @@ from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
 from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
+
+from ._citations import LCA_ON_THE_LINE, cite
 
 VECTOR_NAMES = ("features", "logits")
 
@@ -65,7 +67,8 @@ class KmeansHierarchy(Builder):
     NAME = "kmeans_hierarchy"
     VERSION = "1.0.0"
     RELEASE_NOTES = {
-        "1.0.0": "Initial release: K-means class hierarchy of seed 004 §2 (independent levels by default)."
+        "1.0.0": "Initial release: K-means class hierarchy of LCA-on-the-Line (Shi et al. 2024, App. F.2; "
+        "independent levels by default)."
     }
     CONFIGS = (
         BuilderConfig(
@@ -90,10 +93,7 @@ class KmeansHierarchy(Builder):
     }
     SEEDED = True
     KEY_COLUMN = "wnid"
-    CITATION = """@inproceedings{shi2024lca,
-  title = {LCA-on-the-Line: Benchmarking Out-of-Distribution Generalization with Class Taxonomies},
-  author = {Shi, Jia and Gare, Gautam and Tian, Jinjin and Chai, Siqi and Lin, Zhiqiu and Vasudevan, Arun and
-            Feng, Di and Ferroni, Francesco and Kong, Shu}, booktitle = {ICML}, year = {2024}}"""
+    CITATION = cite(LCA_ON_THE_LINE)
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if not self.options["outputs"]:

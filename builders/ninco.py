@@ -1,6 +1,6 @@
 """``ninco``: the NINCO OOD dataset, its 17 OOD unit tests, the cleaned popular OOD sets and the review logs.
 
-Seed 002 (Bitterwolf, Müller & Hein, ICML 2023). Two sources:
+NINCO (Bitterwolf, Müller & Hein, ICML 2023). Two sources:
 
 * ``NINCO_all.tar.gz`` (Zenodo record 8013288): the images, in three top-level folders
   ``NINCO_OOD_classes/<class>/``, ``NINCO_OOD_unit_tests/<test>/`` and
@@ -43,6 +43,8 @@ from imagenet_suite.formats.ninco_review_logs import (
     review_logs_from_archive,
 )
 from imagenet_suite.images import inspect_image
+
+from ._citations import NINCO, cite
 
 ZENODO_RECORD = 8013288
 REPO_COMMIT = "8f42ce7b7cccf4304421e551dcbbfe64ce090a9a"
@@ -308,12 +310,6 @@ def _is_image(name: str) -> bool:
 
 # -- the builder -------------------------------------------------------------------------------------
 
-NINCO_CITATION = """@inproceedings{bitterwolf2023ninco,
-  title = {In or Out? Fixing ImageNet Out-of-Distribution Detection Evaluation},
-  author = {Julian Bitterwolf and Maximilian M{\\"u}ller and Matthias Hein},
-  booktitle = {Proceedings of the 40th International Conference on Machine Learning (ICML)},
-  year = {2023}, note = {arXiv:2306.00826}}"""
-
 
 class Ninco(Builder):
     NAME = "ninco"
@@ -344,7 +340,7 @@ class Ninco(Builder):
     )
     HOMEPAGE = "https://github.com/j-cb/NINCO"
     LICENSE = "other"
-    CITATION = NINCO_CITATION
+    CITATION = cite(NINCO)
 
     # -- features --------------------------------------------------------------------------------
     def features(self):

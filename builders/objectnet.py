@@ -11,8 +11,8 @@ password-protected, so it is read extracted). Layout of the extracted ``objectne
 
 The builder derives, from these four files, the ImageNet-1k classes of each ObjectNet class
 (113 classes -> 125 ImageNet classes, 9 mapped to several) and refuses to build unless they equal
-:data:`OVERLAP`, the mapping the LCA-on-the-line code evaluates with (seed_004 §4). Rows are the
-18,574 images of those 113 classes, original PNG bytes, **uncropped**.
+:data:`OVERLAP`, the mapping the LCA-on-the-Line code (Shi et al. 2024, ``datasets/objectnet.py``)
+evaluates with. Rows are the 18,574 images of those 113 classes, original PNG bytes, **uncropped**.
 
 Columns: ``objectnet_label`` (ClassLabel over the 113 sorted class folders: the true label) and
 ``imagenet_labels`` (the mapped 1000-way classes). There is no single 1000-way ``label``: a model's
@@ -33,6 +33,7 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.build.sources import Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 
+from ._citations import LCA_ON_THE_LINE, cite
 from ._image_columns import image_features
 from ._variants import SPLIT, STRICT_COUNTS, Images, check_count, read_in_order, scan_class_folders
 
@@ -194,12 +195,14 @@ class Objectnet(Builder):
     MANUAL_DOWNLOAD_INSTRUCTIONS = OBJECTNET_ZIP.instructions
     HOMEPAGE = "https://objectnet.dev"
     LICENSE = "other"
-    CITATION = """@inproceedings{barbu2019objectnet,
+    CITATION = cite(
+        """@inproceedings{barbu2019objectnet,
   title = {ObjectNet: A large-scale bias-controlled dataset for pushing the limits of object recognition models},
   author = {Andrei Barbu and David Mayo and Julian Alverio and William Luo and Christopher Wang and Dan Gutfreund and
             Josh Tenenbaum and Boris Katz},
-  booktitle = {Advances in Neural Information Processing Systems},
-  year = {2019}}"""
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)}, year = {2019}}""",
+        LCA_ON_THE_LINE,
+    )
 
     def features(self):
         from datasets import ClassLabel, List

@@ -1,6 +1,6 @@
 """``ood_unit_tests``: NINCO's 17 synthetic OOD unit tests, regenerated deterministically from a seed.
 
-Seed 002, Appendix H. Upstream (j-cb/NINCO ``create_unit_test_data.ipynb`` + ``noise_functions.py``)
+NINCO (Bitterwolf et al. 2023), Appendix H. Upstream (j-cb/NINCO ``create_unit_test_data.ipynb`` + ``noise_functions.py``)
 picks 400 ImageNet-val images per test with a seeded rule, but draws every per-image parameter
 (σ, colours, orientation, stripe count, the noise itself) from numpy's *unseeded* global RNG, so its
 files cannot be regenerated. This builder keeps everything that upstream fixes and seeds the rest:
@@ -45,7 +45,7 @@ from imagenet_suite.images import inspect_image
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, rgb_floats
 from imagenet_suite.images.grid import Tile, captioned_grid
 
-from .ninco import NINCO_CITATION
+from ._citations import ILSVRC, NINCO, cite
 
 NUM_IMAGENET_VAL = 50_000
 RELEASED_PER_TEST = 400
@@ -482,7 +482,7 @@ class OodUnitTests(Builder):
     )
     HOMEPAGE = "https://github.com/j-cb/NINCO"
     LICENSE = "other"
-    CITATION = NINCO_CITATION
+    CITATION = cite(NINCO, ILSVRC)
 
     def __init__(self, config: str | None = None, **kwargs):
         super().__init__(config, **kwargs)
@@ -630,8 +630,9 @@ def synthetic_photo(height: int = 300, width: int = 400) -> np.ndarray:
 
 
 def write_example_grid(path: str | Path, seed: int = 0, smooth_color: str = "code") -> Path:
-    """The README picture: every test's first image (its first released source index, drawn with
-    ``example_rng(seed, test, index)`` as the builder does) made from :func:`synthetic_photo` (PNG)."""
+    """The documentation picture (``docs/images/ood_unit_tests_grid.png``): every test's first image
+    (its first released source index, drawn with ``example_rng(seed, test, index)`` as the builder
+    does) made from :func:`synthetic_photo` (PNG)."""
     source = synthetic_photo()
     height, width = source.shape[:2]
     examples = []

@@ -1,4 +1,4 @@
-"""``patchml``: PatchML (seed 001), multi-label composites of ImageNet-val object boxes, regenerated from a seed.
+"""``patchml``: PatchML (Anzaku et al. 2024), multi-label composites of ImageNet-val object boxes, regenerated from a seed.
 
 **Stage 1, the patch pool.** Every object box of the ImageNet validation split is one patch. The boxes
 come from a built ``imagenet_val`` dataset with the ``boxes`` config (``--input DIR``) or from any
@@ -12,7 +12,7 @@ are zero-area or reach outside their image (``clip``, ``skip`` or ``error``), an
 boxes whose shorter side (after clipping) is below it. Every dropped or clipped box is counted in
 ``counts.json`` and on the card.
 
-**Stage 2, Algorithm 1** (seed_001.md §1.2), for each ``(k, p)`` of the grid (paper: ``F = 512``,
+**Stage 2, Algorithm 1** (Anzaku et al. 2024, Appendix A), for each ``(k, p)`` of the grid (paper: ``F = 512``,
 ``K = [2, 3, 4, 6, 9]``, ``P = [256, 256, 256, 170, 128]``):
 
 * validity: ``k·p² ≤ F²`` and ``k ≤ c²`` with ``c = ⌊F/p⌋``, otherwise ConfigError "Configuration invalid";
@@ -77,6 +77,7 @@ from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSource
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
 from imagenet_suite.images.grid import Tile, titled_grid
 
+from ._citations import ANZAKU_2024, ILSVRC, cite
 from .imagenet_val import ACCEPTED_LAYOUTS, ImagenetVal, Layout, read_images
 
 DEFAULT_GRID = "2:256,3:256,4:256,6:170,9:128"
@@ -542,10 +543,7 @@ class PatchML(Builder):
     )
     HOMEPAGE = "https://arxiv.org/abs/2412.18409"
     LICENSE = "other"
-    CITATION = """@article{anzaku2024reassessing,
-  title = {Re-assessing ImageNet: How aligned is its single-label assumption with its multi-label nature?},
-  author = {Esla Timothy Anzaku and Seyed Amir Mousavi and Arnout Van Messem and Wesley De Neve},
-  journal = {arXiv preprint arXiv:2412.18409}, year = {2024}}"""
+    CITATION = cite(ANZAKU_2024, ILSVRC)
 
     def __init__(
         self,
@@ -598,7 +596,7 @@ class PatchML(Builder):
             "variable_topk": True,
             "seed": self.seed,
             "canvas": self.options["canvas"],
-            "preprocessing": "resize the whole composite to the model input, no center crop (seed 001, App. B)",
+            "preprocessing": "resize the whole composite to the model input, no center crop (Anzaku et al. 2024, App. B)",
         }
 
     # -- prepare -----------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ Configs (each a default *plan*; options override its parts):
 * ``imagenet_c_regenerated`` — the 15 ImageNet-C corruptions x severities 1..5, regenerated like
   ``make_imagenet_c.py``: Resize(256) + CenterCrop(224), corrupt, JPEG quality 85. Not the released
   ImageNet-C files: those are the ``imagenet_c`` builder (named ``imagenet_c`` here before 2.0.0);
-* ``common`` — seed 003's portfolio: its 11 common corruptions at severity 3, one per image in
+* ``common`` — Heuillet et al. 2025's portfolio: its 11 common corruptions at severity 3, one per image in
   contiguous blocks (``(i // max(1, N // 11)) % 11`` over the input order), applied at native
   resolution and then resized to 224x224 (bilinear), PNG;
 * ``imgaug`` — one imgaug augmenter or pipeline (``--option augmenter="GaussianBlur(sigma=2.0)"``)
@@ -41,6 +41,8 @@ from imagenet_suite.errors import ConfigError, InvalidSourceData
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode
 from imagenet_suite.perturbations import corruptions as C
 
+from ._citations import BEYOND_ACCURACY, HEUILLET_2025, IMAGENET_C, cite
+
 CLEAN = "clean"
 IMGAUG = "imgaug"
 FROST_COMMIT = "568283ede9d9a053a395005471d26a1828c4dd2d"  # bethgelab/imagecorruptions: last change to frost/
@@ -68,7 +70,7 @@ FROST_SOURCES = tuple(
 # Resizing relative to corruption: where the corruption is applied and what is stored.
 APPLY_AT = {
     "crop224": "Resize(256) + CenterCrop(224) (torchvision, bilinear), then corrupt (ImageNet-C)",
-    "native_then_resize224": "corrupt at the source resolution, then Resize((224, 224)) bilinear (seed 003)",
+    "native_then_resize224": "corrupt at the source resolution, then Resize((224, 224)) bilinear (Heuillet et al. 2025)",
     "resize224": "Resize((224, 224)) bilinear, then corrupt",
     "native": "corrupt at the source resolution, stored at that resolution",
 }
@@ -84,7 +86,7 @@ class Plan:
     flavor: str
     corruptions: tuple[str, ...]
     severities: tuple[int, ...]
-    assignment: str  # "all": every image x corruption x severity; "block": seed 003's one corruption per image
+    assignment: str  # "all": every image x corruption x severity; "block": Heuillet et al.'s one corruption per image
     apply_at: str
     encoding: str
     clean: bool
@@ -94,7 +96,7 @@ class Plan:
 IMAGENET_C_REGENERATED = "imagenet_c_regenerated"  # config; not the released ImageNet-C (builder imagenet_c)
 DEFAULT_PLANS = {
     IMAGENET_C_REGENERATED: Plan("imagenet_c", C.IMAGENET_C, C.SEVERITIES, "all", "crop224", "jpeg85", True),
-    "common": Plan("imagecorruptions", C.SEED003_COMMON, (3,), "block", "native_then_resize224", "png", True),
+    "common": Plan("imagecorruptions", C.HEUILLET_COMMON, (3,), "block", "native_then_resize224", "png", True),
     "imgaug": Plan("imagecorruptions", (IMGAUG,), (0,), "all", "native", "png", True),
 }
 
@@ -216,7 +218,7 @@ class Perturbations(Builder):
     NAME = "perturbations"
     VERSION = "2.0.0"
     RELEASE_NOTES = {
-        "1.0.0": "Initial release: ImageNet-C regenerated (15 corruptions x 5 severities), seed 003's "
+        "1.0.0": "Initial release: ImageNet-C regenerated (15 corruptions x 5 severities), Heuillet et al. 2025's "
         "common-corruption portfolio (11 at severity 3, block assignment) and imgaug "
         "perturbations of any built dataset, seeded per (seed, corruption, image id).",
         "2.0.0": "The config `imagenet_c` is renamed `imagenet_c_regenerated`: it shared its name with the "
@@ -234,7 +236,7 @@ class Perturbations(Builder):
         ),
         BuilderConfig(
             "common",
-            "seed 003 portfolio: one of 11 corruptions per image (blocks), severity 3, native "
+            "Heuillet et al. 2025 portfolio: one of 11 corruptions per image (blocks), severity 3, native "
             "resolution then 224x224, PNG",
             shard_size=1000,
         ),
@@ -250,7 +252,7 @@ class Perturbations(Builder):
         "assignment": Option(
             "",
             ("", "all", "block"),
-            "all: every image under every corruption; block: seed 003's one corruption per image; '' = the config's",
+            "all: every image under every corruption; block: Heuillet et al.'s one corruption per image; '' = the config's",
         ),
         "apply_at": Option(
             "", ("", *APPLY_AT), "where corruptions are applied relative to resizing; '' = the config's"
@@ -268,13 +270,17 @@ class Perturbations(Builder):
     )
     HOMEPAGE = "https://github.com/hendrycks/robustness"
     LICENSE = "other"
-    CITATION = """@inproceedings{hendrycks2019benchmarking,
-  title = {Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},
-  author = {Dan Hendrycks and Thomas Dietterich}, booktitle = {ICLR}, year = {2019}}
-@article{michaelis2019dragon,
+    CITATION = cite(
+        IMAGENET_C,
+        """@article{michaelis2019dragon,
   title = {Benchmarking Robustness in Object Detection: Autonomous Driving when Winter is Coming},
   author = {Claudio Michaelis and Benjamin Mitzkus and Robert Geirhos and Evgenia Rusak and Oliver Bringmann and
-            Alexander S. Ecker and Matthias Bethge and Wieland Brendel}, journal = {arXiv:1907.07484}, year = {2019}}"""
+            Alexander S. Ecker and Matthias Bethge and Wieland Brendel},
+  journal = {arXiv preprint arXiv:1907.07484}, year = {2019},
+  eprint = {1907.07484}, archivePrefix = {arXiv}}""",
+        BEYOND_ACCURACY,
+        HEUILLET_2025,
+    )
 
     def __init__(self, config=None, **kwargs):
         super().__init__(config, **kwargs)
@@ -321,7 +327,7 @@ class Perturbations(Builder):
             "severity_column": "severity",
             "clean": CLEAN if self.recipe.clean else None,
             "summary": "accuracy per (corruption, severity); mean over severities, then over corruptions; "
-            "c_robustness = that mean / clean accuracy (seed 000 Eq. 6)",
+            "c_robustness = that mean / clean accuracy (Beyond Accuracy, Hesse et al. 2025, Eq. 6)",
         }
         return {**self._input_protocol, "perturbation": plan, "robustness": robustness}
 

@@ -33,6 +33,7 @@ from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepare
 from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, SourceError
 
+from ._citations import BEYOND_ACCURACY, IMAGENET_SKETCH, cite
 from ._image_columns import image_features, image_row
 
 # The 16 categories, sorted (= imagenet_suite.scoring.shape.CATEGORIES16, kept here so that listing or
@@ -70,7 +71,8 @@ TEXTURE_VS_SHAPE_FOLDERS = {
     "silhouette": "stimuli/filled-silhouettes",
 }
 WITH_SESSIONS = ("sketch", "stylized")  # model-vs-human "contains_sessions": dnn/session-N/ + info in the name
-# Released counts (seed_000.md 1.1/5.1; anchors_scoring.md 3.3, 3.5): total and per class (None: not fixed).
+# Released counts (model-vs-human's v0.1 release and its human-trial files; texture-vs-shape's stimuli folders):
+# total and per class (None: not fixed).
 COUNTS = {
     "cue_conflict": (1280, 80),
     "edge": (160, 10),
@@ -267,15 +269,21 @@ class ShapeBiasSets(Builder):
     )
     HOMEPAGE = "https://github.com/bethgelab/model-vs-human"
     LICENSE = "cc-by-4.0"
-    CITATION = """@inproceedings{geirhos2019imagenettrained,
+    CITATION = cite(
+        """@inproceedings{geirhos2019imagenettrained,
   title = {ImageNet-trained {CNNs} are biased towards texture; increasing shape bias improves accuracy and robustness},
   author = {Robert Geirhos and Patricia Rubisch and Claudio Michaelis and Matthias Bethge and Felix A. Wichmann and Wieland Brendel},
-  booktitle = {International Conference on Learning Representations}, year = {2019}}
-@inproceedings{geirhos2021partial,
+  booktitle = {International Conference on Learning Representations (ICLR)}, year = {2019},
+  eprint = {1811.12231}, archivePrefix = {arXiv}}""",
+        """@inproceedings{geirhos2021partial,
   title = {Partial success in closing the gap between human and machine vision},
   author = {Robert Geirhos and Kantharaju Narayanappa and Benjamin Mitzkus and Tizian Thieringer and Matthias Bethge
             and Felix A. Wichmann and Wieland Brendel},
-  booktitle = {Advances in Neural Information Processing Systems}, year = {2021}}"""
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)}, year = {2021},
+  eprint = {2106.07411}, archivePrefix = {arXiv}}""",
+        IMAGENET_SKETCH,
+        BEYOND_ACCURACY,
+    )
 
     def features(self):
         from datasets import ClassLabel, Value

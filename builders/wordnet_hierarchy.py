@@ -19,6 +19,8 @@ from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
 
+from ._citations import LCA_ON_THE_LINE, cite
+
 NODES_SPLIT = "nodes"
 
 
@@ -51,10 +53,19 @@ class WordnetHierarchy(Builder):
     KEY_COLUMN = "wnid"
     HOMEPAGE = "https://wordnet.princeton.edu/"
     LICENSE = "other"
-    CITATION = """@inproceedings{bertinetto2020making,
+    CITATION = cite(
+        """@inproceedings{bertinetto2020making,
   title = {Making Better Mistakes: Leveraging Class Hierarchies with Deep Networks},
   author = {Bertinetto, Luca and Mueller, Romain and Tertikas, Konstantinos and Samangooei, Sina and Lord, Nicholas A.},
-  booktitle = {CVPR}, year = {2020}}"""
+  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)}, year = {2020},
+  eprint = {1912.09393}, archivePrefix = {arXiv}}""",
+        """@article{miller1995wordnet,
+  title = {{WordNet}: A Lexical Database for {English}},
+  author = {George A. Miller},
+  journal = {Communications of the ACM},
+  volume = {38}, number = {11}, pages = {39--41}, year = {1995}}""",
+        LCA_ON_THE_LINE,
+    )
 
     def features(self):
         return export.nodes_features()

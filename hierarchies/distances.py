@@ -2,7 +2,7 @@
 
 Orientation: ``D[y, y']`` with the **row = ground-truth class** ``y`` and the column = the other
 (predicted) class ``y'``. All matrices are ``float64``, C×C, zero on the diagonal. Metrics
-(seed_004.md §1.2):
+(LCA-on-the-Line, Shi et al. 2024, Sec. 2 and App. E.2–E.3, Eqs. 5–7):
 
 * ``info`` — ``log2(num_leaves(lca(y, y')))`` in bits; equals Valmadre's information
   difference ``i(y) − i(lca)`` for a uniform distribution over leaves. Symmetric.

@@ -124,7 +124,11 @@ def export_wordnet_hierarchy(out_dir: str | Path, wnids: Sequence[str] | None = 
     return write_hierarchy(
         tree,
         out_dir,
-        {"num_nodes": tree.num_nodes, "root": tree.root, "construction": "Bertinetto et al. 2020 (seed_004.md 1.3)"},
+        {
+            "num_nodes": tree.num_nodes,
+            "root": tree.root,
+            "construction": "Bertinetto et al. 2020, as used by LCA-on-the-Line (Shi et al. 2024)",
+        },
     )
 
 

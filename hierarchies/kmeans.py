@@ -1,4 +1,5 @@
-"""K-means latent class hierarchy from a model's per-class mean vectors (seed_004.md §2).
+"""K-means latent class hierarchy from a model's per-class mean vectors (LCA-on-the-Line,
+Shi et al. 2024, Appendix F.2).
 
 Procedure (as the LCA-on-the-line code ``create_hierarchy.py`` does it):
 

@@ -1,4 +1,4 @@
-"""WordNet pre-check of candidate OOD classes against ImageNet-1k (seed_002.md §8.2).
+"""WordNet pre-check of candidate OOD classes against ImageNet-1k (NINCO, Bitterwolf et al. 2023, Sec. 3.1).
 
 Before their manual review, the NINCO authors checked each candidate OOD class against the
 IN-1K synsets: a candidate is suspect when its name matches a lemma of an IN-1K class, when its

@@ -9,14 +9,15 @@
 3. Debian/Ubuntu's ``wordnet-base`` package (``apt-get install wordnet-base``), files in
    ``/usr/share/wordnet``.
 
-nltk 3.10 cannot read Debian's files in place; seed_004.md §1.4 lists three workarounds, all
+nltk 3.10 cannot read Debian's files in place; it takes three workarounds, all
 applied here: (1) the files are *copied* (not symlinked: nltk's path check refuses links that
 leave its data roots) into ``<cache>/nltk_data/corpora/wordnet`` and that root is put on
 ``nltk.data.path``; (2) the missing ``lexnames`` file is written (the 45 standard lexicographer
 files); (3) ``map_wn`` is overridden so nltk does not look for ``index.sense`` (absent from
 Debian). The version must be 3.0; anything else is an error.
 
-**The tree** (:func:`build_wordnet_tree`), seed_004.md §1.3, for any set of noun synsets:
+**The tree** (:func:`build_wordnet_tree`), Bertinetto et al. 2020's construction
+(``compute_imagenet_hierarchy.py``) that LCA-on-the-Line (Shi et al. 2024) uses, for any set of noun synsets:
 
 1. is-a edges are WordNet hypernyms plus instance hypernyms, with 3 edge fixes
    (:data:`EDGE_FIXES`: street sign and traffic light under signboard, bubble under the
@@ -91,7 +92,7 @@ _TIE_PATHS = {  # class wnid: chosen unpruned path above it, parent first, endin
 }
 
 #: class wnid → its chosen full path to the root (class first), for the 28 ImageNet-1k classes
-#: whose longest WordNet paths tie (seed_004.md §1.4; reproduces Bertinetto's ``path_choices``).
+#: whose longest WordNet paths tie (reproduces ``path_choices`` of Bertinetto et al.'s ``compute_imagenet_hierarchy.py``).
 TIE_RESOLUTIONS: dict[str, tuple[str, ...]] = {leaf: (leaf, *path.split()) for leaf, path in _TIE_PATHS.items()}
 
 #: The standard WordNet lexicographer files (``lexnames``), absent from Debian's wordnet-base.

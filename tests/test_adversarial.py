@@ -1,4 +1,4 @@
-"""Adversarial robustness (seed 000, Eqs. 3-5): FGSM / PGD accuracy with the model in the loop.
+"""Adversarial robustness (Beyond Accuracy, Hesse et al. 2025, Eqs. 3-5): FGSM / PGD accuracy with the model in the loop.
 
 The dataset is a real ``imagenet_val`` build (the fixtures ``test_predict`` builds from) whose labels
 are a small random-weight timm model's own predictions on two rows in three (the third row gets
@@ -302,7 +302,7 @@ def test_adversarial_robustness_is_the_geometric_mean_of_the_two_ratios():
     result = result_of(Fraction(8, 10), Fraction(4, 10), Fraction(2, 10))
     assert result.fgsm_ratio == pytest.approx(0.5) and result.pgd_ratio == pytest.approx(0.25)
     assert result.adversarial_robustness == pytest.approx(math.sqrt(0.125))
-    assert result.adversarial_robustness == pytest.approx(float(gmean([0.5, 0.25])))  # seed 000's code
+    assert result.adversarial_robustness == pytest.approx(float(gmean([0.5, 0.25])))  # Beyond Accuracy's code
     assert adversarial_robustness(0.8, 0.4, 0.2) == pytest.approx(math.sqrt(0.125))
     assert result_of(Fraction(5, 10), Fraction(0, 10), Fraction(3, 10)).adversarial_robustness == 0.0
     unattackable = result_of(Fraction(0, 10), Fraction(0, 10), Fraction(0, 10))

@@ -1,5 +1,5 @@
 """backgrounds_challenge (IN-9, Xiao et al. 2021): configs, labels, bytes, the argmax-then-map protocol
-published from the real ``in_to_in9.json``, scoring through it, and object focus (seed 000 §2.7)."""
+published from the real ``in_to_in9.json``, scoring through it, and object focus (Beyond Accuracy, Hesse et al. 2025)."""
 
 from __future__ import annotations
 
@@ -224,12 +224,12 @@ def test_the_lca_family_keeps_to_max_over_mapped_logits():
     assert lca.applies(features, {**protocol, "mapping_rule": "max_over_mapped_logits"})
 
 
-# -- object focus (seed 000 §2.7) --------------------------------------------------------------------------
+# -- object focus (Hesse et al. 2025) ------------------------------------------------------------------------
 
 
 def test_object_focus_is_one_minus_the_bg_gap():
     # Backgrounds Challenge README (torchvision models): mixed_same / mixed_rand accuracies; QUBA Table 12
-    # lists ResNet-50 0.93, ResNet-152 0.94 (seed 000 §2.7, §5.5 item 9).
+    # lists ResNet-50 0.93, ResNet-152 0.94, which the paper's formula 1 - (A_mixed_same - A_mixed_rand) gives.
     assert object_focus(0.862, 0.789) == pytest.approx(0.927)
     assert object_focus(0.893, 0.835) == pytest.approx(0.942)
     assert object_focus(0.836, 0.734) == pytest.approx(0.898)  # VGG16-BN

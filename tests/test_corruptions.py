@@ -1,5 +1,5 @@
 """The corruption library: agreement with the upstream-style reference and with the published
-constants, output shape/dtype, per-(seed, id) determinism, seed 003's portfolio, bad input."""
+constants, output shape/dtype, per-(seed, id) determinism, Heuillet et al. 2025's portfolio, bad input."""
 
 from __future__ import annotations
 
@@ -56,15 +56,15 @@ def test_matches_the_reference_implementation_at_every_severity(name, flavor, fr
         assert_close(ours, reference, f"{name} severity {severity} ({flavor})")
 
 
-@pytest.mark.parametrize("name", C.SEED003_COMMON + ("glass_blur", "fog", "gaussian_noise"))
+@pytest.mark.parametrize("name", C.HEUILLET_COMMON + ("glass_blur", "fog", "gaussian_noise"))
 def test_matches_the_reference_on_a_real_224_image_at_severity_3(name, real224):
     for flavor in C.FLAVORS:
         ours = C.corrupt(real224, name, 3, example_rng(0, name, "car"), flavor)
         assert_close(ours, naive_corrupt(real224, name, 3, example_rng(0, name, "car"), flavor), f"{name} ({flavor})")
 
 
-def test_seed003_severity3_constants_are_the_published_ones():
-    """seed_003.md 1.3, the severity-3 column (identical to upstream imagecorruptions)."""
+def test_heuillet_severity3_constants_are_the_published_ones():
+    """The severity-3 column of Heuillet et al. 2025's vendored corruptions (identical to upstream imagecorruptions)."""
     published = {
         "shot_noise": 12,
         "impulse_noise": 0.09,
@@ -224,8 +224,8 @@ def test_bad_requests_are_named(call, message):
         call(smooth_image(40, 40))
 
 
-def test_seed003_block_assignment():
-    names = C.SEED003_COMMON
+def test_heuillet_block_assignment():
+    names = C.HEUILLET_COMMON
     assignment = C.block_assignment(1000, names)
     counts = {n: assignment.count(n) for n in names}
     assert counts == {n: 100 if n == "shot_noise" else 90 for n in names}

@@ -151,7 +151,7 @@ def test_every_quba_dimension_is_present_and_quba_is_the_papers_formula(suite, m
     assert values["params_millions"] == pytest.approx(sum(p.numel() for p in model.model.parameters()) / 1e6)
 
 
-def test_dimensions_follow_seed_000_from_the_reports(suite):
+def test_dimensions_follow_beyond_accuracy_from_the_reports(suite):
     _, result = suite
     values = {name: entry["value"] for name, entry in result["summary"]["quba"]["dimensions"].items()}
     val = _report(result, "imagenet_val")
@@ -231,6 +231,8 @@ def test_suite_markdown_and_plots_are_written(suite):
     text = (run_dir / "suite.md").read_text()
     assert f"**QUBA score: {result['summary']['quba']['score']:.3f}**" in text
     assert "## ImageNet-C" in text and "## NINCO" in text and "| imagenet_r |" in text
+    assert "## QUBA (Beyond Accuracy, Hesse et al. 2025)" in text  # papers cited, not named by us
+    assert "## NINCO (Bitterwolf et al. 2023): means over the OOD classes" in text
     for plot in ("quba_dimensions.png", "accuracies.png"):
         assert (run_dir / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -288,6 +290,9 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     assert board.quba["quba"].isna().all() and set(board.missing) == set(names)
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "has no QUBA score; missing:" in text
+    assert "## QUBA (Beyond Accuracy, Hesse et al. 2025)" in text
+    assert "## Sum / Borda over datasets (Heuillet et al. 2025)" in text
+    assert ("## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1" in text) == bool(board.lca_on_the_line)
     for key, result in board.lca_on_the_line.items():
         assert key in ("imagenet_a", "imagenet_r") and result.correlations.n == 3
         assert (tmp_path / "board" / f"lca_on_the_line_{key}.png").is_file()

@@ -1,4 +1,4 @@
-"""K-means latent hierarchy (seed_004.md §2): known clusters, determinism, metrics, errors."""
+"""K-means latent hierarchy (LCA-on-the-Line, Shi et al. 2024, App. F.2): known clusters, determinism, metrics, errors."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""LCA-on-the-line analysis, reproduced from the paper's per-model results (seed_004.md §3).
+"""LCA-on-the-line analysis, reproduced from the per-model results of Shi et al. 2024.
 
 Inputs: ``tests/data/lca-on-the-line/imagenet_lca_vs_<ood>_top1.csv`` (75 models; ID LCA is the
-information-based LCA). Reference values are the tables of seed_004.md: the [C, M] cross-check
-(4 decimals) and the paper's Tables 2, 3 and 9 (3 decimals, sometimes truncated rather than
-rounded, hence the 0.0011 tolerance) wherever the paper used the same (information) metric.
+information-based LCA). Reference values are an independent recomputation from these files (4
+decimals) and the paper's Tables 2, 3 and 9 (3 decimals, sometimes truncated rather than rounded,
+hence the 0.0011 tolerance) wherever the paper used the same (information) metric.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def test_paper_table_3(results, key):
             )
 
 
-# Raw accuracy units: OOD_top1 = a + b·LCA, in-sample and leave-one-out MAE (seed_004.md §3.4)
+# Raw accuracy units: OOD_top1 = a + b·LCA, in-sample and leave-one-out MAE (recomputed from these files)
 RAW_FITS = {
     "imagenetv2": (2.1791, -0.2524, 0.0777, 0.0797),
     "imagenet_sketch": (3.6550, -0.5206, 0.0546, 0.0562),

@@ -1,4 +1,4 @@
-"""WordNet pre-check of OOD candidates (seed_002.md §8.2) on real WordNet 3.0, with the paper's examples."""
+"""WordNet pre-check of OOD candidates (NINCO, Bitterwolf et al. 2023) on real WordNet 3.0, with the paper's examples."""
 
 from __future__ import annotations
 

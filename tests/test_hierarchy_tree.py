@@ -1,4 +1,4 @@
-"""Tree structure, LCA queries, nodes-table round trips, and the shipped ImageNet-1k tree (seed_004 §1.3)."""
+"""Tree structure, LCA queries, nodes-table round trips, and the shipped ImageNet-1k tree (LCA-on-the-Line's)."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def test_nodes_table_missing_columns():
         Tree.from_nodes_table(pd.DataFrame({"wnid": ["a"], "name": ["a"]}))
 
 
-# -- the shipped ImageNet-1k tree: seed_004.md §1.3 ----------------------------------------------
+# -- the shipped ImageNet-1k tree: imagenet_fiveai.csv of LCA-on-the-Line-------------------------------
 def test_shipped_tree_size_and_leaf_order():
     tree = imagenet1k_tree()
     assert tree.num_nodes == 1372

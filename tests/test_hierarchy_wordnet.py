@@ -1,4 +1,4 @@
-"""The WordNet builder against real WordNet 3.0 (Debian wordnet-base or nltk_data), seed_004 §1.3-1.4."""
+"""The WordNet builder against real WordNet 3.0 (Debian wordnet-base or nltk_data), Bertinetto et al. 2020's construction."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """read_review_logs on the authors' real cleaning_annotations (copied into tests/data).
 
-The logs must reproduce the contamination rates of seed_002 §4 (the paper's Table 1) and the
-per-class counts of §2.3, keep every decision code as written, and name malformed rows.
+The logs must reproduce the contamination rates of NINCO's Table 1 (Bitterwolf et al. 2023) and the
+per-class row counts of the released logs, keep every decision code as written, and name malformed rows.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_every_row_of_every_log_as_written(logs, annotations):
     assert places["log_kind"] == "subsampled_dataset" and places["released_class"] == "Places"
 
 
-# seed_002 §2.3: raw row counts i / o / u / q / other of some class logs
+# Raw row counts i / o / u / q / other of some class logs, counted in the released files
 SPEC_COUNTS = {
     "Caracal caracal caracal": (0, 100, 4, 100, 0),
     "donuts": (183, 100, 15, 0, 0),

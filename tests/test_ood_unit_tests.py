@@ -1,4 +1,4 @@
-"""The 17 OOD unit-test recipes: upstream index selection, the invariants of seed_002 §3.3, the filter.
+"""The 17 OOD unit-test recipes: upstream index selection, the recipes' invariants (NINCO, Appendix H), the filter.
 
 Pure functions, no build: ``tests/test_ood_unit_tests_build.py`` runs the builder end to end.
 """
@@ -33,7 +33,7 @@ def rendered(test, source, index=1, seed=0, smooth_color="code", shape=(H, W)):
 
 # -- index selection -----------------------------------------------------------------------------------
 
-SPEC_VECTORS = {  # seed_002 §3.4: first four indices and the sum of the 400
+SPEC_VECTORS = {  # from j-cb/NINCO's released index CSVs: first four indices and the sum of the 400
     "Gaussian": ((217, 262, 348, 418), 9_902_745),
     "Rademacher": ((101, 439, 591, 757), 10_372_533),
     "black": ((48, 55, 105, 469), 9_625_552),
@@ -97,7 +97,7 @@ def test_gaussian_wrap_equals_scipy_and_skimage(sigma, shape):
         np.testing.assert_allclose(out.gaussian_wrap(image, sigma), upstream, rtol=0, atol=1e-13)
 
 
-# -- recipe invariants (seed_002 §3.3) ---------------------------------------------------------------------
+# -- recipe invariants (NINCO, Appendix H) -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("test", list(out.UNIT_TESTS))

@@ -136,7 +136,7 @@ def test_builds_are_byte_identical_for_any_num_proc_and_change_with_the_seed(val
 def test_common_portfolio_corrupts_at_native_size_then_resizes(val, tmp_path):
     out = build("common", [val], tmp_path, options={"clean": False})
     rows = rows_of(out, "common")
-    assert [r["corruption"] for r in rows] == list(C.SEED003_COMMON[:5])  # 5 images, 11 corruptions: step 1
+    assert [r["corruption"] for r in rows] == list(C.HEUILLET_COMMON[:5])  # 5 images, 11 corruptions: step 1
     assert {r["severity"] for r in rows} == {3}
     source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
     for row in rows:

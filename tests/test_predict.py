@@ -338,7 +338,7 @@ def test_protocol_steps_border_crop_first_and_patchml_without_centre_crop():
     assert seen == [(36, 26)]  # 2 px off every side, before the model's preprocessing
     squash = protocol_transform(
         loaded,
-        {"preprocessing": "resize the whole composite to the model input, no center crop (seed 001, App. B)"},
+        {"preprocessing": "resize the whole composite to the model input, no center crop (Anzaku et al. 2024, App. B)"},
         None,
     )
     wide = Image.new("RGB", (400, 100), (255, 0, 0))

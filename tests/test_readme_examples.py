@@ -1,9 +1,9 @@
 """The documentation's examples name commands, flags and modules that exist.
 
-Every ``imagenet-suite ...`` line of a bash block in README.md and DEVELOPERS.md is parsed by the
-real argument parser (optional ``[parts]`` included, the first of ``a|b`` alternatives taken), and
-every ``from imagenet_suite... import ...`` line of a python block is executed. A renamed command,
-flag, config or module fails here, naming the line.
+Every ``imagenet-suite ...`` line of a bash block in README.md, DEVELOPERS.md and the documentation
+site's pages (``docs/*.md``) is parsed by the real argument parser (optional ``[parts]`` included,
+the first of ``a|b`` alternatives taken), and every ``from imagenet_suite... import ...`` line of a
+python block is executed. A renamed command, flag, config or module fails here, naming the line.
 """
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ import pytest
 from imagenet_suite.cli import build_parser
 from tests.helpers import REPO_ROOT
 
-DOCS = ("README.md", "DEVELOPERS.md")
+DOCS = (
+    "README.md",
+    "DEVELOPERS.md",
+    *sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "docs").glob("*.md")),
+)
 
 
 def _blocks(language: str) -> list[tuple[str, str]]:
@@ -53,10 +57,14 @@ def test_the_documents_have_examples():
 
 
 @pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[line[:60] for _, line in COMMANDS])
-def test_every_documented_command_parses(doc, line):
+def test_every_documented_command_parses(doc, line, capsys):
+    argv = _argv(line)
     try:
-        args = build_parser().parse_args(_argv(line))
-    except SystemExit:
+        args = build_parser().parse_args(argv)
+    except SystemExit as error:
+        if argv[-1:] == ["--help"] and error.code == 0:  # `imagenet-suite [command] --help` prints help
+            assert "usage: imagenet-suite" in capsys.readouterr().out
+            return
         pytest.fail(f"{doc}: the parser refuses {line!r}")
     assert callable(args.func)
 

@@ -112,7 +112,7 @@ def test_hosts_of_this_app_are_served(roots, host):
     ],
 )
 def test_other_hosts_are_refused_even_with_the_token(roots, host):
-    """403, as README.md promises (a DNS-rebinding page's request is well-formed HTTP, just not for us)."""
+    """403, as docs/review.md promises (a DNS-rebinding page's request is well-formed HTTP, just not for us)."""
     reply = _client(roots).get(f"/fiftyone?token={TOKEN}", headers={"Host": host}, follow_redirects=False)
     assert reply.status_code == 403 and reply.text.startswith("403: unexpected Host header")
     assert "set-cookie" not in reply.headers

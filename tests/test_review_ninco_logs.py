@@ -21,7 +21,7 @@ from imagenet_suite.curation.status import format_status, review_status
 from tests.fixtures import ninco_archive as fx
 from tests.fixtures.review_mongo import fiftyone_on_private_db
 
-# seed_002.md §4.1, the paper's Table 1: "% ID samples, p = ID/(ID+OOD)" of 400 random samples.
+# NINCO's Table 1 (Bitterwolf et al. 2023): "% ID samples, p = ID/(ID+OOD)" of 400 random samples.
 TABLE1 = {
     "OOD_Places_MOS": 59.5,
     "OOD_iNaturalist_MOS": 2.5,

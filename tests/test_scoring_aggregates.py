@@ -1,4 +1,4 @@
-"""Seed 003's Sum, Borda and MAC; reproduces the paper's 240 ranking rows (tests/data/papers, from seed_003.md Appendix A)."""
+"""Sum, Borda and MAC of Heuillet et al. 2025; reproduces the paper's 240 ranking rows (tests/data/papers)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from imagenet_suite.scoring.aggregates import (
     voter_points,
 )
 
-# The paper's Tables 10, 11 and 12 (FFT-50, FFT-5 and LP-50 rankings, 240 rows), as transcribed in
-# seed_003.md Appendix A; provenance in tests/data/README.md.
-RANKINGS = "papers/seed_003_tables10-12_rankings_240_rows.csv"
+# The paper's Tables 10, 11 and 12 (FFT-50, FFT-5 and LP-50 rankings, 240 rows); provenance in
+# tests/data/README.md.
+RANKINGS = "papers/heuillet2025_tables10-12_rankings_240_rows.csv"
 
-# seed_003.md section 5.2: per-dataset accuracies of FFT-50's winner (convnext_base.fb_in22k, TRADES), computed
-# by the spec's author from the paper's results CSV: dataset, clean, linf, l2, l1, common, sum.
+# Per-dataset accuracies of FFT-50's winner (convnext_base.fb_in22k, TRADES), computed from the paper's
+# results CSV (MaxHeuillet/robust_training): dataset, clean, linf, l2, l1, common, sum.
 TOP_CONFIGURATION = [
     ("caltech101", 0.959, 0.841, 0.888, 0.860, 0.854, 4.402),
     ("fgvc-aircraft-2013b", 0.663, 0.370, 0.342, 0.133, 0.590, 2.098),

@@ -1,4 +1,4 @@
-"""Multi-label scoring (seed 001): variable top-k, the four ASMA variants, subgroups, ReaL accuracy,
+"""Multi-label scoring (Anzaku et al. 2024): variable top-k, the four ASMA variants, subgroups, ReaL accuracy,
 seed averaging and ΔRank, against hand-computed values and an independent numpy reference."""
 
 from __future__ import annotations

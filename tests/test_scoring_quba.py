@@ -1,4 +1,4 @@
-"""QUBA recomputed from the 326 published rows of the paper's Table 12 (tests/data/papers, from seed_000.md Appendix A)."""
+"""QUBA recomputed from the 326 published rows of the paper's Table 12 (tests/data/papers)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 
 from imagenet_suite.scoring.quba import DIMENSIONS, quba_score, quba_table, rank_descending
 
-# The paper's Table 12 (all 326 models, in the paper's row order), as transcribed in seed_000.md Appendix A;
-# provenance in tests/data/README.md.
-TABLE12 = "papers/seed_000_table12_quba_326_models.csv"
-# The paper's Table 4 (seed_000.md section 4.2, "QUBA / Rank" column): model -> (published QUBA, published rank).
+# Beyond Accuracy's Table 12 (Hesse et al. 2025; all 326 models, in the paper's row order); provenance in
+# tests/data/README.md.
+TABLE12 = "papers/hesse2025_table12_quba_326_models.csv"
+# The paper's Table 4 ("QUBA / Rank" column): model -> (published QUBA, published rank).
 TABLE4_RANKS: dict[str, tuple[float, int]] = {
     "CLIP-L/14": (-0.65, 243),
     "ResNet50": (-0.31, 214),
@@ -59,7 +59,7 @@ def test_spot_checks_from_the_spec(table12):
         match = table12[(table12.model == model) & (table12.source == source)]
         return dict(match.iloc[0][list(DIMENSIONS)])
 
-    # seed_000.md section 5.5, item 1: recomputed QUBA of three Table 12 rows with the exact constants
+    # Recomputed QUBA of three Table 12 rows with the exact constants of the paper's code (data_utils.py)
     assert quba_score(row("AlexNet", "Krizhevsky")) == pytest.approx(-2.09, abs=0.005)
     assert quba_score(row("ResNet50", "He")) == pytest.approx(-0.34, abs=0.005)
     assert quba_score(row("EVA02-b", "Fang")) == pytest.approx(1.04, abs=0.005)

@@ -29,7 +29,7 @@ def corrupted_split(rng: np.random.Generator, sizes: dict[tuple[str, int], int])
 
 
 def expected(correct, corruptions, severities):
-    """The seed 000 recipe, computed directly with NumPy."""
+    """The Beyond Accuracy recipe, computed directly with NumPy."""
     correct, corruptions, severities = np.asarray(correct), np.asarray(corruptions), np.asarray(severities)
     corrupted = corruptions != "clean"
     per_corruption = {}

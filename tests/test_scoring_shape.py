@@ -19,8 +19,8 @@ from imagenet_suite.scoring.shape import (
 )
 from tests.test_scoring_join import write_dataset_folder
 
-# seed_000.md section 1.5 (the paper's 16-class decision mapping, "The ImageNet indices per category",
-# verbatim from model-vs-human's human_categories.py): transcribed here from the spec, on purpose not
+# Beyond Accuracy's 16-class decision mapping ("The ImageNet indices per category", verbatim from
+# model-vs-human's human_categories.py): transcribed here by hand, on purpose not
 # imported from imagenet_suite, so the package's table is checked against an independent copy.
 SPEC_CATEGORY_INDICES: dict[str, tuple[int, ...]] = {
     "airplane": (404,),

@@ -47,8 +47,8 @@ def test_paths_beside_the_repository_are_flagged():
     assert repo_guard.outside_path(sibling) == str(sibling)
     assert repo_guard.outside_path(str(sibling)) == str(sibling)
     assert repo_guard.outside_path(os.fsencode(sibling)) == str(sibling)
-    assert repo_guard.outside_path(REPO_ROOT / ".." / SIBLING / "spec" / "seed_000.md") == str(
-        REPO_ROOT.parent / SIBLING / "spec" / "seed_000.md"
+    assert repo_guard.outside_path(REPO_ROOT / ".." / SIBLING / "spec" / "digest.md") == str(
+        REPO_ROOT.parent / SIBLING / "spec" / "digest.md"
     )
     assert repo_guard.outside_path(REPO_ROOT / "tests" / ".." / ".." / "other-checkout") == str(
         REPO_ROOT.parent / "other-checkout"

@@ -26,7 +26,7 @@ REGENERATED = report(
 COMMON = report("perturbations", "common", ("corruption_accuracy", "top1", "contrast/3", 0.9))
 
 
-def test_c_robustness_and_mce_from_a_regenerated_imagenet_c_not_from_seed_003s_common():
+def test_c_robustness_and_mce_from_a_regenerated_imagenet_c_not_from_the_common_portfolio():
     summary = suite_summary({"a": VAL, "reg": REGENERATED, "common": COMMON})
     c = summary["quba"]["dimensions"]["c_robustness"]
     means = {"gaussian_noise": 0.5, "contrast": 0.3}  # mean over severities, then over corruptions

@@ -139,7 +139,7 @@ def test_objectnet_max_over_mapped_classes_equals_a_hand_computation(tmp_path):
 
 
 def test_objectnet_lca_represents_label_and_prediction_by_their_first_mapped_class(tmp_path):
-    """Seed 004's code: predict among the 113 classes (max over mapped logits), then measure the
+    """The LCA-on-the-Line code: predict among the 113 classes (max over mapped logits), then measure the
     mistake between the first ImageNet class of the label and of the prediction, in the full tree."""
     from imagenet_suite.builders.objectnet import OBJECTNET_CLASSES, OVERLAP
     from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix

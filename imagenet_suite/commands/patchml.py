@@ -6,7 +6,7 @@
 * ``patchml table2 DIR...`` prints the paper's Table 2 (images per number of labels) of several
   builds, e.g. the five seeds, as CSV;
 * ``patchml grid DIR --out PNG`` writes a picture of the first composites of each k of a built
-  ``images`` config (the README's ``docs/images/patchml_grid.png``); prints the PNG's path.
+  ``images`` config (the documentation's ``docs/images/patchml_grid.png``); prints the PNG's path.
 
 The logic lives in :mod:`imagenet_suite.builders.patchml`; this module only parses arguments.
 """

@@ -2,7 +2,7 @@
 
 Rows: the corruptions (the 15 of ImageNet-C by default; ``frost`` only with ``--frost-dir``);
 columns: clean and severities 1..5; each cell is the 224x224 crop ImageNet-C corrupts, drawn with the
-same seeded corruptions the ``perturbations`` builder stores. The README's
+same seeded corruptions the ``perturbations`` builder stores. The documentation's
 ``docs/images/perturbations_grid.png`` is ``imagenet-suite perturbations grid IMAGE docs/images/perturbations_grid.png
 --frost-dir FROST``. Prints the PNG's path. The drawing lives in :mod:`imagenet_suite.perturbations.grid`.
 """
@@ -108,7 +108,7 @@ def run_grid(args: argparse.Namespace) -> int:
 
 
 def max_png_bytes(cell: int, rows: int) -> int:
-    """The README picture's bound (400 kB) for the default cell; larger cells get room in proportion."""
+    """The documentation picture's bound (400 kB) for the default cell; larger cells get room in proportion."""
     return max(400_000, 400_000 * cell * cell * rows // (96 * 96 * 15))
 
 

@@ -12,7 +12,7 @@ File layout (UTF-8, ``\\n`` line ends, rows sorted by ``id``), format 2::
   ``unsure``, or ``q`` (the NINCO authors' undocumented code, kept as its own value).
 * ``reviewer``, ``note``: free text (may be empty); ``timestamp``: UTC ISO 8601 with
   milliseconds and ``Z`` (may be empty for hand-made tables).
-* ``contamination`` (the NINCO paper's taxonomy, seed_002.md): ``categorical`` (the sample's class
+* ``contamination`` (the taxonomy of the NINCO paper, Bitterwolf et al. 2023): ``categorical`` (the sample's class
   is, or is a kind of, an ImageNet-1k class), ``incidental`` (an ImageNet-1k object appears in an
   image of an OOD class), ``none``, or empty (not classified).
 * ``incidental_mode``: for ``incidental`` only, how the ImageNet-1k object appears: ``background``,

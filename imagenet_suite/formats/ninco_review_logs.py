@@ -1,6 +1,6 @@
 """The NINCO authors' per-image review logs (``data/cleaning_annotations`` of j-cb/NINCO), parsed.
 
-Seed 002 (Bitterwolf, Müller & Hein, ICML 2023): before releasing NINCO, the authors reviewed every
+NINCO (Bitterwolf, Müller & Hein, ICML 2023): before releasing NINCO, the authors reviewed every
 candidate image and logged one code per image. Both the ``ninco`` builder (its ``review_logs``
 config) and the contamination review (:mod:`imagenet_suite.curation.ninco_logs`, which imports the
 logs as decisions) read them through this module.

@@ -1,10 +1,11 @@
-"""Adversarial robustness (seed 000, Eqs. 3-5): a model's accuracy under FGSM and PGD, model in the loop.
+"""Adversarial robustness (Beyond Accuracy, Hesse et al. 2025, Eqs. 3-5): a model's accuracy under FGSM
+and PGD, model in the loop.
 
-Seed 000's code runs ``torchattacks==3.5.1`` with ``torchattacks.FGSM(model, eps=8/255)`` and
+Its code (visinf/beyond-accuracy) runs ``torchattacks==3.5.1`` with ``torchattacks.FGSM(model, eps=8/255)`` and
 ``torchattacks.PGD(model, eps=8/255, alpha=2/255, steps=10, random_start=True)`` (L-inf, untargeted,
 cross-entropy) and reports ``AR = GM(FGSM-A / A, PGD-A / A)``, where A is the clean accuracy on the
 same images. The attacks here are exactly those calls, with one documented change: the threat model
-is defined in [0, 1] pixel space (seed 000 fed already-normalised tensors to torchattacks). An image
+is defined in [0, 1] pixel space (Hesse et al. fed already-normalised tensors to torchattacks). An image
 is the model's own eval preprocessing *without* its final Normalize (resize, crop, to-tensor; the
 dataset protocol's steps first, as in ``predict``), and :class:`PixelSpaceModel` applies that
 Normalize inside the attacked module, so eps, alpha and the [0, 1] clamp are in pixels.
@@ -22,7 +23,7 @@ otherwise a rare gradient sign may differ.
 
 Clean accuracy 0: both ratios are undefined and :attr:`AdversarialResult.adversarial_robustness` is
 NaN (as are ``fgsm_ratio`` and ``pgd_ratio``). A zero attack accuracy with a non-zero clean accuracy
-gives AR = 0, like ``scipy.stats.mstats.gmean`` in seed 000's code.
+gives AR = 0, like ``scipy.stats.mstats.gmean`` in Beyond Accuracy's code.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class AdversarialResult:
 
     @property
     def adversarial_robustness(self) -> float:
-        """Seed 000's AR = GM(FGSM-A / A, PGD-A / A); NaN when clean accuracy is 0."""
+        """Beyond Accuracy's AR = GM(FGSM-A / A, PGD-A / A); NaN when clean accuracy is 0."""
         return adversarial_robustness(self.clean.value, self.fgsm.value, self.pgd.value)
 
     def summary(self) -> dict[str, float | int | bool]:
@@ -121,7 +122,7 @@ def _ratio(attacked: Fraction, clean: Fraction) -> float:
 
 
 def adversarial_robustness(clean: float, fgsm: float, pgd: float) -> float:
-    """``sqrt((fgsm / clean) * (pgd / clean))``, seed 000's AR from the three accuracies.
+    """``sqrt((fgsm / clean) * (pgd / clean))``, Beyond Accuracy's AR from the three accuracies.
 
     NaN when ``clean`` is 0 (or NaN): the ratios are undefined. A zero ratio gives 0.
     """
@@ -400,7 +401,7 @@ def _ids_and_labels(folder: DatasetFolder, config: str, split: str) -> tuple[lis
     if other:
         raise ConfigError(
             f"{where} is scored in another label space (protocol {other[0]!r}); the adversarial attacks "
-            "are defined on 1000-way argmax (seed 000: ImageNet val)"
+            "are defined on 1000-way argmax (Beyond Accuracy, Hesse et al. 2025: ImageNet val)"
         )
     if "image" not in folder.column_names(config):
         raise ConfigError(f"{where} has no 'image' column to attack")

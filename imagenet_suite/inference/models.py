@@ -225,7 +225,7 @@ def default_transform(model: nn.Module, source: str, name: str) -> tuple[Transfo
 
 
 def squash_transform(data_config: dict[str, Any]) -> Transform:
-    """timm's eval transform resizing the whole image to the input size, no centre crop (PatchML, seed 001)."""
+    """timm's eval transform resizing the whole image to the input size, no centre crop (PatchML, Anzaku et al. 2024)."""
     from timm.data import create_transform
 
     return create_transform(**{**data_config, "crop_pct": 1.0, "crop_mode": "squash"})

@@ -64,7 +64,7 @@ from .models import LoadedModel, Transform, squash_transform, weights_digest
 
 _LOG = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
-NO_CENTER_CROP = "no center crop"  # PatchML's protocol "preprocessing" says so (seed 001, App. B)
+NO_CENTER_CROP = "no center crop"  # PatchML's protocol "preprocessing" says so (Anzaku et al. 2024, App. B)
 
 
 @dataclass(frozen=True)

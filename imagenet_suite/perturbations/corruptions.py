@@ -13,7 +13,7 @@ One entry point, :func:`corrupt`, applies a named corruption at a severity 1..5 
   image_id)``. The draws each corruption makes are listed in its docstring.
 * ``flavor``: ``"imagenet_c"`` follows Hendrycks & Dietterich's ``make_imagenet_c.py`` (written
   for 224x224 center crops); ``"imagecorruptions"`` follows Michaelis et al.'s size-agnostic
-  package (seed 003's vendored copy has the same constants). They differ only where the upstream
+  package (Heuillet et al. 2025's vendored copy has the same constants). They differ only where the upstream
   code does: ``elastic_transform`` (ImageNet-C adds a random affine warp and uses other constants),
   ``pixelate`` (BOX vs NEAREST upsampling), ``frost`` (crop vs rescale of the frost picture),
   ``fog`` (256 vs next-power-of-two fractal), ``zoom_blur``/``snow`` (centered vs top-left trim
@@ -65,8 +65,9 @@ IMAGENET_C = (
     "jpeg_compression",
 )
 IMAGENET_C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
-# seed 003 (corruptions/common.py): 11 corruptions, gaussian_noise/glass_blur/frost/fog commented out.
-SEED003_COMMON = (
+# Heuillet et al. 2025 (MaxHeuillet/robust_training, corruptions/common.py): 11 corruptions,
+# gaussian_noise/glass_blur/frost/fog commented out.
+HEUILLET_COMMON = (
     "shot_noise",
     "impulse_noise",
     "defocus_blur",
@@ -138,7 +139,7 @@ IMAGENET_C_ELASTIC = (
 KNOWN_DIFFERENCES: dict[str, str] = {
     "motion_blur": "ImageNet-C used ImageMagick's MotionBlurImage (Wand); both flavors use imagecorruptions' "
     "NumPy shift-and-add kernel (same radius/sigma/angle), computed as one filter with "
-    "replicated borders; seed 003's vendored copy also skips the final clip (no effect: the "
+    "replicated borders; Heuillet et al.'s vendored copy also skips the final clip (no effect: the "
     "blur is a convex combination).",
     "snow": "the snow layer's motion blur is the NumPy kernel above, not ImageMagick (ImageNet-C).",
     "glass_blur": "upstream draws one (dx, dy) pair per pixel inside its loop; here all pairs of a pass are "
@@ -147,7 +148,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "impulse_noise": "skimage's random_noise s&p with the given Generator (upstream calls it unseeded).",
     "frost": "frost pictures are read once per process; upstream draws the picture with randint(5), so "
     "frost6.jpg is never used; kept.",
-    "defocus_blur": "the 3 channels are filtered in one OpenCV call (upstream: one per channel); seed 003 "
+    "defocus_blur": "the 3 channels are filtered in one OpenCV call (upstream: one per channel); Heuillet et al. "
     "anti-aliases the disk with skimage instead of cv2 (not followed).",
     "zoom_blur": "zoom layers by separable linear interpolation in float32 (scipy.ndimage.zoom order=1 "
     "grid, same coordinates).",
@@ -254,7 +255,7 @@ def corrupt(
 
 
 def block_assignment(count: int, corruptions: Sequence[str]) -> list[str]:
-    """Seed 003's portfolio: image ``i`` of ``count`` gets ``corruptions[(i // step) % K]`` with
+    """Heuillet et al. 2025's portfolio: image ``i`` of ``count`` gets ``corruptions[(i // step) % K]`` with
     ``step = max(1, count // K)`` (contiguous blocks; with 1,000 images and 11 corruptions the
     first gets 100 images, the others 90)."""
     if not corruptions:
@@ -708,10 +709,10 @@ __all__ = [
     "FAMILIES",
     "FLAVORS",
     "FROST_FILES",
+    "HEUILLET_COMMON",
     "IMAGENET_C",
     "IMAGENET_C_EXTRA",
     "KNOWN_DIFFERENCES",
-    "SEED003_COMMON",
     "SEVERITIES",
     "SEVERITY_CONSTANTS",
     "Corruption",

@@ -1,7 +1,7 @@
 """A picture of one image under every corruption and severity (rows: corruptions; columns: clean, 1..5).
 
 ``save_corruption_grid(image, path)`` draws it with the same seeded corruptions the ``perturbations``
-builder stores (``example_rng(seed, corruption, key)``); the README's ``docs/images/perturbations_grid.png``
+builder stores (``example_rng(seed, corruption, key)``); the documentation's ``docs/images/perturbations_grid.png``
 is made by ``imagenet-suite perturbations grid IMAGE OUT.png --frost-dir DIR`` (argument parsing lives in
 ``imagenet_suite.commands.perturbations``).
 """

@@ -1,4 +1,4 @@
-"""Seed 003's aggregates over an accuracy table: Sum score, Borda score, Mean Absolute Correlation.
+"""The aggregates of Heuillet et al. 2025 over an accuracy table: Sum score, Borda score, Mean Absolute Correlation.
 
 The table is long in configurations and datasets and wide in perturbations, like RobustGen's
 ``results_dataset.csv``: one row per (configuration, dataset), one accuracy column per perturbation

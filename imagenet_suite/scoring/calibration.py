@@ -1,8 +1,8 @@
 """Calibration: top-label ECE in three named binning conventions, class-wise adaptive ACE, and CE.
 
 ECE = sum over bins of (n_b / N) * |accuracy_b - mean confidence_b| on the top-1 confidence (the
-largest softmax probability) and top-1 correctness. Conventions differ only in binning
-(anchors_scoring.md section 4.4):
+largest softmax probability) and top-1 correctness. Conventions differ only in binning (bin count,
+edge rule, and where a confidence of exactly 1.0 goes), after the three implementations named below:
 
 * ``torchmetrics`` (default; torchmetrics >= 1.0, used by QUBA): 15 equal-width bins ``[lo, hi)``
   with float32 edges, plus an extra bin holding confidence == 1.0 exactly;
@@ -13,12 +13,12 @@ largest softmax probability) and top-1 correctness. Conventions differ only in b
   numpy's float64 edges but averages them with scipy's edges cast to the input dtype, so for float32
   inputs equal to float32(0.7) or float32(0.9) it disagrees with itself; we bin consistently.)
 
-ACE (seed 000, Nixon et al. 2019, Google robustness_metrics ``GeneralCalibrationError`` with
-``binning_scheme='adaptive', class_conditional=True, max_prob=False, threshold=0, norm='l1'``, the
-implementation QUBA copied): for every class j, the probabilities ``p[:, j]`` above the threshold are
-split into 15 equal-mass bins whose upper edges are order statistics at ``round(linspace(0, n, 15,
-endpoint=False))[1:]``, assigned like ``np.digitize``; class error = sum_b (n_b/n) |acc_b - conf_b|;
-ACE = mean over classes. CE = sqrt(ECE * ACE) (seed 000, Eq. 9).
+ACE (Beyond Accuracy, Hesse et al. 2025, Eqs. 7-9; Nixon et al. 2019, Google robustness_metrics
+``GeneralCalibrationError`` with ``binning_scheme='adaptive', class_conditional=True, max_prob=False,
+threshold=0, norm='l1'``, the implementation QUBA copied): for every class j, the probabilities
+``p[:, j]`` above the threshold are split into 15 equal-mass bins whose upper edges are order statistics at
+``round(linspace(0, n, 15, endpoint=False))[1:]``, assigned like ``np.digitize``; class error = sum_b
+(n_b/n) |acc_b - conf_b|; ACE = mean over classes. CE = sqrt(ECE * ACE) (Hesse et al. 2025, Eq. 9).
 
 Counts are int64, sums float64; everything runs on the scores' device.
 """
@@ -131,7 +131,7 @@ def adaptive_calibration_error(
     threshold: float = 0.0,
     columns: torch.Tensor | None = None,
 ) -> float:
-    """Class-wise adaptive calibration error (seed 000's ACE) over all classes of the score space.
+    """Class-wise adaptive calibration error (Beyond Accuracy's ACE) over all classes of the score space.
 
     ``scores``: ``[N, C]``; ``labels``: ``[N]`` int64 positions in the (sliced) column space;
     ``normalizer``: from :func:`row_statistics` on the same scores (turns any column block into
@@ -247,5 +247,5 @@ def _bin_sums_reduceat(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Te
 
 
 def calibration_error(ece: float, ace: float) -> float:
-    """Seed 000's CE = geometric mean of ECE and ACE, sqrt(ECE * ACE)."""
+    """Beyond Accuracy's CE = geometric mean of ECE and ACE, sqrt(ECE * ACE)."""
     return math.sqrt(ece * ace) if ece >= 0 and ace >= 0 else math.nan

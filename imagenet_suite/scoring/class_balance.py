@@ -1,6 +1,7 @@
-"""Class balance (seed 000, Eqs. 10-12): how evenly accuracy and confidence spread over classes.
+"""Class balance (Beyond Accuracy, Hesse et al. 2025, Eqs. 10-12): how evenly accuracy and confidence
+spread over classes.
 
-Two named conventions, because the QUBA paper's formulas and its code differ (seed_000.md 2.6):
+Two named conventions, because the QUBA paper's formulas and its code (visinf/beyond-accuracy) differ:
 
 * ``reference_impl`` (default; the QUBA code, which produced Table 12):
   F_acc = 1 - std(per-class accuracy) with the unbiased (C-1) std of ``torch.std``;

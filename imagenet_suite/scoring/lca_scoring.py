@@ -15,7 +15,7 @@ size for the device: cache-sized on the CPU, the whole tensor on a GPU) so peak 
   reports "top-5 LCA" (without its ``argsort[:, -0]`` bug).
 * :func:`elca` — expected LCA ``Σ_k p_k · D[y, k]`` with ``p = softmax(values / temperature)``.
   The paper's Eq. 8 (``1/(nK)``) cannot produce its Table 1 numbers and its code has no ELCA, so
-  the paper's ELCA values are **not reproducible**. Three variants (seed_004.md §1.2):
+  the paper's ELCA values are **not reproducible**. Three variants:
   ``"all"`` (default): mean over all samples; ``"mistakes"``: mean over misclassified samples;
   ``"exclude_gt"``: ``p`` renormalised over ``k ≠ y`` (computed without cancellation), mean
   over all samples. ELCA depends on the logit scale (temperature); don't compare it across

@@ -1,14 +1,14 @@
 """Many models side by side, from their suite evaluations (``suite.json`` of ``imagenet-suite evaluate``).
 
-* ``quba`` — the nine dimensions per model, QUBA score and rank (seed 000; ranks 1 = best, ties share
-  the best rank); a model missing a dimension gets no score and its missing dimensions are named.
+* ``quba`` — the nine dimensions per model, QUBA score and rank (Beyond Accuracy, Hesse et al. 2025;
+  ranks 1 = best, ties share the best rank); a model missing a dimension gets no score and its missing dimensions are named.
 * ``accuracies`` — the headline accuracy of every dataset key (model × dataset).
-* ``aggregates`` — seed 003's Sum score and Borda score (``robustgen_code`` convention) with every
+* ``aggregates`` — Heuillet et al. 2025's Sum score and Borda score (``robustgen_code`` convention) with every
   dataset key as one voter, their global ranks, and the Mean Absolute (Spearman) Correlation between
   the datasets' accuracies across models (:mod:`imagenet_suite.scoring.aggregates`).
-* ``delta_rank`` — seed 001's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``), when every
+* ``delta_rank`` — Anzaku et al. 2024's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``), when every
   model has both.
-* ``lca_on_the_line`` — seed 004: for every OOD dataset key, ID LCA (ImageNet val, the first LCA
+* ``lca_on_the_line`` — LCA-on-the-Line (Shi et al. 2024): for every OOD dataset key, ID LCA (ImageNet val, the first LCA
   distance reported) against OOD top-1 over the models: R², Kendall τ-b, Pearson, fitted line
   (min-max scaled, as the paper) — with at least three models.
 
@@ -259,7 +259,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             )
             lines.append(f"- `{builder}` config `{config}` split `{split}`: {runs}")
         lines.append("")
-    lines += ["## QUBA (seed 000)", ""]
+    lines += ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
     quba = board.quba.reset_index(names="model")
     lines += table(list(quba.columns), quba.itertuples(index=False))
     for model, dims in board.missing.items():
@@ -267,15 +267,15 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += ["", "![QUBA ranks](leaderboard_quba.png)", "", "## Accuracy per dataset", ""]
     acc = board.accuracies.reset_index(names="model")
     lines += table(list(acc.columns), acc.itertuples(index=False))
-    lines += ["## Sum / Borda over datasets (seed 003)", ""]
+    lines += ["## Sum / Borda over datasets (Heuillet et al. 2025)", ""]
     agg = board.aggregates.reset_index(names="model")
     lines += table(list(agg.columns), agg.itertuples(index=False))
     lines += [f"Mean absolute Spearman correlation between datasets across models (MAC): {board.mac:.4g}", ""]
     if board.delta_rank is not None:
-        lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (seed 001)", ""]
+        lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (Anzaku et al. 2024)", ""]
         lines += table(("model", "ΔRank"), board.delta_rank.items())
     if board.lca_on_the_line:
-        lines += ["## LCA on the line (seed 004): ImageNet LCA vs OOD top-1, min-max scaled", ""]
+        lines += ["## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled", ""]
         rows = [
             (
                 key,

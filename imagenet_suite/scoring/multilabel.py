@@ -1,10 +1,11 @@
-"""Multi-label scoring of seed 001: variable top-k, ReaL accuracy on label sets, subgroup accuracy, ASMA, ΔRank.
+"""Multi-label scoring of Anzaku et al. 2024: variable top-k, ReaL accuracy on label sets, subgroup
+accuracy, ASMA, ΔRank.
 
 Inputs follow the scoring core: ``scores`` is ``[N, C]`` (any float dtype, any device, logits / probs /
 log_probs: only the order of the scores matters); ``label_sets`` is ``[N, L]`` int64 holding each row's
 *distinct* class indices padded with -1 (the :class:`~imagenet_suite.scoring.join.JoinedSplit` layout).
 
-Definitions (seed_001.md §2):
+Definitions (Anzaku et al. 2024, Sec. 3.1 and 3.3):
 
 * **variable top-k** — ``k_i = |Y_i|``; the prediction set ``P_i`` is the ``k_i`` best-scored classes,
   ties broken by the lowest class index (:func:`~imagenet_suite.scoring.classification.top_classes`), so
@@ -29,7 +30,7 @@ Definitions (seed_001.md §2):
 * **averaging over seeds** — :func:`average_over_seeds` averages the reports of several PatchML builds
   (one per seed), as the paper's PatchML column does.
 * **ΔRank** — :func:`delta_rank`: ``rank_a − rank_b`` with 1-based descending ranks (ties share the best
-  rank); positive means ranked better by metric b (seed_001 §2.5: top-1 V1 vs ASMA PatchML).
+  rank); positive means ranked better by metric b (Anzaku et al. 2024: top-1 V1 vs ASMA PatchML).
 
 Everything runs on the scores' device: the ranking is chunked (scoring core), the rest works on
 ``[N, max k]`` integer tensors; counts are int64 and sums float64.

@@ -1,4 +1,5 @@
-"""Object focus (seed 000 §2.7): how little a model's IN-9 accuracy depends on the background's class.
+"""Object focus (Beyond Accuracy, Hesse et al. 2025): how little a model's IN-9 accuracy depends on the
+background's class.
 
 Xiao et al. (2021, "Noise or Signal: The Role of Image Backgrounds in Object Recognition") measure
 the **BG-gap** ``A_mixed_same − A_mixed_rand``: the accuracy lost when each image's foreground is

@@ -1,4 +1,4 @@
-"""OOD detection metrics (seed 002 / NINCO and OpenOOD v1.5 conventions) and their ``score`` wiring.
+"""OOD detection metrics (NINCO, Bitterwolf et al. 2023, and OpenOOD v1.5 conventions) and their ``score`` wiring.
 
 Scores follow one convention everywhere: **larger = more in-distribution (ID)**. Every metric
 upcasts to float64, works on the scores' device, never applies a sigmoid or bins thresholds

@@ -1,6 +1,6 @@
 """OOD detectors on torch tensors: every score is larger for "more in-distribution".
 
-The detectors of seed 002 (NINCO) and OpenOOD v1.5, computed on the device of the tensors given,
+The detectors of NINCO (Bitterwolf et al. 2023) and OpenOOD v1.5, computed on the device of the tensors given,
 in row chunks, in float64 (KNN: float32 like faiss):
 
 =====================  =====================================================  ====================

@@ -262,8 +262,8 @@ def horizontal_bars(
 
 
 def quba_dimensions_plot(values: Mapping[str, float], path: str | Path | None = None, title: str = "") -> Figure:
-    """Bars of the signed z-score of each present QUBA dimension (0 = the zoo mean of seed 000, right is
-    better); ``values``: ``{dimension: value}``, absent dimensions left out."""
+    """Bars of the signed z-score of each present QUBA dimension (0 = the zoo mean of Beyond Accuracy,
+    Hesse et al. 2025; right is better); ``values``: ``{dimension: value}``, absent dimensions left out."""
     from .quba import DIMENSIONS, quba_z_scores
 
     full = np.array([values.get(name, np.nan) for name in DIMENSIONS], dtype=float)
@@ -284,7 +284,7 @@ def quba_ranks_plot(table: Any, path: str | Path | None = None, title: str = "")
     without a score are left out."""
     scored = table["quba"].dropna().sort_values(ascending=False)
     ranked = {f"{rank}. {name}": float(value) for rank, (name, value) in enumerate(scored.items(), 1)}
-    xlabel = "QUBA (0 = the zoo mean of seed 000)"
+    xlabel = "QUBA (0 = the zoo mean of Hesse et al. 2025)"
     return horizontal_bars(ranked, path, title=title or "QUBA ranking", xlabel=xlabel, signed=True, fontsize=7)
 
 

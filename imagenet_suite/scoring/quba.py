@@ -1,12 +1,12 @@
-"""QUBA (seed 000, Eq. 1): a weighted mean of z-scored quality dimensions, with the paper's constants.
+"""QUBA (Beyond Accuracy, Hesse et al. 2025, Eq. 1): a weighted mean of z-scored quality dimensions,
+with the paper's constants.
 
 QUBA = (1 / sum_i w_i) * sum_i w_i * sign_i * (s_i - mu_i) / sigma_i over nine dimensions. The
 mu/sigma are the exact constants of the QUBA code (``data_utils.py``), not the rounded Table 11;
 signs flip calibration error and parameters (lower is better); default weights are 1, with 1/3 for
-the three robustness dimensions and 1/2 for object focus and shape bias. They sum to 6 (seed_000.md
-3.2 says 7, an arithmetic slip: the code's ``np.average`` divides by the actual sum, and only /6
-reproduces Table 12). Because the constants are fixed, a score does not depend on which other
-models are scored.
+the three robustness dimensions and 1/2 for object focus and shape bias. They sum to 6 (the code's
+``np.average`` divides by the actual sum, and only /6 reproduces Table 12). Because the constants
+are fixed, a score does not depend on which other models are scored.
 """
 
 from __future__ import annotations

@@ -5,13 +5,13 @@ From per-row correctness (top-1 against ``label``, or the 16-class decision agai
 
 * ``corruption_accuracy`` per ``<corruption>/<severity>`` (counted fraction) and per ``<corruption>``
   (mean over its severities);
-* ``mean_corruption_accuracy``: mean over corruptions of their mean over severities — seed 000's
+* ``mean_corruption_accuracy``: mean over corruptions of their mean over severities — Beyond Accuracy's
   A_corr ("mean over severities, then over corruptions"; with equal split sizes the flat mean of
   the 75 ImageNet-C accuracies);
-* ``pooled_corruption_accuracy``: all corrupted rows pooled (seed 003's a(common) for its
+* ``pooled_corruption_accuracy``: all corrupted rows pooled (Heuillet et al. 2025's a(common) for its
   one-corruption-per-image portfolio);
 * with ``clean`` rows (``corruption == "clean"``): ``clean_accuracy``, ``c_robustness`` =
-  A_corr / A_clean (seed 000 Eq. 6, not mCE: no AlexNet normalisation) and ``relative_corruption_accuracy``
+  A_corr / A_clean (Hesse et al. 2025, Eq. 6, not mCE: no AlexNet normalisation) and ``relative_corruption_accuracy``
   per corruption (its mean accuracy / clean accuracy).
 
 The evaluator's families ``robustness`` and ``robustness16`` are wired in

@@ -6,7 +6,7 @@ the **mean** of the probabilities of its hard-coded ImageNet indices (207 indice
 793 classes are ignored, nothing is renormalized); the decision is the category with the largest
 mean, ties broken by the lowest category index (model-vs-human leaves tie order unspecified).
 
-Shape bias (Geirhos et al. 2019; seed 000 Eq. 13): on cue-conflict images, drop those whose shape
+Shape bias (Geirhos et al. 2019; Beyond Accuracy, Hesse et al. 2025, Eq. 13): on cue-conflict images, drop those whose shape
 category equals their texture category, then shape hits / (shape hits + texture hits), pooled over
 images; decisions matching neither cue are ignored. The shape is the image's folder, the texture
 the last ``-``-separated token of the file name with digits stripped (``airplane/airplane1-bicycle2.png``
@@ -43,7 +43,7 @@ _BIRD = (
     + [98, 99, 100, 127, 128, 129, 130, 131, 132, 133, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145]
 )
 
-# model-vs-human helper/human_categories.py ``*_indices`` (seed_000.md 1.5), categories sorted.
+# model-vs-human helper/human_categories.py ``*_indices`` (as Beyond Accuracy's code uses them), categories sorted.
 CATEGORY_INDICES: dict[str, tuple[int, ...]] = {
     "airplane": (404,),
     "bear": (294, 295, 296, 297),

@@ -7,7 +7,7 @@ the ``config``), never from the keys, so folders may be named freely.
 
 Output (:func:`suite_summary`, JSON-ready):
 
-* ``quba`` — seed 000's nine dimensions, each ``{"value", "sources", "note"}`` or listed under
+* ``quba`` — the nine dimensions of Beyond Accuracy (Hesse et al. 2025), each ``{"value", "sources", "note"}`` or listed under
   ``missing`` with what it needs, and the QUBA score (Eq. 1, :func:`~imagenet_suite.scoring.quba.quba_score`)
   only when all nine are present:
 
@@ -29,7 +29,7 @@ Output (:func:`suite_summary`, JSON-ready):
   averaged over its severities divided by AlexNet's (:data:`ALEXNET_ERRORS`); relative CE subtracts
   the clean errors first. Both are fractions (1.0 = AlexNet) over the benchmark corruptions present.
 * ``ninco`` — per detector the mean AUROC and mean FPR@95 over the NINCO classes (uniform over
-  classes, seed 002's headline) and the unit tests failed.
+  classes, NINCO's headline) and the unit tests failed.
 * ``expert_labels`` — Shankar et al.'s multi-label accuracy (lenient, strict; per-class mean and
   pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
 * ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per
@@ -151,7 +151,7 @@ def headline_accuracy(report: ReportDict) -> tuple[str, float] | None:
 
 
 def geometric_mean(values: list[float]) -> float:
-    """GM as ``scipy.stats.mstats.gmean`` (seed 000's code): 0 when any value is 0."""
+    """GM as ``scipy.stats.mstats.gmean`` (Beyond Accuracy's code): 0 when any value is 0."""
     if any(value <= 0 for value in values):
         return 0.0
     return math.exp(sum(math.log(value) for value in values) / len(values))
@@ -199,7 +199,7 @@ def corruption_accuracies(reports: Mapping[str, ReportDict]) -> tuple[dict[tuple
             sources.append(key)
     if found:
         return found, sources
-    for key, report in reports_of(reports, "perturbations", "imagenet_c_regenerated"):  # not seed 003's `common`
+    for key, report in reports_of(reports, "perturbations", "imagenet_c_regenerated"):  # not Heuillet et al.'s `common`
         for corruption in IMAGENET_C:
             for severity in SEVERITIES:
                 value = report_value(report, "corruption_accuracy", "top1", f"{corruption}/{severity}")
@@ -232,7 +232,7 @@ def _c_robustness(reports: Mapping[str, ReportDict], accuracy: float) -> dict[st
 
 
 def ood_accuracies(reports: Mapping[str, ReportDict]) -> dict[str, tuple[str, float]]:
-    """The five OOD accuracies of seed 000 that are present: ``{set: (report key, accuracy)}``."""
+    """The five OOD accuracies of Beyond Accuracy that are present: ``{set: (report key, accuracy)}``."""
     found = {}
     r = first_value(reports, "imagenet_r", None, "top1_accuracy")
     if r is not None:

@@ -43,7 +43,7 @@ def quba_section(quba: Mapping[str, Any]) -> list[str]:
         (name, entry["value"], float(z[name]), quba["weights"][name], ", ".join(entry["sources"]), entry["note"])
         for name, entry in present.items()
     ]
-    lines = ["## QUBA (seed 000)", ""]
+    lines = ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
     lines += table(("dimension", "value", "z", "weight", "from", "note"), rows)
     if quba["score"] is not None:
         lines += [f"**QUBA score: {quba['score']:.3f}** (Eq. 1, the paper's constants and weights)", ""]
@@ -73,7 +73,7 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
             ((name, e["accuracy"], e["ce"], e.get("relative_ce")) for name, e in corrupted["corruptions"].items()),
         )
     if summary.get("ninco"):
-        lines += ["## NINCO (seed 002: means over the OOD classes)", ""]
+        lines += ["## NINCO (Bitterwolf et al. 2023): means over the OOD classes", ""]
         lines += table(
             ("detector", "mean AUROC", "mean FPR@95", "unit tests failed"),
             (
@@ -86,7 +86,10 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
         lines += table(("dataset", "metric", "value"), _flatten(summary["expert_labels"]))
     if summary.get("real"):
         lines += ["## ReaL", "", f"ReaL top-1 {summary['real']['real_top1_accuracy']:.4f}", ""]
-    for title, key in (("ASMA (seed 001)", "asma"), ("LCA on mistakes (seed 004)", "lca")):
+    for title, key in (
+        ("ASMA (Anzaku et al. 2024)", "asma"),
+        ("LCA on mistakes (LCA-on-the-Line, Shi et al. 2024)", "lca"),
+    ):
         if summary.get(key):
             lines += [f"## {title}", ""]
             lines += table(("dataset", "variant", "value"), _flatten(summary[key]))

@@ -1,8 +1,8 @@
-"""The ``lca`` family of seed 004: mistake severity in a class hierarchy.
+"""The ``lca`` family of LCA-on-the-Line (Shi et al. 2024): mistake severity in a class hierarchy.
 
 Applies to a ``label`` ClassLabel over the 1000 ImageNet-1k wnids, and to ObjectNet through its
 class mapping (prediction = the max-over-mapped-logits class; label and prediction each stand in the
-tree for the first ImageNet class they map to, as seed 004's code does). For every distance of
+tree for the first ImageNet class they map to, as the LCA-on-the-Line code does). For every distance of
 :class:`~imagenet_suite.scoring.options.LcaOptions` (the variant names it; the distance is never
 implicit) it reports:
 
@@ -39,7 +39,7 @@ TOPK_LCA = 5
 def applies(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
     """True for a ``label`` ClassLabel over exactly the ImageNet-1k wnids, or an ImageNet-1k class
     mapping scored max-over-mapped-logits (ObjectNet) over 1000-way outputs. Not for argmax-then-map
-    (IN-9): seed 004 defines LCA on ranked classes, which that rule does not give."""
+    (IN-9): Shi et al. 2024 define LCA on ranked classes, which that rule does not give."""
     label = features.get("label") or {}
     if label.get("_type") == "ClassLabel" and tuple(label.get("names") or ()) == imagenet_wnids():
         return True
@@ -53,7 +53,7 @@ def evaluated_classes(ctx: EvaluationContext) -> tuple[torch.Tensor, torch.Tenso
     ``leaves[k]`` is the ImageNet-1k class standing for evaluated class ``k`` in the tree (None: the
     1000 classes themselves). A class subset (ImageNet-A/R) keeps its columns; a class mapping
     (ObjectNet) scores each of its classes by the max of its mapped logits and stands for it by the
-    **first** mapped ImageNet class, for the label and the prediction alike (seed 004's code).
+    **first** mapped ImageNet class, for the label and the prediction alike (the LCA-on-the-Line code).
     """
     protocol = ctx.joined.protocol
     if "label" not in ctx.joined.columns:  # a class mapping (applies() admitted nothing else)

@@ -1,4 +1,4 @@
-"""Multi-label families of seed 001: ``multilabel`` (PatchML ``labels``) and ``multilabel_real`` (ReaL sets).
+"""Multi-label families of Anzaku et al. 2024: ``multilabel`` (PatchML ``labels``) and ``multilabel_real`` (ReaL sets).
 
 ``multilabel`` applies to a ``labels`` column that is a list of ClassLabel; ``multilabel_real`` to a
 ``real_labels`` list-of-ClassLabel column when the protocol publishes ``label_count_subgroups``

@@ -1,4 +1,4 @@
-"""OOD families of seed 002: ``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``, and
+"""OOD families of NINCO (Bitterwolf et al. 2023): ``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``, and
 ``ood_detection_set`` for a whole OOD set.
 
 The grouped ones apply to a dataset whose ``protocol.ood.group_column`` is their column (``ood_class``
