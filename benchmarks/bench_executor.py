@@ -38,7 +38,7 @@ FULL_PATCHML_5_SEEDS = 5 * 72_431
 
 
 def timed_build(name, out, config, inputs, options, shard_size, executor) -> tuple[float, Path]:
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     start = time.perf_counter()
     folder = build_dataset(
@@ -70,8 +70,8 @@ def main() -> None:
     try:
         import ray
 
-        from imagenet_suite.build.dataset_folder import DatasetFolder
-        from imagenet_suite.build.executors import ray_init
+        from imagenet_suite.core.executors import ray_init
+        from imagenet_suite.dataset.folder import DatasetFolder
 
         _, val = build_synthetic_val(work, args.images, ["default", "boxes"])
         start = time.perf_counter()

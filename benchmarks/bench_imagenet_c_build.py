@@ -142,7 +142,7 @@ def main() -> None:
         )
         import datasets  # noqa: F401  (import costs are paid once per process, not per image)
 
-        from imagenet_suite.build import registry
+        from imagenet_suite.core import registry
 
         registry.all_builders()  # imports every builder module once
         (work / "floor").mkdir()

@@ -135,8 +135,8 @@ def folder_floor(root: Path, labels: dict[str, int], out: Path, shard_size: int)
 
 
 def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
-    from imagenet_suite.build.runner import build_dataset
-    from imagenet_suite.build.sources import read_pins_file
+    from imagenet_suite.core.runner import build_dataset
+    from imagenet_suite.core.sources import read_pins_file
 
     pins = manual / "checksums.tsv"
     start = time.perf_counter()

@@ -26,7 +26,7 @@ import torch
 
 from imagenet_suite.hierarchies.distances import tree_distance_matrix
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
-from imagenet_suite.scoring import lca_scoring
+from imagenet_suite.scoring.metrics import lca_scoring
 
 
 def synthetic_outputs(n: int, c: int, seed: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -81,8 +81,8 @@ class Clock:
 
 
 def suite(data: dict, device: str, clock: Clock) -> tuple[dict, dict]:
-    from imagenet_suite.scoring import ood
-    from imagenet_suite.scoring.ood_detectors import DETECTORS, detector_scores, fit_detector_stats
+    from imagenet_suite.scoring.metrics import ood
+    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, detector_scores, fit_detector_stats
 
     t = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in data.items()}
     stats = clock(
@@ -216,7 +216,7 @@ def baseline(data: dict, k: int, clock: Clock) -> tuple[dict, dict, dict]:
             )
         raise KeyError(name)
 
-    from imagenet_suite.scoring.ood_detectors import DETECTORS
+    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS
 
     scores = {
         name: clock(f"score/{name}", lambda name=name: (score(name, "val"), score(name, "ood"))) for name in DETECTORS
@@ -299,7 +299,7 @@ def main() -> None:
         for name in ours_scores
     }
     metric_gap = max(abs(ours_metrics[d][m] - base_metrics[d][m]) for d in ours_metrics for m in ours_metrics[d])
-    from imagenet_suite.scoring import ood
+    from imagenet_suite.scoring.metrics import ood
 
     names = [f"class{g:02d}" for g in range(64)]
     same_scores_gap = max(

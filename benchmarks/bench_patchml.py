@@ -77,7 +77,7 @@ def floor(rows: list[dict], sources: dict[str, bytes], canvases: Path, image_for
 
 
 def build_patchml(val: Path, out: Path, image_format: str, seed: int = 0, num_proc: int = PROCESSES) -> float:
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     start = time.perf_counter()
     build_dataset(
@@ -96,7 +96,7 @@ def build_patchml(val: Path, out: Path, image_format: str, seed: int = 0, num_pr
 
 def canvases_of(folder: Path, path: Path) -> list[dict]:
     """Decode our composites into a memory-mapped ``[n, F, F, 3]`` array; return the provenance rows."""
-    from imagenet_suite.build.dataset_folder import DatasetFolder
+    from imagenet_suite.dataset.folder import DatasetFolder
 
     table = DatasetFolder(folder).read_table("images", None)
     rows = table.drop_columns(["image"]).to_pylist()
@@ -110,8 +110,8 @@ def canvases_of(folder: Path, path: Path) -> list[dict]:
 
 def write_picture(work: Path, path: Path) -> None:
     """README picture: a small build from smooth synthetic sources, first composites of each k."""
-    from imagenet_suite.build.runner import build_dataset
     from imagenet_suite.builders.patchml import grid_of_folder
+    from imagenet_suite.core.runner import build_dataset
 
     images = make_object_images(40, width=(160, 320), height=(120, 260), noise=3, max_objects=2, seed=11)
     manual = fx.write_kaggle_layout(work / "picture-src", images)

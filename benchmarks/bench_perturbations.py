@@ -30,7 +30,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from imagenet_suite.build.builder import example_rng
+from imagenet_suite.core.builder import example_rng
 from imagenet_suite.perturbations import corruptions as C
 from tests.fixtures.naive_corruptions import naive_corrupt
 

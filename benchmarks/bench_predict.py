@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
     from imagenet_suite.inference import load_model
 
     device = torch.device(args.device)

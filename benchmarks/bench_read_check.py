@@ -73,8 +73,8 @@ def main() -> None:
         import pyarrow.parquet as pq
 
         from imagenet_suite import files
-        from imagenet_suite.build.dataset_folder import DatasetFolder
-        from imagenet_suite.build.runner import build_dataset
+        from imagenet_suite.core.runner import build_dataset
+        from imagenet_suite.dataset.folder import DatasetFolder
 
         images = noise_jpegs(int(args.gigabytes * 2**30))
         manual = write_folders_layout(root / "manual", images)

@@ -70,8 +70,8 @@ def main() -> None:
         f"parquet {sum(p.stat().st_size for p in folder.rglob('*.parquet')) / 1e6:.0f} MB"
     )
 
-    from imagenet_suite.curation import database
-    from imagenet_suite.curation.load import load_for_review
+    from imagenet_suite.review import database
+    from imagenet_suite.review.load import load_for_review
 
     fo = database.connect()
     fo.Dataset("warm-up").delete()  # start mongod and connect outside the timings
@@ -107,7 +107,7 @@ def main() -> None:
 
 def _stop_database() -> None:
     """Stop this run's embedded mongod (FiftyOne's service wrapper ends it when its stdin closes)."""
-    from imagenet_suite.curation import database
+    from imagenet_suite.review import database
 
     service = database._state.pop("service")
     wrapper = service.child
@@ -119,14 +119,14 @@ def _bench_signals(fo, work: Path, folder: Path, ids: list[str], args) -> None:
     import fiftyone.brain as fob
     from fiftyone import ViewField as F
 
-    from imagenet_suite.curation.load import load_for_review
-    from imagenet_suite.curation.lookalikes import BRAIN_KEY, PLOT_KEY
+    from imagenet_suite.review.load import load_for_review
+    from imagenet_suite.review.lookalikes import BRAIN_KEY, PLOT_KEY
     from tests.fixtures.patchml_sources import build_synthetic_val
     from tests.fixtures.review_datasets import signal_arguments, write_signal_inputs
 
     start = time.perf_counter()
     _, val = build_synthetic_val(work / "reference", args.references, ["default"])
-    from imagenet_suite.build.dataset_folder import DatasetFolder
+    from imagenet_suite.dataset.folder import DatasetFolder
 
     reference_ids = DatasetFolder(val).read_table(None, None, ["id"]).column("id").to_pylist()
     (work / "signals").mkdir()

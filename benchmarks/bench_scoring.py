@@ -4,7 +4,7 @@
     uv run --frozen python benchmarks/bench_scoring.py --quick    # 5,000 x 1,000 and 2,000 x 21,843
     uv run --frozen python benchmarks/bench_scoring.py --sizes 1000 --device cuda
 
-The "full classification report" is every metric :func:`imagenet_suite.scoring.report.score`
+The "full classification report" is every metric :func:`imagenet_suite.scoring.evaluation.report.score`
 computes for an ImageNet-val-like split with ``label`` and ``real_labels``: top-1/top-5, ReaL
 top-1/top-5, per-class accuracy, ECE in three conventions, class-wise ACE, CE, and class balance in
 two conventions. The anchors compute the same numbers the way their repositories do:
@@ -138,10 +138,10 @@ def timed(results: dict, name: str, device: torch.device):
 def ours(logits: torch.Tensor, labels: torch.Tensor, label_sets: torch.Tensor, class_wise_ace: bool = True) -> dict:
     """The imagenet-suite evaluator on an in-memory joined split (label + real_labels): validation
     and every metric, but not the Parquet read of the label columns (the anchors get arrays too)."""
+    from imagenet_suite.scoring.evaluation.options import CalibrationOptions, ScoreOptions
+    from imagenet_suite.scoring.evaluation.report import evaluate, select_metrics
     from imagenet_suite.scoring.join import JoinedSplit
-    from imagenet_suite.scoring.options import CalibrationOptions, ScoreOptions
     from imagenet_suite.scoring.outputs import ModelOutputs
-    from imagenet_suite.scoring.report import evaluate, select_metrics
 
     classes = logits.shape[1]
     names = [str(i) for i in range(classes)]

@@ -1,7 +1,7 @@
 r"""BibTeX entries that several builders' ``CITATION`` share: the datasets' own papers and the papers
 whose evaluation protocols the suite implements.
 
-A card's ``## Citation`` block (``imagenet_suite.build.card``) is the builder's ``CITATION``: the
+A card's ``## Citation`` block (``imagenet_suite.core.card``) is the builder's ``CITATION``: the
 dataset's own paper first, then the papers that define the protocol it is used with. The five
 protocol papers:
 

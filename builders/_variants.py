@@ -4,7 +4,7 @@ Every variant release (ImageNetV2, -A, -R, -Sketch, -O, each severity of -C, Obj
 its archive or extracted folder, ``<root>/<class folder>/<image file>``. This module finds such a
 release (:func:`locate`), lists its images (:func:`scan_class_folders`), and reads them back in
 plan order (:func:`read_in_order`) as original bytes, through
-:mod:`imagenet_suite.build.archives` (tars by their cached member index); :class:`ClassFolderBuilder`
+:mod:`imagenet_suite.core.archives` (tars by their cached member index); :class:`ClassFolderBuilder`
 is the builder for configs that are one archive of class folders (A, R, Sketch, O, each V2 set).
 Rows have the shared image columns of :mod:`._image_columns`.
 
@@ -31,9 +31,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from imagenet_suite import classes
-from imagenet_suite.build.archives import TarIndex, open_archive
-from imagenet_suite.build.builder import Builder, Option, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.core.archives import TarIndex, open_archive
+from imagenet_suite.core.builder import Builder, Option, Prepared, Shard
+from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData
 
 from ._image_columns import image_features, image_row
@@ -207,7 +207,7 @@ def check_count(found: int, expected: int, strict: bool, where: str, what: str) 
 
 def read_in_order(images: Images, keys: Iterable[str]) -> Iterator[tuple[str, bytes]]:
     """``(id, original bytes)`` for ``keys`` in the given order, read in place
-    (:meth:`imagenet_suite.build.archives.Archive.read_members`: one pass over a compressed tar)."""
+    (:meth:`imagenet_suite.core.archives.Archive.read_members`: one pass over a compressed tar)."""
     keys = list(keys)
     with open_archive(images.path, images.tar_index) as archive:
         members = archive.read_members([images.members[key] for key in keys])

@@ -26,7 +26,7 @@ a prediction outside IN-9 counts as wrong (``mapping_rule = "argmax_then_map"``;
 published inverted, IN-9 class -> ImageNet indices, as ``class_mapping``). The mapping is
 :data:`IN9_IMAGENET_INDICES`; the build downloads ``in_to_in9.json`` (pinned at a commit) and refuses
 to build unless it is exactly that mapping. Object focus (Beyond Accuracy, Hesse et al. 2025) is computed from the
-``mixed_same`` and ``mixed_rand`` accuracies: :func:`imagenet_suite.scoring.object_focus`.
+``mixed_same`` and ``mixed_rand`` accuracies: :func:`imagenet_suite.scoring.metrics.object_focus`.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
 
 from ._citations import BEYOND_ACCURACY, cite
@@ -277,7 +277,7 @@ class BackgroundsChallenge(Builder):
         if self.variant in ("mixed_same", "mixed_rand"):
             protocol["object_focus"] = (
                 "1 - (top1_accuracy(mixed_same) - top1_accuracy(mixed_rand)), both through this mapping "
-                "(object focus of Beyond Accuracy, Hesse et al. 2025; imagenet_suite.scoring.object_focus)"
+                "(object focus of Beyond Accuracy, Hesse et al. 2025; imagenet_suite.scoring.metrics.object_focus)"
             )
         return protocol
 

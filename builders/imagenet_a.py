@@ -9,8 +9,8 @@ Release: ``imagenet-a.tar`` (Hendrycks et al., 2021) holding ``imagenet-a/<wnid>
 from __future__ import annotations
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import BuilderConfig
-from imagenet_suite.build.sources import Source
+from imagenet_suite.core.builder import BuilderConfig
+from imagenet_suite.core.sources import Source
 
 from ._citations import LCA_ON_THE_LINE, NATURAL_ADVERSARIAL_EXAMPLES, cite
 from ._variants import ClassFolderBuilder

@@ -25,8 +25,8 @@ import re
 from collections.abc import Iterator
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 
 from ._citations import BEYOND_ACCURACY, IMAGENET_C, cite

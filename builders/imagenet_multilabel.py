@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 
 from ._citations import ILSVRC, cite
@@ -306,7 +306,7 @@ class ImagenetMultilabel(Builder):
             yield row
 
     def _rows_of_built_val(self, prepared: Prepared, shard: Shard, annotations: Annotations) -> Iterator[dict]:
-        from imagenet_suite.build.dataset_folder import DatasetFolder
+        from imagenet_suite.dataset.folder import DatasetFolder
         from imagenet_suite.images import inspect_image
 
         path, config = prepared.data["input"]

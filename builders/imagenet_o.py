@@ -10,8 +10,8 @@ ever computed on this set. ``protocol()`` says ``{"ood": true}``.
 from __future__ import annotations
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import BuilderConfig
-from imagenet_suite.build.sources import Source
+from imagenet_suite.core.builder import BuilderConfig
+from imagenet_suite.core.sources import Source
 
 from ._citations import NATURAL_ADVERSARIAL_EXAMPLES, NINCO, cite
 from ._variants import ClassFolderBuilder

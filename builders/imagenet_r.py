@@ -8,8 +8,8 @@ for the 200 classes of timm's ``imagenet_r_synsets.txt``. Rows keep the 1000-way
 from __future__ import annotations
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import BuilderConfig
-from imagenet_suite.build.sources import Source
+from imagenet_suite.core.builder import BuilderConfig
+from imagenet_suite.core.sources import Source
 
 from ._citations import BEYOND_ACCURACY, LCA_ON_THE_LINE, cite
 from ._variants import ClassFolderBuilder

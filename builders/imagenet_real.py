@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData
 
 from ._citations import ANZAKU_2024, ILSVRC, cite

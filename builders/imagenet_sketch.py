@@ -9,8 +9,8 @@ that size. The full 1000-class set, not the 16-class model-vs-human ``sketch`` s
 from __future__ import annotations
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import BuilderConfig
-from imagenet_suite.build.sources import Source
+from imagenet_suite.core.builder import BuilderConfig
+from imagenet_suite.core.sources import Source
 
 from ._citations import IMAGENET_SKETCH, LCA_ON_THE_LINE, cite
 from ._variants import ClassFolderBuilder

@@ -28,8 +28,8 @@ from __future__ import annotations
 import re
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import BuilderConfig
-from imagenet_suite.build.sources import Source
+from imagenet_suite.core.builder import BuilderConfig
+from imagenet_suite.core.sources import Source
 from imagenet_suite.errors import InvalidSourceData
 
 from ._citations import ANZAKU_2024, LCA_ON_THE_LINE, cite

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.archives import TarIndex, index_tar, open_archive
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.core.archives import TarIndex, index_tar, open_archive
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder, sha256_file
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.core.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
 from imagenet_suite.hierarchies.kmeans import KMeansHierarchy

@@ -5,7 +5,7 @@ NINCO (Bitterwolf, Müller & Hein, ICML 2023). Two sources:
 * ``NINCO_all.tar.gz`` (Zenodo record 8013288): the images, in three top-level folders
   ``NINCO_OOD_classes/<class>/``, ``NINCO_OOD_unit_tests/<test>/`` and
   ``NINCO_popular_datasets_subsamples/<dataset>/``. Read in place through its member index
-  (:func:`imagenet_suite.build.archives.index_tar`: one header scan, then each shard is one forward
+  (:func:`imagenet_suite.core.archives.index_tar`: one header scan, then each shard is one forward
   pass over the decompressed stream), never extracted. No public sha256 exists; the first build
   records it in build_info.json.
 * the authors' repository j-cb/NINCO at commit ``8f42ce7``: ``data/*.csv`` (the released file lists
@@ -16,7 +16,7 @@ Configs: ``ninco`` (64 OOD classes, 5,879 images), ``unit_tests`` (17 tests x 40
 ``popular_subsamples`` (2,715 cleaned samples of 11 popular OOD sets) and ``review_logs`` (every
 row of the authors' decision logs, codes kept as written, joinable on the released file name).
 
-The review logs are parsed by :mod:`imagenet_suite.formats.ninco_review_logs`.
+The review logs are parsed by :mod:`imagenet_suite.core.ninco_review_logs`.
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from imagenet_suite.build.archives import Archive, TarIndex, index_tar, open_archive
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
-from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.formats.ninco_review_logs import (
+from imagenet_suite.core.archives import Archive, TarIndex, index_tar, open_archive
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.ninco_review_logs import (
     ANNOTATIONS,
     REVIEW_CODES,
     SUBSAMPLED_LOGS,
@@ -42,6 +40,8 @@ from imagenet_suite.formats.ninco_review_logs import (
     review_log_summary,
     review_logs_from_archive,
 )
+from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.images import inspect_image
 
 from ._citations import NINCO, cite

@@ -18,7 +18,7 @@ Columns: ``objectnet_label`` (ClassLabel over the 113 sorted class folders: the 
 ``imagenet_labels`` (the mapped 1000-way classes). There is no single 1000-way ``label``: a model's
 ObjectNet prediction is the ObjectNet class whose mapped logits hold the maximum (``protocol()``:
 ``class_mapping`` + ``mapping_rule``), and the protocol's 2-pixel border crop is applied to the
-images at inference time (``imagenet_suite.scoring.protocols.border_crop``), not to the stored bytes.
+images at inference time (``imagenet_suite.scoring.metrics.protocols.border_crop``), not to the stored bytes.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.archives import open_archive
-from imagenet_suite.build.builder import Builder, BuilderConfig, Prepared, Shard
-from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.core.archives import open_archive
+from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
+from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 
 from ._citations import LCA_ON_THE_LINE, cite

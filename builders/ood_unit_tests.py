@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.core.sources import ResolvedSource, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from imagenet_suite.files import list_folder
 from imagenet_suite.images import inspect_image
@@ -404,7 +404,7 @@ def read_sources(
     torchvision's loader sees them (``convert('RGB')``, float64 in [0, 1])."""
     encoded: dict[int, bytes] = {}
     if sources.kind == "imagenet_val" and with_pixels:
-        from imagenet_suite.build.dataset_folder import DatasetFolder
+        from imagenet_suite.dataset.folder import DatasetFolder
 
         wanted = sorted(with_pixels)
         table = DatasetFolder(sources.path).take(

@@ -69,10 +69,10 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from imagenet_suite import classes
-from imagenet_suite.build.archives import open_archive
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver
+from imagenet_suite.core.archives import open_archive
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.core.sources import ResolvedSource, SourceResolver
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
 from imagenet_suite.images.grid import Tile, titled_grid
@@ -915,7 +915,7 @@ def materialise(
 ) -> Path:
     """Build the ``images`` config from a recipe folder and the val source (``val_dir``: a built imagenet_val
     with boxes, or ``manual_dir``: raw val files). Seed and options are taken from the recipe."""
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     folder = DatasetFolder(recipe_dir)
     if folder.name != PatchML.NAME or "recipe" not in folder.configs:

@@ -33,10 +33,10 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from imagenet_suite.build import registry
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.sources import Source, SourceResolver
+from imagenet_suite.core import registry
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.core.sources import Source, SourceResolver
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode
 from imagenet_suite.perturbations import corruptions as C

@@ -28,15 +28,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from imagenet_suite.build.archives import open_archive
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, Source, SourceResolver
+from imagenet_suite.core.archives import open_archive
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, SourceError
 
 from ._citations import BEYOND_ACCURACY, IMAGENET_SKETCH, cite
 from ._image_columns import image_features, image_row
 
-# The 16 categories, sorted (= imagenet_suite.scoring.shape.CATEGORIES16, kept here so that listing or
+# The 16 categories, sorted (= imagenet_suite.scoring.metrics.shape.CATEGORIES16, kept here so that listing or
 # running this builder does not import torch; a test checks they agree). The 1000->16 index lists are
 # read from the scoring module when the protocol is published.
 CATEGORIES16 = (
@@ -296,7 +296,7 @@ class ShapeBiasSets(Builder):
         return image_features({"label16": category})
 
     def protocol(self) -> dict:
-        from imagenet_suite.scoring.shape import CATEGORY_INDICES, IMAGENET_16_MAPPING
+        from imagenet_suite.scoring.metrics.shape import CATEGORY_INDICES, IMAGENET_16_MAPPING
 
         mapping = {
             "decision_mapping": IMAGENET_16_MAPPING,

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from imagenet_suite import classes
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, Prepared, Shard
-from imagenet_suite.build.sources import ResolvedSource, SourceResolver, sha256_file
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
+from imagenet_suite.core.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData
 from imagenet_suite.hierarchies import export
 

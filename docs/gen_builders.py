@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from imagenet_suite.build import registry
+from imagenet_suite.core import registry
 
 PAGE = Path(__file__).resolve().with_name("builders.md")
 COMMAND = "uv run --frozen python docs/gen_builders.py"

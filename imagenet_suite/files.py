@@ -368,7 +368,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True, s
 def _hash_folder_main() -> None:
     """``python -m imagenet_suite.files``: read ``{"root", "files", "progress"}`` (JSON) from stdin and
     print ``{"content": ..., "listing": ...}`` (:func:`folder_digests`) or ``{"error": ...}`` as JSON
-    on stdout; a progress bar goes to stderr. Used by :mod:`imagenet_suite.build.sources` to hash big
+    on stdout; a progress bar goes to stderr. Used by :mod:`imagenet_suite.core.sources` to hash big
     folders in a process of their own."""
     import json
     import sys

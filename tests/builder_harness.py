@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.core.runner import build_dataset
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def sources_of(case: BuilderCase, scratch: Callable[[str], Path]) -> Sources:
 
 def build(case: BuilderCase, sources: Sources, out: Path, num_proc: int = 1, executor: str = "local") -> Path:
     """Build every config of the case from ``sources`` into ``out`` (``executor``: see
-    :func:`~imagenet_suite.build.runner.build_dataset`); the dataset folder."""
+    :func:`~imagenet_suite.core.runner.build_dataset`); the dataset folder."""
     return build_dataset(
         case.builder,
         out,

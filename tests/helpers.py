@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,8 +22,8 @@ from PIL import Image
 from torch import nn
 from torchvision import transforms
 
-from imagenet_suite.build.dataset_folder import DatasetFolder, build_info_hash
-from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.dataset.folder import DatasetFolder, build_info_hash
 from imagenet_suite.errors import ConfigError
 from imagenet_suite.inference import LoadedModel, load_model
 from imagenet_suite.inference.adversarial import (
@@ -33,7 +33,7 @@ from imagenet_suite.inference.adversarial import (
     pixel_space,
     stratified_subset,
 )
-from imagenet_suite.scoring.classification import Fraction
+from imagenet_suite.scoring.metrics.classification import Fraction
 from imagenet_suite.scoring.threads import torch_threads
 from tests.fixtures.imagenet_layouts import make_val_images, write_folders_layout
 

@@ -7,10 +7,10 @@ lower layer and of its own package; packages that share a layer are independent 
   0  imagenet_suite (the package root: its version), errors, cards (templates)
   1  files, classes, seeding                 hashing and durable writes, the ImageNet-1k label space, per-key RNGs
   2  images                                  image checks, decoding, encoding
-  3  build | perturbations | hierarchies     the dataset-building framework; corruptions; trees and distances
-  4  formats                                 parsers of release files that builders and the library share
-  5  scoring                                 metrics (LCA ones included) and their families
-  6  curation | inference                    FiftyOne review; running models over built datasets
+  3  dataset | perturbations | hierarchies   reading a built dataset folder (checked); corruptions; trees and distances
+  4  core                                    the dataset-building framework; parsers of release files builders and review share
+  5  scoring                                 metrics (LCA ones included), families, evaluation, summary, presentation
+  6  review | inference                      FiftyOne review; running models over built datasets
   7  builders                                one module per dataset family
   8  commands                                one module per CLI command
   9  cli                                     the ``imagenet-suite`` entry point
@@ -41,12 +41,12 @@ LAYERS: dict[str, int] = {
     "imagenet_suite.classes": 1,
     "imagenet_suite.seeding": 1,
     "imagenet_suite.images": 2,
-    "imagenet_suite.build": 3,
+    "imagenet_suite.dataset": 3,
     "imagenet_suite.perturbations": 3,
     "imagenet_suite.hierarchies": 3,
-    "imagenet_suite.formats": 4,
+    "imagenet_suite.core": 4,
     "imagenet_suite.scoring": 5,
-    "imagenet_suite.curation": 6,
+    "imagenet_suite.review": 6,
     "imagenet_suite.inference": 6,
     "imagenet_suite.builders": 7,
     "imagenet_suite.commands": 8,
@@ -158,15 +158,15 @@ def test_no_import_cycles():
 
 def test_the_checks_catch_a_reverse_import_and_a_cycle():
     graph = import_graph()
-    graph["imagenet_suite.files"] = graph["imagenet_suite.files"] | {"imagenet_suite.scoring.report"}
-    graph["imagenet_suite.build.runner"] = graph["imagenet_suite.build.runner"] | {"imagenet_suite.curation.rebuild"}
+    graph["imagenet_suite.files"] = graph["imagenet_suite.files"] | {"imagenet_suite.scoring.evaluation.report"}
+    graph["imagenet_suite.core.runner"] = graph["imagenet_suite.core.runner"] | {"imagenet_suite.review.rebuild"}
     graph["imagenet_suite.hierarchies.tree"] = graph["imagenet_suite.hierarchies.tree"] | {
-        "imagenet_suite.build.builder"
+        "imagenet_suite.dataset.folder"
     }
     assert wrong_way(graph) == [
-        "imagenet_suite.build.runner (layer 3) imports imagenet_suite.curation.rebuild (layer 6)",
-        "imagenet_suite.files (layer 1) imports imagenet_suite.scoring.report (layer 5)",
-        "imagenet_suite.hierarchies.tree (layer 3) imports imagenet_suite.build.builder (layer 3)",
+        "imagenet_suite.core.runner (layer 4) imports imagenet_suite.review.rebuild (layer 6)",
+        "imagenet_suite.files (layer 1) imports imagenet_suite.scoring.evaluation.report (layer 5)",
+        "imagenet_suite.hierarchies.tree (layer 3) imports imagenet_suite.dataset.folder (layer 3)",
     ]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

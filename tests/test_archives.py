@@ -8,8 +8,8 @@ import zipfile
 
 import pytest
 
-from imagenet_suite.build import archives
-from imagenet_suite.build.archives import TarArchive, index_tar, open_archive
+from imagenet_suite.core import archives
+from imagenet_suite.core.archives import TarArchive, index_tar, open_archive
 from imagenet_suite.errors import InvalidSourceData, SourceError
 
 MEMBERS = {"a/x.JPEG": b"x" * 1000, "a/y.JPEG": b"y" * 10, "b/z.txt": b"zzz"}
@@ -196,7 +196,7 @@ PLAIN_MEMBERS = [
 
 @pytest.mark.parametrize("tar_format", [tarfile.GNU_FORMAT, tarfile.USTAR_FORMAT])
 def test_plain_tar_index_equals_tarfiles(tmp_path, tar_format):
-    from imagenet_suite.build.archives import plain_tar_index
+    from imagenet_suite.core.archives import plain_tar_index
 
     members = (
         PLAIN_MEMBERS if tar_format == tarfile.USTAR_FORMAT else PLAIN_MEMBERS[:3]
@@ -219,7 +219,7 @@ def _symlink(tar):
 
 @pytest.mark.parametrize("case", ["pax", "gnu long name", "symlink", "bad checksum", "no end marker"])
 def test_other_tars_fall_back_to_tarfile(tmp_path, case):
-    from imagenet_suite.build.archives import plain_tar_index
+    from imagenet_suite.core.archives import plain_tar_index
 
     members = PLAIN_MEMBERS[:3]
     if case == "pax":  # a non-ASCII name needs a pax header

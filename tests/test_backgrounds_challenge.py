@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
 from imagenet_suite.builders import backgrounds_challenge as bg
 from imagenet_suite.cli import main
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData, OutputsError, SourceError
 from imagenet_suite.scoring import ModelOutputs, object_focus, protocols, report
 from tests.fixtures import backgrounds_challenge as bfx

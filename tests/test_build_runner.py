@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.dataset.folder import DatasetFolder
 from tests.helpers import REPO_ROOT, build_val, folder_bytes, load
 
 

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import imagenet_suite.build.runner as runner
-from imagenet_suite.build import registry
-from imagenet_suite.build.sources import read_pins_file
-from imagenet_suite.build.verify import verify_folder
+import imagenet_suite.core.runner as runner
+from imagenet_suite.core import registry
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import (
     ChecksumMismatch,
     ConfigError,

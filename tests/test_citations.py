@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from imagenet_suite.build import card, registry
+from imagenet_suite.core import card, registry
 from tests.helpers import REPO_ROOT
 
 # The internal names of the five papers and of the digests of them and of upstream projects: none of

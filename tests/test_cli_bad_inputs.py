@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import REPO_ROOT, folder_bytes, run_cli
 from tests.test_trust_images import undefined_huffman_table, with_frame_size

@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from imagenet_suite.build import card
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.core import card
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.dataset.folder import DatasetFolder
 from tests.fixtures import imagenet_layouts as fx
 from tests.fixtures.patchml_sources import make_object_images
 from tests.helpers import REPO_ROOT, build_val, run_cli
@@ -322,8 +322,8 @@ def test_no_python_m_entry_points_beside_the_cli():
     helpers = {
         "imagenet_suite/cli.py",
         "imagenet_suite/files.py",  # files: hashing child process
-        "imagenet_suite/curation/app_server.py",
-        "imagenet_suite/curation/db_keeper.py",
+        "imagenet_suite/review/app_server.py",
+        "imagenet_suite/review/db_keeper.py",
     }  # review's processes
     found = set()
     for folder in ("imagenet_suite", "builders", "hierarchies"):

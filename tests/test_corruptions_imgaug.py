@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from imagenet_suite.build.builder import example_rng
+from imagenet_suite.core.builder import example_rng
 from imagenet_suite.perturbations import imgaug_compat
 from imagenet_suite.perturbations.corruptions import CorruptionError
 from tests.test_corruptions import smooth_image

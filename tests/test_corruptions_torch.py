@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from imagenet_suite.build.builder import example_rng
+from imagenet_suite.core.builder import example_rng
 from imagenet_suite.perturbations import corruptions as C
 from imagenet_suite.perturbations import corruptions_torch as T
 from tests.test_corruptions import smooth_image

@@ -51,7 +51,7 @@ def test_builders_page_is_current():
 
 
 def test_builders_page_has_one_row_per_builder():
-    from imagenet_suite.build import registry
+    from imagenet_suite.core import registry
 
     text = (REPO_ROOT / "docs" / "builders.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| \[`([a-z0-9_]+)`\]\(cards/[a-z0-9_]+\.md\) \| ([0-9.]+) \|", text, re.M)

@@ -22,13 +22,13 @@ import pytest
 import torch
 from PIL import Image
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.inference import evaluate as evaluate_module
 from imagenet_suite.inference import load_model
 from imagenet_suite.inference.evaluate import run_suite
-from imagenet_suite.scoring.quba import DIMENSIONS, quba_score
-from imagenet_suite.scoring.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
+from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
+from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import model_vs_human as mvh
 from tests.fixtures import ninco_archive as ninco_fx
@@ -204,7 +204,7 @@ def test_mce_ninco_real_and_lca_headlines(suite):
 
 def test_every_report_names_the_builds_it_read_and_suite_json_reads_back(suite, suite_folders):
     from imagenet_suite.files import sha256_file
-    from imagenet_suite.scoring.suite import read_suite
+    from imagenet_suite.scoring.summary.suite import read_suite
 
     run_dir, result = suite
 
@@ -269,8 +269,8 @@ def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path):
 
 
 def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_path):
-    from imagenet_suite.scoring.aggregates import borda_score
-    from imagenet_suite.scoring.leaderboard import leaderboard, load_suites
+    from imagenet_suite.scoring.metrics.aggregates import borda_score
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
 
     datasets = [suite_folders[name] for name in ("imagenet_val", "imagenet_a", "imagenet_r")]
     runs = []
@@ -308,7 +308,7 @@ def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders
 
 
 def test_features_and_detector_stats_reach_the_feature_based_detectors(suite_folders, model, tmp_path):
-    from imagenet_suite.scoring.ood_detectors import fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detectors import fit_detector_stats
 
     o = _build("imagenet_o", tmp_path / "imagenet_o", ["default"], imagenet_o_sources(tmp_path / "o"))
     val_run = run_suite(model, [suite_folders["imagenet_val"]], tmp_path / "run", features=True, workers=0,

@@ -25,9 +25,9 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (the `ray` extra: 
 
 from ray import cloudpickle  # noqa: E402 — Ray's own copy, the one that pickles its tasks' arguments
 
-import imagenet_suite.build.runner as runner  # noqa: E402
-from imagenet_suite.build import executors  # noqa: E402
+import imagenet_suite.core.runner as runner  # noqa: E402
 from imagenet_suite.cli import main  # noqa: E402
+from imagenet_suite.core import executors  # noqa: E402
 from imagenet_suite.errors import ConfigError, InvalidSourceData  # noqa: E402
 from tests.builder_harness import build, first_build, sources_of  # noqa: E402
 from tests.helpers import folder_bytes  # noqa: E402

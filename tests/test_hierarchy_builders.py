@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix, imagenet1k_tree
 from imagenet_suite.hierarchies.tree import Tree
 from tests.helpers import build_val, folder_bytes, load, run_cli
@@ -15,7 +15,7 @@ from tests.helpers import build_val, folder_bytes, load, run_cli
 
 @pytest.fixture(scope="module")
 def wordnet_folder(tmp_path_factory):
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     return DatasetFolder(build_dataset("wordnet_hierarchy", tmp_path_factory.mktemp("wn"), progress=False))
 

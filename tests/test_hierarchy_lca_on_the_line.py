@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from imagenet_suite.errors import HierarchyError, ShapeMismatch
-from imagenet_suite.scoring.lca_on_the_line import (
+from imagenet_suite.scoring.metrics.lca_on_the_line import (
     analyze,
     correlations,
     fit_line,

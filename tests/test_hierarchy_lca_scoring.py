@@ -12,7 +12,7 @@ from imagenet_suite.errors import HierarchyError, ShapeMismatch
 from imagenet_suite.hierarchies.distances import restrict_matrix, tree_distance_matrix
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
 from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
-from imagenet_suite.scoring import lca_scoring as scoring
+from imagenet_suite.scoring.metrics import lca_scoring as scoring
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

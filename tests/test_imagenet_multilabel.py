@@ -11,14 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
 from imagenet_suite.builders.imagenet_multilabel import HUMAN_ACCURACY_JSON, read_human_accuracy
 from imagenet_suite.cli import main
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.scoring import ModelOutputs, score
-from imagenet_suite.scoring.multilabel_accuracy import imagenet_m_mistakes, multilabel_accuracy
+from imagenet_suite.scoring.metrics.multilabel_accuracy import imagenet_m_mistakes, multilabel_accuracy
 from tests.fixtures import human_accuracy as fx
 from tests.fixtures.imagenet_layouts import write_checksums, write_folders_layout, write_kaggle_layout
 from tests.helpers import load
@@ -312,7 +312,7 @@ def test_score_on_imagenet_m_counts_the_mistakes(built, tmp_path):
 
 
 def test_the_suite_summary_reports_the_expert_label_numbers(built):
-    from imagenet_suite.scoring.suite import suite_summary
+    from imagenet_suite.scoring.summary.suite import suite_summary
 
     reports = {
         "imagenet_multilabel/labels/validation": score(built, crafted_outputs(ANNOTATED), "labels", "validation"),

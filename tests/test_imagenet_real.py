@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.errors import InvalidSourceData
 from tests.helpers import load
 

@@ -9,7 +9,7 @@ import tarfile
 import pyarrow.parquet as pq
 import pytest
 
-from imagenet_suite.build.archives import open_archive
+from imagenet_suite.core.archives import open_archive
 from imagenet_suite.errors import ChecksumMismatch, ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import build_val, load
@@ -85,7 +85,7 @@ def test_boxes_config_without_box_source_is_a_clear_error(val_layouts, tmp_path)
 
 
 def test_missing_manual_files_lists_accepted_layouts(tmp_path):
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     with pytest.raises(ManualFileMissing) as err:
         build_dataset("imagenet_val", tmp_path / "out", manual_dir=tmp_path, progress=False)
@@ -111,8 +111,8 @@ def test_missing_devkit_names_it(val_layouts, tmp_path):
 
 
 def test_wrong_sha256_names_file_and_both_hashes(val_layouts, tmp_path):
-    from imagenet_suite.build.runner import build_dataset
-    from imagenet_suite.build.sources import read_pins_file
+    from imagenet_suite.core.runner import build_dataset
+    from imagenet_suite.core.sources import read_pins_file
 
     pins = read_pins_file(val_layouts["tar"] / "checksums.tsv")
     pins["ILSVRC2012_img_val.tar"] = {**pins["ILSVRC2012_img_val.tar"], "sha256": "0" * 64}
@@ -138,7 +138,7 @@ def test_a_changed_byte_in_the_tar_publishes_nothing(val_layouts, tmp_path, num_
 
 
 def test_real_md5_pin_rejects_a_fixture_tar(val_layouts, tmp_path):
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     with pytest.raises(ChecksumMismatch, match="md5 .* expected 29b22e2961454d5413ddabcf34fc5622"):
         build_dataset("imagenet_val", tmp_path, manual_dir=val_layouts["tar"], progress=False)

@@ -13,8 +13,8 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
 from tests.fixtures import ninco_archive as fx
 from tests.helpers import folder_bytes, load
@@ -143,7 +143,7 @@ def test_unit_test_rows_carry_the_released_source_index(built, ninco_data):
 
 
 def load_names(folder, config, column):
-    from imagenet_suite.build.dataset_folder import DatasetFolder
+    from imagenet_suite.dataset.folder import DatasetFolder
 
     return DatasetFolder(folder).config_info(config)["features"][column]["names"]
 

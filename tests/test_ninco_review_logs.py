@@ -12,13 +12,13 @@ import shutil
 import pytest
 
 from imagenet_suite.builders.ninco import parse_file_list
-from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.formats.ninco_review_logs import (
+from imagenet_suite.core.ninco_review_logs import (
     SUBSAMPLED_LOGS,
     attach_released_files,
     read_review_logs,
     review_log_summary,
 )
+from imagenet_suite.errors import InvalidSourceData
 
 
 @pytest.fixture(scope="module")

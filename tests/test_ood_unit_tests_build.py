@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.builders import ood_unit_tests as out
+from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import ninco_imagenet_val as fx
 from tests.helpers import build_val, folder_bytes, load

@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
 from imagenet_suite.builders import patchml as pm
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import imagenet_layouts as fx
 from tests.fixtures.patchml_sources import make_object_images, pool_size, rewrite_solution, wnid
@@ -432,9 +432,9 @@ def test_table2_of_several_seeds(val_folder, tmp_path):
 def test_scoring_a_build_uses_its_protocol(built):
     import torch
 
-    from imagenet_suite.scoring import multilabel  # noqa: F401  (registers the multi-label metrics)
+    from imagenet_suite.scoring.evaluation.report import score
+    from imagenet_suite.scoring.metrics import multilabel  # noqa: F401  (registers the multi-label metrics)
     from imagenet_suite.scoring.outputs import ModelOutputs
-    from imagenet_suite.scoring.report import score
 
     rows = rows_of(built, "recipe")
     logits = torch.zeros(len(rows), 1000)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
 from imagenet_suite.builders.perturbations import ENCODERS, Perturbations
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from imagenet_suite.images.codec import encode
 from imagenet_suite.perturbations import corruptions as C
@@ -266,9 +266,9 @@ def test_images_too_small_to_corrupt_are_named(tmp_path):
 def test_score_on_a_build_reports_c_robustness(imagenet_c):
     import torch
 
-    from imagenet_suite.scoring import robustness  # noqa: F401  (registers the metric)
+    from imagenet_suite.scoring.evaluation.report import score
+    from imagenet_suite.scoring.metrics import robustness  # noqa: F401  (registers the metric)
     from imagenet_suite.scoring.outputs import ModelOutputs
-    from imagenet_suite.scoring.report import score
 
     rows = DatasetFolder(imagenet_c).read_table(REGENERATED, "validation", ["id", "label", "corruption"]).to_pylist()
     correct = np.array([r["corruption"] == "clean" or i % 3 == 0 for i, r in enumerate(rows)])

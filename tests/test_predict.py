@@ -16,13 +16,13 @@ import pytest
 import torch
 from PIL import Image
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.cli import main
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.inference import load_model
 from imagenet_suite.inference.predict import protocol_transform, split_units
 from imagenet_suite.scoring import ModelOutputs, score
-from imagenet_suite.scoring.ood_detectors import Embeddings
+from imagenet_suite.scoring.metrics.ood_detectors import Embeddings
 from tests.fixtures.imagenet_layouts import make_val_images, write_folders_layout
 
 ROWS = 10
@@ -432,7 +432,7 @@ def eval_transforms() -> dict[str, object]:
 @pytest.mark.parametrize("name", list(eval_transforms()))
 def test_tensor_preprocessing_matches_the_pil_transform(name, border):
     from imagenet_suite.inference.gpu_decode import decode_jpegs, tensor_transform
-    from imagenet_suite.scoring.protocols import border_crop
+    from imagenet_suite.scoring.metrics.protocols import border_crop
 
     transform = eval_transforms()[name]
     preprocess = tensor_transform(transform, border)

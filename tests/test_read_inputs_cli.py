@@ -16,9 +16,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import imagenet_suite.commands.score
-import imagenet_suite.scoring.plots
-import imagenet_suite.scoring.report  # noqa: F401  (imported here so that the allocation check counts no import)
 from imagenet_suite import cli
 from tests.helpers import build_val
 from tests.test_trust_outputs import BIG, Payload, allocated_while, zeros_npz

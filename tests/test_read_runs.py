@@ -20,11 +20,11 @@ import pytest
 import torch
 
 from imagenet_suite import cli
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.files import sha256_file
 from imagenet_suite.inference import load_model
-from imagenet_suite.scoring.suite import suite_summary
+from imagenet_suite.scoring.summary.suite import suite_summary
 from tests.fixtures import imagenet_layouts as val_fx
 
 MODEL = "timm:test_resnet"

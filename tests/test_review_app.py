@@ -22,8 +22,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from imagenet_suite.curation.app import free_port
-from imagenet_suite.curation.decision_table import read_decision_table
+from imagenet_suite.review.app import free_port
+from imagenet_suite.review.decision_table import read_decision_table
 from tests.fixtures.review_datasets import CLASSES, PER_CLASS, build_tiny_ood, tiny_ood_ids, write_outputs
 from tests.fixtures.review_process import (
     STARTUP,
@@ -125,7 +125,7 @@ def _assert_embedded_and_journaled(processes, mongod, tmp: Path, token: str) -> 
     assert Path(args[args.index("--dbpath") + 1]) == tmp / "fiftyone-db"
     folder = mongod_socket_folder(mongod)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and folder.stat().st_uid == os.getuid()
-    server = next(p for p in processes if p.cmdline()[1:3] == ["-m", "imagenet_suite.curation.app_server"])
+    server = next(p for p in processes if p.cmdline()[1:3] == ["-m", "imagenet_suite.review.app_server"])
     assert "journal=true" in server.environ()["FIFTYONE_DATABASE_URI"]
     assert not any(token in " ".join(p.cmdline()) for p in processes)
 

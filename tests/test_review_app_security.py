@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 
 import psutil
 
-from imagenet_suite.curation.app import free_port
+from imagenet_suite.review.app import free_port
 from tests.fixtures.review_datasets import build_tiny_ood
 from tests.fixtures.review_process import (
     ReviewProcess,

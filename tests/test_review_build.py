@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.curation.decision_table import (
+from imagenet_suite.dataset.folder import DatasetFolder
+from imagenet_suite.review.decision_table import (
     Decision,
     DecisionTable,
     write_decision_table,
 )
-from imagenet_suite.curation.errors import DecisionTableError
-from imagenet_suite.curation.rebuild import ReviewApplication
+from imagenet_suite.review.errors import DecisionTableError
+from imagenet_suite.review.rebuild import ReviewApplication
 from tests.helpers import build_val, folder_bytes, load, run_cli
 
 DECIDED = {

@@ -1,4 +1,4 @@
-"""The embedded review database (:mod:`imagenet_suite.curation.embedded_db`): FiftyOne's mongod on a private
+"""The embedded review database (:mod:`imagenet_suite.review.embedded_db`): FiftyOne's mongod on a private
 unix socket, kept by one keeper process per data folder for as long as any client process lives.
 
 Real processes: client processes attach and are SIGKILLed; mongod is probed for TCP sockets and
@@ -18,14 +18,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from imagenet_suite.curation import database, embedded_db, private_dir
-from imagenet_suite.curation.errors import ReviewError
+from imagenet_suite.review import database, embedded_db, private_dir
+from imagenet_suite.review.errors import ReviewError
 from tests.fixtures.review_mongo import Mongod
 from tests.fixtures.review_process import kill, listening_inet, mongod_socket_folder
 from tests.helpers import REPO_ROOT
 
 CLIENT = (
-    "import sys, time\nfrom imagenet_suite.curation import embedded_db\n"
+    "import sys, time\nfrom imagenet_suite.review import embedded_db\n"
     "print(embedded_db.attach(sys.argv[1]).socket, flush=True)\ntime.sleep(600)\n"
 )
 

@@ -1,4 +1,4 @@
-"""The review App's guard (:mod:`imagenet_suite.curation.app_guard`) in process, around a stand-in for FiftyOne's app.
+"""The review App's guard (:mod:`imagenet_suite.review.app_guard`) in process, around a stand-in for FiftyOne's app.
 
 The stand-in echoes what reaches it (path, query, body) and serves ``/media?filepath=`` like
 FiftyOne does (any file), so each test shows what the guard lets through. Host allowlist, token ->
@@ -21,8 +21,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from imagenet_suite.curation.app_guard import ReviewGuard, Session
-from imagenet_suite.curation.media_paths import MediaRoots, outermost
+from imagenet_suite.review.app_guard import ReviewGuard, Session
+from imagenet_suite.review.media_paths import MediaRoots, outermost
 
 PORT = 5151
 TOKEN = "t0k3n-" + "x" * 40

@@ -13,12 +13,12 @@ import pytest
 import torch
 
 from imagenet_suite import classes
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.curation import database
-from imagenet_suite.curation.errors import ReviewError
-from imagenet_suite.curation.load import load_for_review
-from imagenet_suite.curation.predictions import imagenet_display_names
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError, OutputsError
+from imagenet_suite.review import database
+from imagenet_suite.review.errors import ReviewError
+from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.predictions import imagenet_display_names
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.fixtures.review_datasets import CLASSES, tiny_ood_ids, tiny_review_setup, write_outputs
 from tests.fixtures.review_mongo import fiftyone_on_private_db

@@ -12,12 +12,12 @@ from collections import Counter
 
 import pytest
 
-from imagenet_suite.build.runner import build_dataset
-from imagenet_suite.build.sources import read_pins_file
-from imagenet_suite.curation.errors import DecisionTableError
-from imagenet_suite.curation.load import load_for_review
-from imagenet_suite.curation.ninco_logs import import_authors_logs
-from imagenet_suite.curation.status import format_status, review_status
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.review.errors import DecisionTableError
+from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.ninco_logs import import_authors_logs
+from imagenet_suite.review.status import format_status, review_status
 from tests.fixtures import ninco_archive as fx
 from tests.fixtures.review_mongo import fiftyone_on_private_db
 

@@ -13,19 +13,25 @@ import math
 import pytest
 import torch
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.curation import lookalikes
-from imagenet_suite.curation.decision_table import Decision, DecisionTable, write_decision_table
-from imagenet_suite.curation.decisions import export_decisions
-from imagenet_suite.curation.errors import ReviewError
-from imagenet_suite.curation.load import load_for_review
-from imagenet_suite.curation.status import review_status
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError
 from imagenet_suite.hierarchies.ood_precheck import precheck_summary
-from imagenet_suite.scoring.ood_detectors import DETECTORS, NEEDS_FEATURES, DetectorStats, Embeddings, detector_scores
-from imagenet_suite.scoring.options import OodOptions, ScoreOptions
+from imagenet_suite.review import lookalikes
+from imagenet_suite.review.decision_table import Decision, DecisionTable, write_decision_table
+from imagenet_suite.review.decisions import export_decisions
+from imagenet_suite.review.errors import ReviewError
+from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.status import review_status
+from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
+from imagenet_suite.scoring.evaluation.report import score
+from imagenet_suite.scoring.metrics.ood_detectors import (
+    DETECTORS,
+    NEEDS_FEATURES,
+    DetectorStats,
+    Embeddings,
+    detector_scores,
+)
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import score
 from tests.fixtures.review_datasets import (
     CLASSES,
     app_tags,

@@ -10,16 +10,16 @@ import warnings
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from imagenet_suite.curation import decisions
-from imagenet_suite.curation.agreement import cohen_kappa, compare_labels
-from imagenet_suite.curation.decision_table import (
+from imagenet_suite.review import decisions
+from imagenet_suite.review.agreement import cohen_kappa, compare_labels
+from imagenet_suite.review.decision_table import (
     Decision,
     DecisionTable,
     read_decision_table,
     write_decision_table,
 )
-from imagenet_suite.curation.errors import DecisionTableError, ReviewError
-from imagenet_suite.curation.load import load_for_review
+from imagenet_suite.review.errors import DecisionTableError, ReviewError
+from imagenet_suite.review.load import load_for_review
 from tests.fixtures.review_datasets import app_tags, tiny_ood_ids, tiny_review_setup
 from tests.fixtures.review_mongo import fiftyone_on_private_db, shared_mongod
 

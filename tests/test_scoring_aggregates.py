@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from imagenet_suite.scoring.aggregates import (
+from imagenet_suite.scoring.metrics.aggregates import (
     ROBUSTGEN_METRICS,
     borda_score,
     global_rank,

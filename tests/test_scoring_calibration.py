@@ -11,13 +11,13 @@ import torch
 from scipy.stats import binned_statistic_dd
 from torchmetrics.functional.classification import multiclass_calibration_error
 
-from imagenet_suite.scoring.calibration import (
+from imagenet_suite.scoring.metrics.calibration import (
     adaptive_calibration_error,
     calibration_bins,
     calibration_error,
     expected_calibration_error,
 )
-from imagenet_suite.scoring.row_statistics import row_statistics
+from imagenet_suite.scoring.metrics.row_statistics import row_statistics
 
 CLASSES = 20
 
@@ -184,7 +184,7 @@ def test_thresholded_ace_equals_robustness_metrics():
 
 
 def test_bin_sum_paths_agree_with_empty_bins_and_empty_rows():
-    from imagenet_suite.scoring.calibration import _bin_sums_cumsum, _bin_sums_reduceat
+    from imagenet_suite.scoring.metrics.calibration import _bin_sums_cumsum, _bin_sums_reduceat
 
     rows = torch.sort(torch.rand(4, 50, generator=torch.Generator().manual_seed(2)), dim=1).values
     bounds = torch.tensor([[0, 0, 10, 10, 50], [5, 20, 20, 49, 50], [50, 50, 50, 50, 50], [0, 1, 2, 3, 50]])
@@ -204,7 +204,7 @@ def test_ace_from_logits_equals_reference_on_softmax():
 
 
 def test_ace_does_not_depend_on_block_size(monkeypatch):
-    from imagenet_suite.scoring import calibration
+    from imagenet_suite.scoring.metrics import calibration
 
     generator = torch.Generator().manual_seed(9)
     logits = torch.randn(400, 64, generator=generator)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from imagenet_suite.scoring.class_balance import class_balance
+from imagenet_suite.scoring.metrics.class_balance import class_balance
 
 
 def quba_code_reference(correct: np.ndarray, target: np.ndarray, labels: np.ndarray, classes: int):

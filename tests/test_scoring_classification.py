@@ -8,7 +8,7 @@ import torch
 
 from imagenet_suite.errors import OutputsError
 from imagenet_suite.scoring import batching
-from imagenet_suite.scoring.classification import (
+from imagenet_suite.scoring.metrics.classification import (
     label_ranks,
     per_class_accuracy,
     real_topk_accuracy,

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from imagenet_suite.build.dataset_folder import build_info_hash
 from imagenet_suite.classes import imagenet_wnids
+from imagenet_suite.dataset.folder import build_info_hash
 from imagenet_suite.errors import DatasetFolderError, OutputsError
 from imagenet_suite.scoring.join import expected_num_classes, join_outputs
 from imagenet_suite.scoring.outputs import ModelOutputs

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from imagenet_suite.errors import ConfigError, OutputsError
-from imagenet_suite.scoring import multilabel as ml
+from imagenet_suite.scoring.evaluation.report import applicable_metrics, score
+from imagenet_suite.scoring.metrics import multilabel as ml
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import applicable_metrics, score
 from tests.test_scoring_join import label_feature, write_dataset_folder
 
 

@@ -12,7 +12,7 @@ import torch
 from sklearn import metrics as skm
 
 from imagenet_suite.errors import OutputsError
-from imagenet_suite.scoring import ood
+from imagenet_suite.scoring.metrics import ood
 
 
 def ninco_fpr(ids, oods, tpr=0.95):

@@ -15,7 +15,7 @@ from sklearn.covariance import EmpiricalCovariance
 from sklearn.neighbors import NearestNeighbors
 
 from imagenet_suite.errors import ConfigError, OutputsError
-from imagenet_suite.scoring import ood_detectors as det
+from imagenet_suite.scoring.metrics import ood_detectors as det
 
 C, D, N_TRAIN = 6, 12, 900
 

@@ -13,14 +13,15 @@ import pytest
 import torch
 from PIL import Image
 
-from imagenet_suite.build.runner import build_dataset
 from imagenet_suite.commands.score import add_ood_arguments, ood_options
+from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.errors import ConfigError, OutputsError
-from imagenet_suite.scoring import ood, plots
-from imagenet_suite.scoring.ood_detectors import Embeddings, fit_detector_stats
-from imagenet_suite.scoring.options import OodOptions, ScoreOptions
+from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
+from imagenet_suite.scoring.evaluation.report import applicable_metrics, score
+from imagenet_suite.scoring.metrics import ood
+from imagenet_suite.scoring.metrics.ood_detectors import Embeddings, fit_detector_stats
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import applicable_metrics, score
+from imagenet_suite.scoring.presentation import plots
 from tests.helpers import build_val
 
 TESTS = ["black", "uni", "white"]
@@ -53,7 +54,7 @@ def id_folder(val_layouts, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def outputs(ood_folder, id_folder):
-    from imagenet_suite.build.dataset_folder import DatasetFolder
+    from imagenet_suite.dataset.folder import DatasetFolder
 
     rng = np.random.default_rng(1)
     ood_ids = DatasetFolder(ood_folder).read_table("default", "test", ["id"]).column("id").to_pylist()
@@ -114,7 +115,7 @@ def test_feature_detectors_through_score(ood_folder, outputs):
     assert ran == set(ood.DETECTORS)  # ViM, Mahalanobis, KNN (K=1000 of 3,000), ... all run
     assert "id/mahalanobis" in options.ood.cache  # ID scores computed once, reused for the next OOD dataset
     maha = report.artifacts["ood/mahalanobis"]
-    from imagenet_suite.scoring.ood_detectors import detector_scores
+    from imagenet_suite.scoring.metrics.ood_detectors import detector_scores
 
     id_scores = detector_scores("mahalanobis", id_outputs.values, "logits", id_features.values, stats)
     ood_scores = detector_scores(

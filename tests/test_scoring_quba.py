@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from imagenet_suite.scoring.quba import DIMENSIONS, quba_score, quba_table, rank_descending
+from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score, quba_table, rank_descending
 
 # Beyond Accuracy's Table 12 (Hesse et al. 2025; all 326 models, in the paper's row order); provenance in
 # tests/data/README.md.
@@ -85,7 +85,7 @@ def test_ranking_recomputed_scores_agrees_with_published_ranks(table12):
 
 
 def test_weights_and_signs():
-    from imagenet_suite.scoring.quba import QUBA_MEAN, QUBA_STD
+    from imagenet_suite.scoring.metrics.quba import QUBA_MEAN, QUBA_STD
 
     average = dict(zip(DIMENSIONS, QUBA_MEAN, strict=True))
     assert quba_score(average) == pytest.approx(0.0, abs=1e-12)

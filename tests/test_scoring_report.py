@@ -13,8 +13,8 @@ from imagenet_suite.classes import imagenet_wnids, subset_indices
 from imagenet_suite.cli import main
 from imagenet_suite.errors import ConfigError
 from imagenet_suite.scoring import FAMILIES, CalibrationOptions, MetricFamily, MetricRow, ScoreOptions
+from imagenet_suite.scoring.evaluation.report import applicable_metrics, score
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import applicable_metrics, score
 from tests.test_scoring_calibration import robustness_metrics_ace
 from tests.test_scoring_class_balance import paper_reference, quba_code_reference
 from tests.test_scoring_classification import numpy_topk_sets
@@ -268,7 +268,7 @@ def test_cli_errors_are_one_line_with_exit_code_2(val, tmp_path, capsys):
 
 
 def test_shape_bias_plot_from_the_cli(tmp_path, capsys):
-    from imagenet_suite.scoring.shape import CATEGORIES16, CATEGORY_INDICES
+    from imagenet_suite.scoring.metrics.shape import CATEGORIES16, CATEGORY_INDICES
 
     shapes, textures = [0, 1, 2, 3, 3], [1, 2, 3, 0, 3]
     ids = [f"c{i}" for i in range(5)]

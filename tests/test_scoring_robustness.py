@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from imagenet_suite.scoring import robustness
+from imagenet_suite.scoring.evaluation.report import applicable_metrics, families_by_name, score
+from imagenet_suite.scoring.metrics import robustness
+from imagenet_suite.scoring.metrics.shape import CATEGORIES16, CATEGORY_INDICES
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import applicable_metrics, families_by_name, score
-from imagenet_suite.scoring.shape import CATEGORIES16, CATEGORY_INDICES
 from tests.test_scoring_join import label_feature, write_dataset_folder
 
 STRING = {"dtype": "string", "_type": "Value"}
@@ -109,7 +109,7 @@ def test_score_reports_robustness_rows_for_a_perturbation_folder(tmp_path):
 
 
 def _features(folder):
-    from imagenet_suite.build.dataset_folder import DatasetFolder
+    from imagenet_suite.dataset.folder import DatasetFolder
 
     return DatasetFolder(folder).config_info()["features"]
 

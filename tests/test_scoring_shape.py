@@ -6,9 +6,8 @@ import pytest
 import torch
 
 from imagenet_suite.errors import OutputsError
-from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.report import score
-from imagenet_suite.scoring.shape import (
+from imagenet_suite.scoring.evaluation.report import score
+from imagenet_suite.scoring.metrics.shape import (
     CATEGORIES16,
     CATEGORY_INDICES,
     category_probabilities,
@@ -17,6 +16,7 @@ from imagenet_suite.scoring.shape import (
     mapped_columns,
     shape_bias,
 )
+from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.test_scoring_join import write_dataset_folder
 
 # Beyond Accuracy's 16-class decision mapping ("The ImageNet indices per category", verbatim from
@@ -246,7 +246,7 @@ def test_mapping_refuses_non_imagenet_scores():
 
 
 def test_unknown_category_names_are_refused():
-    from imagenet_suite.scoring.shape import category_index
+    from imagenet_suite.scoring.metrics.shape import category_index
 
     assert category_index(["truck", "airplane"]).tolist() == [15, 0]
     with pytest.raises(OutputsError, match=r"unknown 16-class categories \['lorry'\]"):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from datasets import Image as HFImage
 
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData, SourceError
-from imagenet_suite.scoring.shape import CATEGORIES16, CATEGORY_INDICES
+from imagenet_suite.scoring.metrics.shape import CATEGORIES16, CATEGORY_INDICES
 from tests.fixtures import model_vs_human as mvh
 from tests.helpers import folder_bytes, load, run_cli
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from imagenet_suite.build.sources import Source, SourceResolver, read_pins_file
+from imagenet_suite.core.sources import Source, SourceResolver, read_pins_file
 from imagenet_suite.errors import ChecksumMismatch, ManualFileMissing, SourceError
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
@@ -130,7 +130,7 @@ def test_pins_file_overrides_and_rejects_malformed_lines(tmp_path):
 
 
 def test_cache_dir_from_environment(monkeypatch, tmp_path):
-    from imagenet_suite.build.sources import default_cache_dir
+    from imagenet_suite.core.sources import default_cache_dir
 
     monkeypatch.setenv("IMAGENET_SUITE_CACHE", str(tmp_path / "x"))
     assert default_cache_dir() == Path(tmp_path / "x")
@@ -189,7 +189,7 @@ def test_deferred_verification_never_takes_a_wrong_local_copy(tmp_path):
 
 
 def test_md5_and_sha256_together_match_hashlib(tmp_path):
-    from imagenet_suite.build.sources import file_digests
+    from imagenet_suite.core.sources import file_digests
 
     path = tmp_path / "big.bin"
     path.write_bytes(PAYLOAD * 20)  # 20 MiB: several read chunks

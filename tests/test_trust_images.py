@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from imagenet_suite.build.archives import open_archive
-from imagenet_suite.build.verify import verify_folder
+from imagenet_suite.core.archives import open_archive
+from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import DatasetFolderError, InvalidSourceData
 from imagenet_suite.images import DEFAULT_MAX_PIXELS, ImageChecks, inspect_image
 from tests.fixtures import imagenet_layouts as fx

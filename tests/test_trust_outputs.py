@@ -27,11 +27,11 @@ import numpy as np
 import pytest
 import torch
 
-import imagenet_suite.build.runner as runner
-from imagenet_suite.build.runner import JOURNAL
-from imagenet_suite.build.verify import verify_folder
+import imagenet_suite.core.runner as runner
+from imagenet_suite.core.runner import JOURNAL
+from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, OutputsError
-from imagenet_suite.scoring.ood_detectors import DetectorStats, Embeddings, fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, Embeddings, fit_detector_stats
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.helpers import build_val, folder_bytes, run_cli
 

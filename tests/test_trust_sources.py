@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from imagenet_suite.build import registry
-from imagenet_suite.build.sources import REJECTED, Source, SourceResolver, read_pins_file
 from imagenet_suite.builders.imagenet_real import REAL_JSON
+from imagenet_suite.core import registry
+from imagenet_suite.core.sources import REJECTED, Source, SourceResolver, read_pins_file
 from imagenet_suite.errors import ChecksumMismatch, SourceError
 from imagenet_suite.files import folder_content_sha256, list_folder
 from tests.fixtures import imagenet_layouts as fx
@@ -212,7 +212,7 @@ def test_folder_hashing_runs_in_the_background_and_settles_to_the_content_hash(v
 
 
 def test_a_big_folder_is_hashed_in_a_child_process_to_the_same_digest(tmp_path):
-    from imagenet_suite.build import sources
+    from imagenet_suite.core import sources
 
     root = tmp_path / "big"
     for i in range(
@@ -227,7 +227,7 @@ def test_a_big_folder_is_hashed_in_a_child_process_to_the_same_digest(tmp_path):
 
 
 def test_the_child_process_names_a_file_it_cannot_read(tmp_path):
-    from imagenet_suite.build import sources
+    from imagenet_suite.core import sources
 
     (tmp_path / "here.bin").write_bytes(b"x")
     with pytest.raises(SourceError, match=r"hashing the folder failed: .*gone.bin: No such file"):

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from imagenet_suite import classes
-from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData
 from tests.fixtures import variants as fx
 from tests.helpers import folder_bytes, load
@@ -200,7 +200,7 @@ def built(manuals, tmp_path_factory) -> dict[str, Path]:
 
 
 def test_every_variant_builder_is_registered_with_a_card():
-    from imagenet_suite.build import card, registry
+    from imagenet_suite.core import card, registry
 
     builders = registry.all_builders()
     for name in CASES:

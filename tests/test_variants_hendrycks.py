@@ -76,7 +76,7 @@ def test_a_non_image_file_in_a_class_folder_is_named(tmp_path):
 
 
 def test_a_pinned_size_and_offline_download(tmp_path):
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     manual = _tar_with(tmp_path, "imagenet-a", fx.imagenet_a_images())
     with pytest.raises(ChecksumMismatch, match=r"imagenet-a.tar: size is \d+ bytes, expected 687552512"):

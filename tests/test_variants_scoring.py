@@ -11,7 +11,7 @@ import torch
 from PIL import Image
 
 from imagenet_suite import classes
-from imagenet_suite.build.dataset_folder import DatasetFolder
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import OutputsError
 from imagenet_suite.scoring import ModelOutputs, protocols, report
 from tests.fixtures import variants as fx

@@ -88,7 +88,7 @@ def test_truncated_gzip_archive_is_named(tmp_path):
 
 
 def test_the_pinned_size_rejects_another_file(tmp_path):
-    from imagenet_suite.build.runner import build_dataset
+    from imagenet_suite.core.runner import build_dataset
 
     manual = fx.write_v2(tmp_path / "m", CONFIG, fx.v2_images(CONFIG))
     with pytest.raises(

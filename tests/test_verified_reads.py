@@ -19,8 +19,8 @@ import pytest
 import torch
 
 from imagenet_suite import cli, files
-from imagenet_suite.build.dataset_folder import DatasetFolder
-from imagenet_suite.build.runner import build_dataset
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.fixtures.imagenet_layouts import make_val_images, write_folders_layout

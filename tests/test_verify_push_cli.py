@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from imagenet_suite.build.verify import verify_folder
+from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import DatasetFolderError
 from tests.helpers import build_val, run_cli
 
@@ -92,7 +92,7 @@ class FakeHub:
 
 
 def test_push_uploads_listed_files_private_and_tags_version(folder):
-    from imagenet_suite.build.hub import push_folder
+    from imagenet_suite.dataset.hub import push_folder
 
     hub = FakeHub()
     push_folder(folder, "org/imagenet-val", api=hub)
@@ -105,7 +105,7 @@ def test_push_uploads_listed_files_private_and_tags_version(folder):
 
 
 def test_push_refuses_an_existing_public_repository_unless_public_is_asked(folder):
-    from imagenet_suite.build.hub import push_folder
+    from imagenet_suite.dataset.hub import push_folder
     from imagenet_suite.errors import ConfigError
 
     hub = FakeHub(existing={"org/open": False, "org/closed": True})
@@ -118,7 +118,7 @@ def test_push_refuses_an_existing_public_repository_unless_public_is_asked(folde
 
 
 def test_push_refuses_a_corrupt_folder_before_any_network_call(folder, tmp_path):
-    from imagenet_suite.build.hub import push_folder
+    from imagenet_suite.dataset.hub import push_folder
 
     copy = tmp_path / "c"
     shutil.copytree(folder, copy)
@@ -171,7 +171,7 @@ def test_cli_unknown_config_and_option(val_layouts, tmp_path):
 
 
 def test_input_datasets_are_verified_and_read_by_id(folder, tmp_path):
-    from imagenet_suite.build.sources import SourceResolver
+    from imagenet_suite.core.sources import SourceResolver
     from imagenet_suite.errors import ManualFileMissing
 
     resolver = SourceResolver(inputs=[folder])

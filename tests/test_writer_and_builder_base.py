@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import ClassLabel, Features, Image, List, Value
 
-from imagenet_suite.build.builder import Builder, BuilderConfig, Option, example_rng
-from imagenet_suite.build.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
+from imagenet_suite.core.builder import Builder, BuilderConfig, Option, example_rng
+from imagenet_suite.core.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 
 FEATURES = Features(

@@ -117,14 +117,14 @@ def review_decisions(args):
     """``--decisions FILE``: the decision table as the build's row transform (None without one)."""
     if args.decisions is None:
         return None
-    from imagenet_suite.curation.rebuild import ReviewApplication
+    from imagenet_suite.review.rebuild import ReviewApplication
 
     return ReviewApplication.from_file(args.decisions, args.decision_action)
 
 
 def run(args) -> int:
-    from imagenet_suite.build.runner import build_dataset
-    from imagenet_suite.build.sources import read_pins_file
+    from imagenet_suite.core.runner import build_dataset
+    from imagenet_suite.core.sources import read_pins_file
 
     folder = build_dataset(
         args.name,

@@ -98,7 +98,7 @@ def load_tree(nodes: Path | None):
     if nodes is None:
         return imagenet1k_tree()
     if (nodes / "build_info.json").is_file():  # a wordnet_hierarchy dataset folder
-        from imagenet_suite.build.dataset_folder import DatasetFolder
+        from imagenet_suite.dataset.folder import DatasetFolder
 
         return Tree.from_nodes_table(DatasetFolder(nodes).read_table(None, "nodes"))
     path = nodes / "nodes.parquet" if nodes.is_dir() else nodes

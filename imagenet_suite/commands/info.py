@@ -12,7 +12,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from imagenet_suite.build import card, registry
+    from imagenet_suite.core import card, registry
 
     cls = registry.get(args.name)
     print(f"{cls.NAME} {cls.VERSION}  {cls.HOMEPAGE}")

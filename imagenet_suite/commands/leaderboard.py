@@ -1,7 +1,7 @@
 """``imagenet-suite leaderboard RUN_DIR... --out DIR``: many models' suite evaluations side by side.
 
 Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``; format and structure checked first)
-and writes ``leaderboard.md``, one CSV per table and the plots (:mod:`imagenet_suite.scoring.leaderboard`);
+and writes ``leaderboard.md``, one CSV per table and the plots (:mod:`imagenet_suite.scoring.summary.leaderboard`);
 prints the QUBA table. Runs made on different builds of one dataset split are refused unless
 ``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
 """
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from imagenet_suite.scoring.leaderboard import leaderboard, load_suites, write_leaderboard
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
 
     board = leaderboard(load_suites(args.runs), allow_mixed_builds=args.allow_mixed_builds)
     written = write_leaderboard(board, args.out)

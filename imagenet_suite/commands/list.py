@@ -9,7 +9,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from imagenet_suite.build import registry
+    from imagenet_suite.core import registry
 
     for name, cls in registry.all_builders().items():
         print(f"{name}\t{cls.VERSION}\t{','.join(c.name for c in cls.CONFIGS)}")

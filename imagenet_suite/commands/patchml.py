@@ -88,8 +88,8 @@ def positive_int(text: str) -> int:
 
 
 def run_materialise(args: argparse.Namespace) -> int:
-    from imagenet_suite.build.sources import read_pins_file
     from imagenet_suite.builders.patchml import materialise
+    from imagenet_suite.core.sources import read_pins_file
     from imagenet_suite.errors import ConfigError
 
     if args.input is None and args.manual_dir is None:

@@ -65,7 +65,7 @@ def resolve_device(name: str | None) -> str:
 
 
 def run(args) -> int:
-    from imagenet_suite.build.dataset_folder import DatasetFolder
+    from imagenet_suite.dataset.folder import DatasetFolder
     from imagenet_suite.errors import ConfigError
     from imagenet_suite.inference import load_model, predict
     from imagenet_suite.inference.models import load_callable

@@ -16,7 +16,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from imagenet_suite.build.hub import push_folder
+    from imagenet_suite.dataset.hub import push_folder
 
     print(push_folder(args.folder, args.repo_id, private=not args.public))
     return 0

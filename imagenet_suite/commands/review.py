@@ -148,8 +148,8 @@ def _add_signal_arguments(parser) -> None:
 
 
 def _prepare(args):
-    from imagenet_suite.curation.load import prepare_load
     from imagenet_suite.errors import ConfigError
+    from imagenet_suite.review.load import prepare_load
 
     if args.embeddings_plot is not None and args.reference is None:
         raise ConfigError("--embeddings-plot needs --reference DIR (and --features, --id-features)")
@@ -176,13 +176,13 @@ def _prepare(args):
 
 def _after_load(args, dataset) -> None:
     if args.embeddings_plot is not None:
-        from imagenet_suite.curation.lookalikes import write_embeddings_plot
+        from imagenet_suite.review.lookalikes import write_embeddings_plot
 
         print(f"wrote {write_embeddings_plot(dataset, args.embeddings_plot)}", file=sys.stderr)
 
 
 def run_load(args) -> int:
-    from imagenet_suite.curation.load import apply_load
+    from imagenet_suite.review.load import apply_load
 
     load = _prepare(args)
     dataset = apply_load(_connect(args), load)
@@ -192,9 +192,9 @@ def run_load(args) -> int:
 
 
 def run_open(args) -> int:
-    from imagenet_suite.curation import app
-    from imagenet_suite.curation.load import apply_load
-    from imagenet_suite.curation.media_paths import review_media_roots
+    from imagenet_suite.review import app
+    from imagenet_suite.review.load import apply_load
+    from imagenet_suite.review.media_paths import review_media_roots
 
     if args.port is not None:
         app.check_port(args.port)  # fail before anything is loaded
@@ -232,8 +232,8 @@ def _record_decisions(dataset, server) -> None:
     """Record reviewer and time of new decisions every few seconds while the App runs."""
     from pymongo.errors import PyMongoError
 
-    from imagenet_suite.curation import decisions
-    from imagenet_suite.curation.errors import ReviewError
+    from imagenet_suite.review import decisions
+    from imagenet_suite.review.errors import ReviewError
 
     while server.running():
         time.sleep(decisions.SYNC_SECONDS)
@@ -251,7 +251,7 @@ def _connect(args):
     """FiftyOne on the chosen database, its log messages on stderr (stdout is for results)."""
     import logging
 
-    from imagenet_suite.curation import database
+    from imagenet_suite.review import database
 
     fo = database.connect(args.database_uri)
     from fiftyone.core.logging import _get_loggers
@@ -264,7 +264,7 @@ def _connect(args):
 
 
 def _dataset(args):
-    from imagenet_suite.curation.errors import ReviewError
+    from imagenet_suite.review.errors import ReviewError
 
     fo = _connect(args)
     if args.name not in fo.list_datasets():
@@ -276,7 +276,7 @@ def _dataset(args):
 
 
 def run_export(args) -> int:
-    from imagenet_suite.curation.decisions import export_decisions
+    from imagenet_suite.review.decisions import export_decisions
 
     table, sha256 = export_decisions(_dataset(args), args.out)
     print(
@@ -289,10 +289,10 @@ def run_export(args) -> int:
 
 
 def run_import(args) -> int:
-    from imagenet_suite.curation.decision_table import read_decision_table
-    from imagenet_suite.curation.decisions import import_decisions
-    from imagenet_suite.curation.errors import DecisionTableError
-    from imagenet_suite.curation.ninco_logs import import_authors_logs, is_authors_log
+    from imagenet_suite.review.decision_table import read_decision_table
+    from imagenet_suite.review.decisions import import_decisions
+    from imagenet_suite.review.errors import DecisionTableError
+    from imagenet_suite.review.ninco_logs import import_authors_logs, is_authors_log
 
     if not args.file.exists():
         raise DecisionTableError(f"{args.file} does not exist")
@@ -311,8 +311,8 @@ def run_import(args) -> int:
 
 
 def run_status(args) -> int:
-    from imagenet_suite.curation.errors import DecisionTableError
-    from imagenet_suite.curation.status import format_status, review_status
+    from imagenet_suite.review.errors import DecisionTableError
+    from imagenet_suite.review.status import format_status, review_status
 
     for path in args.compare or ():
         if not path.is_file():  # before the database is started

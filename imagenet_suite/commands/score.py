@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # scoring (torch) is imported only when the command runs, never at CLI start-up
-    from ..scoring.options import LcaOptions, OodOptions, ScoreOptions
+    from ..scoring.evaluation.options import LcaOptions, OodOptions, ScoreOptions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -96,10 +96,10 @@ def add_ood_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..scoring.evaluation.report import score
+    from ..scoring.metrics.protocols import crop_description
     from ..scoring.outputs import ModelOutputs
-    from ..scoring.plots import write_report_plots
-    from ..scoring.protocols import crop_description
-    from ..scoring.report import score
+    from ..scoring.presentation.plots import write_report_plots
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {args.device}: no CUDA device is available")
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 def outputs_shape_of(dataset_dir: Path, config: str | None, split: str | None) -> tuple[int, int, str]:
     """The rows and classes the outputs on a dataset split must have, and how to name the split."""
-    from ..build.dataset_folder import DatasetFolder
+    from ..dataset.folder import DatasetFolder
     from ..scoring.join import expected_num_classes
 
     folder = DatasetFolder(dataset_dir)
@@ -149,14 +149,14 @@ def outputs_shape_of(dataset_dir: Path, config: str | None, split: str | None) -
 
 def score_options(args: argparse.Namespace) -> ScoreOptions:
     """The :class:`ScoreOptions` the parsed arguments describe (defaults for the families without flags)."""
-    from ..scoring.options import ScoreOptions
+    from ..scoring.evaluation.options import ScoreOptions
 
     return ScoreOptions(lca=lca_options(args), ood=ood_options(args))
 
 
 def lca_options(args: argparse.Namespace) -> LcaOptions:
     """``--lca-distance``, ``--elca-variant`` and ``--hierarchy`` as :class:`LcaOptions`."""
-    from ..scoring.options import LcaOptions
+    from ..scoring.evaluation.options import LcaOptions
 
     return LcaOptions(
         distances=tuple(args.lca_distances),
@@ -172,9 +172,9 @@ def ood_options(args: argparse.Namespace) -> OodOptions:
     and the flags that describe the ID side are refused. ``--id-dataset`` checks that the ID outputs
     cover exactly that dataset's rows.
     """
+    from ..scoring.evaluation.options import OodOptions
     from ..scoring.join import join_outputs
-    from ..scoring.ood_detectors import DetectorStats, Embeddings
-    from ..scoring.options import OodOptions
+    from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
     from ..scoring.outputs import ModelOutputs
 
     if args.id_outputs is None:
@@ -200,7 +200,7 @@ def ood_options(args: argparse.Namespace) -> OodOptions:
 
 def known_detectors(names: list[str] | None) -> tuple[str, ...] | None:
     """``--detectors`` as a tuple (None when not given); ConfigError naming unknown detectors."""
-    from ..scoring.ood_detectors import DETECTORS
+    from ..scoring.metrics.ood_detectors import DETECTORS
 
     unknown = [name for name in names or () if name not in DETECTORS]
     if unknown:

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from imagenet_suite.build.verify import verify_folder, verify_images
+    from imagenet_suite.dataset.verify import verify_folder, verify_images
     from imagenet_suite.images import ImageChecks
 
     folder = verify_folder(args.folder)

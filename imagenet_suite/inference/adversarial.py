@@ -43,9 +43,9 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from ..build.dataset_folder import DatasetFolder
+from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, InvalidSourceData
-from ..scoring.classification import Fraction
+from ..scoring.metrics.classification import Fraction
 from .models import LoadedModel, Transform
 from .predict import BatchImages, Unit, protocol_transform, split_units
 

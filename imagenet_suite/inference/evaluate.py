@@ -34,7 +34,7 @@ in file names ``/`` becomes ``__``. Every config of every folder is scored with 
 that applies (the same choice as ``imagenet-suite score``); a config without images (ReaL labels, NINCO
 review logs) is scored with the ImageNet-val outputs when its rows are ImageNet-val ids, and a config
 no family applies to is listed under ``skipped`` with the reason. The ImageNet-val outputs are the ID
-side of every OOD set. Summary: :func:`imagenet_suite.scoring.suite.suite_summary`.
+side of every OOD set. Summary: :func:`imagenet_suite.scoring.summary.suite.suite_summary`.
 """
 
 from __future__ import annotations
@@ -47,15 +47,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..build.dataset_folder import DatasetFolder
-from ..build.executors import MAX_RETRIES, RayExecutor, make_executor
+from ..core.executors import MAX_RETRIES, RayExecutor, make_executor
+from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError
 from ..files import atomic_write_bytes
-from ..scoring.ood_detectors import DetectorStats, Embeddings
-from ..scoring.options import OodOptions, ScoreOptions
+from ..scoring.evaluation.options import OodOptions, ScoreOptions
+from ..scoring.evaluation.report import applicable_metrics, score
+from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
-from ..scoring.report import applicable_metrics, score
-from ..scoring.suite import (
+from ..scoring.presentation.suite_markdown import write_suite_markdown
+from ..scoring.summary.suite import (
     ADVERSARIAL,
     BUILD,
     COUNT,
@@ -73,7 +74,6 @@ from ..scoring.suite import (
     read_suite,
     suite_summary,
 )
-from ..scoring.suite_markdown import write_suite_markdown
 from .models import LoadedModel, weights_digest
 from .predict import check_loader_arguments, predict
 

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from ..images import jpeg_frame
-from ..scoring.protocols import crop_box
+from ..scoring.metrics.protocols import crop_box
 
 DEVICE_FRAMES = frozenset({0xC0, 0xC2})  # baseline and progressive Huffman-coded frames
 LUMA_SAMPLING = frozenset({(1, 1), (2, 1), (1, 2), (2, 2)})  # 4:4:4, 4:2:2, 4:4:0, 4:2:0 (chroma 1x1)

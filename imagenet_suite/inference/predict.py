@@ -1,7 +1,7 @@
 """Run a model over a built dataset split and write its outputs file (``ids`` + ``logits`` [+ ``features``]).
 
 The outputs file is the scorer's contract (:class:`imagenet_suite.scoring.outputs.ModelOutputs`; the
-features part is read by :class:`~imagenet_suite.scoring.ood_detectors.Embeddings`), so
+features part is read by :class:`~imagenet_suite.scoring.metrics.ood_detectors.Embeddings`), so
 ``imagenet-suite score`` reads it unchanged.
 
 Data path: the split's rows, in dataset order, are cut into batches of ``batch_size`` consecutive rows
@@ -54,11 +54,11 @@ from torch import nn
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm.auto import tqdm
 
-from ..build.dataset_folder import SELF_HASH, DatasetFolder
+from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData
 from ..files import atomic_write_bytes
+from ..scoring.metrics.protocols import border_crop
 from ..scoring.outputs import load_torch_file
-from ..scoring.protocols import border_crop
 from .gpu_decode import TensorTransform, UnsupportedTransform, decode_jpegs, device_decodable, tensor_transform
 from .models import LoadedModel, Transform, squash_transform, weights_digest
 

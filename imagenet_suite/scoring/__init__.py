@@ -1,43 +1,57 @@
-"""Scoring: model outputs in, the seed papers' metrics out, on the outputs' own device.
+"""Scoring: model outputs in, the papers' metrics out, on the outputs' own device.
 
-Modules by role:
+Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
 
-* mechanics — threads.py (scoped torch thread settings), batching.py (chunked passes over rows);
-* inputs — outputs.py (``ModelOutputs``: a ``[N, C]`` tensor, the dataset ``id`` of each row, its
-  kind), join.py (outputs joined to a built dataset's label columns by id);
-* pure metric functions on tensors, usable alone and registering nothing: classification.py
-  (top-k, ReaL, per-class, class subsets), row_statistics.py, calibration.py (ECE conventions,
-  class-wise ACE, CE), class_balance.py, shape.py (16-class decisions, shape bias), multilabel.py
-  (variable top-k, ASMA, averaging over seeds), multilabel_accuracy.py (Shankar et al.'s class-averaged
-  multi-label accuracy, ImageNet-M mistakes), protocols.py (class mappings of ObjectNet and IN-9,
-  border crop), object_focus.py (IN-9 object focus from two accuracies), robustness.py,
-  lca_scoring.py + lca_distances.py (LCA, top-5 LCA, ELCA), lca_on_the_line.py, ood.py (AUROC,
-  FPR@95, AUPR) + ood_detectors.py, quba.py, aggregates.py (Sum, Borda, MAC);
-* evaluation — results.py (``MetricRow``, ``ScoreReport``), options.py (one frozen options type per
-  family, gathered in ``ScoreOptions``), context.py (``EvaluationContext``), family.py
-  (``MetricFamily``), families/ (one module per family group; ``FAMILIES``, the explicit list),
-  report.py (``score``: the evaluator);
-* presentation — plots.py (reliability diagram, shape bias per category, OOD FPR per group).
+* root — the inputs and mechanics: outputs.py (``ModelOutputs``: a ``[N, C]`` tensor, the dataset
+  ``id`` of each row, its kind), join.py (outputs joined to a built dataset's label columns by id),
+  threads.py (scoped torch thread settings), batching.py (chunked passes over rows);
+* metrics/ — pure metric functions on tensors, usable alone and registering nothing:
+  classification (top-k, ReaL, per-class, class subsets), row_statistics, calibration (ECE
+  conventions, class-wise ACE, CE), class_balance, shape (16-class decisions, shape bias), multilabel
+  (variable top-k, ASMA, averaging over seeds), multilabel_accuracy (Shankar et al.'s class-averaged
+  multi-label accuracy, ImageNet-M mistakes), protocols (class mappings of ObjectNet and IN-9, border
+  crop), object_focus (IN-9 object focus from two accuracies), robustness, lca_scoring +
+  lca_distances (LCA, top-5 LCA, ELCA), lca_on_the_line, ood (AUROC, FPR@95, AUPR) + ood_detectors,
+  quba, aggregates (Sum, Borda, MAC);
+* families/ — one ``MetricFamily`` per topic; ``FAMILIES``, the explicit list;
+* evaluation/ — results (``MetricRow``, ``ScoreReport``), options (one frozen options type per
+  family, gathered in ``ScoreOptions``), context (``EvaluationContext``), family (``MetricFamily``),
+  report (``score``: the evaluator);
+* summary/ — suite (one model's headline numbers; reading suite.json back), leaderboard (many models);
+* presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group),
+  suite_markdown.
 
 This module only re-exports names; importing it (or any submodule) changes nothing the evaluator does.
 """
 
-from .aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
-from .calibration import adaptive_calibration_error, calibration_bins, calibration_error, expected_calibration_error
-from .class_balance import class_balance
-from .classification import Fraction, label_ranks, per_class_accuracy, real_topk_accuracy, topk_accuracy
-from .context import EvaluationContext
+from .evaluation.context import EvaluationContext
+from .evaluation.family import MetricFamily
+from .evaluation.options import (
+    CalibrationOptions,
+    ClassBalanceOptions,
+    LcaOptions,
+    OodOptions,
+    ScoreOptions,
+    TopkOptions,
+)
+from .evaluation.report import applicable_metrics, score
+from .evaluation.results import MetricRow, ScoreReport
 from .families import FAMILIES
-from .family import MetricFamily
 from .join import JoinedSplit, join_outputs
-from .object_focus import object_focus
-from .options import CalibrationOptions, ClassBalanceOptions, LcaOptions, OodOptions, ScoreOptions, TopkOptions
+from .metrics.aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
+from .metrics.calibration import (
+    adaptive_calibration_error,
+    calibration_bins,
+    calibration_error,
+    expected_calibration_error,
+)
+from .metrics.class_balance import class_balance
+from .metrics.classification import Fraction, label_ranks, per_class_accuracy, real_topk_accuracy, topk_accuracy
+from .metrics.object_focus import object_focus
+from .metrics.quba import DIMENSIONS, quba_score, quba_table
+from .metrics.row_statistics import RowStatistics, row_statistics
+from .metrics.shape import CATEGORIES16, accuracy16, decisions16, shape_bias
 from .outputs import KINDS, ModelOutputs
-from .quba import DIMENSIONS, quba_score, quba_table
-from .report import applicable_metrics, score
-from .results import MetricRow, ScoreReport
-from .row_statistics import RowStatistics, row_statistics
-from .shape import CATEGORIES16, accuracy16, decisions16, shape_bias
 
 __all__ = [
     "CATEGORIES16",

@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from ..build.dataset_folder import DatasetFolder
 from ..classes import NUM_CLASSES
+from ..dataset.folder import DatasetFolder
 from ..errors import DatasetFolderError, OutputsError
 from .outputs import ModelOutputs
 

@@ -1,6 +1,6 @@
 """The metric families the evaluator runs, as one explicit list: :data:`FAMILIES`.
 
-Nothing registers itself: a family is a :class:`~imagenet_suite.scoring.family.MetricFamily`
+Nothing registers itself: a family is a :class:`~imagenet_suite.scoring.evaluation.family.MetricFamily`
 declared in one module of this package, and it runs only because it is named below. Order matters:
 a report's rows and ``meta["metrics"]`` follow it. To run a family of your own, pass
 ``score(..., families=(*FAMILIES, my_family))``.
@@ -27,7 +27,7 @@ robustness(16)             robustness                  ``corruption`` + ``severi
 
 from __future__ import annotations
 
-from ..family import MetricFamily
+from ..evaluation.family import MetricFamily
 from . import (
     calibration,
     class_balance,

@@ -2,16 +2,16 @@
 
 Applies to a ``label`` ClassLabel (class subset applied first). The bins of every ECE convention go
 to ``artifacts["calibration_bins/<convention>"]`` (the reliability diagram reads them). Metric
-functions: :mod:`imagenet_suite.scoring.calibration`.
+functions: :mod:`imagenet_suite.scoring.metrics.calibration`.
 """
 
 from __future__ import annotations
 
-from .. import calibration
-from ..context import EvaluationContext
-from ..family import LABEL_REQUIREMENT, MetricFamily, has_class_label
-from ..options import CalibrationOptions
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
+from ..evaluation.options import CalibrationOptions
+from ..evaluation.results import MetricRow
+from ..metrics import calibration
 
 
 def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> list[MetricRow]:

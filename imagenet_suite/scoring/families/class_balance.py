@@ -1,16 +1,16 @@
 """The ``class_balance`` family: QUBA class balance and its accuracy and confidence parts.
 
 Applies to a ``label`` ClassLabel (class subset applied first); one set of rows per configured
-convention. Metric function: :func:`imagenet_suite.scoring.class_balance.class_balance`.
+convention. Metric function: :func:`imagenet_suite.scoring.metrics.class_balance.class_balance`.
 """
 
 from __future__ import annotations
 
-from ..class_balance import class_balance
-from ..context import EvaluationContext
-from ..family import LABEL_REQUIREMENT, MetricFamily, has_class_label
-from ..options import ClassBalanceOptions
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
+from ..evaluation.options import ClassBalanceOptions
+from ..evaluation.results import MetricRow
+from ..metrics.class_balance import class_balance
 
 
 def class_balance_rows(ctx: EvaluationContext, options: ClassBalanceOptions) -> list[MetricRow]:

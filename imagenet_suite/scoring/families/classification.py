@@ -3,7 +3,7 @@
 ``topk_accuracy`` and ``per_class_accuracy`` apply to a ``label`` ClassLabel (1000 wnids); a
 published ``protocol.class_subset`` (ImageNet-A/R) slices the scores to the subset first (variant
 ``class_subset``). ``real_accuracy`` applies to a ``real_labels`` column; empty label sets are
-skipped. Metric functions: :mod:`imagenet_suite.scoring.classification`.
+skipped. Metric functions: :mod:`imagenet_suite.scoring.metrics.classification`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .. import classification
-from ..context import EvaluationContext
-from ..family import LABEL_REQUIREMENT, MetricFamily, has_class_label
-from ..options import TopkOptions
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
+from ..evaluation.options import TopkOptions
+from ..evaluation.results import MetricRow
+from ..metrics import classification
 
 
 def topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:

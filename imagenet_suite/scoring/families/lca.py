@@ -3,15 +3,15 @@
 Applies to a ``label`` ClassLabel over the 1000 ImageNet-1k wnids, and to ObjectNet through its
 class mapping (prediction = the max-over-mapped-logits class; label and prediction each stand in the
 tree for the first ImageNet class they map to, as the LCA-on-the-Line code does). For every distance of
-:class:`~imagenet_suite.scoring.options.LcaOptions` (the variant names it; the distance is never
+:class:`~imagenet_suite.scoring.evaluation.options.LcaOptions` (the variant names it; the distance is never
 implicit) it reports:
 
 * ``lca`` — mean ``D[y, ŷ]`` over misclassified samples (the paper's LCA);
 * ``top5_lca`` — over misclassified samples, mean of ``D[y, ŷ_j]`` over the top-5 predictions;
 * ``elca`` — expected LCA under the softmax (variant ``<distance>/<elca variant>``; see
-  :mod:`imagenet_suite.scoring.lca_scoring` for why the paper's ELCA values are not reproducible).
+  :mod:`imagenet_suite.scoring.metrics.lca_scoring` for why the paper's ELCA values are not reproducible).
 
-Matrices come from :mod:`imagenet_suite.scoring.lca_distances`; with a published class subset
+Matrices come from :mod:`imagenet_suite.scoring.metrics.lca_distances`; with a published class subset
 (ImageNet-A/R) the matrix is sliced to the subset like the scores, with a class mapping to the first
 mapped class of each class; ELCA's softmax is then over the evaluated classes.
 """
@@ -25,13 +25,13 @@ import torch
 
 from ...classes import imagenet_wnids
 from ...errors import ConfigError
-from .. import lca_scoring
-from ..context import EvaluationContext
-from ..family import MetricFamily
-from ..lca_distances import distance_matrix
-from ..options import LcaOptions
-from ..protocols import MAX_OVER_MAPPED_LOGITS, applies_class_mapping, mapped_scores, mapping_in_label_order
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import MetricFamily
+from ..evaluation.options import LcaOptions
+from ..evaluation.results import MetricRow
+from ..metrics import lca_scoring
+from ..metrics.lca_distances import distance_matrix
+from ..metrics.protocols import MAX_OVER_MAPPED_LOGITS, applies_class_mapping, mapped_scores, mapping_in_label_order
 
 TOPK_LCA = 5
 

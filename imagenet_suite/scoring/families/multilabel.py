@@ -4,7 +4,7 @@
 ``real_labels`` list-of-ClassLabel column when the protocol publishes ``label_count_subgroups``
 (e.g. ``[1, 2, 3, 4, 5]`` for ReaL V1). ASMA's subgroups come from the protocol (default 1–5).
 Results go to ``artifacts["multilabel/<column>"]``. Metric functions:
-:mod:`imagenet_suite.scoring.multilabel`.
+:mod:`imagenet_suite.scoring.metrics.multilabel`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..context import EvaluationContext
-from ..family import Compute, MetricFamily
-from ..multilabel import is_label_set_feature, multilabel_scores, subgroups_of
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import Compute, MetricFamily
+from ..evaluation.results import MetricRow
+from ..metrics.multilabel import is_label_set_feature, multilabel_scores, subgroups_of
 
 
 def applies_to_labels(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:

@@ -7,7 +7,7 @@ class-averaged and pooled ``multilabel_accuracy`` with problematic rows excluded
 ``lenient`` (correct ∪ unclear, the default) and ``strict`` (correct only), are always reported, so
 the family has no options. The prediction is the shared tie-safe top-1 (ties to the lowest class
 index). Results also go to ``artifacts["multilabel_accuracy"]``. Metric functions:
-:mod:`imagenet_suite.scoring.multilabel_accuracy`.
+:mod:`imagenet_suite.scoring.metrics.multilabel_accuracy`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 import torch
 
-from ..context import EvaluationContext
-from ..family import MetricFamily, has_class_label
-from ..multilabel import is_label_set_feature
-from ..multilabel_accuracy import imagenet_m_mistakes, imagenet_m_rows, multilabel_accuracy
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import MetricFamily, has_class_label
+from ..evaluation.results import MetricRow
+from ..metrics.multilabel import is_label_set_feature
+from ..metrics.multilabel_accuracy import imagenet_m_mistakes, imagenet_m_rows, multilabel_accuracy
 
 IMAGENET_M_SPLIT = "imagenet_m"
 COLUMNS = ("label", "correct_labels", "unclear_labels", "is_problematic")

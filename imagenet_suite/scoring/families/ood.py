@@ -4,13 +4,13 @@
 The grouped ones apply to a dataset whose ``protocol.ood.group_column`` is their column (``ood_class``
 for NINCO classes, ``source_dataset`` for the popular OOD sets, ``test`` for unit tests);
 ``ood_detection_set`` applies to an OOD set without groups (ImageNet-O: ``protocol.ood`` is ``true``). Every group is
-scored against the ID set given in :class:`~imagenet_suite.scoring.options.OodOptions`, once per
+scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
 detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
 
-Artifacts: ``ood/<detector>`` holds each detector's :class:`~imagenet_suite.scoring.ood.GroupedOOD`;
+Artifacts: ``ood/<detector>`` holds each detector's :class:`~imagenet_suite.scoring.metrics.ood.GroupedOOD`;
 on unit-test sets ``ood_fail_threshold`` holds the threshold the verdict rows used, which is the
-one :func:`imagenet_suite.scoring.plots.write_ood_plots` marks. Metric functions:
-:mod:`imagenet_suite.scoring.ood`; detectors: :mod:`imagenet_suite.scoring.ood_detectors`.
+one :func:`imagenet_suite.scoring.presentation.plots.write_ood_plots` marks. Metric functions:
+:mod:`imagenet_suite.scoring.metrics.ood`; detectors: :mod:`imagenet_suite.scoring.metrics.ood_detectors`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 import torch
 
 from ...errors import ConfigError, OutputsError
-from ..classification import Fraction
-from ..context import EvaluationContext
-from ..family import Applies, Compute, MetricFamily
-from ..ood import METRIC_NAMES, GroupedOOD, grouped_ood_metrics, unit_test_verdict
-from ..ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
-from ..options import OodOptions
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import Applies, Compute, MetricFamily
+from ..evaluation.options import OodOptions
+from ..evaluation.results import MetricRow
+from ..metrics.classification import Fraction
+from ..metrics.ood import METRIC_NAMES, GroupedOOD, grouped_ood_metrics, unit_test_verdict
+from ..metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
 
 FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
 

@@ -1,26 +1,27 @@
 """The ``mapped_topk_accuracy`` family: accuracy through a published class mapping (ObjectNet, IN-9).
 
 Applies when ``protocol.mapping_rule`` is one of
-:data:`~imagenet_suite.scoring.protocols.MAPPING_RULES` and the dataset has the protocol's
+:data:`~imagenet_suite.scoring.metrics.protocols.MAPPING_RULES` and the dataset has the protocol's
 ``label_column``. What it reports depends on the rule:
 
 * ``"max_over_mapped_logits"`` (ObjectNet): ``top<k>_accuracy`` with variant ``class_mapping:max``
-  for every k of :class:`~imagenet_suite.scoring.options.TopkOptions` (each mapped class scored by
+  for every k of :class:`~imagenet_suite.scoring.evaluation.options.TopkOptions` (each mapped class scored by
   the max of its mapped logits);
 * ``"argmax_then_map"`` (IN-9 of the Backgrounds Challenge): ``top1_accuracy`` only, with variant
   ``class_mapping:argmax`` (the 1000-way top-1 class, ties to the lowest index, mapped to its
   dataset class; an unmapped top-1 class counts as wrong). Top-k for k > 1 is not defined for this
   rule — it gives one class per row, not a ranking — so the other ks are not reported.
 
-Metric functions: :mod:`imagenet_suite.scoring.protocols`.
+Metric functions: :mod:`imagenet_suite.scoring.metrics.protocols`.
 """
 
 from __future__ import annotations
 
-from ..context import EvaluationContext
-from ..family import MetricFamily
-from ..options import TopkOptions
-from ..protocols import (
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import MetricFamily
+from ..evaluation.options import TopkOptions
+from ..evaluation.results import MetricRow
+from ..metrics.protocols import (
     ARGMAX_MAPPED_VARIANT,
     ARGMAX_THEN_MAP,
     MAPPED_VARIANT,
@@ -29,7 +30,6 @@ from ..protocols import (
     mapped_topk_accuracy,
     mapping_in_label_order,
 )
-from ..results import MetricRow
 
 
 def mapped_topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:

@@ -3,7 +3,7 @@
 Both apply to datasets with ``corruption`` and ``severity`` columns: ``robustness`` with a ``label``
 column, ``robustness16`` with ``label16`` and the imagenet_16 decision mapping. The summaries go to
 ``artifacts["robustness"]`` / ``artifacts["robustness16"]``. Metric functions:
-:mod:`imagenet_suite.scoring.robustness`.
+:mod:`imagenet_suite.scoring.metrics.robustness`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import shape
-from ..context import EvaluationContext
-from ..family import Applies, MetricFamily
-from ..results import MetricRow
-from ..robustness import summarize, summary_rows
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import Applies, MetricFamily
+from ..evaluation.results import MetricRow
+from ..metrics import shape
+from ..metrics.robustness import summarize, summary_rows
 
 
 def applies_with(label: str) -> Applies:

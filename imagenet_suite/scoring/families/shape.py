@@ -2,8 +2,8 @@
 
 Both apply when ``protocol.decision_mapping == "imagenet_16"`` and the dataset has their columns.
 Per-category shape bias goes to ``artifacts["shape_bias_per_category"]`` (plotted by
-:func:`imagenet_suite.scoring.plots.shape_bias_per_category_plot`). Metric functions:
-:mod:`imagenet_suite.scoring.shape`.
+:func:`imagenet_suite.scoring.presentation.plots.shape_bias_per_category_plot`). Metric functions:
+:mod:`imagenet_suite.scoring.metrics.shape`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import shape
-from ..context import EvaluationContext
-from ..family import Applies, MetricFamily
-from ..results import MetricRow
+from ..evaluation.context import EvaluationContext
+from ..evaluation.family import Applies, MetricFamily
+from ..evaluation.results import MetricRow
+from ..metrics import shape
 
 
 def imagenet16_with(*columns: str) -> Applies:

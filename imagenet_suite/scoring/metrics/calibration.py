@@ -1,0 +1,251 @@
+"""Calibration: top-label ECE in three named binning conventions, class-wise adaptive ACE, and CE.
+
+ECE = sum over bins of (n_b / N) * |accuracy_b - mean confidence_b| on the top-1 confidence (the
+largest softmax probability) and top-1 correctness. Conventions differ only in binning (bin count,
+edge rule, and where a confidence of exactly 1.0 goes), after the three implementations named below:
+
+* ``torchmetrics`` (default; torchmetrics >= 1.0, used by QUBA): 15 equal-width bins ``[lo, hi)``
+  with float32 edges, plus an extra bin holding confidence == 1.0 exactly;
+* ``guo`` (Guo et al. 2017 / gpleiss ``_ECELoss`` / torchmetrics < 1.0): 15 bins ``(lo, hi]``;
+  confidence 0 falls in no bin but still counts in N;
+* ``netcal`` (netcal ``ECE`` defaults): 10 bins, confidences clipped to ``[eps, 1 - eps]`` (float32
+  eps), float64 edges, bins ``[lo, hi)`` with the last one closed. (netcal itself counts samples with
+  numpy's float64 edges but averages them with scipy's edges cast to the input dtype, so for float32
+  inputs equal to float32(0.7) or float32(0.9) it disagrees with itself; we bin consistently.)
+
+ACE (Beyond Accuracy, Hesse et al. 2025, Eqs. 7-9; Nixon et al. 2019, Google robustness_metrics
+``GeneralCalibrationError`` with ``binning_scheme='adaptive', class_conditional=True, max_prob=False,
+threshold=0, norm='l1'``, the implementation QUBA copied): for every class j, the probabilities
+``p[:, j]`` above the threshold are split into 15 equal-mass bins whose upper edges are order statistics at
+``round(linspace(0, n, 15, endpoint=False))[1:]``, assigned like ``np.digitize``; class error = sum_b
+(n_b/n) |acc_b - conf_b|; ACE = mean over classes. CE = sqrt(ECE * ACE) (Hesse et al. 2025, Eq. 9).
+
+Counts are int64, sums float64; everything runs on the scores' device.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..batching import column_chunks, map_chunks, sort_rows_, transposed_float32
+from .row_statistics import SoftmaxNormalizer
+
+ECE_CONVENTIONS = {"torchmetrics": 15, "guo": 15, "netcal": 10}
+DEFAULT_ECE_CONVENTION = "torchmetrics"
+ACE_BINS = 15
+ACE_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class CalibrationBins:
+    """Per-bin statistics of one ECE convention (float64/int64 CPU tensors of equal length).
+
+    ``lower``/``upper`` are the bin's edges (the torchmetrics 1.0-bin has lower == upper == 1).
+    """
+
+    convention: str
+    lower: torch.Tensor
+    upper: torch.Tensor
+    count: torch.Tensor
+    correct: torch.Tensor
+    confidence_sum: torch.Tensor
+    total: int
+
+    @property
+    def accuracy(self) -> torch.Tensor:
+        return self.correct.double() / self.count.clamp(min=1)
+
+    @property
+    def mean_confidence(self) -> torch.Tensor:
+        return self.confidence_sum / self.count.clamp(min=1)
+
+    @property
+    def expected_calibration_error(self) -> float:
+        """Sum over bins of (n_b / N) |accuracy_b - confidence_b|; NaN for N == 0."""
+        if self.total == 0:
+            return math.nan
+        gaps = (self.correct.double() - self.confidence_sum).abs()  # n_b * |acc_b - conf_b|
+        return float(gaps.sum() / self.total)
+
+
+def calibration_bins(
+    confidence: torch.Tensor, correct: torch.Tensor, convention: str = DEFAULT_ECE_CONVENTION, n_bins: int | None = None
+) -> CalibrationBins:
+    """Bin top-1 confidences (``[N]`` float) with their correctness (``[N]`` bool) by ``convention``."""
+    if convention not in ECE_CONVENTIONS:
+        raise ValueError(f"unknown ECE convention {convention!r}; known: {sorted(ECE_CONVENTIONS)}")
+    n_bins = n_bins or ECE_CONVENTIONS[convention]
+    confidence = confidence.float()
+    index, values, lower, upper, slots = _BINNERS[convention](confidence, n_bins)
+    inside = (index >= 0) & (index < slots)
+    index, values, hits = index[inside], values[inside], correct[inside]
+    count = torch.bincount(index, minlength=slots)
+    right = torch.bincount(index[hits], minlength=slots)
+    sums = torch.zeros(slots, dtype=torch.float64, device=index.device).index_add_(0, index, values.double())
+    return CalibrationBins(convention, lower, upper, count.cpu(), right.cpu(), sums.cpu(), int(confidence.numel()))
+
+
+def expected_calibration_error(
+    confidence: torch.Tensor, correct: torch.Tensor, convention: str = DEFAULT_ECE_CONVENTION, n_bins: int | None = None
+) -> float:
+    """Top-label ECE of ``convention`` (``torchmetrics`` default, ``guo``, ``netcal``)."""
+    return calibration_bins(confidence, correct, convention, n_bins).expected_calibration_error
+
+
+def _torchmetrics_bins(confidence: torch.Tensor, n_bins: int):
+    edges = torch.linspace(0, 1, n_bins + 1, dtype=torch.float32, device=confidence.device)
+    index = torch.bucketize(confidence, edges, right=True) - 1  # [lo, hi); conf == 1.0 -> slot n_bins
+    lower = torch.cat([edges[:-1], edges[-1:]]).double().cpu()
+    upper = torch.cat([edges[1:], edges[-1:]]).double().cpu()
+    return index, confidence, lower, upper, n_bins + 1
+
+
+def _guo_bins(confidence: torch.Tensor, n_bins: int):
+    edges = torch.linspace(0, 1, n_bins + 1, dtype=torch.float32, device=confidence.device)
+    index = torch.bucketize(confidence, edges, right=False) - 1  # (lo, hi]; conf == 0 -> -1 (no bin)
+    return index, confidence, edges[:-1].double().cpu(), edges[1:].double().cpu(), n_bins
+
+
+def _netcal_bins(confidence: torch.Tensor, n_bins: int):
+    eps = float(np.finfo(np.float32).eps)
+    clipped = confidence.clamp(eps, 1.0 - eps).double()
+    edges = torch.from_numpy(np.linspace(0.0, 1.0, n_bins + 1)).to(confidence.device)
+    index = torch.bucketize(clipped, edges, right=True) - 1  # [lo, hi), last bin closed
+    index = torch.where(clipped == edges[-1], n_bins - 1, index)
+    return index, clipped, edges[:-1].cpu(), edges[1:].cpu(), n_bins
+
+
+_BINNERS = {"torchmetrics": _torchmetrics_bins, "guo": _guo_bins, "netcal": _netcal_bins}
+
+
+def adaptive_calibration_error(
+    scores: torch.Tensor,
+    labels: torch.Tensor,
+    normalizer: SoftmaxNormalizer,
+    num_bins: int = ACE_BINS,
+    threshold: float = 0.0,
+    columns: torch.Tensor | None = None,
+) -> float:
+    """Class-wise adaptive calibration error (Beyond Accuracy's ACE) over all classes of the score space.
+
+    ``scores``: ``[N, C]``; ``labels``: ``[N]`` int64 positions in the (sliced) column space;
+    ``normalizer``: from :func:`row_statistics` on the same scores (turns any column block into
+    softmax probabilities); ``columns``: the class subset the scores are sliced to, if any.
+    Columns are processed in blocks (threads on the CPU); each block's probabilities are sorted
+    per class, so no [N, C] probability tensor is ever materialized.
+    """
+    n_rows = scores.shape[0]
+    width = scores.shape[1] if columns is None else len(columns)
+    if n_rows == 0:
+        return math.nan
+    blocks = list(column_chunks(n_rows, width, ACE_BLOCK_ELEMENTS))
+
+    def block_error(block: slice) -> torch.Tensor:
+        block_scores = scores[:, block] if columns is None else scores.index_select(1, columns[block])
+        by_class = normalizer.probabilities_by_class_(transposed_float32(block_scores))
+        return _class_errors(by_class, labels, block.start, num_bins, threshold)
+
+    errors = map_chunks(block_error, blocks, scores.device)
+    return float(torch.cat(errors).sum() / width)
+
+
+def _class_errors(
+    by_class: torch.Tensor, labels: torch.Tensor, first_class: int, num_bins: int, threshold: float
+) -> torch.Tensor:
+    """Per-class adaptive calibration error (float64 ``[W]``) of a block of classes' probabilities
+    ``by_class`` ``[W, N]`` (row j = class first_class + j over all N images; sorted in place)."""
+    width, n_rows = by_class.shape
+    positives = _positives(by_class, labels, first_class, threshold)
+    by_class = sort_rows_(by_class)
+    limit = torch.full((width, 1), threshold, dtype=by_class.dtype, device=by_class.device)
+    skipped = torch.searchsorted(by_class, limit, right=True)[:, 0]
+    kept = n_rows - skipped
+    edges, bounds = _adaptive_edges(by_class, skipped, kept, num_bins)
+    prob_sums = _bin_sums(by_class, bounds)
+    label_sums = _positives_per_bin(positives, edges, width, num_bins)
+    errors = (label_sums - prob_sums).abs().sum(dim=1) / kept.clamp(min=1)
+    return torch.where(kept > 0, errors, torch.zeros_like(errors))
+
+
+def _adaptive_edges(by_class: torch.Tensor, skipped: torch.Tensor, kept: torch.Tensor, num_bins: int):
+    """Upper bin edges (order statistics) and bin boundaries (positions in the sorted rows).
+
+    Bin b holds values in [edge_b, edge_{b+1}), i.e. sorted positions [first >= edge_b, first >=
+    edge_{b+1}); the first bin starts after the skipped (<= threshold) values, the last ends at N.
+    """
+    width, n_rows = by_class.shape
+    distinct, which = torch.unique(kept, return_inverse=True)  # nearly always one value: N
+    per_count = torch.stack([_edge_positions(int(n), num_bins) for n in distinct.tolist()])
+    offsets = per_count.to(by_class.device)[which]
+    positions = (skipped[:, None] + offsets).clamp(max=n_rows - 1)
+    edges = by_class.gather(1, positions)
+    starts = torch.searchsorted(by_class, edges, right=False)
+    bounds = torch.cat([skipped[:, None], starts, torch.full((width, 1), n_rows, device=by_class.device)], dim=1)
+    return edges, bounds
+
+
+@functools.lru_cache(maxsize=256)
+def _edge_positions(n: int, num_bins: int) -> torch.Tensor:
+    """Positions of the upper edges among n sorted values, exactly as robustness_metrics computes them."""
+    if n == 0:
+        return torch.zeros(num_bins - 1, dtype=torch.int64)
+    indices = np.round(np.linspace(0, n, num_bins, endpoint=False)).astype(np.int64)
+    return torch.from_numpy(np.minimum(indices, n - 1)[1:].copy())
+
+
+def _positives(by_class: torch.Tensor, labels: torch.Tensor, first_class: int, threshold: float):
+    """``(class in block, probability)`` of every image labelled with a class of the block whose
+    probability for its label is above the threshold (read before sorting)."""
+    width = by_class.shape[0]
+    rows = ((labels >= first_class) & (labels < first_class + width)).nonzero()[:, 0]
+    local = labels[rows] - first_class
+    values = by_class[local, rows]
+    keep = values > threshold
+    return local[keep], values[keep]
+
+
+def _positives_per_bin(positives, edges: torch.Tensor, width: int, num_bins: int) -> torch.Tensor:
+    """Number of labelled images per class and adaptive bin (float64 ``[W, B]``); a value's bin is
+    the number of upper edges <= it, as ``np.digitize``."""
+    local, values = positives
+    bins = (edges[local] <= values[:, None]).sum(dim=1)
+    counts = torch.zeros(width * num_bins, dtype=torch.float64, device=edges.device)
+    counts.index_add_(0, local * num_bins + bins, torch.ones_like(values, dtype=torch.float64))
+    return counts.view(width, num_bins)
+
+
+def _bin_sums(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
+    """float64 ``[W, B]`` sums of each sorted row over ``[bounds[:, b], bounds[:, b + 1])``."""
+    return (_bin_sums_reduceat if by_class.device.type == "cpu" else _bin_sums_cumsum)(by_class, bounds)
+
+
+def _bin_sums_cumsum(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
+    """Any device: differences of a float64 running sum at the bounds."""
+    width, n_rows = by_class.shape
+    prefix = torch.zeros(width, n_rows + 1, dtype=torch.float64, device=by_class.device)
+    torch.cumsum(by_class, dim=1, dtype=torch.float64, out=prefix[:, 1:])
+    return prefix.gather(1, bounds[:, 1:]) - prefix.gather(1, bounds[:, :-1])
+
+
+def _bin_sums_reduceat(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
+    """CPU: one float64 ``np.add.reduceat`` pass over the rows' memory (no N-long running sum)."""
+    width, n_rows = by_class.shape
+    offsets = (torch.arange(width, dtype=torch.int64) * n_rows)[:, None]
+    starts = (offsets + bounds[:, :-1]).numpy()  # each bin's first element in the flat array
+    ends = (offsets + bounds[:, 1:]).numpy()
+    # segment i of reduceat runs to index i+1; add each row's end so a last bin stops at its row
+    indices = np.concatenate([starts, offsets.numpy() + n_rows], axis=1).ravel()[:-1]
+    flat = by_class.numpy().ravel()
+    sums = np.add.reduceat(flat, np.minimum(indices, flat.size - 1), dtype=np.float64)
+    sums = np.append(sums, 0.0).reshape(width, -1)[:, :-1]
+    return torch.from_numpy(np.where(ends > starts, sums, 0.0))
+
+
+def calibration_error(ece: float, ace: float) -> float:
+    """Beyond Accuracy's CE = geometric mean of ECE and ACE, sqrt(ECE * ACE)."""
+    return math.sqrt(ece * ace) if ece >= 0 and ace >= 0 else math.nan

@@ -1,0 +1,335 @@
+"""Many models side by side, from their suite evaluations (``suite.json`` of ``imagenet-suite evaluate``).
+
+* ``quba`` — the nine dimensions per model, QUBA score and rank (Beyond Accuracy, Hesse et al. 2025;
+  ranks 1 = best, ties share the best rank); a model missing a dimension gets no score and its missing dimensions are named.
+* ``accuracies`` — the headline accuracy of every dataset key (model × dataset).
+* ``aggregates`` — Heuillet et al. 2025's Sum score and Borda score (``robustgen_code`` convention) with every
+  dataset key as one voter, their global ranks, and the Mean Absolute (Spearman) Correlation between
+  the datasets' accuracies across models (:mod:`imagenet_suite.scoring.metrics.aggregates`).
+* ``delta_rank`` — Anzaku et al. 2024's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``), when every
+  model has both.
+* ``lca_on_the_line`` — LCA-on-the-Line (Shi et al. 2024): for every OOD dataset key, ID LCA (ImageNet val, the first LCA
+  distance reported) against OOD top-1 over the models: R², Kendall τ-b, Pearson, fitted line
+  (min-max scaled, as the paper) — with at least three models.
+
+Each suite.json is read with :func:`~imagenet_suite.scoring.summary.suite.read_suite` (format and structure
+checked). Runs that read different builds of one dataset split (same builder, config and split, another
+sha256 of build_info.json, or a run whose suite.json records no build) are refused, naming the dataset
+and the runs on each build, unless ``allow_mixed_builds``; then the Markdown lists the mixed builds first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...errors import ConfigError, RunFolderError
+from ..metrics.aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
+from ..metrics.lca_on_the_line import OnTheLine, analyze
+from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
+from ..metrics.quba import DIMENSIONS, quba_table
+from .suite import ID_DATASET, SUITE_JSON, read_suite
+
+MIN_MODELS_ON_THE_LINE = 3
+DatasetSplit = tuple[str, str, str]  # (builder, config, split)
+MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
+
+
+@dataclass
+class Leaderboard:
+    """The tables of :func:`leaderboard`, indexed by model name."""
+
+    quba: pd.DataFrame
+    accuracies: pd.DataFrame
+    aggregates: pd.DataFrame
+    mac: float
+    delta_rank: pd.Series | None
+    lca_on_the_line: dict[str, OnTheLine] = field(default_factory=dict)
+    missing: dict[str, dict[str, str]] = field(default_factory=dict)  # model -> {dimension: reason}
+    mixed_builds: MixedBuilds = field(default_factory=dict)  # ranked anyway (allow_mixed_builds)
+
+
+def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
+    """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
+    two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
+    format or malformed (:func:`~imagenet_suite.scoring.summary.suite.read_suite`)."""
+    suites: list[tuple[str, Path, dict[str, Any]]] = []
+    for run_dir in map(Path, run_dirs):
+        suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir)
+        suites.append((suite["model"], run_dir, suite))
+    specs = [spec for spec, _, _ in suites]
+    named = {}
+    for spec, run_dir, suite in suites:
+        name = spec if specs.count(spec) == 1 else f"{spec} ({run_dir.name})"
+        if name in named:
+            raise ConfigError(f"two runs are both named {name!r}; give each run folder a distinct name")
+        named[name] = suite
+    return named
+
+
+def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: bool = False) -> Leaderboard:
+    """All tables for ``{model name: suite.json content}`` (at least one model).
+
+    RunFolderError when the runs read different builds of one dataset split (:func:`mixed_builds`),
+    unless ``allow_mixed_builds``."""
+    if not suites:
+        raise ConfigError("a leaderboard needs at least one run")
+    mixed = mixed_builds(suites)
+    if mixed and not allow_mixed_builds:
+        raise RunFolderError(describe_mixed_builds(mixed) + "; pass --allow-mixed-builds to rank them anyway")
+    names = list(suites)
+    quba, missing = _quba(suites)
+    accuracies = pd.DataFrame(
+        {name: {k: v["value"] for k, v in suites[name]["summary"]["accuracies"].items()} for name in names}
+    ).T.reindex(names)
+    accuracies = accuracies[sorted(accuracies.columns)]
+    aggregates, mac = _aggregates(accuracies)
+    return Leaderboard(
+        quba=quba,
+        accuracies=accuracies,
+        aggregates=aggregates,
+        mac=mac,
+        delta_rank=_delta_rank(suites),
+        lca_on_the_line=_on_the_line(suites),
+        missing=missing,
+        mixed_builds=mixed,
+    )
+
+
+def run_builds(suite: Mapping[str, Any]) -> dict[DatasetSplit, set[str | None]]:
+    """``{(builder, config, split): {build_info.json sha256}}`` of every split a run read: the splits its
+    reports scored, the outputs they used, the ID outputs of OOD sets and the attacked split; ``None``
+    for a report of a suite.json that records no build (written before builds were recorded)."""
+    found: dict[DatasetSplit, set[str | None]] = {}
+    builds: list[Mapping[str, Any]] = []
+    for report in suite["datasets"].values():
+        provenance = report.get("provenance")
+        if provenance is None:
+            meta = report["meta"]
+            found.setdefault((meta["dataset"], meta["config"], meta["split"]), set()).add(None)
+        else:
+            builds += [build for build in provenance.values() if build is not None]
+    adversarial = suite["summary"].get("adversarial") or {}
+    if adversarial.get("dataset") is not None:
+        builds.append(adversarial["dataset"])
+    for build in builds:
+        found.setdefault((build["builder"], build["config"], build["split"]), set()).add(build["build_info_sha256"])
+    return found
+
+
+def mixed_builds(suites: Mapping[str, Mapping[str, Any]]) -> MixedBuilds:
+    """The dataset splits that two or more runs read in different builds (or in a build one of them did not
+    record): ``{(builder, config, split): {build_info sha256 or None: [run names]}}``."""
+    per_run = {name: run_builds(suite) for name, suite in suites.items()}
+    mixed: MixedBuilds = {}
+    for split in sorted({split for builds in per_run.values() for split in builds}):
+        having = {name: builds[split] for name, builds in per_run.items() if split in builds}
+        if len(having) < 2:
+            continue
+        sets = list(having.values())
+        if any(other != sets[0] for other in sets) or any(None in builds for builds in sets):
+            by_build: dict[str | None, list[str]] = {}
+            for name, builds in having.items():
+                for sha in sorted(builds, key=str):
+                    by_build.setdefault(sha, []).append(name)
+            mixed[split] = by_build
+    return mixed
+
+
+def describe_mixed_builds(mixed: MixedBuilds) -> str:
+    """One line: the first dataset split read in different builds, the runs on each, how many more."""
+    (builder, config, split), by_build = next(iter(mixed.items()))
+    runs = "; ".join(f"{_build_name(sha)} in {', '.join(map(repr, names))}" for sha, names in by_build.items())
+    more = f" (and {len(mixed) - 1} more dataset split(s): {_split_names(list(mixed)[1:])})" if len(mixed) > 1 else ""
+    return f"the runs read different builds of {builder} (config {config}, split {split}): {runs}{more}"
+
+
+def _build_name(sha: str | None) -> str:
+    return f"build_info.json sha256 {sha[:12]}" if sha else "a build not recorded (suite.json without provenance)"
+
+
+def _split_names(splits: Sequence[DatasetSplit]) -> str:
+    return ", ".join(f"{builder}/{config}/{split}" for builder, config, split in splits)
+
+
+def _quba(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
+    rows, missing = {}, {}
+    for name, suite in suites.items():
+        quba = suite["summary"]["quba"]
+        rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
+        if quba["missing"]:
+            missing[name] = dict(quba["missing"])
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(DIMENSIONS)).astype(float)
+    complete = table.dropna()
+    scored = quba_table(complete) if len(complete) else complete.assign(quba=[], quba_rank=[])
+    table = table.join(scored[["quba", "quba_rank"]])
+    return table.sort_values("quba", ascending=False, na_position="last"), missing
+
+
+def _aggregates(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Sum and Borda over the datasets every model has (the voters), their ranks, and MAC."""
+    voters = [key for key in accuracies.columns if accuracies[key].notna().all()]
+    long = pd.DataFrame(
+        [
+            {"model": model, "dataset": key, "accuracy": float(accuracies.loc[model, key])}
+            for model in accuracies.index
+            for key in voters
+        ],
+        columns=["model", "dataset", "accuracy"],
+    )
+    table = pd.DataFrame(index=accuracies.index)
+    if len(long):
+        table["score_sum"] = sum_score(long, "model", "dataset", ("accuracy",))
+        table["sum_rank"] = global_rank(table["score_sum"])
+        table["borda"] = borda_score(long, "model", "dataset", ("accuracy",))
+        table["borda_rank"] = global_rank(table["borda"])
+    table["voters"] = len(voters)
+    wide = accuracies[voters].assign(group="suite")
+    mac = float(mean_absolute_correlation(wide, "group", voters)["average"].iloc[0]) if len(voters) > 1 else np.nan
+    return table, mac
+
+
+def _delta_rank(suites: Mapping[str, Mapping[str, Any]]) -> pd.Series | None:
+    top1, asma = {}, {}
+    for name, suite in suites.items():
+        summary = suite["summary"]
+        val = _id_top1(summary)
+        patchml = [values.get(DEFAULT_VARIANT) for key, values in summary["asma"].items() if "patchml" in key]
+        if val is not None and patchml and patchml[0] is not None:
+            top1[name], asma[name] = val, patchml[0]
+    if len(top1) != len(suites) or len(top1) < 2:
+        return None
+    return delta_rank(pd.Series(top1), pd.Series(asma))
+
+
+def _id_top1(summary: Mapping[str, Any]) -> float | None:
+    return summary["quba"]["dimensions"].get("accuracy", {}).get("value")
+
+
+def _id_lca(suite: Mapping[str, Any]) -> float | None:
+    """ImageNet-val LCA (the first distance reported) of one run, from its datasets' reports."""
+    for report in suite["datasets"].values():
+        if report["meta"].get("dataset") == ID_DATASET:
+            for row in report["metrics"]:
+                if row["metric"] == "lca" and not row.get("subgroup") and row.get("value") is not None:
+                    return float(row["value"])
+    return None
+
+
+def _on_the_line(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, OnTheLine]:
+    """Per OOD dataset key (not ImageNet val) every model has: ID LCA vs its top-1."""
+    x = {name: _id_lca(suite) for name, suite in suites.items()}
+    if any(value is None for value in x.values()) or len(x) < MIN_MODELS_ON_THE_LINE:
+        return {}
+    results = {}
+    keys = set.intersection(*(set(suite["summary"]["accuracies"]) for suite in suites.values()))
+    for key in sorted(keys):
+        entries = [suites[name]["summary"]["accuracies"][key] for name in suites]
+        datasets = {suites[name]["datasets"].get(key, {}).get("meta", {}).get("dataset") for name in suites}
+        if datasets == {ID_DATASET} or any(e["metric"] != "top1_accuracy" for e in entries):
+            continue
+        y = [entry["value"] for entry in entries]
+        if np.ptp(y) == 0 or np.ptp(list(x.values())) == 0:
+            continue  # a constant axis has no line
+        results[key] = analyze(list(x.values()), y, scale="minmax")
+    return results
+
+
+def leaderboard_markdown(board: Leaderboard) -> str:
+    """The leaderboard as Markdown (plots referenced by file name)."""
+    from ..presentation.suite_markdown import table
+
+    lines = ["# Leaderboard", ""]
+    if board.mixed_builds:
+        lines += [
+            "## Mixed builds",
+            "",
+            "These runs read different builds of the same dataset split (ranked anyway, `--allow-mixed-builds`); "
+            "their numbers on it were not measured on the same data:",
+            "",
+        ]
+        for (builder, config, split), by_build in board.mixed_builds.items():
+            runs = "; ".join(
+                f"{_build_name(sha)}: {', '.join(f'`{n}`' for n in names)}" for sha, names in by_build.items()
+            )
+            lines.append(f"- `{builder}` config `{config}` split `{split}`: {runs}")
+        lines.append("")
+    lines += ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
+    quba = board.quba.reset_index(names="model")
+    lines += table(list(quba.columns), quba.itertuples(index=False))
+    for model, dims in board.missing.items():
+        lines += [f"- `{model}` has no QUBA score; missing: " + ", ".join(f"`{d}` ({r})" for d, r in dims.items())]
+    lines += ["", "![QUBA ranks](leaderboard_quba.png)", "", "## Accuracy per dataset", ""]
+    acc = board.accuracies.reset_index(names="model")
+    lines += table(list(acc.columns), acc.itertuples(index=False))
+    lines += ["## Sum / Borda over datasets (Heuillet et al. 2025)", ""]
+    agg = board.aggregates.reset_index(names="model")
+    lines += table(list(agg.columns), agg.itertuples(index=False))
+    lines += [f"Mean absolute Spearman correlation between datasets across models (MAC): {board.mac:.4g}", ""]
+    if board.delta_rank is not None:
+        lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (Anzaku et al. 2024)", ""]
+        lines += table(("model", "ΔRank"), board.delta_rank.items())
+    if board.lca_on_the_line:
+        lines += ["## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled", ""]
+        rows = [
+            (
+                key,
+                r.correlations.r2,
+                r.correlations.kendall_tau_b,
+                r.correlations.pearson,
+                r.mae_in_sample,
+                r.correlations.n,
+            )
+            for key, r in board.lca_on_the_line.items()
+        ]
+        lines += table(("OOD dataset", "R²", "Kendall τ-b", "Pearson r", "MAE (in-sample)", "models"), rows)
+        lines += [f"![{key}](lca_on_the_line_{_file_stem(key)}.png)" for key in board.lca_on_the_line]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _file_stem(key: str) -> str:
+    return key.replace("/", "__")
+
+
+def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
+    """``leaderboard.md``, one CSV per table and the plots, into ``folder`` (created); returns the files."""
+    from ...files import atomic_write_bytes
+    from ..presentation.plots import lca_on_the_line_plot, quba_ranks_plot
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, frame in (("quba", board.quba), ("accuracies", board.accuracies), ("aggregates", board.aggregates)):
+        written.append(folder / f"leaderboard_{name}.csv")
+        atomic_write_bytes(written[-1], frame.to_csv(index_label="model").encode())
+    if board.delta_rank is not None:
+        written.append(folder / "leaderboard_delta_rank.csv")
+        atomic_write_bytes(written[-1], board.delta_rank.to_csv(index_label="model").encode())
+    written.append(folder / "leaderboard_quba.png")
+    quba_ranks_plot(board.quba, written[-1])
+    for key, result in board.lca_on_the_line.items():
+        written.append(
+            lca_on_the_line_plot(
+                result, folder / f"lca_on_the_line_{_file_stem(key)}.png", y_label=f"{key} top-1", title=key
+            )
+        )
+    written.append(folder / "leaderboard.md")
+    atomic_write_bytes(written[-1], leaderboard_markdown(board).encode())
+    return written
+
+
+__all__ = [
+    "Leaderboard",
+    "describe_mixed_builds",
+    "leaderboard",
+    "leaderboard_markdown",
+    "load_suites",
+    "mixed_builds",
+    "run_builds",
+    "write_leaderboard",
+]

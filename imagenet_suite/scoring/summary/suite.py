@@ -1,0 +1,818 @@
+"""The suite summary: the seed papers' headline numbers for one model, from its score reports.
+
+Input: the score reports of one model on many built datasets (``ScoreReport.to_dict()`` form, keyed by
+``"<folder>[/<config>]"``), the model's parameter count and, when measured, its adversarial accuracies.
+Which report feeds which number is read from each report's ``meta`` (the builder's ``dataset`` name and
+the ``config``), never from the keys, so folders may be named freely.
+
+Output (:func:`suite_summary`, JSON-ready):
+
+* ``quba`` — the nine dimensions of Beyond Accuracy (Hesse et al. 2025), each ``{"value", "sources", "note"}`` or listed under
+  ``missing`` with what it needs, and the QUBA score (Eq. 1, :func:`~imagenet_suite.scoring.metrics.quba.quba_score`)
+  only when all nine are present:
+
+  =========================  ====================================================================
+  accuracy                   ImageNet val top-1 (``imagenet_val``)
+  adversarial_robustness     GM(FGSM-A / A, PGD-A / A), A the clean accuracy of the same attacked subset
+  c_robustness               mean top-1 over the 15 × 5 ImageNet-C sets (mean over severities, then
+                             corruptions) / A; released ``imagenet_c`` configs, else the regenerated
+                             ``perturbations``; ``note`` says how many of the 75 sets were present
+  ood_robustness             GM(R, sketch16, stylized16, edge16, silhouette16 accuracies) / A
+  calibration_error          CE = GM(ECE, ACE) on ImageNet val
+  class_balance              the reference implementation's F on ImageNet val
+  object_focus               1 − (A_mixed_same − A_mixed_rand) on IN-9 (``backgrounds_challenge``)
+  shape_bias                 cue-conflict shape bias (``shape_bias_sets/cue_conflict``)
+  params_millions            parameters of the evaluated model / 1e6
+  =========================  ====================================================================
+
+* ``imagenet_c`` — mCE and relative mCE (Hendrycks & Dietterich 2019): per corruption the error
+  averaged over its severities divided by AlexNet's (:data:`ALEXNET_ERRORS`); relative CE subtracts
+  the clean errors first. Both are fractions (1.0 = AlexNet) over the benchmark corruptions present.
+* ``ninco`` — per detector the mean AUROC and mean FPR@95 over the NINCO classes (uniform over
+  classes, NINCO's headline) and the unit tests failed.
+* ``expert_labels`` — Shankar et al.'s multi-label accuracy (lenient, strict; per-class mean and
+  pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
+* ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per
+  distance) and ``accuracies`` (each report's headline accuracy, the leaderboard's input).
+
+Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
+run folder): its ``format`` must be :data:`SUITE_FORMAT` — or absent, the layout imagenet-suite wrote
+before it had one (the same keys, but reports without ``provenance``: the builds they read are
+unknown) — and its structure must match :data:`SUITE_SCHEMAS` (a small declarative check:
+:class:`Fields`, :class:`MapOf`, :class:`ListOf`, :class:`Number`, :class:`Text`, :class:`Maybe`).
+A mismatch is one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the JSON path
+(``datasets["imagenet_val"].metrics[0].value``) and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...errors import RunFolderError
+from ...perturbations.corruptions import IMAGENET_C, SEVERITIES
+from ..metrics.object_focus import object_focus
+from ..metrics.quba import DEFAULT_WEIGHTS, DIMENSIONS, quba_score
+
+ReportDict = Mapping[str, Any]
+
+# Hendrycks & Dietterich (2019): AlexNet's top-1 error on each ImageNet-C corruption, averaged over the
+# five severities (hendrycks/robustness, as copied verbatim by google-research/augmix's ALEXNET_ERR).
+ALEXNET_ERRORS: dict[str, float] = dict(
+    zip(
+        IMAGENET_C,
+        (
+            0.886428,
+            0.894468,
+            0.922640,
+            0.819880,
+            0.826268,
+            0.785948,
+            0.798360,
+            0.866816,
+            0.826572,
+            0.819324,
+            0.564592,
+            0.853204,
+            0.646056,
+            0.717840,
+            0.606500,
+        ),
+        strict=True,
+    )
+)
+# AlexNet's clean top-1 error, for relative mCE: torchvision's alexnet (IMAGENET1K_V1, acc@1 56.522),
+# the model Hendrycks & Dietterich evaluated (their Table 1 prints 43.5).
+ALEXNET_CLEAN_ERROR = 1 - 0.56522
+OOD_SETS = ("imagenet_r", "sketch16", "stylized16", "edge16", "silhouette16")
+SHAPE_BIAS_SET_CONFIGS = {
+    "sketch16": "sketch",
+    "stylized16": "stylized",
+    "edge16": "edge",
+    "silhouette16": "silhouette",
+}
+ID_DATASET = "imagenet_val"
+HEADLINE_METRICS = (
+    "real_top1_accuracy",
+    "multilabel_accuracy",
+    "top1_accuracy",
+    "accuracy16",
+    "mean_corruption_accuracy",
+)
+
+
+# ----------------------------------------------------------------------------------------- reading reports
+
+
+def report_value(report: ReportDict, metric: str, variant: str | None = None, subgroup: str = "") -> float | None:
+    """The value of the first row ``metric`` (any variant when None) and ``subgroup``; None if absent or NaN."""
+    for row in report.get("metrics", ()):
+        wanted = variant is None or row.get("variant", "") == variant
+        if wanted and row["metric"] == metric and row.get("subgroup", "") == subgroup:
+            value = row.get("value")
+            return None if value is None or math.isnan(value) else float(value)
+    return None
+
+
+def reports_of(
+    reports: Mapping[str, ReportDict], dataset: str, config: str | None = None
+) -> Iterator[tuple[str, ReportDict]]:
+    """``(key, report)`` of the reports on builder ``dataset`` (and ``config``), in key order."""
+    for key in sorted(reports):
+        meta = reports[key].get("meta", {})
+        if meta.get("dataset") == dataset and (config is None or meta.get("config") == config):
+            yield key, reports[key]
+
+
+def first_value(
+    reports: Mapping[str, ReportDict], dataset: str, config: str | None, metric: str, variant: str | None = None
+) -> tuple[str, float] | None:
+    """``(key, value)`` of the first report on ``dataset``/``config`` holding ``metric``; None if none does."""
+    for key, report in reports_of(reports, dataset, config):
+        value = report_value(report, metric, variant)
+        if value is not None:
+            return key, value
+    return None
+
+
+def headline_accuracy(report: ReportDict) -> tuple[str, float] | None:
+    """``(metric, value)``: the report's main accuracy (ReaL, top-1, 16-class, or mean over corruptions)."""
+    for metric in HEADLINE_METRICS:
+        value = report_value(report, metric)
+        if value is not None:
+            return metric, value
+    return None
+
+
+def geometric_mean(values: list[float]) -> float:
+    """GM as ``scipy.stats.mstats.gmean`` (Beyond Accuracy's code): 0 when any value is 0."""
+    if any(value <= 0 for value in values):
+        return 0.0
+    return math.exp(sum(math.log(value) for value in values) / len(values))
+
+
+# ----------------------------------------------------------------------------------------- QUBA dimensions
+
+
+class Missing(Exception):
+    """A dimension whose data is absent; the message says what it needs."""
+
+
+def _dimension(value: float, sources: list[str], note: str = "") -> dict[str, Any]:
+    return {"value": value, "sources": sources, "note": note}
+
+
+def _accuracy(reports: Mapping[str, ReportDict]) -> tuple[str, float]:
+    found = first_value(reports, ID_DATASET, None, "top1_accuracy", "")
+    if found is None:
+        raise Missing("needs an imagenet_val report (top-1 accuracy)")
+    return found
+
+
+def _id_metric(reports: Mapping[str, ReportDict], metric: str, variant: str | None, what: str) -> dict[str, Any]:
+    found = first_value(reports, ID_DATASET, None, metric, variant)
+    if found is None:
+        raise Missing(f"needs an imagenet_val report with {what}")
+    return _dimension(found[1], [found[0]])
+
+
+def corruption_accuracies(reports: Mapping[str, ReportDict]) -> tuple[dict[tuple[str, int], float], list[str]]:
+    """Top-1 accuracy per benchmark (corruption, severity) and the reports they came from.
+
+    The released ``imagenet_c`` (one config per ``<corruption>_<severity>``) when present, else the
+    regenerated ``perturbations`` config ``imagenet_c_regenerated`` (``corruption_accuracy`` rows per
+    ``<corruption>/<severity>``).
+    """
+    found: dict[tuple[str, int], float] = {}
+    sources: list[str] = []
+    for key, report in reports_of(reports, "imagenet_c"):
+        corruption, _, severity = str(report["meta"].get("config", "")).rpartition("_")
+        value = report_value(report, "top1_accuracy", "")
+        if corruption in IMAGENET_C and severity.isdigit() and value is not None:
+            found[(corruption, int(severity))] = value
+            sources.append(key)
+    if found:
+        return found, sources
+    for key, report in reports_of(reports, "perturbations", "imagenet_c_regenerated"):  # not Heuillet et al.'s `common`
+        for corruption in IMAGENET_C:
+            for severity in SEVERITIES:
+                value = report_value(report, "corruption_accuracy", "top1", f"{corruption}/{severity}")
+                if value is not None:
+                    found[(corruption, severity)] = value
+                    if key not in sources:
+                        sources.append(key)
+    return found, sources
+
+
+def per_corruption_means(accuracies: Mapping[tuple[str, int], float]) -> dict[str, float]:
+    """Mean accuracy over the severities present, per corruption (benchmark order)."""
+    means = {}
+    for corruption in IMAGENET_C:
+        values = [value for (name, _), value in accuracies.items() if name == corruption]
+        if values:
+            means[corruption] = sum(values) / len(values)
+    return means
+
+
+def _c_robustness(reports: Mapping[str, ReportDict], accuracy: float) -> dict[str, Any]:
+    accuracies, sources = corruption_accuracies(reports)
+    if not accuracies:
+        raise Missing("needs ImageNet-C: imagenet_c configs or a perturbations imagenet_c_regenerated build")
+    means = per_corruption_means(accuracies)
+    mean_accuracy = sum(means.values()) / len(means)
+    total = len(IMAGENET_C) * len(SEVERITIES)
+    note = "" if len(accuracies) == total else f"over {len(accuracies)} of the {total} ImageNet-C sets"
+    return _dimension(mean_accuracy / accuracy if accuracy else math.nan, sources, note)
+
+
+def ood_accuracies(reports: Mapping[str, ReportDict]) -> dict[str, tuple[str, float]]:
+    """The five OOD accuracies of Beyond Accuracy that are present: ``{set: (report key, accuracy)}``."""
+    found = {}
+    r = first_value(reports, "imagenet_r", None, "top1_accuracy")
+    if r is not None:
+        found["imagenet_r"] = r
+    for name, config in SHAPE_BIAS_SET_CONFIGS.items():
+        value = first_value(reports, "shape_bias_sets", config, "accuracy16")
+        if value is not None:
+            found[name] = value
+    return found
+
+
+def _ood_robustness(reports: Mapping[str, ReportDict], accuracy: float) -> dict[str, Any]:
+    found = ood_accuracies(reports)
+    absent = [name for name in OOD_SETS if name not in found]
+    if absent:
+        raise Missing(f"needs all five OOD accuracies; absent: {absent}")
+    gm = geometric_mean([found[name][1] for name in OOD_SETS])
+    return _dimension(gm / accuracy if accuracy else math.nan, [found[name][0] for name in OOD_SETS])
+
+
+def _object_focus(reports: Mapping[str, ReportDict]) -> dict[str, Any]:
+    same = first_value(reports, "backgrounds_challenge", "mixed_same", "top1_accuracy")
+    rand = first_value(reports, "backgrounds_challenge", "mixed_rand", "top1_accuracy")
+    if same is None or rand is None:
+        raise Missing("needs backgrounds_challenge mixed_same and mixed_rand reports")
+    return _dimension(object_focus(same[1], rand[1]), [same[0], rand[0]])
+
+
+def _shape_bias(reports: Mapping[str, ReportDict]) -> dict[str, Any]:
+    found = first_value(reports, "shape_bias_sets", "cue_conflict", "shape_bias", "pooled")
+    if found is None:
+        raise Missing("needs a shape_bias_sets/cue_conflict report")
+    return _dimension(found[1], [found[0]])
+
+
+def _adversarial(adversarial: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not adversarial:
+        raise Missing("needs the attacks: evaluate --adversarial N (with an imagenet_val folder)")
+    clean, fgsm, pgd = (float(adversarial[name]) for name in ("clean_accuracy", "fgsm_accuracy", "pgd_accuracy"))
+    value = geometric_mean([fgsm / clean, pgd / clean]) if clean else math.nan
+    return _dimension(value, ["adversarial"], f"{adversarial.get('rows')} val images, {adversarial.get('attack', '')}")
+
+
+def quba_dimensions(
+    reports: Mapping[str, ReportDict], params_millions: float | None, adversarial: Mapping[str, Any] | None
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """``(present, missing)``: each of the nine dimensions either with its value or with what it needs."""
+    present: dict[str, dict[str, Any]] = {}
+    missing: dict[str, str] = {}
+    try:
+        key, accuracy = _accuracy(reports)
+        present["accuracy"] = _dimension(accuracy, [key])
+    except Missing as absent:
+        accuracy, missing["accuracy"] = None, str(absent)
+    needs_accuracy = "needs the ImageNet val accuracy (an imagenet_val report) to normalise"
+    computations = {
+        "adversarial_robustness": lambda: _adversarial(adversarial),
+        "c_robustness": lambda: _normalised(accuracy, needs_accuracy, _c_robustness, reports),
+        "ood_robustness": lambda: _normalised(accuracy, needs_accuracy, _ood_robustness, reports),
+        "calibration_error": lambda: _id_metric(reports, "calibration_error", None, "calibration (CE)"),
+        "class_balance": lambda: _id_metric(reports, "class_balance", "reference_impl", "class balance"),
+        "object_focus": lambda: _object_focus(reports),
+        "shape_bias": lambda: _shape_bias(reports),
+        "params_millions": lambda: _params(params_millions),
+    }
+    for name, compute in computations.items():
+        try:
+            present[name] = compute()
+        except Missing as absent:
+            missing[name] = str(absent)
+            continue
+        if not math.isfinite(present[name]["value"]):
+            del present[name]
+            missing[name] = "undefined: its normalising accuracy is 0"
+    ordered = {name: present[name] for name in DIMENSIONS if name in present}
+    return ordered, {name: missing[name] for name in DIMENSIONS if name in missing}
+
+
+def _normalised(accuracy: float | None, needs: str, compute, reports) -> dict[str, Any]:
+    if accuracy is None:
+        raise Missing(needs)
+    return compute(reports, accuracy)
+
+
+def _params(params_millions: float | None) -> dict[str, Any]:
+    if params_millions is None:
+        raise Missing("needs the model's parameter count")
+    return _dimension(float(params_millions), ["model"])
+
+
+# ----------------------------------------------------------------------------------------- other headlines
+
+
+def imagenet_c_summary(reports: Mapping[str, ReportDict], accuracy: float | None) -> dict[str, Any] | None:
+    """mCE and relative mCE over the benchmark corruptions present (None without ImageNet-C)."""
+    accuracies, sources = corruption_accuracies(reports)
+    if not accuracies:
+        return None
+    per_corruption = {}
+    for corruption, mean in per_corruption_means(accuracies).items():
+        error = 1 - mean
+        entry = {"accuracy": mean, "ce": error / ALEXNET_ERRORS[corruption]}
+        if accuracy is not None:
+            entry["relative_ce"] = (error - (1 - accuracy)) / (ALEXNET_ERRORS[corruption] - ALEXNET_CLEAN_ERROR)
+        per_corruption[corruption] = entry
+    summary: dict[str, Any] = {
+        "mce": sum(entry["ce"] for entry in per_corruption.values()) / len(per_corruption),
+        "relative_mce": None,
+        "sets": len(accuracies),
+        "corruptions": per_corruption,
+        "sources": sources,
+    }
+    if accuracy is not None:
+        summary["relative_mce"] = sum(entry["relative_ce"] for entry in per_corruption.values()) / len(per_corruption)
+    return summary
+
+
+def ninco_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
+    """Per detector: mean AUROC and mean FPR@95 over the NINCO classes (config ``ninco``) and the unit
+    tests failed (config ``unit_tests``); None without NINCO reports."""
+    detectors: dict[str, dict[str, Any]] = {}
+    for key, report in reports_of(reports, "ninco", "ninco"):
+        for row in report.get("metrics", ()):
+            variant = row.get("variant", "")
+            if row["metric"] in ("auroc", "fpr95") and variant.endswith(":macro") and not row.get("subgroup"):
+                entry = detectors.setdefault(variant.removesuffix(":macro"), {"source": key})
+                entry[f"mean_{row['metric']}"] = row["value"]
+    for key, report in reports_of(reports, "ninco", "unit_tests"):
+        for row in report.get("metrics", ()):
+            if row["metric"] == "unit_tests_failed":
+                detector, _, rule = row.get("variant", "").partition(":")
+                detectors.setdefault(detector, {})["unit_tests_failed"] = {
+                    "failed": row["numerator"],
+                    "of": row["denominator"],
+                    "rule": rule,
+                    "source": key,
+                }
+    return detectors or None
+
+
+def lca_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float]]:
+    """``{report key: {distance: LCA over mistakes}}`` for every report with LCA rows."""
+    found: dict[str, dict[str, float]] = {}
+    for key in sorted(reports):
+        for row in reports[key].get("metrics", ()):
+            if row["metric"] == "lca" and not row.get("subgroup") and row.get("value") is not None:
+                found.setdefault(key, {})[row.get("variant", "")] = row["value"]
+    return found
+
+
+def asma_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float]]:
+    """``{report key: {variant: ASMA}}`` for every report with ASMA rows (PatchML, ReaL sets)."""
+    found: dict[str, dict[str, float]] = {}
+    for key in sorted(reports):
+        for row in reports[key].get("metrics", ()):
+            if row["metric"] == "asma" and row.get("value") is not None:
+                found.setdefault(key, {})[row.get("variant", "")] = row["value"]
+    return found
+
+
+def real_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
+    """ReaL top-1 (and top-5) from the first report holding it."""
+    for key in sorted(reports):
+        top1 = report_value(reports[key], "real_top1_accuracy")
+        if top1 is not None:
+            return {
+                "real_top1_accuracy": top1,
+                "real_top5_accuracy": report_value(reports[key], "real_top5_accuracy"),
+                "source": key,
+            }
+    return None
+
+
+def expert_labels_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, Any]] | None:
+    """Shankar et al.'s multi-label accuracy (per-class mean and pooled, lenient and strict) and the
+    ImageNet-M mistakes, per ``imagenet_multilabel`` report; None without one."""
+    found: dict[str, dict[str, Any]] = {}
+    for key, report in reports_of(reports, "imagenet_multilabel"):
+        entry = {}
+        for metric in ("multilabel_accuracy", "multilabel_accuracy_pooled", "imagenet_m_mistakes"):
+            for variant in ("lenient", "strict"):
+                value = report_value(report, metric, variant)
+                if value is not None:
+                    entry[f"{metric}/{variant}"] = value
+        if entry:
+            found[key] = entry
+    return found or None
+
+
+def suite_summary(
+    reports: Mapping[str, ReportDict],
+    *,
+    params_millions: float | None = None,
+    adversarial: Mapping[str, Any] | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """Every headline number the reports allow (module docstring); JSON-ready (NaN as None)."""
+    present, missing = quba_dimensions(reports, params_millions, adversarial)
+    score = quba_score({name: entry["value"] for name, entry in present.items()}, weights) if not missing else None
+    accuracy = present.get("accuracy", {}).get("value")
+    accuracies = {}
+    for key in sorted(reports):
+        headline = headline_accuracy(reports[key])
+        if headline is not None:
+            accuracies[key] = {"metric": headline[0], "value": headline[1]}
+    summary = {
+        "quba": {
+            "score": score,
+            "dimensions": present,
+            "missing": missing,
+            "weights": {**DEFAULT_WEIGHTS, **(weights or {})},
+        },
+        "adversarial": dict(adversarial) if adversarial else None,
+        "imagenet_c": imagenet_c_summary(reports, accuracy),
+        "ninco": ninco_summary(reports),
+        "real": real_summary(reports),
+        "expert_labels": expert_labels_summary(reports),
+        "asma": asma_summary(reports),
+        "lca": lca_summary(reports),
+        "accuracies": accuracies,
+    }
+    return _finite(summary)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN/inf float replaced by None (strict JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+# ----------------------------------------------------------------------------------------- reading suite.json
+
+SUITE_JSON = "suite.json"
+SUITE_FORMAT = "imagenet-suite.suite/2"
+"""``format`` of the suite.json written now. Layout 1 (no ``format`` key) is the one before: read too."""
+
+
+class Check:
+    """One node of a declarative JSON schema: :meth:`check` raises :class:`Mismatch` at the first
+    value that does not fit, with its JSON path."""
+
+    expected = "a value"
+
+    def check(self, value: Any, path: str) -> None:
+        raise NotImplementedError
+
+
+class Mismatch(Exception):
+    """Where a JSON value does not fit its schema: ``path``, what was expected, what was found."""
+
+    def __init__(self, path: str, expected: str, found: str | None):
+        self.path, self.found = path, found
+        where = path or "the top level"
+        super().__init__(
+            f"{where}: missing; expected {expected}"
+            if found is None
+            else f"{where}: expected {expected}, found {found}"
+        )
+
+
+@dataclass(frozen=True)
+class Number(Check):
+    """A JSON number (never a boolean or a string), finite; ``integer``: without a fraction part."""
+
+    integer: bool = False
+    minimum: float | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        kind = "an integer" if self.integer else "a finite number"
+        return kind + (f" >= {self.minimum:g}" if self.minimum is not None else "")
+
+    def check(self, value: Any, path: str) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or (self.integer and not isinstance(value, int)):
+            raise Mismatch(path, self.expected, describe_json(value))
+        if self.minimum is not None and value < self.minimum:
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Text(Check):
+    """A JSON string; ``pattern`` (a regular expression it must match in full) or ``choices``."""
+
+    pattern: str | None = None
+    choices: tuple[str, ...] | None = None
+    what: str = "a string"
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return f"one of {list(self.choices)}" if self.choices is not None else self.what
+
+    def check(self, value: Any, path: str) -> None:
+        if (
+            not isinstance(value, str)
+            or (self.pattern is not None and re.fullmatch(self.pattern, value) is None)
+            or (self.choices is not None and value not in self.choices)
+        ):
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Maybe(Check):
+    """``inner`` or null."""
+
+    inner: Check
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return f"{self.inner.expected} or null"
+
+    def check(self, value: Any, path: str) -> None:
+        if value is None:
+            return
+        try:
+            self.inner.check(value, path)
+        except Mismatch as mismatch:
+            if mismatch.path != path:
+                raise
+            raise Mismatch(path, self.expected, mismatch.found) from mismatch
+
+
+@dataclass(frozen=True)
+class ListOf(Check):
+    """A JSON list of ``item``."""
+
+    item: Check
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "a list"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, list):
+            raise Mismatch(path, f"a list of {self.item.expected}", describe_json(value))
+        for index, item in enumerate(value):
+            self.item.check(item, f"{path}[{index}]")
+
+
+@dataclass(frozen=True)
+class MapOf(Check):
+    """A JSON object with any keys (only ``keys`` when given), each value a ``value``."""
+
+    value: Check
+    keys: tuple[str, ...] | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "an object"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise Mismatch(path, "an object", describe_json(value))
+        for key, item in value.items():
+            if self.keys is not None and key not in self.keys:
+                raise Mismatch(json_path(path, key, bracket=True), f"a key among {list(self.keys)}", "another key")
+            self.value.check(item, json_path(path, key, bracket=True))
+
+
+@dataclass(frozen=True)
+class Fields(Check):
+    """A JSON object with the ``required`` keys and perhaps the ``optional`` ones (other keys are ignored)."""
+
+    required: Mapping[str, Check]
+    optional: Mapping[str, Check] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "an object"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise Mismatch(path, f"an object with keys {list(self.required)}", describe_json(value))
+        for key, check in self.required.items():
+            if key not in value:
+                raise Mismatch(json_path(path, key), check.expected, None)
+            check.check(value[key], json_path(path, key))
+        for key, check in self.optional.items():
+            if key in value:
+                check.check(value[key], json_path(path, key))
+
+    def extended(self, **fields: Check) -> Fields:
+        """This schema with ``fields`` required on top (replacing same-named ones)."""
+        return Fields({**self.required, **fields}, self.optional)
+
+
+def json_path(path: str, key: str, bracket: bool = False) -> str:
+    """``path.key`` for a key that is an identifier (and ``not bracket``), else ``path["key"]``."""
+    if not bracket and key.isidentifier():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
+
+
+def describe_json(value: Any) -> str:
+    """A JSON value for an error message: ``the string "0.5"``, ``true (a boolean)``, ``NaN``, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value if len(value) <= 40 else value[:40] + '...')}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def check_json(value: Any, schema: Check, where: str | Path) -> None:
+    """RunFolderError naming ``where`` (the file), the JSON path and what was expected, on a mismatch."""
+    try:
+        schema.check(value, "")
+    except Mismatch as mismatch:
+        raise RunFolderError(f"{where}: {mismatch}") from mismatch
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """A JSON file's value; RunFolderError naming it as ``what`` when it cannot be read or parsed."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunFolderError(f"{path}: not a readable {what} ({' '.join(str(err).split())})") from err
+
+
+NUMBER, COUNT, TEXT = Number(), Number(integer=True, minimum=0), Text()
+SHA256 = Text(pattern="[0-9a-f]{64}", what="a sha256 (64 lowercase hex digits)")
+BUILD = Fields(
+    {
+        "folder": TEXT,
+        "builder": TEXT,
+        "version": TEXT,
+        "config": TEXT,
+        "split": TEXT,
+        "build_info_sha256": SHA256,
+    }
+)
+"""One build of a dataset split: the folder read, the build's identity, the sha256 of its build_info.json."""
+METRIC_ROW = Fields(
+    {"metric": TEXT, "value": Maybe(NUMBER)},
+    {"variant": TEXT, "subgroup": TEXT, "numerator": Maybe(NUMBER), "denominator": Maybe(NUMBER)},
+)
+REPORT_1 = Fields({"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)})
+PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})
+"""What a report was computed from: the split scored, the split whose outputs were scored (ImageNet val's
+for a labels-only config), and the ImageNet-val outputs an OOD set was scored against (else null)."""
+REPORT_2 = REPORT_1.extended(provenance=PROVENANCE)
+ADVERSARIAL = Fields(
+    {
+        "requested_rows": Number(integer=True, minimum=1),
+        "seed": COUNT,
+        "batch_size": Number(integer=True, minimum=1),
+        "rows": COUNT,
+        "clean_accuracy": NUMBER,
+        "fgsm_accuracy": NUMBER,
+        "pgd_accuracy": NUMBER,
+        "attack": TEXT,
+        "ids": ListOf(TEXT),
+    },
+    {"dataset": BUILD},
+)
+"""adversarial.json (and ``summary.adversarial``); ``dataset``: the ImageNet-val build attacked (absent in
+files written before builds were recorded)."""
+SUMMARY = Fields(
+    {
+        "quba": Fields(
+            {
+                "score": Maybe(NUMBER),
+                "dimensions": MapOf(Fields({"value": NUMBER, "sources": ListOf(TEXT), "note": TEXT}), DIMENSIONS),
+                "missing": MapOf(TEXT, DIMENSIONS),
+                "weights": MapOf(NUMBER, DIMENSIONS),
+            }
+        ),
+        "adversarial": Maybe(ADVERSARIAL),
+        "imagenet_c": Maybe(
+            Fields(
+                {
+                    "mce": NUMBER,
+                    "relative_mce": Maybe(NUMBER),
+                    "sets": COUNT,
+                    "corruptions": MapOf(Fields({"accuracy": NUMBER, "ce": NUMBER}, {"relative_ce": Maybe(NUMBER)})),
+                    "sources": ListOf(TEXT),
+                }
+            )
+        ),
+        "ninco": Maybe(
+            MapOf(
+                Fields(
+                    {},
+                    {
+                        "source": TEXT,
+                        "mean_auroc": Maybe(NUMBER),
+                        "mean_fpr95": Maybe(NUMBER),
+                        "unit_tests_failed": Fields(
+                            {"failed": Maybe(COUNT), "of": Maybe(COUNT), "rule": TEXT, "source": TEXT}
+                        ),
+                    },
+                )
+            )
+        ),
+        "real": Maybe(Fields({"real_top1_accuracy": NUMBER, "real_top5_accuracy": Maybe(NUMBER), "source": TEXT})),
+        "expert_labels": Maybe(MapOf(MapOf(NUMBER))),
+        "asma": MapOf(MapOf(NUMBER)),
+        "lca": MapOf(MapOf(NUMBER)),
+        "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER})),
+    }
+)
+SUITE_1 = Fields(
+    {
+        "model": TEXT,
+        "weights": TEXT,
+        "weights_sha256": Maybe(SHA256),
+        "params": COUNT,
+        "imagenet_suite": TEXT,
+        "datasets": MapOf(REPORT_1),
+        "skipped": MapOf(TEXT),
+        "summary": SUMMARY,
+    }
+)
+SUITE_SCHEMAS: dict[str | None, Fields] = {
+    None: SUITE_1,  # written before suite.json had a format: reports name no build
+    SUITE_FORMAT: SUITE_1.extended(format=Text(choices=(SUITE_FORMAT,)), datasets=MapOf(REPORT_2)),
+}
+
+
+def read_suite(path: str | Path) -> dict[str, Any]:
+    """A suite.json (``path``, or the one in run folder ``path``), checked: its format is one this version
+    reads and every key the summary, the Markdown and the leaderboard use is there with the right type.
+    RunFolderError (one line: the file, the JSON path, what was expected) otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SUITE_JSON
+    suite = read_json(path, "suite.json of `imagenet-suite evaluate`")
+    if not isinstance(suite, dict):
+        raise RunFolderError(
+            f"{path}: not a suite.json of `imagenet-suite evaluate` (expected an object, found {describe_json(suite)})"
+        )
+    if "format" in suite and suite["format"] != SUITE_FORMAT:
+        raise RunFolderError(
+            f"{path}: format is {describe_json(suite['format'])}, but imagenet-suite {__version__} reads suite.json "
+            f"of format {json.dumps(SUITE_FORMAT)} (or without one, as written before formats)"
+        )
+    check_json(suite, SUITE_SCHEMAS[suite.get("format")], path)
+    return suite
+
+
+__all__ = [
+    "ADVERSARIAL",
+    "ALEXNET_CLEAN_ERROR",
+    "ALEXNET_ERRORS",
+    "BUILD",
+    "OOD_SETS",
+    "SUITE_FORMAT",
+    "SUITE_JSON",
+    "SUITE_SCHEMAS",
+    "Fields",
+    "ListOf",
+    "MapOf",
+    "Maybe",
+    "Number",
+    "Text",
+    "check_json",
+    "corruption_accuracies",
+    "describe_json",
+    "expert_labels_summary",
+    "geometric_mean",
+    "headline_accuracy",
+    "imagenet_c_summary",
+    "ninco_summary",
+    "quba_dimensions",
+    "read_json",
+    "read_suite",
+    "report_value",
+    "suite_summary",
+]
