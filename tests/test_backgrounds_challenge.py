@@ -14,7 +14,9 @@ from imagenet_suite.builders import backgrounds_challenge as bg
 from imagenet_suite.cli import main
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData, OutputsError, SourceError
-from imagenet_suite.scoring import ModelOutputs, object_focus, protocols, report
+from imagenet_suite.scoring import ModelOutputs, object_focus
+from imagenet_suite.scoring.evaluation import report
+from imagenet_suite.scoring.metrics import protocols
 from tests.fixtures import backgrounds_challenge as bfx
 from tests.fixtures import variants as fx
 from tests.fixtures.imagenet_layouts import write_checksums

@@ -22,6 +22,7 @@ import pytest
 import torch
 from PIL import Image
 
+from imagenet_suite import cli
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.inference import evaluate as evaluate_module
@@ -32,7 +33,7 @@ from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ER
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import model_vs_human as mvh
 from tests.fixtures import ninco_archive as ninco_fx
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT
 from tests.test_builders import (
     backgrounds_challenge_sources,
     imagenet_a_sources,
@@ -251,24 +252,28 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
     assert "QUBA score: not computed" in (run_dir / "suite.md").read_text()
 
 
-def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path):
+def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path, capsys):
     val, r = str(suite_folders["imagenet_val"]), str(suite_folders["imagenet_r"])
     common = ["--weights", "none", "--batch-size", "8", "--workers", "0", "--no-progress"]
-    done = run_cli("evaluate", "--model", MODEL, "--datasets", val, r, "--out", str(tmp_path / "run"), *common)
-    assert done.stdout.strip().splitlines()[-1] == str(tmp_path / "run" / "suite.json")
-    assert "shape_bias               missing: needs a shape_bias_sets/cue_conflict report" in done.stdout
-    other = run_cli("evaluate", "--model", "timm:resnet18", "--datasets", val, "--out", str(tmp_path / "run"),
-                    *common, check=False)  # fmt: skip
-    assert other.returncode == 2 and "holds the run of timm:test_resnet" in other.stderr
-    bad = run_cli("evaluate", "--model", MODEL, "--datasets", str(tmp_path), "--out", str(tmp_path / "x"),
-                  *common, check=False)  # fmt: skip
-    assert bad.returncode == 2 and "not a built dataset folder" in bad.stderr and "Traceback" not in bad.stderr
-    no_val = run_cli("evaluate", "--model", MODEL, "--datasets", r, "--out", str(tmp_path / "y"), "--adversarial", "4",
-                     *common, check=False)  # fmt: skip
-    assert no_val.returncode == 2 and "add a built imagenet_val folder" in no_val.stderr
+
+    def evaluate(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = cli.main(["evaluate", *args, *common])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _ = evaluate("--model", MODEL, "--datasets", val, r, "--out", str(tmp_path / "run"))
+    assert code == 0 and out.strip().splitlines()[-1] == str(tmp_path / "run" / "suite.json")
+    assert "shape_bias               missing: needs a shape_bias_sets/cue_conflict report" in out
+    code, _, err = evaluate("--model", "timm:resnet18", "--datasets", val, "--out", str(tmp_path / "run"))
+    assert code == 2 and "holds the run of timm:test_resnet" in err
+    code, _, err = evaluate("--model", MODEL, "--datasets", str(tmp_path), "--out", str(tmp_path / "x"))
+    assert code == 2 and "not a built dataset folder" in err and len(err.strip().splitlines()) == 1
+    code, _, err = evaluate("--model", MODEL, "--datasets", r, "--out", str(tmp_path / "y"), "--adversarial", "4")
+    assert code == 2 and "add a built imagenet_val folder" in err and len(err.strip().splitlines()) == 1
 
 
-def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_path):
+def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_path, capsys):
     from imagenet_suite.scoring.metrics.aggregates import borda_score
     from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
 
@@ -278,8 +283,9 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
         run_dir = tmp_path / f"seed{seed}"
         run_suite(load_model(MODEL, "none", seed=seed), datasets, run_dir, batch_size=8, workers=0, progress=False)
         runs.append(run_dir)
-    done = run_cli("leaderboard", *map(str, runs), "--out", str(tmp_path / "board"))
-    assert done.stdout.strip().splitlines()[-1] == str(tmp_path / "board" / "leaderboard.md")
+    capsys.readouterr()
+    assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == str(tmp_path / "board" / "leaderboard.md")
     board = leaderboard(load_suites(runs))
     names = [f"{MODEL} (seed{seed})" for seed in range(3)]
     assert sorted(board.accuracies.index) == names

@@ -90,7 +90,8 @@ def test_families_are_one_explicit_tuple_in_report_order():
 
 IMPORT_EVERYTHING = """
 import importlib, pkgutil
-from imagenet_suite.scoring import families, report
+from imagenet_suite.scoring import families
+from imagenet_suite.scoring.evaluation import report
 import imagenet_suite.scoring as scoring
 
 datasets = [({"label": {"_type": "ClassLabel", "names": ["x"]}}, {}), ({"real_labels": {}}, {}),

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
-from imagenet_suite.scoring import LcaOptions, ModelOutputs, ScoreOptions, lca_scoring, score
+from imagenet_suite.scoring import LcaOptions, ModelOutputs, ScoreOptions, score
+from imagenet_suite.scoring.metrics import lca_scoring
 from tests.helpers import build_val, run_cli
 
 

@@ -85,7 +85,8 @@ def test_report_matches_independent_references(val):
 
 
 def test_report_does_not_depend_on_chunks_or_worker_threads(val, monkeypatch):
-    from imagenet_suite.scoring import batching, calibration
+    from imagenet_suite.scoring import batching
+    from imagenet_suite.scoring.metrics import calibration
 
     folder, outputs, _ = val
     label_metrics = ["topk_accuracy", "per_class_accuracy", "calibration", "class_balance"]

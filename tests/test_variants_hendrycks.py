@@ -116,7 +116,8 @@ def test_o_is_scored_as_one_ood_set_against_the_id_outputs(tmp_path):
     metric functions give them on the same scores; no accuracy row."""
     import torch
 
-    from imagenet_suite.scoring import ModelOutputs, OodOptions, ScoreOptions, ood, score
+    from imagenet_suite.scoring import ModelOutputs, OodOptions, ScoreOptions, score
+    from imagenet_suite.scoring.metrics import ood
 
     manual = _tar_with(tmp_path, "imagenet-o", fx.imagenet_o_images())
     folder = fx.build("imagenet_o", manual, tmp_path / "out")

@@ -13,7 +13,9 @@ from PIL import Image
 from imagenet_suite import classes
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import OutputsError
-from imagenet_suite.scoring import ModelOutputs, protocols, report
+from imagenet_suite.scoring import ModelOutputs
+from imagenet_suite.scoring.evaluation import report
+from imagenet_suite.scoring.metrics import protocols
 from tests.fixtures import variants as fx
 
 
