@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+UNRENDERED = re.compile(r"\{\{\s*\w+\s*\}\}")  # a card placeholder left unfilled (BibTeX's {{ImageNet} is not one)
 
 
 def run_cli(*args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
