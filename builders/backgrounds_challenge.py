@@ -135,7 +135,7 @@ def read_in_to_in9(path: Path) -> tuple[int, ...]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise InvalidSourceData(f"{path}: not readable JSON ({err})") from None
+        raise InvalidSourceData(f"{path}: not readable JSON ({err})") from err
     expected_keys = {str(index) for index in range(classes.NUM_CLASSES)}
     if not isinstance(data, dict) or set(data) != expected_keys:
         raise InvalidSourceData(f'{path}: expected {{"<index>": <class>}} for each of the indices "0".."999"')
@@ -222,7 +222,7 @@ class BackgroundsChallenge(Builder):
         except SourceError as err:
             raise type(err)(
                 f"{err}\nAccepted layouts of --manual-dir for {self.variant}:\n{_layouts(self.variant)}"
-            ) from None
+            ) from err
         names, index = list_members(located)
         where = str(located.source.path)
         prefix = located.member_prefix  # "bg_challenge/<variant>/val/" in the archive, "" in an extracted folder

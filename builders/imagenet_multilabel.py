@@ -95,7 +95,7 @@ def read_human_accuracy(path: Path) -> Annotations:
     try:
         data = json.loads(path.read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InvalidSourceData(f"{path}: not valid JSON ({err})") from None
+        raise InvalidSourceData(f"{path}: not valid JSON ({err})") from err
     if not isinstance(data, dict):
         raise InvalidSourceData(f"{path}: expected a JSON object with keys {list(TOP_LEVEL_KEYS)}")
     for key in TOP_LEVEL_KEYS:

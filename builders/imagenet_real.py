@@ -46,7 +46,7 @@ def read_real_json(path: Path) -> list[list[int]]:
     try:
         labels = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InvalidSourceData(f"{path}: not valid JSON ({err})") from None
+        raise InvalidSourceData(f"{path}: not valid JSON ({err})") from err
     if not isinstance(labels, list) or len(labels) != NUM_VAL_IMAGES:
         raise InvalidSourceData(
             f"{path}: expected a JSON list of {NUM_VAL_IMAGES} label lists, "

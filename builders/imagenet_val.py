@@ -153,7 +153,7 @@ def _read_devkit_labels(devkit_path: Path) -> list[int]:
         synsets = scipy.io.loadmat(io.BytesIO(files[DEVKIT_META]), squeeze_me=True)["synsets"]
         id_to_wnid = {int(s["ILSVRC2012_ID"]): str(s["WNID"]) for s in synsets if int(s["num_children"]) == 0}
     except (ValueError, KeyError, TypeError) as err:
-        raise InvalidSourceData(f"{devkit_path}: {DEVKIT_META} is not the devkit's synsets table ({err})") from None
+        raise InvalidSourceData(f"{devkit_path}: {DEVKIT_META} is not the devkit's synsets table ({err})") from err
     labels = []
     for line_no, line in enumerate(files[DEVKIT_GROUND_TRUTH].decode().split(), start=1):
         ilsvrc_id = int(line) if line.isdigit() else -1
@@ -274,10 +274,10 @@ def read_loc_solution(path: Path) -> dict[str, list[dict]]:
                 )
             try:
                 out[row[0]] = [_box(parts[i], *parts[i + 1 : i + 5]) for i in range(0, len(parts), 5)]
-            except ValueError:
+            except ValueError as err:
                 raise InvalidSourceData(
                     f"{path}: line {line_no}: box coordinates are not integers: {row[1]!r}"
-                ) from None
+                ) from err
     return out
 
 
@@ -294,7 +294,7 @@ def parse_val_xml(data: bytes, where: str) -> list[dict]:
             for obj in root.iter("object")
         ]
     except (ET.ParseError, AttributeError, TypeError, ValueError) as err:
-        raise InvalidSourceData(f"{where}: not a valid box annotation ({err})") from None
+        raise InvalidSourceData(f"{where}: not a valid box annotation ({err})") from err
 
 
 def find_boxes(resolver: SourceResolver, ids: list[str]) -> tuple[dict[str, list[dict]], dict[str, ResolvedSource]]:

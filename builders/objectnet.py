@@ -311,7 +311,7 @@ def read_json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise InvalidSourceData(f"{path}: not readable JSON ({err})") from None
+        raise InvalidSourceData(f"{path}: not readable JSON ({err})") from err
 
 
 def read_mapping(mappings: Path) -> dict[str, tuple[int, ...]]:
@@ -360,8 +360,8 @@ def _index_of_line(pytorch_to_line: dict, where: Path) -> dict[int, int]:
     """Inverse of ``{sorted-wnid index: line}``; it must be a permutation of 0..999."""
     try:
         pairs = {int(index): int(line) for index, line in pytorch_to_line.items()}
-    except (TypeError, ValueError):
-        raise InvalidSourceData(f'{where}: expected {{"<index>": <line>}} with integer values') from None
+    except (TypeError, ValueError) as err:
+        raise InvalidSourceData(f'{where}: expected {{"<index>": <line>}} with integer values') from err
     if sorted(pairs) != list(range(classes.NUM_CLASSES)) or sorted(pairs.values()) != list(range(classes.NUM_CLASSES)):
         raise InvalidSourceData(f"{where}: expected a one-to-one map of the indices 0..999 to the lines 0..999")
     return {line: index for index, line in pairs.items()}

@@ -126,8 +126,8 @@ def resolve_plan(config: str, options: dict) -> Plan:
 def _severities(text: str, config: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise ConfigError(f"option severities={text!r}: expected comma-separated integers 1..5") from None
+    except ValueError as err:
+        raise ConfigError(f"option severities={text!r}: expected comma-separated integers 1..5") from err
     if config == "imgaug" or not values or any(v not in C.SEVERITIES for v in values):
         raise ConfigError(f"option severities={text!r}: expected integers in 1..5 (not for the imgaug config)")
     return values
@@ -458,7 +458,7 @@ class Perturbations(Builder):
                 return perturb(pixels, rng)
             return C.corrupt(pixels, corruption, severity, rng, self.recipe.flavor, frost)
         except C.CorruptionError as err:
-            raise InvalidSourceData(f"{where}: {corruption} severity {severity}: {err}") from None
+            raise InvalidSourceData(f"{where}: {corruption} severity {severity}: {err}") from err
 
     def card_context(self, prepared: Prepared) -> dict:
         folder = _open_folder(prepared.data["input"])

@@ -137,7 +137,7 @@ def find_layout(config: str, resolver: SourceResolver) -> Layout:
     try:
         return Layout("mvh_tar", resolver.resolve(source), f"{name}/")
     except SourceError as err:
-        raise type(err)(f"{err}\nAccepted layouts of --manual-dir for {config}:\n{_layouts(config)}") from None
+        raise type(err)(f"{err}\nAccepted layouts of --manual-dir for {config}:\n{_layouts(config)}") from err
 
 
 def list_stimuli(config: str, layout: Layout) -> list[Stimulus]:

@@ -132,11 +132,11 @@ class Tree:
             return index
         try:
             return self._class_index[key]
-        except KeyError:
+        except KeyError as err:
             hint = " (it is an internal node, not a class)" if key in self._index else ""
             raise UnknownClass(
                 f"{key!r} is not a class of this hierarchy{hint}; expected one of its {self.num_classes} class wnids or a class index"
-            ) from None
+            ) from err
 
     def node_index(self, key: str | int) -> int:
         """Node index of a node given by wnid, or of a class given by its class index."""

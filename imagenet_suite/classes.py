@@ -69,10 +69,10 @@ def index_of(wnid: str, where: str | None = None, what: str = "") -> int:
     """
     try:
         return wnid_to_index()[wnid]
-    except KeyError:
+    except KeyError as err:
         prefix = f"{where}: " if where else ""
         subject = f"{what} {wnid!r}" if what else repr(wnid)
-        raise InvalidSourceData(f"{prefix}{subject} is not one of the {NUM_CLASSES} ImageNet-1k wnids") from None
+        raise InvalidSourceData(f"{prefix}{subject} is not one of the {NUM_CLASSES} ImageNet-1k wnids") from err
 
 
 def imagenet_class_label():
@@ -96,16 +96,16 @@ def lemma(wnid: str) -> str:
     """WordNet lemmas of any ImageNet-21k wnid, e.g. ``'tench, Tinca tinca'``."""
     try:
         return _lemmas()[wnid]
-    except KeyError:
-        raise ClassIndexError(f"{wnid!r} is not an ImageNet wnid known to timm") from None
+    except KeyError as err:
+        raise ClassIndexError(f"{wnid!r} is not an ImageNet wnid known to timm") from err
 
 
 def definition(wnid: str) -> str:
     """WordNet gloss of any ImageNet-21k wnid."""
     try:
         return _definitions()[wnid]
-    except KeyError:
-        raise ClassIndexError(f"{wnid!r} is not an ImageNet wnid known to timm") from None
+    except KeyError as err:
+        raise ClassIndexError(f"{wnid!r} is not an ImageNet wnid known to timm") from err
 
 
 def readable_name(wnid: str) -> str:

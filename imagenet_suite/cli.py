@@ -6,6 +6,8 @@ results a script consumes go to stdout (``build`` prints the dataset folder as i
 progress bars and messages go to stderr, and an ``ImagenetSuiteError`` — or an ``OSError`` from the
 system (disk full, permission denied, a path that is not a folder) — becomes a message naming the
 file (one line, plus the accepted choices where it lists them) and exit code 2, never a traceback.
+``--debug`` (before the command) or ``IMAGENET_SUITE_DEBUG=1`` prints the full traceback, with the
+chain of causes (every library error is raised ``from`` the one it replaces), before that line.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import traceback
 
 from . import __version__, commands
 from .errors import ImagenetSuiteError
@@ -27,6 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Versioned HF datasets for the ImageNet evaluation ecosystem, hierarchies, review and scoring.",
     )
     parser.add_argument("--version", action="version", version=f"imagenet-suite {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=(
+            "on an error, print the full traceback with its chain of causes to stderr before the one-line "
+            f"message (exit code 2 still); {DEBUG_ENV}=1 does the same"
+        ),
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not module_info.name.startswith("_"):
@@ -34,19 +45,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEBUG_ENV = "IMAGENET_SUITE_DEBUG"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    debug = args.debug or debug_from_environment()
     try:
         return int(args.func(args) or 0)
     except ImagenetSuiteError as err:
-        print(f"imagenet-suite {args.command}: error: {err}", file=sys.stderr)
+        _report(err, f"imagenet-suite {args.command}: error: {err}", debug)
         return 2
     except OSError as err:
-        print(f"imagenet-suite {args.command}: error: {describe_os_error(err)}", file=sys.stderr)
+        _report(err, f"imagenet-suite {args.command}: error: {describe_os_error(err)}", debug)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        _report(err, "interrupted", debug)
         return 130
+
+
+def debug_from_environment() -> bool:
+    """``IMAGENET_SUITE_DEBUG`` set to anything but empty, ``0``, ``false``, ``no`` or ``off``."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _report(err: BaseException, line: str, debug: bool) -> None:
+    """The one line on stderr; with ``debug``, the traceback and its chained causes before it."""
+    if debug:
+        traceback.print_exception(err, file=sys.stderr)
+    print(line, file=sys.stderr)
 
 
 def describe_os_error(err: OSError) -> str:

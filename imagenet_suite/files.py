@@ -378,7 +378,7 @@ def _hash_folder_main() -> None:
         content, listing = folder_digests(request["root"], request["files"], progress=request.get("progress", False))
     except OSError as err:
         print(json.dumps({"error": f"{err.filename}: {err.strerror}"}))
-        raise SystemExit(2) from None
+        raise SystemExit(2) from err
     print(json.dumps({"content": content, "listing": listing}))
 
 

@@ -38,6 +38,7 @@ os.environ["HF_DATASETS_CACHE"] = str(_SCRATCH / "hf-datasets-cache")  # never t
 os.environ["IMAGENET_SUITE_CACHE"] = str(_SCRATCH / "downloads")
 os.environ["IMAGENET_SUITE_HASH_CACHE"] = str(_SCRATCH / "file-hashes.sqlite")  # the read check's remembered hashes
 os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.pop("IMAGENET_SUITE_DEBUG", None)  # the CLI tests expect one-line errors, no traceback
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO_ROOT / "tests" / "data"

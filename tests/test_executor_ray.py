@@ -127,6 +127,7 @@ def test_a_data_error_is_not_retried_and_names_shard_and_example(cluster, scratc
     filename, key = lines[0].split()
     message = str(raised.value)
     assert f"default/{filename}" in message and key in message and "\n" not in message
+    assert isinstance(raised.value.__cause__, ray.exceptions.RayTaskError)  # the worker's traceback, for --debug
     assert not list((tmp_path / "out").rglob("*.incomplete"))
 
 

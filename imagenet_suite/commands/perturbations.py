@@ -102,7 +102,7 @@ def run_grid(args: argparse.Namespace) -> int:
     except ValueError as err:  # the PNG stays over the size bound even at 64 colours (a very noisy image)
         if isinstance(err, ImagenetSuiteError) or "even at 64 colours" not in str(err):
             raise
-        raise ConfigError(f"{err} (--cell {args.cell})") from None
+        raise ConfigError(f"{err} (--cell {args.cell})") from err
     print(path)
     return 0
 
@@ -122,8 +122,8 @@ def read_image(path: Path):
         with Image.open(path) as image:
             return image.convert("RGB")
     except (UnidentifiedImageError, Image.DecompressionBombError) as err:
-        raise InvalidSourceData(f"{path}: not a readable image ({type(err).__name__}: {err})") from None
+        raise InvalidSourceData(f"{path}: not a readable image ({type(err).__name__}: {err})") from err
     except (OSError, SyntaxError, ValueError) as err:  # truncated or corrupt data found while decoding
         if isinstance(err, OSError) and err.filename is not None:
             raise  # the file itself (missing, a folder, unreadable): the CLI names it
-        raise InvalidSourceData(f"{path}: not a readable image ({type(err).__name__}: {err})") from None
+        raise InvalidSourceData(f"{path}: not a readable image ({type(err).__name__}: {err})") from err

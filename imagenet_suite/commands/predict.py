@@ -57,8 +57,8 @@ def resolve_device(name: str | None) -> str:
     device = name or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         torch.device(device)
-    except RuntimeError:
-        raise ConfigError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, ...)") from None
+    except RuntimeError as err:
+        raise ConfigError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, ...)") from err
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"--device {device}: this machine has no CUDA device; use --device cpu")
     return device

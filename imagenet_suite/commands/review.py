@@ -243,7 +243,7 @@ def _record_decisions(dataset, server) -> None:
             raise ReviewError(
                 f"lost the database while the App was open ({type(err).__name__}: {err}); decisions "
                 "made so far are stored; run `imagenet-suite review open` again"
-            ) from None
+            ) from err
     print("the App server stopped", file=sys.stderr)
 
 

@@ -141,8 +141,8 @@ class FolderArchive(Archive):
         try:
             with open(os.path.join(self.path, name), "rb") as handle:
                 return handle.read(size)
-        except FileNotFoundError:
-            raise self._missing(name) from None
+        except FileNotFoundError as err:
+            raise self._missing(name) from err
 
 
 class ZipArchive(Archive):
@@ -151,7 +151,7 @@ class ZipArchive(Archive):
         try:
             self._zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as err:
-            raise InvalidSourceData(f"{path}: not a readable zip archive ({err})") from None
+            raise InvalidSourceData(f"{path}: not a readable zip archive ({err})") from err
         self._names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
         _refuse_repeated(self._names, path)
 
@@ -161,10 +161,10 @@ class ZipArchive(Archive):
     def read(self, name: str) -> bytes:
         try:
             return self._zip.read(name)
-        except KeyError:
-            raise self._missing(name) from None
+        except KeyError as err:
+            raise self._missing(name) from err
         except (zipfile.BadZipFile, OSError, EOFError) as err:
-            raise InvalidSourceData(f"{self.path}: member {name!r} is corrupt or truncated ({err})") from None
+            raise InvalidSourceData(f"{self.path}: member {name!r} is corrupt or truncated ({err})") from err
 
     def close(self) -> None:
         self._zip.close()
@@ -259,7 +259,7 @@ def _tarfile_index(path: Path) -> dict[str, tuple[int, int]]:
                 if member.isfile():
                     _add_member(members, member.name.removeprefix("./"), (member.offset_data, member.size), path)
     except (tarfile.TarError, *STREAM_ERRORS) as err:
-        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from None
+        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from err
     return members
 
 
@@ -372,8 +372,8 @@ class TarArchive(Archive):
     def _entry(self, name: str) -> tuple[int, int]:
         try:
             return self._index.members[name]
-        except KeyError:
-            raise self._missing(name) from None
+        except KeyError as err:
+            raise self._missing(name) from err
 
     def _read_plain(self, name: str, offset: int, count: int, size: int) -> bytes:
         if self._handle is None:
@@ -403,7 +403,7 @@ class TarArchive(Archive):
                         yield name, found[name] if uses[name] else found.pop(name)
                         position += 1
         except STREAM_ERRORS as err:
-            raise InvalidSourceData(f"{self.path}: archive is corrupt or truncated ({err})") from None
+            raise InvalidSourceData(f"{self.path}: archive is corrupt or truncated ({err})") from err
 
     def _truncated(self, name: str, got: int, size: int) -> InvalidSourceData:
         return InvalidSourceData(

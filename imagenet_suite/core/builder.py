@@ -57,8 +57,8 @@ class Option:
         if isinstance(value, str) and kind is not str:
             try:
                 value = {"true": True, "false": False}[value.lower()] if kind is bool else kind(value)
-            except (KeyError, ValueError):
-                raise ConfigError(f"option {name}={value!r}: expected a {kind.__name__}") from None
+            except (KeyError, ValueError) as err:
+                raise ConfigError(f"option {name}={value!r}: expected a {kind.__name__}") from err
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"option {name}={value!r}: expected one of {list(self.choices)}")
         return value

@@ -179,19 +179,18 @@ class RayExecutor(Executor):
         try:
             return ray.get(ref)
         except ray.exceptions.RayTaskError as err:
-            cause = err.cause if isinstance(err.cause, BaseException) else err
+            if not isinstance(err.cause, BaseException):
+                raise
+            cause = err.cause
             if isinstance(cause, ImagenetSuiteError) and shard.filename not in str(cause):
-                try:
-                    named = type(cause)(f"{config_dir.name}/{shard.filename}: {cause}")
-                except Exception:
-                    raise cause from None
-                raise named from None
-            raise cause from None
+                named = _retitled(cause, f"{config_dir.name}/{shard.filename}: {cause}")
+                cause = cause if named is None else named
+            raise cause from err  # the RayTaskError carries the worker's traceback
         except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as err:
             raise RuntimeError(
                 f"{config_dir.name}/{shard.filename}: Ray worker died {self.max_retries + 1} times "
                 f"writing this shard ({type(err).__name__}); see the Ray logs"
-            ) from None
+            ) from err
 
 
 def _ray_shard(write: ShardFunction, shard: Shard, config_dir: str) -> tuple[ShardStats, bytes]:
@@ -201,14 +200,19 @@ def _ray_shard(write: ShardFunction, shard: Shard, config_dir: str) -> tuple[Sha
         try:
             stats = write(shard=shard, config_dir=Path(scratch), on_row=None)
         except ImagenetSuiteError as err:
-            if scratch in str(err):
-                try:
-                    renamed = type(err)(str(err).replace(scratch, config_dir))
-                except Exception:
-                    raise err from None
-                raise renamed from None
-            raise
+            renamed = _retitled(err, str(err).replace(scratch, config_dir)) if scratch in str(err) else None
+            if renamed is None:
+                raise
+            raise renamed from err
         return stats, incomplete_path(Path(scratch) / shard.filename).read_bytes()
+
+
+def _retitled(err: BaseException, text: str) -> BaseException | None:
+    """An exception of ``err``'s type with the message ``text``; None where that type takes other arguments."""
+    try:
+        return type(err)(text)
+    except Exception:
+        return None
 
 
 def _missing_paths(paths: list[str]) -> list[str]:
@@ -220,11 +224,11 @@ def import_ray():
     os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"  # read when ray is first imported
     try:
         import ray
-    except ImportError:
+    except ImportError as err:
         raise ConfigError(
             "--executor ray needs Ray: install the `ray` extra (pip install 'imagenet-suite[ray]', "
             "or uv sync --extra ray)"
-        ) from None
+        ) from err
     from ray._private import ray_constants
 
     ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False  # if ray was imported before the variable was set
@@ -243,7 +247,7 @@ def ray_init(address: str | None, num_cpus: int):
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise ConfigError(
                 f"--ray-address {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
-            ) from None
+            ) from err
     return ray.init(
         num_cpus=num_cpus,
         include_dashboard=False,
@@ -268,7 +272,7 @@ def _check_reachable(address: str) -> None:
         raise ConfigError(
             f"--ray-address {address}: cannot reach a Ray cluster there ({_one_line(err)}); "
             "check the address and that the cluster is running (`ray status`)"
-        ) from None
+        ) from err
 
 
 def _one_line(err: BaseException) -> str:

@@ -150,12 +150,12 @@ def read_pins_file(path: str | Path) -> dict[str, dict]:
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             rows = list(csv.reader(handle, delimiter="\t"))
-    except FileNotFoundError:
+    except FileNotFoundError as err:
         raise SourceError(
             f"--pins {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)"
-        ) from None
+        ) from err
     except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise SourceError(f"--pins {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from None
+        raise SourceError(f"--pins {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from err
     pins: dict[str, dict] = {}
     for line_no, row in enumerate(rows, start=1):
         if not row or row[0].startswith("#"):
@@ -498,7 +498,7 @@ class SourceResolver:
             raise SourceError(
                 f"cannot download {source.url} for {source.filename}: {err}; "
                 f"download it yourself and put it in --manual-dir"
-            ) from None
+            ) from err
 
     def _receive(self, source: Source, response, part: Path, start: int, announced: int | None) -> int:
         """Write the response body to ``part`` (appending after ``start`` bytes); the bytes received."""
@@ -525,7 +525,7 @@ class SourceResolver:
             raise SourceError(
                 f"download of {source.url} failed after {start + received} bytes ({err}); the partial file "
                 f"{part} is kept: run again to resume"
-            ) from None
+            ) from err
         return received
 
 

@@ -137,7 +137,7 @@ def write_shard(
             raise
         text = re.sub(r"^\[Errno \d+\]\s*", "", " ".join(str(err).split()))
         code = re.search(r"\[errno (\d+)\]", str(err), re.IGNORECASE)
-        raise OSError(int(code.group(1)) if code else err.errno, text, str(tmp)) from None
+        raise OSError(int(code.group(1)) if code else err.errno, text, str(tmp)) from err
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -179,8 +179,8 @@ def _encode(batch: list[dict], features, schema: pa.Schema, path: Path) -> pa.Ta
             except (ValueError, TypeError, KeyError, pa.ArrowException) as row_err:
                 raise InvalidSourceData(
                     f"{path.name}: row {row.get('id', '?')!r} does not fit the features: {row_err}"
-                ) from None
-        raise InvalidSourceData(f"{path.name}: rows do not fit the features: {err}") from None
+                ) from row_err
+        raise InvalidSourceData(f"{path.name}: rows do not fit the features: {err}") from err
 
 
 def shard_fingerprint(path: Path) -> str | None:

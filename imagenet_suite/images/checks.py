@@ -164,9 +164,9 @@ def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHead
         with Image.open(io.BytesIO(data)) as image:
             header = ImageHeader(image.format or "", image.mode, image.width, image.height)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as err:
-        raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
+        raise InvalidSourceData(f"{where}: not a readable image ({err})") from err
     except Image.DecompressionBombError as err:
-        raise InvalidSourceData(f"{where}: {err} (raise the bound with --max-pixels)") from None
+        raise InvalidSourceData(f"{where}: {err} (raise the bound with --max-pixels)") from err
     check_pixels(header, where, max_pixels)
     return header
 

@@ -45,7 +45,7 @@ def decode_rgb(data: bytes, where: str) -> DecodedImage:
             mode = opened.mode
             rgb = opened.convert("RGB")
     except UNREADABLE as err:
-        raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
+        raise InvalidSourceData(f"{where}: not a readable image ({err})") from err
     return DecodedImage(rgb, mode)
 
 

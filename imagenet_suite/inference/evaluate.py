@@ -416,8 +416,9 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
             except ray.exceptions.RayTaskError as err:
                 for ref in pending:
                     ray.cancel(ref, force=False)
-                cause = err.cause if isinstance(err.cause, BaseException) else err
-                raise cause from None
+                if not isinstance(err.cause, BaseException):
+                    raise
+                raise err.cause from err  # the RayTaskError carries the worker's traceback
             run.outputs_path(target).parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(run.outputs_path(target), data)
             if run.progress:

@@ -120,7 +120,7 @@ def _library_model(spec: str, seed: int, pretrained: bool, build: Callable[[], n
         raise ConfigError(
             f"model {spec!r}: the pretrained weights cannot be fetched ({type(err).__name__}: "
             f"{' '.join(str(err).split())[:200]}); pass --weights FILE, or --weights none for a random init"
-        ) from None
+        ) from err
 
 
 def _user_model(spec: str, source: str, name: str, seed: int) -> nn.Module:
@@ -128,7 +128,7 @@ def _user_model(spec: str, source: str, name: str, seed: int) -> nn.Module:
     try:
         model = _seeded(seed, factory)
     except Exception as err:
-        raise ConfigError(f"model {spec!r}: {name}() failed ({type(err).__name__}: {err})") from None
+        raise ConfigError(f"model {spec!r}: {name}() failed ({type(err).__name__}: {err})") from err
     if not isinstance(model, nn.Module):
         raise ConfigError(f"model {spec!r}: {name}() returned {type(model).__name__!r}, not a torch nn.Module")
     return model
@@ -145,12 +145,12 @@ def load_callable(spec: str, source: str, name: str) -> Callable[..., Any]:
         try:
             module_spec.loader.exec_module(module)
         except Exception as err:
-            raise ConfigError(f"{spec!r}: importing {path} failed ({type(err).__name__}: {err})") from None
+            raise ConfigError(f"{spec!r}: importing {path} failed ({type(err).__name__}: {err})") from err
     else:
         try:
             module = importlib.import_module(source)
         except ImportError as err:
-            raise ConfigError(f"{spec!r}: cannot import module {source!r} ({err}); expected {MODEL_FORMS}") from None
+            raise ConfigError(f"{spec!r}: cannot import module {source!r} ({err}); expected {MODEL_FORMS}") from err
     factory = getattr(module, name, None)
     if not callable(factory):
         raise ConfigError(f"{spec!r}: {source} has no callable {name!r}")

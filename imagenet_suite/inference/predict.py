@@ -273,7 +273,7 @@ def _decode_picture(data: bytes, where: str):
         with Image.open(io.BytesIO(data)) as opened:
             return opened.convert("RGB")
     except Exception as err:
-        raise InvalidSourceData(f"{where} cannot be decoded ({err})") from None
+        raise InvalidSourceData(f"{where} cannot be decoded ({err})") from err
 
 
 class FeatureTap:

@@ -111,7 +111,7 @@ def parse_augmenter(spec: str):
     try:
         tree = ast.parse(spec.strip(), mode="eval")
     except SyntaxError as err:
-        raise CorruptionError(f"augmenter spec {spec!r} is not a Python expression ({err.msg})") from None
+        raise CorruptionError(f"augmenter spec {spec!r} is not a Python expression ({err.msg})") from err
     return _evaluate(tree.body, iaa, spec)
 
 

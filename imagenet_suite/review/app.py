@@ -54,7 +54,7 @@ def check_port(port: int) -> None:
             reason = "is in use" if err.errno == errno.EADDRINUSE else f"cannot be bound ({err.strerror})"
             raise ReviewError(
                 f"port {port} on {ADDRESS} {reason}; pass another --port, or none for a free one"
-            ) from None
+            ) from err
 
 
 @dataclass

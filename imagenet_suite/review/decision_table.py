@@ -198,7 +198,7 @@ def read_decision_table(path: str | Path) -> DecisionTable:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DecisionTableError(f"{path}: not UTF-8 text ({err})") from None
+        raise DecisionTableError(f"{path}: not UTF-8 text ({err})") from err
     first, _, rest = text.partition("\n")
     meta = _read_first_line(path, first)
     columns = COLUMNS_OF_FORMAT[meta["format"]]
@@ -258,7 +258,7 @@ def _read_first_line(path: Path, line: str) -> dict:
     try:
         meta = json.loads(match.group(2))
     except json.JSONDecodeError as err:
-        raise DecisionTableError(f"{path}: line 1: metadata is not valid JSON ({err})") from None
+        raise DecisionTableError(f"{path}: line 1: metadata is not valid JSON ({err})") from err
     version = meta.get("version")
     if (
         isinstance(version, bool)

@@ -106,7 +106,7 @@ def attach(database_dir: Path, timeout: float = ATTACH_TIMEOUT) -> Attachment:
     except OSError as err:
         raise ReviewError(
             f"cannot create the database folder {database_dir}: {err.strerror} (set FIFTYONE_DATABASE_DIR elsewhere)"
-        ) from None
+        ) from err
     run_dir = private_dir(socket_dir(database_dir))
     if key not in _attached or _attached[key].connection.fileno() < 0:
         deadline = time.monotonic() + timeout
@@ -124,11 +124,11 @@ def _file_lock(path: Path, deadline: float):
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except BlockingIOError:
+            except BlockingIOError as err:
                 if time.monotonic() > deadline:
                     raise ReviewError(
                         f"another process holds {path} (starting the review database) for too long; try again"
-                    ) from None
+                    ) from err
                 time.sleep(0.2)
         yield
 

@@ -59,7 +59,7 @@ def read_authors_decisions(path: str | Path) -> list[AuthorsDecision]:
             kind = ninco.LOG_KINDS.get(path.parent.name, "potential_ood_class")
             rows = ninco.parse_review_log(path.read_text(encoding="utf-8-sig"), path.stem, kind, str(path))
     except InvalidSourceData as err:
-        raise DecisionTableError(str(err)) from None
+        raise DecisionTableError(str(err)) from err
     final = {(r["log"], r["image_location"]): r for r in rows if not r["superseded"]}
     return [
         AuthorsDecision(

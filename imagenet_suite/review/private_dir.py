@@ -49,7 +49,7 @@ def private_dir(path: Path) -> Path:
     except FileExistsError:
         pass
     except OSError as err:
-        raise ReviewError(f"cannot create the private folder {path}: {err.strerror}") from None
+        raise ReviewError(f"cannot create the private folder {path}: {err.strerror}") from err
     check_private(path)
     return path
 
@@ -59,7 +59,7 @@ def check_private(path: Path) -> None:
     try:
         info = os.lstat(path)
     except OSError as err:
-        raise ReviewError(f"{path}: {err.strerror}") from None
+        raise ReviewError(f"{path}: {err.strerror}") from err
     if not stat.S_ISDIR(info.st_mode):
         raise ReviewError(f"{path} must be a folder (not a symlink or a file) only you can open; remove it")
     if info.st_uid != os.getuid():

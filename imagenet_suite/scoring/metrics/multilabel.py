@@ -289,7 +289,7 @@ def _report_dict(report: ScoreReport | str | Path | Mapping[str, Any]) -> dict[s
         try:
             return json.loads(Path(report).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as err:
-            raise ConfigError(f"{report}: not a readable score report JSON ({err})") from None
+            raise ConfigError(f"{report}: not a readable score report JSON ({err})") from err
     if isinstance(report, Mapping) and "meta" in report and "metrics" in report:
         return dict(report)
     raise ConfigError(f"expected a ScoreReport, a JSON path or its dict, got {type(report).__name__}")
