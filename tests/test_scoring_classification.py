@@ -137,6 +137,14 @@ def test_real_refuses_label_sets_that_are_not_padded_matrices():
         real_topk_accuracy(torch.randn(2, 4), torch.tensor([[1, -1], [9, 2]]))
 
 
+def test_real_topk_with_k_above_the_number_of_classes_counts_every_class_as_in_the_top_k():
+    scores = torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]])
+    real = real_topk_accuracy(scores, torch.tensor([[2, -1], [0, -1]]), ks=(1, 5))
+    plain = topk_accuracy(scores, torch.tensor([2, 0]), ks=(1, 5))
+    assert (real[1].numerator, real[5].numerator, real[5].denominator) == (0, 2, 2)
+    assert (plain[5].numerator, plain[5].denominator) == (2, 2)
+
+
 def test_refuses_labels_outside_the_class_range():
     with pytest.raises(OutputsError, match=r"labels must lie in 0..3"):
         topk_accuracy(torch.randn(2, 4), torch.tensor([1, 4]))

@@ -108,6 +108,27 @@ def build_dataset(
             ``$RAY_ADDRESS`` names one), or an :class:`~.executors.Executor` (left open). Output bytes
             do not depend on it.
         ray_address: the Ray cluster to use with ``executor="ray"``.
+
+    Example:
+        Two images in the ImageFolder layout ``val/<wnid>/<id>.JPEG`` that ``imagenet_val`` reads:
+
+        >>> import pathlib, tempfile
+        >>> from PIL import Image
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> root = pathlib.Path(tmp.name)
+        >>> for number, wnid in enumerate(["n01440764", "n01443537"], start=1):  # classes 0 and 1
+        ...     image = root / "manual" / "val" / wnid / f"ILSVRC2012_val_{number:08d}.JPEG"
+        ...     image.parent.mkdir(parents=True)
+        ...     Image.new("RGB", (8, 8)).save(image)
+        >>> folder = build_dataset("imagenet_val", root / "out", manual_dir=root / "manual", progress=False)
+        >>> folder.name
+        'imagenet_val-...'
+        >>> sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+        ['README.md', 'build_info.json', 'default/validation-00000-of-00001.parquet']
+        >>> from imagenet_suite.dataset.folder import DatasetFolder
+        >>> DatasetFolder(folder).read_table("default", "validation", columns=["id", "label"]).to_pydict()
+        {'id': ['ILSVRC2012_val_00000001', 'ILSVRC2012_val_00000002'], 'label': [0, 1]}
+        >>> tmp.cleanup()
     """
     builder_cls = registry.get(name)
     names = list(dict.fromkeys(configs or [builder_cls.CONFIGS[0].name]))

@@ -331,6 +331,32 @@ def predict(
     ``device`` and preprocess them there (default: on CUDA devices); True on a CPU device runs the same
     path with torchvision's CPU decoder (for testing). Falls back to the CPU path, saying so, where the
     preprocessing has no tensor counterpart.
+
+    Example:
+        A two-image ``imagenet_val`` in the ImageFolder layout (``val/<wnid>/<id>.JPEG``), built
+        into a temporary folder:
+
+        >>> import pathlib, tempfile
+        >>> from PIL import Image
+        >>> from imagenet_suite.core.runner import build_dataset
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> root = pathlib.Path(tmp.name)
+        >>> for number, wnid in enumerate(["n01440764", "n01443537"], start=1):  # classes 0 and 1
+        ...     image = root / "manual" / "val" / wnid / f"ILSVRC2012_val_{number:08d}.JPEG"
+        ...     image.parent.mkdir(parents=True)
+        ...     Image.new("RGB", (8, 8)).save(image)
+        >>> folder = build_dataset("imagenet_val", root / "out", manual_dir=root / "manual", progress=False)
+
+        timm's tiny ``test_resnet``, randomly initialised (seed 0), over the two images:
+
+        >>> from imagenet_suite.inference.models import load_model
+        >>> from imagenet_suite.scoring import ModelOutputs
+        >>> model = load_model("timm:test_resnet", weights="none", seed=0)
+        >>> path = predict(folder, model, root / "outputs.pt", workers=0, progress=False)
+        >>> outputs = ModelOutputs.load(path)
+        >>> outputs.ids, outputs.kind, tuple(outputs.values.shape)
+        (('ILSVRC2012_val_00000001', 'ILSVRC2012_val_00000002'), 'logits', (2, 1000))
+        >>> tmp.cleanup()
     """
     check_loader_arguments(workers, batch_size)
     out = check_outputs_file(out)

@@ -71,6 +71,30 @@ def join_outputs(
     Refuses (``OutputsError``): dataset rows without outputs, outputs ids not in the split,
     duplicate ids on either side, a C that is not the dataset's label space, and (``validate``)
     NaN/inf scores or probability rows that do not sum to 1.
+
+    Example:
+        A two-image ``imagenet_val`` in the ImageFolder layout (``val/<wnid>/<id>.JPEG``), built
+        into a temporary folder:
+
+        >>> import pathlib, tempfile
+        >>> from PIL import Image
+        >>> from imagenet_suite.core.runner import build_dataset
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> root = pathlib.Path(tmp.name)
+        >>> for number, wnid in enumerate(["n01440764", "n01443537"], start=1):  # classes 0 and 1
+        ...     image = root / "manual" / "val" / wnid / f"ILSVRC2012_val_{number:08d}.JPEG"
+        ...     image.parent.mkdir(parents=True)
+        ...     Image.new("RGB", (8, 8)).save(image)
+        >>> folder = build_dataset("imagenet_val", root / "out", manual_dir=root / "manual", progress=False)
+
+        Outputs in any row order; the label column comes back in the outputs' order:
+
+        >>> import torch
+        >>> outputs = ModelOutputs(torch.zeros(2, 1000), ["ILSVRC2012_val_00000002", "ILSVRC2012_val_00000001"])
+        >>> joined = join_outputs(folder, outputs, ["label"])
+        >>> joined.dataset, joined.config, joined.split, joined.columns["label"]
+        ('imagenet_val', 'default', 'validation', tensor([1, 0]))
+        >>> tmp.cleanup()
     """
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)

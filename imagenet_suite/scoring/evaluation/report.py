@@ -48,7 +48,24 @@ def families_by_name(families: Sequence[MetricFamily] = FAMILIES) -> dict[str, M
 def applicable_metrics(
     features: Mapping[str, Any], protocol: Mapping[str, Any], families: Sequence[MetricFamily] = FAMILIES
 ) -> list[str]:
-    """Names of the ``families`` that apply to a dataset with these features and protocol, in order."""
+    """Names of the ``families`` that apply to a dataset with these features and protocol, in order.
+
+    Example:
+        A ``label`` over the 1000 ImageNet wnids (features as in ``build_info.json``); a
+        ``real_labels`` list column adds ReaL accuracy, ``corruption`` and ``severity`` the
+        robustness summary:
+
+        >>> from imagenet_suite.classes import imagenet_wnids
+        >>> label = {"_type": "ClassLabel", "names": list(imagenet_wnids())}
+        >>> features = {"id": {"_type": "Value", "dtype": "string"}, "label": label}
+        >>> applicable_metrics(features, {})
+        ['topk_accuracy', 'per_class_accuracy', 'calibration', 'class_balance', 'lca']
+        >>> applicable_metrics({**features, "real_labels": {"_type": "List", "feature": label}}, {})
+        ['topk_accuracy', 'per_class_accuracy', 'calibration', 'class_balance', 'real_accuracy', 'lca']
+        >>> value = {"_type": "Value", "dtype": "string"}
+        >>> applicable_metrics({**features, "corruption": value, "severity": value}, {})[-1]
+        'robustness'
+    """
     return [family.name for family in families if family.applies(features, protocol)]
 
 
@@ -89,6 +106,40 @@ def score(
     Computes on ``outputs.device``. ``options``: one options instance per family type (default:
     ``ScoreOptions()``). ``families``: the families to choose from (default: the built-in list).
     Thread settings are scoped to the call (see the module docstring).
+
+    Example:
+        A two-image ``imagenet_val`` in the ImageFolder layout (``val/<wnid>/<id>.JPEG``), built
+        into a temporary folder:
+
+        >>> import pathlib, tempfile
+        >>> from PIL import Image
+        >>> from imagenet_suite.core.runner import build_dataset
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> root = pathlib.Path(tmp.name)
+        >>> for number, wnid in enumerate(["n01440764", "n01443537"], start=1):  # classes 0 and 1
+        ...     image = root / "manual" / "val" / wnid / f"ILSVRC2012_val_{number:08d}.JPEG"
+        ...     image.parent.mkdir(parents=True)
+        ...     Image.new("RGB", (8, 8)).save(image)
+        >>> folder = build_dataset("imagenet_val", root / "out", manual_dir=root / "manual", progress=False)
+
+        Logits that put image 1 (class 0) right and image 2 (class 1) wrong at top-1; image 2's
+        label is third (class 5 first, then the tie 0, 1, 2, ... in index order), so within the top 5:
+
+        >>> import torch
+        >>> logits = torch.zeros(2, 1000)
+        >>> logits[0, 0] = logits[1, 5] = 1.0
+        >>> outputs = ModelOutputs(logits, ["ILSVRC2012_val_00000001", "ILSVRC2012_val_00000002"])
+        >>> report = score(folder, outputs, metrics=["topk_accuracy", "per_class_accuracy"])
+        >>> report.table[["metric", "subgroup", "value", "numerator", "denominator"]]
+                            metric   subgroup  value  numerator  denominator
+        0            top1_accuracy               0.5          1            2
+        1            top5_accuracy               1.0          2            2
+        2  mean_per_class_accuracy               0.5       <NA>         <NA>
+        3       per_class_accuracy  n01440764    1.0          1            1
+        4       per_class_accuracy  n01443537    0.0          0            1
+        >>> report.value("top1_accuracy")
+        0.5
+        >>> tmp.cleanup()
     """
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)

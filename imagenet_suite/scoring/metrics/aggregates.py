@@ -37,13 +37,42 @@ def sum_score(
     dataset: str = "dataset",
     metrics: Sequence[str] = ROBUSTGEN_METRICS,
 ) -> pd.Series:
-    """Sum of all accuracies of each configuration over datasets and perturbations."""
+    """Sum of all accuracies of each configuration over datasets and perturbations.
+
+    Example:
+        Three configurations on two datasets, two perturbation columns:
+
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({
+        ...     "config": ["a", "b", "c", "a", "b", "c"],
+        ...     "dataset": ["x", "x", "x", "y", "y", "y"],
+        ...     "clean_acc": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+        ...     "common_acc": [0.5, 0.6, 0.4, 0.3, 0.3, 0.2],
+        ... })
+        >>> sum_score(table, metrics=("clean_acc", "common_acc"))  # a: 0.9 + 0.5 + 0.6 + 0.3
+        config
+        a    2.3
+        b    2.2
+        c    1.7
+        Name: score_sum, dtype: float64
+    """
     wide = _wide(table, config, dataset, metrics)
     return wide.sum(axis=1).rename("score_sum")
 
 
 def voter_points(accuracies: pd.Series, convention: str = DEFAULT_BORDA_CONVENTION) -> pd.Series:
-    """Points one voter gives each configuration (NaN accuracy -> NaN points)."""
+    """Points one voter gives each configuration (NaN accuracy -> NaN points).
+
+    Example:
+        >>> import pandas as pd
+        >>> accuracies = pd.Series({"a": 0.9, "b": 0.5, "c": 0.5, "d": 0.1})
+        >>> pd.DataFrame({convention: voter_points(accuracies, convention) for convention in BORDA_CONVENTIONS})
+           robustgen_code  paper_literal  n_minus_rank
+        a             4.0            2.0           3.0
+        b             2.0            1.0           2.0
+        c             2.0            1.0           2.0
+        d             1.0            0.0           0.0
+    """
     if convention == "robustgen_code":
         return accuracies.rank(ascending=True, method="min")
     if convention == "paper_literal":
@@ -60,7 +89,38 @@ def borda_score(
     metrics: Sequence[str] = ROBUSTGEN_METRICS,
     convention: str = DEFAULT_BORDA_CONVENTION,
 ) -> pd.Series:
-    """Borda score of each configuration: voter points summed per dataset, then over datasets."""
+    """Borda score of each configuration: voter points summed per dataset, then over datasets.
+
+    Example:
+        The table of :func:`sum_score`. Each of the four voters (dataset, perturbation) gives
+        1 + the number of configurations it ranks below (``robustgen_code``); on (y, common_acc)
+        ``a`` and ``b`` tie at 0.3 and both get 2. ``a``: 3 + 2 + 3 + 2, ``b``: 2 + 3 + 2 + 2:
+
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({
+        ...     "config": ["a", "b", "c", "a", "b", "c"],
+        ...     "dataset": ["x", "x", "x", "y", "y", "y"],
+        ...     "clean_acc": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+        ...     "common_acc": [0.5, 0.6, 0.4, 0.3, 0.3, 0.2],
+        ... })
+        >>> borda_score(table, metrics=("clean_acc", "common_acc"))
+        config
+        a    10.0
+        b     9.0
+        c     4.0
+        Name: borda, dtype: float64
+
+        The paper's written formula gives m_v - (dense descending rank), m_v the number of distinct
+        accuracies: 2, 1, 0 from three voters, and 1, 1, 0 from (y, common_acc), which has two.
+        ``a``: 2 + 1 + 2 + 1, ``b``: 1 + 2 + 1 + 1:
+
+        >>> borda_score(table, metrics=("clean_acc", "common_acc"), convention="paper_literal")
+        config
+        a    6.0
+        b    5.0
+        c    0.0
+        Name: borda, dtype: float64
+    """
     wide = _wide(table, config, dataset, metrics)
     per_dataset = {}
     for name in wide.columns.get_level_values(1).unique():
@@ -70,7 +130,17 @@ def borda_score(
 
 
 def global_rank(scores: pd.Series) -> pd.Series:
-    """Descending rank, ties sharing the best (``min``) rank, as the paper's GR column."""
+    """Descending rank, ties sharing the best (``min``) rank, as the paper's GR column.
+
+    Example:
+        >>> import pandas as pd
+        >>> global_rank(pd.Series({"a": 2.0, "b": 3.0, "c": 2.0, "d": 1.0}))
+        a    2
+        b    1
+        c    2
+        d    4
+        dtype: Int64
+    """
     return rank_descending(scores, ties="min").set_axis(scores.index)
 
 
@@ -80,7 +150,25 @@ def mean_absolute_correlation(
     metrics: Sequence[str] = ROBUSTGEN_METRICS,
     group: str | None = None,
 ) -> pd.DataFrame:
-    """MAC per dataset (columns) and an ``average`` column; one row per group (or ``all``)."""
+    """MAC per dataset (columns) and an ``average`` column; one row per group (or ``all``).
+
+    Example:
+        With two perturbation columns MAC is |Spearman rho| of the two. On dataset x the
+        configurations rank (3, 2, 1) by clean and (2, 3, 1) by common accuracy: rho = 1 - 6 * 2 /
+        (3 * 8) = 0.5; on y the ranks are (3, 2, 1) and (2.5, 2.5, 1): rho = 1.5 / sqrt(2 * 1.5):
+
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({
+        ...     "config": ["a", "b", "c", "a", "b", "c"],
+        ...     "dataset": ["x", "x", "x", "y", "y", "y"],
+        ...     "clean_acc": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+        ...     "common_acc": [0.5, 0.6, 0.4, 0.3, 0.3, 0.2],
+        ... })
+        >>> mean_absolute_correlation(table, metrics=("clean_acc", "common_acc")).round(6)
+                 x         y   average
+        group
+        all    0.5  0.866025  0.683013
+    """
     if group is None:
         row = {name: _mac(part[list(metrics)]) for name, part in table.groupby(dataset, sort=True)}
         frame = pd.DataFrame([row], index=pd.Index(["all"], name="group"))

@@ -76,7 +76,24 @@ class CalibrationBins:
 def calibration_bins(
     confidence: torch.Tensor, correct: torch.Tensor, convention: str = DEFAULT_ECE_CONVENTION, n_bins: int | None = None
 ) -> CalibrationBins:
-    """Bin top-1 confidences (``[N]`` float) with their correctness (``[N]`` bool) by ``convention``."""
+    """Bin top-1 confidences (``[N]`` float) with their correctness (``[N]`` bool) by ``convention``.
+
+    Example:
+        Two images at confidence 0.875 (both right) fall in the 14th of torchmetrics' 15 bins,
+        [13/15, 14/15); two at 0.625 (one right) in the 10th, [9/15, 10/15):
+
+        >>> import torch
+        >>> confidence = torch.tensor([0.875, 0.875, 0.625, 0.625])
+        >>> correct = torch.tensor([True, True, True, False])
+        >>> bins = calibration_bins(confidence, correct)
+        >>> len(bins.count)  # 15 bins and the bin of confidence == 1.0
+        16
+        >>> used = bins.count.nonzero().flatten()
+        >>> used.tolist(), bins.accuracy[used].tolist(), bins.mean_confidence[used].tolist()
+        ([9, 13], [0.5, 1.0], [0.625, 0.875])
+        >>> bins.expected_calibration_error  # 2/4 * |0.5 - 0.625| + 2/4 * |1.0 - 0.875|
+        0.125
+    """
     if convention not in ECE_CONVENTIONS:
         raise ValueError(f"unknown ECE convention {convention!r}; known: {sorted(ECE_CONVENTIONS)}")
     n_bins = n_bins or ECE_CONVENTIONS[convention]
@@ -93,7 +110,27 @@ def calibration_bins(
 def expected_calibration_error(
     confidence: torch.Tensor, correct: torch.Tensor, convention: str = DEFAULT_ECE_CONVENTION, n_bins: int | None = None
 ) -> float:
-    """Top-label ECE of ``convention`` (``torchmetrics`` default, ``guo``, ``netcal``)."""
+    """Top-label ECE of ``convention`` (``torchmetrics`` default, ``guo``, ``netcal``).
+
+    Example:
+        ECE = sum over bins of (n_b / N) |accuracy_b - confidence_b|. Here the only confidence of
+        its bin is 0.75 (right: a gap of 0.25), the other two share a bin at 0.5 (one right: no gap):
+
+        >>> import torch
+        >>> confidence = torch.tensor([0.75, 0.5, 0.5])
+        >>> correct = torch.tensor([True, True, False])
+        >>> expected_calibration_error(confidence, correct)  # 1/3 * 0.25
+        0.08333333333333333
+
+        A confidence of exactly 1.0 has a bin of its own in torchmetrics >= 1.0; Guo et al.'s
+        (lo, hi] bins put it with 0.96875, where a wrong 1.0 and a right 0.96875 partly cancel:
+
+        >>> confidence, correct = torch.tensor([1.0, 0.96875]), torch.tensor([False, True])
+        >>> expected_calibration_error(confidence, correct)  # 1/2 * |0 - 1| + 1/2 * |1 - 0.96875|
+        0.515625
+        >>> expected_calibration_error(confidence, correct, "guo")  # |1/2 - (1 + 0.96875) / 2|
+        0.484375
+    """
     return calibration_bins(confidence, correct, convention, n_bins).expected_calibration_error
 
 
@@ -138,6 +175,26 @@ def adaptive_calibration_error(
     softmax probabilities); ``columns``: the class subset the scores are sliced to, if any.
     Columns are processed in blocks (threads on the CPU); each block's probabilities are sorted
     per class, so no [N, C] probability tensor is ever materialized.
+
+    Example:
+        Four images, two classes; class j's error is (1/N) sum over its bins |#labelled j - sum p_j|.
+        With 2 equal-mass bins, class 0's probabilities sort into {0.125, 0.25} (no image of class 0:
+        |0 - 0.375|) and {0.75, 0.875} (one: |1 - 1.625|), so its error is (0.375 + 0.625) / 4 =
+        0.25, and class 1's mirror image too:
+
+        >>> import torch
+        >>> from imagenet_suite.scoring import row_statistics
+        >>> probs = torch.tensor([[0.875, 0.125], [0.75, 0.25], [0.25, 0.75], [0.125, 0.875]])
+        >>> labels = torch.tensor([0, 1, 1, 1])
+        >>> normalizer = row_statistics(probs, "probs", labels).normalizer
+        >>> adaptive_calibration_error(probs, labels, normalizer, num_bins=2)
+        0.25
+
+        With the default 15 bins each of the four distinct values has a bin of its own, so a class's
+        error is the mean |1[label = j] - p_j| = (0.125 + 0.75 + 0.25 + 0.125) / 4:
+
+        >>> adaptive_calibration_error(probs, labels, normalizer)
+        0.3125
     """
     n_rows = scores.shape[0]
     width = scores.shape[1] if columns is None else len(columns)
@@ -247,5 +304,12 @@ def _bin_sums_reduceat(by_class: torch.Tensor, bounds: torch.Tensor) -> torch.Te
 
 
 def calibration_error(ece: float, ace: float) -> float:
-    """Beyond Accuracy's CE = geometric mean of ECE and ACE, sqrt(ECE * ACE)."""
+    """Beyond Accuracy's CE = geometric mean of ECE and ACE, sqrt(ECE * ACE).
+
+    Example:
+        >>> calibration_error(0.125, 0.5)
+        0.25
+        >>> calibration_error(float("nan"), 0.5)
+        nan
+    """
     return math.sqrt(ece * ace) if ece >= 0 and ace >= 0 else math.nan

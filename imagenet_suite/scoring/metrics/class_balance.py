@@ -50,6 +50,29 @@ def class_balance(
     """Class balance of top-1 correctness ``[N]`` bool and target-class probabilities ``[N]`` float.
 
     ``labels``: ``[N]`` int64 in 0..num_classes-1. See the module docstring for the conventions.
+
+    Example:
+        Class 0: two right images at target probability 0.75; class 1: a right one at 0.5 and a
+        wrong one at 0.25. Class accuracies are 1 and 1/2, so the reference implementation's
+        F_acc = 1 - std([1, 0.5]) (unbiased) = 1 - sqrt(1/8); the probabilities' population std is 0
+        in class 0 and 0.125 in class 1, so F_conf = 1 - 0.0625:
+
+        >>> import torch
+        >>> correct = torch.tensor([True, True, True, False])
+        >>> target_probability = torch.tensor([0.75, 0.75, 0.5, 0.25])
+        >>> labels = torch.tensor([0, 0, 1, 1])
+        >>> balance = class_balance(correct, target_probability, labels, num_classes=2)
+        >>> round(balance.accuracy_balance, 6), balance.confidence_balance
+        (0.646447, 0.9375)
+        >>> round(balance.value, 6)  # sqrt(F_acc * F_conf)
+        0.778488
+
+        The paper's Eqs. 10-11 measure the spread around the overall values instead: accuracies
+        1 and 0.5 around 0.75, mean probabilities 0.75 and 0.375 around 0.5625:
+
+        >>> paper = class_balance(correct, target_probability, labels, num_classes=2, convention="paper_eq11")
+        >>> paper.accuracy_balance, paper.confidence_balance, round(paper.value, 6)
+        (0.75, 0.8125, 0.780625)
     """
     if convention not in CLASS_BALANCE_CONVENTIONS:
         raise ValueError(f"unknown class balance convention {convention!r}; known: {CLASS_BALANCE_CONVENTIONS}")

@@ -41,6 +41,13 @@ def subset_columns(class_subset: Sequence[int] | torch.Tensor, num_classes: int,
     """The class subset as an int64 tensor of column indices (in the given order), validated against C.
 
     ``class_subset`` is a list of class indices, or a boolean mask over all C classes.
+
+    Example:
+        >>> import torch
+        >>> subset_columns([3, 1], num_classes=5, device="cpu")
+        tensor([3, 1])
+        >>> subset_columns(torch.tensor([False, True, False, True, False]), num_classes=5, device="cpu")
+        tensor([1, 3])
     """
     columns = torch.as_tensor(list(class_subset) if not isinstance(class_subset, torch.Tensor) else class_subset)
     if columns.dtype == torch.bool:
@@ -58,7 +65,13 @@ def subset_columns(class_subset: Sequence[int] | torch.Tensor, num_classes: int,
 
 
 def labels_in_subset(labels: torch.Tensor, columns: torch.Tensor, num_classes: int) -> torch.Tensor:
-    """Map full-space labels to their position in ``columns``; refuse labels outside the subset."""
+    """Map full-space labels to their position in ``columns``; refuse labels outside the subset.
+
+    Example:
+        >>> import torch
+        >>> labels_in_subset(torch.tensor([3, 1, 3]), torch.tensor([3, 1]), num_classes=5)
+        tensor([0, 1, 0])
+    """
     position = torch.full((num_classes,), -1, dtype=torch.int64, device=labels.device)
     position[columns.to(labels.device)] = torch.arange(len(columns), device=labels.device)
     mapped = position[labels]
@@ -79,13 +92,29 @@ def label_ranks(
 
     ``labels``: ``[N]`` int64 positions in the (sliced) column space; ``columns``: optional class
     subset the scores are sliced to first. Works in float32 chunks on the scores' device.
+
+    Example:
+        Row 0's classes in order are 1, 2, 0 (the tie 1 = 2 goes to the lower index), so its label 2
+        is second; row 1's label 2 is third, beyond ``max_rank`` = 2:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.2, 0.4, 0.4], [0.7, 0.2, 0.1]])
+        >>> label_ranks(scores, torch.tensor([2, 2]), max_rank=2)
+        tensor([1, 2])
     """
     _check_labels(labels, scores.shape[1] if columns is None else len(columns))
     return rank_in_top(top_classes(scores, max_rank, columns), labels)
 
 
 def top_classes(scores: torch.Tensor, k: int, columns: torch.Tensor | None = None) -> torch.Tensor:
-    """``[N, k]`` int64: each row's k best classes, descending score, ties to the lowest index."""
+    """``[N, k]`` int64: each row's k best classes, descending score, ties to the lowest index.
+
+    Example:
+        >>> import torch
+        >>> top_classes(torch.tensor([[0.2, 0.4, 0.4], [0.7, 0.2, 0.1]]), k=2)
+        tensor([[1, 2],
+                [0, 1]])
+    """
     width = scores.shape[1] if columns is None else len(columns)
     k = min(k, width)
     top = torch.empty(scores.shape[0], k, dtype=torch.int64, device=scores.device)
@@ -108,6 +137,23 @@ def topk_accuracy(
 
     ``class_subset`` (1000-way indices): scores are sliced to these columns and labels mapped into
     them before ranking (the ImageNet-A/R protocol).
+
+    Example:
+        The labels are ranked 1st, 2nd and 3rd in their rows:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1]])
+        >>> labels = torch.tensor([1, 1, 2])
+        >>> accuracy = topk_accuracy(scores, labels, ks=(1, 2))
+        >>> accuracy[1]
+        Fraction(numerator=1, denominator=3)
+        >>> accuracy[2].value
+        0.6666666666666666
+
+        On the class subset {1, 2} row 1 is right as well (0.3 > 0.2), row 2 still wrong (0.3 > 0.1):
+
+        >>> topk_accuracy(scores, labels, ks=(1,), class_subset=[1, 2])[1]
+        Fraction(numerator=2, denominator=3)
     """
     if class_subset is None:
         return topk_from_ranks(label_ranks(scores, labels, max(ks)), ks)
@@ -118,7 +164,13 @@ def topk_accuracy(
 
 
 def topk_from_ranks(ranks: torch.Tensor, ks: Sequence[int]) -> dict[int, Fraction]:
-    """Top-k fractions from capped label ranks (int64 counts)."""
+    """Top-k fractions from capped label ranks (int64 counts).
+
+    Example:
+        >>> import torch
+        >>> topk_from_ranks(torch.tensor([0, 2, 5, 1]), ks=(1, 5))
+        {1: Fraction(numerator=1, denominator=4), 5: Fraction(numerator=3, denominator=4)}
+    """
     return {k: Fraction(int((ranks < k).sum()), int(ranks.numel())) for k in ks}
 
 
@@ -128,6 +180,15 @@ def per_class_accuracy(
     """``(correct_count, total_count)`` per class, int64 tensors of length ``num_classes``.
 
     ``correct``: ``[N]`` bool (e.g. ``label_rank == 0``); ``labels``: ``[N]`` int64 in 0..C-1.
+
+    Example:
+        Class 0 has one right of two images, classes 1 and 2 one right of one, class 3 no image:
+
+        >>> import torch
+        >>> correct = torch.tensor([True, False, True, True])
+        >>> hits, totals = per_class_accuracy(correct, torch.tensor([0, 0, 1, 2]), num_classes=4)
+        >>> hits, totals
+        (tensor([1, 1, 1, 0]), tensor([2, 1, 1, 0]))
     """
     totals = torch.bincount(labels, minlength=num_classes)
     hits = torch.bincount(labels[correct], minlength=num_classes)
@@ -137,7 +198,16 @@ def per_class_accuracy(
 def top1_per_class(
     scores: torch.Tensor, labels: torch.Tensor, kind: str = "logits"
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-class top-1 ``(correct_count, total_count)`` from scores (a convenience over row_statistics)."""
+    """Per-class top-1 ``(correct_count, total_count)`` from scores (a convenience over row_statistics).
+
+    Example:
+        Class 0 has one right image (row 0) of two; class 1's only image (row 2) is taken for class 0:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+        >>> top1_per_class(scores, torch.tensor([0, 0, 1]), kind="probs")
+        (tensor([1, 0]), tensor([2, 1]))
+    """
     stats = row_statistics(scores, kind, labels, max_rank=1)
     return per_class_accuracy(stats.label_rank == 0, labels, scores.shape[1])
 
@@ -150,6 +220,16 @@ def real_topk_accuracy(
     ``label_sets``: ``[N, L]`` int64, each row's plausible labels padded with -1. Rows with an empty
     set are skipped (numerator and denominator), as timm's ``RealLabelsImagenet`` does. ``top``:
     the rows' ordered top classes if already computed (:func:`top_classes`, at least ``max(ks)``).
+
+    Example:
+        Row 0's top-1 (class 0) is not in its set {1, 2}, its top-2 {0, 1} is; row 1 is right at
+        top-1; row 2 has no plausible label and is not counted:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.5, 0.4, 0.1]])
+        >>> label_sets = torch.tensor([[1, 2], [1, -1], [-1, -1]])
+        >>> real_topk_accuracy(scores, label_sets, ks=(1, 2))
+        {1: Fraction(numerator=1, denominator=2), 2: Fraction(numerator=2, denominator=2)}
     """
     if label_sets.ndim != 2:
         raise OutputsError(f"label_sets must be [N, L] padded with -1, got shape {tuple(label_sets.shape)}")
@@ -159,7 +239,8 @@ def real_topk_accuracy(
     in_set = (top[:, : max(ks), None] == label_sets[:, None, :]).any(dim=2)  # [N, k]; -1 never matches
     hit_by = in_set.cummax(dim=1).values  # hit_by[:, k-1]: one of the first k is in the set
     evaluated = (label_sets >= 0).any(dim=1)
-    return {k: Fraction(int((hit_by[:, k - 1] & evaluated).sum()), int(evaluated.sum())) for k in ks}
+    last = hit_by.shape[1]  # C when k > C: every class is then among the k best, as in topk_accuracy
+    return {k: Fraction(int((hit_by[:, min(k, last) - 1] & evaluated).sum()), int(evaluated.sum())) for k in ks}
 
 
 def _check_labels(labels: torch.Tensor, num_classes: int) -> None:

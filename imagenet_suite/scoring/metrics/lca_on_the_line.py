@@ -74,7 +74,12 @@ def _pair(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def minmax(values: Any) -> np.ndarray:
-    """(v − min) / (max − min) over the pool."""
+    """(v − min) / (max − min) over the pool.
+
+    Example:
+        >>> minmax([2.0, 4.0, 6.0])
+        array([0. , 0.5, 1. ])
+    """
     values = np.asarray(values, dtype=np.float64)
     span = values.max() - values.min()
     if span == 0:
@@ -83,7 +88,17 @@ def minmax(values: Any) -> np.ndarray:
 
 
 def correlations(x: Any, y: Any) -> Correlations:
-    """Pearson, R² = Pearson², Kendall τ-b and Spearman of paired values (signed)."""
+    """Pearson, R² = Pearson², Kendall τ-b and Spearman of paired values (signed).
+
+    Example:
+        Three models; centred, x is (-1, 0, 1) and y (-1, 1, 0): Pearson = 1 / sqrt(2 * 2); two of
+        the three pairs are concordant: τ = (2 - 1) / 3; ranks (1, 2, 3) against (1, 3, 2):
+        Spearman = 1 - 6 * 2 / (3 * 8):
+
+        >>> c = correlations([-1.0, 0.0, 1.0], [0.0, 2.0, 1.0])
+        >>> round(c.pearson, 6), round(c.r2, 6), round(c.kendall_tau_b, 6), round(c.spearman, 6), c.n
+        (0.5, 0.25, 0.333333, 0.5, 3)
+    """
     from scipy import stats
 
     x, y = _pair(x, y)
@@ -98,7 +113,17 @@ def correlations(x: Any, y: Any) -> Correlations:
 
 
 def fit_line(x: Any, y: Any) -> Line:
-    """Ordinary least squares ``y ≈ intercept + slope·x``."""
+    """Ordinary least squares ``y ≈ intercept + slope·x``.
+
+    Example:
+        slope = sum (x - x̄)(y - ȳ) / sum (x - x̄)² = 1 / 2, intercept = ȳ - slope · x̄ = 1:
+
+        >>> line = fit_line([-1.0, 0.0, 1.0], [0.0, 2.0, 1.0])
+        >>> line
+        Line(intercept=1.0, slope=0.5)
+        >>> line.predict([2.0])
+        array([2.])
+    """
     x, y = _pair(x, y)
     xc = x - x.mean()
     if not np.any(xc):
@@ -109,7 +134,16 @@ def fit_line(x: Any, y: Any) -> Line:
 
 def leave_one_out_errors(x: Any, y: Any) -> np.ndarray:
     """``y_i − ŷ_(−i)``: error predicting model i from the line fitted without it (closed form
-    ``e_i / (1 − h_ii)`` with leverage ``h_ii = 1/n + (x_i − x̄)² / Σ(x − x̄)²``)."""
+    ``e_i / (1 − h_ii)`` with leverage ``h_ii = 1/n + (x_i − x̄)² / Σ(x − x̄)²``).
+
+    Example:
+        Without the first model the line through (0, 2) and (1, 1) predicts 3 at x = -1 (error
+        0 - 3); without the second, the line through (-1, 0) and (1, 1) predicts 0.5 at 0 (error
+        2 - 0.5); without the third, 2 + 2x predicts 4 at 1 (error 1 - 4):
+
+        >>> leave_one_out_errors([-1.0, 0.0, 1.0], [0.0, 2.0, 1.0]).round(6)
+        array([-3. ,  1.5, -3. ])
+    """
     x, y = _pair(x, y)
     residuals = y - fit_line(x, y).predict(x)
     xc = x - x.mean()
@@ -122,6 +156,20 @@ def analyze(x_id: Any, y_ood: Any, *, scale: str = "minmax") -> OnTheLine:
 
     ``scale="minmax"`` scales both axes to [0, 1] first (the paper); ``"none"`` keeps raw units.
     Correlations are scale-invariant; the line and MAEs are in the chosen units.
+
+    Example:
+        The three models of :func:`leave_one_out_errors`: in-sample residuals (-0.5, 1, -0.5),
+        leave-one-out errors (-3, 1.5, -3). Min-max scaling halves both axes here (each spans 2),
+        so the errors halve too:
+
+        >>> result = analyze([-1.0, 0.0, 1.0], [0.0, 2.0, 1.0], scale="none")
+        >>> round(result.mae_in_sample, 6), round(result.mae_leave_one_out, 6)
+        (0.666667, 2.5)
+        >>> scaled = analyze([-1.0, 0.0, 1.0], [0.0, 2.0, 1.0])
+        >>> scaled.x.tolist(), scaled.y.tolist()
+        ([0.0, 0.5, 1.0], [0.0, 1.0, 0.5])
+        >>> round(scaled.mae_in_sample, 6), round(scaled.mae_leave_one_out, 6), round(scaled.correlations.pearson, 6)
+        (0.333333, 1.25, 0.5)
     """
     if scale not in SCALES:
         raise HierarchyError(f"unknown scale {scale!r}; expected one of {list(SCALES)}")
@@ -149,7 +197,15 @@ def plot(
     groups: Any = None,
     title: str | None = None,
 ) -> Path:
-    """:func:`imagenet_suite.scoring.presentation.plots.lca_on_the_line_plot` (kept here by name; plots live in plots.py)."""
+    """:func:`imagenet_suite.scoring.presentation.plots.lca_on_the_line_plot` (kept here by name; plots live in plots.py).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = plot(analyze([-1.0, 0.0, 1.0], [0.0, 2.0, 1.0]), pathlib.Path(folder) / "line.png")
+        ...     path.name, path.read_bytes()[1:4]
+        ('line.png', b'PNG')
+    """
     from ..presentation.plots import lca_on_the_line_plot
 
     return lca_on_the_line_plot(result, path, x_label=x_label, y_label=y_label, groups=groups, title=title)
@@ -160,6 +216,19 @@ def read_results_csv(path: str | Path):
 
     Columns: ``model``, ``ood_top1`` (target_axis), ``id_lca`` (indicator_axis: information LCA
     over ImageNet-val mistakes), ``id_top1`` (baseline_indicator), ``is_vlm`` (bool).
+
+    Example:
+        The paper code's columns, written with an unnamed index column as the code writes them:
+
+        >>> import pathlib, tempfile
+        >>> import pandas as pd
+        >>> columns = ["models_name_list", "target_axis", "indicator_axis", "baseline_indicator", "is_VLM"]
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = pathlib.Path(folder) / "results.csv"
+        ...     pd.DataFrame([["resnet50", 0.25, 6.8, 0.76, False]], columns=columns).to_csv(path, sep=";")
+        ...     read_results_csv(path)
+              model  ood_top1  id_lca  id_top1  is_vlm
+        0  resnet50      0.25     6.8     0.76   False
     """
     import pandas as pd
 

@@ -106,6 +106,11 @@ def top1(values: torch.Tensor) -> torch.Tensor:
 
     Both torch.argmax and numpy.argmax return the first maximum. On the CPU, numpy's
     row-wise argmax (a zero-copy view) is several times faster than torch's, so it is used there.
+
+    Example:
+        >>> import torch
+        >>> top1(torch.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))
+        tensor([1, 0])
     """
     if values.device.type == "cpu" and values.dtype in (torch.float32, torch.float64) and not values.requires_grad:
         return torch.from_numpy(np.argmax(values.numpy(), axis=1))
@@ -113,7 +118,14 @@ def top1(values: torch.Tensor) -> torch.Tensor:
 
 
 def topk(values: torch.Tensor, k: int) -> torch.Tensor:
-    """[N, k] class indices in decreasing value; equal values ordered by lowest class index."""
+    """[N, k] class indices in decreasing value; equal values ordered by lowest class index.
+
+    Example:
+        >>> import torch
+        >>> topk(torch.tensor([[0.5, 0.2, 0.5], [0.1, 0.2, 0.7]]), 2)
+        tensor([[0, 2],
+                [2, 1]])
+    """
     _n, c = values.shape
     if not 1 <= k <= c:
         raise ShapeMismatch(f"k={k} must lie in 1..{c} (number of classes)")
@@ -140,7 +152,19 @@ def _topk_lowest_index_ties(values: torch.Tensor, k: int) -> torch.Tensor:
 
 # -- LCA ----------------------------------------------------------------------------------------
 def per_sample_lca(values: torch.Tensor, labels: Any, distance: Any, *, check_finite: bool = True) -> torch.Tensor:
-    """[N] float32 ``D[y, argmax]`` per sample, NaN where the prediction is correct."""
+    """[N] float32 ``D[y, argmax]`` per sample, NaN where the prediction is correct.
+
+    Example:
+        The rows of :func:`lca`'s example: row 0 (label 0) predicts class 1, row 1 is right, row 2
+        (label 2) predicts class 0 (a tie with class 2, to the lower index):
+
+        >>> import torch
+        >>> distance = torch.tensor([[0.0, 1.0, 3.0], [1.0, 0.0, 3.0], [3.0, 3.0, 0.0]])
+        >>> probs = torch.tensor([[0.25, 0.75, 0.0], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+        >>> labels = torch.tensor([0, 1, 2])
+        >>> per_sample_lca(probs, labels, distance)
+        tensor([1., nan, 3.])
+    """
     values, labels, distance = _checked(values, labels, distance, check_finite)
     predicted = top1(values)
     result = distance[labels, predicted]
@@ -148,7 +172,19 @@ def per_sample_lca(values: torch.Tensor, labels: Any, distance: Any, *, check_fi
 
 
 def lca(values: torch.Tensor, labels: Any, distance: Any, *, check_finite: bool = True) -> LCAScore:
-    """Mean ``D[y, ŷ]`` over misclassified samples (top-1 ≠ y); NaN if there are none."""
+    """Mean ``D[y, ŷ]`` over misclassified samples (top-1 ≠ y); NaN if there are none.
+
+    Example:
+        Three classes, 0 and 1 close (distance 1), 2 far from both (3). Row 0 (label 0) predicts 1,
+        row 1 is right, row 2 (label 2) ties classes 0 and 2 and the tie goes to class 0:
+
+        >>> import torch
+        >>> distance = torch.tensor([[0.0, 1.0, 3.0], [1.0, 0.0, 3.0], [3.0, 3.0, 0.0]])
+        >>> probs = torch.tensor([[0.25, 0.75, 0.0], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+        >>> labels = torch.tensor([0, 1, 2])
+        >>> lca(probs, labels, distance)  # (D[0, 1] + D[2, 0]) / 2
+        LCAScore(value=2.0, count=2, num_samples=3)
+    """
     per_sample = per_sample_lca(values, labels, distance, check_finite=check_finite)
     mistakes = ~torch.isnan(per_sample)
     count = int(mistakes.sum())
@@ -164,7 +200,20 @@ def topk_lca(
     check_finite: bool = True,
     chunk_rows: int | None = None,
 ) -> LCAScore:
-    """Over samples whose top-1 is wrong: mean over them of mean_j ``D[y, ŷ_j]``, j = 1..k."""
+    """Over samples whose top-1 is wrong: mean over them of mean_j ``D[y, ŷ_j]``, j = 1..k.
+
+    Example:
+        Three classes, 0 and 1 close (distance 1), 2 far from both (3). Row 0 (label 0) predicts 1,
+        row 1 is right, row 2 (label 2) ties classes 0 and 2 and the tie goes to class 0. The
+        mistakes' top-2 are (1, 0) and (0, 2):
+
+        >>> import torch
+        >>> distance = torch.tensor([[0.0, 1.0, 3.0], [1.0, 0.0, 3.0], [3.0, 3.0, 0.0]])
+        >>> probs = torch.tensor([[0.25, 0.75, 0.0], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+        >>> labels = torch.tensor([0, 1, 2])
+        >>> topk_lca(probs, labels, distance, k=2)  # ((1 + 0) / 2 + (3 + 0) / 2) / 2
+        LCAScore(value=1.0, count=2, num_samples=3)
+    """
     values, labels, distance = _checked(values, labels, distance, check_finite)
     total, count = torch.zeros((), dtype=torch.float64, device=values.device), 0
     for rows in _chunks(len(values), values.shape[1], values.device, chunk_rows):
@@ -194,6 +243,18 @@ def per_sample_elca(
     spreading chunks over worker threads (:func:`imagenet_suite.scoring.batching.map_chunks`) for
     this sequence of short element-wise passes. Finiteness is checked chunk by chunk while the
     chunk is in cache, not in a separate pass over the whole tensor.
+
+    Example:
+        The rows of :func:`elca`'s example: 0.75 · D[0, 1], 1 · D[1, 1] and 0.5 · D[2, 0]:
+
+        >>> import torch
+        >>> distance = torch.tensor([[0.0, 1.0, 3.0], [1.0, 0.0, 3.0], [3.0, 3.0, 0.0]])
+        >>> probs = torch.tensor([[0.25, 0.75, 0.0], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+        >>> labels = torch.tensor([0, 1, 2])
+        >>> per_sample_elca(probs, labels, distance, kind="probs")
+        tensor([0.7500, 0.0000, 1.5000])
+        >>> per_sample_elca(probs, labels, distance, kind="probs", exclude_gt=True)  # row 1: no mass left
+        tensor([1., nan, 3.])
     """
     values, labels, distance = _checked(values, labels, distance, check_finite=False)
     _check_kind(kind, temperature)
@@ -230,6 +291,28 @@ def elca(
 
     ``kind``: what ``values`` hold (``logits``, ``probs``, ``log_probs``), so softmax is applied
     exactly once; ``temperature`` divides logits / log-probs (must be 1 for probs).
+
+    Example:
+        Three classes, 0 and 1 close (distance 1), 2 far from both (3). Row 0 (label 0) puts 0.75
+        on class 1, row 1 is right, row 2 (label 2) ties classes 0 and 2 (the tie goes to class 0):
+
+        >>> import torch
+        >>> distance = torch.tensor([[0.0, 1.0, 3.0], [1.0, 0.0, 3.0], [3.0, 3.0, 0.0]])
+        >>> probs = torch.tensor([[0.25, 0.75, 0.0], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+        >>> labels = torch.tensor([0, 1, 2])
+
+        Per row, sum_k p_k D[y, k] is 0.75, 0 and 0.5 * 3 = 1.5:
+
+        >>> elca(probs, labels, distance, kind="probs")
+        LCAScore(value=0.75, count=3, num_samples=3)
+        >>> elca(probs, labels, distance, kind="probs", variant="mistakes")  # rows 0 and 2
+        LCAScore(value=1.125, count=2, num_samples=3)
+
+        ``exclude_gt`` renormalises p over the wrong classes: row 0 puts all of it on class 1
+        (distance 1), row 2 on class 0 (distance 3); row 1 has none left and is not counted:
+
+        >>> elca(probs, labels, distance, kind="probs", variant="exclude_gt")
+        LCAScore(value=2.0, count=2, num_samples=3)
     """
     if variant not in ELCA_VARIANTS:
         raise HierarchyError(f"unknown ELCA variant {variant!r}; expected one of {list(ELCA_VARIANTS)}")

@@ -69,6 +69,11 @@ def label_set_sizes(label_sets: torch.Tensor, num_classes: int | None = None) ->
 
     Raises OutputsError for a tensor that is not ``[N, L]`` int, holds values outside ``-1..C-1``,
     or repeats a class within a row (sets must be distinct; a repeat would inflate ``k``).
+
+    Example:
+        >>> import torch
+        >>> label_set_sizes(torch.tensor([[0, 2, -1], [3, -1, -1], [-1, -1, -1]]))
+        tensor([2, 1, 0])
     """
     if label_sets.ndim != 2 or label_sets.is_floating_point():
         raise OutputsError(
@@ -98,6 +103,17 @@ def variable_topk(scores: torch.Tensor, label_sets: torch.Tensor, top: torch.Ten
     ``K`` is the largest ``k_i`` (at least 1). Classes are ordered by descending score, equal scores by
     ascending class index, so a prediction set is always a prefix of the row's tie-safe ranking.
     ``top``: the rows' ordered top classes if already computed (at least ``K`` columns).
+
+    Example:
+        Rows with 2, 1 and 3 labels get their 2, 1 and 3 best classes:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.5, 0.3, 0.2, 0.0], [0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]])
+        >>> label_sets = torch.tensor([[0, 2, -1], [3, -1, -1], [0, 1, 2]])
+        >>> variable_topk(scores, label_sets)
+        tensor([[ 0,  1, -1],
+                [ 3, -1, -1],
+                [ 0,  1,  2]])
     """
     return _variable_topk(scores, label_set_sizes(label_sets, scores.shape[1]), top)
 
@@ -113,13 +129,36 @@ def _variable_topk(scores: torch.Tensor, sizes: torch.Tensor, top: torch.Tensor 
 
 
 def set_hits(predictions: torch.Tensor, label_sets: torch.Tensor) -> torch.Tensor:
-    """``[N]`` int64: ``m_i = |P_i ∩ Y_i|`` for padded ``[N, K]`` and ``[N, L]`` sets (-1 never matches)."""
+    """``[N]`` int64: ``m_i = |P_i ∩ Y_i|`` for padded ``[N, K]`` and ``[N, L]`` sets (-1 never matches).
+
+    Example:
+        The prediction sets of :func:`variable_topk`'s example against the label sets: {0, 1} and
+        {0, 2} share one class, {3} and {3} one, {0, 1, 2} and {0, 1, 2} three:
+
+        >>> import torch
+        >>> predictions = torch.tensor([[0, 1, -1], [3, -1, -1], [0, 1, 2]])
+        >>> set_hits(predictions, torch.tensor([[0, 2, -1], [3, -1, -1], [0, 1, 2]]))
+        tensor([1, 1, 3])
+    """
     match = (predictions[:, :, None] == label_sets[:, None, :]) & (predictions[:, :, None] >= 0)
     return match.any(dim=2).sum(dim=1)
 
 
 def per_sample_scores(hits: torch.Tensor, sizes: torch.Tensor, variant: str, num_classes: int) -> torch.Tensor:
-    """``[N]`` float64 per-sample score of ``variant`` (see the module table); NaN where ``k = 0``."""
+    """``[N]`` float64 per-sample score of ``variant`` (see the module table); NaN where ``k = 0``.
+
+    Example:
+        m = 1 of k = 2, 1 of 1, 3 of 3, and a row without labels, with C = 4 classes:
+
+        >>> import torch
+        >>> hits, sizes = torch.tensor([1, 1, 3, 0]), torch.tensor([2, 1, 3, 0])
+        >>> per_sample_scores(hits, sizes, "exact", num_classes=4)
+        tensor([0., 1., 1., nan], dtype=torch.float64)
+        >>> per_sample_scores(hits, sizes, "jaccard", num_classes=4)  # m / (2k - m)
+        tensor([0.3333, 1.0000, 1.0000,    nan], dtype=torch.float64)
+        >>> per_sample_scores(hits, sizes, "hamming", num_classes=4)  # 1 - 2(k - m) / C
+        tensor([0.5000, 1.0000, 1.0000,    nan], dtype=torch.float64)
+    """
     m, k = hits.double(), sizes.double()
     if variant == "exact":
         value = (hits == sizes).double()
@@ -153,7 +192,19 @@ class Subgroup:
 def subgroup_accuracy(
     scores_per_sample: torch.Tensor, sizes: torch.Tensor, groups: Sequence[int]
 ) -> dict[int, Subgroup]:
-    """``{g: Subgroup}`` for every ``g`` in ``groups`` (empty subgroups have ``count == 0``)."""
+    """``{g: Subgroup}`` for every ``g`` in ``groups`` (empty subgroups have ``count == 0``).
+
+    Example:
+        Per-sample scores 0 and 1 of two rows with 2 labels, 1 of a row with 1 label:
+
+        >>> import torch
+        >>> per_sample = torch.tensor([0.0, 1.0, 1.0], dtype=torch.float64)
+        >>> groups = subgroup_accuracy(per_sample, torch.tensor([2, 2, 1]), groups=(1, 2, 3))
+        >>> groups[2], groups[2].value
+        (Subgroup(size=2, total=1.0, count=2), 0.5)
+        >>> groups[3].count, groups[3].value
+        (0, nan)
+    """
     groups = _checked_groups(groups)
     length = max(groups) + 1
     inside = sizes < length
@@ -165,7 +216,15 @@ def subgroup_accuracy(
 
 
 def asma(subgroups: Mapping[int, Subgroup]) -> float:
-    """Mean of ``A_g`` over the subgroups that hold rows (NaN when none does)."""
+    """Mean of ``A_g`` over the subgroups that hold rows (NaN when none does).
+
+    Example:
+        A macro average over subgroups, not images: A_1 = 1 (one row), A_2 = 0.5 (two rows), and
+        the empty subgroup 3 does not count:
+
+        >>> asma({1: Subgroup(1, 1.0, 1), 2: Subgroup(2, 1.0, 2), 3: Subgroup(3, 0.0, 0)})
+        0.75
+    """
     values = [group.value for group in subgroups.values() if group.count]
     return sum(values) / len(values) if values else math.nan
 
@@ -226,6 +285,20 @@ def multilabel_scores(
     """Variable top-k, subgroup accuracies of every variant, and ReaL accuracy of one split.
 
     ``groups``: the label counts that form ASMA's subgroups. ``top``: ordered top classes if known.
+
+    Example:
+        Row 0 (labels {0, 2}) predicts {0, 1}: exact 0, Jaccard 1/3; row 1 ({3}) and row 2
+        ({0, 1, 2}) are predicted exactly. One row per subgroup 1, 2, 3, so ASMA averages (1, 0, 1)
+        exactly and (1, 1/3, 1) by Jaccard; every top-1 class is in its row's set:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.5, 0.3, 0.2, 0.0], [0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]])
+        >>> label_sets = torch.tensor([[0, 2, -1], [3, -1, -1], [0, 1, 2]])
+        >>> result = multilabel_scores(scores, label_sets, groups=(1, 2, 3))
+        >>> round(result.asma(), 6), round(result.asma("jaccard"), 6)
+        (0.666667, 0.777778)
+        >>> result.real_all, result.multilabel  # ReaL top-1; rows with >= 2 labels
+        (Fraction(numerator=3, denominator=3), Fraction(numerator=2, denominator=3))
     """
     groups = _checked_groups(groups)
     label_sets = label_sets.to(scores.device)
@@ -257,6 +330,17 @@ def average_over_seeds(reports: Sequence[ScoreReport | str | Path | Mapping[str,
     or their dicts. They must score the same dataset, version and config with distinct seeds (read
     from ``meta.protocol.seed``). Returns columns ``metric, variant, subgroup, value, std, num_seeds``
     (rows in the order of the first report).
+
+    Example:
+        Two PatchML builds (seeds 0 and 1) with ASMA 0.5 and 0.7:
+
+        >>> def report(seed, value):
+        ...     meta = {"dataset": "patchml", "version": "1.0.0", "config": "default", "protocol": {"seed": seed}}
+        ...     row = {"metric": "asma", "variant": "exact", "subgroup": "", "value": value}
+        ...     return {"meta": meta, "metrics": [row]}
+        >>> average_over_seeds([report(0, 0.5), report(1, 0.7)]).round(6)
+          metric variant subgroup  value       std  num_seeds
+        0   asma   exact             0.6  0.141421          2
     """
     loaded = [_report_dict(r) for r in reports]
     if not loaded:
@@ -300,6 +384,16 @@ def delta_rank(first: pd.Series, second: pd.Series) -> pd.Series:
 
     Positive: the model ranks better under ``second`` (the paper: first = top-1 on V1, second = ASMA
     on PatchML, e.g. rank 14 → 1 gives +13). Both series must cover the same models, without NaN.
+
+    Example:
+        Ranks (1, 2, 3) under the first metric, (3, 1, 2) under the second:
+
+        >>> import pandas as pd
+        >>> delta_rank(pd.Series({"a": 0.8, "b": 0.7, "c": 0.6}), pd.Series({"a": 0.1, "b": 0.3, "c": 0.2}))
+        a   -2
+        b    1
+        c    1
+        Name: delta_rank, dtype: int64
     """
     if set(first.index) != set(second.index) or first.index.has_duplicates or second.index.has_duplicates:
         only = sorted(set(first.index) ^ set(second.index), key=str)[:5]
@@ -316,7 +410,13 @@ def delta_rank(first: pd.Series, second: pd.Series) -> pd.Series:
 
 
 def is_label_set_feature(feature: Any) -> bool:
-    """True for a features-dict entry that is a list of ClassLabel (``List``/``Sequence``)."""
+    """True for a features-dict entry that is a list of ClassLabel (``List``/``Sequence``).
+
+    Example:
+        >>> label = {"_type": "ClassLabel", "names": ["cat", "dog"]}
+        >>> is_label_set_feature({"_type": "List", "feature": label}), is_label_set_feature(label)
+        (True, False)
+    """
     return (
         isinstance(feature, dict)
         and feature.get("_type") in LIST_TYPES
@@ -326,7 +426,12 @@ def is_label_set_feature(feature: Any) -> bool:
 
 
 def subgroups_of(protocol: Mapping[str, Any]) -> tuple[int, ...]:
-    """ASMA's label-count range for a dataset: ``protocol.label_count_subgroups`` or 1–5."""
+    """ASMA's label-count range for a dataset: ``protocol.label_count_subgroups`` or 1–5.
+
+    Example:
+        >>> subgroups_of({"label_count_subgroups": [2, 3, 4, 6, 9]}), subgroups_of({})
+        ((2, 3, 4, 6, 9), (1, 2, 3, 4, 5))
+    """
     return _checked_groups(protocol.get("label_count_subgroups") or DEFAULT_SUBGROUPS)
 
 

@@ -37,7 +37,16 @@ DEFAULT_VARIANT = "lenient"
 
 
 def in_sets(top1: torch.Tensor, *label_sets: torch.Tensor) -> torch.Tensor:
-    """``[N]`` bool: ``top1[i]`` is in the union of the rows' padded label sets (-1 never matches)."""
+    """``[N]`` bool: ``top1[i]`` is in the union of the rows' padded label sets (-1 never matches).
+
+    Example:
+        >>> import torch
+        >>> top1 = torch.tensor([0, 1, 2, 2])
+        >>> correct = torch.tensor([[0], [0], [1], [2]])
+        >>> unclear = torch.tensor([[-1], [1], [-1], [-1]])
+        >>> in_sets(top1, correct, unclear), in_sets(top1, correct)
+        (tensor([ True,  True, False,  True]), tensor([ True, False, False,  True]))
+    """
     hit = torch.zeros(top1.shape[0], dtype=torch.bool, device=top1.device)
     for sets in label_sets:
         if sets.ndim != 2 or sets.shape[0] != top1.shape[0]:
@@ -101,6 +110,25 @@ def multilabel_accuracy(
 
     Classes are the original labels (``labels``); the average runs over the classes with at least
     one non-problematic row, so a class whose only images are problematic does not count.
+
+    Example:
+        Rows 0 and 1 (class 0) predict a correct and an unclear class, row 2 (class 1) is wrong,
+        row 3 (class 2) is problematic and left out, and with it class 2. Lenient: class 0 scores
+        2/2, class 1 0/1, mean 0.5; strict: 1/2 and 0/1, mean 0.25:
+
+        >>> import torch
+        >>> top1 = torch.tensor([0, 1, 2, 2])
+        >>> correct = torch.tensor([[0], [0], [1], [2]])
+        >>> unclear = torch.tensor([[-1], [1], [-1], [-1]])
+        >>> labels = torch.tensor([0, 0, 1, 2])
+        >>> problematic = torch.tensor([False, False, False, True])
+        >>> result = multilabel_accuracy(top1, correct, unclear, labels, problematic, num_classes=3)
+        >>> result.variants["lenient"].value, result.variants["strict"].value
+        (0.5, 0.25)
+        >>> result.variants["lenient"].num_classes, result.variants["lenient"].pooled
+        (2, Fraction(numerator=2, denominator=3))
+        >>> result.problematic
+        Fraction(numerator=1, denominator=4)
     """
     _check_rows(top1, labels, problematic, num_classes)
     kept = ~problematic.to(top1.device)
@@ -114,13 +142,31 @@ def multilabel_accuracy(
 
 
 def imagenet_m_mistakes(top1: torch.Tensor, correct: torch.Tensor, unclear: torch.Tensor) -> dict[str, Fraction]:
-    """ImageNet-M: ``{variant: Fraction(mistakes, rows)}`` over every row (no exclusion)."""
+    """ImageNet-M: ``{variant: Fraction(mistakes, rows)}`` over every row (no exclusion).
+
+    Example:
+        The rows of :func:`multilabel_accuracy`'s example: row 2 is a mistake either way, row 1
+        (an unclear class) only by the strict rule:
+
+        >>> import torch
+        >>> top1 = torch.tensor([0, 1, 2, 2])
+        >>> correct = torch.tensor([[0], [0], [1], [2]])
+        >>> unclear = torch.tensor([[-1], [1], [-1], [-1]])
+        >>> imagenet_m_mistakes(top1, correct, unclear)
+        {'lenient': Fraction(numerator=1, denominator=4), 'strict': Fraction(numerator=2, denominator=4)}
+    """
     hits = {"lenient": in_sets(top1, correct, unclear), "strict": in_sets(top1, correct)}
     return {v: Fraction(int((~hits[v]).sum()), int(top1.numel())) for v in VARIANTS}
 
 
 def imagenet_m_rows(mistakes: dict[str, Fraction]) -> list[MetricRow]:
-    """``imagenet_m_mistakes`` rows: value = number of mistakes, numerator/denominator = mistakes/rows."""
+    """``imagenet_m_mistakes`` rows: value = number of mistakes, numerator/denominator = mistakes/rows.
+
+    Example:
+        >>> rows = imagenet_m_rows({"lenient": Fraction(7, 68), "strict": Fraction(9, 68)})
+        >>> [(row.variant, row.value, row.denominator) for row in rows]
+        [('lenient', 7.0, 68), ('strict', 9.0, 68)]
+    """
     return [
         MetricRow(
             "imagenet_m_mistakes", float(mistakes[v].numerator), v, "", mistakes[v].numerator, mistakes[v].denominator

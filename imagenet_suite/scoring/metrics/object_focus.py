@@ -24,6 +24,15 @@ def object_focus(mixed_same_accuracy: float, mixed_rand_accuracy: float) -> floa
     """``1 − (mixed_same_accuracy − mixed_rand_accuracy)``; accuracies are fractions in [0, 1].
 
     ValueError for a value outside [0, 1] (a percentage passed by mistake) or not finite.
+
+    Example:
+        ResNet-50's IN-9 accuracies in the Backgrounds Challenge README, 86.2 % (mixed_same) and
+        78.9 % (mixed_rand): a BG-gap of 7.3 points (Beyond Accuracy's Table 12 prints 0.93):
+
+        >>> round(object_focus(0.862, 0.789), 3)
+        0.927
+        >>> object_focus(0.5, 0.5)  # no accuracy lost to a foreign background
+        1.0
     """
     for name, value in (("mixed_same_accuracy", mixed_same_accuracy), ("mixed_rand_accuracy", mixed_rand_accuracy)):
         if not math.isfinite(value) or not 0.0 <= value <= 1.0:

@@ -59,6 +59,16 @@ def as_scores(values: torch.Tensor | np.ndarray | Sequence[float], name: str, na
 
     ``nan_to_num=True`` replaces NaN by 0 and ±inf by the largest finite float64 first, like NINCO's
     ``auroc_ood`` (``np.nan_to_num``); off by default, so a broken detector is an error, not a number.
+
+    Example:
+        >>> as_scores([0.5, 2.0], "id_scores")
+        tensor([0.5000, 2.0000], dtype=torch.float64)
+        >>> as_scores([0.5, float("nan")], "id_scores")
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.OutputsError: id_scores: 1 score(s) are NaN or inf, the first at position 1 (nan); ...
+        >>> as_scores([0.5, float("nan")], "id_scores", nan_to_num=True)
+        tensor([0.5000, 0.0000], dtype=torch.float64)
     """
     tensor = values if isinstance(values, torch.Tensor) else torch.as_tensor(np.asarray(values))
     tensor = tensor.detach().reshape(-1) if tensor.ndim <= 1 or tensor.shape[-1] == 1 else tensor
@@ -132,7 +142,16 @@ def _sorted(scores, name: str) -> SortedScores:
 
 @_vector_ops
 def auroc(id_scores, ood_scores) -> float:
-    """Area under the ROC curve, ID positive: P(id > ood) + ½ P(id = ood), exact counts, float64."""
+    """Area under the ROC curve, ID positive: P(id > ood) + ½ P(id = ood), exact counts, float64.
+
+    Example:
+        Of the 16 (ID, OOD) pairs, the ID score is larger in 14, equal in one (1 = 1), smaller in
+        one (1 < 2): (14 + ½) / 16:
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> auroc(id_scores, ood_scores)
+        0.90625
+    """
     ids, oods = _sorted(id_scores, "id_scores"), _sorted(ood_scores, "ood_scores")
     above = ids.n - ids.count_upto(oods.unique)  # ID > w
     equal = ids.count_upto(oods.unique) - ids.count_below(oods.unique)  # ID = w
@@ -141,7 +160,15 @@ def auroc(id_scores, ood_scores) -> float:
 
 
 def numpy_quantile(ordered: torch.Tensor, q: float) -> float:
-    """``numpy.quantile(values, q)`` (method ``linear``) of ascending float64 ``ordered``, bit for bit."""
+    """``numpy.quantile(values, q)`` (method ``linear``) of ascending float64 ``ordered``, bit for bit.
+
+    Example:
+        The 0.05-quantile of (1, 3, 4, 5) lies 0.05 · 3 = 0.15 of the way from 1 to 3:
+
+        >>> import torch
+        >>> round(numpy_quantile(torch.tensor([1.0, 3.0, 4.0, 5.0], dtype=torch.float64), 0.05), 12)
+        1.3
+    """
     n = ordered.numel()
     position = (n - 1) * q
     if position >= n - 1:
@@ -156,6 +183,14 @@ def fpr_at_tpr(id_scores, ood_scores, tpr: float = TPR) -> Fraction:
 
     Returned as a :class:`Fraction` (false positives / OOD images). ``1 - tpr`` is evaluated in float
     exactly as NINCO's ``utils.fpr_at_tpr`` does (0.050000000000000044 for 0.95).
+
+    Example:
+        The threshold keeping 95 % of the ID scores is their 0.05-quantile, 1.3 (between 1 and 3);
+        one OOD score (2) of four lies above it:
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> fpr_at_tpr(id_scores, ood_scores)
+        Fraction(numerator=1, denominator=4)
     """
     ids, oods = _sorted(id_scores, "id_scores"), _sorted(ood_scores, "ood_scores")
     threshold = numpy_quantile(ids.values, 1 - tpr)
@@ -173,6 +208,14 @@ def fpr_at_tpr_openood_v15(id_scores, ood_scores, tpr: float = TPR) -> float:
     tps = #OOD <= v and fps = #ID <= v. The first point reaching ``tpr`` is an OOD score; sklearn drops
     a point when both count sequences have a zero second difference there (first and last points are
     kept), in which case the next kept point is the answer.
+
+    Example:
+        OOD is detected when the score is <= t; 95 % of the OOD scores (all four) are <= 2, and at
+        that threshold one ID score of four (1) is rejected as well:
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> fpr_at_tpr_openood_v15(id_scores, ood_scores)
+        0.25
     """
     ids, oods = _sorted(id_scores, "id_scores"), _sorted(ood_scores, "ood_scores")
     reached = (oods.upto.double() / oods.n) >= tpr
@@ -240,19 +283,46 @@ def _aupr(positive: SortedScores, negative: SortedScores, positive_is_high: bool
 
 @_vector_ops
 def aupr_in(id_scores, ood_scores) -> float:
-    """Area under the precision-recall curve with ID positive (score as is), trapezoid rule."""
+    """Area under the precision-recall curve with ID positive (score as is), trapezoid rule.
+
+    Example:
+        Down the scores, the precision is 1 at recall ¼, ½ and ¾ (5, 4 and 3 are above every OOD
+        score); the OOD score 2 comes next (precision 3/4, recall ¾), then the last ID score 1 with
+        the OOD score 1 (precision 4/6, recall 1). Trapezoids from (0, 1): ¾ · 1 + ¼ · (3/4 + 4/6) / 2:
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> round(aupr_in(id_scores, ood_scores), 6)
+        0.927083
+    """
     return _aupr(_sorted(id_scores, "id_scores"), _sorted(ood_scores, "ood_scores"), positive_is_high=True)
 
 
 @_vector_ops
 def aupr_out(id_scores, ood_scores) -> float:
-    """Area under the precision-recall curve with OOD positive (−score), trapezoid rule."""
+    """Area under the precision-recall curve with OOD positive (−score), trapezoid rule.
+
+    Example:
+        Up the OOD scores: precision 1 at recall ½ (the two 0s), 3/4 at recall ¾ (score 1, shared
+        with an ID score), 4/5 at recall 1 (score 2): ½ · 1 + ¼ · (1 + 3/4) / 2 + ¼ · (3/4 + 4/5) / 2:
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> round(aupr_out(id_scores, ood_scores), 6)
+        0.9125
+    """
     return _aupr(_sorted(ood_scores, "ood_scores"), _sorted(id_scores, "id_scores"), positive_is_high=False)
 
 
 @_vector_ops
 def ood_metrics(id_scores, ood_scores, tpr: float = TPR) -> dict[str, float | Fraction]:
-    """All five metrics of one OOD set against the ID set (``fpr95`` as a :class:`Fraction`)."""
+    """All five metrics of one OOD set against the ID set (``fpr95`` as a :class:`Fraction`).
+
+    Example:
+        The sets of :func:`auroc`, :func:`fpr_at_tpr`, :func:`aupr_in`, ... (see their examples):
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> {name: round(metric_value(value), 6) for name, value in ood_metrics(id_scores, ood_scores).items()}
+        {'auroc': 0.90625, 'fpr95': 0.25, 'fpr95_openood_v15': 0.25, 'aupr_in': 0.927083, 'aupr_out': 0.9125}
+    """
     return _metrics(_sorted(id_scores, "id_scores"), _sorted(ood_scores, "ood_scores"), tpr)
 
 
@@ -293,6 +363,20 @@ def grouped_ood_metrics(
     ``groups[i]`` is the index into ``group_names`` of OOD sample i. Every name of ``expected_groups``
     (default: all of ``group_names``) must have at least one sample: an empty OOD class is an error,
     not a NaN silently left out of the mean. The ID scores are sorted once for all groups.
+
+    Example:
+        OOD group ``a`` holds the scores 2 and 1, group ``b`` the two 0s. Against the ID scores
+        (5, 4, 3, 1), ``a``'s AUROC is (6 + ½) / 8 and one of its two scores lies above the FPR@95
+        threshold 1.3; ``b`` is separated perfectly:
+
+        >>> id_scores, ood_scores = [5.0, 4.0, 3.0, 1.0], [2.0, 1.0, 0.0, 0.0]
+        >>> result = grouped_ood_metrics(id_scores, ood_scores, [0, 0, 1, 1], ["a", "b"])
+        >>> {name: metrics["auroc"] for name, metrics in result.per_group.items()}
+        {'a': 0.8125, 'b': 1.0}
+        >>> result.fpr_per_group(), result.group_sizes
+        ({'a': 0.5, 'b': 0.0}, {'a': 2, 'b': 2})
+        >>> result.macro["auroc"], result.macro["fpr95"]  # means over the groups
+        (0.90625, 0.25)
     """
     ids, oods = SortedScores.of(as_scores(id_scores, "id_scores")), as_scores(ood_scores, "ood_scores")
     labels = torch.as_tensor(groups, device=oods.device).reshape(-1).long()
@@ -319,12 +403,22 @@ def grouped_ood_metrics(
 
 
 def metric_value(metric: float | Fraction) -> float:
-    """The number of one metric result (``fpr95`` is a :class:`Fraction`, the others floats)."""
+    """The number of one metric result (``fpr95`` is a :class:`Fraction`, the others floats).
+
+    Example:
+        >>> metric_value(Fraction(1, 4)), metric_value(0.9)
+        (0.25, 0.9)
+    """
     return metric.value if isinstance(metric, Fraction) else float(metric)
 
 
 def unit_test_verdict(fpr_per_test: Mapping[str, float], threshold: float = FAIL_THRESHOLD) -> tuple[list[str], int]:
-    """The tests a detector fails (FPR strictly above ``threshold``, NINCO's ``fpr > 0.1``) and their number."""
+    """The tests a detector fails (FPR strictly above ``threshold``, NINCO's ``fpr > 0.1``) and their number.
+
+    Example:
+        >>> unit_test_verdict({"noise": 0.05, "blobs": 0.2, "stripes": 0.1})
+        (['blobs'], 1)
+    """
     failed = [name for name, fpr in fpr_per_test.items() if fpr > threshold]
     return failed, len(failed)
 

@@ -102,13 +102,24 @@ PRESETS = {
 
 
 def preset(name: str) -> Preset:
+    """The hyper-parameters of anchor ``name`` (:data:`PRESETS`); ConfigError for an unknown name.
+
+    Example:
+        >>> preset("ninco").knn_k, preset("openood_v15").knn_k
+        (1000, 50)
+    """
     if name not in PRESETS:
         raise ConfigError(f"unknown OOD preset {name!r}; expected one of {list(PRESETS)}")
     return PRESETS[name]
 
 
 def vim_dimension(feature_dim: int, chosen: int | None) -> int:
-    """ViM's principal dimension D: NINCO's rule (1000 if d ≥ 2048, 512 if d ≥ 768, else d // 2) or ``chosen``."""
+    """ViM's principal dimension D: NINCO's rule (1000 if d ≥ 2048, 512 if d ≥ 768, else d // 2) or ``chosen``.
+
+    Example:
+        >>> vim_dimension(2048, None), vim_dimension(768, None), vim_dimension(384, None), vim_dimension(2048, 256)
+        (1000, 512, 192, 256)
+    """
     if chosen is None:
         return 1000 if feature_dim >= 2048 else 512 if feature_dim >= 768 else feature_dim // 2
     if not 0 < chosen < feature_dim:
@@ -255,7 +266,19 @@ _SYMBOLS = {"C": "classes", "d": "feature dimensions", "M": "bank rows", "K": "c
 def check_stats_entries(path: Path, data) -> dict:
     """The fields of a DetectorStats file, every one checked: the format, exactly the known fields, the
     preset, each tensor's dtype (float), rank, finiteness and its sizes against the others (C, d), and
-    the scalars. OutputsError naming ``path`` and what was expected."""
+    the scalars. OutputsError naming ``path`` and what was expected.
+
+    Example:
+        >>> from pathlib import Path
+        >>> stats = DetectorStats("ninco", class_means=torch.zeros(3, 2, dtype=torch.float64))
+        >>> entries = check_stats_entries(Path("stats.pt"), {"format": STATS_FORMAT, **vars(stats)})
+        >>> entries["class_means"].shape
+        torch.Size([3, 2])
+        >>> check_stats_entries(Path("stats.pt"), {"format": "other/1"})
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.OutputsError: stats.pt: format 'other/1'; this version of imagenet-suite reads ...
+    """
     known = [f.name for f in fields(DetectorStats)]
     if not isinstance(data, dict):
         raise OutputsError(f"{path}: expected {STATS_CONTRACT}, got a {type(data).__name__}")
@@ -351,6 +374,16 @@ def fit_detector_stats(
         train_logits: [N, C] raw logits of the train set (NINCO: ViM's α, KL-matching templates).
         val_features, val_logits: ID validation set (OpenOOD preset: ReAct clip, KL-matching templates).
         knn_dtype: dtype of the KNN bank and distances (float32 like faiss; float64 for exact checks).
+
+    Example:
+        Class means of 2-d train features, for the cosine detector (see :func:`detector_scores`):
+
+        >>> import torch
+        >>> features = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
+        >>> stats = fit_detector_stats(features, torch.tensor([0, 0, 1, 1]), detectors=["cosine"])
+        >>> stats.class_means
+        tensor([[2., 0.],
+                [0., 2.]], dtype=torch.float64)
     """
     settings = preset(preset_name)
     _check_fit_inputs(train_features, train_labels, weight, bias, train_logits)
@@ -427,7 +460,21 @@ def class_statistics(
     features: torch.Tensor, labels: torch.Tensor, num_classes: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Class means [C, d] (float64) and the pseudo-inverse of the shared covariance of class-centred
-    features, ``(1/N) Σ (h − μ_y)(h − μ_y)ᵀ`` (sklearn ``EmpiricalCovariance(assume_centered=True)``), two passes."""
+    features, ``(1/N) Σ (h − μ_y)(h − μ_y)ᵀ`` (sklearn ``EmpiricalCovariance(assume_centered=True)``), two passes.
+
+    Example:
+        Class 0 at (0, 0) and (2, 0), class 1 at (0, 2) and (2, 2): means (1, 0) and (1, 2); the
+        class-centred features (±1, 0) vary along the first axis only, with variance 1:
+
+        >>> features = torch.tensor([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
+        >>> means, precision = class_statistics(features, torch.tensor([0, 0, 1, 1]), num_classes=2)
+        >>> means
+        tensor([[1., 0.],
+                [1., 2.]], dtype=torch.float64)
+        >>> precision
+        tensor([[1., 0.],
+                [0., 0.]], dtype=torch.float64)
+    """
     d = features.shape[1]
     sums = torch.zeros(num_classes, d, dtype=torch.float64, device=features.device)
     counts = torch.bincount(labels, minlength=num_classes).to(torch.float64)
@@ -444,7 +491,18 @@ def class_statistics(
 
 
 def global_statistics(features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The global mean and the pseudo-inverse of ``(1/N) Σ (h − μ)(h − μ)ᵀ`` (float64, two passes)."""
+    """The global mean and the pseudo-inverse of ``(1/N) Σ (h − μ)(h − μ)ᵀ`` (float64, two passes).
+
+    Example:
+        The corners of a square of side 2: mean (1, 1), covariance the identity:
+
+        >>> mean, precision = global_statistics(torch.tensor([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]]))
+        >>> mean
+        tensor([1., 1.], dtype=torch.float64)
+        >>> precision
+        tensor([[1., 0.],
+                [0., 1.]], dtype=torch.float64)
+    """
     d = features.shape[1]
     total = torch.zeros(d, dtype=torch.float64, device=features.device)
     for rows in row_chunks(len(features), d, QUERY_ELEMENTS):
@@ -466,7 +524,17 @@ def _scatter_sum(features: torch.Tensor, centred: Callable[[slice], torch.Tensor
 
 
 def klm_templates(logits: torch.Tensor) -> torch.Tensor:
-    """[C, C]: row c is the mean softmax of the samples predicted as c; one-hot e_c if none is (OpenOOD)."""
+    """[C, C]: row c is the mean softmax of the samples predicted as c; one-hot e_c if none is (OpenOOD).
+
+    Example:
+        Two samples predicted as class 0, one as class 1, none as class 2:
+
+        >>> probs = torch.tensor([[0.75, 0.125, 0.125], [0.875, 0.0625, 0.0625], [0.25, 0.5, 0.25]])
+        >>> klm_templates(probs.log()).round(decimals=6)
+        tensor([[0.8125, 0.0938, 0.0938],
+                [0.2500, 0.5000, 0.2500],
+                [0.0000, 0.0000, 1.0000]], dtype=torch.float64)
+    """
     num_classes = logits.shape[1]
     sums = torch.zeros(num_classes, num_classes, dtype=torch.float64, device=logits.device)
     counts = torch.zeros(num_classes, dtype=torch.float64, device=logits.device)
@@ -507,6 +575,14 @@ def exact_quantile(values: torch.Tensor, q: float, sort_limit: int = 1 << 24) ->
     Up to ``sort_limit`` elements the values are sorted; beyond, the two order statistics needed are
     found by a chunked radix select on order-preserving integer keys (16 bits per pass), so a
     1.28M x 2048 train-feature tensor never needs a second copy. Computed on the values in float64.
+
+    Example:
+        The 0.9-quantile of 0, 1, 2, 3, 4 lies 0.6 of the way from 3 to 4 (position 0.9 · 4 = 3.6),
+        whether the values are sorted or found by radix select:
+
+        >>> values = torch.arange(5.0)
+        >>> round(exact_quantile(values, 0.9), 12), round(exact_quantile(values, 0.9, sort_limit=1), 12)
+        (3.6, 3.6)
     """
     flat = values.reshape(-1)
     n = flat.numel()
@@ -525,7 +601,12 @@ def exact_quantile(values: torch.Tensor, q: float, sort_limit: int = 1 << 24) ->
 
 
 def numpy_lerp(below: float, above: float, gamma: float) -> float:
-    """numpy's quantile interpolation, bit for bit (it switches formula at gamma = 0.5)."""
+    """numpy's quantile interpolation, bit for bit (it switches formula at gamma = 0.5).
+
+    Example:
+        >>> numpy_lerp(1.0, 3.0, 0.25), numpy_lerp(1.0, 3.0, 0.75)
+        (1.5, 2.5)
+    """
     diff = above - below
     return above - diff * (1 - gamma) if gamma >= 0.5 else below + diff * gamma
 
@@ -568,7 +649,14 @@ def _select(flat: torch.Tensor, k: int, chunk: int = 1 << 24) -> float:
 
 
 def available_detectors(kind: str, has_features: bool, stats: DetectorStats | None) -> list[str]:
-    """The detectors these inputs allow, in :data:`DETECTORS` order."""
+    """The detectors these inputs allow, in :data:`DETECTORS` order.
+
+    Example:
+        >>> available_detectors("logits", has_features=False, stats=None)
+        ['msp', 'maxlogit', 'energy']
+        >>> available_detectors("probs", has_features=False, stats=None)
+        ['msp']
+    """
     out = []
     for name in DETECTORS:
         if name in NEEDS_LOGITS and kind != "logits":
@@ -586,7 +674,14 @@ def available_detectors(kind: str, has_features: bool, stats: DetectorStats | No
 
 
 def why_unavailable(name: str, kind: str, has_features: bool, stats: DetectorStats | None) -> str:
-    """What a detector lacks, for an error message ('' if it can run)."""
+    """What a detector lacks, for an error message ('' if it can run).
+
+    Example:
+        >>> why_unavailable("energy", "probs", has_features=False, stats=None)
+        "needs raw logits, the outputs are 'probs'"
+        >>> why_unavailable("msp", "probs", has_features=False, stats=None)
+        ''
+    """
     if name not in DETECTORS:
         return f"unknown detector (known: {list(DETECTORS)})"
     if name in NEEDS_LOGITS and kind != "logits":
@@ -610,7 +705,29 @@ def detector_scores(
     stats: DetectorStats | None = None,
 ) -> torch.Tensor:
     """Scores [N] (float64, larger = more ID) of detector ``name`` on ``outputs`` [N, C] of ``kind``
-    (``logits``/``probs``/``log_probs``) and, for feature-based detectors, ``features`` [N, d]."""
+    (``logits``/``probs``/``log_probs``) and, for feature-based detectors, ``features`` [N, d].
+
+    Example:
+        Logits (2, 0, 0) and (0, 0, 0): MSP is e² / (e² + 2) and 1/3, energy log(e² + 2) and log 3:
+
+        >>> import torch
+        >>> logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+        >>> detector_scores("msp", logits).round(decimals=6)
+        tensor([0.7870, 0.3333], dtype=torch.float64)
+        >>> detector_scores("energy", logits).round(decimals=6)
+        tensor([2.2395, 1.0986], dtype=torch.float64)
+        >>> detector_scores("maxlogit", logits)
+        tensor([2., 0.], dtype=torch.float64)
+
+        Feature-based detectors need statistics fitted on the train set (:func:`fit_detector_stats`);
+        the cosine detector scores the largest cosine to a class mean, (1, 0) and (0, 1) here:
+
+        >>> train = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
+        >>> stats = fit_detector_stats(train, torch.tensor([0, 0, 1, 1]), detectors=["cosine"])
+        >>> features = torch.tensor([[2.0, 0.0], [1.0, 1.0]])
+        >>> detector_scores("cosine", torch.zeros(2, 2), features=features, stats=stats).round(decimals=6)
+        tensor([1.0000, 0.7071], dtype=torch.float64)
+    """
     reason = why_unavailable(name, kind, features is not None, stats)
     if reason:
         raise ConfigError(f"OOD detector {name!r}: {reason}")

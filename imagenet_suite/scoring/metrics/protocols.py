@@ -47,7 +47,13 @@ ARGMAX_MAPPED_VARIANT = "class_mapping:argmax"  # ... and through an argmax-then
 
 def class_mapping_rule(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> str | None:
     """The dataset's ``protocol["mapping_rule"]`` when it is one of :data:`MAPPING_RULES` and the
-    dataset has the protocol's ``label_column``; None otherwise."""
+    dataset has the protocol's ``label_column``; None otherwise.
+
+    Example:
+        >>> protocol = {"mapping_rule": "max_over_mapped_logits", "label_column": "objectnet_label"}
+        >>> class_mapping_rule({"objectnet_label": {}}, protocol), class_mapping_rule({"label": {}}, protocol)
+        ('max_over_mapped_logits', None)
+    """
     rule = protocol.get("mapping_rule")
     if rule in MAPPING_RULES and protocol.get("label_column") in features:
         return rule
@@ -57,7 +63,14 @@ def class_mapping_rule(features: Mapping[str, Any], protocol: Mapping[str, Any])
 def applies_class_mapping(
     features: Mapping[str, Any], protocol: Mapping[str, Any], rules: Sequence[str] = MAPPING_RULES
 ) -> bool:
-    """True when a dataset publishes a class mapping with one of ``rules`` and has its label column."""
+    """True when a dataset publishes a class mapping with one of ``rules`` and has its label column.
+
+    Example:
+        >>> protocol = {"mapping_rule": "argmax_then_map", "label_column": "in9_label"}
+        >>> features = {"in9_label": {}}
+        >>> applies_class_mapping(features, protocol), applies_class_mapping(features, protocol, [MAX_OVER_MAPPED_LOGITS])
+        (True, False)
+    """
     return class_mapping_rule(features, protocol) in rules
 
 
@@ -68,6 +81,11 @@ def mapping_in_label_order(
 
     Entry ``k`` lists the ``num_classes``-way score columns of label ``k``. OutputsError if a label
     has no mapping, the mapping names an unknown label, or an index is outside ``0..num_classes-1``.
+
+    Example:
+        >>> protocol = {"class_mapping": {"dog": [1, 2], "cat": [0]}}
+        >>> mapping_in_label_order(protocol, ["cat", "dog"], num_classes=4)
+        [[0], [1, 2]]
     """
     mapping = protocol.get("class_mapping")
     if not isinstance(mapping, Mapping):
@@ -104,6 +122,15 @@ def mapped_scores(scores: torch.Tensor, mapping: Sequence[Sequence[int]]) -> tor
 
     ``scores``: ``[N, C]`` on any device (upcast to float32 chunk by chunk, float64 kept);
     ``mapping``: K non-empty lists of column indices in ``0..C-1`` (:func:`mapping_in_label_order`).
+
+    Example:
+        Mapped class 0 takes the larger of columns 0 and 1, classes 1 and 2 columns 2 and 3:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.5, 0.3, 0.1], [0.4, 0.1, 0.2, 0.3]])
+        >>> mapped_scores(scores, [[0, 1], [2], [3]])
+        tensor([[0.5000, 0.3000, 0.1000],
+                [0.4000, 0.2000, 0.3000]])
     """
     if scores.ndim != 2:
         raise OutputsError(f"scores must be [N, C], got shape {tuple(scores.shape)}")
@@ -127,6 +154,15 @@ def mapped_topk_accuracy(
     """Top-k accuracy over the mapped classes (``labels``: ``[N]`` int64 in ``0..K-1``).
 
     The label is among the k best mapped classes by :func:`mapped_scores`, ties to the lowest index.
+
+    Example:
+        The mapped scores of :func:`mapped_scores`' example: row 0's label 0 is first (0.5), row 1's
+        label 2 second (0.3 after 0.4):
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.5, 0.3, 0.1], [0.4, 0.1, 0.2, 0.3]])
+        >>> mapped_topk_accuracy(scores, torch.tensor([0, 2]), [[0, 1], [2], [3]], ks=(1, 2))
+        {1: Fraction(numerator=1, denominator=2), 2: Fraction(numerator=2, denominator=2)}
     """
     mapped = mapped_scores(scores, mapping)
     labels = labels.to(device=mapped.device, dtype=torch.int64)
@@ -138,6 +174,10 @@ def mapped_class_of_column(mapping: Sequence[Sequence[int]], num_classes: int, d
 
     ``mapping``: K lists of column indices in ``0..num_classes-1`` (:func:`mapping_in_label_order`);
     OutputsError if a column is in two lists (argmax-then-map needs the lists disjoint).
+
+    Example:
+        >>> mapped_class_of_column([[0], [2, 3]], num_classes=5, device="cpu")
+        tensor([ 0, -1,  1,  1, -1])
     """
     lookup = torch.full((num_classes,), -1, dtype=torch.int64)
     for label, columns in enumerate(mapping):
@@ -156,7 +196,16 @@ def mapped_class_of_column(mapping: Sequence[Sequence[int]], num_classes: int, d
 
 def argmax_mapped_predictions(scores: torch.Tensor, mapping: Sequence[Sequence[int]]) -> torch.Tensor:
     """``[N]`` int64: each row's top-1 column (argmax, ties to the lowest index) mapped to its class
-    through ``mapping`` (:func:`mapped_class_of_column`), ``-1`` where the top-1 column is in no list."""
+    through ``mapping`` (:func:`mapped_class_of_column`), ``-1`` where the top-1 column is in no list.
+
+    Example:
+        Row 0's top-1 column (1) is in no list, row 1's (0) is class 0's:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.5, 0.3, 0.1], [0.4, 0.1, 0.2, 0.3]])
+        >>> argmax_mapped_predictions(scores, [[0], [2]])
+        tensor([-1,  0])
+    """
     if scores.ndim != 2:
         raise OutputsError(f"scores must be [N, C], got shape {tuple(scores.shape)}")
     if not mapping or any(len(columns) == 0 for columns in mapping):
@@ -172,6 +221,15 @@ def argmax_mapped_accuracy(
     ``[N]`` int64 in ``0..K-1``); an unmapped top-1 class (``-1``) is wrong. Over all N rows.
 
     ``top1``: the rows' top-1 columns if already known (ties to the lowest index), else computed.
+
+    Example:
+        The predictions of :func:`argmax_mapped_predictions`' example, -1 and 0, against labels 0
+        and 0: the unmapped top-1 counts as wrong:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.5, 0.3, 0.1], [0.4, 0.1, 0.2, 0.3]])
+        >>> argmax_mapped_accuracy(scores, torch.tensor([0, 0]), [[0], [2]])
+        Fraction(numerator=1, denominator=2)
     """
     labels = labels.to(device=scores.device, dtype=torch.int64)
     if labels.shape != (scores.shape[0],):
@@ -186,19 +244,37 @@ def argmax_mapped_accuracy(
 
 
 def crop_box(width: int, height: int, border_px: int) -> tuple[int, int, int, int]:
-    """PIL crop box ``(left, upper, right, lower)`` removing ``border_px`` pixels from every side."""
+    """PIL crop box ``(left, upper, right, lower)`` removing ``border_px`` pixels from every side.
+
+    Example:
+        >>> crop_box(640, 480, 2)
+        (2, 2, 638, 478)
+    """
     if border_px < 0 or 2 * border_px >= min(width, height):
         raise ValueError(f"a {border_px} px border crop does not fit a {width}x{height} image")
     return border_px, border_px, width - border_px, height - border_px
 
 
 def border_crop(image, border_px: int):
-    """The protocol's border crop of a PIL image (apply before the model's own preprocessing)."""
+    """The protocol's border crop of a PIL image (apply before the model's own preprocessing).
+
+    Example:
+        >>> from PIL import Image
+        >>> border_crop(Image.new("RGB", (640, 480)), 2).size
+        (636, 476)
+    """
     return image.crop(crop_box(image.width, image.height, border_px))
 
 
 def crop_description(protocol: Mapping[str, Any]) -> str | None:
-    """One sentence on the input crop a protocol assumes, for reports; None when there is none."""
+    """One sentence on the input crop a protocol assumes, for reports; None when there is none.
+
+    Example:
+        >>> print(crop_description({"border_crop_px": 2}))
+        inputs assume a 2 px border crop: crop box (b, b, W-b, H-b) with b=2 on the decoded image ...
+        >>> crop_description({}) is None
+        True
+    """
     border = protocol.get("border_crop_px")
     if not border:
         return None

@@ -58,7 +58,14 @@ DEFAULT_WEIGHTS: dict[str, float] = dict(zip(DIMENSIONS, (1, 1 / 3, 1 / 3, 1 / 3
 
 
 def quba_weights(weights: Mapping[str, float] | None = None) -> np.ndarray:
-    """Weight vector in :data:`DIMENSIONS` order: defaults overridden by ``weights`` (by name)."""
+    """Weight vector in :data:`DIMENSIONS` order: defaults overridden by ``weights`` (by name).
+
+    Example:
+        >>> quba_weights().round(4)
+        array([1.    , 0.3333, 0.3333, 0.3333, 1.    , 1.    , 0.5   , 0.5   , 1.    ])
+        >>> float(quba_weights().sum()), float(quba_weights({"shape_bias": 1}).sum())
+        (6.0, 6.5)
+    """
     merged = dict(DEFAULT_WEIGHTS)
     for name, value in (weights or {}).items():
         if name not in merged:
@@ -71,14 +78,39 @@ def quba_weights(weights: Mapping[str, float] | None = None) -> np.ndarray:
 
 
 def quba_z_scores(values: np.ndarray) -> np.ndarray:
-    """Signed z-scores ``sign * (s - mu) / sigma`` of ``[..., 9]`` dimension values."""
+    """Signed z-scores ``sign * (s - mu) / sigma`` of ``[..., 9]`` dimension values.
+
+    Example:
+        One standard deviation above the mean on every dimension; calibration error and parameters
+        (lower is better) count against the model:
+
+        >>> quba_z_scores(QUBA_MEAN + QUBA_STD).round(6)
+        array([ 1.,  1.,  1.,  1., -1.,  1.,  1.,  1., -1.])
+    """
     return QUBA_SIGNS * (np.asarray(values, dtype=float) - QUBA_MEAN) / QUBA_STD
 
 
 def quba_score(
     values: Mapping[str, float] | np.ndarray, weights: Mapping[str, float] | None = None
 ) -> np.ndarray | float:
-    """QUBA of one model (a mapping by dimension name) or of ``[..., 9]`` values in DIMENSIONS order."""
+    """QUBA of one model (a mapping by dimension name) or of ``[..., 9]`` values in DIMENSIONS order.
+
+    Example:
+        A model at the paper's mean on every dimension scores 0; one standard deviation better on
+        accuracy (weight 1 of the weights' sum 6) adds 1/6, a calibration error one standard
+        deviation higher (lower is better) takes 1/6 away:
+
+        >>> average = dict(zip(DIMENSIONS, QUBA_MEAN))
+        >>> quba_score(average)
+        0.0
+        >>> round(quba_score({**average, "accuracy": QUBA_MEAN[0] + QUBA_STD[0]}), 6)
+        0.166667
+        >>> round(quba_score({**average, "calibration_error": QUBA_MEAN[4] + QUBA_STD[4]}), 6)
+        -0.166667
+        >>> better = {**average, "accuracy": QUBA_MEAN[0] + QUBA_STD[0]}
+        >>> round(quba_score(better, weights={"accuracy": 4}), 6)  # weights now sum to 9: 4/9
+        0.444444
+    """
     if isinstance(values, Mapping):
         missing = [name for name in DIMENSIONS if name not in values]
         if missing:
@@ -93,6 +125,17 @@ def quba_table(models: pd.DataFrame, weights: Mapping[str, float] | None = None)
     """``models`` with ``quba`` and ``quba_rank`` columns added (rank 1 = best, ties share the min rank).
 
     ``models`` needs one column per name in :data:`DIMENSIONS`.
+
+    Example:
+        Model ``b`` is the paper's mean model, ``a`` one standard deviation more accurate:
+
+        >>> import pandas as pd
+        >>> models = pd.DataFrame([QUBA_MEAN, QUBA_MEAN], columns=list(DIMENSIONS), index=["b", "a"])
+        >>> models.loc["a", "accuracy"] += QUBA_STD[0]
+        >>> quba_table(models)[["quba", "quba_rank"]].round(4)
+             quba  quba_rank
+        b  0.0000          2
+        a  0.1667          1
     """
     missing = [name for name in DIMENSIONS if name not in models.columns]
     if missing:
@@ -105,5 +148,10 @@ def quba_table(models: pd.DataFrame, weights: Mapping[str, float] | None = None)
 
 def rank_descending(scores: pd.Series | np.ndarray, ties: str = "min") -> pd.Series:
     """Rank 1 = highest score; ``ties`` as pandas ``rank(method=...)`` (``min``: equal scores share
-    the best rank and the next rank is skipped, as the seed papers rank)."""
+    the best rank and the next rank is skipped, as the seed papers rank).
+
+    Example:
+        >>> rank_descending(pd.Series([0.3, 0.9, 0.3, 0.1])).tolist()
+        [2, 1, 2, 4]
+    """
     return pd.Series(scores).rank(ascending=False, method=ties).astype("Int64")

@@ -69,7 +69,25 @@ class RobustnessSummary:
 def summarize(
     correct: torch.Tensor, corruptions: Sequence[str], severities: torch.Tensor | Sequence[int]
 ) -> RobustnessSummary:
-    """Summary of per-row ``correct`` flags with each row's corruption name and severity."""
+    """Summary of per-row ``correct`` flags with each row's corruption name and severity.
+
+    Example:
+        Four clean rows (3 right), fog at severities 1 (1 of 2 right) and 2 (none of 2), blur at
+        severity 1 (2 of 2): fog's mean over its severities is 0.25, blur's 1.0, so A_corr = 0.625
+        and A_corr / A_clean = 0.625 / 0.75:
+
+        >>> import torch
+        >>> correct = torch.tensor([1, 1, 1, 0, 0, 1, 0, 0, 1, 1], dtype=torch.bool)
+        >>> corruptions = ["clean"] * 4 + ["fog"] * 4 + ["blur"] * 2
+        >>> severities = [0, 0, 0, 0, 1, 1, 2, 2, 1, 1]
+        >>> summary = summarize(correct, corruptions, severities)
+        >>> summary.per_corruption
+        {'blur': 1.0, 'fog': 0.25}
+        >>> summary.mean_corruption_accuracy, summary.pooled, summary.clean
+        (0.625, Fraction(numerator=3, denominator=6), Fraction(numerator=3, denominator=4))
+        >>> summary.c_robustness
+        0.8333333333333334
+    """
     flags = correct.to("cpu", torch.bool).tolist()
     levels = severities.tolist() if isinstance(severities, torch.Tensor) else list(severities)
     if not len(flags) == len(corruptions) == len(levels):
@@ -89,7 +107,16 @@ def summarize(
 
 
 def summary_rows(summary: RobustnessSummary, variant: str) -> list[MetricRow]:
-    """The tidy rows of a summary (overall rows first, then per corruption and per split)."""
+    """The tidy rows of a summary (overall rows first, then per corruption and per split).
+
+    Example:
+        >>> import torch
+        >>> summary = summarize(torch.tensor([True, False, True, True]), ["clean", "clean", "fog", "fog"], [0, 0, 3, 3])
+        >>> [(row.metric, row.subgroup, row.value) for row in summary_rows(summary, "top1")]
+        [('mean_corruption_accuracy', '', 1.0), ('pooled_corruption_accuracy', '', 1.0),
+         ('clean_accuracy', '', 0.5), ('c_robustness', '', 2.0), ('corruption_accuracy', 'fog', 1.0),
+         ('relative_corruption_accuracy', 'fog', 2.0), ('corruption_accuracy', 'fog/3', 1.0)]
+    """
     rows = [
         MetricRow("mean_corruption_accuracy", summary.mean_corruption_accuracy, variant),
         MetricRow.fraction("pooled_corruption_accuracy", summary.pooled, variant),

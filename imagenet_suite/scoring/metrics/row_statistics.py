@@ -78,6 +78,21 @@ def row_statistics(
     ``scores``: ``[N, C]`` of ``kind`` (logits/probs/log_probs), any float dtype and device.
     ``labels``: optional ``[N]`` int64 class positions in the (sliced) column space. ``columns``:
     optional int64 class subset; scores are sliced to it before ranking or softmax (renormalized).
+
+    Example:
+        Logits whose softmax is (0.7, 0.2, 0.1) and (0.25, 0.25, 0.5); row 1's label (class 1) is
+        third after the tie 0 = 1 goes to class 0, so it is not among the ``max_rank`` = 2 best:
+
+        >>> import torch
+        >>> logits = torch.tensor([[0.7, 0.2, 0.1], [0.25, 0.25, 0.5]]).log()
+        >>> stats = row_statistics(logits, "logits", labels=torch.tensor([0, 1]), max_rank=2)
+        >>> stats.top_classes
+        tensor([[0, 1],
+                [2, 0]])
+        >>> stats.label_rank
+        tensor([0, 2])
+        >>> stats.confidence, stats.target_probability
+        (tensor([0.7000, 0.5000]), tensor([0.7000, 0.2500]))
     """
     n_rows = scores.shape[0]
     width = scores.shape[1] if columns is None else len(columns)
@@ -125,6 +140,12 @@ def tie_safe_topk(chunk: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tens
     ``torch.topk(k + 1)`` finds the candidates; they are reordered (index, then stable by value);
     rows where the k-th and (k+1)-th scores tie are completed exactly with the lowest-index tied
     classes.
+
+    Example:
+        Three classes tie for the best score; the two lowest indices are taken, in order:
+
+        >>> tie_safe_topk(torch.tensor([[0.2, 0.4, 0.4, 0.4]]), 2)
+        (tensor([[1, 2]]), tensor([0.4000]))
     """
     width = chunk.shape[1]
     values, indices = chunk.topk(min(k + 1, width), dim=1)
@@ -154,6 +175,11 @@ def _complete_ties(rows: torch.Tensor, top: torch.Tensor, cut: torch.Tensor, k: 
 
 
 def rank_in_top(top: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Position of each label in its row's ordered top classes; ``top.shape[1]`` when absent."""
+    """Position of each label in its row's ordered top classes; ``top.shape[1]`` when absent.
+
+    Example:
+        >>> rank_in_top(torch.tensor([[1, 2], [0, 1]]), torch.tensor([2, 3]))
+        tensor([1, 2])
+    """
     match = top == labels[:, None]
     return torch.where(match.any(dim=1), match.to(torch.int8).argmax(dim=1), top.shape[1])

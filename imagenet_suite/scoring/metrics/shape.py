@@ -68,7 +68,15 @@ IMAGENET_16_MAPPING = "imagenet_16"
 
 def mapped_columns(device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(columns, category_of_column, category_sizes)``: the 207 ImageNet indices, their category
-    index (0..15, sorted category order) and the number of indices per category."""
+    index (0..15, sorted category order) and the number of indices per category.
+
+    Example:
+        >>> columns, category_of_column, sizes = mapped_columns()
+        >>> len(columns), int(sizes.sum()), int(sizes[CATEGORIES16.index("dog")])
+        (207, 207, 109)
+        >>> int(columns[0]), CATEGORIES16[int(category_of_column[0])]
+        (404, 'airplane')
+    """
     columns, owner = [], []
     for position, category in enumerate(CATEGORIES16):
         columns += CATEGORY_INDICES[category]
@@ -84,6 +92,16 @@ def category_probabilities(
     """``[N, 16]`` float64 mean softmax probability of each category (1000-way softmax first).
 
     With a ``normalizer`` from :func:`row_statistics` only the 207 mapped columns are read.
+
+    Example:
+        Half the probability on class 499 (the only "knife" class), half on class 152 (one of the
+        109 "dog" classes): a category gets the **mean** over its classes, not the sum:
+
+        >>> probs = torch.zeros(1, 1000)
+        >>> probs[0, 499] = probs[0, 152] = 0.5
+        >>> mean = category_probabilities(probs, kind="probs")[0]
+        >>> float(mean[CATEGORIES16.index("knife")]), round(float(mean[CATEGORIES16.index("dog")]), 6)
+        (0.5, 0.004587)
     """
     if scores.shape[1] != 1000:
         raise OutputsError(f"the 16-class mapping needs 1000-way ImageNet scores, got C={scores.shape[1]}")
@@ -103,12 +121,29 @@ def category_probabilities(
 def decisions16(
     scores: torch.Tensor, kind: str = "logits", normalizer: SoftmaxNormalizer | None = None
 ) -> torch.Tensor:
-    """``[N]`` int64 category index (sorted order) of the 16-class decision; ties -> lowest index."""
+    """``[N]`` int64 category index (sorted order) of the 16-class decision; ties -> lowest index.
+
+    Example:
+        A high logit on ImageNet class 499 (cleaver, the only "knife" class) or 152 (a dog breed,
+        one of the 109 "dog" classes) decides the row; all-equal logits give every category the same
+        mean probability, and the tie goes to the first category, airplane:
+
+        >>> import torch
+        >>> logits = torch.zeros(3, 1000)
+        >>> logits[0, 499] = logits[1, 152] = 10.0
+        >>> [CATEGORIES16[i] for i in decisions16(logits)]
+        ['knife', 'dog', 'airplane']
+    """
     return argmax_lowest_index(category_probabilities(scores, kind, normalizer))
 
 
 def argmax_lowest_index(values: torch.Tensor) -> torch.Tensor:
-    """Row-wise argmax that returns the lowest column among equal maxima (explicitly, on any device)."""
+    """Row-wise argmax that returns the lowest column among equal maxima (explicitly, on any device).
+
+    Example:
+        >>> argmax_lowest_index(torch.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))
+        tensor([1, 0])
+    """
     best = values.amax(dim=1, keepdim=True)
     column = torch.arange(values.shape[1], device=values.device).expand_as(values)
     return torch.where(values == best, column, values.shape[1]).amin(dim=1)
@@ -130,7 +165,21 @@ class ShapeBias:
 
 
 def shape_bias(decisions: torch.Tensor, shape_labels: torch.Tensor, texture_labels: torch.Tensor) -> ShapeBias:
-    """Pooled shape bias of 16-class ``decisions`` given per-image shape and texture categories."""
+    """Pooled shape bias of 16-class ``decisions`` given per-image shape and texture categories.
+
+    Example:
+        Image 3's shape and texture agree, so it is left out; of the other four, two decisions
+        follow the shape (images 0 and 4), one the texture (image 1), one neither (image 2):
+
+        >>> import torch
+        >>> shape = torch.tensor([0, 0, 1, 2, 3])
+        >>> texture = torch.tensor([1, 2, 0, 2, 0])
+        >>> bias = shape_bias(torch.tensor([0, 2, 5, 2, 3]), shape, texture)
+        >>> bias
+        ShapeBias(shape_hits=2, texture_hits=1, conflict_images=4, excluded_images=1)
+        >>> bias.value  # shape hits / (shape hits + texture hits)
+        0.6666666666666666
+    """
     conflict = shape_labels != texture_labels
     decided = decisions[conflict]
     return ShapeBias(
@@ -142,7 +191,17 @@ def shape_bias(decisions: torch.Tensor, shape_labels: torch.Tensor, texture_labe
 
 
 def shape_bias_per_category(decisions, shape_labels, texture_labels) -> dict[str, ShapeBias]:
-    """Shape bias of the images of each shape category (model-vs-human's per-category plot)."""
+    """Shape bias of the images of each shape category (model-vs-human's per-category plot).
+
+    Example:
+        The images of :func:`shape_bias`' example: the two airplane-shaped ones (category 0) get
+        one shape and one texture decision; the bear-shaped one (1) matches neither cue:
+
+        >>> shape, texture = torch.tensor([0, 0, 1, 2, 3]), torch.tensor([1, 2, 0, 2, 0])
+        >>> per_category = shape_bias_per_category(torch.tensor([0, 2, 5, 2, 3]), shape, texture)
+        >>> per_category["airplane"].value, per_category["bear"].value
+        (0.5, nan)
+    """
     return {
         category: shape_bias(
             decisions[shape_labels == index], shape_labels[shape_labels == index], texture_labels[shape_labels == index]
@@ -152,12 +211,23 @@ def shape_bias_per_category(decisions, shape_labels, texture_labels) -> dict[str
 
 
 def accuracy16(decisions: torch.Tensor, labels16: torch.Tensor) -> Fraction:
-    """16-class accuracy (edge, silhouette, sketch, stylized sets): decision == category label."""
+    """16-class accuracy (edge, silhouette, sketch, stylized sets): decision == category label.
+
+    Example:
+        >>> import torch
+        >>> accuracy16(torch.tensor([3, 7, 7, 0]), torch.tensor([3, 7, 1, 0]))
+        Fraction(numerator=3, denominator=4)
+    """
     return Fraction(int((decisions == labels16).sum()), int(labels16.numel()))
 
 
 def category_index(names: Sequence[str]) -> torch.Tensor:
-    """Category names -> int64 indices in sorted category order; refuses unknown names."""
+    """Category names -> int64 indices in sorted category order; refuses unknown names.
+
+    Example:
+        >>> category_index(["dog", "airplane", "truck"])
+        tensor([10,  0, 15])
+    """
     lookup = {name: index for index, name in enumerate(CATEGORIES16)}
     unknown = sorted({name for name in names if name not in lookup})
     if unknown:
@@ -167,7 +237,12 @@ def category_index(names: Sequence[str]) -> torch.Tensor:
 
 def cue_conflict_labels(file_name: str) -> tuple[str, str]:
     """``(shape, texture)`` of a cue-conflict file: shape = parent folder, texture = last ``-`` token
-    of the stem with digits removed (model-vs-human ``_get_texture_category``)."""
+    of the stem with digits removed (model-vs-human ``_get_texture_category``).
+
+    Example:
+        >>> cue_conflict_labels("airplane/airplane1-bicycle2.png")
+        ('airplane', 'bicycle')
+    """
     path = PurePosixPath(file_name.replace("\\", "/"))
     if len(path.parts) < 2 or "-" not in path.stem:
         raise OutputsError(f"{file_name!r} is not a cue-conflict path '<shape>/<shape><i>-<texture><j>.png'")
