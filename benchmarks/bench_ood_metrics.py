@@ -82,17 +82,15 @@ class Clock:
 
 def suite(data: dict, device: str, clock: Clock) -> tuple[dict, dict]:
     from imagenet_suite.scoring.metrics import ood
-    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, detector_scores, fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, FitSet, detector_scores, fit_detector_stats
 
     t = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in data.items()}
     stats = clock(
         "fit",
         lambda: fit_detector_stats(
-            t["train"],
-            t["train_labels"],
+            FitSet(t["train"], t["train_labels"], t["train_logits"]),
             weight=t["weight"],
             bias=t["bias"],
-            train_logits=t["train_logits"],
             preset_name="ninco",
         ),
     )

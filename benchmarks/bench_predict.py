@@ -80,21 +80,14 @@ def baseline(images: Path, loaded, device: torch.device, batch_size: int, worker
 def ours(
     dataset: Path, loaded, device, batch_size: int, workers: int, amp: bool, out: Path, gpu_decode: bool | None = None
 ) -> float:
-    from imagenet_suite.inference import predict
+    from imagenet_suite.inference import PredictOptions, predict
 
+    options = PredictOptions(
+        device=device, batch_size=batch_size, workers=workers, amp=amp, progress=False, gpu_decode=gpu_decode
+    )
     out.unlink(missing_ok=True)
     start = time.perf_counter()
-    predict(
-        dataset,
-        loaded,
-        out,
-        device=device,
-        batch_size=batch_size,
-        workers=workers,
-        amp=amp,
-        progress=False,
-        gpu_decode=gpu_decode,
-    )
+    predict(dataset, loaded, out, options=options)
     if device.type == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter() - start

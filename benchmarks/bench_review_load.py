@@ -71,13 +71,17 @@ def main() -> None:
     )
 
     from imagenet_suite.review import database
-    from imagenet_suite.review.load import load_for_review
+    from imagenet_suite.review.load import LoadOptions, load_for_review
 
     fo = database.connect()
     fo.Dataset("warm-up").delete()  # start mongod and connect outside the timings
 
-    cold = _timed(lambda: load_for_review(folder, outputs=outputs, name="ours", cache_dir=work / "cache"))
-    warm = _timed(lambda: load_for_review(folder, outputs=outputs, name="ours", cache_dir=work / "cache"))
+    cold = _timed(
+        lambda: load_for_review(folder, options=LoadOptions(outputs=outputs, name="ours", cache_dir=work / "cache"))
+    )
+    warm = _timed(
+        lambda: load_for_review(folder, options=LoadOptions(outputs=outputs, name="ours", cache_dir=work / "cache"))
+    )
     ours = cold.value
     view_s, candidates = _open_candidates(ours)
 
@@ -119,7 +123,7 @@ def _bench_signals(fo, work: Path, folder: Path, ids: list[str], args) -> None:
     import fiftyone.brain as fob
     from fiftyone import ViewField as F
 
-    from imagenet_suite.review.load import load_for_review
+    from imagenet_suite.review.load import LoadOptions, load_for_review
     from imagenet_suite.review.lookalikes import BRAIN_KEY, PLOT_KEY
     from tests.fixtures.patchml_sources import build_synthetic_val
     from tests.fixtures.review_datasets import signal_arguments, write_signal_inputs
@@ -138,10 +142,9 @@ def _bench_signals(fo, work: Path, folder: Path, ids: list[str], args) -> None:
     ours = _timed(
         lambda: load_for_review(
             folder,
-            **signal_arguments(inputs),
-            reference=val,
-            name="ours-signals",
-            cache_dir=work / "cache",
+            options=LoadOptions(
+                **signal_arguments(inputs), reference=val, name="ours-signals", cache_dir=work / "cache"
+            ),
         )
     )
     dataset = ours.value

@@ -28,6 +28,7 @@ from imagenet_suite.errors import ConfigError
 from imagenet_suite.inference import LoadedModel, load_model
 from imagenet_suite.inference.adversarial import (
     AdversarialResult,
+    AttackOptions,
     adversarial_accuracy,
     adversarial_robustness,
     pixel_space,
@@ -131,13 +132,7 @@ def test_fgsm_and_pgd_equal_torchattacks_called_directly(loaded, val):
     result = adversarial_accuracy(
         dataclasses.replace(loaded, model=recording),
         val,
-        n=9,
-        seed=3,
-        batch_size=4,
-        eps=EPS,
-        alpha=ALPHA,
-        workers=0,
-        progress=False,
+        AttackOptions(n=9, seed=3, batch_size=4, eps=EPS, alpha=ALPHA, workers=0, progress=False),
     )
     labels = val.read_table("default", "validation", ["label"]).column("label").to_pylist()
     all_ids = val.read_table("default", "validation", ["id"]).column("id").to_pylist()
@@ -178,7 +173,9 @@ def test_runs_are_identical_across_runs_and_workers_and_leave_the_model_and_rng_
     rng_before = torch.get_rng_state()
     flags_before = [p.requires_grad for p in loaded.model.parameters()]
     runs = [
-        adversarial_accuracy(loaded, val, n=10, seed=1, batch_size=3, eps=EPS, alpha=ALPHA, workers=w, progress=False)
+        adversarial_accuracy(
+            loaded, val, AttackOptions(n=10, seed=1, batch_size=3, eps=EPS, alpha=ALPHA, workers=w, progress=False)
+        )
         for w in (0, 2)
     ]
     assert runs[0].ids == runs[1].ids and len(runs[0].ids) == 10
@@ -260,7 +257,7 @@ def test_a_transform_without_normalize_and_a_dataset_without_label_are_one_line_
     ):
         custom = dataclasses.replace(loaded, transform=transform)
         with pytest.raises(ConfigError) as caught:
-            adversarial_accuracy(custom, val, n=2, workers=0, progress=False)
+            adversarial_accuracy(custom, val, AttackOptions(n=2, workers=0, progress=False))
         message = str(caught.value)
         assert "does not end in a Normalize" in message and "timm:test_convnext" in message and "\n" not in message
 
@@ -271,9 +268,22 @@ def test_a_transform_without_normalize_and_a_dataset_without_label_are_one_line_
     info["build_info_sha256"] = build_info_hash(info)  # a consistent folder whose config has no label
     (copy / "build_info.json").write_text(json.dumps(info))
     with pytest.raises(ConfigError) as caught:
-        adversarial_accuracy(loaded, copy, n=2, workers=0, progress=False)
+        adversarial_accuracy(loaded, copy, AttackOptions(n=2, workers=0, progress=False))
     message = str(caught.value)
     assert "imagenet_val" in message and "no 'label' column" in message and "\n" not in message
+
+
+def test_attack_options_are_checked_when_made_naming_the_parameter():
+    for kwargs, message in (
+        ({"n": 0}, r"^n must be at least 1 \(rows to attack\), got 0"),
+        ({"n": 2, "batch_size": 0}, r"^batch_size must be at least 1, got 0"),
+        ({"n": 2, "workers": -1}, r"^workers must be 0 or more, got -1"),
+        ({"n": 2, "eps": 2.0}, r"^eps must be a number in \[0, 1\] \(pixel units\), got 2.0"),
+        ({"n": 2, "steps": -1}, r"^steps must be 0 or more, got -1"),
+    ):
+        with pytest.raises(ConfigError, match=message) as refused:
+            AttackOptions(**kwargs)
+        assert refused.value.parameters == (message[1:].split()[0],)
 
 
 def result_of(clean: Fraction, fgsm: Fraction, pgd: Fraction) -> AdversarialResult:
@@ -313,7 +323,8 @@ def test_adversarial_robustness_is_the_geometric_mean_of_the_two_ratios():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_cuda_flags_come_back_on_the_cpu_and_the_cuda_rng_is_left_alone(loaded, val):
     cuda_before = torch.cuda.get_rng_state()
-    result = adversarial_accuracy(loaded, val, n=6, seed=2, batch_size=4, device="cuda", workers=0, progress=False)
+    options = AttackOptions(n=6, seed=2, batch_size=4, device="cuda", workers=0, progress=False)
+    result = adversarial_accuracy(loaded, val, options)
     assert torch.equal(torch.cuda.get_rng_state(), cuda_before)
     assert result.pgd_correct.device.type == "cpu" and result.pgd_correct.dtype == torch.bool
     assert len(result.ids) == result.clean.denominator == 6

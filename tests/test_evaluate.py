@@ -25,9 +25,9 @@ from PIL import Image
 from imagenet_suite import cli
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
-from imagenet_suite.inference import load_model
-from imagenet_suite.inference.evaluate import run_suite
+from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from tests.fixtures import imagenet_layouts as val_fx
@@ -124,10 +124,14 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def suite(suite_folders, model, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")
-    result = run_suite(
-        model, list(suite_folders.values()), run_dir, batch_size=8, workers=0, adversarial=VAL_ROWS, progress=False
-    )
+    result = run_suite(model, list(suite_folders.values()), run_dir, options(adversarial=VAL_ROWS))
     return run_dir, result
+
+
+def options(*, adversarial: int = 0, detector_stats: Path | None = None, **predict) -> SuiteOptions:
+    """The suite's options with ``predict``'s (default: batches of 8 read in this process, no progress bars)."""
+    predict = {"batch_size": 8, "workers": 0, "progress": False, **predict}
+    return SuiteOptions(predict=PredictOptions(**predict), adversarial=adversarial, detector_stats=detector_stats)
 
 
 def _report(suite: dict, key: str) -> dict:
@@ -244,7 +248,7 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
     run_dir, first = suite
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("outputs should have been reused"))
     without = [path for name, path in suite_folders.items() if name != "backgrounds_challenge"]
-    again = run_suite(model, without, run_dir, batch_size=8, workers=0, adversarial=VAL_ROWS, progress=False)
+    again = run_suite(model, without, run_dir, options(adversarial=VAL_ROWS))
     missing = again["summary"]["quba"]["missing"]
     assert list(missing) == ["object_focus"] and "backgrounds_challenge" in missing["object_focus"]
     assert again["summary"]["quba"]["score"] is None
@@ -281,7 +285,7 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     runs = []
     for seed in range(3):
         run_dir = tmp_path / f"seed{seed}"
-        run_suite(load_model(MODEL, "none", seed=seed), datasets, run_dir, batch_size=8, workers=0, progress=False)
+        run_suite(load_model(MODEL, "none", seed=seed), datasets, run_dir, options())
         runs.append(run_dir)
     capsys.readouterr()
     assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
@@ -307,25 +311,28 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
 
 def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders, model, tmp_path, monkeypatch):
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("nothing should be predicted"))
-    result = run_suite(model, [suite_folders["ninco"]], tmp_path / "run", progress=False)
+    result = run_suite(model, [suite_folders["ninco"]], tmp_path / "run", SuiteOptions(PredictOptions(progress=False)))
     assert set(result["skipped"]) == {"ninco/ninco", "ninco/unit_tests"}
     assert all("add a built imagenet_val folder" in reason for reason in result["skipped"].values())
     assert result["summary"]["quba"]["missing"]["accuracy"] == "needs an imagenet_val report (top-1 accuracy)"
 
 
 def test_features_and_detector_stats_reach_the_feature_based_detectors(suite_folders, model, tmp_path):
-    from imagenet_suite.scoring.metrics.ood_detectors import fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detectors import FitSet, fit_detector_stats
 
     o = _build("imagenet_o", tmp_path / "imagenet_o", ["default"], imagenet_o_sources(tmp_path / "o"))
-    val_run = run_suite(model, [suite_folders["imagenet_val"]], tmp_path / "run", features=True, workers=0,
-                        progress=False)  # fmt: skip
+    val_run = run_suite(
+        model, [suite_folders["imagenet_val"]], tmp_path / "run", options(features=True, batch_size=256)
+    )
     assert val_run["skipped"] == {}
     saved = torch.load(tmp_path / "run" / "outputs" / "imagenet_val.pt", weights_only=True)
     labels = torch.tensor([im.label for im in planted_val_images(model)])
-    stats = fit_detector_stats(saved["features"], labels, detectors=["knn"])  # class means would need all 1000 classes
+    stats = fit_detector_stats(FitSet(saved["features"], labels), detectors=["knn"])  # means would need 1000 classes
     stats = dataclasses.replace(stats, knn_k=3)  # a bank of 16 val rows
     stats.save(tmp_path / "stats.pt")
-    result = run_suite(model, [suite_folders["imagenet_val"], o], tmp_path / "run", features=True,
-                       detector_stats=tmp_path / "stats.pt", workers=0, progress=False)  # fmt: skip
+    both = [suite_folders["imagenet_val"], o]
+    result = run_suite(
+        model, both, tmp_path / "run", options(features=True, batch_size=256, detector_stats=tmp_path / "stats.pt")
+    )
     variants = {row["variant"] for row in result["datasets"]["imagenet_o"]["metrics"] if row["metric"] == "auroc"}
     assert {"msp", "energy", "knn"} <= variants

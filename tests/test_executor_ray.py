@@ -166,13 +166,15 @@ def test_bad_executor_arguments_are_one_line_errors(capsys, tmp_path):
 
 def test_evaluate_on_ray_gives_the_local_reports(cluster, scratch, tmp_path):
     """``evaluate --executor ray``: one Ray task per dataset split predicts; every report equals the local run's."""
-    from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference import PredictOptions, load_model
+    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
 
     folders = [first_build(BY_NAME[name], scratch) for name in ("imagenet_val", "imagenet_r")]
     model = load_model("timm:test_resnet", "none", seed=0)
-    local = run_suite(model, folders, tmp_path / "local", batch_size=4, workers=0, progress=False)
-    remote = run_suite(model, folders, tmp_path / "ray", batch_size=4, progress=False, executor="ray")
+    local = SuiteOptions(PredictOptions(batch_size=4, workers=0, progress=False))
+    local = run_suite(model, folders, tmp_path / "local", local)
+    on_ray = SuiteOptions(PredictOptions(batch_size=4, progress=False), executor="ray")
+    remote = run_suite(model, folders, tmp_path / "ray", on_ray)
     assert remote["datasets"] == local["datasets"] and remote["summary"] == local["summary"]
     assert sorted(p.name for p in (tmp_path / "ray" / "outputs").iterdir()) == [
         "imagenet_r.pt", "imagenet_val__boxes.pt", "imagenet_val__default.pt"
@@ -180,8 +182,8 @@ def test_evaluate_on_ray_gives_the_local_reports(cluster, scratch, tmp_path):
 
 
 def test_evaluate_executor_arguments_are_checked(tmp_path):
-    from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.evaluate import SuiteOptions
 
-    with pytest.raises(ConfigError, match="--ray-address is only used with --executor ray"):
-        run_suite(load_model("timm:test_resnet", "none"), [], tmp_path, ray_address="localhost:1")
+    with pytest.raises(ConfigError, match="^ray_address is only used with executor ray") as refused:
+        SuiteOptions(ray_address="localhost:1")
+    assert refused.value.parameters == ("ray_address", "executor")

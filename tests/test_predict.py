@@ -6,6 +6,7 @@ included), split into 3 shards so that resuming has row groups to skip.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import logging
@@ -310,21 +311,22 @@ def test_an_unreadable_resume_manifest_is_one_line_naming_it(val, tmp_path, monk
 
 def test_bad_loader_arguments_are_refused_before_any_work_and_leave_nothing(val, tmp_path):
     from imagenet_suite.errors import ConfigError
-    from imagenet_suite.inference import predict
+    from imagenet_suite.inference import PredictOptions, predict
     from imagenet_suite.inference.predict import check_loader_arguments
 
     loaded = load_model("timm:test_resnet", "none")
     for kwargs, message in (
-        ({"workers": -1}, "--workers must be 0 or more, got -1"),
-        ({"batch_size": 0}, "--batch-size must be at least 1, got 0"),
+        ({"workers": -1}, "^workers must be 0 or more, got -1"),
+        ({"batch_size": 0}, "^batch_size must be at least 1, got 0"),
     ):
-        with pytest.raises(ConfigError, match=message):
-            predict(val, loaded, tmp_path / "o.pt", progress=False, **kwargs)
+        with pytest.raises(ConfigError, match=message) as refused:
+            PredictOptions(progress=False, **kwargs)
+        assert refused.value.parameters == tuple(kwargs)  # the CLI writes them as its flags
         with pytest.raises(ConfigError, match=message):
             check_loader_arguments(**{"workers": None, "batch_size": 1, **kwargs})
     (tmp_path / "folder.pt").mkdir()
-    with pytest.raises(ConfigError, match="--out .*folder.pt: is a folder"):
-        predict(val, loaded, tmp_path / "folder.pt", progress=False, workers=0)
+    with pytest.raises(ConfigError, match="^out .*folder.pt: is a folder"):
+        predict(val, loaded, tmp_path / "folder.pt", options=PredictOptions(progress=False, workers=0))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.pt"]
     check_loader_arguments(workers=None, batch_size=1)
     check_loader_arguments(workers=0, batch_size=256)
@@ -351,11 +353,12 @@ def test_protocol_steps_border_crop_first_and_patchml_without_centre_crop():
 
 def test_amp_on_the_cpu_stays_close_to_float32(val, tmp_path):
     """--amp autocasts to bfloat16 on the CPU (float16 on CUDA); logits are stored as float32."""
-    from imagenet_suite.inference import predict
+    from imagenet_suite.inference import PredictOptions, predict
 
     loaded = load_model("timm:test_resnet", "none", seed=2)
-    plain = predict(val, loaded, tmp_path / "fp32.pt", workers=0, batch_size=5, progress=False)
-    mixed = predict(val, loaded, tmp_path / "amp.pt", workers=0, batch_size=5, amp=True, progress=False)
+    options = PredictOptions(workers=0, batch_size=5, progress=False)
+    plain = predict(val, loaded, tmp_path / "fp32.pt", options=options)
+    mixed = predict(val, loaded, tmp_path / "amp.pt", options=dataclasses.replace(options, amp=True))
     plain, mixed = (torch.load(path, weights_only=True) for path in (plain, mixed))
     assert mixed["logits"].dtype == torch.float32 and mixed["ids"] == plain["ids"]
     assert not torch.equal(mixed["logits"], plain["logits"])  # autocast really ran in bfloat16
@@ -583,11 +586,16 @@ def test_a_batch_the_decoder_refuses_is_decoded_with_pillow(tmp_path, monkeypatc
 
 
 def test_gpu_decode_path_on_the_cpu_equals_the_cpu_path_for_fallback_rows(val, tmp_path):
-    from imagenet_suite.inference import predict
+    from imagenet_suite.inference import PredictOptions, predict
 
     loaded = load_model("timm:test_resnet", "none", seed=5)
-    plain = predict(val, loaded, tmp_path / "cpu.pt", workers=0, batch_size=4, progress=False)
-    mixed = predict(val, loaded, tmp_path / "gpu.pt", workers=2, batch_size=4, progress=False, gpu_decode=True)
+    plain = predict(val, loaded, tmp_path / "cpu.pt", options=PredictOptions(workers=0, batch_size=4, progress=False))
+    mixed = predict(
+        val,
+        loaded,
+        tmp_path / "gpu.pt",
+        options=PredictOptions(workers=2, batch_size=4, progress=False, gpu_decode=True),
+    )
     plain, mixed = (torch.load(path, weights_only=True) for path in (plain, mixed))
     assert mixed["ids"] == plain["ids"]
     modes = {}
@@ -607,18 +615,17 @@ def test_gpu_decode_path_on_the_cpu_equals_the_cpu_path_for_fallback_rows(val, t
 def test_an_override_keeps_the_cpu_path_and_says_so(val, tmp_path, caplog):
     from timm.data import create_transform, resolve_data_config
 
-    from imagenet_suite.inference import predict
+    from imagenet_suite.inference import PredictOptions, predict
 
     loaded = load_model("timm:test_resnet", "none", seed=6)
     override = create_transform(**resolve_data_config({}, model=loaded.model))
-    plain = predict(val, loaded, tmp_path / "cpu.pt", workers=0, batch_size=4, progress=False, transform=override)
-    asked = predict(
-        val, loaded, tmp_path / "o.pt", workers=0, batch_size=4, progress=False, transform=override, gpu_decode=True
-    )
+    options = PredictOptions(workers=0, batch_size=4, progress=False, transform=override)
+    plain = predict(val, loaded, tmp_path / "cpu.pt", options=options)
+    asked = predict(val, loaded, tmp_path / "o.pt", options=dataclasses.replace(options, gpu_decode=True))
     assert torch.equal(torch.load(asked, weights_only=True)["logits"], torch.load(plain, weights_only=True)["logits"])
     warned = [r.getMessage() for r in caplog.records if "GPU decode is off" in r.getMessage()]
     assert warned == [
-        "predict: GPU decode is off, a --transform override has no tensor counterpart; every image is decoded "
+        "predict: GPU decode is off, a transform override has no tensor counterpart; every image is decoded "
         "and preprocessed on the CPU"
     ]
 

@@ -10,7 +10,7 @@ import pytest
 from imagenet_suite.review import decisions
 from imagenet_suite.review.decision_table import Decision, DecisionTable, format_timestamp, read_decision_table
 from imagenet_suite.review.errors import DecisionTableError, ReviewError
-from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.load import LoadOptions, load_for_review
 from tests.fixtures.review_datasets import app_tags, tiny_ood_ids, tiny_review_setup
 from tests.fixtures.review_mongo import fiftyone_on_private_db, shared_mongod
 
@@ -31,7 +31,10 @@ def tiny(tmp_path_factory):
 def dataset(fo, tiny, request):
     folder, outputs, root = tiny
     return load_for_review(
-        folder, outputs=outputs, name=f"decide-{request.node.name}"[:60], cache_dir=root / "cache", reviewer="alice"
+        folder,
+        options=LoadOptions(
+            outputs=outputs, name=f"decide-{request.node.name}"[:60], cache_dir=root / "cache", reviewer="alice"
+        ),
     )
 
 

@@ -17,7 +17,7 @@ from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError, OutputsError
 from imagenet_suite.review import database
 from imagenet_suite.review.errors import ReviewError
-from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.load import LoadOptions, load_for_review
 from imagenet_suite.review.predictions import imagenet_display_names
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.fixtures.review_datasets import CLASSES, tiny_ood_ids, tiny_review_setup, write_outputs
@@ -51,7 +51,9 @@ def _softmax(path):
 
 def test_samples_carry_images_ground_truth_and_predictions(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
-    dataset = load_for_review(folder, outputs=outputs, name="load-fields", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=outputs, name="load-fields", cache_dir=tmp_path / "cache")
+    )
 
     images = {
         r["id"]: r for r in DatasetFolder(folder).read_table(None, None, ["id", "image", "class_name"]).to_pylist()
@@ -77,7 +79,9 @@ def test_samples_carry_images_ground_truth_and_predictions(fo, tiny, tmp_path):
 
 def test_documents_are_what_fiftyone_itself_would_store(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
-    dataset = load_for_review(folder, outputs=outputs, name="load-docs", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=outputs, name="load-docs", cache_dir=tmp_path / "cache")
+    )
     scratch = fo.Dataset()
     scratch.add_samples([sample.copy() for sample in dataset.iter_samples()])  # FiftyOne's own serialisation
 
@@ -106,7 +110,9 @@ def _without_ids(value):
 
 def test_saved_views_surface_candidates_classes_and_decisions(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
-    dataset = load_for_review(folder, outputs=outputs, name="load-views", cache_dir=tmp_path / "cache", threshold=0.5)
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=outputs, name="load-views", cache_dir=tmp_path / "cache", threshold=0.5)
+    )
     probs, _ = _softmax(outputs)
 
     assert set(dataset.list_saved_views()) == {
@@ -138,19 +144,19 @@ def test_saved_views_surface_candidates_classes_and_decisions(fo, tiny, tmp_path
 def test_reloading_is_idempotent_keeps_decisions_and_resumes(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
     cache = tmp_path / "cache"
-    dataset = load_for_review(folder, outputs=outputs, name="load-again", cache_dir=cache)
+    dataset = load_for_review(folder, options=LoadOptions(outputs=outputs, name="load-again", cache_dir=cache))
     before = dict(zip(dataset.values("row_id"), dataset.values("id")))
     files = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
     dataset.match(fo.ViewField("row_id") == "waffles_003_1003").tag_samples("ood")
 
-    again = load_for_review(folder, outputs=outputs, name="load-again", cache_dir=cache)
+    again = load_for_review(folder, options=LoadOptions(outputs=outputs, name="load-again", cache_dir=cache))
     assert dict(zip(again.values("row_id"), again.values("id"))) == before
     assert {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()} == files  # nothing rewritten
     assert again.match_tags("ood").values("row_id") == ["waffles_003_1003"]
 
     lost = again.match(fo.ViewField("row_id").is_in(tiny_ood_ids()[:5]))
     again.delete_samples(lost)  # as if a first load had been interrupted
-    resumed = load_for_review(folder, outputs=outputs, name="load-again", cache_dir=cache)
+    resumed = load_for_review(folder, options=LoadOptions(outputs=outputs, name="load-again", cache_dir=cache))
     after = dict(zip(resumed.values("row_id"), resumed.values("id")))
     assert set(after) == set(before) and all(after[i] == before[i] for i in tiny_ood_ids()[5:])
     assert resumed.match_tags("ood").values("row_id") == ["waffles_003_1003"]
@@ -158,10 +164,14 @@ def test_reloading_is_idempotent_keeps_decisions_and_resumes(fo, tiny, tmp_path)
 
 def test_new_outputs_replace_predictions(fo, tiny, tmp_path):
     folder, outputs, _root = tiny
-    dataset = load_for_review(folder, outputs=outputs, name="load-outputs", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=outputs, name="load-outputs", cache_dir=tmp_path / "cache")
+    )
     ids = tiny_ood_ids()
     other = write_outputs(tmp_path / "other.pt", ids[:6], {ids[3]: (7, 0.9)}, seed=1)
-    dataset = load_for_review(folder, outputs=other, name="load-outputs", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=other, name="load-outputs", cache_dir=tmp_path / "cache")
+    )
     msp = dict(zip(dataset.values("row_id"), dataset.values("msp")))
     assert msp[ids[3]] == pytest.approx(0.9) and all(msp[i] is None for i in ids[6:])
     assert dataset.load_saved_view("contamination_candidates").values("row_id") == [ids[3]]
@@ -172,7 +182,9 @@ def test_imagenet_val_gets_readable_imagenet_names(fo, val_layouts, tmp_path):
     folder = build_val(val_layouts, "folders", tmp_path / "out")
     ids = DatasetFolder(folder).read_table(None, None, ["id", "label"]).to_pylist()
     outputs = write_outputs(tmp_path / "val.npz", [r["id"] for r in ids], {ids[0]["id"]: (3, 0.99)})
-    dataset = load_for_review(folder, outputs=outputs, name="load-val", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=outputs, name="load-val", cache_dir=tmp_path / "cache")
+    )
     names = imagenet_display_names()
     truth = dict(zip(dataset.values("row_id"), dataset.values("ground_truth.label")))
     assert truth == {r["id"]: names[r["label"]] for r in ids}
@@ -189,19 +201,19 @@ def test_bad_inputs_are_refused_before_anything_is_written(fo, tiny, tmp_path):
     plain.mkdir()
     (plain / "x.parquet").write_bytes(b"")
     with pytest.raises(DatasetFolderError, match="not-a-dataset is not an imagenet-suite dataset folder"):
-        load_for_review(plain, name="bad-1", cache_dir=cache)
+        load_for_review(plain, options=LoadOptions(name="bad-1", cache_dir=cache))
     ids = tiny_ood_ids()
     stranger = write_outputs(tmp_path / "stranger.npz", [*ids, "not_a_row"], {})
     with pytest.raises(ReviewError, match="1 id\\(s\\) that are not rows of the dataset, e.g. 'not_a_row'"):
-        load_for_review(folder, outputs=stranger, name="bad-2", cache_dir=cache)
+        load_for_review(folder, options=LoadOptions(outputs=stranger, name="bad-2", cache_dir=cache))
     ten_way = tmp_path / "ten.npz"
     ModelOutputs(torch.zeros(len(ids), 10), ids, "logits").save(ten_way)
     with pytest.raises(ReviewError, match="10 scores per row; review needs the 1000 ImageNet-1k classes"):
-        load_for_review(folder, outputs=ten_way, name="bad-3", cache_dir=cache)
+        load_for_review(folder, options=LoadOptions(outputs=ten_way, name="bad-3", cache_dir=cache))
     with pytest.raises(OutputsError, match="does not exist"):
-        load_for_review(folder, outputs=tmp_path / "missing.pt", name="bad-4", cache_dir=cache)
-    with pytest.raises(ReviewError, match="--threshold 1.5"):
-        load_for_review(folder, name="bad-5", cache_dir=cache, threshold=1.5)
+        load_for_review(folder, options=LoadOptions(outputs=tmp_path / "missing.pt", name="bad-4", cache_dir=cache))
+    with pytest.raises(ReviewError, match="^threshold 1.5: expected an MSP between 0 and 1"):
+        load_for_review(folder, options=LoadOptions(name="bad-5", cache_dir=cache, threshold=1.5))
     assert set(fo.list_datasets()) == before and not cache.exists()
 
 
@@ -252,13 +264,15 @@ def test_embedded_mode_refuses_a_fiftyone_database_service_on_its_folder(tmp_pat
 
 def test_outputs_can_come_later(fo, tiny, tmp_path):
     folder, outputs, _ = tiny
-    dataset = load_for_review(folder, name="load-later", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(folder, options=LoadOptions(name="load-later", cache_dir=tmp_path / "cache"))
     assert (
         "contamination_candidates" not in dataset.list_saved_views() and "class: donuts" in dataset.list_saved_views()
     )
     assert dataset.exists("predictions").count() == 0 and len(dataset) == 12
 
-    dataset = load_for_review(folder, outputs=outputs, name="load-later", cache_dir=tmp_path / "cache")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=outputs, name="load-later", cache_dir=tmp_path / "cache")
+    )
     assert dataset.exists("predictions").count() == 12
     assert dataset.load_saved_view("contamination_candidates").values("row_id") == sorted(
         (i for i, (_, p) in CONFIDENT.items() if p >= 0.5), key=lambda i: -CONFIDENT[i][1]

@@ -15,7 +15,7 @@ import pytest
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.review.errors import DecisionTableError
-from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.load import LoadOptions, load_for_review
 from imagenet_suite.review.ninco_logs import import_authors_logs
 from imagenet_suite.review.status import format_status, review_status
 from tests.fixtures import ninco_archive as fx
@@ -65,7 +65,7 @@ def dataset(test_data, tmp_path_factory):
         progress=False,
         pins=read_pins_file(manual / "checksums.tsv"),
     )
-    loaded = load_for_review(folder, name="ninco-popular", cache_dir=root / "cache")
+    loaded = load_for_review(folder, options=LoadOptions(name="ninco-popular", cache_dir=root / "cache"))
     return fo, loaded
 
 

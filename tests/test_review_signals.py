@@ -20,7 +20,7 @@ from imagenet_suite.review import lookalikes
 from imagenet_suite.review.decision_table import Decision, DecisionTable, write_decision_table
 from imagenet_suite.review.decisions import export_decisions
 from imagenet_suite.review.errors import ReviewError
-from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.load import LoadOptions, load_for_review
 from imagenet_suite.review.status import review_status
 from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
 from imagenet_suite.scoring.evaluation.report import score
@@ -75,10 +75,9 @@ def loaded(fo, setup, tmp_path_factory):
     folder, val, inputs, _ = setup
     return load_for_review(
         folder,
-        **signal_arguments(inputs),
-        reference=val,
-        name="signals",
-        cache_dir=tmp_path_factory.mktemp("cache"),
+        options=LoadOptions(
+            **signal_arguments(inputs), reference=val, name="signals", cache_dir=tmp_path_factory.mktemp("cache")
+        ),
     )
 
 
@@ -211,17 +210,16 @@ def test_reload_is_idempotent(loaded, setup, tmp_path):
     before = len(loaded)
     again = load_for_review(
         folder,
-        **signal_arguments(inputs),
-        reference=val,
-        name="signals",
-        cache_dir=tmp_path / "cache",
+        options=LoadOptions(**signal_arguments(inputs), reference=val, name="signals", cache_dir=tmp_path / "cache"),
     )
     assert len(again) == before == len(IDS) + 12
 
 
 def test_outputs_only_give_the_logit_detectors_with_the_top_fraction_rule(fo, setup, tmp_path):
     folder, _, inputs, _ = setup
-    dataset = load_for_review(folder, outputs=inputs["outputs"], name="signals-logits", cache_dir=tmp_path / "c")
+    dataset = load_for_review(
+        folder, options=LoadOptions(outputs=inputs["outputs"], name="signals-logits", cache_dir=tmp_path / "c")
+    )
     info = dataset.info["imagenet_suite"]["detectors"]
     assert info["ran"] == ["msp", "maxlogit", "energy"] and "unit_tests" not in dataset.info["imagenet_suite"]
     assert "needs fitted train statistics" in info["skipped"]["kl_matching"]
@@ -244,7 +242,10 @@ def test_reviewer_disagreements(fo, setup, tmp_path):
     )
     write_decision_table(other, tmp_path / "bob.csv")
     dataset = load_for_review(
-        folder, outputs=inputs["outputs"], other_review=tmp_path / "bob.csv", name="signals-two", cache_dir=tmp_path
+        folder,
+        options=LoadOptions(
+            outputs=inputs["outputs"], other_review=tmp_path / "bob.csv", name="signals-two", cache_dir=tmp_path
+        ),
     )
     app_tags(fo, dataset, [IDS[0]], {"id": True, "contamination:categorical": True})  # agrees
     app_tags(fo, dataset, [IDS[1]], {"id": True})  # decision differs
@@ -259,12 +260,12 @@ def test_bad_signal_inputs_are_refused_before_anything_is_written(fo, setup, tmp
     folder, val, inputs, _ = setup
     before = set(fo.list_datasets())
     cases = [
-        (dict(id_outputs=inputs["id_outputs"]), ConfigError, "need --outputs"),
-        (dict(outputs=inputs["outputs"], reference=val), ConfigError, "--reference needs --features"),
+        (dict(id_outputs=inputs["id_outputs"]), ConfigError, "need outputs"),
+        (dict(outputs=inputs["outputs"], reference=val), ConfigError, "^reference needs features"),
         (
             dict(outputs=inputs["outputs"], id_outputs=inputs["id_outputs"], features=inputs["features"]),
             ConfigError,
-            "needs --id-features",
+            "needs id_features",
         ),
         (dict(outputs=inputs["outputs"], features=tmp_path / "missing.pt"), ConfigError, "does not exist"),
         (
@@ -276,10 +277,12 @@ def test_bad_signal_inputs_are_refused_before_anything_is_written(fo, setup, tmp
     ]
     for kwargs, error, message in cases:
         with pytest.raises(error, match=message):
-            load_for_review(folder, name="bad-signals", cache_dir=tmp_path, **kwargs)
+            load_for_review(folder, options=LoadOptions(name="bad-signals", cache_dir=tmp_path, **kwargs))
     assert set(fo.list_datasets()) == before
     with pytest.raises(ReviewError, match="no look-alike index"):
-        lookalikes.nearest_id_images(load_for_review(folder, name="no-index", cache_dir=tmp_path), IDS[0])
+        lookalikes.nearest_id_images(
+            load_for_review(folder, options=LoadOptions(name="no-index", cache_dir=tmp_path)), IDS[0]
+        )
 
 
 def test_cli_review_load_with_every_signal(fo, setup, tmp_path, capsys):

@@ -19,7 +19,7 @@ from imagenet_suite.review.decision_table import (
     write_decision_table,
 )
 from imagenet_suite.review.errors import DecisionTableError, ReviewError
-from imagenet_suite.review.load import load_for_review
+from imagenet_suite.review.load import LoadOptions, load_for_review
 from tests.fixtures.review_datasets import app_tags, tiny_ood_ids, tiny_review_setup
 from tests.fixtures.review_mongo import fiftyone_on_private_db, shared_mongod
 
@@ -163,7 +163,10 @@ def tiny(tmp_path_factory):
 def dataset(fo, tiny, request):
     folder, outputs, root = tiny
     return load_for_review(
-        folder, outputs=outputs, name=f"taxo-{request.node.name}"[:60], cache_dir=root / "cache", reviewer="alice"
+        folder,
+        options=LoadOptions(
+            outputs=outputs, name=f"taxo-{request.node.name}"[:60], cache_dir=root / "cache", reviewer="alice"
+        ),
     )
 
 

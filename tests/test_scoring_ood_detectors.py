@@ -47,11 +47,9 @@ def model():
 def stats(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
     return det.fit_detector_stats(
-        t["train"],
-        t["labels"],
+        det.FitSet(t["train"], t["labels"], t["train_logits"]),
         weight=t["weight"],
         bias=t["bias"],
-        train_logits=t["train_logits"],
         preset_name="ninco",
         knn_dtype=torch.float64,
     )
@@ -153,7 +151,7 @@ def test_knn(model, stats):
         distances, _ = NearestNeighbors(n_neighbors=k).fit(bank).kneighbors(normalize(model["ood"]))
         close(ours("knn", model, stats_k, "ood"), -(distances[:, -1] ** 2), rtol=1e-9)
     float32 = det.fit_detector_stats(
-        torch.from_numpy(model["train"]), torch.from_numpy(model["labels"]), detectors=["knn"]
+        det.FitSet(torch.from_numpy(model["train"]), torch.from_numpy(model["labels"])), detectors=["knn"]
     )
     float32.knn_k = 50
     assert float32.knn_bank.dtype == torch.float32
@@ -182,32 +180,21 @@ def test_cosine_rcos_react(model, stats):
 
 def test_openood_preset_fits_on_val_with_its_hyper_parameters(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
-    with pytest.raises(ConfigError, match="openood_v15 preset fits kl_matching on the ID validation set"):
+    train, val = det.FitSet(t["train"], t["labels"]), det.FitSet(t["val"], logits=t["val_logits"])
+    with pytest.raises(ConfigError, match="openood_v15 preset fits kl_matching on the ID validation set: pass val"):
         det.fit_detector_stats(
-            t["train"],
-            t["labels"],
+            det.FitSet(t["train"], t["labels"], t["train_logits"]),
             weight=t["weight"],
             bias=t["bias"],
-            train_logits=t["train_logits"],
             preset_name="openood_v15",
         )
     with pytest.raises(ConfigError, match="ViM dimension D=256 must be in 1..11"):
-        det.fit_detector_stats(
-            t["train"],
-            t["labels"],
-            weight=t["weight"],
-            bias=t["bias"],
-            val_features=t["val"],
-            val_logits=t["val_logits"],
-            preset_name="openood_v15",
-        )
+        det.fit_detector_stats(train, val=val, weight=t["weight"], bias=t["bias"], preset_name="openood_v15")
     stats = det.fit_detector_stats(
-        t["train"],
-        t["labels"],
+        train,
+        val=val,
         weight=t["weight"],
         bias=t["bias"],
-        val_features=t["val"],
-        val_logits=t["val_logits"],
         preset_name="openood_v15",
         detectors=["react_energy", "kl_matching", "knn"],
     )
@@ -253,13 +240,17 @@ def test_fitting_refuses_bad_inputs(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
     with pytest.raises(OutputsError, match="class 6 has no train features"):
         det.class_statistics(t["train"], t["labels"], C + 1)
+    with pytest.raises(OutputsError, match=r"^labels must be \[N\] = \[900\] \(one per features row\), got \(899,\)"):
+        det.FitSet(t["train"], t["labels"][:-1])
+    with pytest.raises(OutputsError, match=r"^train needs features \[N, d\] and their true labels"):
+        det.fit_detector_stats(det.FitSet(logits=t["train_logits"]))
     with pytest.raises(OutputsError, match=r"last layer weight \(6, 11\)"):
-        det.fit_detector_stats(t["train"], t["labels"], weight=t["weight"][:, :11], bias=t["bias"])
+        det.fit_detector_stats(det.FitSet(t["train"], t["labels"]), weight=t["weight"][:, :11], bias=t["bias"])
     with pytest.raises(ConfigError, match="OOD detector 'vim': needs penultimate features"):
         det.detector_scores("vim", t["val_logits"], "logits", None, None)
     with pytest.raises(ConfigError, match="'maxlogit': needs raw logits, the outputs are 'probs'"):
         det.detector_scores("maxlogit", torch.softmax(t["val_logits"], 1), "probs")
-    knn = det.fit_detector_stats(t["train"], t["labels"], detectors=["knn"])  # ninco preset: K = 1000 > 900
+    knn = det.fit_detector_stats(det.FitSet(t["train"], t["labels"]), detectors=["knn"])  # ninco: K = 1000 > 900
     with pytest.raises(ConfigError, match="'knn': needs K=1000 ≤ the 900 fitted train features"):
         det.detector_scores("knn", t["val_logits"], "logits", t["val"], knn)
     assert "knn" not in det.available_detectors("logits", True, knn)

@@ -19,7 +19,7 @@ from imagenet_suite.errors import ConfigError, OutputsError
 from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
 from imagenet_suite.scoring.evaluation.report import applicable_metrics, score
 from imagenet_suite.scoring.metrics import ood
-from imagenet_suite.scoring.metrics.ood_detectors import Embeddings, fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detectors import Embeddings, FitSet, fit_detector_stats
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.presentation import plots
 from tests.helpers import build_val
@@ -106,7 +106,7 @@ def test_feature_detectors_through_score(ood_folder, outputs):
     labels = torch.from_numpy(rng.integers(0, 1000, 3000))
     labels[:1000] = torch.arange(1000)  # every class present
     weight, bias = torch.from_numpy(rng.normal(0, 1, (1000, 16))), torch.zeros(1000, dtype=torch.float64)
-    stats = fit_detector_stats(train, labels, weight=weight, bias=bias, train_logits=train @ weight.T)
+    stats = fit_detector_stats(FitSet(train, labels, train @ weight.T), weight=weight, bias=bias)
     id_features = Embeddings(torch.from_numpy(rng.normal(0, 1, (id_outputs.num_rows, 16))), id_outputs.ids)
     ood_features = Embeddings(torch.from_numpy(rng.normal(0, 3, (ood_outputs.num_rows, 16))), ood_outputs.ids[::-1])
     options = with_ood(id_outputs=id_outputs, id_features=id_features, ood_features=ood_features, stats=stats)
@@ -127,7 +127,7 @@ def test_feature_detectors_through_score(ood_folder, outputs):
 
 
 def test_without_id_outputs_the_error_says_what_to_pass(ood_folder, outputs):
-    with pytest.raises(ConfigError, match="need the model's outputs on the in-distribution set too: pass --id-outputs"):
+    with pytest.raises(ConfigError, match="need the model's outputs on the in-distribution set too: pass id_outputs"):
         score(ood_folder, outputs[1])
 
 

@@ -265,7 +265,10 @@ def test_cli_errors_are_one_line_with_exit_code_2(val, tmp_path, capsys):
     path = short.save(tmp_path / "short.pt")
     assert main(["score", str(folder), "--outputs", str(path)]) == 2
     error = capsys.readouterr().err.strip()
-    assert error.startswith(f"imagenet-suite score: error: {path}: 'logits' holds 10 rows, expected 400") and "\n" not in error
+    assert (
+        error.startswith(f"imagenet-suite score: error: {path}: 'logits' holds 10 rows, expected 400")
+        and "\n" not in error
+    )
 
 
 def test_shape_bias_plot_from_the_cli(tmp_path, capsys):

@@ -31,7 +31,7 @@ import imagenet_suite.core.runner as runner
 from imagenet_suite.core.runner import JOURNAL
 from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, OutputsError
-from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, Embeddings, fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, Embeddings, FitSet, fit_detector_stats
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.helpers import build_val, folder_bytes, run_cli
 
@@ -293,7 +293,7 @@ def _stats() -> DetectorStats:
     features = torch.randn(40, 5, dtype=torch.float64, generator=generator)
     labels = torch.arange(40) % 4
     weight, bias = torch.randn(4, 5, dtype=torch.float64, generator=generator), torch.zeros(4, dtype=torch.float64)
-    return fit_detector_stats(features, labels, weight=weight, bias=bias, train_logits=features @ weight.T + bias)
+    return fit_detector_stats(FitSet(features, labels, features @ weight.T + bias), weight=weight, bias=bias)
 
 
 def _refuses_the_pickle(path: Path, load, error, expected: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._flags import rename
 from .predict import resolve_device
 
 
@@ -51,42 +52,17 @@ def register(subparsers) -> None:
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
+    rename(parser, run_dir="--out")  # the library's run_dir is this command's --out
 
 
 def run(args) -> int:
     from imagenet_suite.inference import load_model
     from imagenet_suite.inference.evaluate import SUITE_JSON, check_arguments, run_suite
 
-    check_arguments(  # before the model is loaded or anything is written; run_suite checks again
-        args.out,
-        batch_size=args.batch_size,
-        workers=args.workers,
-        adversarial=args.adversarial,
-        adversarial_seed=args.adversarial_seed,
-        num_proc=args.num_proc,
-        executor=args.executor,
-        ray_address=args.ray_address,
-        detector_stats=args.detector_stats,
-    )
-    device = resolve_device(args.device)
+    options = suite_options(args)
+    check_arguments(args.out, options)  # before the model is loaded or anything is written; run_suite checks again
     loaded = load_model(args.model, args.weights, seed=args.seed)
-    suite = run_suite(
-        loaded,
-        args.datasets,
-        args.out,
-        device=device,
-        batch_size=args.batch_size,
-        amp=args.amp,
-        features=args.features,
-        detector_stats=args.detector_stats,
-        workers=args.workers,
-        adversarial=args.adversarial,
-        adversarial_seed=args.adversarial_seed,
-        progress=not args.no_progress,
-        executor=args.executor,
-        ray_address=args.ray_address,
-        num_proc=args.num_proc,
-    )
+    suite = run_suite(loaded, args.datasets, args.out, options)
     quba = suite["summary"]["quba"]
     for name, entry in quba["dimensions"].items():
         print(f"{name:24s} {entry['value']:.6g}")
@@ -95,3 +71,27 @@ def run(args) -> int:
     print(f"{'quba':24s} {quba['score']:.4f}" if quba["score"] is not None else f"{'quba':24s} not computed")
     print(args.out / SUITE_JSON)
     return 0
+
+
+def suite_options(args):
+    """The :class:`~imagenet_suite.inference.evaluate.SuiteOptions` of the parsed arguments (checked when made)."""
+    from imagenet_suite.inference.evaluate import SuiteOptions
+    from imagenet_suite.inference.predict import PredictOptions
+
+    predict = PredictOptions(
+        device=resolve_device(args.device),
+        batch_size=args.batch_size,
+        workers=args.workers,
+        features=args.features,
+        amp=args.amp,
+        progress=not args.no_progress,
+    )
+    return SuiteOptions(
+        predict=predict,
+        detector_stats=args.detector_stats,
+        adversarial=args.adversarial,
+        adversarial_seed=args.adversarial_seed,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        num_proc=args.num_proc,
+    )

@@ -66,38 +66,43 @@ def resolve_device(name: str | None) -> str:
 
 def run(args) -> int:
     from imagenet_suite.dataset.folder import DatasetFolder
-    from imagenet_suite.errors import ConfigError
     from imagenet_suite.inference import load_model, predict
-    from imagenet_suite.inference.models import load_callable
-    from imagenet_suite.inference.predict import check_loader_arguments, check_outputs_file
+    from imagenet_suite.inference.predict import check_outputs_file
 
     # every argument first: a run that cannot finish is refused before a model is loaded or data read
-    check_loader_arguments(args.workers, args.batch_size)
+    options = predict_options(args)
     check_outputs_file(args.out)
-    device = resolve_device(args.device)
     folder = DatasetFolder(args.folder)
     loaded = load_model(args.model, args.weights, seed=args.seed)
-    transform = None
-    if args.transform:
-        source, _, name = args.transform.rpartition(":")
-        if not source or not name:
-            raise ConfigError(f"--transform {args.transform!r} must be <module>:<callable> or <file.py>:<callable>")
-        transform = load_callable(args.transform, source, name)()
-    out = predict(
-        folder,
-        loaded,
-        args.out,
-        config=args.config,
-        split=args.split,
-        device=device,
-        batch_size=args.batch_size,
-        features=args.features,
-        amp=args.amp,
-        transform=transform,
-        transform_name=args.transform,
-        workers=args.workers,
-        progress=not args.no_progress,
-        gpu_decode=args.gpu_decode,
-    )
+    out = predict(folder, loaded, args.out, config=args.config, split=args.split, options=options)
     print(out)
     return 0
+
+
+def predict_options(args):
+    """The :class:`~imagenet_suite.inference.predict.PredictOptions` of the parsed arguments (checked when
+    made; ``--transform``'s callable is loaded)."""
+    from imagenet_suite.inference.predict import PredictOptions
+
+    return PredictOptions(
+        device=resolve_device(args.device),
+        batch_size=args.batch_size,
+        workers=args.workers,
+        features=args.features,
+        amp=args.amp,
+        gpu_decode=args.gpu_decode,
+        transform=load_transform(args.transform) if args.transform else None,
+        transform_name=args.transform,
+        progress=not args.no_progress,
+    )
+
+
+def load_transform(spec: str):
+    """``--transform MODULE:CALLABLE``: the transform the callable returns."""
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference.models import load_callable
+
+    source, _, name = spec.rpartition(":")
+    if not source or not name:
+        raise ConfigError(f"--transform {spec!r} must be <module>:<callable> or <file.py>:<callable>")
+    return load_callable(spec, source, name)()

@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from ._flags import rename
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -86,6 +88,7 @@ def register(subparsers) -> None:
     )
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=run_status)
+    rename(status, tables="--compare")  # review.status.compare_reviews(..., tables)
 
     prechecked = commands.add_parser(
         "precheck", help="WordNet pre-check of candidate OOD classes against ImageNet-1k (no database)"
@@ -149,14 +152,11 @@ def _add_signal_arguments(parser) -> None:
 
 def _prepare(args):
     from imagenet_suite.errors import ConfigError
-    from imagenet_suite.review.load import prepare_load
+    from imagenet_suite.review.load import LoadOptions, prepare_load
 
     if args.embeddings_plot is not None and args.reference is None:
         raise ConfigError("--embeddings-plot needs --reference DIR (and --features, --id-features)")
-    return prepare_load(
-        args.folder,
-        args.config,
-        args.split,
+    options = LoadOptions(
         outputs=args.outputs,
         name=args.name,
         cache_dir=args.cache_dir,
@@ -172,6 +172,7 @@ def _prepare(args):
         reference_config=args.reference_config,
         other_review=args.other_review,
     )
+    return prepare_load(args.folder, args.config, args.split, options)
 
 
 def _after_load(args, dataset) -> None:

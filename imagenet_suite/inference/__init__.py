@@ -2,6 +2,6 @@
 and its eval preprocessing) and predict.py (a dataset split -> the outputs file ``score`` reads)."""
 
 from .models import MODEL_FORMS, LoadedModel, load_model
-from .predict import predict
+from .predict import PredictOptions, predict
 
-__all__ = ["MODEL_FORMS", "LoadedModel", "load_model", "predict"]
+__all__ = ["MODEL_FORMS", "LoadedModel", "PredictOptions", "load_model", "predict"]

@@ -44,10 +44,10 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from ..dataset.folder import DatasetFolder
-from ..errors import ConfigError, InvalidSourceData
+from ..errors import ConfigError, InvalidSourceData, param
 from ..scoring.metrics.classification import Fraction
 from .models import LoadedModel, Transform
-from .predict import BatchImages, Unit, protocol_transform, split_units
+from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
 
 EPS = 8 / 255
 ALPHA = 2 / 255
@@ -252,49 +252,105 @@ def subset_units(
     return units
 
 
+@dataclass(frozen=True)
+class AttackOptions:
+    """Which images :func:`adversarial_accuracy` attacks, with which attacks, and how it runs.
+
+    Checked when made (ConfigError naming the field).
+
+    Attributes:
+        n: rows of the seeded class-stratified subset to attack, at least 1 (all rows if the split has
+            fewer).
+        seed: seed of the subset, of the DataLoader workers and (plus the batch index) of PGD's random
+            start, 0 or more.
+        batch_size: images per attack batch, at least 1. PGD's random start is seeded per batch, so it is
+            part of what a result depends on.
+        eps: the L∞ radius of both attacks, in [0, 1] pixel units (default 8/255).
+        alpha: PGD's step size, in [0, 1] pixel units (default 2/255).
+        steps: PGD's number of steps, 0 or more (default 10).
+        device: where the model and the attacks run (``"cpu"``, ``"cuda"``, ... or a ``torch.device``).
+        workers: DataLoader workers reading the images, 0 or more; None: ``min(4, CPUs)``.
+        progress: show a progress bar (stderr).
+
+    Example:
+        >>> from imagenet_suite.inference.adversarial import AttackOptions
+        >>> AttackOptions(n=1000, seed=1).eps == 8 / 255
+        True
+        >>> AttackOptions(n=0)
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: n must be at least 1 (rows to attack), got 0
+    """
+
+    n: int
+    seed: int = 0
+    batch_size: int = 64
+    eps: float = EPS
+    alpha: float = ALPHA
+    steps: int = STEPS
+    device: str | torch.device = "cpu"
+    workers: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name, minimum, rule in (
+            ("n", 1, "at least 1 (rows to attack)"),
+            ("seed", 0, "0 or more"),
+            ("steps", 0, "0 or more"),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ConfigError(f"{param(name)} must be {rule}, got {value!r}")
+        check_loader_arguments(self.workers, self.batch_size)
+        for name in ("eps", "alpha"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ConfigError(f"{param(name)} must be a number in [0, 1] (pixel units), got {value!r}")
+
+
 def adversarial_accuracy(
     loaded: LoadedModel,
     dataset: str | Path | DatasetFolder,
+    options: AttackOptions,
     *,
-    n: int,
-    seed: int = 0,
     config: str | None = None,
     split: str | None = None,
-    device: str | torch.device = "cpu",
-    batch_size: int = 64,
-    eps: float = EPS,
-    alpha: float = ALPHA,
-    steps: int = STEPS,
-    workers: int | None = None,
-    progress: bool = True,
 ) -> AdversarialResult:
-    """Clean, FGSM and PGD accuracy of ``loaded`` on a seeded class-stratified subset of ``n`` rows.
+    """Clean, FGSM and PGD accuracy of ``loaded`` on a seeded class-stratified subset of ``options.n`` rows.
 
     FGSM is ``torchattacks.FGSM(m, eps=eps)``, PGD ``torchattacks.PGD(m, eps=eps, alpha=alpha,
     steps=steps, random_start=True)`` with ``m`` the model behind its own Normalize
-    (:class:`PixelSpaceModel`); labels are the dataset's 1000-way ``label`` column. The model is in
-    eval mode and its parameters do not require grad during the run (both restored afterwards);
-    gradients are taken with respect to the images only.
+    (:class:`PixelSpaceModel`) and the settings of ``options`` (:class:`AttackOptions`); labels are the
+    dataset's 1000-way ``label`` column. The model is in eval mode and its parameters do not require
+    grad during the run (both restored afterwards); gradients are taken with respect to the images only.
+
+    Example:
+        >>> from imagenet_suite.inference import load_model
+        >>> from imagenet_suite.inference.adversarial import AttackOptions, adversarial_accuracy
+        >>> result = adversarial_accuracy(load_model("timm:resnet50"), "datasets/imagenet_val-1.0.0",
+        ...                               AttackOptions(n=1000, device="cuda"))               # doctest: +SKIP
+        >>> result.clean.value, result.fgsm.value, result.pgd.value                           # doctest: +SKIP
     """
     import torchattacks
 
+    if not isinstance(options, AttackOptions):
+        raise ConfigError(f"{param('options')} must be an AttackOptions, got {type(options).__name__}")
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
     split = folder.resolve_split(config, split)
-    if batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
+    seed, batch_size, eps, alpha, steps = options.seed, options.batch_size, options.eps, options.alpha, options.steps
     ids, labels = _ids_and_labels(folder, config, split)
     pixel_loaded, mean, std = pixel_space(loaded)
-    positions = stratified_subset(labels.tolist(), n, seed)
+    positions = stratified_subset(labels.tolist(), options.n, seed)
     units = subset_units(folder, config, split, positions, batch_size)
     images = BatchImages(units, protocol_transform(pixel_loaded, folder.protocol(config), None))
     chosen_ids = [ids[p] for p in positions]
     chosen_labels = labels[positions]
 
-    device = torch.device(device)
+    device = torch.device(options.device)
     model = PixelSpaceModel(loaded.model, mean, std).to(device).eval()
     flags = torch.zeros(3, len(positions), dtype=torch.bool)
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
+    workers = min(4, os.cpu_count() or 1) if options.workers is None else options.workers
     loader = DataLoader(  # its own generator: the workers' base seed is not drawn from the caller's RNG
         images,
         batch_size=None,
@@ -303,7 +359,7 @@ def adversarial_accuracy(
         persistent_workers=False,
         generator=torch.Generator().manual_seed(seed),
     )
-    bar = tqdm(total=len(positions), unit="img", disable=not progress, desc="adversarial")
+    bar = tqdm(total=len(positions), unit="img", disable=not options.progress, desc="adversarial")
     done = 0
     with _inputs_only(loaded.model):
         fgsm = torchattacks.FGSM(model, eps=eps)
@@ -421,6 +477,7 @@ __all__ = [
     "EPS",
     "STEPS",
     "AdversarialResult",
+    "AttackOptions",
     "PixelSpaceModel",
     "adversarial_accuracy",
     "adversarial_robustness",

@@ -20,12 +20,15 @@ outputs were scored and, for an OOD set, the ImageNet-val split of the ID output
 ``{"folder", "builder", "version", "config", "split", "build_info_sha256"}`` (the sha256 of the folder's
 build_info.json, which pins every file of the build).
 
-A run folder is checked before any work (:func:`check_run_folder`): run.json must name this model (spec,
+The settings of a run are one :class:`SuiteOptions` (its ``predict`` part a
+:class:`~imagenet_suite.inference.predict.PredictOptions`), checked when made; the run folder and the
+files it names are checked by :func:`check_arguments` before any model is loaded. A run folder is
+checked before any work (:func:`check_run_folder`): run.json must name this model (spec,
 weights, parameter count), an existing suite.json must be of a format this version reads and well
 formed, and an outputs file is reused only when its record names the same build as the folder given
 now. Outputs predicted from another build are refused (one line naming both builds), not predicted
 again: the run folder is the evidence behind its suite.json, so it is not silently rewritten for other
-data (a wrong ``--datasets`` folder is the usual cause); delete the file, or choose another ``--out``.
+data (a wrong ``datasets`` folder is the usual cause); delete the file, or choose another ``run_dir``.
 An outputs file without a record (a run folder of an older imagenet-suite) is refused alike.
 
 ``<key>`` is ``<dataset>[/<config>][/<split>]`` (config and split only when the folder has several; the
@@ -42,14 +45,14 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core.executors import MAX_RETRIES, RayExecutor, make_executor
+from ..core.executors import EXECUTORS, MAX_RETRIES, RayExecutor, make_executor
 from ..dataset.folder import DatasetFolder
-from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError
+from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
 from ..scoring.evaluation.options import OodOptions, ScoreOptions
 from ..scoring.evaluation.report import applicable_metrics, score
@@ -75,7 +78,7 @@ from ..scoring.summary.suite import (
     suite_summary,
 )
 from .models import LoadedModel, weights_digest
-from .predict import check_loader_arguments, predict
+from .predict import PredictOptions, predict
 
 RUN_MANIFEST = "run.json"
 ADVERSARIAL_JSON = "adversarial.json"
@@ -126,7 +129,7 @@ def suite_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
         try:
             folders.append((Path(path), DatasetFolder(path)))
         except DatasetFolderError as err:
-            raise ConfigError(f"--datasets {path}: not a built dataset folder ({err})") from err
+            raise ConfigError(f"{param('datasets')} {path}: not a built dataset folder ({err})") from err
     names = [folder.name for _, folder in folders]
     targets: list[SuiteTarget] = []
     for path, folder in folders:
@@ -140,7 +143,7 @@ def suite_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
     keys = [target.key for target in targets]
     repeated = sorted({key for key in keys if keys.count(key) > 1})
     if repeated:
-        raise ConfigError(f"--datasets: two folders give the same report key(s) {repeated}; rename one folder")
+        raise ConfigError(f"{param('datasets')}: two folders give the same report key(s) {repeated}; rename one folder")
     return sorted(targets, key=lambda target: (target.folder.name != ID_DATASET, keys.index(target.key)))
 
 
@@ -178,38 +181,79 @@ def _build_change(old: dict[str, Any], new: dict[str, Any]) -> str:
             f"{old['split']}): build_info.json sha256 {old['build_info_sha256'][:12]} in {old['folder']}, now "
             f"{new['build_info_sha256'][:12]} in {new['folder']}"
         )
-    return f"predicted from {describe_build(old)}, but --datasets now gives {describe_build(new)}"
+    return f"predicted from {describe_build(old)}, but {param('datasets')} now gives {describe_build(new)}"
 
 
-def check_arguments(
-    run_dir: str | Path,
-    *,
-    batch_size: int = 256,
-    workers: int | None = None,
-    adversarial: int = 0,
-    adversarial_seed: int = 0,
-    num_proc: int = 1,
-    executor: str = "local",
-    ray_address: str | None = None,
-    detector_stats: str | Path | None = None,
-) -> None:
-    """ConfigError naming the flag of the first argument of :func:`run_suite` that cannot work, before any
-    model is loaded or any file is written (the loader's flags with predict's own check)."""
-    check_loader_arguments(workers, batch_size)
-    _at_least("--adversarial", adversarial, 0, "must be 0 (no attacks) or a number of images")
-    _at_least("--adversarial-seed", adversarial_seed, 0, "must be 0 or more")
-    _at_least("--num-proc", num_proc, 1, "must be at least 1")
+@dataclass(frozen=True)
+class SuiteOptions:
+    """How :func:`run_suite` evaluates a model: prediction, OOD statistics, attacks, where outputs are predicted.
+
+    Checked when made (ConfigError naming the field); the files and the executor are checked by
+    :func:`check_arguments`.
+
+    Attributes:
+        predict: how every dataset split is predicted (device, batch size, workers, precision,
+            ``features``; :class:`~imagenet_suite.inference.predict.PredictOptions`). With
+            ``features=True`` the penultimate features are stored too and the feature-based OOD detectors
+            run where their inputs allow. ``progress`` also prints a line per dataset split.
+        detector_stats: a file of fitted train statistics (``DetectorStats.save``) that some OOD detectors
+            need (as ``score --detector-stats``); None: those detectors are skipped.
+        adversarial: number of ImageNet-val images to attack with FGSM and PGD, 0 or more (0: no attacks;
+            the adversarial-robustness dimension is then listed as missing).
+        adversarial_seed: seed of the attacked class-stratified subset and of PGD's random start, 0 or more.
+        executor: ``"local"`` (predict in this process) or ``"ray"`` (the outputs still missing are
+            predicted as one Ray task per dataset split; scoring, attacks and the summary stay here).
+        ray_address: the Ray cluster (only with ``executor="ray"``); None: ``$RAY_ADDRESS``, else a local
+            cluster of ``num_proc`` CPUs.
+        num_proc: CPUs of that local Ray cluster, at least 1.
+
+    Example:
+        >>> from imagenet_suite.inference.evaluate import SuiteOptions
+        >>> from imagenet_suite.inference.predict import PredictOptions
+        >>> options = SuiteOptions(predict=PredictOptions(batch_size=64, workers=0), adversarial=500)
+        >>> options.predict.batch_size, options.adversarial
+        (64, 500)
+        >>> SuiteOptions(adversarial=-3)
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: adversarial must be 0 (no attacks) or a number of images, got -3
+    """
+
+    predict: PredictOptions = field(default_factory=PredictOptions)
+    detector_stats: str | Path | None = None
+    adversarial: int = 0
+    adversarial_seed: int = 0
+    executor: str = "local"
+    ray_address: str | None = None
+    num_proc: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.predict, PredictOptions):
+            raise ConfigError(f"{param('predict')} must be a PredictOptions, got {type(self.predict).__name__}")
+        _at_least("adversarial", self.adversarial, 0, "must be 0 (no attacks) or a number of images")
+        _at_least("adversarial_seed", self.adversarial_seed, 0, "must be 0 or more")
+        _at_least("num_proc", self.num_proc, 1, "must be at least 1")
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"{param('executor')} {self.executor!r}: expected one of {', '.join(EXECUTORS)}")
+        if self.ray_address is not None and self.executor != "ray":
+            raise ConfigError(f"{param('ray_address')} is only used with {param('executor')} ray")
+
+
+def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
+    """ConfigError naming the parameter of :func:`run_suite` that cannot work, before any model is loaded
+    or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, the executor
+    can be used (Ray installed, its cluster reachable)."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
-        raise ConfigError(f"--out {run_dir}: is a file; expected a run folder")
-    if detector_stats is not None and not Path(detector_stats).is_file():
-        raise ConfigError(f"--detector-stats {detector_stats}: no such file")
-    make_executor(executor, num_proc, ray_address, start=False)  # --executor / --ray-address
+        raise ConfigError(f"{param('run_dir')} {run_dir}: is a file; expected a run folder")
+    if options.detector_stats is not None and not Path(options.detector_stats).is_file():
+        raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
+    make_executor(options.executor, options.num_proc, options.ray_address, start=False)
 
 
-def _at_least(flag: str, value: Any, minimum: int, rule: str) -> None:
+def _at_least(name: str, value: Any, minimum: int, rule: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{flag} {rule}, got {value!r}")
+        raise ConfigError(f"{param(name)} {rule}, got {value!r}")
 
 
 def run_manifest(loaded: LoadedModel) -> dict[str, Any]:
@@ -250,7 +294,7 @@ def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     if "format" in found and found["format"] != RUN_FORMAT:
         raise RunFolderError(
             f"{path}: format is {describe_json(found['format'])}, but this imagenet-suite reads run.json of format "
-            f"{json.dumps(RUN_FORMAT)} (or without one, as written before formats); choose another --out"
+            f"{json.dumps(RUN_FORMAT)} (or without one, as written before formats); choose another {param('run_dir')}"
         )
     check_json(found, RUN_SCHEMAS[found.get("format")], path)
     legacy = "format" not in found
@@ -266,8 +310,8 @@ def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
         )
     if differences:
         raise RunFolderError(
-            f"--out {run_dir} holds the run of {found['model']}, not of this model: {'; '.join(differences)}; "
-            "choose another --out"
+            f"{param('run_dir')} {run_dir} holds the run of {found['model']}, not of this model: "
+            f"{'; '.join(differences)}; choose another {param('run_dir')}"
         )
 
 
@@ -292,14 +336,15 @@ def _check_outputs_record(run_dir: Path, target: SuiteTarget) -> None:
         raise RunFolderError(
             f"{path}: no record of the dataset build it was predicted from ({record_path} is missing: a run "
             "folder of an older imagenet-suite, or a file put there by hand); delete it to predict again, or "
-            "choose another --out"
+            f"choose another {param('run_dir')}"
         )
     record = read_json(record_path, "outputs record of `imagenet-suite evaluate`")
     check_json(record, OUTPUTS_RECORD, record_path)
     now = dataset_build(target)
     if not same_build(record["dataset"], now):
         raise RunFolderError(
-            f"{path}: {_build_change(record['dataset'], now)}; delete it to predict again, or choose another --out"
+            f"{path}: {_build_change(record['dataset'], now)}; delete it to predict again, or choose another "
+            f"{param('run_dir')}"
         )
 
 
@@ -307,53 +352,37 @@ def run_suite(
     loaded: LoadedModel,
     datasets: Sequence[str | Path],
     run_dir: str | Path,
-    *,
-    device: str = "cpu",
-    batch_size: int = 256,
-    amp: bool = False,
-    features: bool = False,
-    detector_stats: str | Path | None = None,
-    workers: int | None = None,
-    adversarial: int = 0,
-    adversarial_seed: int = 0,
-    progress: bool = True,
-    executor: str = "local",
-    ray_address: str | None = None,
-    num_proc: int = 1,
+    options: SuiteOptions | None = None,
 ) -> dict[str, Any]:
     """Predict, score and summarise ``loaded`` on every split of ``datasets``; write the run folder.
 
-    Returns suite.json's content. ``features``: store penultimate features too, so the feature-based
-    OOD detectors run where their inputs allow; ``detector_stats``: the training statistics some of
-    them need (as ``score --detector-stats``). ``adversarial``: number of ImageNet-val images to
-    attack (0: no attacks; the adversarial-robustness dimension is then listed as missing).
-    ``executor="ray"``: the outputs still missing are predicted as one Ray task per dataset split
-    (:func:`predict_on_ray`; ``ray_address`` or ``$RAY_ADDRESS``, else a local cluster with
-    ``num_proc`` CPUs); scoring, attacks and the summary stay on this process.
+    Returns suite.json's content. ``options``: see :class:`SuiteOptions` (default: every default, on
+    the CPU, no attacks). With ``executor="ray"`` the outputs still missing are predicted as one Ray
+    task per dataset split (:func:`predict_on_ray`).
+
+    Example:
+        >>> from imagenet_suite.inference import PredictOptions, load_model
+        >>> from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+        >>> suite = run_suite(load_model("timm:resnet50"),                                 # doctest: +SKIP
+        ...                   ["datasets/imagenet_val-1.0.0", "datasets/imagenet_r-1.0.0"], "runs/resnet50",
+        ...                   SuiteOptions(predict=PredictOptions(device="cuda"), adversarial=1000))
+        >>> suite["summary"]["quba"]["score"]                                               # doctest: +SKIP
     """
-    check_arguments(
-        run_dir,
-        batch_size=batch_size,
-        workers=workers,
-        adversarial=adversarial,
-        adversarial_seed=adversarial_seed,
-        num_proc=num_proc,
-        executor=executor,
-        ray_address=ray_address,
-        detector_stats=detector_stats,
-    )
+    options = SuiteOptions() if options is None else options
+    check_arguments(run_dir, options)
     run_dir = Path(run_dir)
     targets = suite_targets(datasets)
     manifest = run_manifest(loaded)
     check_run_folder(run_dir, manifest, targets)
     id_target = next((t for t in targets if t.folder.name == ID_DATASET and t.has_images), None)
-    stats = DetectorStats.load(detector_stats, device) if detector_stats is not None else None
+    device = str(options.predict.device)
+    stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
+    run = _Run(loaded, run_dir, options.predict, stats)
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
-    run = _Run(loaded, run_dir, device, batch_size, amp, features, workers, progress, stats)
-    if executor == "ray":
+    if options.executor == "ray":
         todo = [t for t in targets if t.has_images and not run.outputs_path(t).is_file()]
-        predict_on_ray(run, todo, num_proc, ray_address)
+        predict_on_ray(run, todo, options.num_proc, options.ray_address)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     for target in targets:
@@ -364,12 +393,13 @@ def run_suite(
         reports[target.key] = report
         atomic_write_bytes(run_dir / "reports" / f"{target.file_stem}.json", _json_bytes(report))
     attacks = None
-    if adversarial:
+    if options.adversarial:
         if id_target is None:
             raise ConfigError(
-                "--adversarial attacks ImageNet-val images: add a built imagenet_val folder to --datasets"
+                f"{param('adversarial')} attacks ImageNet-val images: add a built imagenet_val folder to "
+                f"{param('datasets')}"
             )
-        attacks = run.adversarial(id_target, adversarial, adversarial_seed)
+        attacks = run.adversarial(id_target, options.adversarial, options.adversarial_seed)
     params = manifest["params"]
     suite = {
         "format": SUITE_FORMAT,
@@ -406,7 +436,7 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
         for target in todo:
             run.record_outputs(target)
         model = ray.put(run.loaded)
-        settings = {"device": run.device, "batch_size": run.batch_size, "features": run.features, "amp": run.amp}
+        settings = replace(run.options, workers=0, progress=False)
         pending = {task.remote(model, str(t.folder.path.resolve()), t.config, t.split, settings): t for t in todo}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -421,15 +451,15 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
                 raise err.cause from err  # the RayTaskError carries the worker's traceback
             run.outputs_path(target).parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(run.outputs_path(target), data)
-            if run.progress:
+            if run.options.progress:
                 print(f"predicted {target.key} on Ray")
 
 
-def _predict_bytes(loaded: LoadedModel, folder: str, config: str, split: str, settings: dict[str, Any]) -> bytes:
+def _predict_bytes(loaded: LoadedModel, folder: str, config: str, split: str, options: PredictOptions) -> bytes:
     """On a Ray worker: :func:`predict` one split into a scratch file; its bytes."""
     with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch:
         out = Path(scratch) / "outputs.pt"
-        predict(folder, loaded, out, config=config, split=split, workers=0, progress=False, **settings)
+        predict(folder, loaded, out, config=config, split=split, options=options)
         return out.read_bytes()
 
 
@@ -452,14 +482,13 @@ class _Run:
 
     loaded: LoadedModel
     run_dir: Path
-    device: str
-    batch_size: int
-    amp: bool
-    features: bool
-    workers: int | None
-    progress: bool
+    options: PredictOptions
     stats: DetectorStats | None = None
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
+
+    @property
+    def device(self) -> str:
+        return str(self.options.device)
 
     def outputs_path(self, target: SuiteTarget) -> Path:
         return self.run_dir / "outputs" / f"{target.file_stem}.pt"
@@ -476,22 +505,10 @@ class _Run:
         :func:`check_run_folder`)."""
         path = self.outputs_path(target)
         if not path.is_file():
-            if self.progress:
+            if self.options.progress:
                 print(f"predict {target.key}")
             self.record_outputs(target)
-            predict(
-                target.folder,
-                self.loaded,
-                path,
-                config=target.config,
-                split=target.split,
-                device=self.device,
-                batch_size=self.batch_size,
-                features=self.features,
-                amp=self.amp,
-                workers=self.workers,
-                progress=self.progress,
-            )
+            predict(target.folder, self.loaded, path, config=target.config, split=target.split, options=self.options)
         return path
 
     def score_target(self, target: SuiteTarget, id_target: SuiteTarget | None) -> tuple[dict | None, str]:
@@ -530,7 +547,7 @@ class _Run:
         if self.id_outputs is None:
             self.id_outputs = ModelOutputs.load(id_path, device=self.device)
         id_outputs = self.id_outputs
-        if not self.features:
+        if not self.options.features:
             return OodOptions(id_outputs=id_outputs, stats=self.stats)
         return OodOptions(
             id_outputs=id_outputs,
@@ -541,10 +558,10 @@ class _Run:
 
     def adversarial(self, id_target: SuiteTarget, rows: int, seed: int) -> dict[str, Any]:
         """FGSM/PGD accuracies on ``rows`` seeded, class-stratified val images (reused when recorded)."""
-        from .adversarial import adversarial_accuracy
+        from .adversarial import AttackOptions, adversarial_accuracy
 
         path = self.run_dir / ADVERSARIAL_JSON
-        batch_size = min(self.batch_size, 64)  # PGD's random start is seeded per batch: part of the result's key
+        batch_size = min(self.options.batch_size, 64)  # PGD's start is seeded per batch: part of the result's key
         key = {"requested_rows": rows, "seed": seed, "batch_size": batch_size}
         build = dataset_build(id_target)
         if path.is_file():  # checked by check_run_folder
@@ -552,16 +569,11 @@ class _Run:
             same = all(recorded.get(name) == value for name, value in key.items())
             if same and recorded.get("dataset") is not None and same_build(recorded["dataset"], build):
                 return recorded
+        attack = AttackOptions(
+            n=rows, seed=seed, batch_size=batch_size, device=self.options.device, progress=self.options.progress
+        )
         result = adversarial_accuracy(
-            self.loaded,
-            id_target.folder,
-            n=rows,
-            seed=seed,
-            config=id_target.config,
-            split=id_target.split,
-            device=self.device,
-            batch_size=batch_size,
-            progress=self.progress,
+            self.loaded, id_target.folder, attack, config=id_target.config, split=id_target.split
         )
         recorded = {
             **key,
@@ -583,6 +595,7 @@ __all__ = [
     "RUN_FORMAT",
     "RUN_MANIFEST",
     "SUITE_JSON",
+    "SuiteOptions",
     "SuiteTarget",
     "check_arguments",
     "check_run_folder",

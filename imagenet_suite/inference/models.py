@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import ConfigError
+from ..errors import ConfigError, param
 from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
 
@@ -67,7 +67,9 @@ def load_model(spec: str, weights: str | Path | None = None, seed: int = 0) -> L
     else:
         model = _user_model(spec, source, name, seed=seed)
         if weights is None:
-            raise ConfigError(f"model {spec!r} has no library weights: pass --weights FILE or --weights none")
+            raise ConfigError(
+                f"model {spec!r} has no library weights: pass {param('weights')} FILE or {param('weights')} none"
+            )
     digest, described = None, "pretrained"
     if weights is not None and str(weights) == "none":
         described = f"none (seed {seed})"
@@ -119,7 +121,7 @@ def _library_model(spec: str, seed: int, pretrained: bool, build: Callable[[], n
             raise
         raise ConfigError(
             f"model {spec!r}: the pretrained weights cannot be fetched ({type(err).__name__}: "
-            f"{' '.join(str(err).split())[:200]}); pass --weights FILE, or --weights none for a random init"
+            f"{' '.join(str(err).split())[:200]}); pass {param('weights')} FILE, or {param('weights')} none for a random init"
         ) from err
 
 
@@ -160,7 +162,7 @@ def load_callable(spec: str, source: str, name: str) -> Callable[..., Any]:
 def load_weights(model: nn.Module, path: Path, spec: str) -> str:
     """Load the state dict in ``path`` into ``model`` strictly; return the file's sha256."""
     if not path.is_file():
-        raise ConfigError(f"weights file {path} does not exist (or pass --weights none for a random init)")
+        raise ConfigError(f"weights file {path} does not exist (or pass {param('weights')} none for a random init)")
     if path.suffix not in WEIGHT_SUFFIXES:
         raise ConfigError(f"weights file {path} must end in one of {WEIGHT_SUFFIXES}")
     state = _read_state_dict(path)

@@ -30,9 +30,10 @@ is named in one warning line, renamed to ``<chunk>.rejected`` (kept, never delet
 computed again. The final file is written atomically, rows in dataset order, and the folder removed
 (but for rejected chunks).
 
-Arguments are checked before any model is loaded or data read (:func:`check_loader_arguments`,
-shared with ``evaluate``; :func:`check_outputs_file`), and a refused or failed run that wrote no
-batch leaves no ``.partial`` folder behind.
+The settings of a run are one :class:`PredictOptions` (``evaluate`` reuses it for every dataset). They
+are checked when it is made, before any model is loaded or data read (:func:`check_loader_arguments`);
+:func:`check_outputs_file` checks ``out``. A refused or failed run that wrote no batch leaves no
+``.partial`` folder behind.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,7 +56,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm.auto import tqdm
 
 from ..dataset.folder import SELF_HASH, DatasetFolder
-from ..errors import ConfigError, InvalidSourceData
+from ..errors import ConfigError, InvalidSourceData, param
 from ..files import atomic_write_bytes
 from ..scoring.metrics.protocols import border_crop
 from ..scoring.outputs import load_torch_file
@@ -134,7 +135,7 @@ def device_transform(
 ) -> tuple[TensorTransform | None, str]:
     """The tensor counterpart of :func:`protocol_transform` for the GPU decode path, or ``(None, why not)``."""
     if override is not None:
-        return None, "a --transform override has no tensor counterpart"
+        return None, "a transform override has no tensor counterpart"
     try:
         return tensor_transform(_model_transform(loaded, protocol, None), _border_px(protocol)), ""
     except UnsupportedTransform as err:
@@ -290,7 +291,7 @@ class FeatureTap:
     def take(self) -> torch.Tensor:
         features, self.features = self.features, None
         if features is None:
-            raise ConfigError("--features: the model's classifier was not called in forward()")
+            raise ConfigError(f"{param('features')}: the model's classifier was not called in forward()")
         return features
 
 
@@ -302,8 +303,67 @@ def classifier_of(model: nn.Module) -> nn.Module:
         return head
     linears = [module for module in model.modules() if isinstance(module, nn.Linear)]
     if not linears:
-        raise ConfigError("--features needs a model whose last layer is an nn.Linear classifier (or timm's head)")
+        raise ConfigError(
+            f"{param('features')} needs a model whose last layer is an nn.Linear classifier (or timm's head)"
+        )
     return linears[-1]
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """How :func:`predict` runs a model over a split: device, batches, loader, precision, preprocessing.
+
+    Checked when made (ConfigError naming the field). ``evaluate`` runs every dataset with one of these
+    (:class:`~imagenet_suite.inference.evaluate.SuiteOptions`).
+
+    Attributes:
+        device: where the model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a ``torch.device``).
+        batch_size: images per model call, at least 1. Also the unit of resuming: a ``.partial``
+            folder is reused only by a run with the same batch size.
+        workers: DataLoader worker processes reading and decoding images, 0 or more (0: in this
+            process); None: ``min(4, CPUs)``. Outputs do not depend on it.
+        features: also store the penultimate features (the input of the classifier), ``[N, d]``.
+        amp: autocast (float16 on CUDA, bfloat16 on the CPU); outputs are stored as float32.
+        gpu_decode: decode baseline/progressive YCbCr JPEGs with ``torchvision.io.decode_jpeg`` on
+            ``device`` and preprocess them there; None: on CUDA devices only. True on a CPU device runs
+            the same path with torchvision's CPU decoder (for testing). Falls back to the CPU path,
+            saying so, where the preprocessing has no tensor counterpart.
+        transform: replaces the model's preprocessing (a callable: PIL image -> ``[3, H, W]`` tensor);
+            None: the model's own.
+        transform_name: identifies ``transform`` in the resume manifest (a ``.partial`` folder made with
+            another one is refused); None: ``"model default"``.
+        progress: show a progress bar (stderr).
+
+    Example:
+        >>> from imagenet_suite.inference.predict import PredictOptions
+        >>> PredictOptions(batch_size=64, workers=0).batch_size
+        64
+        >>> PredictOptions(workers=-1)
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: workers must be 0 or more, got -1 (0: read images in the main process)
+    """
+
+    device: str | torch.device = "cpu"
+    batch_size: int = 256
+    workers: int | None = None
+    features: bool = False
+    amp: bool = False
+    gpu_decode: bool | None = None
+    transform: Transform | None = None
+    transform_name: str | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        check_loader_arguments(self.workers, self.batch_size)
+        try:
+            torch.device(self.device)
+        except (RuntimeError, TypeError) as err:
+            raise ConfigError(
+                f"{param('device')} {self.device!r} is not a torch device (cpu, cuda, cuda:1, ...)"
+            ) from err
+        if self.transform is not None and not callable(self.transform):
+            raise ConfigError(f"{param('transform')} must be a callable (PIL image -> tensor), got {self.transform!r}")
 
 
 def predict(
@@ -313,24 +373,12 @@ def predict(
     *,
     config: str | None = None,
     split: str | None = None,
-    device: str | torch.device = "cpu",
-    batch_size: int = 256,
-    features: bool = False,
-    amp: bool = False,
-    transform: Transform | None = None,
-    transform_name: str | None = None,
-    workers: int | None = None,
-    progress: bool = True,
-    gpu_decode: bool | None = None,
+    options: PredictOptions | None = None,
 ) -> Path:
     """Write ``loaded``'s outputs on a dataset split to ``out`` (``.pt``); return ``out``.
 
-    ``transform`` replaces the model's preprocessing (``transform_name`` identifies it for resuming).
-    ``amp``: autocast (float16 on CUDA, bfloat16 on CPU); logits are stored as float32.
-    ``gpu_decode``: decode baseline/progressive YCbCr JPEGs with ``torchvision.io.decode_jpeg`` on
-    ``device`` and preprocess them there (default: on CUDA devices); True on a CPU device runs the same
-    path with torchvision's CPU decoder (for testing). Falls back to the CPU path, saying so, where the
-    preprocessing has no tensor counterpart.
+    ``config`` / ``split``: default to the only one. ``options``: how to run (default
+    ``PredictOptions()``: the CPU, batches of 256, ``min(4, CPUs)`` workers, logits only).
 
     Example:
         A two-image ``imagenet_val`` in the ImageFolder layout (``val/<wnid>/<id>.JPEG``), built
@@ -352,44 +400,44 @@ def predict(
         >>> from imagenet_suite.inference.models import load_model
         >>> from imagenet_suite.scoring import ModelOutputs
         >>> model = load_model("timm:test_resnet", weights="none", seed=0)
-        >>> path = predict(folder, model, root / "outputs.pt", workers=0, progress=False)
+        >>> from imagenet_suite.inference.predict import PredictOptions
+        >>> path = predict(folder, model, root / "outputs.pt", options=PredictOptions(workers=0, progress=False))
         >>> outputs = ModelOutputs.load(path)
         >>> outputs.ids, outputs.kind, tuple(outputs.values.shape)
         (('ILSVRC2012_val_00000001', 'ILSVRC2012_val_00000002'), 'logits', (2, 1000))
         >>> tmp.cleanup()
     """
-    check_loader_arguments(workers, batch_size)
+    options = PredictOptions() if options is None else options
     out = check_outputs_file(out)
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
     split = folder.resolve_split(config, split)
     if "image" not in folder.column_names(config):
         raise ConfigError(f"{folder.path} config {config!r} has no 'image' column to run a model on")
-    device = torch.device(device)
-    units = split_units(folder, config, split, batch_size)
+    device = torch.device(options.device)
+    units = split_units(folder, config, split, options.batch_size)
     if not units:
         raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
     protocol = folder.protocol(config)
     preprocess = None
-    if gpu_decode is None:
-        gpu_decode = device.type == "cuda"
+    gpu_decode = device.type == "cuda" if options.gpu_decode is None else options.gpu_decode
     if gpu_decode:
-        preprocess, why_not = device_transform(loaded, protocol, transform)
+        preprocess, why_not = device_transform(loaded, protocol, options.transform)
         if preprocess is None:
             _LOG.warning("predict: GPU decode is off, %s; every image is decoded and preprocessed on the CPU", why_not)
-    manifest = _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size)
+    manifest = _manifest(folder, config, split, loaded, options)
     if preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix the two
         manifest["decode"] = f"torchvision.io.decode_jpeg on {device.type}"
     partial, fresh = _partial_folder(out, manifest)
     unit_ids = UnitIds()
     try:
-        todo = _units_to_compute(units, partial, features, unit_ids)
+        todo = _units_to_compute(units, partial, options.features, unit_ids)
         if todo:
-            cpu_transform = protocol_transform(loaded, protocol, transform)
+            cpu_transform = protocol_transform(loaded, protocol, options.transform)
             images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
             to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
-            _run(images, todo, loaded.model, partial, device, features, amp, workers, progress, to_device)
-        _merge(units, partial, out, features, unit_ids)
+            _run(images, todo, _Forward.of(loaded.model, partial, device, options), options, to_device)
+        _merge(units, partial, out, options.features, unit_ids)
     except BaseException:
         if fresh and not any(partial.glob(CHUNK_GLOB)):
             shutil.rmtree(partial, ignore_errors=True)  # nothing worth resuming: leave nothing behind
@@ -399,37 +447,40 @@ def predict(
 
 
 def check_loader_arguments(workers: int | None, batch_size: int) -> None:
-    """ConfigError naming the flag unless ``--workers`` is None (the default) or >= 0 and ``--batch-size``
-    >= 1. ``predict`` and ``evaluate`` call it before any model is loaded or any data read."""
+    """ConfigError naming the parameter unless ``workers`` is None (the default) or >= 0 and
+    ``batch_size`` >= 1 (:class:`PredictOptions` calls it when made)."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
-        raise ConfigError(f"--workers must be 0 or more, got {workers} (0: read images in the main process)")
+        raise ConfigError(f"{param('workers')} must be 0 or more, got {workers} (0: read images in the main process)")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
+        raise ConfigError(f"{param('batch_size')} must be at least 1, got {batch_size}")
 
 
 def check_outputs_file(out: str | Path) -> Path:
-    """``out`` if predict can write its outputs file there, else ConfigError naming ``--out``: it must end
+    """``out`` if predict can write its outputs file there, else ConfigError naming ``out``: it must end
     in ``.pt``, not be a folder, and lie in a folder that exists or can be made and is writable (nothing is
     created here); ``<out>.partial`` must not be a file."""
     out = Path(out)
     if out.suffix != ".pt":
-        raise ConfigError(f"--out {out} must end in .pt (the outputs file `score` reads)")
+        raise ConfigError(f"{param('out')} {out} must end in .pt (the outputs file `score` reads)")
     if out.is_dir():
-        raise ConfigError(f"--out {out}: is a folder; expected the path of a .pt file to write")
+        raise ConfigError(f"{param('out')} {out}: is a folder; expected the path of a .pt file to write")
     partial = out.with_name(out.name + ".partial")
     if partial.exists() and not partial.is_dir():
-        raise ConfigError(f"--out {out}: {partial} is in the way (predict keeps its partial outputs there); remove it")
+        raise ConfigError(
+            f"{param('out')} {out}: {partial} is in the way (predict keeps its partial outputs there); remove it"
+        )
     folder = out.absolute().parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
-        raise ConfigError(f"--out {out}: {folder} is a file, not a folder")
+        raise ConfigError(f"{param('out')} {out}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"--out {out}: the folder {folder} is not writable")
+        raise ConfigError(f"{param('out')} {out}: the folder {folder} is not writable")
     return out
 
 
-def _manifest(folder, config, split, loaded, features, amp, transform_name, batch_size) -> dict[str, Any]:
+def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedModel, options: PredictOptions) -> dict:
+    """What produced the chunks of a ``.partial`` folder: a run that differs in any of it does not reuse them."""
     return {
         "dataset": folder.name,
         "build": folder.build_info.get(SELF_HASH),
@@ -437,10 +488,10 @@ def _manifest(folder, config, split, loaded, features, amp, transform_name, batc
         "split": split,
         "model": loaded.spec,
         "weights": weights_digest(loaded),
-        "transform": transform_name or "model default",
-        "features": features,
-        "amp": amp,
-        "batch_size": batch_size,
+        "transform": options.transform_name or "model default",
+        "features": options.features,
+        "amp": options.amp,
+        "batch_size": options.batch_size,
     }
 
 
@@ -454,7 +505,7 @@ def _partial_folder(out: Path, manifest: dict[str, Any]) -> tuple[Path, bool]:
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ConfigError(
                 f"{recorded}: not a readable manifest ({err}); the run that made {partial} is unknown: "
-                "delete the folder or choose another --out"
+                f"delete the folder or choose another {param('out')}"
             ) from err
         if not isinstance(found, dict):
             raise ConfigError(f"{recorded}: not a manifest of predict (a JSON object); delete {partial}")
@@ -462,7 +513,7 @@ def _partial_folder(out: Path, manifest: dict[str, Any]) -> tuple[Path, bool]:
             changed = sorted(k for k in {*manifest, *found} if found.get(k) != manifest.get(k))
             raise ConfigError(
                 f"{partial} holds partial outputs of a different run (differs in {changed}); "
-                "delete it or choose another --out"
+                f"delete it or choose another {param('out')}"
             )
         return partial, False
     fresh = not partial.exists()
@@ -570,47 +621,66 @@ def _chunk_name(index: int) -> str:
 CHUNK_GLOB = "unit_*.pt"
 
 
-def _run(
-    images, todo, model, partial, device, features, amp, workers, progress, to_device: Callable | None = None
-) -> None:
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    loader = DataLoader(
-        images, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda", persistent_workers=False
-    )
-    model.to(device)
-    tap = FeatureTap(model) if features else None
-    autocast = torch.autocast(device.type, torch.float16 if device.type == "cuda" else torch.bfloat16) if amp else None
-    bar = tqdm(total=sum(unit.rows for unit in todo), unit="img", disable=not progress, desc="predict")
+def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: PredictOptions, to_device=None) -> None:
+    """Read ``todo`` with ``options.workers`` DataLoader workers and write each batch's chunk (``forward``;
+    its feature tap is removed from the model at the end)."""
+    workers = min(4, os.cpu_count() or 1) if options.workers is None else options.workers
+    bar = tqdm(total=sum(unit.rows for unit in todo), unit="img", disable=not options.progress, desc="predict")
     try:
+        loader = DataLoader(
+            images,
+            batch_size=None,
+            num_workers=workers,
+            pin_memory=forward.device.type == "cuda",
+            persistent_workers=False,
+        )
+        forward.model.to(forward.device)
         for index, ids, batch in loader:
             if ids is None:
                 raise InvalidSourceData(batch)
             if to_device is not None:
                 batch = to_device(batch)
-            _forward(index, ids, batch, model, tap, device, autocast, partial)
+            forward(index, ids, batch)
             bar.update(len(ids))
     finally:
         bar.close()
-        if tap is not None:
-            tap.handle.remove()
-    missing = [unit.index for unit in todo if not (partial / _chunk_name(unit.index)).is_file()]
+        if forward.tap is not None:
+            forward.tap.handle.remove()
+    missing = [unit.index for unit in todo if not (forward.partial / _chunk_name(unit.index)).is_file()]
     if missing:
         raise ConfigError(f"predict finished without outputs for batches {missing[:5]}")
 
 
-def _forward(index: int, ids: list[str], batch: torch.Tensor, model, tap, device, autocast, partial: Path) -> None:
-    """Run the model on one batch; write its outputs (float32, on the CPU) to the batch's chunk file."""
-    with torch.inference_mode(), autocast or nullcontext():
-        logits = model(batch.to(device, non_blocking=True))
-        feats = tap.take() if tap is not None else None
-    if not isinstance(logits, torch.Tensor) or logits.ndim != 2 or logits.shape[0] != len(ids):
-        raise ConfigError(
-            f"the model must return [batch, classes] logits; it returned {getattr(logits, 'shape', type(logits))}"
-        )
-    chunk = {"ids": ids, "logits": logits.float().cpu()}
-    if feats is not None:
-        chunk["features"] = feats.float().cpu()
-    atomic_write_bytes(partial / _chunk_name(index), _to_bytes(chunk), durable=False)
+@dataclass(frozen=True)
+class _Forward:
+    """The model of a run, where it runs, how (autocast, feature tap) and where each batch's chunk goes."""
+
+    model: nn.Module
+    device: torch.device
+    partial: Path
+    tap: FeatureTap | None = None
+    autocast: Any = None
+
+    @classmethod
+    def of(cls, model: nn.Module, partial: Path, device: torch.device, options: PredictOptions) -> _Forward:
+        autocast = None
+        if options.amp:
+            autocast = torch.autocast(device.type, torch.float16 if device.type == "cuda" else torch.bfloat16)
+        return cls(model, device, partial, FeatureTap(model) if options.features else None, autocast)
+
+    def __call__(self, index: int, ids: list[str], batch: torch.Tensor) -> None:
+        """Run the model on one batch; write its outputs (float32, on the CPU) to the batch's chunk file."""
+        with torch.inference_mode(), self.autocast or nullcontext():
+            logits = self.model(batch.to(self.device, non_blocking=True))
+            feats = self.tap.take() if self.tap is not None else None
+        if not isinstance(logits, torch.Tensor) or logits.ndim != 2 or logits.shape[0] != len(ids):
+            raise ConfigError(
+                f"the model must return [batch, classes] logits; it returned {getattr(logits, 'shape', type(logits))}"
+            )
+        chunk = {"ids": ids, "logits": logits.float().cpu()}
+        if feats is not None:
+            chunk["features"] = feats.float().cpu()
+        atomic_write_bytes(self.partial / _chunk_name(index), _to_bytes(chunk), durable=False)
 
 
 def _to_bytes(value: Any) -> bytes:
@@ -644,6 +714,7 @@ __all__ = [
     "FeatureTap",
     "JpegBatch",
     "Piece",
+    "PredictOptions",
     "Unit",
     "check_loader_arguments",
     "check_outputs_file",

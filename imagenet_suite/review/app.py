@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ..errors import param
 from .app_guard import Session
 from .app_server import TOKEN_ENV
 from .errors import ReviewError
@@ -45,7 +46,7 @@ def free_port() -> int:
 def check_port(port: int) -> None:
     """ReviewError if ``port`` cannot be bound on loopback (another program, or an App, holds it)."""
     if not 0 < port < 65536:
-        raise ReviewError(f"--port {port}: expected 1..65535")
+        raise ReviewError(f"{param('port')} {port}: expected 1..65535")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -53,7 +54,7 @@ def check_port(port: int) -> None:
         except OSError as err:
             reason = "is in use" if err.errno == errno.EADDRINUSE else f"cannot be bound ({err.strerror})"
             raise ReviewError(
-                f"port {port} on {ADDRESS} {reason}; pass another --port, or none for a free one"
+                f"port {port} on {ADDRESS} {reason}; pass another {param('port')}, or none for a free one"
             ) from err
 
 

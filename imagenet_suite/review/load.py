@@ -1,7 +1,8 @@
 """Load any imagenet-suite dataset folder (+ model outputs) into a persistent FiftyOne dataset for review.
 
-``load_for_review(FOLDER, config, split, outputs=...)`` makes (or re-opens) the FiftyOne dataset
-``<folder name>-<config>-<split>`` with one sample per row:
+``load_for_review(FOLDER, config, split, LoadOptions(outputs=...))`` makes (or re-opens) the FiftyOne
+dataset ``<folder name>-<config>-<split>`` with one sample per row (every input of a load is one
+:class:`LoadOptions`):
 
 * ``filepath``: the row's original image bytes, written once to a cache folder
   (``<cache>/review/<folder>/<config>-<content hash>/<split>/``; ``IMAGENET_SUITE_REVIEW_CACHE`` or
@@ -39,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from PIL import Image
 
 from ..core.card import content_hash
 from ..dataset.folder import DatasetFolder
+from ..errors import ConfigError, param
 from ..files import atomic_write_bytes, sha256_file
 from ..images import inspect_image
 from ..scoring.outputs import ModelOutputs
@@ -55,7 +57,7 @@ from . import database, documents, lookalikes, views
 from .columns import ColumnPlan, column_plan
 from .errors import ReviewError
 from .predictions import RowPrediction, row_predictions
-from .signals import LIST_FIELDS, ReviewSignals, compute_signals, load_signal_inputs
+from .signals import LIST_FIELDS, ReviewSignals, check_fail_threshold, compute_signals, load_signal_inputs
 
 DEFAULT_THRESHOLD = 0.5  # MSP above which an OOD sample is a contamination candidate
 BATCH_ROWS = 500
@@ -111,78 +113,122 @@ class LoadPlan:
 OTHER_FIELDS = ("review_other_decision", "review_other_contamination", "review_other_reviewer")
 
 
+FILE_FIELDS = ("id_outputs", "features", "id_features", "detector_stats", "reference", "other_review")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """Everything a review load takes beside the dataset folder, config and split.
+
+    Checked when made (the ranges, and the inputs that only work together; an error names the field).
+    The files are read by :func:`prepare_load`.
+
+    Attributes:
+        outputs: model outputs (``.pt``/``.npz``, :mod:`imagenet_suite.scoring.outputs`), 1000-way
+            ImageNet-1k scores for (a subset of) the rows: ``predictions``, ``msp``, ``energy``.
+        name: FiftyOne dataset name (default :func:`default_name`).
+        cache_dir: root of the image cache (default :func:`review_cache_dir`).
+        threshold: MSP in [0, 1] from which an OOD sample is a contamination candidate.
+        reviewer: name recorded with decisions made in the App (default: the login name).
+        id_outputs: the same model's outputs on the ID set (ImageNet val): τ95 and unit-test verdicts
+            (needs ``outputs``).
+        features: penultimate features (``.pt``/``.npz`` with ids + ``features``) of this dataset's rows
+            (the feature detectors; look-alikes). With ``id_outputs`` it needs ``id_features``.
+        id_features: the same of the ID rows (and of the ``reference`` images); needs ``features`` or
+            ``reference``.
+        detector_stats: fitted train statistics (``DetectorStats.save``) for the feature detectors (needs
+            ``outputs``).
+        fail_threshold: unit-test failure threshold on FPR@95, in [0, 1] (default: the dataset
+            protocol's, 0.10).
+        precheck: run the WordNet pre-check per OOD class.
+        reference: a built ``imagenet_val`` folder whose images become the look-alike references (needs
+            ``features`` and ``id_features``); ``reference_config`` its config (default: the only one).
+        other_review: another reviewer's decision table, loaded into ``review_other_*`` fields.
+
+    Example:
+        >>> from imagenet_suite.review.load import LoadOptions
+        >>> LoadOptions(outputs="outputs/ninco.pt", threshold=0.8).threshold
+        0.8
+        >>> LoadOptions(id_outputs="outputs/val.pt")
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: id_outputs / detector_stats need outputs (the model's outputs on these rows)
+    """
+
+    outputs: str | Path | None = None
+    name: str | None = None
+    cache_dir: str | Path | None = None
+    threshold: float = DEFAULT_THRESHOLD
+    reviewer: str | None = None
+    id_outputs: str | Path | None = None
+    features: str | Path | None = None
+    id_features: str | Path | None = None
+    detector_stats: str | Path | None = None
+    fail_threshold: float | None = None
+    precheck: bool = True
+    reference: str | Path | None = None
+    reference_config: str | None = None
+    other_review: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        threshold = self.threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+            raise ReviewError(f"{param('threshold')} {threshold}: expected an MSP between 0 and 1")
+        given = {name for name in FILE_FIELDS if getattr(self, name) is not None}
+        if self.outputs is None and {"id_outputs", "detector_stats"} & given:
+            raise ConfigError(
+                f"{param('id_outputs')} / {param('detector_stats')} need {param('outputs')} "
+                "(the model's outputs on these rows)"
+            )
+        if "reference" not in given and "id_features" in given and "features" not in given:
+            raise ConfigError(
+                f"{param('id_features')} needs {param('features')} (this dataset's features) or {param('reference')} DIR"
+            )
+        if "reference" in given and "features" not in given:
+            raise ConfigError(
+                f"{param('reference')} needs {param('features')} (this dataset's features) and {param('id_features')}"
+            )
+        if self.fail_threshold is not None:
+            check_fail_threshold(self.fail_threshold)
+        if {"features", "id_outputs"} <= given and "id_features" not in given:
+            raise ConfigError(
+                f"{param('features')} with {param('id_outputs')} needs {param('id_features')} (the ID images' features)"
+            )
+        if "reference" in given and "id_features" not in given:
+            raise ReviewError(
+                f"{param('reference')} needs {param('id_features')} (the model's features of the reference images)"
+            )
+
+    def files(self) -> dict[str, str | Path]:
+        """The signal input files given (:data:`FILE_FIELDS`), by field name."""
+        return {name: getattr(self, name) for name in FILE_FIELDS if getattr(self, name) is not None}
+
+
 def prepare_load(
     folder: str | Path,
     config: str | None = None,
     split: str | None = None,
-    *,
-    outputs: str | Path | None = None,
-    name: str | None = None,
-    cache_dir: str | Path | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    reviewer: str | None = None,
-    id_outputs: str | Path | None = None,
-    features: str | Path | None = None,
-    id_features: str | Path | None = None,
-    detector_stats: str | Path | None = None,
-    fail_threshold: float | None = None,
-    precheck: bool = True,
-    reference: str | Path | None = None,
-    reference_config: str | None = None,
-    other_review: str | Path | None = None,
+    options: LoadOptions | None = None,
 ) -> LoadPlan:
     """Validate the inputs of a load and compute the predictions (no database, nothing written).
 
     Args:
         folder: a dataset folder written by ``imagenet-suite build``.
         config, split: default to the only config / split.
-        outputs: model outputs (``.pt``/``.npz``, :mod:`imagenet_suite.scoring.outputs`), 1000-way
-            ImageNet-1k scores for (a subset of) the rows.
-        name: FiftyOne dataset name (default :func:`default_name`).
-        cache_dir: root of the image cache (default :func:`review_cache_dir`).
-        threshold: MSP in [0, 1] from which an OOD sample is a contamination candidate.
-        reviewer: name recorded with decisions made in the App (default: the login name).
-        id_outputs: the same model's outputs on the ID set (ImageNet val): τ95 and unit-test verdicts.
-        features, id_features: penultimate features (``.pt``/``.npz`` with ids + ``features``) of this
-            dataset's rows and of the ID rows (feature detectors; look-alikes).
-        detector_stats: fitted train statistics (``DetectorStats.save``) for the feature detectors.
-        fail_threshold: unit-test failure threshold on FPR@95 (default: the dataset protocol's, 0.10).
-        precheck: run the WordNet pre-check per OOD class.
-        reference, reference_config: a built ``imagenet_val`` folder whose images (with ``id_features``)
-            become the look-alike references.
-        other_review: another reviewer's decision table, loaded into ``review_other_*`` fields.
+        options: outputs, signals, look-alikes, names and cache (:class:`LoadOptions`; default: the
+            dataset alone).
     """
+    options = LoadOptions() if options is None else options
     source = DatasetFolder(folder)
     config = source.resolve_config(config)
     split = source.resolve_split(config, split)
-    if not 0.0 <= threshold <= 1.0:
-        raise ReviewError(f"--threshold {threshold}: expected an MSP between 0 and 1")
     plan = column_plan(source, config)
     ids = source.read_table(config, split, ["id"]).column("id").to_pylist()
-    predicted, outputs_record = _predictions(outputs, ids)
+    predicted, outputs_record = _predictions(options.outputs, ids)
     record = _source_record(source, config, split)
-    cache = Path(cache_dir or review_cache_dir())
+    cache = Path(options.cache_dir or review_cache_dir())
     images = cache / source.path.name / f"{config}-{record['content_hash'][:12]}" / split
-    extras = _signal_plan(
-        source,
-        config,
-        split,
-        plan,
-        ids,
-        outputs,
-        dict(
-            id_outputs=id_outputs,
-            features=features,
-            id_features=id_features,
-            detector_stats=detector_stats,
-            fail_threshold=fail_threshold,
-            precheck=precheck,
-            reference=reference,
-            reference_config=reference_config,
-            other_review=other_review,
-        ),
-        cache,
-    )
+    extras = _signal_plan(_Rows(source, config, split, plan, ids), options, cache)
     return LoadPlan(
         source,
         config,
@@ -192,72 +238,69 @@ def prepare_load(
         record,
         predicted,
         outputs_record,
-        name or default_name(source, config, split),
+        options.name or default_name(source, config, split),
         images,
         cache,
-        threshold,
-        reviewer,
+        options.threshold,
+        options.reviewer,
         **extras,
     )
 
 
-def _signal_plan(source, config, split, plan, ids, outputs, options, cache) -> dict[str, Any]:
-    """The signals, look-alikes and other reviewer's decisions of a load (all inputs checked first)."""
-    from ..errors import ConfigError
+@dataclass(frozen=True)
+class _Rows:
+    """The rows a load reads: a folder's config/split, its column plan and row ids (in order)."""
 
-    given = {k: v for k, v in options.items() if v is not None and k not in ("precheck",)}
-    for key in ("id_outputs", "features", "id_features", "detector_stats", "reference", "other_review"):
-        if key in given and not Path(given[key]).exists():
-            raise ConfigError(f"--{key.replace('_', '-')} {given[key]} does not exist")
-    if outputs is None and {"id_outputs", "detector_stats"} & given.keys():
-        raise ConfigError("--id-outputs / --detector-stats need --outputs (the model's outputs on these rows)")
-    if "reference" not in given and "id_features" in given and "features" not in given:
-        raise ConfigError("--id-features needs --features (this dataset's features) or --reference DIR")
-    if "reference" in given and "features" not in given:
-        raise ConfigError("--reference needs --features (this dataset's features) and --id-features")
-    fail = options["fail_threshold"]
-    if fail is not None and not 0.0 <= fail <= 1.0:
-        raise ConfigError(f"--fail-threshold {fail}: expected an FPR between 0 and 1")
-    id_outputs, features, id_features, stats = load_signal_inputs(
-        options["id_outputs"], options["features"], options["id_features"], options["detector_stats"]
+    source: DatasetFolder
+    config: str
+    split: str
+    plan: ColumnPlan
+    ids: list[str]
+
+
+def _signal_plan(rows: _Rows, options: LoadOptions, cache: Path) -> dict[str, Any]:
+    """The signals, look-alikes and other reviewer's decisions of a load (all inputs checked first)."""
+    source, config, split, plan, ids = rows.source, rows.config, rows.split, rows.plan, rows.ids
+    outputs = options.outputs
+    given = options.files()
+    for key, path in given.items():
+        if not Path(path).exists():
+            raise ConfigError(f"{param(key)} {path} does not exist")
+    loaded_inputs = load_signal_inputs(
+        options.id_outputs, options.features, options.id_features, options.detector_stats
     )
-    if "reference" in given and id_features is None:
-        raise ReviewError("--reference needs --id-features (the model's features of the reference images)")
     row_classes, display = _row_classes(source, config, split, plan, ids)
+    fail = options.fail_threshold
     if fail is None:
         ood = source.protocol(config).get("ood")
         fail = float(ood.get("fail_threshold", 0.10)) if isinstance(ood, dict) else 0.10
     loaded = ModelOutputs.load(outputs) if outputs is not None else None
     signals = None
-    if loaded is not None or (options["precheck"] and display):
+    if loaded is not None or (options.precheck and display):
         signals = compute_signals(
             loaded,
             row_classes,
-            display if options["precheck"] else {},
-            id_outputs=id_outputs,
-            features=features,
-            id_features=id_features,
-            stats=stats,
-            fail_threshold=fail,
-            precheck=options["precheck"],
+            display if options.precheck else {},
+            replace(loaded_inputs, fail_threshold=fail, precheck=options.precheck),
         )
+    features, id_features = loaded_inputs.features, loaded_inputs.id_features
     extras: dict[str, Any] = {"signals": signals}
     known = set(ids)
     if features is not None:
         unknown = [i for i in features.ids if i not in known]
         if unknown:
             raise ReviewError(
-                f"--features hold {len(unknown)} id(s) that are not rows of the dataset, e.g. {unknown[:3]}"
+                f"{param('features')} hold {len(unknown)} id(s) that are not rows of the dataset, e.g. {unknown[:3]}"
             )
-    if "reference" in given:
+    if options.reference is not None:
         reference = prepare_load(
-            options["reference"], options["reference_config"], None, cache_dir=cache, precheck=False
+            options.reference, options.reference_config, None, LoadOptions(cache_dir=cache, precheck=False)
         )
-        ref_features = id_features.aligned(list(reference.ids), "--reference")
+        ref_features = id_features.aligned(list(reference.ids), param("reference"))
         ref_classes = _reference_classes(reference)
         with_features = set(features.ids)
         own = [i for i in ids if i in with_features]
-        own_features = features.aligned(own, "--features")
+        own_features = features.aligned(own, param("features"))
         extras["reference"] = reference
         extras["lookalikes"] = lookalikes.lookalike_fields(
             own, own_features, list(reference.ids), ref_features, [ref_classes[i] for i in reference.ids]
@@ -265,9 +308,9 @@ def _signal_plan(source, config, split, plan, ids, outputs, options, cache) -> d
         vectors = dict(zip(own, own_features.float().numpy()))
         vectors.update(zip(map(lookalikes.reference_row_id, reference.ids), ref_features.float().numpy()))
         extras["embeddings"] = vectors
-    if "other_review" in given:
-        extras["other_review"] = _other_review(options["other_review"], known)
-    files = {k: str(Path(v).resolve()) for k, v in given.items() if k not in ("fail_threshold", "reference_config")}
+    if options.other_review is not None:
+        extras["other_review"] = _other_review(options.other_review, known)
+    files = {k: str(Path(v).resolve()) for k, v in given.items()}
     extras["signals_record"] = {
         "files": files,
         "sha256": {
@@ -276,7 +319,7 @@ def _signal_plan(source, config, split, plan, ids, outputs, options, cache) -> d
         },
         "outputs": sha256_file(outputs) if outputs is not None else None,
         "fail_threshold": fail,
-        "precheck": options["precheck"],
+        "precheck": options.precheck,
     }
     return extras
 
@@ -302,7 +345,9 @@ def _row_classes(source, config, split, plan: ColumnPlan, ids) -> tuple[dict[str
 def _reference_classes(reference: LoadPlan) -> dict[str, tuple[str, str]]:
     plan = reference.plan
     if not plan.class_column:
-        raise ReviewError(f"--reference {reference.source.path}: has no class column (expected a built imagenet_val)")
+        raise ReviewError(
+            f"{param('reference')} {reference.source.path}: has no class column (expected a built imagenet_val)"
+        )
     rows = reference.source.read_table(reference.config, reference.split, ["id", plan.class_column]).to_pylist()
     return {r["id"]: (plan.display_names[r[plan.class_column]], plan.class_names[r[plan.class_column]]) for r in rows}
 
@@ -314,7 +359,7 @@ def _other_review(path, ids: set[str]) -> dict[str, dict[str, Any]]:
     unknown = sorted(d.id for d in table.decisions if d.id not in ids)
     if unknown:
         raise ReviewError(
-            f"--other-review {path}: {len(unknown)} id(s) are not rows of the dataset, e.g. {unknown[:3]}"
+            f"{param('other_review')} {path}: {len(unknown)} id(s) are not rows of the dataset, e.g. {unknown[:3]}"
         )
     return {
         d.id: {
@@ -363,16 +408,21 @@ def load_for_review(
     folder: str | Path,
     config: str | None = None,
     split: str | None = None,
+    options: LoadOptions | None = None,
     *,
     database_uri: str | None = None,
-    **options,
 ):
     """Create or update the persistent FiftyOne dataset of ``folder``'s ``config``/``split``; return it.
 
-    ``options`` are those of :func:`prepare_load`; ``database_uri`` see :func:`database.connect`.
-    All inputs are validated before the database is touched.
+    ``options``: see :class:`LoadOptions`; ``database_uri``: see :func:`database.connect`. All inputs
+    are validated before the database is touched.
+
+    Example:
+        >>> from imagenet_suite.review.load import LoadOptions, load_for_review
+        >>> dataset = load_for_review("datasets/ninco-1.0.0", options=LoadOptions(      # doctest: +SKIP
+        ...     outputs="outputs/ninco.pt", id_outputs="outputs/val.pt", threshold=0.8))
     """
-    load = prepare_load(folder, config, split, **options)
+    load = prepare_load(folder, config, split, options)
     return apply_load(database.connect(database_uri), load)
 
 
@@ -411,14 +461,14 @@ def _open_dataset(fo, name: str, record: dict[str, Any]):
     dataset = fo.load_dataset(name)
     known = dataset.info.get(INFO_KEY)
     if known is None:
-        raise ReviewError(f"FiftyOne dataset {name!r} was not made by imagenet-suite; pass another --name")
+        raise ReviewError(f"FiftyOne dataset {name!r} was not made by imagenet-suite; pass another {param('name')}")
     same = {k: known.get(k) for k in ("builder", "version", "config", "split", "content_hash")}
     if same != {k: record[k] for k in same}:
         raise ReviewError(
             f"FiftyOne dataset {name!r} holds {known.get('builder')} {known.get('version')} "
             f"{known.get('config')}/{known.get('split')} (content {str(known.get('content_hash'))[:12]}), "
             f"not {record['folder']} {record['config']}/{record['split']} "
-            f"(content {record['content_hash'][:12]}); pass --name to load it as another dataset"
+            f"(content {record['content_hash'][:12]}); pass {param('name')} to load it as another dataset"
         )
     return dataset
 

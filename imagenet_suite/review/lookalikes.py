@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import param
 from .errors import ReviewError
 
 BRAIN_KEY = "lookalikes"
@@ -117,8 +118,8 @@ def nearest_id_images(dataset, row_id: str, k: int = K) -> list[tuple[str, str, 
 
     if BRAIN_KEY not in dataset.list_brain_runs():
         raise ReviewError(
-            f"FiftyOne dataset {dataset.name!r} has no look-alike index: load it with --reference DIR "
-            "--features FILE --id-features FILE"
+            f"FiftyOne dataset {dataset.name!r} has no look-alike index: load it with {param('reference')} DIR "
+            f"{param('features')} FILE {param('id_features')} FILE"
         )
     found = dataset.match(F("row_id") == row_id).values("id")
     if not found:

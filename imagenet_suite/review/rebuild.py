@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import param
 from ..files import sha256_file
 from .decision_table import DECISIONS, MEANINGS, read_decision_table
 from .errors import DecisionTableError
@@ -46,7 +47,7 @@ class ReviewApplication:
     def from_file(cls, path: str | Path, action: str) -> ReviewApplication:
         """Read and validate the table (unknown decisions, duplicates, bad header are errors)."""
         if action not in ACTIONS:
-            raise DecisionTableError(f"--decision-action {action!r}: expected one of {', '.join(ACTIONS)}")
+            raise DecisionTableError(f"{param('action')} {action!r}: expected one of {', '.join(ACTIONS)}")
         table = read_decision_table(path)
         return cls(str(path), sha256_file(path), table.version, action, {d.id: d.decision for d in table.decisions})
 

@@ -1,6 +1,7 @@
 """Review fields from every signal the scorer has: OOD detector scores, unit-test verdicts, the WordNet pre-check.
 
-Computed once per load, before the database is touched (:func:`compute_signals`), with the scorer's
+Computed once per load, before the database is touched (:func:`compute_signals`, its inputs and
+switches one :class:`SignalOptions`), with the scorer's
 own functions — :func:`imagenet_suite.scoring.metrics.ood_detectors.detector_scores` for every detector
 :func:`~imagenet_suite.scoring.metrics.ood_detectors.available_detectors` allows, and
 :func:`imagenet_suite.scoring.metrics.ood.grouped_ood_metrics` / :func:`~imagenet_suite.scoring.metrics.ood.unit_test_verdict`
@@ -32,7 +33,7 @@ from typing import Any
 
 import torch
 
-from ..errors import ConfigError, ImagenetSuiteError, OutputsError
+from ..errors import ConfigError, ImagenetSuiteError, OutputsError, param
 from ..scoring.metrics.ood import (
     FAIL_THRESHOLD,
     TPR,
@@ -78,21 +79,71 @@ class ReviewSignals:
         return {name: found.get(name) for name in self.field_names}
 
 
+@dataclass(frozen=True)
+class SignalOptions:
+    """What :func:`compute_signals` compares an OOD dataset's outputs with, and its switches.
+
+    Checked when made (ConfigError naming the field).
+
+    Attributes:
+        id_outputs: the same model's outputs on the ID set (ImageNet val): each detector's τ95 and the
+            unit-test verdicts; None: a detector "accepts" its :data:`TOP_FRACTION` most ID-like samples.
+        features: penultimate features of the OOD rows (the feature-based detectors).
+        id_features: penultimate features of the ID rows; with ``id_outputs`` the feature detectors run
+            only when both sides have features.
+        stats: fitted train statistics (``DetectorStats``) of the detectors that need them.
+        fail_threshold: a class fails a detector's unit test when its FPR@95 is above this, in [0, 1]
+            (default 0.10).
+        precheck: run the WordNet pre-check of every OOD class name.
+
+    Example:
+        >>> from imagenet_suite.review.signals import SignalOptions
+        >>> SignalOptions(fail_threshold=0.05, precheck=False).fail_threshold
+        0.05
+        >>> SignalOptions(fail_threshold=5)
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: fail_threshold 5: expected an FPR between 0 and 1
+    """
+
+    id_outputs: ModelOutputs | None = None
+    features: Embeddings | None = None
+    id_features: Embeddings | None = None
+    stats: DetectorStats | None = None
+    fail_threshold: float = FAIL_THRESHOLD
+    precheck: bool = True
+
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("id_outputs", ModelOutputs),
+            ("features", Embeddings),
+            ("id_features", Embeddings),
+            ("stats", DetectorStats),
+        ):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise ConfigError(f"{param(name)} must be a {kind.__name__} or None, got {type(value).__name__}")
+        check_fail_threshold(self.fail_threshold)
+
+
+def check_fail_threshold(value: float) -> None:
+    """ConfigError naming ``fail_threshold`` unless it is an FPR in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{param('fail_threshold')} {value}: expected an FPR between 0 and 1")
+
+
 def load_signal_inputs(
     id_outputs: str | Path | None,
     features: str | Path | None,
     id_features: str | Path | None,
     detector_stats: str | Path | None,
-) -> tuple[ModelOutputs | None, Embeddings | None, Embeddings | None, DetectorStats | None]:
-    """Load the files (CPU); ConfigError for combinations that cannot work (OOD features with ID outputs
-    need the ID features too: the feature detectors' unit-test verdicts compare both sides)."""
-    if features is not None and id_outputs is not None and id_features is None:
-        raise ConfigError("--features with --id-outputs needs --id-features (the ID images' features)")
-    return (
-        ModelOutputs.load(id_outputs) if id_outputs is not None else None,
-        Embeddings.load(features) if features is not None else None,
-        Embeddings.load(id_features) if id_features is not None else None,
-        DetectorStats.load(detector_stats) if detector_stats is not None else None,
+) -> SignalOptions:
+    """The files, loaded (CPU), as :class:`SignalOptions` (with the default threshold and pre-check)."""
+    return SignalOptions(
+        id_outputs=ModelOutputs.load(id_outputs) if id_outputs is not None else None,
+        features=Embeddings.load(features) if features is not None else None,
+        id_features=Embeddings.load(id_features) if id_features is not None else None,
+        stats=DetectorStats.load(detector_stats) if detector_stats is not None else None,
     )
 
 
@@ -100,13 +151,7 @@ def compute_signals(
     outputs: ModelOutputs | None,
     row_classes: dict[str, str],
     class_display: dict[str, str],
-    *,
-    id_outputs: ModelOutputs | None = None,
-    features: Embeddings | None = None,
-    id_features: Embeddings | None = None,
-    stats: DetectorStats | None = None,
-    fail_threshold: float = FAIL_THRESHOLD,
-    precheck: bool = True,
+    options: SignalOptions | None = None,
 ) -> ReviewSignals:
     """The signal fields of an OOD dataset's rows.
 
@@ -114,26 +159,29 @@ def compute_signals(
         outputs: the model's outputs on the OOD rows (None: pre-check only).
         row_classes: row id -> raw OOD class name (ClassLabel name) of every row.
         class_display: raw class name -> readable name (what the pre-check looks up).
-        id_outputs, id_features: the same model on the ID set (τ95 and the unit-test verdicts).
-        features, stats: OOD features and fitted statistics (the feature-based detectors).
+        options: the ID side, features, statistics, unit-test threshold and pre-check
+            (:class:`SignalOptions`; default: none of the inputs, threshold 0.10, pre-check on).
     """
+    options = SignalOptions() if options is None else options
     fields: dict[str, dict[str, Any]] = {}
     record: dict[str, Any] = {}
     names: list[str] = []
     ran: tuple[str, ...] = ()
     if outputs is not None:
-        ran = _detector_fields(outputs, row_classes, id_outputs, features, id_features, stats, fail_threshold, fields)
+        ran = _detector_fields(outputs, row_classes, options, fields)
         record.update(fields.pop("__record__"))
         names += [score_field(d) for d in ran] + ["ood_id_like_for"]
-        if id_outputs is not None:
+        if options.id_outputs is not None:
             names.append("ood_failed_detectors")
-    if precheck and class_display:
+    if options.precheck and class_display:
         record["precheck"] = _precheck(row_classes, class_display, fields)
         names += ["precheck_verdict", "precheck_classes"]
     return ReviewSignals(fields, record, ran, tuple(names))
 
 
-def _detector_fields(outputs, row_classes, id_outputs, features, id_features, stats, threshold, fields) -> tuple:
+def _detector_fields(outputs: ModelOutputs, row_classes: dict[str, str], options: SignalOptions, fields) -> tuple:
+    id_outputs, features, id_features, stats = options.id_outputs, options.features, options.id_features, options.stats
+    threshold = options.fail_threshold
     has_features = features is not None and (id_outputs is None or id_features is not None)
     ran = available_detectors(outputs.kind, has_features, stats)
     skipped = {d: why_unavailable(d, outputs.kind, has_features, stats) for d in DETECTORS if d not in ran}
@@ -145,9 +193,9 @@ def _detector_fields(outputs, row_classes, id_outputs, features, id_features, st
             )
         id_outputs.validate()
     ids = list(outputs.ids)
-    ood_features = features.aligned(ids, "--outputs") if features is not None else None
+    ood_features = features.aligned(ids, param("outputs")) if features is not None else None
     id_feats = (
-        id_features.aligned(id_outputs.ids, "--id-outputs")
+        id_features.aligned(id_outputs.ids, param("id_outputs"))
         if id_features is not None and id_outputs is not None
         else None
     )

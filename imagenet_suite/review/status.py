@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import param
 from .agreement import compare_labels, format_agreement
 from .decision_table import CONTAMINATIONS, DECISIONS, read_decision_table
 from .decisions import SHOWN, decision_from_tags, sync, taxonomy_from_tags
@@ -92,7 +93,7 @@ def compare_reviews(
     the dataset (it was exported from another dataset).
     """
     if len(tables) not in (1, 2):
-        raise DecisionTableError(f"--compare takes one or two decision tables, got {len(tables)}")
+        raise DecisionTableError(f"{param('tables')} takes one or two decision tables, got {len(tables)}")
     labelled = []
     for path in tables:
         table = read_decision_table(path)

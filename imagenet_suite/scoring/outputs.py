@@ -216,16 +216,25 @@ class Expected:
     against: str = "the dataset"
 
 
-def check_entry_shape(
-    path: Path, label: str, shape, is_float: bool, dtype, ids_label: str, num_ids: int, expect: Expected
-) -> None:
-    """OutputsError naming ``path`` unless the array ``label`` is a 2-D float [N, C] with one row per id and
-    the rows / columns ``expect`` gives."""
-    shape = tuple(int(n) for n in shape)
+@dataclass(frozen=True)
+class EntryHeader:
+    """What a file says of one array before the array is read: how messages name it (``label``), its
+    ``shape`` and ``dtype``, and whether that dtype is a float torch holds (``is_float``)."""
+
+    label: str
+    shape: tuple[int, ...]
+    dtype: Any
+    is_float: bool
+
+
+def check_entry_shape(path: Path, entry: EntryHeader, ids_label: str, num_ids: int, expect: Expected) -> None:
+    """OutputsError naming ``path`` unless the array ``entry`` is a 2-D float [N, C] with one row per id of
+    ``ids_label`` (``num_ids`` of them) and the rows / columns ``expect`` gives."""
+    shape, label = tuple(int(n) for n in entry.shape), entry.label
     if len(shape) != 2:
         raise OutputsError(f"{path}: {label} must be {expect.layout}, got shape {shape}")
-    if not is_float:
-        raise OutputsError(f"{path}: {label} must hold floats, got dtype {dtype}")
+    if not entry.is_float:
+        raise OutputsError(f"{path}: {label} must hold floats, got dtype {entry.dtype}")
     if shape[0] != num_ids:
         raise OutputsError(f"{path}: {label} holds {shape[0]} rows but {ids_label} holds {num_ids} ids")
     if expect.rows is not None and shape[0] != expect.rows:
@@ -264,9 +273,8 @@ def read_pt_entries(
         _as_id_tuple(ids)
     except OutputsError as err:
         raise OutputsError(f"{path}: {err}") from err
-    check_entry_shape(
-        path, repr(name), values.shape, values.is_floating_point(), values.dtype, "'ids'", len(ids), expect
-    )
+    entry = EntryHeader(repr(name), tuple(values.shape), values.dtype, values.is_floating_point())
+    check_entry_shape(path, entry, "'ids'", len(ids), expect)
     return list(ids), name, values.clone()  # a copy: the file may change once it is read
 
 
@@ -292,7 +300,7 @@ def read_npz_entries(
             if dtype.hasobject:
                 raise OutputsError(f"{path}: {label} holds Python objects (dtype object); expected floats")
             is_float = dtype.kind == "f" and dtype.itemsize in (2, 4, 8)  # float16/32/64: what torch holds
-            check_entry_shape(path, label, shape, is_float, dtype, "'ids.npy'", ids_shape[0], expect)
+            check_entry_shape(path, EntryHeader(label, shape, dtype, is_float), "'ids.npy'", ids_shape[0], expect)
             ids = _npz_ids(path, _read_member(path, archive, ids_info))
             values = _read_member(path, archive, info)
     except (OSError, EOFError, zipfile.BadZipFile, zlib.error, MemoryError, RuntimeError, NotImplementedError) as err:

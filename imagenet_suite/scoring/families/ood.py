@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ...errors import ConfigError, OutputsError
+from ...errors import ConfigError, OutputsError, param
 from ..evaluation.context import EvaluationContext
 from ..evaluation.family import Applies, Compute, MetricFamily
 from ..evaluation.options import OodOptions
@@ -127,7 +127,7 @@ def check_id_outputs(ctx: EvaluationContext, options: OodOptions) -> None:
     if options.id_outputs is None:
         raise ConfigError(
             f"OOD metrics on {ctx.joined.dataset}/{ctx.joined.config} need the model's outputs on the "
-            "in-distribution set too: pass --id-outputs FILE (ImageNet val) or "
+            f"in-distribution set too: pass {param('id_outputs')} FILE (ImageNet val) or "
             "score(..., options=ScoreOptions(ood=OodOptions(id_outputs=...)))"
         )
     ood_outputs, id_outputs = ctx.joined.outputs, options.id_outputs

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...dataset.folder import DatasetFolder
-from ...errors import ConfigError
+from ...errors import ConfigError, param
 from ...hierarchies.distances import METRICS as DISTANCES
 
 HIERARCHY_DATASETS = ("wordnet_hierarchy", "kmeans_hierarchy")
@@ -55,11 +55,12 @@ def _from_folder(hierarchy: str, distance: str) -> np.ndarray:
     folder = DatasetFolder(hierarchy)
     if folder.name not in HIERARCHY_DATASETS:
         raise ConfigError(
-            f"--hierarchy {hierarchy}: a {folder.name} dataset, expected a wordnet_hierarchy or kmeans_hierarchy folder"
+            f"{param('hierarchy')} {hierarchy}: a {folder.name} dataset, expected a wordnet_hierarchy or kmeans_hierarchy "
+            "folder"
         )
     rel = f"{folder.configs[0]}/distance_{distance}.npy"
     if not any(rel in info["files"] for info in folder.build_info["configs"].values()):
-        raise ConfigError(f"--hierarchy {hierarchy}: {Path(rel).name} is missing")
+        raise ConfigError(f"{param('hierarchy')} {hierarchy}: {Path(rel).name} is missing")
     return np.load(folder.file(rel), allow_pickle=False)
 
 

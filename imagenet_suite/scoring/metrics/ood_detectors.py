@@ -23,7 +23,8 @@ react_energy           logsumexp(W·min(h, r) + b)                             f
 =====================  =====================================================  ====================
 
 ``h`` are penultimate ("pre-logit") features, ``W``/``b`` the last linear layer (``o = W h + b``).
-:func:`fit_detector_stats` computes the train statistics once (:class:`DetectorStats`, saveable);
+:func:`fit_detector_stats` computes the train statistics once (:class:`DetectorStats`, saveable) from a
+:class:`FitSet` of train tensors;
 :data:`PRESETS` holds the hyper-parameters of the two anchors (``ninco``, ``openood_v15``).
 """
 
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...errors import ConfigError, OutputsError
+from ...errors import ConfigError, OutputsError, param
 from ..batching import map_chunks, row_chunks
 from ..outputs import Expected, load_torch_file, read_npz_entries, read_pt_entries
 from ..threads import chunk_parallel_cpu
@@ -352,15 +353,69 @@ def _check_stats_tensors(path: Path, data: dict) -> None:
         )
 
 
+@dataclass(frozen=True, eq=False)
+class FitSet:
+    """Tensors of one set of ID images :func:`fit_detector_stats` fits on, row ``i`` the same image in each.
+
+    Attributes:
+        features: ``[N, d]`` penultimate features (any float dtype), or None.
+        labels: ``[N]`` true class indices (integers), or None. The train set needs them (class means).
+        logits: ``[N, C]`` raw logits, or None.
+
+    Checked when made (OutputsError naming the field and both shapes).
+
+    Example:
+        >>> import torch
+        >>> from imagenet_suite.scoring.metrics.ood_detectors import FitSet
+        >>> train = FitSet(torch.randn(100, 16), labels=torch.arange(100) % 4)
+        >>> train.rows
+        100
+        >>> FitSet(torch.randn(100, 16), labels=torch.zeros(99, dtype=torch.long))
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.OutputsError: labels must be [N] = [100] (one per features row), got (99,)
+    """
+
+    features: torch.Tensor | None = None
+    labels: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("features", "labels", "logits"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, torch.Tensor):
+                raise OutputsError(f"{param(name)} must be a torch tensor or None, got {type(value).__name__}")
+        for name, layout in (("features", "[N, d]"), ("logits", "[N, C]")):
+            value = getattr(self, name)
+            if value is not None and value.ndim != 2:
+                raise OutputsError(f"{param(name)} must be {layout}, got {tuple(value.shape)}")
+        if self.features is not None and self.logits is not None and len(self.logits) != len(self.features):
+            raise OutputsError(
+                f"{param('logits')} have {len(self.logits)} rows for {len(self.features)} {param('features')} rows"
+            )
+        if self.labels is not None and self.labels.shape != (self.rows,):
+            raise OutputsError(
+                f"{param('labels')} must be [N] = [{self.rows}] (one per {self._rows_of} row), "
+                f"got {tuple(self.labels.shape)}"
+            )
+
+    @property
+    def _rows_of(self) -> str:
+        return "features" if self.features is not None else "logits" if self.logits is not None else "labels"
+
+    @property
+    def rows(self) -> int | None:
+        """N (None when the set holds no tensor)."""
+        first = next((t for t in (self.features, self.logits, self.labels) if t is not None), None)
+        return None if first is None else len(first)
+
+
 def fit_detector_stats(
-    train_features: torch.Tensor,
-    train_labels: torch.Tensor,
+    train: FitSet,
     *,
+    val: FitSet | None = None,
     weight: torch.Tensor | None = None,
     bias: torch.Tensor | None = None,
-    train_logits: torch.Tensor | None = None,
-    val_features: torch.Tensor | None = None,
-    val_logits: torch.Tensor | None = None,
     preset_name: str = "ninco",
     detectors: Sequence[str] | None = None,
     knn_dtype: torch.dtype = torch.float32,
@@ -368,11 +423,13 @@ def fit_detector_stats(
     """Fit the statistics of ``detectors`` (default: every one the inputs allow) on the tensors' device.
 
     Args:
-        train_features: [N, d] penultimate features of the ID training set (any float dtype).
-        train_labels: [N] true class indices (Mahalanobis, cosine and rcos class means).
+        train: the ID training set (:class:`FitSet`): ``features`` [N, d] and true ``labels`` [N]
+            (Mahalanobis, cosine and rcos class means), and optionally raw ``logits`` [N, C] (NINCO:
+            ViM's α, KL-matching templates).
+        val: an ID validation set (:class:`FitSet` of ``features`` and/or ``logits``; OpenOOD preset:
+            ReAct clip, KL-matching templates).
         weight, bias: the last layer, [C, d] and [C] (ViM, ReAct; OpenOOD's ViM logits).
-        train_logits: [N, C] raw logits of the train set (NINCO: ViM's α, KL-matching templates).
-        val_features, val_logits: ID validation set (OpenOOD preset: ReAct clip, KL-matching templates).
+        preset_name: the hyper-parameters of one anchor (:data:`PRESETS`: ``ninco``, ``openood_v15``).
         knn_dtype: dtype of the KNN bank and distances (float32 like faiss; float64 for exact checks).
 
     Example:
@@ -380,13 +437,16 @@ def fit_detector_stats(
 
         >>> import torch
         >>> features = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
-        >>> stats = fit_detector_stats(features, torch.tensor([0, 0, 1, 1]), detectors=["cosine"])
+        >>> from imagenet_suite.scoring.metrics.ood_detectors import FitSet
+        >>> stats = fit_detector_stats(FitSet(features, torch.tensor([0, 0, 1, 1])), detectors=["cosine"])
         >>> stats.class_means
         tensor([[2., 0.],
                 [0., 2.]], dtype=torch.float64)
     """
     settings = preset(preset_name)
-    _check_fit_inputs(train_features, train_labels, weight, bias, train_logits)
+    _check_fit_inputs(train, weight, bias)
+    train_features, train_labels, train_logits = train.features, train.labels, train.logits
+    val = FitSet() if val is None else val
     wanted = list(detectors) if detectors is not None else list(DETECTORS)
     stats = DetectorStats(preset_name, knn_k=settings.knn_k)
     device = train_features.device
@@ -406,13 +466,13 @@ def fit_detector_stats(
                 for rows in row_chunks(len(train_features), train_features.shape[1], QUERY_ELEMENTS)
             ]
         )
-    fit_logits, fit_features = _fit_set(settings.klm_fit, train_logits, val_logits, "kl_matching"), None
+    fit_logits, fit_features = _fit_set(settings.klm_fit, train_logits, val.logits, "kl_matching"), None
     if "kl_matching" in wanted and fit_logits is not None:
         stats.klm_templates = klm_templates(fit_logits)
         stats.extra["kl_matching"] = f"{settings.klm_fit} softmax, grouped by predicted class"
     if "react_energy" in wanted and weight is not None:
         fit_features = (
-            train_features if settings.react_fit == "train" else _fit_set("val", None, val_features, "react_energy")
+            train_features if settings.react_fit == "train" else _fit_set("val", None, val.features, "react_energy")
         )
         if fit_features is not None:
             stats.react_threshold = exact_quantile(fit_features, settings.react_quantile)
@@ -422,20 +482,19 @@ def fit_detector_stats(
     return stats
 
 
-def _check_fit_inputs(features, labels, weight, bias, logits) -> None:
-    if features.ndim != 2 or labels.shape != (features.shape[0],):
-        raise OutputsError(
-            f"train features must be [N, d] with N labels, got {tuple(features.shape)} and {tuple(labels.shape)}"
-        )
+def _check_fit_inputs(train: FitSet, weight: torch.Tensor | None, bias: torch.Tensor | None) -> None:
+    if not isinstance(train, FitSet):
+        raise OutputsError(f"{param('train')} must be a FitSet, got {type(train).__name__}")
+    if train.features is None or train.labels is None:
+        raise OutputsError(f"{param('train')} needs features [N, d] and their true labels [N]")
     if (weight is None) != (bias is None):
-        raise OutputsError("give both weight and bias of the last layer, or neither")
+        raise OutputsError(f"give both {param('weight')} and {param('bias')} of the last layer, or neither")
+    features = train.features
     if weight is not None and (weight.shape[1] != features.shape[1] or bias.shape != (weight.shape[0],)):
         raise OutputsError(
-            f"last layer weight {tuple(weight.shape)} / bias {tuple(bias.shape)} do not fit "
+            f"last layer {param('weight')} {tuple(weight.shape)} / {param('bias')} {tuple(bias.shape)} do not fit "
             f"{features.shape[1]}-d features"
         )
-    if logits is not None and logits.shape[0] != features.shape[0]:
-        raise OutputsError(f"train logits have {logits.shape[0]} rows for {features.shape[0]} train features")
 
 
 def _num_classes(weight, logits, labels) -> int:
@@ -451,7 +510,8 @@ def _fit_set(which: str, train, val, detector: str):
         return train
     if val is None:
         raise ConfigError(
-            f"the openood_v15 preset fits {detector} on the ID validation set: pass val_features/val_logits"
+            f"the openood_v15 preset fits {detector} on the ID validation set: pass {param('val')} "
+            "(a FitSet of its features and logits)"
         )
     return val
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import ConfigError, RunFolderError
+from ...errors import ConfigError, RunFolderError, param
 from ..metrics.aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
 from ..metrics.lca_on_the_line import OnTheLine, analyze
 from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
@@ -81,7 +81,7 @@ def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: boo
         raise ConfigError("a leaderboard needs at least one run")
     mixed = mixed_builds(suites)
     if mixed and not allow_mixed_builds:
-        raise RunFolderError(describe_mixed_builds(mixed) + "; pass --allow-mixed-builds to rank them anyway")
+        raise RunFolderError(describe_mixed_builds(mixed) + f"; pass {param('allow_mixed_builds')} to rank them anyway")
     names = list(suites)
     quba, missing = _quba(suites)
     accuracies = pd.DataFrame(
