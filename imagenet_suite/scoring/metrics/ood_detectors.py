@@ -783,7 +783,7 @@ def detector_scores(
         the cosine detector scores the largest cosine to a class mean, (1, 0) and (0, 1) here:
 
         >>> train = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
-        >>> stats = fit_detector_stats(train, torch.tensor([0, 0, 1, 1]), detectors=["cosine"])
+        >>> stats = fit_detector_stats(FitSet(train, torch.tensor([0, 0, 1, 1])), detectors=["cosine"])
         >>> features = torch.tensor([[2.0, 0.0], [1.0, 1.0]])
         >>> detector_scores("cosine", torch.zeros(2, 2), features=features, stats=stats).round(decimals=6)
         tensor([1.0000, 0.7071], dtype=torch.float64)
