@@ -198,7 +198,7 @@ def check_count(found: int, expected: int, strict: bool, where: str, what: str) 
     if strict and found != expected:
         raise InvalidSourceData(
             f"{where}: found {found:,} {what}, the release has {expected:,} (incomplete or "
-            "different copy?); pass --option strict_counts=false to build it anyway"
+            "different copy?); pass `builder_options` strict_counts=false to build it anyway"
         )
 
 

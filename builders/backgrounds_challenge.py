@@ -221,7 +221,7 @@ class BackgroundsChallenge(Builder):
             raise
         except SourceError as err:
             raise type(err)(
-                f"{err}\nAccepted layouts of --manual-dir for {self.variant}:\n{_layouts(self.variant)}"
+                f"{err}\nAccepted layouts of `manual_dir` for {self.variant}:\n{_layouts(self.variant)}"
             ) from None
         names, index = list_members(located)
         where = str(located.source.path)

@@ -179,7 +179,7 @@ def original_labels(resolver: SourceResolver) -> tuple[dict[str, int], dict[str,
         layout = find_layout(resolver)
         return dict(layout.labels), {"images": layout.archive}, str(layout.archive.path)
     raise ManualFileMissing(
-        f"the original val labels were not found (--manual-dir {resolver.manual_dir or 'not given'}). "
+        f"the original val labels were not found (`manual_dir` {resolver.manual_dir or 'not given'}). "
         f"Give one of:\n{LABEL_SOURCES}"
     )
 

@@ -102,8 +102,8 @@ def find_layout(resolver: SourceResolver) -> Layout:
     if resolver.find_manual("val"):
         return _folders_layout(resolver)
     raise ManualFileMissing(
-        f"no ImageNet validation images found in {resolver.manual_dir or '(no --manual-dir given)'}. "
-        f"Accepted layouts of --manual-dir:\n{ACCEPTED_LAYOUTS}"
+        f"no ImageNet validation images found in {resolver.manual_dir or '(no `manual_dir` given)'}. "
+        f"Accepted layouts of `manual_dir`:\n{ACCEPTED_LAYOUTS}"
     )
 
 

@@ -98,7 +98,7 @@ class KmeansHierarchy(Builder):
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if not self.options["outputs"]:
             raise InvalidSourceData(
-                "kmeans_hierarchy needs --option outputs=FILE (an .npz/.pt with ids and features or logits)"
+                "kmeans_hierarchy needs `builder_options` outputs=FILE (an .npz/.pt with ids and features or logits)"
             )
         path = Path(self.options["outputs"])
         ids, vectors = read_vectors(path)

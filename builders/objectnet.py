@@ -242,7 +242,7 @@ class Objectnet(Builder):
             raise InvalidSourceData(
                 f"{images_dir}: found {len(scanned):,} images, the release has {EXPECTED_IMAGES:,}: "
                 f"class folder(s) {missing[:5]} of the 113 ImageNet-overlap classes are missing "
-                f"({len(missing)} in all); pass --option strict_counts=false to build it anyway"
+                f"({len(missing)} in all); pass `builder_options` strict_counts=false to build it anyway"
             )
         check_count(len(scanned), EXPECTED_IMAGES, True, str(images_dir), "images of the 113 overlap classes")
 
@@ -295,7 +295,7 @@ def find_release(resolver: SourceResolver) -> Path:
         zipped = resolver.find_manual(OBJECTNET_ZIP.filename)
         hint = f"{zipped} is there but must be extracted first (it is password-protected). " if zipped else ""
         raise ManualFileMissing(
-            f"ObjectNet: no {ROOT}/ folder in {resolver.manual_dir or '(no --manual-dir given)'}. "
+            f"ObjectNet: no {ROOT}/ folder in {resolver.manual_dir or '(no `manual_dir` given)'}. "
             f"{hint}{OBJECTNET_ZIP.instructions}"
         )
     for needed in ["images", *(f"mappings/{f}" for f in MAPPING_FILES)]:

@@ -374,7 +374,7 @@ def image_folder_sources(resolver: SourceResolver) -> tuple[SourceImages, Resolv
     root = resolver.manual_dir
     if root is None or not root.is_dir():
         raise ManualFileMissing(
-            "source=image_folder needs --manual-dir DIR: a folder of images "
+            "source=image_folder needs `manual_dir`: a folder of images "
             "(class sub-folders in torchvision ImageFolder layout, or a flat folder)"
         )
     images = [name for name in list_folder(root) if name.lower().endswith(IMAGE_FOLDER_SUFFIXES)]

@@ -6,6 +6,8 @@ results a script consumes go to stdout (``build`` prints the dataset folder as i
 progress bars and messages go to stderr, and an ``ImagenetSuiteError`` — or an ``OSError`` from the
 system (disk full, permission denied, a path that is not a folder) — becomes a message naming the
 file (one line, plus the accepted choices where it lists them) and exit code 2, never a traceback.
+Library messages name parameters (```num_proc```); the message printed names their flags instead
+(``--num-proc``: :mod:`imagenet_suite.commands._flags`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pkgutil
 import sys
 
 from . import __version__, commands
+from .commands._flags import in_flags
 from .errors import ImagenetSuiteError
 
 
@@ -39,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ImagenetSuiteError as err:
-        print(f"imagenet-suite {args.command}: error: {err}", file=sys.stderr)
+        print(f"imagenet-suite {args.command}: error: {in_flags(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:
         print(f"imagenet-suite {args.command}: error: {describe_os_error(err)}", file=sys.stderr)

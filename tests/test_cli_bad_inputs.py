@@ -9,6 +9,8 @@ A disk-full build runs in a private mount namespace on a tiny tmpfs, then resume
 
 from __future__ import annotations
 
+import argparse
+import ast
 import http.server
 import io
 import json
@@ -29,6 +31,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
@@ -56,7 +59,9 @@ class World:
         self.a_file = root / "a-file.txt"
         self.a_file.write_text("not a folder\n")
         self.dataset = build_dataset(
-            "imagenet_val", root / "built", manual_dir=self.tar, pins=read_pins_file(self.pins), progress=False
+            "imagenet_val",
+            root / "built",
+            options=BuildOptions(manual_dir=self.tar, pins=read_pins_file(self.pins), progress=False),
         )
         self.corrupt_info = self._copy(self.dataset, "corrupt-info")
         info = self.corrupt_info / "build_info.json"
@@ -73,13 +78,17 @@ class World:
             "bomb-no-eoi", val_images, 3, with_frame_size(val_images[0].data, 60000, 60000)[:-2]
         )
         self.bomb_dataset = build_dataset(
-            "imagenet_val", root / "bomb-built", manual_dir=self.bomb, max_pixels=None, progress=False
+            "imagenet_val",
+            root / "bomb-built",
+            options=BuildOptions(manual_dir=self.bomb, max_pixels=None, progress=False),
         )
         self.undecodable_dataset = build_dataset(
             "imagenet_val",
             root / "undecodable-built",
-            progress=False,
-            manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)),
+            options=BuildOptions(
+                progress=False,
+                manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)),
+            ),
         )
         self.duplicate = self._duplicate_tar(val_images)
         self.escaping = self._escaping_symlink(val_images)
@@ -656,6 +665,46 @@ def test_every_command_has_a_table():
     assert names - {"list"} <= set(CASES), "every command that takes input has a table here (list takes none)"
 
 
+def test_library_errors_name_parameters_and_the_cli_prints_their_flags():
+    """Library code raises messages naming parameters in backticks, never flags (text in backticks, such as a
+    command to run, aside); ``cli.main`` prints each listed parameter's flag, which a command has, in its place."""
+    from imagenet_suite.cli import build_parser
+    from imagenet_suite.commands._flags import FLAGS, in_flags
+
+    flag = re.compile(r"(?<![\w-])--[a-z]")
+    found = []
+    library = ("core", "dataset", "images", "perturbations")
+    for root in (*(f"imagenet_suite/{package}" for package in library), "hierarchies", "builders"):
+        for path in sorted((REPO_ROOT / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Raise) and node.exc is not None:
+                    found += [
+                        f"{path.relative_to(REPO_ROOT)}:{part.lineno}: {part.value.strip()}"
+                        for part in ast.walk(node.exc)
+                        if isinstance(part, ast.Constant)
+                        and isinstance(part.value, str)
+                        and flag.search(re.sub(r"`[^`]*`", "", part.value))
+                    ]
+    assert not found, "library errors name flags:\n" + "\n".join(found)
+
+    def options(parser: argparse.ArgumentParser) -> set[str]:
+        names = set()
+        for action in parser._actions:
+            names.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    names |= options(sub)
+        return names
+
+    assert set(FLAGS.values()) <= options(build_parser())
+    assert in_flags("`num_proc` must be ≥ 1, got 0") == "--num-proc must be ≥ 1, got 0"
+    assert (
+        in_flags("`ray_address` is only used with `executor` ray") == "--ray-address is only used with --executor ray"
+    )
+    unlisted = "install the `ray` extra (`uv sync --extra ray`)"  # not parameters: as written
+    assert in_flags(unlisted) == unlisted
+
+
 # -- disk full ----------------------------------------------------------------------------------------------
 
 
@@ -684,7 +733,9 @@ def test_disk_full_is_one_line_leaves_no_incomplete_files_and_resumes(tmp_path):
         Image.fromarray(noise).save(buffer, format="JPEG", quality=100)
         images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), i * 7, [(0, 0, 5, 5)]))
     manual = fx.write_folders_layout(tmp_path / "manual", images)
-    fresh = build_dataset("imagenet_val", tmp_path / "fresh", manual_dir=manual, shard_size=2, progress=False)
+    fresh = build_dataset(
+        "imagenet_val", tmp_path / "fresh", options=BuildOptions(manual_dir=manual, shard_size=2, progress=False)
+    )
     mount, report = tmp_path / "small-disk", tmp_path / "report"
     mount.mkdir()
     report.mkdir()

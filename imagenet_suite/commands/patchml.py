@@ -89,6 +89,7 @@ def positive_int(text: str) -> int:
 
 def run_materialise(args: argparse.Namespace) -> int:
     from imagenet_suite.builders.patchml import materialise
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.sources import read_pins_file
     from imagenet_suite.errors import ConfigError
 
@@ -97,10 +98,7 @@ def run_materialise(args: argparse.Namespace) -> int:
             "give the val images: --input VAL (a built imagenet_val with the boxes config) or "
             "--manual-dir DIR (raw val files with boxes)"
         )
-    folder = materialise(
-        args.recipe,
-        args.out,
-        val_dir=args.input,
+    options = BuildOptions(
         manual_dir=args.manual_dir,
         num_proc=args.num_proc,
         progress=not args.no_progress,
@@ -109,6 +107,7 @@ def run_materialise(args: argparse.Namespace) -> int:
         max_pixels=args.max_pixels,
         deep_verify=args.deep_verify,
     )
+    folder = materialise(args.recipe, args.out, val_dir=args.input, options=options)
     print(folder.resolve())
     return 0
 

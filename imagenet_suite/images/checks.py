@@ -131,7 +131,7 @@ def check_pixels(header: ImageHeader, where: str, max_pixels: int | None) -> Non
     if max_pixels is not None and pixels > max_pixels:
         raise InvalidSourceData(
             f"{where}: {header.width}x{header.height} = {pixels:,} pixels, more than the bound of "
-            f"{max_pixels:,} (a decompression bomb, or a real image: raise the bound with --max-pixels)"
+            f"{max_pixels:,} (a decompression bomb, or a real image: raise the bound with `max_pixels`)"
         )
 
 
@@ -166,7 +166,7 @@ def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHead
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as err:
         raise InvalidSourceData(f"{where}: not a readable image ({err})") from None
     except Image.DecompressionBombError as err:
-        raise InvalidSourceData(f"{where}: {err} (raise the bound with --max-pixels)") from None
+        raise InvalidSourceData(f"{where}: {err} (raise the bound with `max_pixels`)") from None
     check_pixels(header, where, max_pixels)
     return header
 
