@@ -74,7 +74,7 @@ from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared
 from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
 from imagenet_suite.dataset.folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData
+from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData, param
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
 from imagenet_suite.images.grid import Tile, titled_grid
 
@@ -657,7 +657,7 @@ class PatchML(Builder):
             raise ConfigError(
                 f"recipe {folder.path} was built by patchml {built[0]} with seed {built[1]} and options "
                 f"{built[2]}; this build is patchml {wanted[0]} with seed {wanted[1]} and options {wanted[2]}. "
-                f"Use materialise() or pass the recipe's `seed` and `builder_options`"
+                f"Use materialise() or pass the recipe's {param('seed')} and {param('builder_options')}"
             )
         return folder, source
 

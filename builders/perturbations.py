@@ -37,7 +37,7 @@ from imagenet_suite.core import registry
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.dataset.folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, InvalidSourceData
+from imagenet_suite.errors import ConfigError, InvalidSourceData, param
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode
 from imagenet_suite.perturbations import corruptions as C
 
@@ -146,7 +146,7 @@ def input_config_of(input_builder: str, input_config: str) -> str:
         return "default" if "default" in configs else configs[0]
     raise ConfigError(
         f"option input_config: builder {input_builder!r} has configs {configs}; name the one to "
-        f"perturb, e.g. `builder_options` input_config={configs[0]}"
+        f"perturb, e.g. {param('builder_options')} input_config={configs[0]}"
     )
 
 
@@ -345,7 +345,8 @@ class Perturbations(Builder):
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if self.config.name == "imgaug" and not self.recipe.augmenter:
             raise ConfigError(
-                'the imgaug config needs `builder_options` augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"'
+                f"the imgaug config needs {param('builder_options')} "
+                'augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"'
             )
         hint = (
             f"Build it first, e.g. `imagenet-suite build {self.options['input']} --manual-dir ... --out datasets`, "

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from imagenet_suite.errors import ConfigError, HierarchyError, ShapeMismatch, UnknownClass
+from imagenet_suite.errors import ConfigError, HierarchyError, ShapeMismatch, UnknownClass, param
 
 from .distances import check_metric
 
@@ -106,7 +106,7 @@ class KMeansClustering:
 
     def __post_init__(self) -> None:
         if isinstance(self.n_init, bool) or not isinstance(self.n_init, int) or self.n_init < 1:
-            raise ConfigError(f"`n_init` must be an integer ≥ 1, got {self.n_init!r}")
+            raise ConfigError(f"{param('n_init')} must be an integer ≥ 1, got {self.n_init!r}")
 
 
 class KMeansHierarchy:

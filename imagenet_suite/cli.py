@@ -3,11 +3,10 @@
 Each top-level command lives in its own module under ``imagenet_suite.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``. Conventions:
 results a script consumes go to stdout (``build`` prints the dataset folder as its last line),
-progress bars and messages go to stderr, and an ``ImagenetSuiteError`` — or an ``OSError`` from the
+progress bars and messages go to stderr, and an ``ImagenetSuiteError`` (the parameters it names
+written as the command's flags: :mod:`imagenet_suite.commands._flags`) — or an ``OSError`` from the
 system (disk full, permission denied, a path that is not a folder) — becomes a message naming the
 file (one line, plus the accepted choices where it lists them) and exit code 2, never a traceback.
-Library messages name parameters (```num_proc```); the message printed names their flags instead
-(``--num-proc``: :mod:`imagenet_suite.commands._flags`).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import pkgutil
 import sys
 
 from . import __version__, commands
-from .commands._flags import in_flags
+from .commands._flags import attach, error_text
 from .errors import ImagenetSuiteError
 
 
@@ -34,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not module_info.name.startswith("_"):
             importlib.import_module(f"{commands.__name__}.{module_info.name}").register(subparsers)
+    attach(parser)  # errors name library parameters; each command's line shows its flags instead
     return parser
 
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ImagenetSuiteError as err:
-        print(f"imagenet-suite {args.command}: error: {in_flags(str(err))}", file=sys.stderr)
+        print(f"imagenet-suite {args.command}: error: {error_text(err, args)}", file=sys.stderr)
         return 2
     except OSError as err:
         print(f"imagenet-suite {args.command}: error: {describe_os_error(err)}", file=sys.stderr)

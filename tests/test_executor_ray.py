@@ -156,7 +156,7 @@ def test_bad_executor_arguments_are_one_line_errors(capsys, tmp_path):
     code = main(["build", "imagenet_val", "--out", str(tmp_path), "--ray-address", "127.0.0.1:6379"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "--ray-address is only used with --executor ray" in err and "\n" not in err
-    with pytest.raises(ConfigError, match=r"^`ray_address` 127\.0\.0\.1:1: cannot reach a Ray cluster"):
+    with pytest.raises(ConfigError, match=r"^ray_address 127\.0\.0\.1:1: cannot reach a Ray cluster"):
         executors.make_executor("ray", 1, "127.0.0.1:1")
     with pytest.raises(ConfigError, match=r"expected HOST:PORT"):
         executors.make_executor("ray", 1, "not an address")
@@ -182,5 +182,5 @@ def test_evaluate_executor_arguments_are_checked(tmp_path):
     from imagenet_suite.inference import load_model
     from imagenet_suite.inference.evaluate import run_suite
 
-    with pytest.raises(ConfigError, match="^`ray_address` is only used with `executor` ray$"):
+    with pytest.raises(ConfigError, match="^ray_address is only used with executor ray$"):
         run_suite(load_model("timm:test_resnet", "none"), [], tmp_path, ray_address="localhost:1")

@@ -169,7 +169,7 @@ def test_any_image_folder_as_source(tmp_path):
 def test_without_an_input_dataset_the_error_says_how_to_build_one(tmp_path):
     with pytest.raises(
         ManualFileMissing,
-        match="needs a built imagenet_val dataset: pass its folder as `inputs`.*imagenet-suite build imagenet_val",
+        match="needs a built imagenet_val dataset: pass its folder as inputs.*imagenet-suite build imagenet_val",
     ):
         build_dataset("ood_unit_tests", tmp_path, options=BuildOptions(progress=False))
 
@@ -198,7 +198,7 @@ def test_unreadable_image_in_a_folder_is_named(tmp_path):
                 progress=False,
             ),
         )
-    with pytest.raises(ManualFileMissing, match="source=image_folder needs `manual_dir`: a folder of images"):
+    with pytest.raises(ManualFileMissing, match="source=image_folder needs manual_dir: a folder of images"):
         build_dataset(
             "ood_unit_tests",
             tmp_path / "out2",

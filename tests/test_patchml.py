@@ -397,7 +397,7 @@ def test_box_of_a_missing_image_is_named(sources, tmp_path):
 def test_without_a_val_source_the_error_says_how_to_get_one(tmp_path):
     with pytest.raises(
         ManualFileMissing,
-        match="imagenet_val .*config 'boxes'.*pass its folder as `inputs`.*imagenet-suite build imagenet_val",
+        match="imagenet_val .*config 'boxes'.*pass its folder as inputs.*imagenet-suite build imagenet_val",
     ):
         build(tmp_path)
 

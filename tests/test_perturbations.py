@@ -252,11 +252,11 @@ def test_an_input_whose_columns_differ_from_its_builders_is_refused(val):
 
 
 def test_missing_input_frost_and_augmenter_are_named(val, tmp_path):
-    with pytest.raises(ManualFileMissing, match=r"needs a built imagenet_val dataset: pass its folder as `inputs`"):
+    with pytest.raises(ManualFileMissing, match=r"needs a built imagenet_val dataset: pass its folder as inputs"):
         build(REGENERATED, [], tmp_path)
     with pytest.raises(Exception, match=r"frost1.png"):
         build(REGENERATED, [val], tmp_path, builder_options={"corruptions": "frost"})
-    with pytest.raises(ConfigError, match=r"imgaug config needs `builder_options` augmenter="):
+    with pytest.raises(ConfigError, match=r"imgaug config needs builder_options augmenter="):
         build("imgaug", [val], tmp_path)
 
 

@@ -1,51 +1,73 @@
-"""Library errors in the command line's words: parameters become the flags that set them.
+"""Library parameters -> this command's flags, for the one-line error of the command line.
 
-Library code names a Python parameter (or field) in its messages in backticks, e.g.
-``ConfigError("`num_proc` must be ≥ 1, got 0")`` (:class:`imagenet_suite.core.options.BuildOptions`),
-and never a flag. ``cli.main`` prints every error through :func:`in_flags`, which writes the flag
-of each backticked parameter listed in ``FLAGS`` in its place: ``--num-proc must be ≥ 1, got 0``.
-Backticked text that is not in ``FLAGS`` (a command, an extra's name) stays as written.
+The library names the parameter at fault (``errors.param``: ``workers must be 0 or more, got -1``);
+the CLI prints the flag that sets it (``--workers must be 0 or more, got -1``). The flag of a parameter
+is found in the command's own parser: the option whose ``dest`` is the parameter's name (its first long
+option string; a positional argument by its metavar). A command whose flag sets a parameter of another
+name says so once, in ``register``: ``rename(parser, run_dir="--out")``. A parameter no flag of the
+command sets keeps its name.
 
-A parameter has one flag in every command that takes it; a new one a library message names gets
-its row here.
+``cli.build_parser`` gives every (sub)command's parser its :class:`Flags`; ``cli.main`` prints errors
+with :func:`error_text`.
 """
 
 from __future__ import annotations
 
-import re
+import argparse
+from collections.abc import Iterator
 
-FLAGS = {
-    # imagenet-suite build (BuildOptions) and the commands sharing its flags
-    "out_dir": "--out",
-    "seed": "--seed",
-    "manual_dir": "--manual-dir",
-    "inputs": "--input",
-    "num_proc": "--num-proc",
-    "executor": "--executor",
-    "ray_address": "--ray-address",
-    "builder_options": "--option",
-    "pins": "--pins",
-    "shard_size": "--shard-size",
-    "max_pixels": "--max-pixels",
-    "deep_verify": "--deep-verify",
-    # a built dataset's config and split (score, predict, review, ...)
-    "config": "--config",
-    "split": "--split",
-    # push
-    "repo_id": "--repo-id",
-    "private=False": "--public",
-}
+from ..errors import ImagenetSuiteError
 
-_BACKTICKED = re.compile(r"`([^`\s]+)`")
+FLAGS = "_flags"  # the namespace attribute holding the command's Flags
+RENAMES = "_flag_renames"  # the parser default holding its renames
 
 
-def in_flags(message: str) -> str:
-    """``message`` with each backticked parameter of ``FLAGS`` written as its flag.
+class Flags:
+    """How the library's parameters are written on one command's line (read from its parser when needed)."""
 
-    >>> in_flags("`ray_address` is only used with `executor` ray (install the `ray` extra)")
-    '--ray-address is only used with --executor ray (install the `ray` extra)'
-    """
-    return _BACKTICKED.sub(lambda m: FLAGS.get(m.group(1), m.group(0)), message)
+    def __init__(self, parser: argparse.ArgumentParser):
+        self.parser = parser
+
+    def mapping(self) -> dict[str, str]:
+        """Parameter -> flag: every argument of the parser by its ``dest``, then the command's renames."""
+        found: dict[str, str] = {}
+        for action in self.parser._actions:
+            if action.dest in (argparse.SUPPRESS, "help") or isinstance(action, argparse._SubParsersAction):
+                continue
+            longs = [option for option in action.option_strings if option.startswith("--")]
+            if longs:
+                found.setdefault(action.dest, longs[0])
+            elif not action.option_strings:  # a positional argument: as the usage line shows it
+                metavar = action.metavar if isinstance(action.metavar, str) else None
+                found.setdefault(action.dest, metavar or action.dest)
+        found.update(self.parser.get_default(RENAMES) or {})
+        return found
 
 
-__all__ = ["FLAGS", "in_flags"]
+def rename(parser: argparse.ArgumentParser, **renames: str) -> None:
+    """Declare flags that set a library parameter of another name, e.g. ``rename(parser, run_dir="--out")``."""
+    parser.set_defaults(**{RENAMES: {**(parser.get_default(RENAMES) or {}), **renames}})
+
+
+def attach(parser: argparse.ArgumentParser) -> None:
+    """Give every command parser under ``parser`` (the leaves: parsers without subcommands) its Flags."""
+    for leaf in _leaves(parser):
+        leaf.set_defaults(**{FLAGS: Flags(leaf)})
+
+
+def _leaves(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    subcommands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    if not subcommands:
+        yield parser
+    for action in subcommands:
+        for child in dict.fromkeys(action.choices.values()):  # an alias maps to the same parser
+            yield from _leaves(child)
+
+
+def error_text(err: ImagenetSuiteError, args: argparse.Namespace) -> str:
+    """``err``'s message with the parameters it names written as the flags of the command that ran."""
+    flags = getattr(args, FLAGS, None)
+    return err.with_flags(flags.mapping() if flags is not None else {})
+
+
+__all__ = ["Flags", "attach", "error_text", "rename"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._flags import rename
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("build", help="build a dataset; prints the dataset folder as the last stdout line")
@@ -72,6 +74,7 @@ def register(subparsers) -> None:
         "`review_decision` column (default: drop)",
     )
     add_image_check_arguments(parser)
+    rename(parser, out_dir="--out", inputs="--input", builder_options="--option")  # BuildOptions' names
     parser.set_defaults(func=run)
 
 

@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ._flags import rename
 from .build import add_image_check_arguments
 
 EXAMPLES_PER_K = 2  # = imagenet_suite.builders.patchml.EXAMPLES_PER_K (not imported, so --help stays light)
@@ -52,6 +53,7 @@ def register(subparsers) -> None:
     mat.add_argument("--shard-size", type=int, metavar="N", help="examples per Parquet shard (default: the config's)")
     mat.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_image_check_arguments(mat)
+    rename(mat, out_dir="--out", inputs="--input")
     mat.set_defaults(func=run_materialise)
 
     table = commands.add_parser(

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from ..errors import ConfigError, ImagenetSuiteError
+from ..errors import ConfigError, ImagenetSuiteError, param
 from ..files import incomplete_path
 from .builder import Shard
 from .writer import ShardStats
@@ -145,10 +145,10 @@ class RayExecutor(Executor):
             missing = ray.get(ref)
             if missing:
                 raise ConfigError(
-                    f"`executor` ray: Ray node {node} cannot see {missing[0]}"
+                    f"{param('executor')} ray: Ray node {node} cannot see {missing[0]}"
                     + (f" (and {len(missing) - 1} more source paths)" if len(missing) > 1 else "")
-                    + "; put the sources (`manual_dir`, `inputs`, the download cache) on a filesystem mounted "
-                    "at the same path on every node, or build with `executor` local"
+                    + f"; put the sources ({param('manual_dir')}, {param('inputs')}, the download cache) on a "
+                    f"filesystem mounted at the same path on every node, or build with {param('executor')} local"
                 )
 
     def write(self, write, todo, config_dir, bar, preload):
@@ -222,7 +222,7 @@ def import_ray():
         import ray
     except ImportError:
         raise ConfigError(
-            "`executor` ray needs Ray: install the `ray` extra (pip install 'imagenet-suite[ray]', "
+            f"{param('executor')} ray needs Ray: install the `ray` extra (pip install 'imagenet-suite[ray]', "
             "or `uv sync --extra ray`)"
         ) from None
     from ray._private import ray_constants
@@ -242,7 +242,7 @@ def ray_init(address: str | None, num_cpus: int):
             return ray.init(address=address, **common)
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise ConfigError(
-                f"`ray_address` {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
+                f"{param('ray_address')} {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
             ) from None
     return ray.init(
         num_cpus=num_cpus,
@@ -260,13 +260,13 @@ def _check_reachable(address: str) -> None:
     if not sep or not port.isdigit() or not host:
         if address == "auto":
             return
-        raise ConfigError(f"`ray_address` {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+        raise ConfigError(f"{param('ray_address')} {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
             pass
     except OSError as err:
         raise ConfigError(
-            f"`ray_address` {address}: cannot reach a Ray cluster there ({_one_line(err)}); "
+            f"{param('ray_address')} {address}: cannot reach a Ray cluster there ({_one_line(err)}); "
             "check the address and that the cluster is running (`ray status`)"
         ) from None
 
@@ -280,9 +280,9 @@ def check_executor(executor: str, ray_address: str | None = None) -> None:
     """ConfigError for an executor name other than those of ``EXECUTORS``, or a ``ray_address`` without
     ``executor="ray"``; imports and starts nothing."""
     if executor not in EXECUTORS:
-        raise ConfigError(f"`executor` {executor!r}: expected one of {', '.join(EXECUTORS)}")
+        raise ConfigError(f"{param('executor')} {executor!r}: expected one of {', '.join(EXECUTORS)}")
     if ray_address is not None and executor != "ray":
-        raise ConfigError("`ray_address` is only used with `executor` ray")
+        raise ConfigError(f"{param('ray_address')} is only used with {param('executor')} ray")
 
 
 def make_executor(

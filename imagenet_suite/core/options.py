@@ -2,8 +2,9 @@
 builder, the output folder and the configs.
 
 One frozen object, made once by its caller (``imagenet-suite build`` makes it from its flags) and
-checked when it is made: a bad value raises ConfigError naming the field in backticks (```num_proc```),
-which the command line shows as its flag (``--num-proc``).
+checked when it is made: a bad value raises ConfigError naming the field (``num_proc must be ≥ 1, got 0``;
+marked with :func:`imagenet_suite.errors.param`), which the command line shows as its flag
+(``--num-proc must be ≥ 1, got 0``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, param
 from ..images import DEFAULT_MAX_PIXELS, ImageChecks
 from .executors import Executor, check_executor
 from .transform import RowTransform
@@ -68,7 +69,7 @@ class BuildOptions:
         >>> BuildOptions(shard_size=0)
         Traceback (most recent call last):
         ...
-        imagenet_suite.errors.ConfigError: `shard_size` must be ≥ 1, got 0
+        imagenet_suite.errors.ConfigError: shard_size must be ≥ 1, got 0
 
         A build with them: ``build_dataset("kmeans_hierarchy", "datasets", options=options)``
         (:func:`imagenet_suite.core.build_dataset`).
@@ -93,15 +94,19 @@ class BuildOptions:
     def __post_init__(self) -> None:
         _integer("seed", self.seed)
         if _integer("num_proc", self.num_proc) < 1:
-            raise ConfigError(f"`num_proc` must be ≥ 1, got {self.num_proc}")
+            raise ConfigError(f"{param('num_proc')} must be ≥ 1, got {self.num_proc}")
         if self.shard_size is not None and _integer("shard_size", self.shard_size) < 1:
-            raise ConfigError(f"`shard_size` must be ≥ 1, got {self.shard_size}")
+            raise ConfigError(f"{param('shard_size')} must be ≥ 1, got {self.shard_size}")
         if self.max_pixels is not None and _integer("max_pixels", self.max_pixels) < 1:
-            raise ConfigError(f"`max_pixels` must be a positive number of pixels, got {self.max_pixels}")
+            raise ConfigError(f"{param('max_pixels')} must be a positive number of pixels, got {self.max_pixels}")
         if not isinstance(self.builder_options, Mapping):
-            raise ConfigError(f"`builder_options` must map option names to values, got {self.builder_options!r}")
+            raise ConfigError(
+                f"{param('builder_options')} must map option names to values, got {self.builder_options!r}"
+            )
         if isinstance(self.inputs, (str, Path)):
-            raise ConfigError(f"`inputs` must be a sequence of folders, got the single path {str(self.inputs)!r}")
+            raise ConfigError(
+                f"{param('inputs')} must be a sequence of folders, got the single path {str(self.inputs)!r}"
+            )
         if isinstance(self.executor, str):
             check_executor(self.executor, self.ray_address)
         object.__setattr__(self, "builder_options", dict(self.builder_options))

@@ -43,7 +43,7 @@ from ..dataset.folder import (
     DatasetFolder,
     build_info_hash,
 )
-from ..errors import ConfigError, DatasetFolderError
+from ..errors import ConfigError, DatasetFolderError, param
 from ..files import (
     INCOMPLETE,
     atomic_write_bytes,
@@ -157,7 +157,7 @@ def _output_parent(out_dir: str | Path) -> Path:
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(
-            f"`out_dir` {out_dir}: is a file; expected a folder (the dataset folder is created inside it)"
+            f"{param('out_dir')} {out_dir}: is a file; expected a folder (the dataset folder is created inside it)"
         )
     return out_dir
 

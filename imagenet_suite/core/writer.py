@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError, InvalidSourceData
+from ..errors import ConfigError, InvalidSourceData, param
 from ..files import incomplete_path, replace_durably, sha256_file
 
 FINGERPRINT_KEY = b"imagenet_suite.fingerprint"
@@ -104,7 +104,7 @@ class ShardFormat:
 
     def __post_init__(self) -> None:
         if self.row_group_rows < 1:
-            raise ConfigError(f"`row_group_rows` must be ≥ 1, got {self.row_group_rows}")
+            raise ConfigError(f"{param('row_group_rows')} must be ≥ 1, got {self.row_group_rows}")
 
 
 def write_shard(

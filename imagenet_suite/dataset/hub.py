@@ -26,9 +26,9 @@ def push_folder(path, repo_id: str, *, private: bool = True, token: str | None =
     api = api or HfApi(token=token)
     if private and _is_public(api, repo_id):
         raise ConfigError(
-            f"`repo_id` {repo_id}: the dataset repository exists and is public; imagenet-suite pushes "
+            f"--repo-id {repo_id}: the dataset repository exists and is public; imagenet-suite pushes "
             "ImageNet-derived data to private repositories only. Make it private on the Hub, or pass "
-            "`private=False` if this data may be public"
+            "--public if this data may be public"
         )
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     commit = api.upload_folder(
