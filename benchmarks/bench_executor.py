@@ -38,6 +38,7 @@ FULL_PATCHML_5_SEEDS = 5 * 72_431
 
 
 def timed_build(name, out, config, inputs, options, shard_size, executor) -> tuple[float, Path]:
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     start = time.perf_counter()
@@ -45,12 +46,14 @@ def timed_build(name, out, config, inputs, options, shard_size, executor) -> tup
         name,
         out,
         [config],
-        inputs=inputs,
-        options=options,
-        shard_size=shard_size,
-        num_proc=WORKERS,
-        executor=executor,
-        progress=False,
+        options=BuildOptions(
+            inputs=inputs,
+            builder_options=options,
+            shard_size=shard_size,
+            num_proc=WORKERS,
+            executor=executor,
+            progress=False,
+        ),
     )
     return time.perf_counter() - start, folder
 

@@ -135,6 +135,7 @@ def folder_floor(root: Path, labels: dict[str, int], out: Path, shard_size: int)
 
 
 def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
     from imagenet_suite.core.sources import read_pins_file
 
@@ -143,11 +144,13 @@ def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
     build_dataset(
         "imagenet_val",
         out,
-        manual_dir=manual,
-        pins=read_pins_file(pins) if pins.exists() else None,
-        num_proc=num_proc,
-        shard_size=shard_size,
-        progress=False,
+        options=BuildOptions(
+            manual_dir=manual,
+            pins=read_pins_file(pins) if pins.exists() else None,
+            num_proc=num_proc,
+            shard_size=shard_size,
+            progress=False,
+        ),
     )
     return time.perf_counter() - start
 

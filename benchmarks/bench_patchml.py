@@ -77,6 +77,7 @@ def floor(rows: list[dict], sources: dict[str, bytes], canvases: Path, image_for
 
 
 def build_patchml(val: Path, out: Path, image_format: str, seed: int = 0, num_proc: int = PROCESSES) -> float:
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     start = time.perf_counter()
@@ -84,12 +85,14 @@ def build_patchml(val: Path, out: Path, image_format: str, seed: int = 0, num_pr
         "patchml",
         out,
         ["images"],
-        seed=seed,
-        inputs=[val],
-        num_proc=num_proc,
-        options={"image_format": image_format},
-        shard_size=64,
-        progress=False,
+        options=BuildOptions(
+            seed=seed,
+            inputs=[val],
+            num_proc=num_proc,
+            builder_options={"image_format": image_format},
+            shard_size=64,
+            progress=False,
+        ),
     )
     return time.perf_counter() - start
 
@@ -111,12 +114,17 @@ def canvases_of(folder: Path, path: Path) -> list[dict]:
 def write_picture(work: Path, path: Path) -> None:
     """README picture: a small build from smooth synthetic sources, first composites of each k."""
     from imagenet_suite.builders.patchml import grid_of_folder
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     images = make_object_images(40, width=(160, 320), height=(120, 260), noise=3, max_objects=2, seed=11)
     manual = fx.write_kaggle_layout(work / "picture-src", images)
-    val = build_dataset("imagenet_val", work / "picture", ["boxes"], manual_dir=manual, progress=False)
-    folder = build_dataset("patchml", work / "picture", ["images"], seed=0, inputs=[val], progress=False)
+    val = build_dataset(
+        "imagenet_val", work / "picture", ["boxes"], options=BuildOptions(manual_dir=manual, progress=False)
+    )
+    folder = build_dataset(
+        "patchml", work / "picture", ["images"], options=BuildOptions(seed=0, inputs=[val], progress=False)
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(grid_of_folder(folder, per_k=2))
     print(f"wrote {path} ({path.stat().st_size / 1e3:.0f} KB)")

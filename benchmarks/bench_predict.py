@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
     from imagenet_suite.inference import load_model
 
@@ -112,7 +113,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_images(root / "images", args.images)
-        dataset = build_dataset("imagenet_val", root / "out", ["default"], manual_dir=root / "images", progress=False)
+        dataset = build_dataset(
+            "imagenet_val", root / "out", ["default"], options=BuildOptions(manual_dir=root / "images", progress=False)
+        )
         common = (device, args.batch_size, args.workers, args.amp)
         runners = {
             "baseline": lambda: baseline(root / "images", loaded, *common),

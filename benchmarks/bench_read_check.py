@@ -73,6 +73,7 @@ def main() -> None:
         import pyarrow.parquet as pq
 
         from imagenet_suite import files
+        from imagenet_suite.core.options import BuildOptions
         from imagenet_suite.core.runner import build_dataset
         from imagenet_suite.dataset.folder import DatasetFolder
 
@@ -80,7 +81,10 @@ def main() -> None:
         manual = write_folders_layout(root / "manual", images)
         start = time.perf_counter()
         built = build_dataset(
-            "imagenet_val", root / "out", ["default"], manual_dir=manual, shard_size=args.shard_size, progress=False
+            "imagenet_val",
+            root / "out",
+            ["default"],
+            options=BuildOptions(manual_dir=manual, shard_size=args.shard_size, progress=False),
         )
         build_seconds = time.perf_counter() - start
         shards = [built / rel for rel in DatasetFolder(built).config_info("default")["files"]]

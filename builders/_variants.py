@@ -34,7 +34,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.archives import TarIndex, open_archive
 from imagenet_suite.core.builder import Builder, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
-from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.errors import InvalidSourceData, param
 
 from ._image_columns import image_features, image_row
 
@@ -198,7 +198,7 @@ def check_count(found: int, expected: int, strict: bool, where: str, what: str) 
     if strict and found != expected:
         raise InvalidSourceData(
             f"{where}: found {found:,} {what}, the release has {expected:,} (incomplete or "
-            "different copy?); pass --option strict_counts=false to build it anyway"
+            f"different copy?); pass {param('builder_options')} strict_counts=false to build it anyway"
         )
 
 

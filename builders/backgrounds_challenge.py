@@ -39,7 +39,7 @@ from pathlib import Path
 from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import Source, SourceResolver
-from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
+from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError, param
 
 from ._citations import BEYOND_ACCURACY, cite
 from ._image_columns import image_features
@@ -221,7 +221,7 @@ class BackgroundsChallenge(Builder):
             raise
         except SourceError as err:
             raise type(err)(
-                f"{err}\nAccepted layouts of --manual-dir for {self.variant}:\n{_layouts(self.variant)}"
+                f"{err}\nAccepted layouts of {param('manual_dir')} for {self.variant}:\n{_layouts(self.variant)}"
             ) from err
         names, index = list_members(located)
         where = str(located.source.path)

@@ -37,7 +37,7 @@ from pathlib import Path
 from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
-from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
+from imagenet_suite.errors import InvalidSourceData, ManualFileMissing, param
 
 from ._citations import ILSVRC, cite
 from .imagenet_val import (
@@ -179,7 +179,7 @@ def original_labels(resolver: SourceResolver) -> tuple[dict[str, int], dict[str,
         layout = find_layout(resolver)
         return dict(layout.labels), {"images": layout.archive}, str(layout.archive.path)
     raise ManualFileMissing(
-        f"the original val labels were not found (--manual-dir {resolver.manual_dir or 'not given'}). "
+        f"the original val labels were not found ({param('manual_dir')} {resolver.manual_dir or 'not given'}). "
         f"Give one of:\n{LABEL_SOURCES}"
     )
 

@@ -29,7 +29,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.archives import TarIndex, index_tar, open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
-from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
+from imagenet_suite.errors import InvalidSourceData, ManualFileMissing, param
 from imagenet_suite.files import list_folder, sha256_file
 
 from ._citations import ANZAKU_2024, BEYOND_ACCURACY, ILSVRC, LCA_ON_THE_LINE, NINCO, cite
@@ -101,9 +101,10 @@ def find_layout(resolver: SourceResolver) -> Layout:
         return _kaggle_layout(resolver)
     if resolver.find_manual("val"):
         return _folders_layout(resolver)
+    where = resolver.manual_dir or f"(no {param('manual_dir')} given)"
     raise ManualFileMissing(
-        f"no ImageNet validation images found in {resolver.manual_dir or '(no --manual-dir given)'}. "
-        f"Accepted layouts of --manual-dir:\n{ACCEPTED_LAYOUTS}"
+        f"no ImageNet validation images found in {where}. "
+        f"Accepted layouts of {param('manual_dir')}:\n{ACCEPTED_LAYOUTS}"
     )
 
 

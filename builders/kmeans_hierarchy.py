@@ -24,7 +24,7 @@ import numpy as np
 
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver, sha256_file
-from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.errors import InvalidSourceData, param
 from imagenet_suite.hierarchies import export
 from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
 
@@ -98,7 +98,7 @@ class KmeansHierarchy(Builder):
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if not self.options["outputs"]:
             raise InvalidSourceData(
-                "kmeans_hierarchy needs --option outputs=FILE (an .npz/.pt with ids and features or logits)"
+                f"kmeans_hierarchy needs {param('builder_options')} outputs=FILE (an .npz/.pt with ids and features or logits)"
             )
         path = Path(self.options["outputs"])
         ids, vectors = read_vectors(path)

@@ -31,7 +31,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import Source, SourceResolver
-from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
+from imagenet_suite.errors import InvalidSourceData, ManualFileMissing, param
 
 from ._citations import LCA_ON_THE_LINE, cite
 from ._image_columns import image_features
@@ -242,7 +242,7 @@ class Objectnet(Builder):
             raise InvalidSourceData(
                 f"{images_dir}: found {len(scanned):,} images, the release has {EXPECTED_IMAGES:,}: "
                 f"class folder(s) {missing[:5]} of the 113 ImageNet-overlap classes are missing "
-                f"({len(missing)} in all); pass --option strict_counts=false to build it anyway"
+                f"({len(missing)} in all); pass {param('builder_options')} strict_counts=false to build it anyway"
             )
         check_count(len(scanned), EXPECTED_IMAGES, True, str(images_dir), "images of the 113 overlap classes")
 
@@ -294,10 +294,8 @@ def find_release(resolver: SourceResolver) -> Path:
     if root is None or not root.is_dir():
         zipped = resolver.find_manual(OBJECTNET_ZIP.filename)
         hint = f"{zipped} is there but must be extracted first (it is password-protected). " if zipped else ""
-        raise ManualFileMissing(
-            f"ObjectNet: no {ROOT}/ folder in {resolver.manual_dir or '(no --manual-dir given)'}. "
-            f"{hint}{OBJECTNET_ZIP.instructions}"
-        )
+        where = resolver.manual_dir or f"(no {param('manual_dir')} given)"
+        raise ManualFileMissing(f"ObjectNet: no {ROOT}/ folder in {where}. {hint}{OBJECTNET_ZIP.instructions}")
     for needed in ["images", *(f"mappings/{f}" for f in MAPPING_FILES)]:
         if not (root / needed).exists():
             raise ManualFileMissing(

@@ -39,7 +39,7 @@ from PIL import Image
 
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
-from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
+from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing, param
 from imagenet_suite.files import list_folder
 from imagenet_suite.images import inspect_image
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, rgb_floats
@@ -374,7 +374,7 @@ def image_folder_sources(resolver: SourceResolver) -> tuple[SourceImages, Resolv
     root = resolver.manual_dir
     if root is None or not root.is_dir():
         raise ManualFileMissing(
-            "source=image_folder needs --manual-dir DIR: a folder of images "
+            f"source=image_folder needs {param('manual_dir')}: a folder of images "
             "(class sub-folders in torchvision ImageFolder layout, or a flat folder)"
         )
     images = [name for name in list_folder(root) if name.lower().endswith(IMAGE_FOLDER_SUFFIXES)]

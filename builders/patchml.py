@@ -61,7 +61,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -71,9 +71,10 @@ from PIL import Image, UnidentifiedImageError
 from imagenet_suite import classes
 from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
 from imagenet_suite.dataset.folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData
+from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData, param
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
 from imagenet_suite.images.grid import Tile, titled_grid
 
@@ -656,7 +657,7 @@ class PatchML(Builder):
             raise ConfigError(
                 f"recipe {folder.path} was built by patchml {built[0]} with seed {built[1]} and options "
                 f"{built[2]}; this build is patchml {wanted[0]} with seed {wanted[1]} and options {wanted[2]}. "
-                f"Use materialise() or pass the recipe's --seed and --option values"
+                f"Use materialise() or pass the recipe's {param('seed')} and {param('builder_options')}"
             )
         return folder, source
 
@@ -908,31 +909,25 @@ def materialise(
     out_dir: str | Path,
     *,
     val_dir: str | Path | None = None,
-    manual_dir: str | Path | None = None,
-    num_proc: int = 1,
-    progress: bool = True,
-    **kwargs,
+    options: BuildOptions | None = None,
 ) -> Path:
     """Build the ``images`` config from a recipe folder and the val source (``val_dir``: a built imagenet_val
-    with boxes, or ``manual_dir``: raw val files). Seed and options are taken from the recipe."""
+    with boxes, or ``options.manual_dir``: raw val files). Seed and builder options are the recipe's (those
+    of ``options`` are replaced); the recipe and ``val_dir`` come before ``options.inputs``."""
     from imagenet_suite.core.runner import build_dataset
 
+    options = options if options is not None else BuildOptions()
     folder = DatasetFolder(recipe_dir)
     if folder.name != PatchML.NAME or "recipe" not in folder.configs:
         raise ConfigError(f"{recipe_dir} is not a patchml folder with the recipe config")
-    inputs = [Path(recipe_dir)] + ([Path(val_dir)] if val_dir else [])
-    return build_dataset(
-        PatchML.NAME,
-        out_dir,
-        ["images"],
+    inputs = [Path(recipe_dir)] + ([Path(val_dir)] if val_dir else []) + list(options.inputs)
+    recipe = replace(
+        options,
         seed=folder.seed,
-        manual_dir=manual_dir,
-        num_proc=num_proc,
-        options=folder.build_info["configs"]["recipe"]["options"],
+        builder_options=folder.build_info["configs"]["recipe"]["options"],
         inputs=inputs,
-        progress=progress,
-        **kwargs,
     )
+    return build_dataset(PatchML.NAME, out_dir, ["images"], recipe)
 
 
 def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:

@@ -26,7 +26,7 @@ that one scoring run gives C-robustness (corrupted accuracy relative to clean ac
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -37,7 +37,7 @@ from imagenet_suite.core import registry
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.dataset.folder import DatasetFolder
-from imagenet_suite.errors import ConfigError, InvalidSourceData
+from imagenet_suite.errors import ConfigError, InvalidSourceData, param
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode
 from imagenet_suite.perturbations import corruptions as C
 
@@ -146,7 +146,7 @@ def input_config_of(input_builder: str, input_config: str) -> str:
         return "default" if "default" in configs else configs[0]
     raise ConfigError(
         f"option input_config: builder {input_builder!r} has configs {configs}; name the one to "
-        f"perturb, e.g. --option input_config={configs[0]}"
+        f"perturb, e.g. {param('builder_options')} input_config={configs[0]}"
     )
 
 
@@ -209,6 +209,16 @@ def parse_key(key: str) -> tuple[str, str, int]:
 @lru_cache(maxsize=4)
 def _open_folder(path: str) -> DatasetFolder:
     return DatasetFolder(path)
+
+
+@dataclass(frozen=True)
+class _RowTools:
+    """What every row of a shard is made with: the frost pictures (RGB arrays, empty without frost), the
+    imgaug perturbation (None without an augmenter) and the input's columns carried into each row."""
+
+    frost: tuple[np.ndarray, ...]
+    perturb: Callable[[np.ndarray, np.random.Generator], np.ndarray] | None
+    columns: tuple[str, ...]
 
 
 # -- the builder ---------------------------------------------------------------------------------------
@@ -335,7 +345,8 @@ class Perturbations(Builder):
     def prepare(self, resolver: SourceResolver) -> Prepared:
         if self.config.name == "imgaug" and not self.recipe.augmenter:
             raise ConfigError(
-                'the imgaug config needs --option augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"'
+                f"the imgaug config needs {param('builder_options')} "
+                'augmenter="<imgaug expression>", e.g. "GaussianBlur(sigma=2.0)"'
             )
         hint = (
             f"Build it first, e.g. `imagenet-suite build {self.options['input']} --manual-dir ... --out datasets`, "
@@ -398,17 +409,18 @@ class Perturbations(Builder):
             source_ids, prepared.data["config"], shard.split, ["id", "image", *prepared.data["columns"]]
         )
         rows = dict(zip(source_ids, table.to_pylist(), strict=True))
-        frost = C.load_frost_pictures(prepared.data["frost"]) if prepared.data["frost"] else ()
-        perturb = self._imgaug() if self.recipe.augmenter else None
+        tools = _RowTools(
+            frost=C.load_frost_pictures(prepared.data["frost"]) if prepared.data["frost"] else (),
+            perturb=self._imgaug() if self.recipe.augmenter else None,
+            columns=tuple(prepared.data["columns"]),
+        )
         current, prepared_image = None, None
         for source_id, corruption, severity in keys:
             source = rows[source_id]
             where = f"{folder.path} ({prepared.data['config']}/{shard.split}) id {source_id}"
             if source_id != current:
                 current, prepared_image = source_id, decode_rgb(source["image"]["bytes"], where)
-            yield self._row(
-                source, source_id, corruption, severity, prepared_image, where, frost, perturb, prepared.data["columns"]
-            )
+            yield self._row(source, source_id, corruption, severity, prepared_image, where, tools)
 
     def _imgaug(self):
         from imagenet_suite.perturbations.imgaug_compat import ImgaugPerturbation, parse_augmenter
@@ -423,15 +435,13 @@ class Perturbations(Builder):
         severity: int,
         decoded,
         where: str,
-        frost,
-        perturb,
-        columns: list[str],
+        tools: _RowTools,
     ) -> dict:
         image, mode = decoded
         if corruption == CLEAN:
             data, path, size = source["image"]["bytes"], source["image"]["path"] or source_id, image.size
         else:
-            pixels = self._perturb(image, corruption, severity, source_id, where, frost, perturb)
+            pixels = self._perturb(image, corruption, severity, source_id, where, tools)
             stored = after_corruption(pixels, self.recipe.apply_at)
             encoding = ENCODERS[self.recipe.encoding]
             data, size = encode(stored, encoding), stored.size
@@ -442,21 +452,21 @@ class Perturbations(Builder):
             "image": {"bytes": data, "path": path},
             "corruption": corruption,
             "severity": severity,
-            **{c: source[c] for c in columns},
+            **{c: source[c] for c in tools.columns},
             "source_mode": mode,
             "width": size[0],
             "height": size[1],
         }
 
     def _perturb(
-        self, image: Image.Image, corruption: str, severity: int, source_id: str, where: str, frost, perturb
+        self, image: Image.Image, corruption: str, severity: int, source_id: str, where: str, tools: _RowTools
     ) -> np.ndarray:
         rng = example_rng(self.seed, corruption, source_id)
         pixels = np.asarray(before_corruption(image, self.recipe.apply_at))
         try:
             if corruption == IMGAUG:
-                return perturb(pixels, rng)
-            return C.corrupt(pixels, corruption, severity, rng, self.recipe.flavor, frost)
+                return tools.perturb(pixels, rng)
+            return C.corrupt(pixels, corruption, severity, rng, self.recipe.flavor, tools.frost)
         except C.CorruptionError as err:
             raise InvalidSourceData(f"{where}: {corruption} severity {severity}: {err}") from err
 

@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
-from imagenet_suite.errors import InvalidSourceData, SourceError
+from imagenet_suite.errors import InvalidSourceData, SourceError, param
 
 from ._citations import BEYOND_ACCURACY, IMAGENET_SKETCH, cite
 from ._image_columns import image_features, image_row
@@ -137,7 +137,7 @@ def find_layout(config: str, resolver: SourceResolver) -> Layout:
     try:
         return Layout("mvh_tar", resolver.resolve(source), f"{name}/")
     except SourceError as err:
-        raise type(err)(f"{err}\nAccepted layouts of --manual-dir for {config}:\n{_layouts(config)}") from err
+        raise type(err)(f"{err}\nAccepted layouts of {param('manual_dir')} for {config}:\n{_layouts(config)}") from err
 
 
 def list_stimuli(config: str, layout: Layout) -> list[Stimulus]:
@@ -223,7 +223,7 @@ def check_counts(config: str, stimuli: list[Stimulus], where: Path) -> None:
     if len(stimuli) != total:
         raise InvalidSourceData(
             f"{where}: {len(stimuli)} images for {config}; the release has {total} "
-            "(pass --option strict_counts=false to build a subset)"
+            f"(pass {param('builder_options')} strict_counts=false to build a subset)"
         )
     for category in CATEGORIES16:
         if counts[category] == 0 or (per_class is not None and counts[category] != per_class):

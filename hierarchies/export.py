@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .distances import METRICS, tree_distance_matrix
-from .kmeans import KMeansHierarchy
+from .kmeans import KMeansClustering, KMeansHierarchy
 from .tree import Tree
 
 
@@ -138,22 +138,29 @@ def export_kmeans_hierarchy(
     labels: Any,
     num_classes: int,
     *,
-    seed: int = 0,
-    n_init: int = 1,
-    nested: bool = False,
+    clustering: KMeansClustering | None = None,
     class_wnids: Sequence[str] | None = None,
 ) -> list[Path]:
-    """Fit a :class:`KMeansHierarchy` on ``vectors`` [N, D] / ``labels`` [N] and write it."""
+    """Fit a :class:`KMeansHierarchy` on ``vectors`` [N, D] / ``labels`` [N] (class indices
+    0..``num_classes`` - 1) with ``clustering`` (None: ``KMeansClustering()``, the paper's) and write it, the
+    clustering recorded in ``hierarchy.json``."""
+    clustering = clustering if clustering is not None else KMeansClustering()
     hierarchy = KMeansHierarchy.fit(
-        vectors, labels, num_classes, seed=seed, n_init=n_init, nested=nested, class_wnids=class_wnids
+        vectors,
+        labels,
+        num_classes,
+        seed=clustering.seed,
+        n_init=clustering.n_init,
+        nested=clustering.nested,
+        class_wnids=class_wnids,
     )
     return write_hierarchy(
         hierarchy,
         out_dir,
         {
-            "seed": seed,
-            "n_init": n_init,
-            "nested": nested,
+            "seed": clustering.seed,
+            "n_init": clustering.n_init,
+            "nested": clustering.nested,
             "levels": hierarchy.top_level,
             "ultrametric_violation_rate": hierarchy.ultrametric_violation_rate(),
         },

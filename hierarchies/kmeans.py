@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from imagenet_suite.errors import HierarchyError, ShapeMismatch, UnknownClass
+from imagenet_suite.errors import ConfigError, HierarchyError, ShapeMismatch, UnknownClass, param
 
 from .distances import check_metric
 
@@ -90,6 +91,22 @@ def l2_normalize(means: np.ndarray) -> np.ndarray:
             f"class means {np.flatnonzero(norms[:, 0] == 0)[:10].tolist()} are zero vectors and cannot be L2-normalised"
         )
     return means / norms
+
+
+@dataclass(frozen=True)
+class KMeansClustering:
+    """The K-means knobs of :meth:`KMeansHierarchy.fit`, as one value (what :func:`~.export.export_kmeans_hierarchy`
+    takes and records): ``seed`` (``random_state`` of every level), ``n_init`` (restarts per level, ≥ 1) and
+    ``nested`` (each level's clusters split the previous level's: a strict tree; the paper's default is False).
+    """
+
+    seed: int = 0
+    n_init: int = 1
+    nested: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n_init, bool) or not isinstance(self.n_init, int) or self.n_init < 1:
+            raise ConfigError(f"{param('n_init')} must be an integer ≥ 1, got {self.n_init!r}")
 
 
 class KMeansHierarchy:

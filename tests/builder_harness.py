@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 
 
@@ -86,16 +87,18 @@ def build(case: BuilderCase, sources: Sources, out: Path, num_proc: int = 1, exe
         case.builder,
         out,
         case.configs,
-        seed=sources.seed,
-        manual_dir=sources.manual_dir,
-        pins=sources.pins,
-        inputs=list(sources.inputs),
-        options=dict(sources.options),
-        shard_size=case.shard_size,
-        num_proc=num_proc,
-        executor=executor,
-        offline=True,
-        progress=False,
+        options=BuildOptions(
+            seed=sources.seed,
+            manual_dir=sources.manual_dir,
+            pins=sources.pins,
+            inputs=list(sources.inputs),
+            builder_options=dict(sources.options),
+            shard_size=case.shard_size,
+            num_proc=num_proc,
+            executor=executor,
+            offline=True,
+            progress=False,
+        ),
     )
 
 

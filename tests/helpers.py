@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 
@@ -29,12 +30,13 @@ def run_cli(*args: str, check: bool = True, env: dict[str, str] | None = None) -
     return result
 
 
-def build_val(layouts: dict[str, Path], layout: str, out: Path, configs=("default",), **kwargs) -> Path:
-    """Build imagenet_val from one fixture layout (the tar layout's pins come from its checksums.tsv)."""
+def build_val(layouts: dict[str, Path], layout: str, out: Path, configs=("default",), **options) -> Path:
+    """Build imagenet_val from one fixture layout (the tar layout's pins come from its checksums.tsv);
+    ``options``: other fields of :class:`BuildOptions` (no progress bars unless given)."""
     manual = layouts[layout]
     pins = read_pins_file(manual / "checksums.tsv") if (manual / "checksums.tsv").exists() else None
-    kwargs.setdefault("progress", False)
-    return build_dataset("imagenet_val", out, list(configs), manual_dir=manual, pins=pins, **kwargs)
+    options.setdefault("progress", False)
+    return build_dataset("imagenet_val", out, list(configs), BuildOptions(manual_dir=manual, pins=pins, **options))
 
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:

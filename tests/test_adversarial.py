@@ -22,6 +22,7 @@ from PIL import Image
 from torch import nn
 from torchvision import transforms
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.dataset.folder import DatasetFolder, build_info_hash
 from imagenet_suite.errors import ConfigError
@@ -70,7 +71,9 @@ def val(tmp_path_factory, loaded) -> DatasetFolder:
         for row, (image, label) in enumerate(zip(images, predicted))
     ]
     manual = write_folders_layout(root / "manual", images)
-    folder = build_dataset("imagenet_val", root / "out", ["default"], manual_dir=manual, shard_size=4, progress=False)
+    folder = build_dataset(
+        "imagenet_val", root / "out", ["default"], options=BuildOptions(manual_dir=manual, shard_size=4, progress=False)
+    )
     return DatasetFolder(folder)
 
 

@@ -9,7 +9,8 @@ lower layer and of its own package; packages that share a layer are independent 
   2  images                                  image checks, decoding, encoding
   3  dataset | perturbations | hierarchies   reading a built dataset folder (checked); corruptions; trees and distances
   4  core                                    the dataset-building framework; parsers of release files builders and review share
-  5  scoring                                 metrics (LCA ones included), families, evaluation, summary, presentation
+  5  scoring | testing                       metrics (LCA ones included), families, evaluation, summary, presentation;
+                                             tiny datasets for examples
   6  review | inference                      FiftyOne review; running models over built datasets
   7  builders                                one module per dataset family
   8  commands                                one module per CLI command
@@ -46,6 +47,7 @@ LAYERS: dict[str, int] = {
     "imagenet_suite.hierarchies": 3,
     "imagenet_suite.core": 4,
     "imagenet_suite.scoring": 5,
+    "imagenet_suite.testing": 5,
     "imagenet_suite.review": 6,
     "imagenet_suite.inference": 6,
     "imagenet_suite.builders": 7,

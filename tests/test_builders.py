@@ -22,6 +22,7 @@ from PIL import Image
 
 import imagenet_suite.core.runner as runner
 from imagenet_suite.core import registry
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import (
@@ -64,7 +65,9 @@ def _pinned(manual: Path, **options) -> Sources:
 def _built_val(root: Path, images, config: str = "default") -> Path:
     """A built imagenet_val (the input of the builders that read one)."""
     manual = val_fx.write_kaggle_layout(root / "val-manual", images)
-    return runner.build_dataset("imagenet_val", root / "val", [config], manual_dir=manual, progress=False)
+    return runner.build_dataset(
+        "imagenet_val", root / "val", [config], options=BuildOptions(manual_dir=manual, progress=False)
+    )
 
 
 def imagenet_val_sources(root: Path) -> Sources:

@@ -9,6 +9,7 @@ A disk-full build runs in a private mount namespace on a tiny tmpfs, then resume
 
 from __future__ import annotations
 
+import ast
 import http.server
 import io
 import json
@@ -29,6 +30,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from tests.fixtures import imagenet_layouts as fx
@@ -56,7 +58,9 @@ class World:
         self.a_file = root / "a-file.txt"
         self.a_file.write_text("not a folder\n")
         self.dataset = build_dataset(
-            "imagenet_val", root / "built", manual_dir=self.tar, pins=read_pins_file(self.pins), progress=False
+            "imagenet_val",
+            root / "built",
+            options=BuildOptions(manual_dir=self.tar, pins=read_pins_file(self.pins), progress=False),
         )
         self.corrupt_info = self._copy(self.dataset, "corrupt-info")
         info = self.corrupt_info / "build_info.json"
@@ -73,13 +77,17 @@ class World:
             "bomb-no-eoi", val_images, 3, with_frame_size(val_images[0].data, 60000, 60000)[:-2]
         )
         self.bomb_dataset = build_dataset(
-            "imagenet_val", root / "bomb-built", manual_dir=self.bomb, max_pixels=None, progress=False
+            "imagenet_val",
+            root / "bomb-built",
+            options=BuildOptions(manual_dir=self.bomb, max_pixels=None, progress=False),
         )
         self.undecodable_dataset = build_dataset(
             "imagenet_val",
             root / "undecodable-built",
-            progress=False,
-            manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)),
+            options=BuildOptions(
+                progress=False,
+                manual_dir=self._val_folders("undecodable", val_images, 5, undefined_huffman_table(val_images[5].data)),
+            ),
         )
         self.duplicate = self._duplicate_tar(val_images)
         self.escaping = self._escaping_symlink(val_images)
@@ -656,6 +664,48 @@ def test_every_command_has_a_table():
     assert names - {"list"} <= set(CASES), "every command that takes input has a table here (list takes none)"
 
 
+def test_build_side_library_errors_name_parameters_not_flags():
+    """A ``raise`` of the build side names parameters (``errors.param``), never a flag; ``dataset/hub.py`` (push)
+    aside, whose ``--public`` is the inverse of ``push_folder(private=...)``."""
+    flag = re.compile(r"(?<![\w-])--[a-z]")
+    roots = [REPO_ROOT / "imagenet_suite" / p for p in ("core", "dataset", "images", "perturbations")]
+    found = []
+    for path in sorted(
+        p for root in (*roots, REPO_ROOT / "hierarchies", REPO_ROOT / "builders") for p in root.rglob("*.py")
+    ):
+        if path.name == "hub.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                found += [
+                    f"{path.relative_to(REPO_ROOT)}:{part.lineno}: {part.value.strip()}"
+                    for part in ast.walk(node.exc)
+                    if isinstance(part, ast.Constant)
+                    and isinstance(part.value, str)
+                    and flag.search(re.sub(r"`[^`]*`", "", part.value))  # a command to run, in backticks, may
+                ]
+    assert not found, "library errors name flags:\n" + "\n".join(found)
+
+
+def test_build_writes_every_build_option_as_its_flag():
+    """Each field of BuildOptions an error may name is written as the flag of ``build`` that sets it."""
+    from dataclasses import fields
+
+    from imagenet_suite.cli import build_parser
+    from imagenet_suite.commands._flags import FLAGS
+    from imagenet_suite.core.options import BuildOptions
+    from imagenet_suite.errors import ConfigError, param
+
+    flags = getattr(build_parser().parse_args(["build", "x", "--out", "o"]), FLAGS).mapping()
+    no_flag = {"cache_dir", "progress", "transform"}  # none, --no-progress, --decisions: never named by an error
+    assert {f.name: flags.get(f.name, "")[:2] for f in fields(BuildOptions) if f.name not in no_flag} == {
+        f.name: "--" for f in fields(BuildOptions) if f.name not in no_flag
+    }
+    assert (flags["out_dir"], flags["inputs"], flags["builder_options"]) == ("--out", "--input", "--option")
+    err = ConfigError(f"{param('ray_address')} is only used with {param('executor')} ray")
+    assert err.with_flags(flags) == "--ray-address is only used with --executor ray"
+
+
 # -- disk full ----------------------------------------------------------------------------------------------
 
 
@@ -684,7 +734,9 @@ def test_disk_full_is_one_line_leaves_no_incomplete_files_and_resumes(tmp_path):
         Image.fromarray(noise).save(buffer, format="JPEG", quality=100)
         images.append(fx.ValImage(f"ILSVRC2012_val_{i + 1:08d}", buffer.getvalue(), i * 7, [(0, 0, 5, 5)]))
     manual = fx.write_folders_layout(tmp_path / "manual", images)
-    fresh = build_dataset("imagenet_val", tmp_path / "fresh", manual_dir=manual, shard_size=2, progress=False)
+    fresh = build_dataset(
+        "imagenet_val", tmp_path / "fresh", options=BuildOptions(manual_dir=manual, shard_size=2, progress=False)
+    )
     mount, report = tmp_path / "small-disk", tmp_path / "report"
     mount.mkdir()
     report.mkdir()

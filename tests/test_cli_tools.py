@@ -21,6 +21,7 @@ import pytest
 from PIL import Image
 
 from imagenet_suite.core import card
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.dataset.folder import DatasetFolder
 from tests.fixtures import imagenet_layouts as fx
@@ -47,7 +48,9 @@ def patchml_val(tmp_path_factory):
     """A built imagenet_val (boxes) of PatchML's object images, and their Kaggle layout (raw files)."""
     root = tmp_path_factory.mktemp("patchml-val")
     kaggle = fx.write_kaggle_layout(root / "kaggle", make_object_images(18, seed=7))
-    return build_dataset("imagenet_val", root / "built", ["boxes"], manual_dir=kaggle, progress=False), kaggle
+    return build_dataset(
+        "imagenet_val", root / "built", ["boxes"], options=BuildOptions(manual_dir=kaggle, progress=False)
+    ), kaggle
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ import torch
 from PIL import Image
 
 from imagenet_suite import cli
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.inference import PredictOptions, load_model
@@ -52,12 +53,14 @@ def _build(name, out, configs, sources, **options):
         name,
         out,
         configs,
-        manual_dir=sources.manual_dir,
-        pins=sources.pins,
-        inputs=list(sources.inputs),
-        options={**sources.options, **options},
-        offline=True,
-        progress=False,
+        options=BuildOptions(
+            manual_dir=sources.manual_dir,
+            pins=sources.pins,
+            inputs=list(sources.inputs),
+            builder_options={**sources.options, **options},
+            offline=True,
+            progress=False,
+        ),
     )
 
 
@@ -95,7 +98,10 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
     folders = {}
     for name, config in (("imagenet_val", "default"), ("imagenet_real", "images")):
         folders[name] = build_dataset(
-            name, root / name, [config], manual_dir=val_manual, pins=pins, offline=True, progress=False
+            name,
+            root / name,
+            [config],
+            options=BuildOptions(manual_dir=val_manual, pins=pins, offline=True, progress=False),
         )
     folders["imagenet_a"] = _build("imagenet_a", root / "imagenet_a", ["default"], imagenet_a_sources(root / "a"))
     folders["imagenet_r"] = _build("imagenet_r", root / "imagenet_r", ["default"], imagenet_r_sources(root / "r"))
@@ -106,7 +112,7 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
     manual = _shape_bias_manual(root / "mvh")
     folders["shape_bias_sets"] = build_dataset(
         "shape_bias_sets", root / "shape_bias_sets", ["cue_conflict", "edge", "silhouette", "sketch", "stylized"],
-        manual_dir=manual, offline=True, options={"strict_counts": False}, progress=False,
+        options=BuildOptions(manual_dir=manual, offline=True, builder_options={"strict_counts": False}, progress=False),
     )  # fmt: skip
     in9 = backgrounds_challenge_sources(root / "in9")
     folders["backgrounds_challenge"] = _build(
@@ -115,8 +121,7 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
     contents = ninco_fx.fixture_contents(TEST_DATA / "ninco" / "data")
     ninco_manual = ninco_fx.write_ninco_manual_dir(root / "ninco-src", TEST_DATA / "ninco", contents)
     folders["ninco"] = build_dataset(
-        "ninco", root / "ninco", ["ninco", "unit_tests"], manual_dir=ninco_manual,
-        pins=read_pins_file(ninco_manual / "checksums.tsv"), offline=True, progress=False,
+        "ninco", root / "ninco", ["ninco", "unit_tests"], options=BuildOptions(manual_dir=ninco_manual, pins=read_pins_file(ninco_manual / "checksums.tsv"), offline=True, progress=False),
     )  # fmt: skip
     return folders
 

@@ -157,7 +157,7 @@ def test_bad_executor_arguments_are_one_line_errors(capsys, tmp_path):
     code = main(["build", "imagenet_val", "--out", str(tmp_path), "--ray-address", "127.0.0.1:6379"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "--ray-address is only used with --executor ray" in err and "\n" not in err
-    with pytest.raises(ConfigError, match=r"--ray-address 127\.0\.0\.1:1: cannot reach a Ray cluster"):
+    with pytest.raises(ConfigError, match=r"^ray_address 127\.0\.0\.1:1: cannot reach a Ray cluster"):
         executors.make_executor("ray", 1, "127.0.0.1:1")
     with pytest.raises(ConfigError, match=r"expected HOST:PORT"):
         executors.make_executor("ray", 1, "not an address")

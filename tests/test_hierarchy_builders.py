@@ -15,9 +15,12 @@ from tests.helpers import build_val, folder_bytes, load, run_cli
 
 @pytest.fixture(scope="module")
 def wordnet_folder(tmp_path_factory):
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
-    return DatasetFolder(build_dataset("wordnet_hierarchy", tmp_path_factory.mktemp("wn"), progress=False))
+    return DatasetFolder(
+        build_dataset("wordnet_hierarchy", tmp_path_factory.mktemp("wn"), options=BuildOptions(progress=False))
+    )
 
 
 def test_wordnet_dataset_roundtrips_to_the_shipped_tree(wordnet_folder, tmp_path):

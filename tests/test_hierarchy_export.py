@@ -12,7 +12,7 @@ import pytest
 from imagenet_suite.hierarchies import export
 from imagenet_suite.hierarchies.distances import METRICS, tree_distance_matrix
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_tree
-from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
+from imagenet_suite.hierarchies.kmeans import KMeansClustering, KMeansHierarchy
 from imagenet_suite.hierarchies.tree import Tree
 
 
@@ -55,7 +55,9 @@ def test_kmeans_export(tmp_path):
     rng = np.random.default_rng(0)
     vectors, labels = rng.normal(size=(400, 8)), np.arange(400) % 20
     wnids = [f"c{i:02d}" for i in range(20)]
-    written = export.export_kmeans_hierarchy(tmp_path / "km", vectors, labels, 20, seed=3, class_wnids=wnids)
+    written = export.export_kmeans_hierarchy(
+        tmp_path / "km", vectors, labels, 20, clustering=KMeansClustering(seed=3), class_wnids=wnids
+    )
     assert sorted(p.name for p in written) == [
         "assignments.parquet",
         "distance_depth_one_sided.npy",

@@ -13,6 +13,7 @@ import torch
 
 from imagenet_suite.builders.imagenet_multilabel import HUMAN_ACCURACY_JSON, read_human_accuracy
 from imagenet_suite.cli import main
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.dataset.folder import DatasetFolder
@@ -41,8 +42,8 @@ def pins(manual):
     return read_pins_file(manual / "checksums.tsv")
 
 
-def build(out, configs, **kwargs):
-    return build_dataset("imagenet_multilabel", out, configs, offline=True, progress=False, **kwargs)
+def build(out, configs, **options):
+    return build_dataset("imagenet_multilabel", out, configs, BuildOptions(offline=True, progress=False, **options))
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +58,9 @@ def built_val(manual, tmp_path_factory):
         "imagenet_val",
         tmp_path_factory.mktemp("val"),
         ["default"],
-        manual_dir=manual,
-        pins=read_pins_file(manual / "checksums.tsv"),
-        offline=True,
-        progress=False,
+        options=BuildOptions(
+            manual_dir=manual, pins=read_pins_file(manual / "checksums.tsv"), offline=True, progress=False
+        ),
     )
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.errors import InvalidSourceData
@@ -23,9 +24,7 @@ def labels_folder(real_json, tmp_path_factory):
         "imagenet_real",
         tmp_path_factory.mktemp("real"),
         ["labels"],
-        manual_dir=real_json.parent,
-        offline=True,
-        progress=False,
+        options=BuildOptions(manual_dir=real_json.parent, offline=True, progress=False),
     )
 
 
@@ -51,7 +50,7 @@ def test_build_info_records_the_pinned_source(labels_folder):
 
 
 def test_offline_default_uses_timms_copy(tmp_path):
-    folder = build_dataset("imagenet_real", tmp_path, ["labels"], offline=True, progress=False)
+    folder = build_dataset("imagenet_real", tmp_path, ["labels"], options=BuildOptions(offline=True, progress=False))
     info = json.loads((folder / "build_info.json").read_text())
     assert info["configs"]["labels"]["sources"]["real_json"]["file"] == "imagenet_real_labels.json"
 
@@ -62,10 +61,7 @@ def test_images_config_joins_real_labels_onto_val_images(real_json, val_layouts,
         "imagenet_real",
         tmp_path / "out",
         ["images"],
-        manual_dir=val_layouts["tar"],
-        pins=pins,
-        offline=True,
-        progress=False,
+        options=BuildOptions(manual_dir=val_layouts["tar"], pins=pins, offline=True, progress=False),
     )
     ds = load(folder, "images", cache_dir=tmp_path / "cache")
     real = json.loads(real_json.read_text())
@@ -86,8 +82,5 @@ def test_malformed_real_json_is_named(tmp_path):
             "imagenet_real",
             tmp_path / "out",
             ["labels"],
-            manual_dir=tmp_path,
-            offline=True,
-            pins=read_pins_file(pins_file),
-            progress=False,
+            options=BuildOptions(manual_dir=tmp_path, offline=True, pins=read_pins_file(pins_file), progress=False),
         )

@@ -85,10 +85,11 @@ def test_boxes_config_without_box_source_is_a_clear_error(val_layouts, tmp_path)
 
 
 def test_missing_manual_files_lists_accepted_layouts(tmp_path):
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     with pytest.raises(ManualFileMissing) as err:
-        build_dataset("imagenet_val", tmp_path / "out", manual_dir=tmp_path, progress=False)
+        build_dataset("imagenet_val", tmp_path / "out", options=BuildOptions(manual_dir=tmp_path, progress=False))
     message = str(err.value)
     for expected in (
         "ILSVRC2012_img_val.tar",
@@ -111,13 +112,16 @@ def test_missing_devkit_names_it(val_layouts, tmp_path):
 
 
 def test_wrong_sha256_names_file_and_both_hashes(val_layouts, tmp_path):
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
     from imagenet_suite.core.sources import read_pins_file
 
     pins = read_pins_file(val_layouts["tar"] / "checksums.tsv")
     pins["ILSVRC2012_img_val.tar"] = {**pins["ILSVRC2012_img_val.tar"], "sha256": "0" * 64}
     with pytest.raises(ChecksumMismatch) as err:
-        build_dataset("imagenet_val", tmp_path, manual_dir=val_layouts["tar"], pins=pins, progress=False)
+        build_dataset(
+            "imagenet_val", tmp_path, options=BuildOptions(manual_dir=val_layouts["tar"], pins=pins, progress=False)
+        )
     assert "ILSVRC2012_img_val.tar" in str(err.value) and "0" * 64 in str(err.value)
     assert not list(tmp_path.rglob("*.parquet")) and not list(tmp_path.rglob("build_info.json"))
 
@@ -138,10 +142,11 @@ def test_a_changed_byte_in_the_tar_publishes_nothing(val_layouts, tmp_path, num_
 
 
 def test_real_md5_pin_rejects_a_fixture_tar(val_layouts, tmp_path):
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     with pytest.raises(ChecksumMismatch, match="md5 .* expected 29b22e2961454d5413ddabcf34fc5622"):
-        build_dataset("imagenet_val", tmp_path, manual_dir=val_layouts["tar"], progress=False)
+        build_dataset("imagenet_val", tmp_path, options=BuildOptions(manual_dir=val_layouts["tar"], progress=False))
 
 
 def test_truncated_jpeg_inside_tar_is_named(val_images, tmp_path):

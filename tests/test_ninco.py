@@ -13,6 +13,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError
@@ -37,9 +38,10 @@ def manual(tmp_path_factory, test_data, contents):
     return fx.write_ninco_manual_dir(tmp_path_factory.mktemp("ninco-manual"), test_data / "ninco", contents)
 
 
-def build(manual_dir, out, configs=CONFIGS, **kwargs):
+def build(manual_dir, out, configs=CONFIGS, **options):
     pins = read_pins_file(manual_dir / "checksums.tsv") if (manual_dir / "checksums.tsv").exists() else None
-    return build_dataset("ninco", out, list(configs), manual_dir=manual_dir, pins=pins, progress=False, **kwargs)
+    options = BuildOptions(manual_dir=manual_dir, pins=pins, progress=False, **options)
+    return build_dataset("ninco", out, list(configs), options)
 
 
 @pytest.fixture(scope="module")
@@ -257,20 +259,35 @@ def test_wrong_pin_names_both_hashes(manual, tmp_path):
     pins = read_pins_file(manual / "checksums.tsv")
     pins["NINCO_all.tar.gz"]["sha256"] = "0" * 64
     with pytest.raises(ChecksumMismatch, match="NINCO_all.tar.gz.*expected " + "0" * 64):
-        build_dataset("ninco", tmp_path, ["popular_subsamples"], manual_dir=manual, pins=pins, progress=False)
+        build_dataset(
+            "ninco",
+            tmp_path,
+            ["popular_subsamples"],
+            options=BuildOptions(manual_dir=manual, pins=pins, progress=False),
+        )
 
 
 def test_offline_without_the_repository_names_it(tmp_path):
     with pytest.raises(
         SourceError, match=r"NINCO-8f42ce7b7cccf4304421e551dcbbfe64ce090a9a\.tar\.gz is not in the cache.*offline"
     ):
-        build_dataset("ninco", tmp_path / "out", ["review_logs"], manual_dir=tmp_path, offline=True, progress=False)
+        build_dataset(
+            "ninco",
+            tmp_path / "out",
+            ["review_logs"],
+            options=BuildOptions(manual_dir=tmp_path, offline=True, progress=False),
+        )
 
 
 def test_offline_without_the_images_names_them(test_data, tmp_path):
     fx.copy_ninco_repository(test_data / "ninco", tmp_path / "NINCO")
     with pytest.raises(SourceError, match=r"NINCO_all\.tar\.gz is not in the cache.*zenodo\.org/record/8013288"):
-        build_dataset("ninco", tmp_path / "out", ["ninco"], manual_dir=tmp_path, offline=True, progress=False)
+        build_dataset(
+            "ninco",
+            tmp_path / "out",
+            ["ninco"],
+            options=BuildOptions(manual_dir=tmp_path, offline=True, progress=False),
+        )
 
 
 def test_file_list_that_does_not_match_the_release(test_data, tmp_path):

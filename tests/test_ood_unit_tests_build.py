@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from imagenet_suite.builders import ood_unit_tests as out
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import ninco_imagenet_val as fx
@@ -32,9 +33,9 @@ def val_dataset(val_images, tmp_path_factory):
     return build_val({"tar": root}, "tar", tmp_path_factory.mktemp("val50k-built"))
 
 
-def build_tests(val_dataset, out_dir, **kwargs):
-    kwargs.setdefault("progress", False)
-    return build_dataset("ood_unit_tests", out_dir, inputs=[val_dataset], **kwargs)
+def build_tests(val_dataset, out_dir, **options):
+    options.setdefault("progress", False)
+    return build_dataset("ood_unit_tests", out_dir, options=BuildOptions(inputs=[val_dataset], **options))
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,7 @@ def test_rows_are_the_pure_generator_output(built, val_images):
 def test_two_builds_are_byte_identical_and_the_seed_matters(built, val_dataset, tmp_path):
     again = build_tests(val_dataset, tmp_path / "a", num_proc=2)
     assert folder_bytes(again) == folder_bytes(built)
-    other = build_tests(val_dataset, tmp_path / "b", seed=1, options={"tests": "uni,Gaussian"})
+    other = build_tests(val_dataset, tmp_path / "b", seed=1, builder_options={"tests": "uni,Gaussian"})
     assert other.name == "ood_unit_tests-1.0.0-seed1-" + other.name.rsplit("-", 1)[1]
     seeded = {r["id"]: r["image"]["bytes"] for r in rows(other)}
     original = {r["id"]: r["image"]["bytes"] for r in rows(built)}
@@ -109,7 +110,7 @@ def test_subset_count_and_paper_variant(val_dataset, tmp_path):
     folder = build_tests(
         val_dataset,
         tmp_path,
-        options={"tests": "low_freq_colorrange,white", "images_per_test": 3, "smooth_color": "paper"},
+        builder_options={"tests": "low_freq_colorrange,white", "images_per_test": 3, "smooth_color": "paper"},
     )
     built_rows = rows(folder)
     assert [r["id"].rsplit("_", 1)[0] for r in built_rows] == ["low_freq_colorrange"] * 3 + ["white"] * 3
@@ -139,9 +140,11 @@ def test_any_image_folder_as_source(tmp_path):
     folder = build_dataset(
         "ood_unit_tests",
         tmp_path / "out",
-        options={"source": "image_folder", "tests": "pixel_perm,grey", "images_per_test": 5},
-        manual_dir=root,
-        progress=False,
+        options=BuildOptions(
+            builder_options={"source": "image_folder", "tests": "pixel_perm,grey", "images_per_test": 5},
+            manual_dir=root,
+            progress=False,
+        ),
     )
     order = sorted(made, key=lambda p: (p.split("/")[0], p))  # ImageFolder: class, then file name
     for row in rows(folder):
@@ -165,18 +168,19 @@ def test_any_image_folder_as_source(tmp_path):
 
 def test_without_an_input_dataset_the_error_says_how_to_build_one(tmp_path):
     with pytest.raises(
-        ManualFileMissing, match="needs a built imagenet_val dataset.*--input.*imagenet-suite build imagenet_val"
+        ManualFileMissing,
+        match="needs a built imagenet_val dataset: pass its folder as inputs.*imagenet-suite build imagenet_val",
     ):
-        build_dataset("ood_unit_tests", tmp_path, progress=False)
+        build_dataset("ood_unit_tests", tmp_path, options=BuildOptions(progress=False))
 
 
 def test_bad_options_are_named(val_dataset, tmp_path):
     with pytest.raises(ConfigError, match=r"option tests='uni,pink'.*unknown test\(s\) \['pink'\]"):
-        build_tests(val_dataset, tmp_path, options={"tests": "uni,pink"})
+        build_tests(val_dataset, tmp_path, builder_options={"tests": "uni,pink"})
     with pytest.raises(ConfigError, match="smooth_color='both'"):
-        build_tests(val_dataset, tmp_path, options={"smooth_color": "both"})
+        build_tests(val_dataset, tmp_path, builder_options={"smooth_color": "both"})
     with pytest.raises(ConfigError, match="images_per_test=50001: the source has only 50000 images"):
-        build_tests(val_dataset, tmp_path, options={"images_per_test": 50_001})
+        build_tests(val_dataset, tmp_path, builder_options={"images_per_test": 50_001})
 
 
 def test_unreadable_image_in_a_folder_is_named(tmp_path):
@@ -188,9 +192,15 @@ def test_unreadable_image_in_a_folder_is_named(tmp_path):
         build_dataset(
             "ood_unit_tests",
             tmp_path / "out",
-            options={"source": "image_folder", "tests": "grey", "images_per_test": 2},
-            manual_dir=tmp_path / "images",
-            progress=False,
+            options=BuildOptions(
+                builder_options={"source": "image_folder", "tests": "grey", "images_per_test": 2},
+                manual_dir=tmp_path / "images",
+                progress=False,
+            ),
         )
-    with pytest.raises(ManualFileMissing, match="source=image_folder needs --manual-dir"):
-        build_dataset("ood_unit_tests", tmp_path / "out2", options={"source": "image_folder"}, progress=False)
+    with pytest.raises(ManualFileMissing, match="source=image_folder needs manual_dir: a folder of images"):
+        build_dataset(
+            "ood_unit_tests",
+            tmp_path / "out2",
+            options=BuildOptions(builder_options={"source": "image_folder"}, progress=False),
+        )

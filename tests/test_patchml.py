@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from imagenet_suite.builders import patchml as pm
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.dataset.folder import DatasetFolder
@@ -49,7 +50,10 @@ def layouts(sources, tmp_path_factory):
 @pytest.fixture(scope="module")
 def val_folder(layouts, tmp_path_factory):
     return build_dataset(
-        "imagenet_val", tmp_path_factory.mktemp("val"), ["boxes"], manual_dir=layouts["kaggle"], progress=False
+        "imagenet_val",
+        tmp_path_factory.mktemp("val"),
+        ["boxes"],
+        options=BuildOptions(manual_dir=layouts["kaggle"], progress=False),
     )
 
 
@@ -60,10 +64,7 @@ def built(val_folder, tmp_path_factory):
         "patchml",
         tmp_path_factory.mktemp("patchml"),
         ["images", "recipe"],
-        seed=0,
-        inputs=[val_folder],
-        shard_size=16,
-        progress=False,
+        options=BuildOptions(seed=0, inputs=[val_folder], shard_size=16, progress=False),
     )
 
 
@@ -71,10 +72,13 @@ def rows_of(folder, config="images"):
     return DatasetFolder(folder).read_table(config, None).to_pylist()
 
 
-def build(out, seed=0, configs=("images",), **kwargs):
-    kwargs.setdefault("progress", False)
-    options = {**SMALL, **kwargs.pop("options", {})}
-    return build_dataset("patchml", out, list(configs), seed=seed, options=options, **kwargs)
+def build(out, seed=0, configs=("images",), **options):
+    """Build patchml configs with the SMALL builder options (overridden by ``builder_options``)."""
+    options.setdefault("progress", False)
+    builder_options = {**SMALL, **options.pop("builder_options", {})}
+    return build_dataset(
+        "patchml", out, list(configs), BuildOptions(seed=seed, builder_options=builder_options, **options)
+    )
 
 
 def decoded(data: bytes) -> np.ndarray:
@@ -115,7 +119,7 @@ def test_invalid_configurations_are_refused(k, p, canvas, rule):
 )
 def test_bad_grid_option_fails_before_any_work(grid, message, tmp_path):
     with pytest.raises(ConfigError, match=message):
-        build_dataset("patchml", tmp_path, seed=0, options={"grid": grid}, progress=False)
+        build_dataset("patchml", tmp_path, options=BuildOptions(seed=0, builder_options={"grid": grid}, progress=False))
     assert not list(tmp_path.iterdir())
 
 
@@ -282,7 +286,7 @@ def test_every_val_layout_gives_the_same_rows(layouts, val_folder, tmp_path):
 
 
 def test_recipe_materialises_the_images_config_exactly(built, val_folder, tmp_path):
-    made = pm.materialise(built, tmp_path / "made", val_dir=val_folder, progress=False)
+    made = pm.materialise(built, tmp_path / "made", val_dir=val_folder, options=BuildOptions(progress=False))
     for config in ("images",):
         ours = pq.read_table(sorted((made / config).glob("*.parquet"))).replace_schema_metadata(None)
         theirs = pq.read_table(sorted((built / config).glob("*.parquet"))).replace_schema_metadata(None)
@@ -294,12 +298,17 @@ def test_recipe_materialises_the_images_config_exactly(built, val_folder, tmp_pa
 
 def test_recipe_must_match_seed_and_val_source(built, sources, tmp_path):
     with pytest.raises(ConfigError, match="built by patchml 1.0.0 with seed 0"):
-        build_dataset("patchml", tmp_path / "x", ["images"], seed=1, inputs=[built], manual_dir=None, progress=False)
+        build_dataset(
+            "patchml",
+            tmp_path / "x",
+            ["images"],
+            options=BuildOptions(seed=1, inputs=[built], manual_dir=None, progress=False),
+        )
     fewer = fx.write_kaggle_layout(tmp_path / "fewer", sources[:20])  # images 21..24 missing
     with pytest.raises(
         InvalidSourceData, match="recipe row .* names box .* of ILSVRC2012_val_0000002[1-4].*not in the val"
     ):
-        pm.materialise(built, tmp_path / "y", manual_dir=fewer, progress=False)
+        pm.materialise(built, tmp_path / "y", options=BuildOptions(manual_dir=fewer, progress=False))
 
 
 # ---------------------------------------------------------------------------------------- options
@@ -308,18 +317,20 @@ def test_recipe_must_match_seed_and_val_source(built, sources, tmp_path):
 def test_drop_resample_and_min_box_side(val_folder, sources, tmp_path):
     union = {r["id"]: r for r in rows_of(build(tmp_path / "u", inputs=[val_folder], configs=("recipe",)), "recipe")}
     dropped = rows_of(
-        build(tmp_path / "d", inputs=[val_folder], configs=("recipe",), options={"duplicates": "drop"}), "recipe"
+        build(tmp_path / "d", inputs=[val_folder], configs=("recipe",), builder_options={"duplicates": "drop"}),
+        "recipe",
     )
     assert dropped and all(r["num_labels"] == r["num_patches"] for r in dropped)
     assert all(union[r["id"]] == r for r in dropped)  # the same composites, minus those with repeated classes
     assert len(dropped) == sum(1 for r in union.values() if r["num_labels"] == r["num_patches"])
     resampled = rows_of(
-        build(tmp_path / "r", inputs=[val_folder], configs=("recipe",), options={"duplicates": "resample"}), "recipe"
+        build(tmp_path / "r", inputs=[val_folder], configs=("recipe",), builder_options={"duplicates": "resample"}),
+        "recipe",
     )
     assert all(r["num_labels"] == r["num_patches"] for r in resampled) and len(resampled) >= len(dropped)
     small = sum(1 for s in sources for b in s.boxes if min(b[2] - b[0], b[3] - b[1]) < 20)
     assert small
-    folder = build(tmp_path / "m", inputs=[val_folder], configs=("recipe",), options={"min_box_side": 20})
+    folder = build(tmp_path / "m", inputs=[val_folder], configs=("recipe",), builder_options={"min_box_side": 20})
     counts = json.loads((folder / "recipe" / "counts.json").read_text())
     assert counts["pool"]["skipped_too_small"] == small and counts["pool"]["patches"] == pool_size(sources) - small
     assert all(
@@ -328,7 +339,7 @@ def test_drop_resample_and_min_box_side(val_folder, sources, tmp_path):
 
 
 def test_jpeg_format(val_folder, tmp_path):
-    rows = rows_of(build(tmp_path, inputs=[val_folder], options={"image_format": "jpeg", "jpeg_quality": 90}))
+    rows = rows_of(build(tmp_path, inputs=[val_folder], builder_options={"image_format": "jpeg", "jpeg_quality": 90}))
     image = Image.open(io.BytesIO(rows[0]["image"]["bytes"]))
     assert image.format == "JPEG" and image.size == (128, 128) and rows[0]["image"]["path"].endswith(".jpg")
 
@@ -355,12 +366,12 @@ def bad_boxes_layout(sources, tmp_path):
 def test_bad_boxes_error_names_the_box(bad_boxes_layout, tmp_path):
     root, _, third, width = bad_boxes_layout
     with pytest.raises(InvalidSourceData, match=f"image {third.image_id} box 0 .*reaches outside the {width}x"):
-        build(tmp_path, manual_dir=root, options={"bad_boxes": "error"})
+        build(tmp_path, manual_dir=root, builder_options={"bad_boxes": "error"})
 
 
 def test_bad_boxes_skip_and_clip_are_counted(bad_boxes_layout, tmp_path):
     root, boxes, third, width = bad_boxes_layout
-    skip = build(tmp_path / "s", manual_dir=root, configs=("recipe",), options={"bad_boxes": "skip"})
+    skip = build(tmp_path / "s", manual_dir=root, configs=("recipe",), builder_options={"bad_boxes": "skip"})
     pool = json.loads((skip / "recipe" / "counts.json").read_text())["pool"]
     assert (pool["boxes"], pool["patches"], pool["skipped_outside_image"], pool["skipped_zero_area"]) == (
         boxes,
@@ -369,7 +380,7 @@ def test_bad_boxes_skip_and_clip_are_counted(bad_boxes_layout, tmp_path):
         1,
     )
     assert third.image_id not in {q["source_id"] for r in rows_of(skip, "recipe") for q in r["patches"]}
-    clip = build(tmp_path / "c", manual_dir=root, options={"bad_boxes": "clip"}, seed=2)
+    clip = build(tmp_path / "c", manual_dir=root, builder_options={"bad_boxes": "clip"}, seed=2)
     pool = json.loads((clip / "images" / "counts.json").read_text())["pool"]
     assert (pool["patches"], pool["clipped"], pool["skipped_zero_area"]) == (boxes - 1, 1, 1)
     clipped = [q for r in rows_of(clip) for q in r["patches"] if q["source_id"] == third.image_id]
@@ -385,7 +396,8 @@ def test_box_of_a_missing_image_is_named(sources, tmp_path):
 
 def test_without_a_val_source_the_error_says_how_to_get_one(tmp_path):
     with pytest.raises(
-        ManualFileMissing, match="imagenet_val .*config 'boxes'.*--input DIR.*imagenet-suite build imagenet_val"
+        ManualFileMissing,
+        match="imagenet_val .*config 'boxes'.*pass its folder as inputs.*imagenet-suite build imagenet_val",
     ):
         build(tmp_path)
 

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from imagenet_suite.builders.perturbations import ENCODERS, Perturbations
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.dataset.folder import DatasetFolder
@@ -45,7 +46,9 @@ def val(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("pert-val")
     images = val_images([(64, 48), (40, 56), (48, 48), (72, 40), (50, 60)])
     fx.write_folders_layout(root / "manual", images)
-    return build_dataset("imagenet_val", root / "out", ["default"], manual_dir=root / "manual", progress=False)
+    return build_dataset(
+        "imagenet_val", root / "out", ["default"], options=BuildOptions(manual_dir=root / "manual", progress=False)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +60,14 @@ def frost_dir(tmp_path_factory) -> Path:
     return root
 
 
-def build(config: str, inputs, out: Path, manual=None, **kwargs) -> Path:
-    """Build a perturbations config; the fixture's frost pictures are pinned with --pins (they stand in
+def build(config: str, inputs, out: Path, manual=None, **options) -> Path:
+    """Build a perturbations config; the fixture's frost pictures are pinned with ``pins`` (they stand in
     for the real ones, whose sizes and sha256 the builder pins)."""
-    kwargs.setdefault("progress", False)
+    options.setdefault("progress", False)
     if manual is not None:
-        kwargs.setdefault("pins", read_pins_file(fx.write_checksums(manual)))
-    return build_dataset("perturbations", out, [config], inputs=inputs, manual_dir=manual, offline=True, **kwargs)
+        options.setdefault("pins", read_pins_file(fx.write_checksums(manual)))
+    options = BuildOptions(inputs=inputs, manual_dir=manual, offline=True, **options)
+    return build_dataset("perturbations", out, [config], options)
 
 
 def rows_of(folder: Path, config: str) -> list[dict]:
@@ -75,7 +79,7 @@ REGENERATED = "imagenet_c_regenerated"  # the config (not the released ImageNet-
 
 @pytest.fixture(scope="module")
 def imagenet_c(val, frost_dir, tmp_path_factory) -> Path:
-    return build(REGENERATED, [val], tmp_path_factory.mktemp("pert-c"), frost_dir, options=SUBSET, shard_size=7)
+    return build(REGENERATED, [val], tmp_path_factory.mktemp("pert-c"), frost_dir, builder_options=SUBSET, shard_size=7)
 
 
 def test_imagenet_c_rows_pixels_and_clean_copies(imagenet_c, val, frost_dir):
@@ -122,11 +126,13 @@ def test_imagenet_c_loads_and_publishes_its_protocol(imagenet_c, tmp_path):
 
 
 def test_builds_are_byte_identical_for_any_num_proc_and_change_with_the_seed(val, frost_dir, imagenet_c, tmp_path):
-    parallel = build(REGENERATED, [val], tmp_path / "b", frost_dir, options=SUBSET, shard_size=7, num_proc=2)
+    parallel = build(REGENERATED, [val], tmp_path / "b", frost_dir, builder_options=SUBSET, shard_size=7, num_proc=2)
     assert folder_bytes(parallel) == folder_bytes(imagenet_c)
     other = {
         r["id"]: r["image"]["bytes"]
-        for r in rows_of(build(REGENERATED, [val], tmp_path / "c", frost_dir, options=SUBSET, seed=1), REGENERATED)
+        for r in rows_of(
+            build(REGENERATED, [val], tmp_path / "c", frost_dir, builder_options=SUBSET, seed=1), REGENERATED
+        )
     }
     for row in rows_of(imagenet_c, REGENERATED):
         stochastic = row["corruption"] not in ("clean", "contrast")
@@ -134,7 +140,7 @@ def test_builds_are_byte_identical_for_any_num_proc_and_change_with_the_seed(val
 
 
 def test_common_portfolio_corrupts_at_native_size_then_resizes(val, tmp_path):
-    out = build("common", [val], tmp_path, options={"clean": False})
+    out = build("common", [val], tmp_path, builder_options={"clean": False})
     rows = rows_of(out, "common")
     assert [r["corruption"] for r in rows] == list(C.HEUILLET_COMMON[:5])  # 5 images, 11 corruptions: step 1
     assert {r["severity"] for r in rows} == {3}
@@ -151,7 +157,9 @@ def test_common_portfolio_corrupts_at_native_size_then_resizes(val, tmp_path):
 
 
 def test_resizing_choice_is_an_option(val, tmp_path):
-    out = build("common", [val], tmp_path, options={"clean": False, "apply_at": "resize224", "corruptions": "contrast"})
+    out = build(
+        "common", [val], tmp_path, builder_options={"clean": False, "apply_at": "resize224", "corruptions": "contrast"}
+    )
     row = rows_of(out, "common")[0]
     source = DatasetFolder(val).read_table("default", "validation").to_pylist()[0]
     resized = Image.open(io.BytesIO(source["image"]["bytes"])).convert("RGB").resize((224, 224), Image.BILINEAR)
@@ -164,16 +172,14 @@ def test_shape_sets_keep_their_labels_and_16_class_protocol(test_data, tmp_path)
         "shape_bias_sets",
         tmp_path / "edge",
         ["edge"],
-        manual_dir=test_data / "texture-vs-shape",
-        progress=False,
-        offline=True,
+        options=BuildOptions(manual_dir=test_data / "texture-vs-shape", progress=False, offline=True),
     )
     options = {"input": "shape_bias_sets", "corruptions": "contrast,pixelate"}
     with pytest.raises(
         ConfigError, match=r"option input_config: builder 'shape_bias_sets' has configs \['cue_conflict'"
     ):
-        build("common", [edge], tmp_path / "out", options=options)
-    out = build("common", [edge], tmp_path / "out", options={**options, "input_config": "edge"})
+        build("common", [edge], tmp_path / "out", builder_options=options)
+    out = build("common", [edge], tmp_path / "out", builder_options={**options, "input_config": "edge"})
     folder = DatasetFolder(out)
     assert folder.protocol("common")["decision_mapping"] == "imagenet_16"
     assert folder.features("common")["label16"].names[0] == "airplane"
@@ -188,8 +194,8 @@ def test_shape_sets_keep_their_labels_and_16_class_protocol(test_data, tmp_path)
 @pytest.mark.skipif(not imgaug_compat.imgaug_available(), reason="imgaug is not installed (the augment extra)")
 def test_imgaug_config_applies_a_seeded_augmenter(val, tmp_path):
     spec = "Sequential([Fliplr(0.5), AdditiveGaussianNoise(scale=(5, 30))])"
-    out = build("imgaug", [val], tmp_path, options={"augmenter": spec, "clean": False})
-    again = build("imgaug", [val], tmp_path / "again", options={"augmenter": spec, "clean": False}, num_proc=2)
+    out = build("imgaug", [val], tmp_path, builder_options={"augmenter": spec, "clean": False})
+    again = build("imgaug", [val], tmp_path / "again", builder_options={"augmenter": spec, "clean": False}, num_proc=2)
     assert folder_bytes(out) == folder_bytes(again)
     perturb = imgaug_compat.ImgaugPerturbation(imgaug_compat.parse_augmenter(spec))
     source = {r["id"]: r for r in DatasetFolder(val).read_table("default", "validation").to_pylist()}
@@ -210,7 +216,7 @@ def test_imgaug_config_applies_a_seeded_augmenter(val, tmp_path):
 )
 def test_bad_options_are_named(options, error, message, val, tmp_path):
     with pytest.raises(error, match=message):
-        build(REGENERATED, [val], tmp_path, options=options)
+        build(REGENERATED, [val], tmp_path, builder_options=options)
 
 
 def test_the_released_imagenet_c_name_is_not_a_config():
@@ -246,21 +252,26 @@ def test_an_input_whose_columns_differ_from_its_builders_is_refused(val):
 
 
 def test_missing_input_frost_and_augmenter_are_named(val, tmp_path):
-    with pytest.raises(ManualFileMissing, match=r"needs a built imagenet_val dataset: pass its folder with --input"):
+    with pytest.raises(ManualFileMissing, match=r"needs a built imagenet_val dataset: pass its folder as inputs"):
         build(REGENERATED, [], tmp_path)
     with pytest.raises(Exception, match=r"frost1.png"):
-        build(REGENERATED, [val], tmp_path, options={"corruptions": "frost"})
-    with pytest.raises(ConfigError, match=r"imgaug config needs --option augmenter="):
+        build(REGENERATED, [val], tmp_path, builder_options={"corruptions": "frost"})
+    with pytest.raises(ConfigError, match=r"imgaug config needs builder_options augmenter="):
         build("imgaug", [val], tmp_path)
 
 
 def test_images_too_small_to_corrupt_are_named(tmp_path):
     fx.write_folders_layout(tmp_path / "manual", val_images([(64, 48), (40, 20)]))
-    small = build_dataset("imagenet_val", tmp_path / "val", ["default"], manual_dir=tmp_path / "manual", progress=False)
+    small = build_dataset(
+        "imagenet_val",
+        tmp_path / "val",
+        ["default"],
+        options=BuildOptions(manual_dir=tmp_path / "manual", progress=False),
+    )
     with pytest.raises(
         InvalidSourceData, match=r"id ILSVRC2012_val_00000002: shot_noise severity 3: image is 40x20 px"
     ):
-        build("common", [small], tmp_path / "out", options={"corruptions": "shot_noise"})
+        build("common", [small], tmp_path / "out", builder_options={"corruptions": "shot_noise"})
 
 
 def test_score_on_a_build_reports_c_robustness(imagenet_c):

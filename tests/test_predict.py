@@ -18,6 +18,7 @@ import torch
 from PIL import Image
 
 from imagenet_suite.cli import main
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.inference import load_model
@@ -33,7 +34,9 @@ ROWS = 10
 def val(tmp_path_factory):
     root = tmp_path_factory.mktemp("predict")
     manual = write_folders_layout(root / "manual", make_val_images(ROWS))
-    folder = build_dataset("imagenet_val", root / "out", ["default"], manual_dir=manual, shard_size=4, progress=False)
+    folder = build_dataset(
+        "imagenet_val", root / "out", ["default"], options=BuildOptions(manual_dir=manual, shard_size=4, progress=False)
+    )
     return DatasetFolder(folder)
 
 

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from imagenet_suite import cli
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.files import sha256_file
@@ -261,8 +262,7 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     for name, seed in (("a", 0), ("b", 1)):
         manual = val_fx.write_tar_layout(root / f"src-{name}", val_fx.make_val_images(4, seed=seed))
         folders[name] = build_dataset(
-            "imagenet_val", root / name, ["default"], manual_dir=manual,
-            pins=read_pins_file(manual / "checksums.tsv"), offline=True, progress=False,
+            "imagenet_val", root / name, ["default"], options=BuildOptions(manual_dir=manual, pins=read_pins_file(manual / "checksums.tsv"), offline=True, progress=False),
         )  # fmt: skip
     return folders
 

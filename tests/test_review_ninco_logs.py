@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.review.errors import DecisionTableError
@@ -61,9 +62,7 @@ def dataset(test_data, tmp_path_factory):
         "ninco",
         root / "out",
         ["popular_subsamples"],
-        manual_dir=manual,
-        progress=False,
-        pins=read_pins_file(manual / "checksums.tsv"),
+        options=BuildOptions(manual_dir=manual, progress=False, pins=read_pins_file(manual / "checksums.tsv")),
     )
     loaded = load_for_review(folder, options=LoadOptions(name="ninco-popular", cache_dir=root / "cache"))
     return fo, loaded

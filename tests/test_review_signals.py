@@ -57,7 +57,7 @@ def fo():
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, val_layouts):
     root = tmp_path_factory.mktemp("signals")
-    folder = build_tiny_ood(root / "out", options={"readable": READABLE})
+    folder = build_tiny_ood(root / "out", builder_options={"readable": READABLE})
     val = build_val(val_layouts, "folders", root / "val")
     reference_ids = DatasetFolder(val).read_table(None, None, ["id"]).column("id").to_pylist()
     inputs = write_signal_inputs(root, IDS, reference_ids)

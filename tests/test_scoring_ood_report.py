@@ -14,6 +14,7 @@ import torch
 from PIL import Image
 
 from imagenet_suite.commands.score import add_ood_arguments, ood_options
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.errors import ConfigError, OutputsError
 from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
@@ -41,9 +42,11 @@ def ood_folder(tmp_path_factory):
     return build_dataset(
         "ood_unit_tests",
         tmp_path_factory.mktemp("ood-built"),
-        progress=False,
-        manual_dir=root,
-        options={"source": "image_folder", "tests": ",".join(TESTS), "images_per_test": 4},
+        options=BuildOptions(
+            progress=False,
+            manual_dir=root,
+            builder_options={"source": "image_folder", "tests": ",".join(TESTS), "images_per_test": 4},
+        ),
     )
 
 

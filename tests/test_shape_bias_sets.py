@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from datasets import Image as HFImage
 
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData, SourceError
@@ -22,9 +23,9 @@ STIMULI = "texture-vs-shape/stimuli"
 NAME = re.compile(r"^([a-z]+)\d+-([a-z]+)\d+\.png$")  # <shape><i>-<texture><j>.png, parsed independently here
 
 
-def build(config: str, manual: Path, out: Path, **kwargs) -> Path:
-    kwargs.setdefault("progress", False)
-    return build_dataset("shape_bias_sets", out, [config], manual_dir=manual, offline=True, **kwargs)
+def build(config: str, manual: Path, out: Path, **options) -> Path:
+    options.setdefault("progress", False)
+    return build_dataset("shape_bias_sets", out, [config], BuildOptions(manual_dir=manual, offline=True, **options))
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def test_real_edges_and_silhouettes_build_with_folder_labels_and_original_bytes(
 
 
 def test_real_cue_conflict_sample_parses_shape_texture_and_the_equal_rule(sample_manual, test_data, tmp_path):
-    out = build("cue_conflict", sample_manual, tmp_path, options={"strict_counts": False})
+    out = build("cue_conflict", sample_manual, tmp_path, builder_options={"strict_counts": False})
     ds = load(out, "cue_conflict", split="test", cache_dir=tmp_path / "cache")
     files = sorted((test_data / STIMULI / "cue-conflict-sample").glob("*/*.png"))
     assert len(ds) == len(files) == 48
@@ -106,7 +107,7 @@ def test_release_archive_breaking_the_80_rule_is_refused(tmp_path):
 
 def test_sketch_archive_takes_the_class_from_the_fifth_field(tmp_path):
     mvh.write_release(tmp_path, "sketch", mvh.session_names(2))
-    out = build("sketch", tmp_path, tmp_path / "out", options={"strict_counts": False})
+    out = build("sketch", tmp_path, tmp_path / "out", builder_options={"strict_counts": False})
     rows = DatasetFolder(out).read_table("sketch", "test", ["id", "label16"]).to_pylist()
     assert len(rows) == 32
     for row in rows:
@@ -135,13 +136,13 @@ def test_sketch_count_is_checked_against_the_release(tmp_path):
 def test_bad_cue_conflict_names_are_named(members, message, tmp_path):
     mvh.write_release(tmp_path, "cue-conflict", members)
     with pytest.raises(InvalidSourceData, match=message):
-        build("cue_conflict", tmp_path, tmp_path / "out", options={"strict_counts": False})
+        build("cue_conflict", tmp_path, tmp_path / "out", builder_options={"strict_counts": False})
 
 
 def test_non_image_member_and_missing_source_are_named(tmp_path):
     mvh.write_release(tmp_path / "a", "edge", mvh.class_names(1), extra={"edge/bear/notes.txt": b"x"})
     with pytest.raises(InvalidSourceData, match=r"edge.tar.gz: member 'edge/bear/notes.txt' is not an image"):
-        build("edge", tmp_path / "a", tmp_path / "out", options={"strict_counts": False})
+        build("edge", tmp_path / "a", tmp_path / "out", builder_options={"strict_counts": False})
     (tmp_path / "empty").mkdir()
     with pytest.raises(SourceError, match=r"(?s)edge.tar.gz.*offline.*stimuli/edges/<class>/\*.png"):
         build("edge", tmp_path / "empty", tmp_path / "out")
@@ -177,7 +178,7 @@ def _logits_for(decisions: list[str]) -> np.ndarray:
 
 
 def test_score_cli_prints_shape_bias_of_a_cue_conflict_build(sample_manual, test_data, tmp_path):
-    out = build("cue_conflict", sample_manual, tmp_path, options={"strict_counts": False})
+    out = build("cue_conflict", sample_manual, tmp_path, builder_options={"strict_counts": False})
     files = sorted((test_data / STIMULI / "cue-conflict-sample").glob("*/*.png"))
     ids, decisions, shape_hits, texture_hits = [], [], 0, 0
     for k, path in enumerate(files):

@@ -90,7 +90,7 @@ def test_offline_mode_never_downloads(server, tmp_path):
 
 def test_unreachable_url_says_what_to_do(tmp_path):
     source = Source("blob", "blob.bin", url="http://127.0.0.1:9/blob.bin")
-    with pytest.raises(SourceError, match="cannot download .*put it in --manual-dir"):
+    with pytest.raises(SourceError, match="cannot download .*put it in manual_dir"):
         SourceResolver(cache_dir=tmp_path, offline=False).resolve(source)
 
 

@@ -76,13 +76,18 @@ def test_a_non_image_file_in_a_class_folder_is_named(tmp_path):
 
 
 def test_a_pinned_size_and_offline_download(tmp_path):
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     manual = _tar_with(tmp_path, "imagenet-a", fx.imagenet_a_images())
     with pytest.raises(ChecksumMismatch, match=r"imagenet-a.tar: size is \d+ bytes, expected 687552512"):
-        build_dataset("imagenet_a", tmp_path / "out", manual_dir=manual, progress=False)
+        build_dataset("imagenet_a", tmp_path / "out", options=BuildOptions(manual_dir=manual, progress=False))
     with pytest.raises(SourceError, match=r"imagenet-a.tar is not in the cache .* offline"):
-        build_dataset("imagenet_a", tmp_path / "out", manual_dir=tmp_path / "empty", offline=True, progress=False)
+        build_dataset(
+            "imagenet_a",
+            tmp_path / "out",
+            options=BuildOptions(manual_dir=tmp_path / "empty", offline=True, progress=False),
+        )
 
 
 def test_r_rendition_comes_from_the_file_name(tmp_path):

@@ -88,10 +88,11 @@ def test_truncated_gzip_archive_is_named(tmp_path):
 
 
 def test_the_pinned_size_rejects_another_file(tmp_path):
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
 
     manual = fx.write_v2(tmp_path / "m", CONFIG, fx.v2_images(CONFIG))
     with pytest.raises(
         ChecksumMismatch, match=r"imagenetv2-matched-frequency.tar.gz: size is \d+ bytes, expected 1264079360"
     ):
-        build_dataset("imagenet_v2", tmp_path / "out", manual_dir=manual, progress=False)
+        build_dataset("imagenet_v2", tmp_path / "out", options=BuildOptions(manual_dir=manual, progress=False))

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from imagenet_suite import cli, files
+from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError
@@ -32,7 +33,9 @@ ROWS = 12
 def built(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("verified-reads")
     manual = write_folders_layout(root / "manual", make_val_images(ROWS))
-    return build_dataset("imagenet_val", root / "out", ["default"], manual_dir=manual, shard_size=5, progress=False)
+    return build_dataset(
+        "imagenet_val", root / "out", ["default"], options=BuildOptions(manual_dir=manual, shard_size=5, progress=False)
+    )
 
 
 @pytest.fixture

@@ -180,7 +180,7 @@ def test_input_datasets_are_verified_and_read_by_id(folder, tmp_path):
     table = dataset.take(["ILSVRC2012_val_00000009", "ILSVRC2012_val_00000002"], "boxes", columns=["id", "label"])
     assert table.column("id").to_pylist() == ["ILSVRC2012_val_00000009", "ILSVRC2012_val_00000002"]
     assert sum(b.num_rows for b in dataset.iter_batches("default", columns=["id"], batch_size=5)) == 12
-    with pytest.raises(ManualFileMissing, match="needs a built imagenet_a dataset: pass its folder with --input"):
+    with pytest.raises(ManualFileMissing, match="needs a built imagenet_a dataset: pass its folder as inputs"):
         resolver.input_dataset("imagenet_a")
     copy = tmp_path / "c"
     shutil.copytree(folder, copy)

@@ -10,7 +10,14 @@ import pytest
 from datasets import ClassLabel, Features, Image, List, Value
 
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, example_rng
-from imagenet_suite.core.writer import legacy_features_dict, publish_shard, shard_fingerprint, shard_stats, write_shard
+from imagenet_suite.core.writer import (
+    ShardFormat,
+    legacy_features_dict,
+    publish_shard,
+    shard_fingerprint,
+    shard_stats,
+    write_shard,
+)
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 
 FEATURES = Features(
@@ -43,13 +50,13 @@ def test_schema_metadata_uses_the_vocabulary_datasets_36_reads():
 
 
 def test_written_shard_roundtrips_and_is_deterministic(tmp_path):
-    stats_a = write_shard(tmp_path / "a.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2)
-    stats_b = write_shard(tmp_path / "b.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2)
+    stats_a = write_shard(tmp_path / "a.parquet", _rows(), ShardFormat(FEATURES, "fp:1", row_group_rows=2))
+    stats_b = write_shard(tmp_path / "b.parquet", _rows(), ShardFormat(FEATURES, "fp:1", row_group_rows=2))
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert stats_a == stats_b and stats_a.num_rows == 5
     assert stats_a == shard_stats(tmp_path / "a.parquet")
     unhashed = write_shard(
-        tmp_path / "c.parquet", _rows(), FEATURES, "fp:1", row_group_rows=2, publish=False, sha256=False
+        tmp_path / "c.parquet", _rows(), ShardFormat(FEATURES, "fp:1", row_group_rows=2), publish=False, sha256=False
     )
     assert unhashed.sha256 is None and unhashed.size == stats_a.size and not (tmp_path / "c.parquet").exists()
     publish_shard(tmp_path / "c.parquet")
@@ -69,12 +76,12 @@ def test_written_shard_roundtrips_and_is_deterministic(tmp_path):
 
 def test_out_of_range_label_names_the_row_and_leaves_no_file(tmp_path):
     with pytest.raises(InvalidSourceData, match="row 'r3' does not fit the features"):
-        write_shard(tmp_path / "a.parquet", _rows(bad_label_at=3), FEATURES, "fp", row_group_rows=2)
+        write_shard(tmp_path / "a.parquet", _rows(bad_label_at=3), ShardFormat(FEATURES, "fp", row_group_rows=2))
     assert not (tmp_path / "a.parquet").exists()
 
 
 def test_empty_shard_has_the_schema(tmp_path):
-    stats = write_shard(tmp_path / "e.parquet", iter(()), FEATURES, "fp", row_group_rows=2)
+    stats = write_shard(tmp_path / "e.parquet", iter(()), ShardFormat(FEATURES, "fp", row_group_rows=2))
     assert stats == shard_stats(tmp_path / "e.parquet") and stats.num_rows == 0
     assert pq.read_table(tmp_path / "e.parquet").schema.names == list(FEATURES)
 

@@ -1,8 +1,14 @@
-"""``imagenet-suite build NAME``: build configs into a versioned dataset folder (printed last on stdout)."""
+"""``imagenet-suite build NAME``: build configs into a versioned dataset folder (printed last on stdout).
+
+The flags become one :class:`~imagenet_suite.core.options.BuildOptions` (:func:`build_options`); errors
+naming its fields are printed with these flags (:mod:`._flags`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from ._flags import rename
 
 
 def register(subparsers) -> None:
@@ -68,6 +74,7 @@ def register(subparsers) -> None:
         "`review_decision` column (default: drop)",
     )
     add_image_check_arguments(parser)
+    rename(parser, out_dir="--out", inputs="--input", builder_options="--option")  # BuildOptions' names
     parser.set_defaults(func=run)
 
 
@@ -122,18 +129,16 @@ def review_decisions(args):
     return ReviewApplication.from_file(args.decisions, args.decision_action)
 
 
-def run(args) -> int:
-    from imagenet_suite.core.runner import build_dataset
+def build_options(args):
+    """The build's :class:`~imagenet_suite.core.options.BuildOptions`, from its flags (checked here)."""
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.sources import read_pins_file
 
-    folder = build_dataset(
-        args.name,
-        args.out,
-        args.configs,
+    return BuildOptions(
         seed=args.seed,
         manual_dir=args.manual_dir,
         num_proc=args.num_proc,
-        options=parse_options(args.option),
+        builder_options=parse_options(args.option),
         offline=args.offline,
         pins=read_pins_file(args.pins) if args.pins else None,
         shard_size=args.shard_size,
@@ -145,5 +150,11 @@ def run(args) -> int:
         executor=args.executor,
         ray_address=args.ray_address,
     )
+
+
+def run(args) -> int:
+    from imagenet_suite.core.runner import build_dataset
+
+    folder = build_dataset(args.name, args.out, args.configs, build_options(args))
     print(folder.resolve())
     return 0

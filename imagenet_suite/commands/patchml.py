@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ._flags import rename
 from .build import add_image_check_arguments
 
 EXAMPLES_PER_K = 2  # = imagenet_suite.builders.patchml.EXAMPLES_PER_K (not imported, so --help stays light)
@@ -52,6 +53,7 @@ def register(subparsers) -> None:
     mat.add_argument("--shard-size", type=int, metavar="N", help="examples per Parquet shard (default: the config's)")
     mat.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_image_check_arguments(mat)
+    rename(mat, out_dir="--out", inputs="--input")
     mat.set_defaults(func=run_materialise)
 
     table = commands.add_parser(
@@ -89,6 +91,7 @@ def positive_int(text: str) -> int:
 
 def run_materialise(args: argparse.Namespace) -> int:
     from imagenet_suite.builders.patchml import materialise
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.sources import read_pins_file
     from imagenet_suite.errors import ConfigError
 
@@ -97,10 +100,7 @@ def run_materialise(args: argparse.Namespace) -> int:
             "give the val images: --input VAL (a built imagenet_val with the boxes config) or "
             "--manual-dir DIR (raw val files with boxes)"
         )
-    folder = materialise(
-        args.recipe,
-        args.out,
-        val_dir=args.input,
+    options = BuildOptions(
         manual_dir=args.manual_dir,
         num_proc=args.num_proc,
         progress=not args.no_progress,
@@ -109,6 +109,7 @@ def run_materialise(args: argparse.Namespace) -> int:
         max_pixels=args.max_pixels,
         deep_verify=args.deep_verify,
     )
+    folder = materialise(args.recipe, args.out, val_dir=args.input, options=options)
     print(folder.resolve())
     return 0
 

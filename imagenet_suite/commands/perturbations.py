@@ -94,8 +94,7 @@ def run_grid(args: argparse.Namespace) -> int:
             args.out,
             corruptions=names,
             seed=args.seed,
-            flavor=args.flavor,
-            frost=frost,
+            context=C.Context(args.flavor, frost),
             cell=args.cell,
             max_bytes=max_png_bytes(args.cell, len(names)),
         )

@@ -4,6 +4,7 @@
 * :mod:`.archives` — tar / tar.gz / zip / folders read in place;
 * :mod:`.builder` — the :class:`~.builder.Builder` contract (plan, generate, features, protocol);
 * :mod:`.runner` — :func:`build_dataset`: resumable, verified, deterministic builds;
+* :mod:`.options` — :class:`~.options.BuildOptions`: how a build runs (seed, sources, workers, checks);
 * :mod:`.writer` — rows → Parquet shards readable by ``datasets`` 3.6 … 5.x;
 * :mod:`.card` — the dataset card (YAML + prose);
 * :mod:`.registry` — the registered builders; :mod:`.executors` — where shards are computed
@@ -16,6 +17,7 @@ It imports nothing above it (scoring, review, builders, commands): the runner ta
 row transform (:class:`~.runner.RowTransform`) that review decisions plug into.
 """
 
+from .options import BuildOptions
 from .runner import build_dataset
 
-__all__ = ["build_dataset"]
+__all__ = ["BuildOptions", "build_dataset"]

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, param
 from ..seeding import (
     example_rng as example_rng,  # builders' only source of randomness (re-exported)
 )
@@ -116,7 +116,7 @@ class Builder:
         self.options = self.parse_options(options or {})
         self.shard_size = self.config.shard_size if shard_size is None else int(shard_size)
         if self.shard_size < 1:
-            raise ConfigError(f"--shard-size must be ≥ 1, got {self.shard_size}")
+            raise ConfigError(f"{param('shard_size')} must be ≥ 1, got {self.shard_size}")
 
     # -- declared metadata ------------------------------------------------------------------
     @classmethod

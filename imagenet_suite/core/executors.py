@@ -7,12 +7,12 @@ driver's disk. Everything after that — fsync, sha256, the resume journal, the 
 ``build_info.json`` — is the runner's one publication path, whichever executor wrote the bytes, so
 the output does not depend on the executor (nor on the number of workers).
 
-* :class:`LocalExecutor` (``--executor local``, the default): the shard function in this process
-  (``--num-proc 1``) or in ``--num-proc`` fresh processes (forkserver).
-* :class:`RayExecutor` (``--executor ray``): each shard is a Ray task running the same function in a
+* :class:`LocalExecutor` (``executor="local"``, the default): the shard function in this process
+  (``num_proc=1``) or in ``num_proc`` fresh processes (forkserver).
+* :class:`RayExecutor` (``executor="ray"``): each shard is a Ray task running the same function in a
   scratch folder on the worker; the Parquet bytes come back through the object store and are written
-  by the driver. It connects to ``--ray-address`` or ``$RAY_ADDRESS``, else starts a local embedded
-  cluster with ``--num-proc`` CPUs. A task whose worker dies is retried (``max_retries``); a task
+  by the driver. It connects to ``ray_address`` or ``$RAY_ADDRESS``, else starts a local embedded
+  cluster with ``num_proc`` CPUs. A task whose worker dies is retried (``max_retries``); a task
   that raises (a data error such as ``InvalidSourceData``) is not (``retry_exceptions=False``) and
   fails the build, naming the shard.
 
@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from ..errors import ConfigError, ImagenetSuiteError
+from ..errors import ConfigError, ImagenetSuiteError, param
 from ..files import incomplete_path
 from .builder import Shard
 from .writer import ShardStats
@@ -145,10 +145,10 @@ class RayExecutor(Executor):
             missing = ray.get(ref)
             if missing:
                 raise ConfigError(
-                    f"--executor ray: Ray node {node} cannot see {missing[0]}"
+                    f"{param('executor')} ray: Ray node {node} cannot see {missing[0]}"
                     + (f" (and {len(missing) - 1} more source paths)" if len(missing) > 1 else "")
-                    + "; put the sources (--manual-dir, --input, the download cache) on a filesystem mounted "
-                    "at the same path on every node, or build with --executor local"
+                    + f"; put the sources ({param('manual_dir')}, {param('inputs')}, the download cache) on a "
+                    f"filesystem mounted at the same path on every node, or build with {param('executor')} local"
                 )
 
     def write(self, write, todo, config_dir, bar, preload):
@@ -226,8 +226,8 @@ def import_ray():
         import ray
     except ImportError as err:
         raise ConfigError(
-            "--executor ray needs Ray: install the `ray` extra (pip install 'imagenet-suite[ray]', "
-            "or uv sync --extra ray)"
+            f"{param('executor')} ray needs Ray: install the `ray` extra (pip install 'imagenet-suite[ray]', "
+            "or `uv sync --extra ray`)"
         ) from err
     from ray._private import ray_constants
 
@@ -246,7 +246,7 @@ def ray_init(address: str | None, num_cpus: int):
             return ray.init(address=address, **common)
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise ConfigError(
-                f"--ray-address {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
+                f"{param('ray_address')} {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
             ) from err
     return ray.init(
         num_cpus=num_cpus,
@@ -264,13 +264,13 @@ def _check_reachable(address: str) -> None:
     if not sep or not port.isdigit() or not host:
         if address == "auto":
             return
-        raise ConfigError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+        raise ConfigError(f"{param('ray_address')} {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
             pass
     except OSError as err:
         raise ConfigError(
-            f"--ray-address {address}: cannot reach a Ray cluster there ({_one_line(err)}); "
+            f"{param('ray_address')} {address}: cannot reach a Ray cluster there ({_one_line(err)}); "
             "check the address and that the cluster is running (`ray status`)"
         ) from err
 
@@ -280,15 +280,22 @@ def _one_line(err: BaseException) -> str:
     return text[:300]
 
 
+def check_executor(executor: str, ray_address: str | None = None) -> None:
+    """ConfigError for an executor name other than those of ``EXECUTORS``, or a ``ray_address`` without
+    ``executor="ray"``; imports and starts nothing."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"{param('executor')} {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if ray_address is not None and executor != "ray":
+        raise ConfigError(f"{param('ray_address')} is only used with {param('executor')} ray")
+
+
 def make_executor(
     executor: str, num_proc: int, ray_address: str | None = None, *, start: bool = True
 ) -> Executor | None:
-    """The executor named by ``--executor`` (``ray_address`` only with ``ray``); with ``start=False`` only
-    the checks of the arguments (ConfigError), nothing started."""
-    if executor not in EXECUTORS:
-        raise ConfigError(f"--executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
-    if ray_address is not None and executor != "ray":
-        raise ConfigError("--ray-address is only used with --executor ray")
+    """The executor named ``executor`` (``ray_address`` only with ``ray``); with ``start=False`` only
+    the checks of the arguments (ConfigError: :func:`check_executor`, Ray installed, the cluster
+    reachable), nothing started."""
+    check_executor(executor, ray_address)
     if not start:
         if executor == "ray":
             import_ray()  # ConfigError now if Ray is not installed
@@ -301,4 +308,13 @@ def make_executor(
     return LocalExecutor(num_proc)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "import_ray", "make_executor", "ray_init"]
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "check_executor",
+    "import_ray",
+    "make_executor",
+    "ray_init",
+]

@@ -1,6 +1,7 @@
 """Run a builder: plan → generate shards (in parallel, resumable) → card → build_info.json.
 
-``build_dataset`` is the Python API behind ``imagenet-suite build``. The output folder is
+``build_dataset`` is the Python API behind ``imagenet-suite build`` (its knobs: one
+:class:`~.options.BuildOptions`). The output folder is
 ``<out_dir>/<name>-<version>[-seed<N>][-<options hash>]``; building more configs into it later
 adds them.
 
@@ -21,13 +22,13 @@ Every stored byte stays verified:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from ..dataset.folder import (
     DatasetFolder,
     build_info_hash,
 )
-from ..errors import ConfigError, DatasetFolderError
+from ..errors import ConfigError, DatasetFolderError, param
 from ..files import (
     INCOMPLETE,
     atomic_write_bytes,
@@ -51,13 +52,14 @@ from ..files import (
     incomplete_path,
     sha256_file,
 )
-from ..images import DEFAULT_MAX_PIXELS, ImageChecks, image_checks
+from ..images import ImageChecks, image_checks
 from . import card, registry
 from .builder import Builder, Prepared, Shard
 from .executors import Executor, make_executor
+from .options import BuildOptions
 from .sources import ResolvedSource, SourceResolver
 from .transform import RowTransform, transformed_fingerprint
-from .writer import ShardStats, shard_fingerprint, shard_stats, write_shard
+from .writer import ShardFormat, ShardStats, shard_fingerprint, shard_stats, write_shard
 
 JOURNAL = ".build_journal.jsonl"
 _LOG = logging.getLogger(__name__)
@@ -67,22 +69,7 @@ def build_dataset(
     name: str,
     out_dir: str | Path,
     configs: list[str] | None = None,
-    *,
-    seed: int = 0,
-    manual_dir: str | Path | None = None,
-    num_proc: int = 1,
-    options: dict[str, Any] | None = None,
-    offline: bool | None = None,
-    pins: dict[str, dict] | None = None,
-    cache_dir: str | Path | None = None,
-    shard_size: int | None = None,
-    inputs: list[str | Path] = (),
-    progress: bool = True,
-    transform: RowTransform | None = None,
-    max_pixels: int | None = DEFAULT_MAX_PIXELS,
-    deep_verify: bool = False,
-    executor: str | Executor = "local",
-    ray_address: str | None = None,
+    options: BuildOptions | None = None,
 ) -> Path:
     """Build ``configs`` of builder ``name`` (default: its first config) and return the folder.
 
@@ -90,37 +77,20 @@ def build_dataset(
         name: registered builder name (``imagenet-suite list``).
         out_dir: parent folder; the dataset folder is created inside it.
         configs: config names; all are validated before any work starts.
-        seed: seed of seeded builders (ignored by the others, recorded always).
-        manual_dir: folder with manually supplied (gated) source files.
-        num_proc: worker processes generating shards; output bytes do not depend on it.
-        options: builder options (``Builder.OPTIONS``).
-        offline / pins / cache_dir: see :class:`imagenet_suite.core.sources.SourceResolver`.
-        inputs: built dataset folders this builder reads (e.g. imagenet_val for patchml).
-        shard_size: examples per shard (default: the config's).
-        transform: a change applied to the rows of every config (:class:`~.transform.RowTransform`), e.g.
-            review decisions (:class:`imagenet_suite.review.rebuild.ReviewApplication`: a new version with
-            the decided rows dropped or flagged, in a folder suffixed ``-reviewed-<action>-<sha256[:8]>``).
-        max_pixels: refuse released images with more pixels than this (None: no bound); see
-            :class:`imagenet_suite.images.ImageChecks`.
-        deep_verify: decode every released image (slower; catches corrupt compressed data).
-        executor: where shards are computed (:mod:`~.executors`): ``"local"`` (``num_proc`` processes),
-            ``"ray"`` (Ray tasks; a local cluster with ``num_proc`` CPUs unless ``ray_address`` or
-            ``$RAY_ADDRESS`` names one), or an :class:`~.executors.Executor` (left open). Output bytes
-            do not depend on it.
-        ray_address: the Ray cluster to use with ``executor="ray"``.
+        options: how to build (:class:`~.options.BuildOptions`: seed, sources, builder options,
+            workers, image checks, ...); None: the defaults.
 
     Example:
         Two images in the ImageFolder layout ``val/<wnid>/<id>.JPEG`` that ``imagenet_val`` reads:
 
         >>> import pathlib, tempfile
-        >>> from PIL import Image
+        >>> from imagenet_suite.testing import write_val_images
         >>> tmp = tempfile.TemporaryDirectory()
         >>> root = pathlib.Path(tmp.name)
-        >>> for number, wnid in enumerate(["n01440764", "n01443537"], start=1):  # classes 0 and 1
-        ...     image = root / "manual" / "val" / wnid / f"ILSVRC2012_val_{number:08d}.JPEG"
-        ...     image.parent.mkdir(parents=True)
-        ...     Image.new("RGB", (8, 8)).save(image)
-        >>> folder = build_dataset("imagenet_val", root / "out", manual_dir=root / "manual", progress=False)
+        >>> _ = write_val_images(root / "manual", ["n01440764", "n01443537"])  # classes 0 and 1
+        >>> from imagenet_suite.core.options import BuildOptions
+        >>> options = BuildOptions(manual_dir=root / "manual", progress=False)
+        >>> folder = build_dataset("imagenet_val", root / "out", options=options)
         >>> folder.name
         'imagenet_val-...'
         >>> sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
@@ -130,43 +100,38 @@ def build_dataset(
         {'id': ['ILSVRC2012_val_00000001', 'ILSVRC2012_val_00000002'], 'label': [0, 1]}
         >>> tmp.cleanup()
     """
+    options = options if options is not None else BuildOptions()
     builder_cls = registry.get(name)
     names = list(dict.fromkeys(configs or [builder_cls.CONFIGS[0].name]))
-    builders = [builder_cls(c, seed=seed, options=options, shard_size=shard_size) for c in names]
-    if num_proc < 1:
-        raise ConfigError(f"--num-proc must be ≥ 1, got {num_proc}")
-    if max_pixels is not None and max_pixels < 1:
-        raise ConfigError(f"--max-pixels must be a positive number of pixels, got {max_pixels}")
-    if isinstance(executor, str):
-        make_executor(executor, num_proc, ray_address, start=False)  # ConfigError on a bad combination, at once
-    checks = ImageChecks(max_pixels, deep_verify)
+    builders = [
+        builder_cls(c, seed=options.seed, options=options.builder_options, shard_size=options.shard_size) for c in names
+    ]
+    if isinstance(options.executor, str):  # ConfigError on a bad combination (Ray missing, no cluster), at once
+        make_executor(options.executor, options.num_proc, options.ray_address, start=False)
+    transform = options.transform
     folder = _output_parent(out_dir) / (builders[0].folder_name() + (transform.folder_suffix if transform else ""))
     info = _load_or_start_build_info(folder, builders[0])
     # sources with a pinned sha256, and folders, are hashed while the build works; nothing is published before
     resolver = SourceResolver(
-        manual_dir=manual_dir,
-        cache_dir=cache_dir,
-        offline=offline,
-        pins=pins,
-        progress=progress,
-        inputs=inputs,
+        manual_dir=options.manual_dir,
+        cache_dir=options.cache_dir,
+        offline=options.offline,
+        pins=options.pins,
+        progress=options.progress,
+        inputs=options.inputs,
         defer_verification=True,
     )
     created = _missing_folders(folder, names)  # what the run creates, removed again if it fails while empty
-    with image_checks(checks):
+    with image_checks(options.checks):
         try:
-            planned = [
-                (builder, *_plan_config(builder, resolver, transform)) for builder in builders
-            ]  # before any write
-            with _opened(executor, num_proc, ray_address) as workers:
-                workers.check_visible(sorted({s.path for _, p, _, _ in planned for s in p.sources.values()}))
+            planned = [_plan_config(builder, resolver, transform) for builder in builders]  # before any write
+            with _opened(options) as workers:
+                workers.check_visible(sorted({s.path for p in planned for s in p.prepared.sources.values()}))
                 folder.mkdir(parents=True, exist_ok=True)
                 journal = BuildJournal(folder)
-                for builder, prepared, shards, _ in planned:
-                    run = ConfigRun(
-                        builder, prepared, shards, folder, resolver, journal, info.get("configs", {}), transform, checks
-                    )
-                    info["configs"][builder.config.name] = run.build(workers, progress)
+                for plan in planned:
+                    run = ConfigRun(plan, folder, resolver, journal, info.get("configs", {}), options)
+                    info["configs"][plan.builder.config.name] = run.build(workers)
         except BaseException as err:
             _remove_incomplete(folder, names)
             _remove_empty(created)
@@ -177,7 +142,7 @@ def build_dataset(
         sorted(info["configs"].items(), key=lambda kv: [c.name for c in builder_cls.CONFIGS].index(kv[0]))
     )
     if transform is not None:
-        changed = {b.config.name: n for b, _, _, n in planned}
+        changed = {p.builder.config.name: p.changed for p in planned}
         info[transform.record_key] = transform.record(changed, info.get(transform.record_key))
     _write_card_and_info(builder_cls, builders[0], info, folder, transform)
     journal.remove()
@@ -187,9 +152,11 @@ def build_dataset(
 class _opened:
     """``with`` the build's executor: one made from its name is closed at the end, a given one is left open."""
 
-    def __init__(self, executor: str | Executor, num_proc: int, ray_address: str | None):
-        self.given = not isinstance(executor, str)
-        self.executor = executor if self.given else make_executor(executor, num_proc, ray_address)
+    def __init__(self, options: BuildOptions):
+        self.given = not isinstance(options.executor, str)
+        self.executor = (
+            options.executor if self.given else make_executor(options.executor, options.num_proc, options.ray_address)
+        )
 
     def __enter__(self) -> Executor:
         return self.executor
@@ -200,10 +167,12 @@ class _opened:
 
 
 def _output_parent(out_dir: str | Path) -> Path:
-    """``--out`` as a folder; ConfigError if it names an existing file."""
+    """``out_dir`` as a folder; ConfigError if it names an existing file."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"--out {out_dir}: is a file; expected a folder (the dataset folder is created inside it)")
+        raise ConfigError(
+            f"{param('out_dir')} {out_dir}: is a file; expected a folder (the dataset folder is created inside it)"
+        )
     return out_dir
 
 
@@ -268,17 +237,27 @@ def sources_digest(records: dict[str, dict]) -> str:
     return hashlib.sha256(json.dumps(records, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _plan_config(
-    builder: Builder, resolver: SourceResolver, transform: RowTransform | None
-) -> tuple[Prepared, list[Shard], int | None]:
+@dataclass(frozen=True)
+class PlannedConfig:
+    """A config prepared and planned: its builder, prepared sources, shards, and the rows the build's
+    transform changes (None without a transform)."""
+
+    builder: Builder
+    prepared: Prepared
+    shards: list[Shard]
+    changed: int | None = None
+
+
+def _plan_config(builder: Builder, resolver: SourceResolver, transform: RowTransform | None) -> PlannedConfig:
     """Prepare and plan a config; with a transform, let it check the planned keys, keep its keys of
-    each shard, and count the rows it changes (None without a transform)."""
+    each shard, and count the rows it changes."""
     prepared = builder.prepare(resolver)
     shards = builder.plan(prepared)
     if transform is None:
-        return prepared, shards, None
+        return PlannedConfig(builder, prepared, shards)
     changed = transform.plan(builder.config.name, [k for s in shards for k in s.keys])
-    return prepared, [Shard(s.split, s.index, s.count, transform.keep(s.keys)) for s in shards], changed
+    kept = [Shard(s.split, s.index, s.count, transform.keep(s.keys)) for s in shards]
+    return PlannedConfig(builder, prepared, kept, changed)
 
 
 class BuildJournal:
@@ -323,22 +302,21 @@ class ConfigRun:
 
     def __init__(
         self,
-        builder: Builder,
-        prepared: Prepared,
-        shards: list[Shard],
+        planned: PlannedConfig,
         folder: Path,
         resolver: SourceResolver,
         journal: BuildJournal,
         recorded_configs: dict,
-        transform: RowTransform | None,
-        checks: ImageChecks,
+        options: BuildOptions,
     ):
-        self.builder, self.prepared, self.shards = builder, prepared, shards
-        self.name = builder.config.name
+        self.builder, self.prepared, self.shards = planned.builder, planned.prepared, planned.shards
+        self.name = self.builder.config.name
         self.config_dir = folder / self.name
-        self.resolver, self.journal, self.transform, self.checks = resolver, journal, transform, checks
+        self.resolver, self.journal, self.options = resolver, journal, options
+        self.transform, self.checks = options.transform, options.checks
         self.recorded = recorded_configs.get(self.name)  # this config's entry in the existing build_info, if any
-        self.fingerprint = transformed_fingerprint(plan_fingerprint(builder, prepared, shards), transform)
+        fingerprint = plan_fingerprint(self.builder, self.prepared, self.shards)
+        self.fingerprint = transformed_fingerprint(fingerprint, self.transform)
         self._sources: dict[str, ResolvedSource] | None = None
 
     # -- the sources, settled ------------------------------------------------------------------
@@ -353,12 +331,12 @@ class ConfigRun:
         return sources_digest({k: v.record() for k, v in sorted(self.sources().items())})
 
     # -- the build -----------------------------------------------------------------------------
-    def build(self, executor: Executor, progress: bool) -> dict:
+    def build(self, executor: Executor) -> dict:
         """Write the config's shards and extra files; its build_info entry."""
         self.config_dir.mkdir(exist_ok=True)
         _remove_stale(self.config_dir, {s.filename for s in self.shards})
         stats = self.reusable_shards()
-        stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], executor, progress))
+        stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], executor))
         sources = self.sources()
         files = {
             f"{self.name}/{s.filename}": {
@@ -421,7 +399,7 @@ class ConfigRun:
                 found.add(entry["sha256"])
         return found
 
-    def write_shards(self, todo: list[Shard], executor: Executor, progress: bool) -> dict[str, ShardStats]:
+    def write_shards(self, todo: list[Shard], executor: Executor) -> dict[str, ShardStats]:
         """Write ``todo`` with ``executor``. Each written shard is fsynced and hashed on one background thread while the next
         is written, and published on another once the sources passed their checks."""
         published: dict[str, Future] = {}
@@ -431,7 +409,7 @@ class ConfigRun:
             total=total,
             unit="ex",
             desc=f"{self.builder.NAME}/{self.name}",
-            disable=not progress or not todo,
+            disable=not self.options.progress or not todo,
             smoothing=0.05,
         ) as bar:
             try:
@@ -447,14 +425,7 @@ class ConfigRun:
     def shard_function(self):
         """The pure shard function every executor runs: ``(shard=, config_dir=, on_row=)`` → the stats of
         ``<config_dir>/<shard file>.incomplete``, whose bytes depend on nothing but the plan."""
-        return functools.partial(
-            _write_one,
-            builder=self.builder,
-            prepared=self.prepared,
-            fingerprint=self.fingerprint,
-            checks=self.checks,
-            transform=self.transform,
-        )
+        return ShardWriter(self.builder, self.prepared, self.fingerprint, self.checks, self.transform)
 
     def preload(self) -> list[str]:
         """Modules a worker process imports once (the local executor's forkserver)."""
@@ -540,32 +511,29 @@ def _shard_key(fingerprint: str, shard: Shard) -> str:
     return f"{fingerprint}:{shard.split}:{shard.index}"
 
 
-def _write_one(
-    builder: Builder,
-    prepared: Prepared,
-    shard: Shard,
-    config_dir: Path,
-    fingerprint: str,
-    checks: ImageChecks,
-    on_row=None,
-    transform: RowTransform | None = None,
-) -> ShardStats:
-    """Write one shard at its temporary name (in whichever process or Ray worker runs this) under ``checks``."""
-    with image_checks(checks):
-        rows = _checked_rows(builder, prepared, shard)
-        if transform is not None:
-            rows = transform.rows(rows)
-        callback = (lambda: on_row(1)) if on_row else None
-        return write_shard(
-            config_dir / shard.filename,
-            rows,
-            _features(builder, transform),
-            _shard_key(fingerprint, shard),
-            builder.config.row_group_rows,
-            callback,
-            publish=False,
-            sha256=False,
-        )
+@dataclass(frozen=True)
+class ShardWriter:
+    """The pure shard function: ``writer(shard=, config_dir=, on_row=)`` writes one shard at its temporary
+    name under ``checks`` (in whichever process or Ray worker runs it; picklable) and returns its stats."""
+
+    builder: Builder
+    prepared: Prepared
+    fingerprint: str
+    checks: ImageChecks
+    transform: RowTransform | None = None
+
+    def __call__(self, shard: Shard, config_dir: Path, on_row: Callable[[int], Any] | None = None) -> ShardStats:
+        with image_checks(self.checks):
+            rows = _checked_rows(self.builder, self.prepared, shard)
+            if self.transform is not None:
+                rows = self.transform.rows(rows)
+            shard_format = ShardFormat(
+                _features(self.builder, self.transform),
+                _shard_key(self.fingerprint, shard),
+                self.builder.config.row_group_rows,
+            )
+            callback = (lambda: on_row(1)) if on_row else None
+            return write_shard(config_dir / shard.filename, rows, shard_format, callback, publish=False, sha256=False)
 
 
 def _checked_rows(builder: Builder, prepared: Prepared, shard: Shard):
@@ -602,4 +570,4 @@ def _write_card_and_info(
     atomic_write_bytes(folder / BUILD_INFO, (json.dumps(info, indent=1, sort_keys=False) + "\n").encode())
 
 
-__all__ = ["BuildJournal", "build_dataset", "plan_fingerprint"]
+__all__ = ["BuildJournal", "PlannedConfig", "ShardWriter", "build_dataset", "plan_fingerprint"]

@@ -38,7 +38,7 @@ from typing import TypeVar
 import platformdirs
 from tqdm.auto import tqdm
 
-from ..errors import ChecksumMismatch, ManualFileMissing, SourceError
+from ..errors import ChecksumMismatch, ManualFileMissing, SourceError, param
 from ..files import (
     CHUNK,
     file_digests,
@@ -152,10 +152,10 @@ def read_pins_file(path: str | Path) -> dict[str, dict]:
             rows = list(csv.reader(handle, delimiter="\t"))
     except FileNotFoundError as err:
         raise SourceError(
-            f"--pins {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)"
+            f"{param('pins')} {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)"
         ) from err
     except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise SourceError(f"--pins {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from err
+        raise SourceError(f"{param('pins')} {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from err
     pins: dict[str, dict] = {}
     for line_no, row in enumerate(rows, start=1):
         if not row or row[0].startswith("#"):
@@ -218,9 +218,9 @@ class SourceResolver:
             return None
         if not inside(candidate, self.manual_dir):
             raise SourceError(
-                f"{candidate} leads to {os.path.realpath(candidate)}, outside --manual-dir {self.manual_dir}: "
+                f"{candidate} leads to {os.path.realpath(candidate)}, outside {param('manual_dir')} {self.manual_dir}: "
                 "symlinks leaving the manual folder are refused; put the file itself there, or pass the "
-                "folder that holds it as --manual-dir"
+                f"folder that holds it as {param('manual_dir')}"
             )
         return candidate if candidate.exists() else None
 
@@ -314,7 +314,7 @@ class SourceResolver:
         if self.offline:
             raise SourceError(
                 f"{source.filename} is not in the cache ({cached}) and offline mode is on; "
-                f"download {source.url} there or put the file in --manual-dir"
+                f"download {source.url} there or put the file in {param('manual_dir')}"
             )
         self._download(source, cached)
         return cached
@@ -359,7 +359,7 @@ class SourceResolver:
         wanted = (builder or "imagenet-suite") + (f" (config {config!r})" if config else "")
         given = ", ".join(str(p) for p in self.inputs) or "none"
         raise ManualFileMissing(
-            f"this build needs a built {wanted} dataset: pass its folder with --input DIR "
+            f"this build needs a built {wanted} dataset: pass its folder as {param('inputs')} "
             f"(given: {given}). {build_hint}".strip()
         )
 
@@ -445,7 +445,7 @@ class SourceResolver:
         return self.cache_dir / folder[:16] / source.filename
 
     def _missing_message(self, source: Source) -> str:
-        where = self.manual_dir if self.manual_dir else "(no --manual-dir given)"
+        where = self.manual_dir if self.manual_dir else f"(no {param('manual_dir')} given)"
         text = f"manual file {source.filename!r} not found in {where}."
         return f"{text} {source.instructions}".strip()
 
@@ -497,7 +497,7 @@ class SourceResolver:
         except OSError as err:
             raise SourceError(
                 f"cannot download {source.url} for {source.filename}: {err}; "
-                f"download it yourself and put it in --manual-dir"
+                f"download it yourself and put it in {param('manual_dir')}"
             ) from err
 
     def _receive(self, source: Source, response, part: Path, start: int, announced: int | None) -> int:

@@ -1,7 +1,7 @@
 """The runner's plug-in point: a change applied to the rows of every config of a build.
 
 The build framework knows nothing of what the change means. A caller passes an object with this
-interface to :func:`imagenet_suite.core.build_dataset` (``transform=``); review decisions
+interface to :func:`imagenet_suite.core.build_dataset` (``BuildOptions.transform``); review decisions
 (:class:`imagenet_suite.review.rebuild.ReviewApplication`: drop or flag contaminated rows) are
 one. The runner
 

@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import InvalidSourceData
+from ..errors import ConfigError, InvalidSourceData, param
 from ..files import incomplete_path, replace_durably, sha256_file
 
 FINGERPRINT_KEY = b"imagenet_suite.fingerprint"
@@ -89,12 +89,28 @@ def _batches(rows: Iterable[dict], size: int) -> Iterable[list[dict]]:
         yield batch
 
 
+@dataclass(frozen=True)
+class ShardFormat:
+    """What a shard's bytes depend on beside its rows.
+
+    ``features``: the ``datasets.Features`` every row is encoded with; ``fingerprint``: the text stored
+    in the footer (the runner's plan key, read back by :func:`shard_fingerprint`); ``row_group_rows``:
+    rows per Parquet row group (≥ 1).
+    """
+
+    features: Any
+    fingerprint: str
+    row_group_rows: int
+
+    def __post_init__(self) -> None:
+        if self.row_group_rows < 1:
+            raise ConfigError(f"{param('row_group_rows')} must be ≥ 1, got {self.row_group_rows}")
+
+
 def write_shard(
     path: Path,
     rows: Iterable[dict],
-    features,
-    fingerprint: str,
-    row_group_rows: int,
+    shard_format: ShardFormat,
     on_row: Callable[[], None] | None = None,
     *,
     publish: bool = True,
@@ -102,13 +118,14 @@ def write_shard(
 ) -> ShardStats:
     """Write ``rows`` to ``path`` atomically (``path.incomplete`` then rename); return its stats.
 
-    Each row is encoded with ``features`` (which rejects out-of-range class labels); a row that
-    does not fit the schema raises InvalidSourceData naming the row's ``id``.
+    Each row is encoded with ``shard_format.features`` (which rejects out-of-range class labels); a row
+    that does not fit the schema raises InvalidSourceData naming the row's ``id``.
     With ``publish=False`` the finished file stays at its temporary name until
     :func:`publish_shard` (the caller first checks what the rows came from). With ``sha256=False``
     the stats carry no hash (the build runner hashes finished shards on a background thread).
     """
-    schema = arrow_schema(features, fingerprint)
+    features, row_group_rows = shard_format.features, shard_format.row_group_rows
+    schema = arrow_schema(features, shard_format.fingerprint)
     binary = _binary_columns(schema)
     compression = {column: "none" for column in binary}
     compression.update({c: "snappy" for c in _leaf_columns(schema) if c not in compression})

@@ -46,7 +46,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError, DatasetFolderError
+from ..errors import ConfigError, DatasetFolderError, param
 from ..files import cached_sha256, file_stamp
 
 FORMAT = "imagenet-suite/1"
@@ -112,7 +112,7 @@ class DatasetFolder:
         """``config`` itself if built here; the single built config if None; else ConfigError."""
         if config is None:
             if len(self.configs) != 1:
-                raise ConfigError(f"{self.path} holds configs {self.configs}: name one with --config")
+                raise ConfigError(f"{self.path} holds configs {self.configs}: name one with {param('config')}")
             return self.configs[0]
         if config not in self.build_info["configs"]:
             raise ConfigError(f"{self.path} has no config {config!r}; it holds {self.configs}")
@@ -125,7 +125,9 @@ class DatasetFolder:
         splits = self.splits(config)
         if split is None:
             if len(splits) != 1:
-                raise ConfigError(f"config {self.resolve_config(config)!r} has splits {splits}: name one with --split")
+                raise ConfigError(
+                    f"config {self.resolve_config(config)!r} has splits {splits}: name one with {param('split')}"
+                )
             return splits[0]
         if split not in splits:
             raise ConfigError(f"config {self.resolve_config(config)!r} has no split {split!r}; it has {splits}")

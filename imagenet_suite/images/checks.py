@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from PIL import Image, UnidentifiedImageError
 
-from ..errors import InvalidSourceData
+from ..errors import InvalidSourceData, param
 
 JPEG_SOI = b"\xff\xd8"
 JPEG_EOI = b"\xff\xd9"
@@ -131,7 +131,7 @@ def check_pixels(header: ImageHeader, where: str, max_pixels: int | None) -> Non
     if max_pixels is not None and pixels > max_pixels:
         raise InvalidSourceData(
             f"{where}: {header.width}x{header.height} = {pixels:,} pixels, more than the bound of "
-            f"{max_pixels:,} (a decompression bomb, or a real image: raise the bound with --max-pixels)"
+            f"{max_pixels:,} (a decompression bomb, or a real image: raise the bound with {param('max_pixels')})"
         )
 
 
@@ -166,7 +166,7 @@ def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHead
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as err:
         raise InvalidSourceData(f"{where}: not a readable image ({err})") from err
     except Image.DecompressionBombError as err:
-        raise InvalidSourceData(f"{where}: {err} (raise the bound with --max-pixels)") from err
+        raise InvalidSourceData(f"{where}: {err} (raise the bound with {param('max_pixels')})") from err
     check_pixels(header, where, max_pixels)
     return header
 

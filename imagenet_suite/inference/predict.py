@@ -385,15 +385,10 @@ def predict(
         into a temporary folder:
 
         >>> import pathlib, tempfile
-        >>> from PIL import Image
-        >>> from imagenet_suite.core.runner import build_dataset
+        >>> from imagenet_suite.testing import tiny_val_build
         >>> tmp = tempfile.TemporaryDirectory()
         >>> root = pathlib.Path(tmp.name)
-        >>> for number, wnid in enumerate(["n01440764", "n01443537"], start=1):  # classes 0 and 1
-        ...     image = root / "manual" / "val" / wnid / f"ILSVRC2012_val_{number:08d}.JPEG"
-        ...     image.parent.mkdir(parents=True)
-        ...     Image.new("RGB", (8, 8)).save(image)
-        >>> folder = build_dataset("imagenet_val", root / "out", manual_dir=root / "manual", progress=False)
+        >>> folder = tiny_val_build(root)  # two images, classes 0 and 1
 
         timm's tiny ``test_resnet``, randomly initialised (seed 0), over the two images:
 

@@ -19,6 +19,7 @@ from . import corruptions as C
 
 LABEL_WIDTH = 118  # px, left column with the corruption names
 HEADER = 18  # px, top row with the severities
+GRID_CONTEXT = C.Context(flavor="imagenet_c")  # the grid's default: ImageNet-C's flavor, no frost pictures
 
 
 def corruption_grid(
@@ -27,14 +28,15 @@ def corruption_grid(
     severities: Sequence[int] = C.SEVERITIES,
     seed: int = 0,
     key: str = "grid",
-    flavor: str = "imagenet_c",
-    frost: Sequence[np.ndarray] = (),
+    context: C.Context = GRID_CONTEXT,
     cell: int = 96,
 ) -> Image.Image:
-    """RGB grid: a row per corruption (``frost`` rows are skipped without frost pictures), columns
-    clean + ``severities``; each cell the 224x224 corrupted image shrunk to ``cell`` px."""
+    """RGB grid: a row per corruption (``frost`` rows are skipped without frost pictures in ``context``),
+    columns clean + ``severities``; each cell the 224x224 corrupted image shrunk to ``cell`` px. The
+    corruptions are those the ``perturbations`` builder stores for row key ``key`` with ``seed``, in
+    ``context.flavor`` (default ``imagenet_c``)."""
     source = np.asarray(_square224(image))
-    names = [n for n in corruptions if n != "frost" or frost]
+    names = [n for n in corruptions if n != "frost" or context.frost]
     grid = Image.new("RGB", (LABEL_WIDTH + cell * (len(severities) + 1), HEADER + cell * len(names)), "white")
     draw = ImageDraw.Draw(grid)
     for column, title in enumerate(["clean", *(f"severity {s}" for s in severities)]):
@@ -44,7 +46,7 @@ def corruption_grid(
         draw.text((4, top + cell // 2 - 6), name, fill="black")
         grid.paste(_cell(source, cell), (LABEL_WIDTH, top))
         for column, severity in enumerate(severities, start=1):
-            out = C.corrupt(source, name, severity, example_rng(seed, name, key), flavor, frost)
+            out = C.corrupt(source, name, severity, example_rng(seed, name, key), context.flavor, context.frost)
             grid.paste(_cell(out, cell), (LABEL_WIDTH + column * cell, top))
     return grid
 

@@ -1,6 +1,6 @@
 """Apply a decision table to a build: a new version of any dataset with contaminated rows dropped or flagged.
 
-``build_dataset(..., transform=ReviewApplication.from_file(PATH, "drop"|"flag"))`` (what
+``build_dataset(..., BuildOptions(transform=ReviewApplication.from_file(PATH, "drop"|"flag")))`` (what
 ``imagenet-suite build --decisions PATH --decision-action drop|flag`` does) reads the table once; it is
 a :class:`imagenet_suite.core.transform.RowTransform`, and the runner asks it to
 
