@@ -48,3 +48,14 @@ def load(folder: Path, config: str, split: str = "validation", cache_dir: Path |
     import datasets
 
     return datasets.load_dataset(str(folder), config, split=split, cache_dir=str(cache_dir) if cache_dir else None)
+
+
+def one_line(capsys, argv: list[str]) -> str:
+    """Run the CLI in this process; assert exit code 2 and one stderr line without a traceback; return it."""
+    from imagenet_suite import cli
+
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err.strip()

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from imagenet_suite import cli
-from tests.helpers import build_val
+from tests.helpers import build_val, one_line
 from tests.test_trust_outputs import BIG, Payload, allocated_while, zeros_npz
 
 ALLOWED = 32 << 20
@@ -31,15 +30,6 @@ def world(tmp_path_factory, val_layouts, val_images):
     ids = [image.image_id for image in val_images]
     outputs = zeros_npz(root / "outputs.npz", (len(ids), 1000), ids=ids)
     return {"root": root, "dataset": dataset, "ids": ids, "outputs": outputs}
-
-
-def one_line(capsys, argv: list[str]) -> str:
-    """Run the CLI; assert exit code 2 and a single stderr line; return it."""
-    code = cli.main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    return err.strip()
 
 
 def pickled(path: Path, entries: dict) -> Path:

@@ -27,18 +27,10 @@ from imagenet_suite.files import sha256_file
 from imagenet_suite.inference import load_model
 from imagenet_suite.scoring.summary.suite import suite_summary
 from tests.fixtures import imagenet_layouts as val_fx
+from tests.helpers import one_line
 
 MODEL = "timm:test_resnet"
 FORMAT = "imagenet-suite.suite/2"  # suite.json's format, written out independently of the package
-
-
-def one_line(capsys, argv: list[str]) -> str:
-    """Run the CLI; assert exit code 2 and a single stderr line without a traceback; return the line."""
-    code = cli.main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    return err.strip()
 
 
 # ---------------------------------------------------------------------------------------------- leaderboard

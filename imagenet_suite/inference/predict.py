@@ -386,8 +386,7 @@ def predict(
 
         >>> import pathlib, tempfile
         >>> from imagenet_suite.testing import tiny_val_build
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> root = pathlib.Path(tmp.name)
+        >>> root = pathlib.Path(tempfile.mkdtemp())
         >>> folder = tiny_val_build(root)  # two images, classes 0 and 1
 
         timm's tiny ``test_resnet``, randomly initialised (seed 0), over the two images:
@@ -400,7 +399,7 @@ def predict(
         >>> outputs = ModelOutputs.load(path)
         >>> outputs.ids, outputs.kind, tuple(outputs.values.shape)
         (('ILSVRC2012_val_00000001', 'ILSVRC2012_val_00000002'), 'logits', (2, 1000))
-        >>> tmp.cleanup()
+        >>> import shutil; shutil.rmtree(root)
     """
     options = PredictOptions() if options is None else options
     out = check_outputs_file(out)

@@ -76,11 +76,10 @@ def join_outputs(
         A two-image ``imagenet_val`` in the ImageFolder layout (``val/<wnid>/<id>.JPEG``), built
         into a temporary folder:
 
-        >>> import pathlib, tempfile
+        >>> import tempfile
         >>> from imagenet_suite.testing import tiny_val_build
         >>> tmp = tempfile.TemporaryDirectory()
-        >>> root = pathlib.Path(tmp.name)
-        >>> folder = tiny_val_build(root)  # two images, classes 0 and 1
+        >>> folder = tiny_val_build(tmp.name)  # two images, classes 0 and 1
 
         Outputs in any row order; the label column comes back in the outputs' order:
 

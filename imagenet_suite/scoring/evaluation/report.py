@@ -111,11 +111,10 @@ def score(
         A two-image ``imagenet_val`` in the ImageFolder layout (``val/<wnid>/<id>.JPEG``), built
         into a temporary folder:
 
-        >>> import pathlib, tempfile
+        >>> import tempfile
         >>> from imagenet_suite.testing import tiny_val_build
         >>> tmp = tempfile.TemporaryDirectory()
-        >>> root = pathlib.Path(tmp.name)
-        >>> folder = tiny_val_build(root)  # two images, classes 0 and 1
+        >>> folder = tiny_val_build(tmp.name)  # two images, classes 0 and 1
 
         Logits that put image 1 (class 0) right and image 2 (class 1) wrong at top-1; image 2's
         label is third (class 5 first, then the tie 0, 1, 2, ... in index order), so within the top 5:

@@ -97,12 +97,9 @@ def borda_score(
         ``a`` and ``b`` tie at 0.3 and both get 2. ``a``: 3 + 2 + 3 + 2, ``b``: 2 + 3 + 2 + 2:
 
         >>> import pandas as pd
-        >>> table = pd.DataFrame({
-        ...     "config": ["a", "b", "c", "a", "b", "c"],
-        ...     "dataset": ["x", "x", "x", "y", "y", "y"],
-        ...     "clean_acc": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
-        ...     "common_acc": [0.5, 0.6, 0.4, 0.3, 0.3, 0.2],
-        ... })
+        >>> rows = [("a", "x", 0.9, 0.5), ("b", "x", 0.8, 0.6), ("c", "x", 0.7, 0.4),
+        ...         ("a", "y", 0.6, 0.3), ("b", "y", 0.5, 0.3), ("c", "y", 0.4, 0.2)]
+        >>> table = pd.DataFrame(rows, columns=["config", "dataset", "clean_acc", "common_acc"])
         >>> borda_score(table, metrics=("clean_acc", "common_acc"))
         config
         a    10.0
