@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -16,18 +18,40 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 UNRENDERED = re.compile(r"\{\{\s*\w+\s*\}\}")  # a card placeholder left unfilled (BibTeX's {{ImageNet} is not one)
 
 
-def run_cli(*args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``imagenet-suite ARGS`` in a subprocess (the installed console script); ``env`` adds variables."""
-    result = subprocess.run(
-        [sys.executable, "-m", "imagenet_suite.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
-    )
+def run_cli(
+    *args: str, check: bool = True, env: dict[str, str] | None = None, subprocess_: bool = False
+) -> subprocess.CompletedProcess:
+    """Run ``imagenet-suite ARGS``; its exit code, stdout and stderr as a ``CompletedProcess``.
+
+    In this process (``cli.main``, stdout and stderr captured) unless ``subprocess_`` or ``env`` is
+    given: then in a fresh interpreter through ``python -m imagenet_suite.cli`` (for what only a process
+    shows: environment read at import, signals, the entry point itself). ``env`` adds variables.
+    """
+    if subprocess_ or env:
+        result = subprocess.run(
+            [sys.executable, "-m", "imagenet_suite.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
+        )
+    else:
+        result = _run_in_process(list(args))
     if check and result.returncode != 0:
         raise AssertionError(f"imagenet-suite {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return result
+
+
+def _run_in_process(args: list[str]) -> subprocess.CompletedProcess:
+    from imagenet_suite import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(args)
+        except SystemExit as exit_:  # argparse: usage errors (2), --help and --version (0)
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
+    return subprocess.CompletedProcess(["imagenet-suite", *args], code, out.getvalue(), err.getvalue())
 
 
 def build_val(layouts: dict[str, Path], layout: str, out: Path, configs=("default",), **options) -> Path:

@@ -165,7 +165,12 @@ def test_parse_bibtex_refuses_what_is_not_bibtex():
 
 
 def test_every_builder_has_a_row_here():
-    assert sorted(registry.all_builders()) == sorted(EXPECTED_KEYS), (
+    shipped = [  # builders that tests register for themselves (a tiny review set) are not the package's
+        name
+        for name, cls in registry.all_builders().items()
+        if cls.__module__.startswith(registry.BUILDERS_PACKAGE + ".")
+    ]
+    assert sorted(shipped) == sorted(EXPECTED_KEYS), (
         "a builder was added or removed: list its card's BibTeX keys in EXPECTED_KEYS"
     )
 
