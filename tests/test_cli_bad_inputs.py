@@ -356,8 +356,7 @@ CASES: dict[str, dict[str, Case]] = {
         "pretrained weights that cannot be fetched": Case(
             lambda w: ["predict", str(w.dataset), "--model", "timm:test_resnet", "--out", str(w.root / "p8.pt")],
             r"model 'timm:test_resnet': the pretrained weights cannot be fetched .*pass --weights FILE",
-            env=lambda w: {"HF_HUB_OFFLINE": "1"},
-        ),
+        ),  # offline: tests/conftest.py sets HF_HUB_OFFLINE=1 before anything imports huggingface_hub
         "a CUDA device on a machine without one": Case(
             lambda w: _predict(w.dataset, w.root / "p6.pt", "--device", "cuda"),
             r"--device cuda: this machine has no CUDA device",
