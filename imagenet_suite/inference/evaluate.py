@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core.executors import EXECUTORS, MAX_RETRIES, RayExecutor, make_executor
+from ..core.executors import MAX_RETRIES, RayExecutor, check_executor, make_executor
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
@@ -233,10 +233,7 @@ class SuiteOptions:
         _at_least("adversarial", self.adversarial, 0, "must be 0 (no attacks) or a number of images")
         _at_least("adversarial_seed", self.adversarial_seed, 0, "must be 0 or more")
         _at_least("num_proc", self.num_proc, 1, "must be at least 1")
-        if self.executor not in EXECUTORS:
-            raise ConfigError(f"{param('executor')} {self.executor!r}: expected one of {', '.join(EXECUTORS)}")
-        if self.ray_address is not None and self.executor != "ray":
-            raise ConfigError(f"{param('ray_address')} is only used with {param('executor')} ray")
+        check_executor(self.executor, self.ray_address)
 
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
