@@ -49,6 +49,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from .. import __version__
 from ..core.executors import MAX_RETRIES, RayExecutor, check_executor, make_executor
 from ..dataset.folder import DatasetFolder
@@ -77,6 +79,7 @@ from ..scoring.summary.suite import (
     read_suite,
     suite_summary,
 )
+from ..scoring.threads import torch_threads
 from .models import LoadedModel, weights_digest
 from .predict import PredictOptions, predict
 
@@ -422,6 +425,11 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
     on its worker, with one GPU when the cluster has GPUs and ``device`` is CUDA, and returns the
     outputs file's bytes. The dataset folders must be visible on every node (checked first). A worker
     that dies is retried; an error in the data is not.
+
+    Each task runs torch with this process's intra-op thread count (``torch.get_num_threads()``), as
+    a local run would: CPU kernels sum in an order that depends on it, so outputs are byte-identical
+    to a local run's on the same CPU type. A task reserves that many CPUs, or a whole node's when
+    no node has as many.
     """
     if not todo:
         return
@@ -429,12 +437,20 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
         ray = cluster.ray
         cluster.check_visible(sorted({target.folder.path.resolve() for target in todo}))
         gpus = 1 if run.device.startswith("cuda") and ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=MAX_RETRIES, retry_exceptions=False)(_predict_bytes)
+        threads = torch.get_num_threads()
+        task = ray.remote(
+            num_cpus=min(threads, _largest_node_cpus(ray)),
+            num_gpus=gpus,
+            max_retries=MAX_RETRIES,
+            retry_exceptions=False,
+        )(_predict_bytes)
         for target in todo:
             run.record_outputs(target)
         model = ray.put(run.loaded)
         settings = replace(run.options, workers=0, progress=False)
-        pending = {task.remote(model, str(t.folder.path.resolve()), t.config, t.split, settings): t for t in todo}
+        pending = {
+            task.remote(model, str(t.folder.path.resolve()), (t.config, t.split), settings, threads): t for t in todo
+        }
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             target = pending.pop(done[0])
@@ -452,9 +468,18 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
                 print(f"predicted {target.key} on Ray")
 
 
-def _predict_bytes(loaded: LoadedModel, folder: str, config: str, split: str, options: PredictOptions) -> bytes:
-    """On a Ray worker: :func:`predict` one split into a scratch file; its bytes."""
-    with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch:
+def _largest_node_cpus(ray) -> int:
+    """The CPU count of the cluster's largest live node (at least 1)."""
+    return max([int(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node["Alive"]] + [1])
+
+
+def _predict_bytes(
+    loaded: LoadedModel, folder: str, part: tuple[str, str], options: PredictOptions, threads: int
+) -> bytes:
+    """On a Ray worker: :func:`predict` one ``(config, split)`` into a scratch file with torch on
+    ``threads`` intra-op threads; its bytes."""
+    config, split = part
+    with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch, torch_threads(threads):
         out = Path(scratch) / "outputs.pt"
         predict(folder, loaded, out, config=config, split=split, options=options)
         return out.read_bytes()
