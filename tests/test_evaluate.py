@@ -129,14 +129,21 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def suite(suite_folders, model, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")
-    result = run_suite(model, list(suite_folders.values()), run_dir, options(adversarial=VAL_ROWS))
+    result = run_suite(model, list(suite_folders.values()), run_dir, options(adversarial=VAL_ROWS, allow_partial=True))
     return run_dir, result
 
 
-def options(*, adversarial: int = 0, detector_stats: Path | None = None, **predict) -> SuiteOptions:
+def options(
+    *, adversarial: int = 0, detector_stats: Path | None = None, allow_partial: bool = False, **predict
+) -> SuiteOptions:
     """The suite's options with ``predict``'s (default: batches of 8 read in this process, no progress bars)."""
     predict = {"batch_size": 8, "workers": 0, "progress": False, **predict}
-    return SuiteOptions(predict=PredictOptions(**predict), adversarial=adversarial, detector_stats=detector_stats)
+    return SuiteOptions(
+        predict=PredictOptions(**predict),
+        adversarial=adversarial,
+        detector_stats=detector_stats,
+        allow_partial=allow_partial,
+    )
 
 
 def _report(suite: dict, key: str) -> dict:
@@ -159,6 +166,18 @@ def test_every_quba_dimension_is_present_and_quba_is_the_papers_formula(suite, m
     assert quba["score"] == pytest.approx(quba_score(values), abs=1e-12)
     assert json.loads((run_dir / "suite.json").read_text()) == result
     assert values["params_millions"] == pytest.approx(sum(p.numel() for p in model.model.parameters()) / 1e6)
+    assert quba["partial"] == {"c_robustness": "over 2 of the 75 ImageNet-C sets"}  # allow_partial: 2 configs built
+
+
+def test_a_partial_score_is_marked_in_every_leaderboard_row(suite):
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, leaderboard_markdown
+
+    _, result = suite
+    board = leaderboard({"partial run": result})
+    assert board.quba.loc["partial run", "partial"] == "c_robustness (over 2 of the 75 ImageNet-C sets)"
+    assert board.quba.loc["partial run", "quba"] == pytest.approx(result["summary"]["quba"]["score"])
+    row = next(line for line in leaderboard_markdown(board).splitlines() if line.startswith("| partial run |"))
+    assert row.endswith("| c_robustness (over 2 of the 75 ImageNet-C sets) |")
 
 
 def test_dimensions_follow_beyond_accuracy_from_the_reports(suite):
@@ -239,7 +258,8 @@ def test_every_report_names_the_builds_it_read_and_suite_json_reads_back(suite, 
 def test_suite_markdown_and_plots_are_written(suite):
     run_dir, result = suite
     text = (run_dir / "suite.md").read_text()
-    assert f"**QUBA score: {result['summary']['quba']['score']:.3f}**" in text
+    assert f"**QUBA score: {result['summary']['quba']['score']:.3f} — partial**" in text
+    assert "- `c_robustness`: over 2 of the 75 ImageNet-C sets" in text
     assert "## ImageNet-C" in text and "## NINCO" in text and "| imagenet_r |" in text
     assert "## QUBA (Beyond Accuracy, Hesse et al. 2025)" in text  # papers cited, not named by us
     assert "## NINCO (Bitterwolf et al. 2023): means over the OOD classes" in text
@@ -253,9 +273,11 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
     run_dir, first = suite
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("outputs should have been reused"))
     without = [path for name, path in suite_folders.items() if name != "backgrounds_challenge"]
-    again = run_suite(model, without, run_dir, options(adversarial=VAL_ROWS))
+    again = run_suite(model, without, run_dir, options(adversarial=VAL_ROWS))  # allow_partial=False
     missing = again["summary"]["quba"]["missing"]
-    assert list(missing) == ["object_focus"] and "backgrounds_challenge" in missing["object_focus"]
+    assert list(missing) == ["c_robustness", "object_focus"] and "backgrounds_challenge" in missing["object_focus"]
+    assert missing["c_robustness"].startswith("needs all 75 ImageNet-C sets (corruption × severity), found 2")
+    assert again["summary"]["quba"]["partial"] == {}
     assert again["summary"]["quba"]["score"] is None
     assert again["datasets"]["imagenet_val"] == first["datasets"]["imagenet_val"]
     assert "QUBA score: not computed" in (run_dir / "suite.md").read_text()

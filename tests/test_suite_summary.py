@@ -27,11 +27,12 @@ COMMON = report("perturbations", "common", ("corruption_accuracy", "top1", "cont
 
 
 def test_c_robustness_and_mce_from_a_regenerated_imagenet_c_not_from_the_common_portfolio():
-    summary = suite_summary({"a": VAL, "reg": REGENERATED, "common": COMMON})
+    summary = suite_summary({"a": VAL, "reg": REGENERATED, "common": COMMON}, allow_partial=True)
     c = summary["quba"]["dimensions"]["c_robustness"]
     means = {"gaussian_noise": 0.5, "contrast": 0.3}  # mean over severities, then over corruptions
     assert c["value"] == pytest.approx((0.5 + 0.3) / 2 / 0.8)
     assert c["sources"] == ["reg"] and c["note"] == "over 3 of the 75 ImageNet-C sets"
+    assert summary["quba"]["partial"] == {"c_robustness": "over 3 of the 75 ImageNet-C sets"}
     corrupted = summary["imagenet_c"]
     assert corrupted["mce"] == pytest.approx(sum((1 - a) / ALEXNET_ERRORS[n] for n, a in means.items()) / 2)
     relative = [(1 - a - 0.2) / (ALEXNET_ERRORS[n] - ALEXNET_CLEAN_ERROR) for n, a in means.items()]
@@ -60,8 +61,74 @@ def test_reports_are_found_by_their_meta_and_absent_data_is_named():
 
 def test_a_zero_accuracy_leaves_the_normalised_dimensions_undefined_not_nan():
     zero = report("imagenet_val", "default", ("top1_accuracy", "", "", 0.0))
-    summary = suite_summary({"val": zero, "reg": REGENERATED})
+    summary = suite_summary({"val": zero, "reg": REGENERATED}, allow_partial=True)
     assert summary["quba"]["missing"]["c_robustness"] == "undefined: its normalising accuracy is 0"
     attacks = {"clean_accuracy": 0.0, "fgsm_accuracy": 0.0, "pgd_accuracy": 0.0, "rows": 4}
     summary = suite_summary({"val": zero}, adversarial=attacks)
     assert summary["quba"]["missing"]["adversarial_robustness"] == "undefined: its normalising accuracy is 0"
+
+
+def _all_dimensions_but_c(c_reports: dict) -> dict:
+    """Reports for every QUBA dimension, ImageNet-C from ``c_reports``."""
+    shape = {c: report("shape_bias_sets", c, ("accuracy16", "", "", 0.5)) for c in SHAPE_CONFIGS}
+    cue = report("shape_bias_sets", "cue_conflict", ("shape_bias", "pooled", "", 0.3))
+    val = report(
+        "imagenet_val",
+        "default",
+        ("top1_accuracy", "", "", 0.8),
+        ("calibration_error", "x", "", 0.01),
+        ("class_balance", "reference_impl", "", 0.9),
+    )
+    rest = {
+        "val": val,
+        "r": report("imagenet_r", "default", ("top1_accuracy", "", "", 0.4)),
+        "same": report("backgrounds_challenge", "mixed_same", ("top1_accuracy", "", "", 0.7)),
+        "rand": report("backgrounds_challenge", "mixed_rand", ("top1_accuracy", "", "", 0.6)),
+        "cue": cue,
+        **{f"shape/{c}": r for c, r in shape.items()},
+    }
+    return {**rest, **c_reports}
+
+
+SHAPE_CONFIGS = ("sketch", "stylized", "edge", "silhouette")
+ATTACKS = {"clean_accuracy": 0.8, "fgsm_accuracy": 0.2, "pgd_accuracy": 0.1, "rows": 16}
+
+
+def test_quba_needs_all_75_imagenet_c_sets_unless_partial_is_allowed():
+    """Beyond Accuracy's C-robustness is the mean over the 15 × 5 ImageNet-C sets: from 3 of them there
+    is no C-robustness (so no QUBA score) unless allow_partial, which computes both and marks them."""
+    reports = _all_dimensions_but_c({"reg": REGENERATED})
+    strict = suite_summary(reports, params_millions=25.6, adversarial=ATTACKS)["quba"]
+    assert strict["score"] is None and list(strict["missing"]) == ["c_robustness"] and strict["partial"] == {}
+    assert strict["missing"]["c_robustness"].startswith("needs all 75 ImageNet-C sets (corruption × severity), found 3")
+    assert "allow_partial" in strict["missing"]["c_robustness"]
+    partial = suite_summary(reports, params_millions=25.6, adversarial=ATTACKS, allow_partial=True)["quba"]
+    assert partial["score"] is not None and partial["missing"] == {}
+    assert partial["partial"] == {"c_robustness": "over 3 of the 75 ImageNet-C sets"}
+
+
+def test_a_complete_imagenet_c_gives_an_unmarked_quba_score():
+    from imagenet_suite.perturbations.corruptions import IMAGENET_C, SEVERITIES
+
+    rows = [("corruption_accuracy", "top1", f"{c}/{s}", 0.5) for c in IMAGENET_C for s in SEVERITIES]
+    reports = _all_dimensions_but_c({"reg": report("perturbations", "imagenet_c_regenerated", *rows)})
+    quba = suite_summary(reports, params_millions=25.6, adversarial=ATTACKS)["quba"]
+    assert quba["score"] is not None and quba["partial"] == {} and quba["missing"] == {}
+    assert quba["dimensions"]["c_robustness"] == {"value": 0.5 / 0.8, "sources": ["reg"], "note": ""}
+
+
+def test_a_corruption_builds_headline_is_its_corrupted_accuracy_with_the_clean_one_beside_it():
+    """Every clean row right, every corrupted row wrong: top-1 pooled over all rows is 0.5, but the
+    accuracy the leaderboard ranks (and Sum/Borda/LCA-on-the-line read) is the corrupted one, 0.0."""
+    import torch
+
+    from imagenet_suite.scoring.metrics.robustness import summarize, summary_rows
+
+    correct = torch.tensor([True, True, False, False])
+    rows = summary_rows(summarize(correct, ["clean", "clean", "fog", "fog"], [0, 0, 3, 3]), "top1")
+    metrics = [{"metric": "top1_accuracy", "variant": "", "subgroup": "", "value": 0.5}]
+    metrics += [{"metric": r.metric, "variant": r.variant, "subgroup": r.subgroup, "value": r.value} for r in rows]
+    build = {"meta": {"dataset": "perturbations", "config": "common"}, "metrics": metrics}
+    accuracies = suite_summary({"p": build, "val": VAL})["accuracies"]
+    assert accuracies["p"] == {"metric": "mean_corruption_accuracy", "value": 0.0, "clean_accuracy": 1.0}
+    assert accuracies["val"] == {"metric": "top1_accuracy", "value": 0.8}

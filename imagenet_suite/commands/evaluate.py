@@ -43,6 +43,12 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--adversarial-seed", type=int, default=0, help="seed of the attacked subset and PGD's start")
     parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="compute QUBA dimensions from partial inputs too (C-robustness from fewer than the 75 ImageNet-C "
+        "sets) and mark the score partial (default: such a dimension is missing, so there is no score)",
+    )
+    parser.add_argument(
         "--executor",
         choices=("local", "ray"),
         default="local",
@@ -68,7 +74,8 @@ def run(args) -> int:
         print(f"{name:24s} {entry['value']:.6g}")
     for name, reason in quba["missing"].items():
         print(f"{name:24s} missing: {reason}")
-    print(f"{'quba':24s} {quba['score']:.4f}" if quba["score"] is not None else f"{'quba':24s} not computed")
+    partial = f" (partial: {', '.join(quba['partial'])})" if quba.get("partial") else ""
+    print(f"{'quba':24s} {quba['score']:.4f}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed")
     print(args.out / SUITE_JSON)
     return 0
 
@@ -91,6 +98,7 @@ def suite_options(args):
         detector_stats=args.detector_stats,
         adversarial=args.adversarial,
         adversarial_seed=args.adversarial_seed,
+        allow_partial=args.allow_partial,
         executor=args.executor,
         ray_address=args.ray_address,
         num_proc=args.num_proc,

@@ -204,6 +204,9 @@ class SuiteOptions:
         adversarial: number of ImageNet-val images to attack with FGSM and PGD, 0 or more (0: no attacks;
             the adversarial-robustness dimension is then listed as missing).
         adversarial_seed: seed of the attacked class-stratified subset and of PGD's random start, 0 or more.
+        allow_partial: compute QUBA dimensions from partial inputs too (C-robustness from fewer than the
+            75 ImageNet-C sets), listed in ``summary.quba.partial``; False: such a dimension is missing
+            and there is no QUBA score.
         executor: ``"local"`` (predict in this process) or ``"ray"`` (the outputs still missing are
             predicted as one Ray task per dataset split; scoring, attacks and the summary stay here).
         ray_address: the Ray cluster (only with ``executor="ray"``); None: ``$RAY_ADDRESS``, else a local
@@ -226,6 +229,7 @@ class SuiteOptions:
     detector_stats: str | Path | None = None
     adversarial: int = 0
     adversarial_seed: int = 0
+    allow_partial: bool = False
     executor: str = "local"
     ray_address: str | None = None
     num_proc: int = 1
@@ -410,7 +414,9 @@ def run_suite(
         "imagenet_suite": __version__,
         "datasets": reports,
         "skipped": skipped,
-        "summary": suite_summary(reports, params_millions=params / 1e6, adversarial=attacks),
+        "summary": suite_summary(
+            reports, params_millions=params / 1e6, adversarial=attacks, allow_partial=options.allow_partial
+        ),
     }
     atomic_write_bytes(run_dir / SUITE_JSON, _json_bytes(suite))
     write_suite_markdown(suite, run_dir)

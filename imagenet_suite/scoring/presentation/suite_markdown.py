@@ -45,7 +45,16 @@ def quba_section(quba: Mapping[str, Any]) -> list[str]:
     ]
     lines = ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
     lines += table(("dimension", "value", "z", "weight", "from", "note"), rows)
-    if quba["score"] is not None:
+    partial = quba.get("partial") or {}
+    if quba["score"] is not None and partial:
+        lines += [
+            f"**QUBA score: {quba['score']:.3f} — partial** (Eq. 1, the paper's constants and weights; "
+            "from partial inputs, not comparable with the paper's scores):",
+            "",
+        ]
+        lines += [f"- `{name}`: {note}" for name, note in partial.items()]
+        lines += [""]
+    elif quba["score"] is not None:
         lines += [f"**QUBA score: {quba['score']:.3f}** (Eq. 1, the paper's constants and weights)", ""]
     else:
         lines += ["**QUBA score: not computed** — these dimensions are missing:", ""]
@@ -56,7 +65,8 @@ def quba_section(quba: Mapping[str, Any]) -> list[str]:
 def other_sections(summary: Mapping[str, Any]) -> list[str]:
     lines = ["## Accuracy per dataset", ""]
     lines += table(
-        ("dataset", "metric", "value"), ((key, v["metric"], v["value"]) for key, v in summary["accuracies"].items())
+        ("dataset", "metric", "value", "clean rows"),
+        ((key, v["metric"], v["value"], v.get("clean_accuracy")) for key, v in summary["accuracies"].items()),
     )
     lines += ["![accuracy per dataset](accuracies.png)", ""]
     corrupted = summary.get("imagenet_c")

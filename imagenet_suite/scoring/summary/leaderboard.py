@@ -158,16 +158,17 @@ def _split_names(splits: Sequence[DatasetSplit]) -> str:
 
 
 def _quba(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
-    rows, missing = {}, {}
+    rows, missing, partial = {}, {}, {}
     for name, suite in suites.items():
         quba = suite["summary"]["quba"]
         rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
+        partial[name] = ", ".join(f"{dim} ({note})" for dim, note in (quba.get("partial") or {}).items())
         if quba["missing"]:
             missing[name] = dict(quba["missing"])
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(DIMENSIONS)).astype(float)
     complete = table.dropna()
     scored = quba_table(complete) if len(complete) else complete.assign(quba=[], quba_rank=[])
-    table = table.join(scored[["quba", "quba_rank"]])
+    table = table.join(scored[["quba", "quba_rank"]]).assign(partial=pd.Series(partial))
     return table.sort_values("quba", ascending=False, na_position="last"), missing
 
 

@@ -9,14 +9,17 @@ Output (:func:`suite_summary`, JSON-ready):
 
 * ``quba`` — the nine dimensions of Beyond Accuracy (Hesse et al. 2025), each ``{"value", "sources", "note"}`` or listed under
   ``missing`` with what it needs, and the QUBA score (Eq. 1, :func:`~imagenet_suite.scoring.metrics.quba.quba_score`)
-  only when all nine are present:
+  only when all nine are present. A dimension is present only from complete inputs (C-robustness: all
+  75 ImageNet-C sets) unless ``allow_partial``; then it is computed from what there is, and ``partial``
+  (``{dimension: what it was computed over}``) marks the dimensions and the score as partial:
 
   =========================  ====================================================================
   accuracy                   ImageNet val top-1 (``imagenet_val``)
   adversarial_robustness     GM(FGSM-A / A, PGD-A / A), A the clean accuracy of the same attacked subset
   c_robustness               mean top-1 over the 15 × 5 ImageNet-C sets (mean over severities, then
                              corruptions) / A; released ``imagenet_c`` configs, else the regenerated
-                             ``perturbations``; ``note`` says how many of the 75 sets were present
+                             ``perturbations``; all 75 sets needed (``allow_partial``: those present,
+                             ``note`` and ``partial`` say how many)
   ood_robustness             GM(R, sketch16, stylized16, edge16, silhouette16 accuracies) / A
   calibration_error          CE = GM(ECE, ACE) on ImageNet val
   class_balance              the reference implementation's F on ImageNet val
@@ -33,7 +36,9 @@ Output (:func:`suite_summary`, JSON-ready):
 * ``expert_labels`` — Shankar et al.'s multi-label accuracy (lenient, strict; per-class mean and
   pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
 * ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per
-  distance) and ``accuracies`` (each report's headline accuracy, the leaderboard's input).
+  distance) and ``accuracies`` (each report's headline accuracy, the leaderboard's input: for a
+  corruption build, the mean accuracy over its corruptions, never the top-1 pooled with its clean rows,
+  with ``clean_accuracy`` beside it).
 
 Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
 run folder): its ``format`` must be :data:`SUITE_FORMAT` — or absent, the layout imagenet-suite wrote
@@ -99,6 +104,7 @@ SHAPE_BIAS_SET_CONFIGS = {
 }
 ID_DATASET = "imagenet_val"
 HEADLINE_METRICS = (
+    "mean_corruption_accuracy",  # first: a perturbations build's top1_accuracy pools its clean rows
     "real_top1_accuracy",
     "multilabel_accuracy",
     "top1_accuracy",
@@ -142,7 +148,19 @@ def first_value(
 
 
 def headline_accuracy(report: ReportDict) -> tuple[str, float] | None:
-    """``(metric, value)``: the report's main accuracy (ReaL, top-1, 16-class, or mean over corruptions)."""
+    """``(metric, value)``: the report's main accuracy, the first of :data:`HEADLINE_METRICS` it holds.
+
+    A corruption build's is the mean accuracy over its corruptions (clean rows excluded), else ReaL
+    top-1, multi-label accuracy, top-1, 16-class accuracy.
+
+    Example:
+        A perturbations build whose clean rows are all right and corrupted rows all wrong pools to a
+        top-1 of 0.5; its headline is the corrupted accuracy, 0.0:
+
+        >>> rows = [("top1_accuracy", 0.5), ("mean_corruption_accuracy", 0.0), ("clean_accuracy", 1.0)]
+        >>> headline_accuracy({"metrics": [{"metric": m, "value": v, "variant": "top1"} for m, v in rows]})
+        ('mean_corruption_accuracy', 0.0)
+    """
     for metric in HEADLINE_METRICS:
         value = report_value(report, metric)
         if value is not None:
@@ -220,15 +238,20 @@ def per_corruption_means(accuracies: Mapping[tuple[str, int], float]) -> dict[st
     return means
 
 
-def _c_robustness(reports: Mapping[str, ReportDict], accuracy: float) -> dict[str, Any]:
+def _c_robustness(reports: Mapping[str, ReportDict], accuracy: float, allow_partial: bool) -> dict[str, Any]:
     accuracies, sources = corruption_accuracies(reports)
     if not accuracies:
         raise Missing("needs ImageNet-C: imagenet_c configs or a perturbations imagenet_c_regenerated build")
-    means = per_corruption_means(accuracies)
-    mean_accuracy = sum(means.values()) / len(means)
     total = len(IMAGENET_C) * len(SEVERITIES)
     note = "" if len(accuracies) == total else f"over {len(accuracies)} of the {total} ImageNet-C sets"
-    return _dimension(mean_accuracy / accuracy if accuracy else math.nan, sources, note)
+    if note and not allow_partial:
+        raise Missing(
+            f"needs all {total} ImageNet-C sets (corruption × severity), found {len(accuracies)}; "
+            "allow_partial (evaluate --allow-partial) computes it over those and marks the QUBA score partial"
+        )
+    means = per_corruption_means(accuracies)
+    mean_accuracy = sum(means.values()) / len(means)
+    return {**_dimension(mean_accuracy / accuracy if accuracy else math.nan, sources, note), "partial": bool(note)}
 
 
 def ood_accuracies(reports: Mapping[str, ReportDict]) -> dict[str, tuple[str, float]]:
@@ -277,9 +300,15 @@ def _adversarial(adversarial: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def quba_dimensions(
-    reports: Mapping[str, ReportDict], params_millions: float | None, adversarial: Mapping[str, Any] | None
+    reports: Mapping[str, ReportDict],
+    params_millions: float | None,
+    adversarial: Mapping[str, Any] | None,
+    allow_partial: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """``(present, missing)``: each of the nine dimensions either with its value or with what it needs."""
+    """``(present, missing)``: each of the nine dimensions either with its value or with what it needs.
+
+    A dimension computed from partial inputs (only with ``allow_partial``) carries ``"partial": True``.
+    """
     present: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
     try:
@@ -290,7 +319,9 @@ def quba_dimensions(
     needs_accuracy = "needs the ImageNet val accuracy (an imagenet_val report) to normalise"
     computations = {
         "adversarial_robustness": lambda: _adversarial(adversarial),
-        "c_robustness": lambda: _normalised(accuracy, needs_accuracy, _c_robustness, reports),
+        "c_robustness": lambda: _normalised(
+            accuracy, needs_accuracy, lambda r, a: _c_robustness(r, a, allow_partial), reports
+        ),
         "ood_robustness": lambda: _normalised(accuracy, needs_accuracy, _ood_robustness, reports),
         "calibration_error": lambda: _id_metric(reports, "calibration_error", None, "calibration (CE)"),
         "class_balance": lambda: _id_metric(reports, "class_balance", "reference_impl", "class balance"),
@@ -442,22 +473,24 @@ def suite_summary(
     params_millions: float | None = None,
     adversarial: Mapping[str, Any] | None = None,
     weights: Mapping[str, float] | None = None,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
-    """Every headline number the reports allow (module docstring); JSON-ready (NaN as None)."""
-    present, missing = quba_dimensions(reports, params_millions, adversarial)
+    """Every headline number the reports allow (module docstring); JSON-ready (NaN as None).
+
+    ``allow_partial``: compute QUBA dimensions from partial inputs too (C-robustness from fewer than
+    the 75 ImageNet-C sets), listing them under ``quba.partial``.
+    """
+    present, missing = quba_dimensions(reports, params_millions, adversarial, allow_partial)
+    partial = {name: entry["note"] for name, entry in present.items() if entry.pop("partial", False)}
     score = quba_score({name: entry["value"] for name, entry in present.items()}, weights) if not missing else None
     accuracy = present.get("accuracy", {}).get("value")
-    accuracies = {}
-    for key in sorted(reports):
-        headline = headline_accuracy(reports[key])
-        if headline is not None:
-            accuracies[key] = {"metric": headline[0], "value": headline[1]}
     summary = {
         "quba": {
             "score": score,
             "dimensions": present,
             "missing": missing,
             "weights": {**DEFAULT_WEIGHTS, **(weights or {})},
+            "partial": partial,
         },
         "adversarial": dict(adversarial) if adversarial else None,
         "imagenet_c": imagenet_c_summary(reports, accuracy),
@@ -466,9 +499,24 @@ def suite_summary(
         "expert_labels": expert_labels_summary(reports),
         "asma": asma_summary(reports),
         "lca": lca_summary(reports),
-        "accuracies": accuracies,
+        "accuracies": headline_accuracies(reports),
     }
     return _finite(summary)
+
+
+def headline_accuracies(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, Any]]:
+    """``{key: {"metric", "value"[, "clean_accuracy"]}}``: each report's :func:`headline_accuracy`, with the
+    accuracy on its clean rows beside it for a corruption build that has them."""
+    accuracies = {}
+    for key in sorted(reports):
+        headline = headline_accuracy(reports[key])
+        if headline is None:
+            continue
+        accuracies[key] = {"metric": headline[0], "value": headline[1]}
+        clean = report_value(reports[key], "clean_accuracy")
+        if headline[0] == "mean_corruption_accuracy" and clean is not None:
+            accuracies[key]["clean_accuracy"] = clean
+    return accuracies
 
 
 def _finite(value: Any) -> Any:
@@ -726,7 +774,8 @@ SUMMARY = Fields(
                 "dimensions": MapOf(Fields({"value": NUMBER, "sources": ListOf(TEXT), "note": TEXT}), DIMENSIONS),
                 "missing": MapOf(TEXT, DIMENSIONS),
                 "weights": MapOf(NUMBER, DIMENSIONS),
-            }
+            },
+            {"partial": MapOf(TEXT, DIMENSIONS)},
         ),
         "adversarial": Maybe(ADVERSARIAL),
         "imagenet_c": Maybe(
@@ -759,7 +808,7 @@ SUMMARY = Fields(
         "expert_labels": Maybe(MapOf(MapOf(NUMBER))),
         "asma": MapOf(MapOf(NUMBER)),
         "lca": MapOf(MapOf(NUMBER)),
-        "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER})),
+        "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
     }
 )
 SUITE_1 = Fields(
