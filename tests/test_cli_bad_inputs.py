@@ -353,10 +353,13 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _predict(w.bomb_dataset, w.root / "p5.pt", "--workers", "0", "--no-progress"),
             r"image of row '.*' cannot be decoded \(Image size \(3600000000 pixels\) exceeds limit",
         ),
-        "pretrained weights that cannot be fetched": Case(
-            lambda w: ["predict", str(w.dataset), "--model", "timm:test_resnet", "--out", str(w.root / "p8.pt")],
-            r"model 'timm:test_resnet': the pretrained weights cannot be fetched .*pass --weights FILE",
-        ),  # offline: tests/conftest.py sets HF_HUB_OFFLINE=1 before anything imports huggingface_hub
+        # pretrained weights that cannot be fetched: the weights line, then one error line (two stderr
+        # lines, so not in this table): tests/test_model_weights.py
+        "an unknown weights tag": Case(
+            lambda w: ["predict", str(w.dataset), "--model", "torchvision:resnet50.V3", "--out", str(w.root / "p8.pt")],
+            r"model 'torchvision:resnet50.V3': torchvision has no weights 'V3' for resnet50 \(valid: IMAGENET1K_V1, "
+            r"IMAGENET1K_V2, DEFAULT = IMAGENET1K_V2\)",
+        ),
         "a CUDA device on a machine without one": Case(
             lambda w: _predict(w.dataset, w.root / "p6.pt", "--device", "cuda"),
             r"--device cuda: this machine has no CUDA device",

@@ -30,7 +30,8 @@ from tests.fixtures import imagenet_layouts as val_fx
 from tests.helpers import one_line
 
 MODEL = "timm:test_resnet"
-FORMAT = "imagenet-suite.suite/2"  # suite.json's format, written out independently of the package
+FORMAT = "imagenet-suite.suite/2"  # a suite.json format still read, written out independently of the package
+WRITTEN_FORMAT = "imagenet-suite.suite/3"  # the format evaluate writes now (/2 + weights_source)
 
 
 # ---------------------------------------------------------------------------------------------- leaderboard
@@ -129,8 +130,8 @@ BAD_SUITES = {
     ),
     "an unknown format": (
         _set(("format",), 7),
-        r'format is the number 7, but imagenet-suite \S+ reads suite\.json of format "imagenet-suite\.suite/2" '
-        r"\(or without one, as written before formats\)$",
+        r'format is the number 7, but imagenet-suite \S+ reads suite\.json of format "imagenet-suite\.suite/3" or '
+        r'"imagenet-suite\.suite/2" \(or without one, as written before formats\)$',
     ),
     "an accuracy held as a string": (
         _set(ACC, "0.5"),
@@ -271,7 +272,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_every_report_names_the_dataset_build_it_read(builds, tmp_path, capsys):
     assert cli.main(evaluate(builds["a"], tmp_path / "run")) == 0
     suite = json.loads((tmp_path / "run" / "suite.json").read_text())
-    assert suite["format"] == FORMAT
+    assert suite["format"] == WRITTEN_FORMAT
     expected = {
         "folder": str(builds["a"].resolve()),
         "builder": "imagenet_val",

@@ -12,19 +12,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._flags import rename
-from .predict import resolve_device
+from .predict import resolve_device, state_weights
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate", help="run a model over built datasets; score each; write suite.json/suite.md (QUBA, mCE, ...)"
     )
-    parser.add_argument("--model", required=True, help="timm:<name>, torchvision:<name>, <module>:<callable>, ...")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="timm:<name>[.<tag>], torchvision:<name>[.<WEIGHTS>], <module>:<callable>, ... (as for predict)",
+    )
     parser.add_argument(
         "--datasets", type=Path, nargs="+", required=True, metavar="DIR", help="built dataset folders to evaluate on"
     )
     parser.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run folder (created; reused)")
-    parser.add_argument("--weights", metavar="FILE|none", help="as for predict (default: the library's pretrained)")
+    parser.add_argument(
+        "--weights", metavar="FILE|none", help="as for predict (default: the pretrained weights of the model's tag)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random init with --weights none")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when available)")
     parser.add_argument("--batch-size", type=int, default=256)
@@ -67,6 +73,7 @@ def run(args) -> int:
 
     options = suite_options(args)
     check_arguments(args.out, options)  # before the model is loaded or anything is written; run_suite checks again
+    state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     suite = run_suite(loaded, args.datasets, args.out, options)
     quba = suite["summary"]["quba"]

@@ -1,7 +1,9 @@
 """``imagenet-suite predict DATASET_DIR --model MODEL --out FILE``: a model's outputs on a built split.
 
 Writes ``ids`` + ``logits`` (+ ``features`` with ``--features``) to a ``.pt`` file that ``score``
-reads unchanged; prints the file. Logic: :mod:`imagenet_suite.inference`.
+reads unchanged; prints the file. Before loading a library's pretrained weights it says on stderr
+which (the tag the model spec resolves to, and the tag the papers used where it differs). Logic:
+:mod:`imagenet_suite.inference`.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--model",
         required=True,
-        help="timm:<name>, torchvision:<name>, <module>:<callable> or <path/to/file.py>:<callable> (an nn.Module)",
+        help="timm:<name>[.<tag>] (resnet50.a1_in1k), torchvision:<name>[.<WEIGHTS>] (resnet50.IMAGENET1K_V1, "
+        "resnet50.DEFAULT), <module>:<callable> or <path/to/file.py>:<callable> (an nn.Module); without a tag, "
+        "the library's default tag (stated before loading, recorded)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="outputs file to write (.pt)")
     parser.add_argument(
         "--weights",
         metavar="FILE|none",
-        help="state dict (.safetensors, .pt, .pth); 'none': seeded random init; default: the library's pretrained",
+        help="state dict (.safetensors, .pt, .pth); 'none': seeded random init; default: the pretrained weights "
+        "of the model's tag",
     )
     parser.add_argument("--config", help="dataset config (default: the only one built)")
     parser.add_argument("--split", help="split (default: the only one)")
@@ -73,10 +78,23 @@ def run(args) -> int:
     options = predict_options(args)
     check_outputs_file(args.out)
     folder = DatasetFolder(args.folder)
+    state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     out = predict(folder, loaded, args.out, config=args.config, split=args.split, options=options)
     print(out)
     return 0
+
+
+def state_weights(spec: str, weights: str | None, seed: int) -> None:
+    """Before pretrained weights are loaded (perhaps downloaded), say on stderr which: the resolved tag,
+    where it comes from, and the tag the papers used where it differs (a bad tag: ConfigError)."""
+    import sys
+
+    from imagenet_suite.inference import resolve_weights
+
+    chosen = resolve_weights(spec, weights, seed)
+    if chosen.loaded:
+        print(chosen.statement(), file=sys.stderr, flush=True)
 
 
 def predict_options(args):

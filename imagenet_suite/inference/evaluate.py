@@ -3,15 +3,15 @@ the seed papers' headline numbers (``imagenet-suite evaluate``).
 
 A *run folder* holds everything one model's evaluation produced::
 
-    RUN_DIR/run.json                  the model it belongs to: spec, weights, their sha256, parameters
-                                      (a folder of another model is refused, naming what differs)
+    RUN_DIR/run.json                  the model it belongs to: spec, weights, their sha256 and tag,
+                                      parameters (a folder of another model is refused, naming what differs)
     RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present)
     RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
     RUN_DIR/reports/<key>.json        the score report per dataset split
     RUN_DIR/adversarial.json          FGSM/PGD accuracies (with --adversarial N; reused for the same N, seed,
                                       batch size and ImageNet-val build)
-    RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "params",
-                                       "imagenet_suite", "datasets": {key: report + "provenance"},
+    RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "weights_source",
+                                       "params", "imagenet_suite", "datasets": {key: report + "provenance"},
                                        "skipped": {key: reason}, "summary": {...}}
     RUN_DIR/suite.md, *.png           the summary as tables and plots
 
@@ -70,6 +70,7 @@ from ..scoring.summary.suite import (
     SUITE_FORMAT,
     SUITE_JSON,
     TEXT,
+    WEIGHTS_SOURCE,
     Fields,
     Maybe,
     Text,
@@ -97,7 +98,8 @@ RUN_SCHEMAS: dict[str | None, Fields] = {
             "weights_sha256": Maybe(SHA256),
             "weights_digest": SHA256,
             "params": COUNT,
-        }
+        },
+        {"weights_source": Maybe(WEIGHTS_SOURCE)},  # absent in run.json written before tags were recorded
     ),
 }
 OUTPUTS_RECORD = Fields({"format": Text(choices=(OUTPUTS_RECORD_FORMAT,)), "key": TEXT, "dataset": BUILD})
@@ -261,13 +263,15 @@ def _at_least(name: str, value: Any, minimum: int, rule: str) -> None:
 
 
 def run_manifest(loaded: LoadedModel) -> dict[str, Any]:
-    """run.json: what identifies the model of a run folder."""
+    """run.json: what identifies the model of a run folder (``weights_source``: the weights tag and where
+    the weights came from, :meth:`~imagenet_suite.inference.models.WeightsSource.record`)."""
     return {
         "format": RUN_FORMAT,
         "model": loaded.spec,
         "weights": loaded.weights,
         "weights_sha256": loaded.weights_sha256,
         "weights_digest": weights_digest(loaded),
+        "weights_source": loaded.source.record() if loaded.source is not None else None,
         "params": sum(parameter.numel() for parameter in loaded.model.parameters()),
     }
 
@@ -308,6 +312,10 @@ def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
         differences.append(f"model {found['model']} there, {manifest['model']} now")
     if digest != manifest["weights_digest"]:
         differences.append(f"weights {_weights_text(found, legacy)} there, {_weights_text(manifest)} now")
+    elif found.get("weights_source") and manifest["weights_source"]:
+        old, new = found["weights_source"].get("tag"), manifest["weights_source"].get("tag")
+        if old != new:  # same weights, but the tag's architecture configuration and preprocessing differ
+            differences.append(f"weights tag {old} there, {new} now")
     if not differences and not legacy and found["params"] != manifest["params"]:
         differences.append(
             f"{found['params']} parameters there, {manifest['params']} now (same spec and weights: the model's code changed)"
@@ -410,6 +418,7 @@ def run_suite(
         "model": loaded.spec,
         "weights": loaded.weights,
         "weights_sha256": loaded.weights_sha256,
+        "weights_source": manifest["weights_source"],
         "params": params,
         "imagenet_suite": __version__,
         "datasets": reports,

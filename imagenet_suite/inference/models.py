@@ -1,9 +1,20 @@
-"""Models to run over a built dataset: ``timm:<name>``, ``torchvision:<name>``, ``module:callable`` or
-``path/to/file.py:callable``, with weights and the model's own eval preprocessing.
+"""Models to run over a built dataset: ``timm:<name>[.<tag>]``, ``torchvision:<name>[.<WEIGHTS>]``,
+``module:callable`` or ``path/to/file.py:callable``, with weights and the model's own eval preprocessing.
 
 :func:`load_model` returns a :class:`LoadedModel`: the ``nn.Module`` in eval mode, its preprocessing
-(PIL RGB image -> ``[3, H, W]`` float tensor), and what identifies the run (the model string and the
-sha256 of the weights file, or how the weights were chosen).
+(PIL RGB image -> ``[3, H, W]`` float tensor), and what identifies the run (the model string, the
+weights and their sha256, and the library's weights tag, :class:`WeightsSource`).
+
+Weights tags: a library model names its weights the library's way — ``torchvision:resnet50.IMAGENET1K_V1``
+(a member of ``torchvision.models.get_model_weights("resnet50")``, ``DEFAULT`` included) or
+``timm:resnet50.a1_in1k`` (a pretrained tag of ``timm.list_pretrained("resnet50.*")``). A spec without one
+resolves to the library's default (torchvision's ``DEFAULT`` enum, timm's default tag), and the resolved
+tag is what is recorded: ``torchvision:resnet50`` is ``IMAGENET1K_V2`` (80.9 % top-1), not the
+``IMAGENET1K_V1`` (76.1 %) of the ResNet-50 rows of Beyond Accuracy (Hesse et al. 2025).
+:func:`resolve_weights` says which weights a spec selects without loading anything; an unknown tag is a
+one-line ConfigError listing the valid ones. The tag also chooses the architecture's configuration and
+preprocessing (timm's pretrained_cfg, torchvision's ``transforms()``), so it is recorded with a weights
+file or a random init too, as not loaded.
 
 Weights (``weights``):
 
@@ -11,10 +22,13 @@ Weights (``weights``):
   ``{"state_dict": ...}`` or ``{"model": ...}`` wrapper is unwrapped), loaded strictly: a file made
   for another architecture is refused, naming the first missing / unexpected / mis-shaped keys;
 * ``"none"`` — a random init drawn from ``torch.manual_seed(seed)`` (the caller's RNG state is kept);
-* ``None`` — the library's pretrained weights (a one-line error when they cannot be fetched).
+* ``None`` — the tag's pretrained weights (a one-line error naming them when they cannot be fetched).
+  Their file is hashed: torchvision's is downloaded to torch.hub's cache by this module and must
+  match the sha256 prefix in its URL's file name (a cached file that does not is refused); timm's is
+  looked up in the Hugging Face (or torch.hub) cache after timm loaded it.
 
 Preprocessing: timm models and user models use timm's ``resolve_data_config`` + ``create_transform``
-(eval), as timm's ``validate.py`` does; torchvision models use their weights' ``transforms()``.
+(eval), as timm's ``validate.py`` does; torchvision models use their weights enum's ``transforms()``.
 """
 
 from __future__ import annotations
@@ -33,20 +47,109 @@ from torch import nn
 from ..errors import ConfigError, param
 from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
+from ..scoring.summary.suite import weights_tag_text
 
 MODEL_FORMS = "timm:<name>, torchvision:<name>, <module>:<callable> or <path/to/file.py>:<callable>"
 WEIGHT_SUFFIXES = (".safetensors", ".pt", ".pth")
+WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
 
 Transform = Callable[[Any], torch.Tensor]
+
+# The weights tags the papers state for their library rows, printed beside the tag a spec resolves to
+# (docs/predict.md has the whole table). Beyond Accuracy (Hesse et al. 2025): every torchvision model
+# with IMAGENET1K_V1 (its code's quba_constants.py); Anzaku et al. 2024: timm tags in its tables.
+BEYOND_ACCURACY = "Beyond Accuracy (Hesse et al. 2025)"
+BEYOND_ACCURACY_TORCHVISION = (
+    "alexnet", "squeezenet1_1", "vgg11", "vgg13", "vgg16", "vgg19", "vgg16_bn", "resnet18", "resnet34", "resnet50",
+    "resnet101", "resnet152", "wide_resnet50_2", "resnext50_32x4d", "resnext101_64x4d", "densenet121", "googlenet",
+    "inception_v3", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "regnet_y_8gf", "vit_b_16", "vit_l_16",
+    "vit_b_32", "swin_t", "swin_s", "swin_b", "convnext_tiny", "convnext_small", "convnext_base", "convnext_large",
+    "maxvit_t",
+)  # fmt: skip
+PAPER_TAGS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    **{("torchvision", name): (("IMAGENET1K_V1", BEYOND_ACCURACY),) for name in BEYOND_ACCURACY_TORCHVISION},
+    ("timm", "resnet50"): (("am_in1k", "Anzaku et al. 2024"),),
+}
+"""``{(library, architecture): ((tag, paper), ...)}``: the weights tags papers state for their rows."""
+
+
+@dataclass(frozen=True)
+class WeightsSource:
+    """Which weights a model spec and ``weights`` select (:func:`resolve_weights`; nothing is loaded).
+
+    ``library``: ``timm``, ``torchvision`` or None (a user model); ``architecture``: the library's model
+    name without a tag (a user model: its ``module:callable``); ``tag``: the library's weights tag the spec
+    resolves to (torchvision's enum member name, ``IMAGENET1K_V2`` for ``DEFAULT``; timm's pretrained tag),
+    None for a user model; ``requested``: the tag as the spec writes it (None: it writes none, the
+    library's default was taken); ``kind``: where the weights come from — ``torchvision`` or ``timm`` (the
+    tag's pretrained weights), ``file`` or ``none`` (a random init from ``seed``); ``location``: the
+    weights file (``kind`` file), or where the tag's weights live (a URL, or ``hf-hub:<repo id>``).
+    """
+
+    library: str | None
+    architecture: str
+    tag: str | None
+    requested: str | None
+    kind: str
+    location: str | None
+    seed: int | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the tag's pretrained weights are the ones loaded."""
+        return self.kind in ("torchvision", "timm")
+
+    def tag_text(self) -> str | None:
+        """``torchvision resnet50.IMAGENET1K_V2 (DEFAULT: no tag in the spec)``, ... (None without a tag)."""
+        return weights_tag_text(self.record())
+
+    def weights_text(self) -> str:
+        """What the run's ``weights`` field says: the tag (pretrained), the file, or ``none (seed N)``."""
+        if self.kind == "none":
+            return f"none (seed {self.seed})"
+        if self.kind == "file":
+            return str(self.location)
+        return str(self.tag_text())
+
+    def statement(self) -> str:
+        """The line ``predict`` and ``evaluate`` print before loading pretrained weights: the tag, where it
+        is fetched from, and the tag the papers used for this architecture where it differs."""
+        line = f"weights: {self.tag_text()} from {self.location}"
+        papers = PAPER_TAGS.get((str(self.library), self.architecture), ())
+        other = [(tag, paper) for tag, paper in papers if tag != self.tag]
+        same = [paper for tag, paper in papers if tag == self.tag]
+        if other:
+            line += " — " + "; ".join(
+                f"{paper} evaluated {self.architecture} with {tag} ({self.library}:{self.architecture}.{tag})"
+                for tag, paper in other
+            )
+        elif same:
+            line += " — as " + ", ".join(same)
+        return line
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form recorded in run.json and suite.json (``weights_source``)."""
+        return {
+            "kind": self.kind,
+            "library": self.library,
+            "architecture": self.architecture,
+            "tag": self.tag,
+            "requested": self.requested,
+            "loaded": self.loaded,
+            "location": self.location,
+            "seed": self.seed,
+        }
 
 
 @dataclass
 class LoadedModel:
     """A model ready for inference and what identifies it.
 
-    ``weights`` says where the weights came from (``pretrained``, ``none (seed N)`` or the file);
-    ``weights_sha256`` is the file's sha256 (None unless a file was given); ``data_config`` is timm's
-    data config (input size, interpolation, mean, std, crop) when the transform came from timm.
+    ``weights`` says where the weights came from (the pretrained tag, ``none (seed N)`` or the file);
+    ``weights_sha256`` is the sha256 of the weights file (a file given, or the library's pretrained
+    file; None for a random init, or when timm's file is not found in its cache); ``data_config`` is
+    timm's data config (input size, interpolation, mean, std, crop) when the transform came from timm;
+    ``source``: the weights tag and where the weights came from (None for a LoadedModel made by hand).
     """
 
     model: nn.Module
@@ -55,29 +158,72 @@ class LoadedModel:
     weights: str
     weights_sha256: str | None
     data_config: dict[str, Any] | None
+    source: WeightsSource | None = None
 
 
-def load_model(spec: str, weights: str | Path | None = None, seed: int = 0) -> LoadedModel:
-    """Build the model ``spec`` names, load ``weights`` and return it in eval mode with its transform."""
+def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0) -> WeightsSource:
+    """Which weights :func:`load_model` would load for ``spec`` and ``weights``, nothing loaded or fetched:
+    the library's tag (resolved to its default when the spec names none) and where the weights come from.
+
+    Example:
+        >>> source = resolve_weights("torchvision:resnet50")
+        >>> source.tag, source.requested, source.kind, source.location
+        ('IMAGENET1K_V2', None, 'torchvision', 'https://download.pytorch.org/models/resnet50-11ad3fa6.pth')
+        >>> resolve_weights("torchvision:resnet50.IMAGENET1K_V1").tag_text()
+        'torchvision resnet50.IMAGENET1K_V1'
+        >>> resolve_weights("timm:test_resnet", "none", seed=3).record()["tag"]
+        'r160_in1k'
+        >>> resolve_weights("torchvision:resnet50.IMAGENET1K_V3")
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: model 'torchvision:resnet50.IMAGENET1K_V3': torchvision has no weights 'IMAGENET1K_V3' for resnet50 (valid: IMAGENET1K_V1, IMAGENET1K_V2, DEFAULT = IMAGENET1K_V2)
+    """
     source, name = _split_spec(spec)
-    if source == "timm":
-        model = _timm_model(spec, name, pretrained=weights is None, seed=seed)
-    elif source == "torchvision":
-        model = _torchvision_model(spec, name, pretrained=weights is None, seed=seed)
+    if weights is None:
+        kind, location, used_seed = None, None, None
+    elif str(weights) == "none":
+        kind, location, used_seed = "none", None, seed
     else:
-        model = _user_model(spec, source, name, seed=seed)
+        kind, location, used_seed = "file", str(weights), None
+    if source == "timm":
+        architecture, tag, requested, tag_location = _timm_tag(spec, name)
+        library = "timm"
+    elif source == "torchvision":
+        architecture, tag, requested, tag_location = _torchvision_tag(spec, name)
+        library = "torchvision"
+    else:
         if weights is None:
             raise ConfigError(
                 f"model {spec!r} has no library weights: pass {param('weights')} FILE or {param('weights')} none"
             )
-    digest, described = None, "pretrained"
-    if weights is not None and str(weights) == "none":
-        described = f"none (seed {seed})"
-    elif weights is not None:
-        digest, described = load_weights(model, Path(weights), spec), str(weights)
+        return WeightsSource(None, spec, None, None, str(kind), location, used_seed)
+    if kind is None:
+        if tag_location is None:
+            raise ConfigError(
+                f"model {spec!r}: {library} has no pretrained weights for {architecture}"
+                + (f".{tag}" if tag else "")
+                + f"; pass {param('weights')} FILE, or {param('weights')} none for a random init"
+            )
+        kind, location = library, tag_location
+    return WeightsSource(library, architecture, tag, requested, kind, location, used_seed)
+
+
+def load_model(spec: str, weights: str | Path | None = None, seed: int = 0) -> LoadedModel:
+    """Build the model ``spec`` names, load ``weights`` and return it in eval mode with its transform."""
+    chosen = resolve_weights(spec, weights, seed)
+    source, name = _split_spec(spec)
+    digest = None
+    if chosen.library == "timm":
+        model, digest = _timm_model(spec, chosen, seed)
+    elif chosen.library == "torchvision":
+        model, digest = _torchvision_model(spec, chosen, seed)
+    else:
+        model = _user_model(spec, source, name, seed=seed)
+    if chosen.kind == "file":
+        digest = load_weights(model, Path(str(weights)), spec)
     model.eval()
     transform, data_config = default_transform(model, source, name)
-    return LoadedModel(model, transform, spec, described, digest, data_config)
+    return LoadedModel(model, transform, spec, chosen.weights_text(), digest, data_config, chosen)
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -94,35 +240,176 @@ def _seeded(seed: int, build: Callable[[], nn.Module]) -> nn.Module:
         return build()
 
 
-def _timm_model(spec: str, name: str, pretrained: bool, seed: int) -> nn.Module:
+def _split_tag(spec: str, name: str) -> tuple[str, str | None]:
+    architecture, dot, tag = name.partition(".")
+    if dot and not tag:
+        raise ConfigError(
+            f"model {spec!r}: an empty weights tag after '.'; write {architecture} or {architecture}.<tag>"
+        )
+    return architecture, tag or None
+
+
+def _timm_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
+    """``(architecture, resolved tag, requested tag, where the tag's weights live)`` of a timm name."""
     import timm
+    from timm.models import get_arch_pretrained_cfgs, get_pretrained_cfg
 
-    if not timm.is_model(name):
-        close = timm.list_models(f"*{name.split('_')[0]}*")[:5]
-        raise ConfigError(f"model {spec!r}: timm has no model {name!r} (similar: {close})")
-    return _library_model(spec, seed, pretrained, lambda: timm.create_model(name, pretrained=pretrained))
+    architecture, requested = _split_tag(spec, name)
+    if not timm.is_model(architecture):
+        close = timm.list_models(f"*{architecture.split('_')[0]}*")[:5]
+        raise ConfigError(f"model {spec!r}: timm has no model {architecture!r} (similar: {close})")
+    tags = [key.partition(".")[2] for key in get_arch_pretrained_cfgs(architecture)]
+    if requested is not None and requested not in tags:
+        raise ConfigError(
+            f"model {spec!r}: timm has no pretrained tag {requested!r} for {architecture} "
+            f"(valid: {', '.join(tags) if tags else 'none, write ' + architecture})"
+        )
+    cfg = get_pretrained_cfg(f"{architecture}.{requested}" if requested else architecture)
+    if cfg is None:
+        return architecture, None, requested, None
+    location = f"hf-hub:{cfg.hf_hub_id}" if cfg.hf_hub_id else (cfg.url or cfg.file or None)
+    return architecture, cfg.tag or None, requested, location
 
 
-def _torchvision_model(spec: str, name: str, pretrained: bool, seed: int) -> nn.Module:
+def _torchvision_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
+    """``(architecture, resolved enum member, requested member, its URL)`` of a torchvision name."""
     import torchvision
 
-    if name not in torchvision.models.list_models():
-        raise ConfigError(f"model {spec!r}: torchvision has no model {name!r}")
-    weights = "DEFAULT" if pretrained else None
-    return _library_model(spec, seed, pretrained, lambda: torchvision.models.get_model(name, weights=weights))
+    architecture, requested = _split_tag(spec, name)
+    if architecture not in torchvision.models.list_models():
+        raise ConfigError(f"model {spec!r}: torchvision has no model {architecture!r}")
+    enum = _torchvision_enum(architecture)
+    members = [] if enum is None else [member for member in enum.__members__ if member != "DEFAULT"]
+    if requested is not None and (enum is None or requested not in enum.__members__):
+        valid = ", ".join(members + ([f"DEFAULT = {enum['DEFAULT'].name}"] if enum is not None else [])) or "none"
+        raise ConfigError(
+            f"model {spec!r}: torchvision has no weights {requested!r} for {architecture} (valid: {valid})"
+        )
+    if enum is None:
+        return architecture, None, requested, None
+    member = enum[requested or "DEFAULT"]
+    return architecture, member.name, requested, member.url
 
 
-def _library_model(spec: str, seed: int, pretrained: bool, build: Callable[[], nn.Module]) -> nn.Module:
+def _torchvision_enum(architecture: str) -> Any:
+    """torchvision's weights enum of ``architecture`` (None when it has none)."""
+    import torchvision
+
+    try:
+        return torchvision.models.get_model_weights(architecture)
+    except (ValueError, KeyError, AttributeError):
+        return None
+
+
+def _timm_model(spec: str, chosen: WeightsSource, seed: int) -> tuple[nn.Module, str | None]:
+    """timm's model of the resolved tag (its pretrained weights when ``chosen.loaded``) and the sha256 of
+    the weights file timm read (looked up in its cache; None when not found)."""
+    import timm
+
+    name = f"{chosen.architecture}.{chosen.tag}" if chosen.tag else chosen.architecture
+    model = _library_model(spec, chosen, seed, lambda: timm.create_model(name, pretrained=chosen.loaded))
+    if not chosen.loaded:
+        return model, None
+    path = _timm_weights_file(getattr(model, "pretrained_cfg", None) or {})
+    return model, sha256_file(path) if path is not None else None
+
+
+def _timm_weights_file(pretrained_cfg: dict[str, Any]) -> Path | None:
+    """The cached file timm loads a pretrained_cfg's weights from (the Hugging Face Hub's cache, torch.hub's
+    for a URL, or the cfg's own file); None when it cannot be told."""
+    try:
+        from timm.models._builder import _resolve_pretrained_source
+        from timm.models._hub import _get_safe_alternatives
+    except ImportError:  # private timm helpers: without them the file is not named
+        return None
+    load_from, where = _resolve_pretrained_source(pretrained_cfg)
+    if load_from == "hf-hub":
+        from huggingface_hub import try_to_load_from_cache
+
+        repo, filename = where if isinstance(where, tuple) else (where, "pytorch_model.bin")
+        repo, _, revision = repo.partition("@")
+        for candidate in (*_get_safe_alternatives(filename), filename):
+            found = try_to_load_from_cache(repo, candidate, revision=revision or None)
+            if isinstance(found, str):
+                return Path(found)
+        return None
+    if load_from == "url":
+        path = _hub_checkpoint(where)
+    elif load_from in ("file", "local-dir") and isinstance(where, str):
+        path = Path(where)
+    else:
+        return None
+    return path if path.is_file() else None
+
+
+def _hub_checkpoint(url: str) -> Path:
+    """Where torch.hub keeps the file of ``url`` (``<hub dir>/checkpoints/<file name>``)."""
+    from urllib.parse import urlparse
+
+    return Path(torch.hub.get_dir()) / "checkpoints" / Path(urlparse(url).path).name
+
+
+def _torchvision_model(spec: str, chosen: WeightsSource, seed: int) -> tuple[nn.Module, str | None]:
+    """torchvision's model (with the enum's pretrained weights when ``chosen.loaded``: their file is
+    fetched first, checked against the sha256 prefix in its name, and hashed) and the file's sha256."""
+    import torchvision
+
+    if not chosen.loaded:
+        return _seeded(seed, lambda: torchvision.models.get_model(chosen.architecture, weights=None)), None
+    member = _torchvision_enum(chosen.architecture)[chosen.tag]
+    _, digest = _torchvision_weights_file(spec, chosen)
+    model = _library_model(
+        spec, chosen, seed, lambda: torchvision.models.get_model(chosen.architecture, weights=member)
+    )
+    return model, digest
+
+
+def _torchvision_weights_file(spec: str, chosen: WeightsSource) -> tuple[Path, str]:
+    """The enum's file in torch.hub's cache (downloaded unless there) and its sha256, which must begin
+    with the hash prefix of the URL's file name (as torch.hub checks a download)."""
+    url = str(chosen.location)
+    path = _hub_checkpoint(url)
+    prefix = _url_hash_prefix(url)
+    if not path.is_file():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            torch.hub.download_url_to_file(url, str(path), hash_prefix=prefix, progress=True)
+        except Exception as err:  # network, HTTP and hash errors have many types
+            raise _unfetchable(spec, chosen, err) from err
+    digest = sha256_file(path)
+    if prefix and not digest.startswith(prefix):
+        raise ConfigError(
+            f"model {spec!r}: the cached file {path} of {chosen.tag_text()} has sha256 {digest[:12]}, but {url} "
+            f"names a file whose sha256 begins {prefix}; delete it to download it again, or pass "
+            f"{param('weights')} FILE"
+        )
+    return path, digest
+
+
+def _url_hash_prefix(url: str) -> str | None:
+    """The sha256 prefix torch.hub reads from a file name (``resnet50-0676ba61.pth`` -> ``0676ba61``)."""
+    from urllib.parse import urlparse
+
+    found = torch.hub.HASH_REGEX.search(Path(urlparse(url).path).name)
+    return found.group(1) if found and found.group(1) else None
+
+
+def _library_model(spec: str, chosen: WeightsSource, seed: int, build: Callable[[], nn.Module]) -> nn.Module:
     """``build()`` under the seed; a failure to fetch pretrained weights becomes a one-line ConfigError."""
     try:
         return _seeded(seed, build)
     except Exception as err:  # hub, network and missing-tag errors have many types
-        if not pretrained:
+        if not chosen.loaded:
             raise
-        raise ConfigError(
-            f"model {spec!r}: the pretrained weights cannot be fetched ({type(err).__name__}: "
-            f"{' '.join(str(err).split())[:200]}); pass {param('weights')} FILE, or {param('weights')} none for a random init"
-        ) from err
+        raise _unfetchable(spec, chosen, err) from err
+
+
+def _unfetchable(spec: str, chosen: WeightsSource, err: Exception) -> ConfigError:
+    return ConfigError(
+        f"model {spec!r}: the pretrained weights {chosen.tag_text()} cannot be fetched from {chosen.location} "
+        f"({type(err).__name__}: {' '.join(str(err).split())[:200]}); pass {param('weights')} FILE, or "
+        f"{param('weights')} none for a random init"
+    )
 
 
 def _user_model(spec: str, source: str, name: str, seed: int) -> nn.Module:
@@ -215,11 +502,15 @@ def _mismatch(expected: dict[str, torch.Tensor], given: dict[str, torch.Tensor])
 
 
 def default_transform(model: nn.Module, source: str, name: str) -> tuple[Transform, dict[str, Any] | None]:
-    """The model's own eval preprocessing and timm's data config (None for torchvision's transforms)."""
+    """The model's own eval preprocessing and timm's data config (None for torchvision's transforms):
+    a torchvision ``name`` (``resnet50`` or ``resnet50.IMAGENET1K_V1``) uses its weights enum's
+    ``transforms()`` (``DEFAULT``'s without a tag); timm's follow the model's pretrained_cfg (its tag)."""
     if source == "torchvision":
-        import torchvision
-
-        return torchvision.models.get_model_weights(name).DEFAULT.transforms(), None
+        architecture, _, tag = name.partition(".")
+        enum = _torchvision_enum(architecture)
+        if enum is None:
+            raise ConfigError(f"torchvision model {architecture!r} has no weights enum to take its preprocessing from")
+        return enum[tag or "DEFAULT"].transforms(), None
     from timm.data import create_transform, resolve_data_config
 
     config = resolve_data_config({}, model=model)
@@ -240,11 +531,15 @@ def weights_digest(loaded: LoadedModel) -> str:
 
 __all__ = [
     "MODEL_FORMS",
+    "PAPER_TAGS",
+    "WEIGHTS_KINDS",
     "LoadedModel",
+    "WeightsSource",
     "default_transform",
     "load_callable",
     "load_model",
     "load_weights",
+    "resolve_weights",
     "squash_transform",
     "weights_digest",
 ]

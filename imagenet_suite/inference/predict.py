@@ -22,8 +22,8 @@ dataset order. A preprocessing with no tensor counterpart (a ``transform`` overr
 CPU path for every row, with one warning line.
 
 Resume: every finished batch's outputs are written at once to ``<out>.partial/`` beside a manifest of
-what produced them (model, weights, dataset build, config, split, preprocessing, batch size). A run
-that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
+what produced them (model, weights and their tag, dataset build, config, split, preprocessing, batch
+size). A run that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
 else (or with an unreadable manifest) is refused. Every chunk found is checked before it is trusted
 (readable, the ids of its batch's rows in order, ``[rows, C]`` float logits and features); a bad one
 is named in one warning line, renamed to ``<chunk>.rejected`` (kept, never deleted) and its batch
@@ -482,6 +482,7 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
         "split": split,
         "model": loaded.spec,
         "weights": weights_digest(loaded),
+        "weights_tag": loaded.source.tag if loaded.source is not None else None,  # the preprocessing's, too
         "transform": options.transform_name or "model default",
         "features": options.features,
         "amp": options.amp,

@@ -1,8 +1,10 @@
 """``suite.md``: one model's suite evaluation (``suite.json``) as Markdown tables and plots.
 
-Sections: the QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with
-what they need) and score; the headline accuracy per dataset; ImageNet-C mCE; NINCO; ReaL, ASMA, LCA;
-skipped datasets; the dataset builds each report read. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
+The heading names the model and its weights: the weights tag the spec resolved to, where the weights
+came from and their sha256 (:func:`~imagenet_suite.scoring.summary.suite.weights_label`). Sections: the
+QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with what they need)
+and score; the headline accuracy per dataset; ImageNet-C mCE; NINCO; ReaL, ASMA, LCA; skipped datasets;
+the dataset builds each report read. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS, quba_z_scores
+from ..summary.suite import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
 SUITE_MD = "suite.md"
@@ -146,11 +149,12 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
     """The whole ``suite.md`` text."""
     summary = suite["summary"]
     params = suite.get("params")
+    source = suite.get("weights_source")
     lines = [
         f"# Suite evaluation: `{suite['model']}`",
         "",
-        f"weights: {suite['weights']}"
-        + (f" (sha256 {suite['weights_sha256']})" if suite.get("weights_sha256") else "")
+        f"weights: {weights_label(suite, sha256_digits=None)}"
+        + (f" from {source['location']}" if source and source["loaded"] else "")
         + (f"; {params / 1e6:.2f} M parameters" if params is not None else "")
         + f"; imagenet-suite {suite.get('imagenet_suite')}",
         "",

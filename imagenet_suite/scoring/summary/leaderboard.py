@@ -12,6 +12,12 @@
   distance reported) against OOD top-1 over the models: R², Kendall τ-b, Pearson, fitted line
   (min-max scaled, as the paper) — with at least three models.
 
+Every model-indexed table in ``leaderboard.md`` carries a ``weights`` column after the model: the weights
+tag its spec resolved to (``torchvision resnet50.IMAGENET1K_V1``, ``timm resnet50.a1_in1k``), or the
+file / random init and the tag that chose its preprocessing, and the weights' sha256 (12 digits;
+``leaderboard_models.csv`` has all of it, the tag, its source and location): two runs of one
+architecture with other weights are never one row to a reader (``models``).
+
 Each suite.json is read with :func:`~imagenet_suite.scoring.summary.suite.read_suite` (format and structure
 checked). Runs that read different builds of one dataset split (same builder, config and split, another
 sha256 of build_info.json, or a run whose suite.json records no build) are refused, naming the dataset
@@ -33,7 +39,7 @@ from ..metrics.aggregates import borda_score, global_rank, mean_absolute_correla
 from ..metrics.lca_on_the_line import OnTheLine, analyze
 from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
 from ..metrics.quba import DIMENSIONS, quba_table
-from .suite import ID_DATASET, SUITE_JSON, read_suite
+from .suite import ID_DATASET, SUITE_JSON, read_suite, weights_label
 
 MIN_MODELS_ON_THE_LINE = 3
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
@@ -52,6 +58,24 @@ class Leaderboard:
     lca_on_the_line: dict[str, OnTheLine] = field(default_factory=dict)
     missing: dict[str, dict[str, str]] = field(default_factory=dict)  # model -> {dimension: reason}
     mixed_builds: MixedBuilds = field(default_factory=dict)  # ranked anyway (allow_mixed_builds)
+    models: pd.DataFrame = field(default_factory=pd.DataFrame)  # per model: its weights (models_table)
+
+
+def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Per model (index): ``weights`` (:func:`~imagenet_suite.scoring.summary.suite.weights_label`, sha256
+    in 12 digits), ``weights_sha256``, and the ``weights_source`` record's kind, library, architecture,
+    tag, requested tag, loaded and location (empty for a suite.json before format 3, which records no tag)."""
+    fields = ("kind", "library", "architecture", "tag", "requested", "loaded", "location", "seed")
+    rows = {}
+    for name, suite in suites.items():
+        source = suite.get("weights_source") or {}
+        rows[name] = {
+            "weights": weights_label(suite),
+            "weights_sha256": suite.get("weights_sha256"),
+            **{key: source.get(key) for key in fields},
+        }
+    columns = ["weights", "weights_sha256", *fields]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("model")
 
 
 def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
@@ -98,6 +122,7 @@ def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: boo
         lca_on_the_line=_on_the_line(suites),
         missing=missing,
         mixed_builds=mixed,
+        models=models_table(suites),
     )
 
 
@@ -261,20 +286,21 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             lines.append(f"- `{builder}` config `{config}` split `{split}`: {runs}")
         lines.append("")
     lines += ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
-    quba = board.quba.reset_index(names="model")
+    quba = _with_weights(board.quba, board)
     lines += table(list(quba.columns), quba.itertuples(index=False))
     for model, dims in board.missing.items():
         lines += [f"- `{model}` has no QUBA score; missing: " + ", ".join(f"`{d}` ({r})" for d, r in dims.items())]
     lines += ["", "![QUBA ranks](leaderboard_quba.png)", "", "## Accuracy per dataset", ""]
-    acc = board.accuracies.reset_index(names="model")
+    acc = _with_weights(board.accuracies, board)
     lines += table(list(acc.columns), acc.itertuples(index=False))
     lines += ["## Sum / Borda over datasets (Heuillet et al. 2025)", ""]
-    agg = board.aggregates.reset_index(names="model")
+    agg = _with_weights(board.aggregates, board)
     lines += table(list(agg.columns), agg.itertuples(index=False))
     lines += [f"Mean absolute Spearman correlation between datasets across models (MAC): {board.mac:.4g}", ""]
     if board.delta_rank is not None:
         lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (Anzaku et al. 2024)", ""]
-        lines += table(("model", "ΔRank"), board.delta_rank.items())
+        delta = _with_weights(board.delta_rank.rename("ΔRank").to_frame(), board)
+        lines += table(list(delta.columns), delta.itertuples(index=False))
     if board.lca_on_the_line:
         lines += ["## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled", ""]
         rows = [
@@ -293,6 +319,14 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _with_weights(frame: pd.DataFrame, board: Leaderboard) -> pd.DataFrame:
+    """``frame`` (indexed by model) with the model and its weights as the first two columns."""
+    rows = frame.reset_index(names="model")
+    weights = board.models["weights"] if "weights" in board.models else pd.Series(dtype=object)
+    rows.insert(1, "weights", rows["model"].map(weights))
+    return rows
+
+
 def _file_stem(key: str) -> str:
     return key.replace("/", "__")
 
@@ -308,6 +342,8 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
     for name, frame in (("quba", board.quba), ("accuracies", board.accuracies), ("aggregates", board.aggregates)):
         written.append(folder / f"leaderboard_{name}.csv")
         atomic_write_bytes(written[-1], frame.to_csv(index_label="model").encode())
+    written.append(folder / "leaderboard_models.csv")
+    atomic_write_bytes(written[-1], board.models.to_csv(index_label="model").encode())
     if board.delta_rank is not None:
         written.append(folder / "leaderboard_delta_rank.csv")
         atomic_write_bytes(written[-1], board.delta_rank.to_csv(index_label="model").encode())
@@ -331,6 +367,7 @@ __all__ = [
     "leaderboard_markdown",
     "load_suites",
     "mixed_builds",
+    "models_table",
     "run_builds",
     "write_leaderboard",
 ]

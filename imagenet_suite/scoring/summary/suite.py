@@ -41,9 +41,9 @@ Output (:func:`suite_summary`, JSON-ready):
   with ``clean_accuracy`` beside it).
 
 Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
-run folder): its ``format`` must be :data:`SUITE_FORMAT` — or absent, the layout imagenet-suite wrote
-before it had one (the same keys, but reports without ``provenance``: the builds they read are
-unknown) — and its structure must match :data:`SUITE_SCHEMAS` (a small declarative check:
+run folder): its ``format`` must be :data:`SUITE_FORMAT`, :data:`SUITE_FORMAT_2` (the same keys but
+``weights_source``: the weights tag is unknown) or absent, the layout imagenet-suite wrote before it had
+one (also reports without ``provenance``: the builds they read are unknown) — and its structure must match :data:`SUITE_SCHEMAS` (a small declarative check:
 :class:`Fields`, :class:`MapOf`, :class:`ListOf`, :class:`Number`, :class:`Text`, :class:`Maybe`).
 A mismatch is one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the JSON path
 (``datasets["imagenet_val"].metrics[0].value``) and what was expected.
@@ -533,8 +533,10 @@ def _finite(value: Any) -> Any:
 # ----------------------------------------------------------------------------------------- reading suite.json
 
 SUITE_JSON = "suite.json"
-SUITE_FORMAT = "imagenet-suite.suite/2"
-"""``format`` of the suite.json written now. Layout 1 (no ``format`` key) is the one before: read too."""
+SUITE_FORMAT = "imagenet-suite.suite/3"
+"""``format`` of the suite.json written now: layout 2 plus ``weights_source`` (the weights tag and where the
+weights came from). Layout 2 and layout 1 (no ``format`` key, before formats) are read too."""
+SUITE_FORMAT_2 = "imagenet-suite.suite/2"
 
 
 class Check:
@@ -598,6 +600,19 @@ class Text(Check):
             or (self.pattern is not None and re.fullmatch(self.pattern, value) is None)
             or (self.choices is not None and value not in self.choices)
         ):
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Boolean(Check):
+    """A JSON boolean (never a number or a string)."""
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "true or false"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, bool):
             raise Mismatch(path, self.expected, describe_json(value))
 
 
@@ -766,6 +781,24 @@ ADVERSARIAL = Fields(
 )
 """adversarial.json (and ``summary.adversarial``); ``dataset``: the ImageNet-val build attacked (absent in
 files written before builds were recorded)."""
+WEIGHTS_SOURCE = Fields(
+    {
+        "kind": Text(choices=("torchvision", "timm", "file", "none")),
+        "library": Maybe(Text(choices=("timm", "torchvision"))),
+        "architecture": TEXT,
+        "tag": Maybe(TEXT),
+        "requested": Maybe(TEXT),
+        "loaded": Boolean(),
+        "location": Maybe(TEXT),
+        "seed": Maybe(Number(integer=True)),
+    }
+)
+"""Which weights a run used (``imagenet_suite.inference.models.WeightsSource.record``): ``kind`` (the tag's
+pretrained weights from ``torchvision`` or ``timm``, a ``file``, or ``none``: a random init from ``seed``),
+the library's ``architecture`` and the weights ``tag`` the spec resolved to (``requested``: as the spec
+wrote it, null when it wrote none and the library's default was taken; ``loaded``: whether the tag's
+weights are the ones loaded, false with a file or a random init, where the tag chose the architecture's
+configuration and preprocessing only), and ``location`` (the URL, ``hf-hub:<repo id>`` or the file)."""
 SUMMARY = Fields(
     {
         "quba": Fields(
@@ -823,9 +856,11 @@ SUITE_1 = Fields(
         "summary": SUMMARY,
     }
 )
+SUITE_2 = SUITE_1.extended(format=Text(choices=(SUITE_FORMAT_2,)), datasets=MapOf(REPORT_2))
 SUITE_SCHEMAS: dict[str | None, Fields] = {
     None: SUITE_1,  # written before suite.json had a format: reports name no build
-    SUITE_FORMAT: SUITE_1.extended(format=Text(choices=(SUITE_FORMAT,)), datasets=MapOf(REPORT_2)),
+    SUITE_FORMAT_2: SUITE_2,  # reports name their builds; the weights tag is not recorded
+    SUITE_FORMAT: SUITE_2.extended(format=Text(choices=(SUITE_FORMAT,)), weights_source=Maybe(WEIGHTS_SOURCE)),
 }
 
 
@@ -841,13 +876,53 @@ def read_suite(path: str | Path) -> dict[str, Any]:
         raise RunFolderError(
             f"{path}: not a suite.json of `imagenet-suite evaluate` (expected an object, found {describe_json(suite)})"
         )
-    if "format" in suite and suite["format"] != SUITE_FORMAT:
+    if "format" in suite and (not isinstance(suite["format"], str) or suite["format"] not in SUITE_SCHEMAS):
         raise RunFolderError(
             f"{path}: format is {describe_json(suite['format'])}, but imagenet-suite {__version__} reads suite.json "
-            f"of format {json.dumps(SUITE_FORMAT)} (or without one, as written before formats)"
+            f"of format {json.dumps(SUITE_FORMAT)} or {json.dumps(SUITE_FORMAT_2)} (or without one, as written "
+            "before formats)"
         )
     check_json(suite, SUITE_SCHEMAS[suite.get("format")], path)
     return suite
+
+
+def weights_tag_text(record: Mapping[str, Any]) -> str | None:
+    """The weights tag of a ``weights_source`` record as one phrase, e.g. ``torchvision
+    resnet50.IMAGENET1K_V2 (DEFAULT: no tag in the spec)`` or ``timm resnet50.a1_in1k``; None without one."""
+    if record.get("tag") is None:
+        return None
+    text = f"{record['library']} {record['architecture']}.{record['tag']}"
+    if record["library"] == "torchvision" and record.get("requested") in (None, "DEFAULT"):
+        text += " (DEFAULT" + (": no tag in the spec)" if record.get("requested") is None else ")")
+    elif record.get("requested") is None:
+        text += f" ({record['library']}'s default tag: no tag in the spec)"
+    return text
+
+
+def weights_label(suite: Mapping[str, Any], sha256_digits: int | None = 12) -> str:
+    """The weights of a suite.json in one phrase (suite.md, leaderboard rows): the tag and where the weights
+    came from, their sha256 (``sha256_digits`` of it; None: all), and, with a file or a random init, the
+    tag that chose the architecture and preprocessing. A suite.json before format 3 says the tag was not
+    recorded.
+
+    Example:
+        >>> source = {"kind": "none", "library": "timm", "architecture": "test_resnet", "tag": "r160_in1k",
+        ...           "requested": None, "loaded": False, "location": None, "seed": 0}
+        >>> weights_label({"weights": "none (seed 0)", "weights_sha256": None, "weights_source": source})
+        "none (seed 0); tag timm test_resnet.r160_in1k (timm's default tag: no tag in the spec) not loaded"
+        >>> weights_label({"weights": "pretrained", "weights_sha256": None})
+        'pretrained; weights tag not recorded'
+    """
+    sha = suite.get("weights_sha256")
+    sha_text = f", sha256 {sha[:sha256_digits] if sha256_digits else sha}" if sha else ""
+    source = suite.get("weights_source")
+    if source is None:
+        return f"{suite['weights']}{sha_text}; weights tag not recorded"
+    tag = weights_tag_text(source)
+    if source["loaded"]:
+        return f"{tag}{sha_text}"
+    label = f"none (seed {source['seed']})" if source["kind"] == "none" else f"file {source['location']}{sha_text}"
+    return label + (f"; tag {tag} not loaded" if tag else "")
 
 
 __all__ = [
@@ -857,8 +932,11 @@ __all__ = [
     "BUILD",
     "OOD_SETS",
     "SUITE_FORMAT",
+    "SUITE_FORMAT_2",
     "SUITE_JSON",
     "SUITE_SCHEMAS",
+    "WEIGHTS_SOURCE",
+    "Boolean",
     "Fields",
     "ListOf",
     "MapOf",
@@ -878,4 +956,6 @@ __all__ = [
     "read_suite",
     "report_value",
     "suite_summary",
+    "weights_label",
+    "weights_tag_text",
 ]
