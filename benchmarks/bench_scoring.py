@@ -259,7 +259,8 @@ def anchor_netcal_ece(probs: np.ndarray, labels: np.ndarray, bins=10):
 
 
 def anchor_ace(probs: np.ndarray, labels: np.ndarray, num_bins=15, threshold=0.0):
-    """robustness_metrics GeneralCalibrationError(adaptive, class_conditional=True, max_prob=False, l1)."""
+    """robustness_metrics GeneralCalibrationError(adaptive, class_conditional=True, max_prob=False, l1):
+    per class, upper edges = sorted order statistics then 1.0, ``np.digitize``, ``np.bincount``."""
     classes = probs.shape[1]
     one_hot = np.eye(classes)[labels] if classes <= 1000 else None
     total = 0.0
@@ -273,7 +274,7 @@ def anchor_ace(probs: np.ndarray, labels: np.ndarray, num_bins=15, threshold=0.0
         indices = np.minimum(
             np.round(np.linspace(0, len(column), num_bins, endpoint=False)).astype(int), len(column) - 1
         )
-        upper_edges = np.sort(column)[indices][1:]
+        upper_edges = np.concatenate((np.sort(column)[indices][1:], [1.0]))  # p == 1.0: a bin of its own
         bins = np.digitize(column, upper_edges)
         sums = np.bincount(bins, weights=column, minlength=num_bins).astype(np.float64)
         counts = np.bincount(bins, minlength=num_bins) + np.finfo(np.float64).eps
