@@ -225,3 +225,19 @@ def test_delta_rank_averages_the_patchml_seeds(timm_run):
     board = leaderboard({"timm": suite, "other": one_seed}, allow_mixed_builds=True)
     assert board.delta_rank.attrs["seeds"]["other"] == [0]
     assert "The runs differ in PatchML seeds" in leaderboard_markdown(board)
+
+
+def test_an_outputs_record_of_another_protocol_is_refused(timm_run, builds, tmp_path):
+    import shutil
+
+    from imagenet_suite.errors import RunFolderError
+    from imagenet_suite.inference.evaluate import check_run_folder, run_manifest, suite_targets
+
+    loaded, run_dir, _ = timm_run
+    copy_dir = shutil.copytree(run_dir, tmp_path / "run")
+    record_path = copy_dir / "builds" / "imagenet_real@anzaku2024.json"
+    record = json.loads(record_path.read_text())
+    record_path.write_text(json.dumps({**record, "protocol": "hesse2025"}))
+    targets = suite_targets([builds["val"], builds["real"]])
+    with pytest.raises(RunFolderError, match="predicted under evaluation protocol 'hesse2025'"):
+        check_run_folder(copy_dir, run_manifest(loaded), targets)

@@ -355,7 +355,7 @@ def check_run_folder(run_dir: str | Path, manifest: dict[str, Any], targets: Seq
         check_json(read_json(run_dir / ADVERSARIAL_JSON, ADVERSARIAL_JSON), ADVERSARIAL, run_dir / ADVERSARIAL_JSON)
     for target in targets:
         if target.has_images:
-            _check_outputs_record(run_dir, target)
+            _check_outputs_record(run_dir, target, manifest["model"])
 
 
 def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
@@ -399,7 +399,7 @@ def _record_path(outputs: Path) -> Path:
     return outputs.parent.parent / "builds" / f"{outputs.stem}.json"
 
 
-def _check_outputs_record(run_dir: Path, target: SuiteTarget) -> None:
+def _check_outputs_record(run_dir: Path, target: SuiteTarget, model: str) -> None:
     path = run_dir / "outputs" / f"{target.file_stem}.pt"
     if not path.is_file():
         return
@@ -412,6 +412,13 @@ def _check_outputs_record(run_dir: Path, target: SuiteTarget) -> None:
         )
     record = read_json(record_path, "outputs record of `imagenet-suite evaluate`")
     check_json(record, OUTPUTS_RECORD, record_path)
+    stale = None
+    if record.get("protocol", target.protocol) != target.protocol:
+        stale = f"predicted under evaluation protocol {record['protocol']!r}, but its key is {target.protocol!r}'s"
+    elif "protocol" not in record and target.build_says_no_crop and model.startswith("torchvision:"):
+        stale = "predicted with a centre crop (torchvision models on PatchML were, before imagenet-suite resized them)"
+    if stale:
+        raise RunFolderError(f"{path}: {stale}; delete it to predict again, or choose another {param('run_dir')}")
     now = dataset_build(target)
     if not same_build(record["dataset"], now):
         raise RunFolderError(
