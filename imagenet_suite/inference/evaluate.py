@@ -5,7 +5,8 @@ A *run folder* holds everything one model's evaluation produced::
 
     RUN_DIR/run.json                  the model it belongs to: spec, weights, their sha256 and tag,
                                       parameters (a folder of another model is refused, naming what differs)
-    RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present)
+    RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present); a multi-label
+                                      set also has outputs/<key>@anzaku2024.pt, predicted resize-only
     RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
     RUN_DIR/reports/<key>.json        the score report per dataset split
     RUN_DIR/adversarial.json          FGSM/PGD accuracies (with --adversarial N; reused for the same N, seed,
@@ -32,8 +33,19 @@ data (a wrong ``datasets`` folder is the usual cause); delete the file, or choos
 An outputs file without a record (a run folder of an older imagenet-suite) is refused alike.
 
 ``<key>`` is ``<dataset>[/<config>][/<split>]`` (config and split only when the folder has several; the
-folder's directory name instead of the dataset when two folders hold the same dataset);
-in file names ``/`` becomes ``__``. Every config of every folder is scored with every metric family
+folder's directory name instead of the dataset when two folders hold the same dataset), plus
+``@<protocol>`` for a split evaluated under another protocol than ``hesse2025``; in file names ``/``
+becomes ``__``.
+
+Evaluation protocols (``SuiteOptions.protocols``, ``evaluate --protocol``;
+:mod:`imagenet_suite.scoring.evaluation.preprocessing`): under ``hesse2025`` every split is predicted
+with the model's own preprocessing (resize + centre crop), as Hesse et al. 2025 (QUBA) and the
+accuracy tables; under ``anzaku2024`` every multi-label set (ReaL, PatchML: the configs ASMA applies
+to) is predicted again resized to the model's input size without a centre crop (Anzaku et al. 2024,
+App. B) into ``outputs/<key>@anzaku2024.pt`` and reported as ``<key>@anzaku2024``; the ReaL labels
+config (no images) reads ``outputs/imagenet_val@anzaku2024.pt`` then. A PatchML build (its protocol
+says no centre crop) is predicted once, resize-only, under its own key. Every report names its
+protocol and transform in ``meta["preprocessing"]``. Both protocols by default. Every config of every folder is scored with every metric family
 that applies (the same choice as ``imagenet-suite score``); a config without images (ReaL labels, NINCO
 review logs) is scored with the ImageNet-val outputs when its rows are ImageNet-val ids, and a config
 no family applies to is listed under ``skipped`` with the reason. The ImageNet-val outputs are the ID
@@ -57,6 +69,15 @@ from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
 from ..scoring.evaluation.options import OodOptions, ScoreOptions
+from ..scoring.evaluation.preprocessing import (
+    ANZAKU2024,
+    DEFAULT_PROTOCOLS,
+    HESSE2025,
+    check_protocols,
+    is_multilabel_set,
+    no_center_crop,
+    protocol_key,
+)
 from ..scoring.evaluation.report import applicable_metrics, score
 from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
@@ -82,7 +103,7 @@ from ..scoring.summary.suite import (
 )
 from ..scoring.threads import torch_threads
 from .models import LoadedModel, weights_digest
-from .predict import PredictOptions, predict
+from .predict import PredictOptions, predict, protocol_transform
 
 RUN_MANIFEST = "run.json"
 ADVERSARIAL_JSON = "adversarial.json"
@@ -107,12 +128,14 @@ OUTPUTS_RECORD = Fields({"format": Text(choices=(OUTPUTS_RECORD_FORMAT,)), "key"
 
 @dataclass(frozen=True)
 class SuiteTarget:
-    """One dataset split of the suite and the key it is reported under."""
+    """One dataset split of the suite under one evaluation protocol, and the key it is reported under
+    (``<key>`` under ``hesse2025``, ``<key>@<protocol>`` otherwise; a PatchML build keeps its key)."""
 
     key: str
     folder: DatasetFolder
     config: str
     split: str
+    protocol: str = HESSE2025
 
     @property
     def has_images(self) -> bool:
@@ -122,9 +145,52 @@ class SuiteTarget:
     def file_stem(self) -> str:
         return self.key.replace("/", "__")
 
+    @property
+    def build_says_no_crop(self) -> bool:
+        """The build's protocol says resize-only (PatchML): predicted so whatever the protocol."""
+        return no_center_crop(self.folder.protocol(self.config))
 
-def suite_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
-    """Every (config, split) of every dataset folder, ImageNet val first.
+    @property
+    def resize_only(self) -> bool:
+        """Whether predict is asked to resize without a centre crop (PredictOptions.resize_only)."""
+        return self.protocol == ANZAKU2024 and not self.build_says_no_crop
+
+    @property
+    def multilabel(self) -> bool:
+        """Whether Anzaku et al.'s multi-label metrics (ASMA) apply to it."""
+        return is_multilabel_set(self.folder.config_info(self.config)["features"], self.folder.protocol(self.config))
+
+    def under(self, protocol: str) -> SuiteTarget:
+        """This ``hesse2025`` target under ``protocol`` (its key suffixed by :func:`protocol_key`)."""
+        if protocol == self.protocol:
+            return self
+        return replace(self, key=protocol_key(self.key, protocol), protocol=protocol)
+
+
+def suite_targets(datasets: Sequence[str | Path], protocols: Sequence[str] = DEFAULT_PROTOCOLS) -> list[SuiteTarget]:
+    """Every (config, split) of every dataset folder under each of ``protocols`` that applies to it,
+    ImageNet val first (:func:`dataset_targets`, :func:`protocol_targets`)."""
+    return protocol_targets(dataset_targets(datasets), protocols)
+
+
+def protocol_targets(targets: Sequence[SuiteTarget], protocols: Sequence[str]) -> list[SuiteTarget]:
+    """The ``hesse2025`` ``targets`` under ``protocols``, in order: a PatchML build once, resize-only
+    (``anzaku2024``, its own key); a multi-label set under each protocol; any other split under
+    ``hesse2025`` only (none when it is not among ``protocols``)."""
+    protocols = check_protocols(protocols)
+    expanded: list[SuiteTarget] = []
+    for target in targets:
+        if target.build_says_no_crop:
+            expanded.append(replace(target, protocol=ANZAKU2024))
+        elif target.multilabel:
+            expanded += [target.under(protocol) for protocol in protocols]
+        elif HESSE2025 in protocols:
+            expanded.append(target)
+    return expanded
+
+
+def dataset_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
+    """Every (config, split) of every dataset folder, ImageNet val first, under ``hesse2025``.
 
     A folder is named by its dataset (``imagenet_r``), or by its directory name when two folders hold
     the same dataset; ConfigError on a folder that is not a built dataset or a repeated directory name.
@@ -214,6 +280,10 @@ class SuiteOptions:
         ray_address: the Ray cluster (only with ``executor="ray"``); None: ``$RAY_ADDRESS``, else a local
             cluster of ``num_proc`` CPUs.
         num_proc: CPUs of that local Ray cluster, at least 1.
+        protocols: the evaluation protocols, at least one of ``hesse2025`` (every split with the model's
+            own preprocessing, centre crop: QUBA and the accuracy tables of Hesse et al. 2025) and
+            ``anzaku2024`` (the multi-label sets resized to the input size without a centre crop, for
+            ASMA: Anzaku et al. 2024, App. B); both by default, so one run gives both papers' numbers.
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -235,8 +305,10 @@ class SuiteOptions:
     executor: str = "local"
     ray_address: str | None = None
     num_proc: int = 1
+    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "protocols", check_protocols(self.protocols))
         if not isinstance(self.predict, PredictOptions):
             raise ConfigError(f"{param('predict')} must be a PredictOptions, got {type(self.predict).__name__}")
         _at_least("adversarial", self.adversarial, 0, "must be 0 (no attacks) or a number of images")
@@ -291,7 +363,7 @@ def check_run_folder(run_dir: str | Path, manifest: dict[str, Any], targets: Seq
         check_json(read_json(run_dir / ADVERSARIAL_JSON, ADVERSARIAL_JSON), ADVERSARIAL, run_dir / ADVERSARIAL_JSON)
     for target in targets:
         if target.has_images:
-            _check_outputs_record(run_dir, target)
+            _check_outputs_record(run_dir, target, manifest["model"])
 
 
 def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
@@ -339,7 +411,7 @@ def _record_path(outputs: Path) -> Path:
     return outputs.parent.parent / "builds" / f"{outputs.stem}.json"
 
 
-def _check_outputs_record(run_dir: Path, target: SuiteTarget) -> None:
+def _check_outputs_record(run_dir: Path, target: SuiteTarget, model: str) -> None:
     path = run_dir / "outputs" / f"{target.file_stem}.pt"
     if not path.is_file():
         return
@@ -352,6 +424,13 @@ def _check_outputs_record(run_dir: Path, target: SuiteTarget) -> None:
         )
     record = read_json(record_path, "outputs record of `imagenet-suite evaluate`")
     check_json(record, OUTPUTS_RECORD, record_path)
+    stale = None
+    if record.get("protocol", target.protocol) != target.protocol:
+        stale = f"predicted under evaluation protocol {record['protocol']!r}, but its key is {target.protocol!r}'s"
+    elif "protocol" not in record and target.build_says_no_crop and model.startswith("torchvision:"):
+        stale = "predicted with a centre crop (torchvision models on PatchML were, before imagenet-suite resized them)"
+    if stale:
+        raise RunFolderError(f"{path}: {stale}; delete it to predict again, or choose another {param('run_dir')}")
     now = dataset_build(target)
     if not same_build(record["dataset"], now):
         raise RunFolderError(
@@ -383,22 +462,25 @@ def run_suite(
     options = SuiteOptions() if options is None else options
     check_arguments(run_dir, options)
     run_dir = Path(run_dir)
-    targets = suite_targets(datasets)
+    base = dataset_targets(datasets)
+    targets = protocol_targets(base, options.protocols)
+    id_target = next((t for t in base if t.folder.name == ID_DATASET and t.has_images), None)
+    id_targets = {HESSE2025: id_target, ANZAKU2024: id_target.under(ANZAKU2024)} if id_target is not None else {}
     manifest = run_manifest(loaded)
-    check_run_folder(run_dir, manifest, targets)
-    id_target = next((t for t in targets if t.folder.name == ID_DATASET and t.has_images), None)
+    check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
     run = _Run(loaded, run_dir, options.predict, stats)
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
     if options.executor == "ray":
-        todo = [t for t in targets if t.has_images and not run.outputs_path(t).is_file()]
+        needed = {t.key: t for t in (_outputs_target(target, id_targets) for target in targets) if t is not None}
+        todo = [t for t in needed.values() if not run.outputs_path(t).is_file()]
         predict_on_ray(run, todo, options.num_proc, options.ray_address)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     for target in targets:
-        report, reason = run.score_target(target, id_target)
+        report, reason = run.score_target(target, id_targets)
         if report is None:
             skipped[target.key] = reason
             continue
@@ -462,9 +544,15 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
         for target in todo:
             run.record_outputs(target)
         model = ray.put(run.loaded)
-        settings = replace(run.options, workers=0, progress=False)
         pending = {
-            task.remote(model, str(t.folder.path.resolve()), (t.config, t.split), settings, threads): t for t in todo
+            task.remote(
+                model,
+                str(t.folder.path.resolve()),
+                (t.config, t.split),
+                replace(run.predict_options(t), workers=0, progress=False),
+                threads,
+            ): t
+            for t in todo
         }
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -500,6 +588,12 @@ def _predict_bytes(
         return out.read_bytes()
 
 
+def _outputs_target(target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> SuiteTarget | None:
+    """The split whose outputs ``target`` is scored with: itself, or for a config without images the
+    ImageNet-val split under the same protocol (None without one)."""
+    return target if target.has_images else id_targets.get(target.protocol)
+
+
 def _claim_run_folder(run_dir: Path, manifest: dict[str, Any]) -> None:
     """Record the model in ``run.json`` (after :func:`check_run_folder`; a run.json written before formats
     is rewritten in the current layout)."""
@@ -530,9 +624,31 @@ class _Run:
     def outputs_path(self, target: SuiteTarget) -> Path:
         return self.run_dir / "outputs" / f"{target.file_stem}.pt"
 
+    def predict_options(self, target: SuiteTarget) -> PredictOptions:
+        """The run's PredictOptions for ``target``: resize-only under ``anzaku2024``."""
+        return replace(self.options, resize_only=target.resize_only) if target.resize_only else self.options
+
+    def preprocessing(self, target: SuiteTarget) -> dict[str, Any]:
+        """``meta["preprocessing"]`` of the reports on ``target``'s outputs: the protocol, whether the
+        images were centre-cropped, and the transform (one line)."""
+        options = self.predict_options(target)
+        if options.transform is not None:
+            transform, crop = f"override {options.transform_name or options.transform!r}", None
+        else:
+            protocol = target.folder.protocol(target.config)
+            transform = protocol_transform(self.loaded, protocol, None, options.resize_only)
+            transform, crop = " ".join(repr(transform).split()), not (options.resize_only or target.build_says_no_crop)
+        return {"protocol": target.protocol, "centre_crop": crop, "transform": transform}
+
     def record_outputs(self, target: SuiteTarget) -> None:
-        """Write ``builds/<key>.json``, the build the outputs are about to be predicted from."""
-        record = {"format": OUTPUTS_RECORD_FORMAT, "key": target.key, "dataset": dataset_build(target)}
+        """Write ``builds/<key>.json``, the build the outputs are about to be predicted from (and under which
+        evaluation protocol)."""
+        record = {
+            "format": OUTPUTS_RECORD_FORMAT,
+            "key": target.key,
+            "dataset": dataset_build(target),
+            "protocol": target.protocol,
+        }
         path = _record_path(self.outputs_path(target))
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, _json_bytes(record))
@@ -545,18 +661,21 @@ class _Run:
             if self.options.progress:
                 print(f"predict {target.key}")
             self.record_outputs(target)
-            predict(target.folder, self.loaded, path, config=target.config, split=target.split, options=self.options)
+            options = self.predict_options(target)
+            predict(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
         return path
 
-    def score_target(self, target: SuiteTarget, id_target: SuiteTarget | None) -> tuple[dict | None, str]:
-        """``(report dict, "")`` or ``(None, why it was skipped)``."""
+    def score_target(self, target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> tuple[dict | None, str]:
+        """``(report dict, "")`` or ``(None, why it was skipped)``. ``id_targets``: the ImageNet-val split
+        per protocol (empty without one)."""
         folder, config = target.folder, target.config
+        id_target = id_targets.get(HESSE2025)
         applicable = applicable_metrics(folder.config_info(config)["features"], folder.protocol(config))
         if not applicable:
             return None, f"no metric family applies to config {config!r} (columns {folder.column_names(config)})"
         if folder.protocol(config).get("ood") and id_target is None:
             return None, "an OOD set is scored against the ImageNet-val outputs: add a built imagenet_val folder"
-        outputs_target = target if target.has_images else id_target
+        outputs_target = _outputs_target(target, id_targets)
         if outputs_target is None:
             return None, "no images to run the model on, and no imagenet_val folder whose outputs it could join"
         path = self.outputs(outputs_target)
@@ -568,17 +687,19 @@ class _Run:
             if target.has_images:
                 raise
             return None, f"its rows are not the imagenet_val rows predicted ({err})"
-        uses_id = bool(folder.protocol(config).get("ood")) and id_target is not None and target is not id_target
+        uses_id = bool(folder.protocol(config).get("ood")) and id_target is not None and target != id_target
         provenance = {
             "dataset": dataset_build(target),
             "outputs": dataset_build(outputs_target),
             "id_outputs": dataset_build(id_target) if uses_id else None,
         }
-        return {**report.to_dict(), "provenance": provenance}, ""
+        found = report.to_dict()
+        found["meta"] = {**found["meta"], "preprocessing": self.preprocessing(outputs_target)}
+        return {**found, "provenance": provenance}, ""
 
     def ood_options(self, target: SuiteTarget, id_target: SuiteTarget | None, ood_path: Path) -> OodOptions:
         """ID outputs (and features) of ImageNet val for the OOD families; empty options without them."""
-        if id_target is None or target is id_target:
+        if id_target is None or target == id_target:
             return OodOptions()
         id_path = self.outputs(id_target)
         if self.id_outputs is None:
@@ -637,7 +758,9 @@ __all__ = [
     "check_arguments",
     "check_run_folder",
     "dataset_build",
+    "dataset_targets",
     "predict_on_ray",
+    "protocol_targets",
     "run_manifest",
     "run_suite",
     "same_build",

@@ -524,6 +524,37 @@ def squash_transform(data_config: dict[str, Any]) -> Transform:
     return create_transform(**{**data_config, "crop_pct": 1.0, "crop_mode": "squash"})
 
 
+def resize_only_transform(loaded: LoadedModel) -> Transform:
+    """The model's eval preprocessing resizing the whole image to its input size, no centre crop
+    (Anzaku et al. 2024, App. B), for every model source:
+
+    * timm and user models (timm's data config): :func:`squash_transform`;
+    * torchvision: resize to ``(crop_size, crop_size)`` with the weights' interpolation and antialias,
+      then to a float tensor and normalise with their mean/std (what ``ImageClassification`` does, less
+      the resize of the shorter side and the centre crop).
+
+    ConfigError for any other preprocessing (it has no known input size to resize to)."""
+    if loaded.data_config:
+        return squash_transform(loaded.data_config)
+    from torchvision import transforms
+    from torchvision.transforms._presets import ImageClassification
+
+    preset = loaded.transform
+    if isinstance(preset, ImageClassification):
+        size = [int(v) for v in preset.crop_size]
+        return transforms.Compose(
+            [
+                transforms.Resize((size[0], size[-1]), interpolation=preset.interpolation, antialias=preset.antialias),
+                transforms.ToTensor(),
+                transforms.Normalize(list(preset.mean), list(preset.std)),
+            ]
+        )
+    raise ConfigError(
+        f"model {loaded.spec!r}: its preprocessing ({type(preset).__name__}) has no known input size to resize to "
+        "without a centre crop (Anzaku et al. 2024); timm, torchvision and user models loaded by load_model have one"
+    )
+
+
 def weights_digest(loaded: LoadedModel) -> str:
     """What identifies the weights in a resume manifest: the file's sha256, or how they were chosen."""
     return loaded.weights_sha256 or hashlib.sha256(loaded.weights.encode()).hexdigest()
@@ -540,6 +571,7 @@ __all__ = [
     "load_model",
     "load_weights",
     "resolve_weights",
+    "resize_only_transform",
     "squash_transform",
     "weights_digest",
 ]

@@ -58,14 +58,14 @@ from tqdm.auto import tqdm
 from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
 from ..files import atomic_write_bytes
+from ..scoring.evaluation.preprocessing import no_center_crop
 from ..scoring.metrics.protocols import border_crop
 from ..scoring.outputs import load_torch_file
 from .gpu_decode import TensorTransform, UnsupportedTransform, decode_jpegs, device_decodable, tensor_transform
-from .models import LoadedModel, Transform, squash_transform, weights_digest
+from .models import LoadedModel, Transform, resize_only_transform, weights_digest
 
 _LOG = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
-NO_CENTER_CROP = "no center crop"  # PatchML's protocol "preprocessing" says so (Anzaku et al. 2024, App. B)
 
 
 @dataclass(frozen=True)
@@ -109,21 +109,29 @@ def split_units(folder: DatasetFolder, config: str, split: str, batch_size: int)
     return units
 
 
-def protocol_transform(loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None) -> Transform:
+def protocol_transform(
+    loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None, resize_only: bool = False
+) -> Transform:
     """The preprocessing of one image: the protocol's border crop, then ``override`` or the model's own
-    (resized without a centre crop where the protocol says so)."""
-    transform = _model_transform(loaded, protocol, override)
+    (resized to the input size without a centre crop where the protocol says so, or with ``resize_only``:
+    Anzaku et al. 2024, App. B; :func:`~imagenet_suite.inference.models.resize_only_transform`)."""
+    transform = _model_transform(loaded, protocol, override, resize_only)
     border = _border_px(protocol)
     if not border:
         return transform
     return lambda image: transform(border_crop(image, border))
 
 
-def _model_transform(loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None) -> Transform:
-    """``override``, or the model's own transform (PatchML: without the centre crop)."""
-    if override is None and NO_CENTER_CROP in str(protocol.get("preprocessing", "")) and loaded.data_config:
-        return squash_transform(loaded.data_config)
-    return override or loaded.transform
+def _model_transform(
+    loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None, resize_only: bool = False
+) -> Transform:
+    """``override``, or the model's own transform (PatchML, or ``resize_only``: without the centre crop,
+    whatever the model's source)."""
+    if override is not None:
+        return override
+    if resize_only or no_center_crop(protocol):
+        return resize_only_transform(loaded)
+    return loaded.transform
 
 
 def _border_px(protocol: dict[str, Any]) -> int:
@@ -131,13 +139,13 @@ def _border_px(protocol: dict[str, Any]) -> int:
 
 
 def device_transform(
-    loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None
+    loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None, resize_only: bool = False
 ) -> tuple[TensorTransform | None, str]:
     """The tensor counterpart of :func:`protocol_transform` for the GPU decode path, or ``(None, why not)``."""
     if override is not None:
         return None, "a transform override has no tensor counterpart"
     try:
-        return tensor_transform(_model_transform(loaded, protocol, None), _border_px(protocol)), ""
+        return tensor_transform(_model_transform(loaded, protocol, None, resize_only), _border_px(protocol)), ""
     except UnsupportedTransform as err:
         return None, f"the model's preprocessing has no exact tensor counterpart ({err})"
 
@@ -332,6 +340,9 @@ class PredictOptions:
             None: the model's own.
         transform_name: identifies ``transform`` in the resume manifest (a ``.partial`` folder made with
             another one is refused); None: ``"model default"``.
+        resize_only: resize each image to the model's input size without a centre crop (Anzaku et al.
+            2024, App. B; for timm, torchvision and user models alike), instead of the model's own
+            resize + centre crop. PatchML builds are always predicted so (their protocol says so).
         progress: show a progress bar (stderr).
 
     Example:
@@ -352,6 +363,7 @@ class PredictOptions:
     gpu_decode: bool | None = None
     transform: Transform | None = None
     transform_name: str | None = None
+    resize_only: bool = False
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -416,7 +428,7 @@ def predict(
     preprocess = None
     gpu_decode = device.type == "cuda" if options.gpu_decode is None else options.gpu_decode
     if gpu_decode:
-        preprocess, why_not = device_transform(loaded, protocol, options.transform)
+        preprocess, why_not = device_transform(loaded, protocol, options.transform, options.resize_only)
         if preprocess is None:
             _LOG.warning("predict: GPU decode is off, %s; every image is decoded and preprocessed on the CPU", why_not)
     manifest = _manifest(folder, config, split, loaded, options)
@@ -427,7 +439,7 @@ def predict(
     try:
         todo = _units_to_compute(units, partial, options.features, unit_ids)
         if todo:
-            cpu_transform = protocol_transform(loaded, protocol, options.transform)
+            cpu_transform = protocol_transform(loaded, protocol, options.transform, options.resize_only)
             images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
             to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
             _run(images, todo, _Forward.of(loaded.model, partial, device, options), options, to_device)
@@ -474,8 +486,9 @@ def check_outputs_file(out: str | Path) -> Path:
 
 
 def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedModel, options: PredictOptions) -> dict:
-    """What produced the chunks of a ``.partial`` folder: a run that differs in any of it does not reuse them."""
-    return {
+    """What produced the chunks of a ``.partial`` folder: a run that differs in any of it does not reuse them
+    (``preprocessing`` only with ``resize_only``, so folders of earlier versions stay reusable)."""
+    manifest = {
         "dataset": folder.name,
         "build": folder.build_info.get(SELF_HASH),
         "config": config,
@@ -488,6 +501,9 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
         "amp": options.amp,
         "batch_size": options.batch_size,
     }
+    if options.resize_only:
+        manifest["preprocessing"] = "resize only, no center crop"
+    return manifest
 
 
 def _partial_folder(out: Path, manifest: dict[str, Any]) -> tuple[Path, bool]:

@@ -98,14 +98,31 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
         lines += ["## Expert multi-labels (Shankar et al. 2020; ImageNet-M)", ""]
         lines += table(("dataset", "metric", "value"), _flatten(summary["expert_labels"]))
     if summary.get("real"):
-        lines += ["## ReaL", "", f"ReaL top-1 {summary['real']['real_top1_accuracy']:.4f}", ""]
+        lines += [
+            "## ReaL (Beyer et al. 2020; the model's own preprocessing, centre crop)",
+            "",
+            f"ReaL top-1 {summary['real']['real_top1_accuracy']:.4f}",
+            "",
+        ]
+    if summary.get("anzaku2024"):
+        lines += ["## Multi-label sets resized without centre crop (Anzaku et al. 2024, App. B)", ""]
+        lines += table(
+            ("dataset", "top-1", "ReaL accuracy", "ASMA (exact)"),
+            (
+                (key, e.get("top1_accuracy"), e.get("real_accuracy"), e.get("asma"))
+                for key, e in summary["anzaku2024"].items()
+            ),
+        )
     for title, key in (
-        ("ASMA (Anzaku et al. 2024)", "asma"),
+        ("ASMA (Anzaku et al. 2024; resized to the input size, no centre crop)", "asma"),
         ("LCA on mistakes (LCA-on-the-Line, Shi et al. 2024)", "lca"),
     ):
         if summary.get(key):
             lines += [f"## {title}", ""]
             lines += table(("dataset", "variant", "value"), _flatten(summary[key]))
+    if summary.get("protocols"):
+        lines += ["## Evaluation protocols", ""]
+        lines += table(("protocol", "preprocessing"), summary["protocols"].items())
     return lines
 
 

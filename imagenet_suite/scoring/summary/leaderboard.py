@@ -6,7 +6,8 @@
 * ``aggregates`` — Heuillet et al. 2025's Sum score and Borda score (``robustgen_code`` convention) with every
   dataset key as one voter, their global ranks, and the Mean Absolute (Spearman) Correlation between
   the datasets' accuracies across models (:mod:`imagenet_suite.scoring.metrics.aggregates`).
-* ``delta_rank`` — Anzaku et al. 2024's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``), when every
+* ``delta_rank`` — Anzaku et al. 2024's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``, mean over the
+  run's PatchML seeds; the Markdown says how many, and when the runs differ in seeds), when every
   model has both.
 * ``lca_on_the_line`` — LCA-on-the-Line (Shi et al. 2024): for every OOD dataset key, ID LCA (ImageNet val, the first LCA
   distance reported) against OOD top-1 over the models: R², Kendall τ-b, Pearson, fitted line
@@ -221,16 +222,26 @@ def _aggregates(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
 
 
 def _delta_rank(suites: Mapping[str, Mapping[str, Any]]) -> pd.Series | None:
-    top1, asma = {}, {}
+    """ΔRank of Anzaku et al. 2024: rank(ImageNet top-1) − rank(PatchML ASMA ``exact``), the ASMA being the
+    mean over every PatchML build of a run (one per seed; the paper averages five). ``attrs["seeds"]``:
+    ``{model: [seed, ...]}`` of the builds averaged (None for a build whose seed is not recorded)."""
+    top1, asma, seeds = {}, {}, {}
     for name, suite in suites.items():
         summary = suite["summary"]
         val = _id_top1(summary)
-        patchml = [values.get(DEFAULT_VARIANT) for key, values in summary["asma"].items() if "patchml" in key]
-        if val is not None and patchml and patchml[0] is not None:
-            top1[name], asma[name] = val, patchml[0]
+        found = []  # (seed, ASMA) per PatchML report; suite.json's summary ASMA is of the anzaku2024 reports
+        for key, report in sorted(suite["datasets"].items()):
+            value = summary["asma"].get(key, {}).get(DEFAULT_VARIANT)
+            if report["meta"].get("dataset") == "patchml" and value is not None:
+                found.append(((report["meta"].get("protocol") or {}).get("seed"), value))
+        if val is not None and found:
+            top1[name], asma[name] = val, float(np.mean([value for _, value in found]))
+            seeds[name] = [seed for seed, _ in found]
     if len(top1) != len(suites) or len(top1) < 2:
         return None
-    return delta_rank(pd.Series(top1), pd.Series(asma))
+    result = delta_rank(pd.Series(top1), pd.Series(asma))
+    result.attrs["seeds"] = seeds
+    return result
 
 
 def _id_top1(summary: Mapping[str, Any]) -> float | None:
@@ -299,8 +310,20 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += [f"Mean absolute Spearman correlation between datasets across models (MAC): {board.mac:.4g}", ""]
     if board.delta_rank is not None:
         lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (Anzaku et al. 2024)", ""]
-        delta = _with_weights(board.delta_rank.rename("ΔRank").to_frame(), board)
+        seeds = board.delta_rank.attrs.get("seeds", {})
+        delta = board.delta_rank.rename("ΔRank").to_frame()
+        delta["PatchML seeds averaged"] = [len(seeds.get(model, [])) for model in delta.index]
+        delta = _with_weights(delta, board)
         lines += table(list(delta.columns), delta.itertuples(index=False))
+        kinds = {tuple(map(str, found)) for found in seeds.values()}
+        if len(kinds) > 1:
+            lines += [
+                "The runs differ in PatchML seeds, so their mean ASMA is over different builds: "
+                + "; ".join(f"`{model}`: {', '.join(map(str, found))}" for model, found in seeds.items()),
+                "",
+            ]
+        elif kinds:
+            lines += [f"PatchML ASMA is the mean over seeds {', '.join(next(iter(kinds)))} in every run.", ""]
     if board.lca_on_the_line:
         lines += ["## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled", ""]
         rows = [

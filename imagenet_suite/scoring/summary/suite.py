@@ -39,6 +39,15 @@ Output (:func:`suite_summary`, JSON-ready):
   distance) and ``accuracies`` (each report's headline accuracy, the leaderboard's input: for a
   corruption build, the mean accuracy over its corruptions, never the top-1 pooled with its clean rows,
   with ``clean_accuracy`` beside it).
+* ``anzaku2024`` — per multi-label report resized without a centre crop: top-1, ReaL accuracy (top-1
+  in the label set) and ASMA (``exact``), the columns of Anzaku et al. 2024's tables.
+* ``protocols`` — the evaluation protocols the reports were measured under, each with its preprocessing.
+
+Each number is read from reports of the evaluation protocol its paper used
+(:mod:`imagenet_suite.scoring.evaluation.preprocessing`): ASMA, ``anzaku2024`` and PatchML from the
+``anzaku2024`` reports (resized to the model's input size, no centre crop: Anzaku et al. 2024, App. B);
+ReaL top-1 (Beyer et al. 2020), the expert multi-labels, QUBA and ``accuracies`` from the
+``hesse2025`` ones (the model's own preprocessing, centre crop).
 
 Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
 run folder): its ``format`` must be :data:`SUITE_FORMAT`, :data:`SUITE_FORMAT_2` (the same keys but
@@ -62,6 +71,7 @@ from typing import Any
 from ... import __version__
 from ...errors import RunFolderError
 from ...perturbations.corruptions import IMAGENET_C, SEVERITIES
+from ..evaluation.preprocessing import ANZAKU2024, HESSE2025, PROTOCOLS, report_protocol
 from ..metrics.object_focus import object_focus
 from ..metrics.quba import DEFAULT_WEIGHTS, DIMENSIONS, quba_score
 
@@ -428,9 +438,16 @@ def lca_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float]
     return found
 
 
+def under(reports: Mapping[str, ReportDict], protocol: str) -> dict[str, ReportDict]:
+    """The reports measured under evaluation ``protocol`` (:func:`~imagenet_suite.scoring.evaluation.preprocessing.report_protocol`)."""
+    return {key: report for key, report in reports.items() if report_protocol(report) == protocol}
+
+
 def asma_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float]]:
-    """``{report key: {variant: ASMA}}`` for every report with ASMA rows (PatchML, ReaL sets)."""
+    """``{report key: {variant: ASMA}}`` for every ``anzaku2024`` report with ASMA rows (PatchML, ReaL
+    sets resized without a centre crop, as Anzaku et al. 2024 measured ASMA)."""
     found: dict[str, dict[str, float]] = {}
+    reports = under(reports, ANZAKU2024)
     for key in sorted(reports):
         for row in reports[key].get("metrics", ()):
             if row["metric"] == "asma" and row.get("value") is not None:
@@ -439,7 +456,9 @@ def asma_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float
 
 
 def real_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
-    """ReaL top-1 (and top-5) from the first report holding it."""
+    """ReaL top-1 (and top-5) from the first ``hesse2025`` report holding it (Beyer et al. 2020 evaluate
+    with the model's own preprocessing, centre crop)."""
+    reports = under(reports, HESSE2025)
     for key in sorted(reports):
         top1 = report_value(reports[key], "real_top1_accuracy")
         if top1 is not None:
@@ -455,7 +474,7 @@ def expert_labels_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[s
     """Shankar et al.'s multi-label accuracy (per-class mean and pooled, lenient and strict) and the
     ImageNet-M mistakes, per ``imagenet_multilabel`` report; None without one."""
     found: dict[str, dict[str, Any]] = {}
-    for key, report in reports_of(reports, "imagenet_multilabel"):
+    for key, report in reports_of(under(reports, HESSE2025), "imagenet_multilabel"):
         entry = {}
         for metric in ("multilabel_accuracy", "multilabel_accuracy_pooled", "imagenet_m_mistakes"):
             for variant in ("lenient", "strict"):
@@ -464,6 +483,25 @@ def expert_labels_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[s
                     entry[f"{metric}/{variant}"] = value
         if entry:
             found[key] = entry
+    return found or None
+
+
+ANZAKU_COLUMNS = (
+    ("top1_accuracy", "top1_accuracy", ""),
+    ("real_accuracy", "multilabel_real_accuracy", "all"),
+    ("asma", "asma", "exact"),
+)
+
+
+def anzaku2024_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float]] | None:
+    """``{report key: {"top1_accuracy", "real_accuracy", "asma"}}`` (those present) for every ``anzaku2024``
+    report with ASMA rows: Anzaku et al. 2024's table columns, resized without a centre crop."""
+    found: dict[str, dict[str, float]] = {}
+    for key, report in sorted(under(reports, ANZAKU2024).items()):
+        if report_value(report, "asma", "exact") is None:
+            continue
+        entry = {name: report_value(report, metric, variant) for name, metric, variant in ANZAKU_COLUMNS}
+        found[key] = {name: value for name, value in entry.items() if value is not None}
     return found or None
 
 
@@ -498,8 +536,10 @@ def suite_summary(
         "real": real_summary(reports),
         "expert_labels": expert_labels_summary(reports),
         "asma": asma_summary(reports),
+        "anzaku2024": anzaku2024_summary(reports),
         "lca": lca_summary(reports),
-        "accuracies": headline_accuracies(reports),
+        "accuracies": headline_accuracies(under(reports, HESSE2025)),
+        "protocols": {name: PROTOCOLS[name] for name in PROTOCOLS if under(reports, name)},
     }
     return _finite(summary)
 
@@ -842,7 +882,8 @@ SUMMARY = Fields(
         "asma": MapOf(MapOf(NUMBER)),
         "lca": MapOf(MapOf(NUMBER)),
         "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
-    }
+    },
+    {"anzaku2024": Maybe(MapOf(MapOf(NUMBER))), "protocols": MapOf(TEXT)},  # absent in files written before
 )
 SUITE_1 = Fields(
     {
@@ -943,6 +984,8 @@ __all__ = [
     "Maybe",
     "Number",
     "Text",
+    "anzaku2024_summary",
+    "asma_summary",
     "check_json",
     "corruption_accuracies",
     "describe_json",
