@@ -308,7 +308,7 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     from imagenet_suite.scoring.metrics.aggregates import borda_score
     from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
 
-    datasets = [suite_folders[name] for name in ("imagenet_val", "imagenet_a", "imagenet_r")]
+    datasets = [suite_folders[name] for name in ("imagenet_val", "imagenet_a", "imagenet_r", "imagenet_c")]
     runs = []
     for seed in range(3):
         run_dir = tmp_path / f"seed{seed}"
@@ -320,20 +320,32 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     board = leaderboard(load_suites(runs))
     names = [f"{MODEL} (seed{seed})" for seed in range(3)]
     assert sorted(board.accuracies.index) == names
+    # Heuillet et al. 2025's voters: the released ImageNet-C sets are one dataset, one type per set
+    voters = [("imagenet_c", "gaussian_noise/1"), ("imagenet_c", "gaussian_noise/3")]
+    assert list(board.perturbation_accuracies.columns) == voters
+    c_sets = board.accuracies[["imagenet_c/gaussian_noise_1", "imagenet_c/gaussian_noise_3"]]
+    assert board.perturbation_accuracies.to_numpy().tolist() == c_sets.to_numpy().tolist()
+    assert board.aggregates["score_sum"].to_dict() == pytest.approx(c_sets.sum(axis=1).to_dict())
+    assert board.aggregates["incomplete_datasets"].tolist() == [0, 0, 0]
+    # the dataset-level numbers: every dataset key's headline accuracy is one voter
     sums = board.accuracies.sum(axis=1)
-    assert board.aggregates["score_sum"].to_dict() == pytest.approx(sums.to_dict())
+    assert board.dataset_level["dataset_level_sum"].to_dict() == pytest.approx(sums.to_dict())
     long = board.accuracies.stack().rename("accuracy").reset_index().set_axis(["model", "dataset", "accuracy"], axis=1)
-    assert board.aggregates["borda"].to_dict() == borda_score(long, "model", "dataset", ("accuracy",)).to_dict()
+    borda = borda_score(long, "model", "dataset", ("accuracy",))
+    assert board.dataset_level["dataset_level_borda"].to_dict() == borda.to_dict()
     assert board.quba["quba"].isna().all() and set(board.missing) == set(names)
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "has no QUBA score; missing:" in text
     assert "## QUBA (Beyond Accuracy, Hesse et al. 2025)" in text
-    assert "## Sum / Borda over datasets (Heuillet et al. 2025)" in text
+    assert "## Sum / Borda / MAC (Heuillet et al. 2025: voters are dataset × perturbation type)" in text
+    assert "2 voters (dataset, perturbation type) over 1 dataset." in text
+    assert "## Dataset-level Sum / Borda (one voter per dataset's headline accuracy; not Heuillet" in text
     assert ("## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1" in text) == bool(board.lca_on_the_line)
     for key, result in board.lca_on_the_line.items():
-        assert key in ("imagenet_a", "imagenet_r") and result.correlations.n == 3
-        assert (tmp_path / "board" / f"lca_on_the_line_{key}.png").is_file()
-    assert (tmp_path / "board" / "leaderboard_aggregates.csv").is_file()
+        assert key != "imagenet_val" and result.correlations.n == 3
+        assert (tmp_path / "board" / f"lca_on_the_line_{key.replace('/', '__')}.png").is_file()
+    for table in ("aggregates", "dataset_level", "perturbation_accuracies", "mac"):
+        assert (tmp_path / "board" / f"leaderboard_{table}.csv").is_file()
 
 
 def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders, model, tmp_path, monkeypatch):

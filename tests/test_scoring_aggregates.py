@@ -1,4 +1,8 @@
-"""Sum, Borda and MAC of Heuillet et al. 2025; reproduces the paper's 240 ranking rows (tests/data/papers)."""
+"""Sum, Borda and MAC of Heuillet et al. 2025; reproduces the paper's 240 ranking rows (tests/data/papers).
+
+Missing accuracies follow the authors' code (RobustGen's ``load_results.py`` and ``process_database.py``):
+the expected numbers of the missing-value tests are those that code prints for the same tables.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,15 @@ from scipy.stats import spearmanr
 from imagenet_suite.scoring.metrics.aggregates import (
     ROBUSTGEN_METRICS,
     borda_score,
+    borda_score_of,
     global_rank,
+    incomplete_datasets,
+    mac_per_dataset,
     mean_absolute_correlation,
     sum_score,
+    sum_score_of,
+    voter_matrix,
+    voter_matrix_from_long,
     voter_points,
 )
 
@@ -148,3 +158,124 @@ def test_aggregates_refuse_malformed_tables():
         sum_score(table.drop(columns="L1_acc"))
     with pytest.raises(ValueError, match="repeated"):
         borda_score(pd.concat([table, table.iloc[:1]]))
+
+
+# -- missing accuracies (issue 25, item 5) -------------------------------------------------------------------
+
+NAN = np.nan
+# A misses one accuracy of d1 (its L-inf); B has all; C has none (RobustGen's loader gives it NaN rows).
+MISSING_ONE = {
+    ("A", "d1"): (0.9, NAN, 0.5, 0.4, 0.6),
+    ("A", "d2"): (0.8, 0.3, 0.4, 0.3, 0.5),
+    ("B", "d1"): (0.7, 0.2, 0.3, 0.2, 0.4),
+    ("B", "d2"): (0.7, 0.2, 0.3, 0.2, 0.4),
+    ("C", "d1"): (NAN,) * 5,
+    ("C", "d2"): (NAN,) * 5,
+}
+
+
+def robustgen_table(accuracies: dict) -> pd.DataFrame:
+    rows = [
+        {"config": c, "dataset": d, **dict(zip(ROBUSTGEN_METRICS, v, strict=True))} for (c, d), v in accuracies.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_sum_drops_a_dataset_with_a_missing_accuracy_as_the_authors_code():
+    table = robustgen_table(MISSING_ONE)
+    scores = sum_score(table)
+    # A: d1 is incomplete, so only d2 counts: 0.8 + 0.3 + 0.4 + 0.3 + 0.5; B: 2 x (0.7 + 0.2 + 0.3 + 0.2 + 0.4)
+    assert scores.to_dict() == pytest.approx({"A": 2.3, "B": 3.6, "C": 0.0}, abs=1e-12)
+    assert scores["A"] < scores["B"]
+    assert global_rank(scores).to_dict() == {"B": 1, "A": 2, "C": 3}  # C is kept, ranked last
+    assert incomplete_datasets(voter_matrix(table)).to_dict() == {"A": 1, "B": 0, "C": 2}
+
+
+def test_skip_missing_is_the_old_sum_under_its_own_name():
+    table = robustgen_table(MISSING_ONE)
+    scores = sum_score(table, convention="skip_missing")
+    # A: 0.9 + 0.5 + 0.4 + 0.6 (d1 without the missing one) + 2.3 (d2)
+    assert scores.to_dict() == pytest.approx({"A": 4.7, "B": 3.6, "C": 0.0}, abs=1e-12)
+    with pytest.raises(ValueError, match="unknown Sum convention 'nansum'"):
+        sum_score(table, convention="nansum")
+
+
+def test_borda_with_a_missing_accuracy_as_the_authors_code():
+    # Every voter ranks A and B (C has nothing): A is above B on all 9 voters it has; d1's (L-inf) voter
+    # ranks B alone. A's d1 is incomplete: A gets 5 x 2 from d2 only, B 5 x 1 from each dataset.
+    assert borda_score(robustgen_table(MISSING_ONE)).to_dict() == {"A": 10.0, "B": 10.0, "C": 0.0}
+
+
+def test_a_voter_no_configuration_has_is_no_voter():
+    # Nobody has L1 on d1: pandas pivot_table drops that column in the authors' code, and d1 still counts
+    # with its four other voters (A: 4 x 2 + 5 x 2 = 18, B: 4 x 1 + 5 x 1 = 9). The per-dataset sums are
+    # missing for both (sums_from_dict), so only d2 adds to Sum.
+    accuracies = {
+        ("A", "d1"): (0.9, 0.3, 0.5, NAN, 0.6),
+        ("A", "d2"): (0.8, 0.3, 0.4, 0.3, 0.5),
+        ("B", "d1"): (0.7, 0.2, 0.3, NAN, 0.4),
+        ("B", "d2"): (0.7, 0.2, 0.3, 0.2, 0.4),
+    }
+    table = robustgen_table(accuracies)
+    assert borda_score(table).to_dict() == {"A": 18.0, "B": 9.0}
+    assert sum_score(table).to_dict() == pytest.approx({"A": 2.3, "B": 1.8}, abs=1e-12)
+
+
+def long_table(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["config", "dataset", "perturbation", "accuracy"])
+
+
+def test_the_voter_matrix_of_the_long_and_robustgen_layouts_agree():
+    table = robustgen_table(MISSING_ONE)
+    rows = [(c, d, z, v) for (c, d), values in MISSING_ONE.items() for z, v in zip(ROBUSTGEN_METRICS, values)]
+    from_long = voter_matrix_from_long(long_table(rows))
+    pd.testing.assert_frame_equal(from_long, voter_matrix(table)[from_long.columns])
+    assert sum_score_of(from_long).to_dict() == pytest.approx({"A": 2.3, "B": 3.6, "C": 0.0}, abs=1e-12)
+    with pytest.raises(ValueError, match="1 repeated \\(configuration, dataset, perturbation\\) rows"):
+        voter_matrix_from_long(long_table([*rows, rows[0]]))
+
+
+# -- a hand computation: 2 datasets x 3 perturbation types x 3 models ------------------------------------------
+
+HAND = {  # dataset -> perturbation type -> (M1, M2, M3)
+    "d1": {"clean": (0.9, 0.8, 0.7), "fog/1": (0.5, 0.6, 0.4), "snow/1": (0.3, 0.3, 0.1)},
+    "d2": {"clean": (0.6, 0.7, 0.5), "fog/1": (0.2, 0.4, 0.3), "snow/1": (0.1, 0.2, 0.3)},
+}
+MODELS = ("M1", "M2", "M3")
+# Borda, 1 + #models strictly below per voter:
+#   d1: clean (3, 2, 1), fog (2, 3, 1), snow (2, 2, 1: M1 and M2 tie) -> (7, 7, 3)
+#   d2: clean (2, 3, 1), fog (1, 3, 2), snow (1, 2, 3)                -> (4, 8, 6)
+HAND_BORDA = {"M1": 11.0, "M2": 15.0, "M3": 9.0}
+# Sum: M1 1.7 + 0.9, M2 1.7 + 1.3, M3 1.2 + 1.1
+HAND_SUM = {"M1": 2.6, "M2": 3.0, "M3": 2.3}
+# MAC, Spearman on average ranks (ascending) across the three models:
+#   d1: clean (3, 2, 1), fog (2, 3, 1), snow (2.5, 2.5, 1): rho(clean, fog) = 1 - 6 * 2 / 24 = 0.5,
+#       rho(clean, snow) = rho(fog, snow) = 1.5 / sqrt(2 * 1.5) = sqrt(3) / 2 -> (0.5 + sqrt(3)) / 3
+#   d2: clean (2, 3, 1), fog (1, 3, 2), snow (1, 2, 3): rho = 0.5, -0.5, 0.5 -> 0.5
+HAND_MAC = {"d1": (0.5 + np.sqrt(3)) / 3, "d2": 0.5}
+
+
+def hand_rows() -> list[tuple[str, str, str, float]]:
+    return [
+        (model, dataset, type_, value)
+        for dataset, types in HAND.items()
+        for type_, values in types.items()
+        for model, value in zip(MODELS, values, strict=True)
+    ]
+
+
+def test_hand_computed_borda_sum_and_mac():
+    matrix = voter_matrix_from_long(long_table(hand_rows()))
+    assert borda_score_of(matrix).to_dict() == HAND_BORDA
+    assert global_rank(borda_score_of(matrix)).to_dict() == {"M1": 2, "M2": 1, "M3": 3}
+    assert sum_score_of(matrix).to_dict() == pytest.approx(HAND_SUM, abs=1e-12)
+    mac = mac_per_dataset(matrix)
+    assert mac.to_dict() == pytest.approx(HAND_MAC, abs=1e-12)
+    assert mac.mean() == pytest.approx(0.25 + (0.5 + np.sqrt(3)) / 6, abs=1e-12)  # 0.622008...
+    # the same through the RobustGen layout (both datasets have the same three types)
+    wide = long_table(hand_rows()).pivot_table(index=["config", "dataset"], columns="perturbation", values="accuracy")
+    wide = wide.reset_index()
+    types = ("clean", "fog/1", "snow/1")
+    assert borda_score(wide, metrics=types).to_dict() == HAND_BORDA
+    mac_table = mean_absolute_correlation(wide, metrics=types)
+    assert mac_table.loc["all", ["d1", "d2"]].to_dict() == pytest.approx(HAND_MAC, abs=1e-12)

@@ -1,20 +1,40 @@
 """The aggregates of Heuillet et al. 2025 over an accuracy table: Sum score, Borda score, Mean Absolute Correlation.
 
-The table is long in configurations and datasets and wide in perturbations, like RobustGen's
-``results_dataset.csv``: one row per (configuration, dataset), one accuracy column per perturbation
-type (default :data:`ROBUSTGEN_METRICS`). A *voter* is a (dataset, perturbation) pair.
+The accuracy table a_{i,d}(z) holds one accuracy per configuration i, dataset d and perturbation type z;
+a *voter* is a (dataset, perturbation type) pair. It is read in two layouts:
 
-* Sum: S(i) = sum of a configuration's accuracies over all voters (pandas ``sum``, NaN skipped).
-* Borda, three named conventions for the points one voter gives configuration i:
-  ``robustgen_code`` (default; ``process_database.py``, reproduces the paper's Tables 3 and 8-12):
-  1 + #{j : a_j < a_i}, the ascending ``min`` rank, so ties share the lower value; a dataset with a
-  NaN accuracy gives NaN for that dataset, and NaN datasets are skipped in the total;
+* RobustGen's ``results_dataset.csv`` layout (:func:`sum_score`, :func:`borda_score`,
+  :func:`mean_absolute_correlation`): one row per (configuration, dataset), one accuracy column per
+  perturbation type (default :data:`ROBUSTGEN_METRICS`), the same types in every dataset;
+* the *voter matrix*: one row per configuration, one column per voter (``(dataset, perturbation)``
+  column labels), so that datasets may have different perturbation types. :func:`voter_matrix` makes
+  it from the first layout, :func:`voter_matrix_from_long` from a long table (one row per configuration,
+  dataset and perturbation type); :func:`sum_score_of`, :func:`borda_score_of`,
+  :func:`incomplete_datasets` and :func:`mac_per_dataset` read it.
+
+Each convention is named; the default is the one of the authors' released code (RobustGen's
+``results_analysis/load_results.py`` and ``process_database.py``), which reproduces the paper's
+Tables 3 and 8-12:
+
+* Sum, S(i) = the sum of a configuration's accuracies over the voters. ``robustgen_code`` (default): a
+  dataset's sum over its perturbation types is missing (NaN) as soon as one of them is missing
+  (``sums_from_dict``), and the total is pandas ``sum`` over the datasets, which skips those: a dataset
+  with a missing accuracy adds nothing, and a configuration without a complete dataset scores 0 and is
+  still ranked (its row is kept). ``skip_missing`` (not the paper's): every accuracy present is added,
+  only the missing ones are skipped.
+* Borda, three conventions for the points one voter gives configuration i: ``robustgen_code``
+  (default): 1 + #{j : a_j < a_i}, the ascending ``min`` rank, so ties share the lower value;
   ``paper_literal`` (the written formula): m_v - rank_v(i) with rank_v the dense descending rank and
-  m_v the number of distinct accuracies; ``n_minus_rank``: |I| - (min descending rank).
+  m_v the number of distinct accuracies; ``n_minus_rank``: |I| - (min descending rank). Missing
+  accuracies, in every convention as in the authors' code: a voter ranks the configurations that have
+  its accuracy; a configuration missing one accuracy of a dataset gets nothing from that dataset (its
+  per-dataset Borda is NaN and the total skips it; none at all: 0); a voter that no configuration has
+  is no voter (``pivot_table`` drops the empty column), the dataset's other voters still count.
 * Ranks: descending, ``min`` for ties (two configurations tied for 18th are both 18th, next is 20th).
-* MAC: per dataset, the mean |off-diagonal| entry of the Spearman (average-rank) correlation matrix
-  of the perturbation columns across configurations; per group if asked; averaged with ``mean``
-  for the whole table and ``nanmean`` for groups (``paper_table4.ipynb``).
+* MAC: per dataset, the mean |off-diagonal| entry of the Spearman (average-rank, pairwise complete)
+  correlation matrix of its perturbation types across configurations, NaN with fewer than two
+  configurations or types; per group if asked; averaged with ``mean`` for the whole table and
+  ``nanmean`` for groups (``paper_table4.ipynb``).
 """
 
 from __future__ import annotations
@@ -29,6 +49,159 @@ from .quba import rank_descending
 ROBUSTGEN_METRICS: tuple[str, ...] = ("clean_acc", "Linf_acc", "L2_acc", "L1_acc", "common_acc")
 BORDA_CONVENTIONS = ("robustgen_code", "paper_literal", "n_minus_rank")
 DEFAULT_BORDA_CONVENTION = "robustgen_code"
+SUM_CONVENTIONS = ("robustgen_code", "skip_missing")
+DEFAULT_SUM_CONVENTION = "robustgen_code"
+VOTER_LEVELS = ("dataset", "perturbation")  # the voter matrix's column levels
+
+
+def voter_matrix(
+    table: pd.DataFrame,
+    config: str | Sequence[str] = "config",
+    dataset: str = "dataset",
+    metrics: Sequence[str] = ROBUSTGEN_METRICS,
+) -> pd.DataFrame:
+    """The voter matrix of a RobustGen-layout table: one row per configuration, one column per
+    (dataset, perturbation type), the perturbation types in ``metrics`` order within each dataset.
+
+    Example:
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({
+        ...     "config": ["a", "b", "a"],
+        ...     "dataset": ["x", "x", "y"],
+        ...     "clean_acc": [0.9, 0.8, 0.6],
+        ...     "common_acc": [0.5, 0.6, 0.3],
+        ... })
+        >>> voter_matrix(table, metrics=("clean_acc", "common_acc"))
+        dataset              x                    y
+        perturbation clean_acc common_acc clean_acc common_acc
+        config
+        a                  0.9        0.5       0.6        0.3
+        b                  0.8        0.6       NaN        NaN
+    """
+    wide = _wide(table, config, dataset, metrics)  # columns (metric, dataset)
+    columns = [(name, metric) for name in wide.columns.get_level_values(1).unique() for metric in metrics]
+    matrix = pd.DataFrame({column: wide[(column[1], column[0])] for column in columns}, index=wide.index)
+    return _voter_columns(matrix, columns)
+
+
+def voter_matrix_from_long(
+    table: pd.DataFrame,
+    config: str | Sequence[str] = "config",
+    dataset: str = "dataset",
+    perturbation: str = "perturbation",
+    accuracy: str = "accuracy",
+) -> pd.DataFrame:
+    """The voter matrix of a long table (one row per configuration, dataset and perturbation type);
+    voters sorted, configurations in order of first appearance. ValueError on a repeated row.
+
+    Example:
+        Dataset x has two perturbation types, y one:
+
+        >>> import pandas as pd
+        >>> rows = [("a", "x", "clean", 0.9), ("a", "x", "common", 0.5), ("a", "y", "clean", 0.6),
+        ...         ("b", "x", "clean", 0.8), ("b", "x", "common", 0.6)]
+        >>> voter_matrix_from_long(pd.DataFrame(rows, columns=["config", "dataset", "perturbation", "accuracy"]))
+        dataset          x            y
+        perturbation clean common clean
+        config
+        a              0.9    0.5   0.6
+        b              0.8    0.6   NaN
+    """
+    keys = [config] if isinstance(config, str) else list(config)
+    missing = [c for c in [*keys, dataset, perturbation, accuracy] if c not in table.columns]
+    if missing:
+        raise ValueError(f"accuracy table lacks columns {missing}; it has {list(table.columns)}")
+    duplicated = table.duplicated([*keys, dataset, perturbation])
+    if duplicated.any():
+        raise ValueError(
+            f"accuracy table has {int(duplicated.sum())} repeated (configuration, dataset, perturbation) rows"
+        )
+    order = pd.MultiIndex.from_frame(table[keys]).unique() if len(keys) > 1 else pd.Index(table[keys[0]].unique())
+    order = order.set_names(keys if len(keys) > 1 else keys[0])
+    values = table.set_index([*keys, dataset, perturbation])[accuracy].astype(float)
+    matrix = values.unstack([dataset, perturbation]).reindex(order) if len(values) else pd.DataFrame(index=order)
+    return _voter_columns(matrix, sorted(matrix.columns))
+
+
+def _voter_columns(matrix: pd.DataFrame, columns: list) -> pd.DataFrame:
+    matrix = matrix.reindex(columns=pd.MultiIndex.from_tuples(columns, names=VOTER_LEVELS) if columns else None)
+    if not columns:
+        matrix.columns = pd.MultiIndex.from_tuples([], names=VOTER_LEVELS)
+    return matrix.astype(float)
+
+
+def _datasets(matrix: pd.DataFrame) -> list:
+    return list(matrix.columns.get_level_values(0).unique())
+
+
+def _check(convention: str, known: tuple[str, ...], what: str) -> None:
+    if convention not in known:
+        raise ValueError(f"unknown {what} convention {convention!r}; known: {known}")
+
+
+def _dataset_sums(matrix: pd.DataFrame) -> pd.DataFrame:
+    """Each configuration's sum over each dataset's perturbation types, NaN when one of them is missing
+    (RobustGen's per-dataset ``sum`` column, ``sums_from_dict``)."""
+    return pd.DataFrame(
+        {name: matrix[name].sum(axis=1, skipna=False) for name in _datasets(matrix)}, index=matrix.index, dtype=float
+    )
+
+
+def sum_score_of(matrix: pd.DataFrame, convention: str = DEFAULT_SUM_CONVENTION) -> pd.Series:
+    """Sum score of each configuration (row) of a voter matrix.
+
+    Example:
+        Configuration A misses one of its five accuracies on d1; B has all of them. In the authors'
+        code (``robustgen_code``) A's d1 sum is missing and A scores its d2 sum only, 0.8 + 0.3 + 0.4
+        + 0.3 + 0.5 = 2.3, below B's 2 x (0.7 + 0.2 + 0.3 + 0.2 + 0.4) = 3.6; skipping only the missing
+        accuracy (``skip_missing``) adds A's other four on d1 and ranks A first with 4.7. C has no
+        accuracy at all and scores 0 (kept, ranked last):
+
+        >>> import pandas as pd
+        >>> nan = float("nan")
+        >>> types = ("clean", "Linf", "L2", "L1", "common")
+        >>> accuracies = {
+        ...     "A": {"d1": (0.9, nan, 0.5, 0.4, 0.6), "d2": (0.8, 0.3, 0.4, 0.3, 0.5)},
+        ...     "B": {"d1": (0.7, 0.2, 0.3, 0.2, 0.4), "d2": (0.7, 0.2, 0.3, 0.2, 0.4)},
+        ...     "C": {"d1": (nan,) * 5, "d2": (nan,) * 5},
+        ... }
+        >>> rows = [(config, dataset, type_, value) for config, sets in accuracies.items()
+        ...         for dataset, values in sets.items() for type_, value in zip(types, values)]
+        >>> matrix = voter_matrix_from_long(pd.DataFrame(rows, columns=["config", "dataset", "perturbation", "accuracy"]))
+        >>> sum_score_of(matrix).round(6)
+        config
+        A    2.3
+        B    3.6
+        C    0.0
+        Name: score_sum, dtype: float64
+        >>> sum_score_of(matrix, "skip_missing").round(6)
+        config
+        A    4.7
+        B    3.6
+        C    0.0
+        Name: score_sum, dtype: float64
+    """
+    _check(convention, SUM_CONVENTIONS, "Sum")
+    if convention == "skip_missing":
+        return matrix.sum(axis=1).astype(float).rename("score_sum")
+    return _dataset_sums(matrix).sum(axis=1).astype(float).rename("score_sum")
+
+
+def incomplete_datasets(matrix: pd.DataFrame) -> pd.Series:
+    """How many datasets each configuration misses an accuracy of (RobustGen's ``nan_sum_cnt``): the
+    datasets its ``robustgen_code`` Sum and Borda leave out.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = [("a", "x", "clean", 0.9), ("a", "x", "common", None), ("a", "y", "clean", 0.6),
+        ...         ("b", "x", "clean", 0.8), ("b", "x", "common", 0.6)]
+        >>> incomplete_datasets(voter_matrix_from_long(pd.DataFrame(rows, columns=["config", "dataset", "perturbation", "accuracy"])))
+        config
+        a    1
+        b    1
+        Name: incomplete_datasets, dtype: int64
+    """
+    return _dataset_sums(matrix).isna().sum(axis=1).astype(int).rename("incomplete_datasets")
 
 
 def sum_score(
@@ -36,8 +209,9 @@ def sum_score(
     config: str | Sequence[str] = "config",
     dataset: str = "dataset",
     metrics: Sequence[str] = ROBUSTGEN_METRICS,
+    convention: str = DEFAULT_SUM_CONVENTION,
 ) -> pd.Series:
-    """Sum of all accuracies of each configuration over datasets and perturbations.
+    """Sum of all accuracies of each configuration over datasets and perturbations (:func:`sum_score_of`).
 
     Example:
         Three configurations on two datasets, two perturbation columns:
@@ -56,8 +230,7 @@ def sum_score(
         c    1.7
         Name: score_sum, dtype: float64
     """
-    wide = _wide(table, config, dataset, metrics)
-    return wide.sum(axis=1).rename("score_sum")
+    return sum_score_of(voter_matrix(table, config, dataset, metrics), convention)
 
 
 def voter_points(accuracies: pd.Series, convention: str = DEFAULT_BORDA_CONVENTION) -> pd.Series:
@@ -82,6 +255,39 @@ def voter_points(accuracies: pd.Series, convention: str = DEFAULT_BORDA_CONVENTI
     raise ValueError(f"unknown Borda convention {convention!r}; known: {BORDA_CONVENTIONS}")
 
 
+def borda_score_of(matrix: pd.DataFrame, convention: str = DEFAULT_BORDA_CONVENTION) -> pd.Series:
+    """Borda score of each configuration (row) of a voter matrix: voter points summed per dataset, then
+    over datasets (missing accuracies: module docstring).
+
+    Example:
+        Two perturbation types. C has no accuracy: it gets no points and every voter ranks A and B only;
+        (d1, Linf) ranks B alone (1 point). A misses (d1, Linf), so d1 gives A nothing although A is
+        first on (d1, clean): A scores its d2 points, 2 + 2 = 4, as many as B's 1 + 1 on d1 and 1 + 1
+        on d2:
+
+        >>> import pandas as pd
+        >>> nan = float("nan")
+        >>> rows = [("A", "d1", "clean", 0.9), ("A", "d1", "Linf", nan), ("A", "d2", "clean", 0.8),
+        ...         ("A", "d2", "Linf", 0.3), ("B", "d1", "clean", 0.7), ("B", "d1", "Linf", 0.2),
+        ...         ("B", "d2", "clean", 0.7), ("B", "d2", "Linf", 0.2), ("C", "d1", "clean", nan)]
+        >>> matrix = voter_matrix_from_long(pd.DataFrame(rows, columns=["config", "dataset", "perturbation", "accuracy"]))
+        >>> borda_score_of(matrix)
+        config
+        A    4.0
+        B    4.0
+        C    0.0
+        Name: borda, dtype: float64
+    """
+    _check(convention, BORDA_CONVENTIONS, "Borda")
+    per_dataset = {}
+    for name in _datasets(matrix):
+        voters = [matrix[(name, type_)] for type_ in matrix[name].columns if matrix[(name, type_)].notna().any()]
+        if voters:
+            points = [voter_points(accuracies, convention) for accuracies in voters]
+            per_dataset[name] = sum(points[1:], points[0])  # Series addition: NaN if any voter is NaN
+    return pd.DataFrame(per_dataset, index=matrix.index, dtype=float).sum(axis=1).astype(float).rename("borda")
+
+
 def borda_score(
     table: pd.DataFrame,
     config: str | Sequence[str] = "config",
@@ -89,7 +295,8 @@ def borda_score(
     metrics: Sequence[str] = ROBUSTGEN_METRICS,
     convention: str = DEFAULT_BORDA_CONVENTION,
 ) -> pd.Series:
-    """Borda score of each configuration: voter points summed per dataset, then over datasets.
+    """Borda score of each configuration: voter points summed per dataset, then over datasets
+    (:func:`borda_score_of`).
 
     Example:
         The table of :func:`sum_score`. Each of the four voters (dataset, perturbation) gives
@@ -118,12 +325,7 @@ def borda_score(
         c    0.0
         Name: borda, dtype: float64
     """
-    wide = _wide(table, config, dataset, metrics)
-    per_dataset = {}
-    for name in wide.columns.get_level_values(1).unique():
-        points = [voter_points(wide[(metric, name)], convention) for metric in metrics]
-        per_dataset[name] = sum(points[1:], points[0])  # Series addition: NaN if any voter is NaN
-    return pd.DataFrame(per_dataset).sum(axis=1).rename("borda")
+    return borda_score_of(voter_matrix(table, config, dataset, metrics), convention)
 
 
 def global_rank(scores: pd.Series) -> pd.Series:
@@ -139,6 +341,29 @@ def global_rank(scores: pd.Series) -> pd.Series:
         dtype: Int64
     """
     return rank_descending(scores, ties="min").set_axis(scores.index)
+
+
+def mac_per_dataset(matrix: pd.DataFrame) -> pd.Series:
+    """MAC of each dataset of a voter matrix: the mean absolute Spearman correlation between its
+    perturbation types across the configurations (NaN with fewer than two of either).
+
+    Example:
+        On x the configurations rank (3, 2, 1) by clean and (2, 3, 1) by common accuracy: rho = 1 - 6 * 2
+        / (3 * 8) = 0.5; y has one perturbation type, so no correlation:
+
+        >>> import pandas as pd
+        >>> rows = [(c, "x", "clean", v) for c, v in zip("abc", (0.9, 0.8, 0.7))]
+        >>> rows += [(c, "x", "common", v) for c, v in zip("abc", (0.5, 0.6, 0.4))]
+        >>> rows += [(c, "y", "clean", v) for c, v in zip("abc", (0.6, 0.5, 0.4))]
+        >>> matrix = voter_matrix_from_long(pd.DataFrame(rows, columns=["config", "dataset", "perturbation", "accuracy"]))
+        >>> mac_per_dataset(matrix)
+        dataset
+        x    0.5
+        y    NaN
+        Name: mac, dtype: float64
+    """
+    values = {name: _mac(matrix[name]) for name in _datasets(matrix)}
+    return pd.Series(values, dtype=float, name="mac").rename_axis(VOTER_LEVELS[0])
 
 
 def mean_absolute_correlation(
@@ -180,7 +405,7 @@ def mean_absolute_correlation(
 
 
 def _mac(accuracies: pd.DataFrame) -> float:
-    if len(accuracies) < 2:
+    if len(accuracies) < 2 or accuracies.shape[1] < 2:
         return np.nan
     matrix = accuracies.corr(method="spearman").to_numpy()
     off_diagonal = ~np.eye(len(matrix), dtype=bool)

@@ -3,9 +3,19 @@
 * ``quba`` — the nine dimensions per model, QUBA score and rank (Beyond Accuracy, Hesse et al. 2025;
   ranks 1 = best, ties share the best rank); a model missing a dimension gets no score and its missing dimensions are named.
 * ``accuracies`` — the headline accuracy of every dataset key (model × dataset).
-* ``aggregates`` — Heuillet et al. 2025's Sum score and Borda score (``robustgen_code`` convention) with every
-  dataset key as one voter, their global ranks, and the Mean Absolute (Spearman) Correlation between
-  the datasets' accuracies across models (:mod:`imagenet_suite.scoring.metrics.aggregates`).
+* ``perturbation_accuracies``, ``aggregates``, ``mac_per_dataset``, ``mac`` — Heuillet et al. 2025's Sum
+  score, Borda score and Mean Absolute Correlation as the paper and its code compute them
+  (:mod:`imagenet_suite.scoring.metrics.aggregates`, conventions ``robustgen_code``): a voter is a
+  (dataset, perturbation type) pair, and MAC is the mean absolute Spearman correlation between the
+  perturbation types of one dataset across models, averaged over the datasets. The accuracy table
+  a_{model,dataset}(type) comes from the runs' reports (:func:`perturbation_accuracies`): corrupted sets
+  (a ``perturbations`` build, ImageNet-C) and the adversarial attack. Sum: a dataset in which a model
+  misses one perturbation type adds nothing to its Sum and Borda (``incomplete_datasets`` counts them),
+  and a model without any scores 0. MAC averages, with ``nanmean``, the datasets that have at least two
+  perturbation types and a defined correlation.
+* ``dataset_level``, ``dataset_level_mac`` — not the paper's quantities: Sum and Borda (``robustgen_code``
+  points) with each dataset key every model has as one voter (its headline accuracy), and the mean
+  absolute Spearman correlation between those datasets' accuracies across models.
 * ``delta_rank`` — Anzaku et al. 2024's ΔRank = rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``, mean over the
   run's PatchML seeds; the Markdown says how many, and when the runs differ in seeds), when every
   model has both.
@@ -36,15 +46,30 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError, RunFolderError, param
-from ..metrics.aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
+from ..metrics.aggregates import (
+    borda_score,
+    borda_score_of,
+    global_rank,
+    incomplete_datasets,
+    mac_per_dataset,
+    mean_absolute_correlation,
+    sum_score,
+    sum_score_of,
+    voter_matrix_from_long,
+)
 from ..metrics.lca_on_the_line import OnTheLine, analyze
 from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
 from ..metrics.quba import DIMENSIONS, quba_table
-from .suite import ID_DATASET, SUITE_JSON, read_suite, weights_label
+from .suite import ID_DATASET, SUITE_JSON, read_suite, report_value, weights_label
 
 MIN_MODELS_ON_THE_LINE = 3
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
 MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
+Voter = tuple[str, str]  # (dataset, perturbation type)
+CLEAN, COMMON = "clean", "common"
+HEUILLET_PORTFOLIO = ("perturbations", "common")  # (builder, config): one common corruption per image
+RELEASED_IMAGENET_C = "imagenet_c"
+ROBUSTNESS_VARIANTS = ("top1", "accuracy16")  # the robustness families' variants, in order of preference
 
 
 @dataclass
@@ -53,8 +78,12 @@ class Leaderboard:
 
     quba: pd.DataFrame
     accuracies: pd.DataFrame
-    aggregates: pd.DataFrame
-    mac: float
+    perturbation_accuracies: pd.DataFrame  # a_{model,dataset}(type): one column per voter (dataset, type)
+    aggregates: pd.DataFrame  # Heuillet et al. 2025: score_sum, sum_rank, borda, borda_rank, incomplete_datasets
+    mac_per_dataset: pd.Series  # Heuillet et al. 2025's MAC of each dataset (NaN: fewer than two types)
+    mac: float  # their average over the datasets (nanmean)
+    dataset_level: pd.DataFrame  # not the paper's: one voter per dataset key's headline accuracy
+    dataset_level_mac: float  # not the paper's MAC: between datasets' headline accuracies
     delta_rank: pd.Series | None
     lca_on_the_line: dict[str, OnTheLine] = field(default_factory=dict)
     missing: dict[str, dict[str, str]] = field(default_factory=dict)  # model -> {dimension: reason}
@@ -113,12 +142,17 @@ def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: boo
         {name: {k: v["value"] for k, v in suites[name]["summary"]["accuracies"].items()} for name in names}
     ).T.reindex(names)
     accuracies = accuracies[sorted(accuracies.columns)]
-    aggregates, mac = _aggregates(accuracies)
+    matrix, aggregates, per_dataset, mac = _heuillet(suites)
+    dataset_level, dataset_level_mac = _dataset_level(accuracies)
     return Leaderboard(
         quba=quba,
         accuracies=accuracies,
+        perturbation_accuracies=matrix,
         aggregates=aggregates,
+        mac_per_dataset=per_dataset,
         mac=mac,
+        dataset_level=dataset_level,
+        dataset_level_mac=dataset_level_mac,
         delta_rank=_delta_rank(suites),
         lca_on_the_line=_on_the_line(suites),
         missing=missing,
@@ -198,8 +232,101 @@ def _quba(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, dict[s
     return table.sort_values("quba", ascending=False, na_position="last"), missing
 
 
-def _aggregates(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Sum and Borda over the datasets every model has (the voters), their ranks, and MAC."""
+def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
+    """One run's accuracy per (dataset, perturbation type), the voters of Heuillet et al. 2025's aggregates.
+
+    * A report with the robustness rows of a corrupted set (variant ``top1``, else ``accuracy16``) is a
+      dataset named by its key: type ``clean`` is its ``clean_accuracy`` (the build's clean rows); a
+      ``perturbations`` build of config ``common`` (Heuillet et al.'s portfolio, one corruption per
+      image) has the paper's type ``common``, its ``pooled_corruption_accuracy``; any other corrupted set
+      (``imagenet_c_regenerated``, ``imgaug``) has one type per ``<corruption>/<severity>``, its
+      ``corruption_accuracy`` row of that subgroup.
+    * The released ImageNet-C (one report per ``<corruption>_<severity>`` config) is one dataset,
+      ``imagenet_c``, with one type per ``<corruption>/<severity>``: its top-1 accuracy.
+    * The adversarial attack (``summary.adversarial``) is one dataset, ``adversarial (<rows> rows, seed
+      <seed>)`` (the attacked subset), with types ``clean``, ``fgsm`` and ``pgd``.
+
+    Other reports (ImageNet val, ImageNet-R, ...) have no perturbation types: they are no voters.
+
+    Example:
+        >>> def rows(variant, values):
+        ...     return [{"metric": m, "variant": variant, "subgroup": g, "value": v} for (m, g), v in values.items()]
+        >>> common = {"meta": {"dataset": "perturbations", "config": "common"}, "metrics": rows("top1", {
+        ...     ("clean_accuracy", ""): 0.8, ("pooled_corruption_accuracy", ""): 0.5,
+        ...     ("corruption_accuracy", "snow/3"): 0.4})}
+        >>> fog = {"meta": {"dataset": "imagenet_c", "config": "fog_2"}, "metrics": rows("", {("top1_accuracy", ""): 0.3})}
+        >>> suite = {"datasets": {"pert/common": common, "imagenet_c/fog_2": fog}, "summary": {"adversarial": None}}
+        >>> perturbation_accuracies(suite)
+        {('imagenet_c', 'fog/2'): 0.3, ('pert/common', 'clean'): 0.8, ('pert/common', 'common'): 0.5}
+    """
+    found: dict[Voter, float] = {}
+    reports = suite["datasets"]
+    for key in sorted(reports):
+        report, meta = reports[key], reports[key]["meta"]
+        if meta.get("dataset") == RELEASED_IMAGENET_C:
+            corruption, _, severity = str(meta.get("config", "")).rpartition("_")
+            value = report_value(report, "top1_accuracy", "")
+            if corruption and severity.isdigit() and value is not None:
+                found.setdefault((RELEASED_IMAGENET_C, f"{corruption}/{int(severity)}"), value)
+            continue
+        found_variant = _robustness_variant(report)
+        if found_variant is None:
+            continue
+        variant, pooled = found_variant
+        clean = report_value(report, "clean_accuracy", variant)
+        if clean is not None:
+            found[(key, CLEAN)] = clean
+        if (meta.get("dataset"), meta.get("config")) == HEUILLET_PORTFOLIO:
+            found[(key, COMMON)] = pooled
+            continue
+        for row in report["metrics"]:
+            subgroup = row.get("subgroup", "")
+            if row["metric"] == "corruption_accuracy" and row.get("variant", "") == variant and "/" in subgroup:
+                value = report_value(report, "corruption_accuracy", variant, subgroup)
+                if value is not None:
+                    found[(key, subgroup)] = value
+    adversarial = suite["summary"].get("adversarial")
+    if adversarial:
+        name = f"adversarial ({adversarial['rows']} rows, seed {adversarial['seed']})"
+        for type_ in ("clean", "fgsm", "pgd"):
+            found[(name, type_)] = float(adversarial[f"{type_}_accuracy"])
+    return found
+
+
+def _robustness_variant(report: Mapping[str, Any]) -> tuple[str, float] | None:
+    """``(variant, pooled corrupted accuracy)`` of a report with robustness rows (``top1`` first); else None."""
+    for variant in ROBUSTNESS_VARIANTS:
+        pooled = report_value(report, "pooled_corruption_accuracy", variant)
+        if pooled is not None:
+            return variant, pooled
+    return None
+
+
+def _heuillet(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series, float]:
+    """The voter matrix, Sum and Borda with their ranks, MAC per dataset and its nanmean."""
+    names = list(suites)
+    rows = [
+        (name, dataset, type_, value)
+        for name in names
+        for (dataset, type_), value in perturbation_accuracies(suites[name]).items()
+    ]
+    long = pd.DataFrame(rows, columns=["model", "dataset", "perturbation", "accuracy"])
+    matrix = voter_matrix_from_long(long, "model").reindex(names).rename_axis("model")
+    table = pd.DataFrame(index=pd.Index(names, name="model"))
+    if matrix.shape[1]:
+        table["score_sum"] = sum_score_of(matrix)
+        table["sum_rank"] = global_rank(table["score_sum"])
+        table["borda"] = borda_score_of(matrix)
+        table["borda_rank"] = global_rank(table["borda"])
+        table["incomplete_datasets"] = incomplete_datasets(matrix)
+    per_dataset = mac_per_dataset(matrix)
+    defined = per_dataset.dropna()
+    return matrix, table, per_dataset, float(defined.mean()) if len(defined) else np.nan
+
+
+def _dataset_level(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Not Heuillet et al.'s voters: Sum and Borda over the dataset keys every model has (one voter each,
+    its headline accuracy), their ranks, and the MAC between those datasets."""
     voters = [key for key in accuracies.columns if accuracies[key].notna().all()]
     long = pd.DataFrame(
         [
@@ -211,11 +338,11 @@ def _aggregates(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     )
     table = pd.DataFrame(index=accuracies.index)
     if len(long):
-        table["score_sum"] = sum_score(long, "model", "dataset", ("accuracy",))
-        table["sum_rank"] = global_rank(table["score_sum"])
-        table["borda"] = borda_score(long, "model", "dataset", ("accuracy",))
-        table["borda_rank"] = global_rank(table["borda"])
-    table["voters"] = len(voters)
+        table["dataset_level_sum"] = sum_score(long, "model", "dataset", ("accuracy",))
+        table["dataset_level_sum_rank"] = global_rank(table["dataset_level_sum"])
+        table["dataset_level_borda"] = borda_score(long, "model", "dataset", ("accuracy",))
+        table["dataset_level_borda_rank"] = global_rank(table["dataset_level_borda"])
+    table["datasets"] = len(voters)
     wide = accuracies[voters].assign(group="suite")
     mac = float(mean_absolute_correlation(wide, "group", voters)["average"].iloc[0]) if len(voters) > 1 else np.nan
     return table, mac
@@ -304,10 +431,18 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += ["", "![QUBA ranks](leaderboard_quba.png)", "", "## Accuracy per dataset", ""]
     acc = _with_weights(board.accuracies, board)
     lines += table(list(acc.columns), acc.itertuples(index=False))
-    lines += ["## Sum / Borda over datasets (Heuillet et al. 2025)", ""]
-    agg = _with_weights(board.aggregates, board)
-    lines += table(list(agg.columns), agg.itertuples(index=False))
-    lines += [f"Mean absolute Spearman correlation between datasets across models (MAC): {board.mac:.4g}", ""]
+    lines += _heuillet_markdown(board, table)
+    lines += [
+        "## Dataset-level Sum / Borda (one voter per dataset's headline accuracy; not Heuillet et al. 2025's voters)",
+        "",
+    ]
+    level = _with_weights(board.dataset_level, board)
+    lines += table(list(level.columns), level.itertuples(index=False))
+    lines += [
+        "Dataset-level MAC (mean absolute Spearman correlation between the datasets' headline accuracies across "
+        f"models; not Heuillet et al. 2025's MAC): {board.dataset_level_mac:.4g}",
+        "",
+    ]
     if board.delta_rank is not None:
         lines += ["## ΔRank: ImageNet top-1 vs PatchML ASMA (Anzaku et al. 2024)", ""]
         seeds = board.delta_rank.attrs.get("seeds", {})
@@ -350,6 +485,41 @@ def _with_weights(frame: pd.DataFrame, board: Leaderboard) -> pd.DataFrame:
     return rows
 
 
+def _heuillet_markdown(board: Leaderboard, table) -> list[str]:
+    lines = ["## Sum / Borda / MAC (Heuillet et al. 2025: voters are dataset × perturbation type)", ""]
+    matrix = board.perturbation_accuracies
+    if not matrix.shape[1]:
+        return lines + [
+            "No run reports perturbation types (a `perturbations` build, ImageNet-C or `--adversarial`): "
+            "the paper's Sum, Borda and MAC need them.",
+            "",
+        ]
+    datasets = list(board.mac_per_dataset.index)
+    lines += [
+        f"{matrix.shape[1]} voters (dataset, perturbation type) over {len(datasets)} "
+        f"dataset{'s' if len(datasets) != 1 else ''}. Sum: per dataset the "
+        "sum over its perturbation types, then over datasets; a dataset in which a model misses a perturbation "
+        "type adds nothing to its Sum and Borda (`incomplete_datasets`), as in the authors' code. Borda "
+        "(`robustgen_code`): each voter gives a model 1 + the number of models with a lower accuracy.",
+        "",
+    ]
+    agg = _with_weights(board.aggregates, board)
+    lines += table(list(agg.columns), agg.itertuples(index=False))
+    rows = []
+    for dataset in datasets:
+        types = list(matrix[dataset].columns)
+        shown = ", ".join(map(str, types)) if len(types) <= 6 else f"{types[0]}, …, {types[-1]}"
+        complete = int(matrix[dataset].notna().all(axis=1).sum())
+        rows.append((dataset, len(types), shown, complete, board.mac_per_dataset[dataset]))
+    lines += table(("dataset", "perturbation types", "types", "models with all", "MAC"), rows)
+    lines += [
+        "MAC (Heuillet et al. 2025: mean absolute Spearman correlation between the perturbation types of a dataset "
+        f"across models, averaged over the datasets where it is defined): {board.mac:.4g}",
+        "",
+    ]
+    return lines
+
+
 def _file_stem(key: str) -> str:
     return key.replace("/", "__")
 
@@ -362,11 +532,22 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, frame in (("quba", board.quba), ("accuracies", board.accuracies), ("aggregates", board.aggregates)):
+    tables = (
+        ("quba", board.quba),
+        ("accuracies", board.accuracies),
+        ("aggregates", board.aggregates),
+        ("dataset_level", board.dataset_level),
+    )
+    for name, frame in tables:
         written.append(folder / f"leaderboard_{name}.csv")
         atomic_write_bytes(written[-1], frame.to_csv(index_label="model").encode())
     written.append(folder / "leaderboard_models.csv")
     atomic_write_bytes(written[-1], board.models.to_csv(index_label="model").encode())
+    written.append(folder / "leaderboard_perturbation_accuracies.csv")
+    long = board.perturbation_accuracies.melt(ignore_index=False, value_name="accuracy").dropna()
+    atomic_write_bytes(written[-1], long.reset_index().to_csv(index=False).encode())
+    written.append(folder / "leaderboard_mac.csv")
+    atomic_write_bytes(written[-1], board.mac_per_dataset.to_csv().encode())
     if board.delta_rank is not None:
         written.append(folder / "leaderboard_delta_rank.csv")
         atomic_write_bytes(written[-1], board.delta_rank.to_csv(index_label="model").encode())
@@ -391,6 +572,7 @@ __all__ = [
     "load_suites",
     "mixed_builds",
     "models_table",
+    "perturbation_accuracies",
     "run_builds",
     "write_leaderboard",
 ]
