@@ -570,8 +570,8 @@ __all__ = [
     "load_callable",
     "load_model",
     "load_weights",
-    "resolve_weights",
     "resize_only_transform",
+    "resolve_weights",
     "squash_transform",
     "weights_digest",
 ]
