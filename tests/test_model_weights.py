@@ -326,7 +326,7 @@ def test_evaluate_records_the_weights_in_suite_json_suite_md_and_every_leaderboa
         "legacy": "timm:old",
     }
     sections = text.split("\n## ")[1:]
-    tables = [s for s in sections if s.startswith(("QUBA", "Accuracy per dataset", "Sum / Borda"))]
+    tables = [s for s in sections if s.startswith(("QUBA", "Accuracy per dataset", "Dataset-level Sum / Borda"))]
     assert len(tables) == 3
     for section in tables:
         assert "| model | weights |" in section, section
