@@ -9,7 +9,6 @@ whole-dataset numbers the leaderboard showed before are kept as "dataset-level",
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +19,13 @@ from imagenet_suite.scoring.evaluation.results import ScoreReport
 from imagenet_suite.scoring.metrics.classification import Fraction
 from imagenet_suite.scoring.metrics.robustness import RobustnessSummary, summary_rows
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, perturbation_accuracies
-from imagenet_suite.scoring.summary.suite import suite_summary
+from tests.test_read_runs import SHA_A, suite_json
+from tests.test_read_runs import build as val_build
+from tests.test_read_runs import write_run as write_suite
 from tests.test_scoring_aggregates import HAND, HAND_BORDA, HAND_MAC, HAND_SUM, MODELS
 
 FORMAT = "imagenet-suite.suite/2"
-SHA = {name: f"{i:x}" * 64 for i, name in enumerate(("imagenet_val", "d1", "d2", "common", "c"), start=1)}
+SHA = {name: f"{i:x}" * 64 for i, name in enumerate(("d1", "d2", "common", "c"), start=2)}
 TYPES = ("clean", "fog/1", "snow/1", "frost/1", "contrast/1")  # five types, as the paper's five
 
 
@@ -61,29 +62,9 @@ def corrupted_report(name: str, config: str, accuracies: dict[str, float]) -> di
     return with_provenance(ScoreReport(rows, meta, {}).to_dict(), build(name, "perturbations", config))
 
 
-def val_report(accuracy: float) -> dict:
-    row = {"metric": "top1_accuracy", "variant": "", "subgroup": "", "value": accuracy}
-    meta = {"dataset": "imagenet_val", "version": "1.0.0", "config": "default", "split": "validation"}
-    return with_provenance({"meta": meta, "metrics": [row]}, build("imagenet_val", "imagenet_val", "default"))
-
-
 def write_run(root: Path, model: str, reports: dict, adversarial: dict | None = None) -> Path:
-    datasets = {"imagenet_val": val_report(0.5), **reports}
-    suite = {
-        "format": FORMAT,
-        "model": model,
-        "weights": "none (seed 0)",
-        "weights_sha256": None,
-        "params": 1000,
-        "imagenet_suite": "0.1.0",
-        "datasets": datasets,
-        "skipped": {},
-        "summary": suite_summary(datasets, params_millions=0.001, adversarial=adversarial),
-    }
-    run = root / model.replace(":", "_")
-    run.mkdir()
-    (run / "suite.json").write_text(json.dumps(suite))
-    return run
+    """A run folder holding the suite.json of ``model`` (ImageNet val at 0.5 and ``reports``)."""
+    return write_suite(root, model.replace(":", "_"), suite_json(model, 0.5, adversarial=adversarial, **reports))
 
 
 def issue_example_runs(root: Path) -> list[Path]:
@@ -151,7 +132,7 @@ def test_perturbation_types_of_each_kind_of_report(tmp_path):
         "pgd_accuracy": 0.125,
         "attack": "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]",
         "ids": [f"v{i}" for i in range(8)],
-        "dataset": build("imagenet_val", "imagenet_val", "default"),
+        "dataset": val_build(SHA_A),  # the ImageNet-val build of the run's val report
     }
     run = write_run(tmp_path, "timm:m", {"perturbations/common": common, **released}, adversarial)
     (suite,) = load_suites([run]).values()

@@ -60,8 +60,16 @@ def report(dataset: str, accuracy: float, scored: dict, id_outputs: dict | None 
     }
 
 
-def suite_json(model: str, accuracy: float, val_sha: str = SHA_A, legacy: bool = False, **reports: dict) -> dict:
-    """A suite.json as evaluate writes it: an imagenet_val report (on build ``val_sha``) plus ``reports``."""
+def suite_json(
+    model: str,
+    accuracy: float,
+    val_sha: str = SHA_A,
+    legacy: bool = False,
+    adversarial: dict | None = None,
+    **reports: dict,
+) -> dict:
+    """A suite.json as evaluate writes it: an imagenet_val report (on build ``val_sha``) plus ``reports``
+    (and the attacks' accuracies ``adversarial``)."""
     datasets = {"imagenet_val": report("imagenet_val", accuracy, build(val_sha)), **reports}
     suite = {
         "format": FORMAT,
@@ -72,7 +80,7 @@ def suite_json(model: str, accuracy: float, val_sha: str = SHA_A, legacy: bool =
         "imagenet_suite": "0.1.0",
         "datasets": datasets,
         "skipped": {},
-        "summary": suite_summary(datasets, params_millions=0.001),
+        "summary": suite_summary(datasets, params_millions=0.001, adversarial=adversarial),
     }
     if legacy:  # as written before suite.json had a format: no format, no provenance
         del suite["format"]
