@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from imagenet_suite.builders.perturbations import ENCODERS, Perturbations
@@ -299,3 +300,51 @@ def test_score_on_a_build_reports_c_robustness(imagenet_c):
     assert report.value("clean_accuracy") == 1.0
     assert report.value("c_robustness") == pytest.approx(expected)
     assert report.value("pooled_corruption_accuracy") == pytest.approx(correct[corrupted].mean())
+
+
+class _RightOnlyOnClean(torch.nn.Module):
+    """Predicts its label for an input equal to a clean row's preprocessed image, class ``wrong`` otherwise."""
+
+    def __init__(self, clean: dict[bytes, int], wrong: int):
+        super().__init__()
+        self.clean, self.wrong = clean, wrong
+
+    def forward(self, batch: torch.Tensor) -> torch.Tensor:
+        logits = torch.zeros(len(batch), 1000)
+        for i, image in enumerate(batch):
+            logits[i, self.clean.get(image.numpy().tobytes(), self.wrong)] = 1.0
+        return logits
+
+
+def test_evaluate_ranks_a_corruption_build_by_its_corrupted_accuracy(val, tmp_path):
+    """Through evaluate and leaderboard: a model right on every clean row and wrong on every corrupted
+    one has a pooled top-1 of (clean rows / rows), but its headline accuracy is 0.0 (the corrupted rows),
+    the clean accuracy 1.0 beside it."""
+    import dataclasses
+
+    from imagenet_suite.inference import PredictOptions, load_model
+    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard
+
+    out = build("common", [val], tmp_path / "common", builder_options={"corruptions": "contrast"})
+    rows = rows_of(out, "common")
+    loaded = load_model("timm:test_resnet", "none")
+
+    def preprocessed(row) -> bytes:
+        return loaded.transform(Image.open(io.BytesIO(row["image"]["bytes"])).convert("RGB")).numpy().tobytes()
+
+    clean = {preprocessed(r): r["label"] for r in rows if r["corruption"] == "clean"}
+    wrong = next(c for c in range(1000) if c not in {r["label"] for r in rows})
+    model = dataclasses.replace(loaded, model=_RightOnlyOnClean(clean, wrong).eval())
+    options = SuiteOptions(PredictOptions(batch_size=4, workers=0, progress=False))
+    suite = run_suite(model, [out], tmp_path / "run", options)
+    (key,) = suite["summary"]["accuracies"]
+    report = {row["metric"]: row["value"] for row in suite["datasets"][key]["metrics"] if not row["subgroup"]}
+    assert len(clean) == 5 and len(rows) > 5
+    assert report["top1_accuracy"] == pytest.approx(5 / len(rows))  # the pooled top-1 the headline was before
+    assert suite["summary"]["accuracies"][key] == {
+        "metric": "mean_corruption_accuracy",
+        "value": 0.0,
+        "clean_accuracy": 1.0,
+    }
+    assert leaderboard({"right only on clean": suite}).accuracies.loc["right only on clean", key] == 0.0
