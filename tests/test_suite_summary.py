@@ -72,13 +72,8 @@ def _all_dimensions_but_c(c_reports: dict) -> dict:
     """Reports for every QUBA dimension, ImageNet-C from ``c_reports``."""
     shape = {c: report("shape_bias_sets", c, ("accuracy16", "", "", 0.5)) for c in SHAPE_CONFIGS}
     cue = report("shape_bias_sets", "cue_conflict", ("shape_bias", "pooled", "", 0.3))
-    val = report(
-        "imagenet_val",
-        "default",
-        ("top1_accuracy", "", "", 0.8),
-        ("calibration_error", "x", "", 0.01),
-        ("class_balance", "reference_impl", "", 0.9),
-    )
+    balance = {"metric": "class_balance", "variant": "reference_impl", "subgroup": "", "value": 0.9}
+    val = {**VAL, "metrics": [*VAL["metrics"], balance]}
     rest = {
         "val": val,
         "r": report("imagenet_r", "default", ("top1_accuracy", "", "", 0.4)),

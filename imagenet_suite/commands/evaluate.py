@@ -49,6 +49,17 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--adversarial-seed", type=int, default=0, help="seed of the attacked subset and PGD's start")
     parser.add_argument(
+        "--protocol",
+        dest="protocols",
+        nargs="+",
+        choices=("hesse2025", "anzaku2024"),
+        default=["hesse2025", "anzaku2024"],
+        metavar="NAME",
+        help="evaluation protocols (default: both): hesse2025 = each model's own preprocessing with centre crop "
+        "(QUBA, accuracy tables; Hesse et al. 2025); anzaku2024 = multi-label sets also resized to the input "
+        "size without centre crop (ASMA; Anzaku et al. 2024, App. B), reported as <key>@anzaku2024",
+    )
+    parser.add_argument(
         "--allow-partial",
         action="store_true",
         help="compute QUBA dimensions from partial inputs too (C-robustness from fewer than the 75 ImageNet-C "
@@ -62,17 +73,6 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--ray-address", metavar="ADDR", help="Ray cluster (default: $RAY_ADDRESS, else a local one)")
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
-    parser.add_argument(
-        "--protocol",
-        dest="protocols",
-        nargs="+",
-        choices=("hesse2025", "anzaku2024"),
-        default=["hesse2025", "anzaku2024"],
-        metavar="NAME",
-        help="evaluation protocols (default: both): hesse2025 = each model's own preprocessing with centre crop "
-        "(QUBA, accuracy tables; Hesse et al. 2025); anzaku2024 = multi-label sets also resized to the input "
-        "size without centre crop (ASMA; Anzaku et al. 2024, App. B), reported as <key>@anzaku2024",
-    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
     rename(parser, run_dir="--out")  # the library's run_dir is this command's --out

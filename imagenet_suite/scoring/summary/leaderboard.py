@@ -46,17 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError, RunFolderError, param
-from ..metrics.aggregates import (
-    borda_score,
-    borda_score_of,
-    global_rank,
-    incomplete_datasets,
-    mac_per_dataset,
-    mean_absolute_correlation,
-    sum_score,
-    sum_score_of,
-    voter_matrix_from_long,
-)
+from ..metrics import aggregates
 from ..metrics.lca_on_the_line import OnTheLine, analyze
 from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
 from ..metrics.quba import DIMENSIONS, quba_table
@@ -142,13 +132,13 @@ def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: boo
         {name: {k: v["value"] for k, v in suites[name]["summary"]["accuracies"].items()} for name in names}
     ).T.reindex(names)
     accuracies = accuracies[sorted(accuracies.columns)]
-    matrix, aggregates, per_dataset, mac = _heuillet(suites)
+    matrix, scores, per_dataset, mac = _heuillet(suites)
     dataset_level, dataset_level_mac = _dataset_level(accuracies)
     return Leaderboard(
         quba=quba,
         accuracies=accuracies,
         perturbation_accuracies=matrix,
-        aggregates=aggregates,
+        aggregates=scores,
         mac_per_dataset=per_dataset,
         mac=mac,
         dataset_level=dataset_level,
@@ -311,15 +301,15 @@ def _heuillet(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd
         for (dataset, type_), value in perturbation_accuracies(suites[name]).items()
     ]
     long = pd.DataFrame(rows, columns=["model", "dataset", "perturbation", "accuracy"])
-    matrix = voter_matrix_from_long(long, "model").reindex(names).rename_axis("model")
+    matrix = aggregates.voter_matrix_from_long(long, "model").reindex(names).rename_axis("model")
     table = pd.DataFrame(index=pd.Index(names, name="model"))
     if matrix.shape[1]:
-        table["score_sum"] = sum_score_of(matrix)
-        table["sum_rank"] = global_rank(table["score_sum"])
-        table["borda"] = borda_score_of(matrix)
-        table["borda_rank"] = global_rank(table["borda"])
-        table["incomplete_datasets"] = incomplete_datasets(matrix)
-    per_dataset = mac_per_dataset(matrix)
+        table["score_sum"] = aggregates.sum_score_of(matrix)
+        table["sum_rank"] = aggregates.global_rank(table["score_sum"])
+        table["borda"] = aggregates.borda_score_of(matrix)
+        table["borda_rank"] = aggregates.global_rank(table["borda"])
+        table["incomplete_datasets"] = aggregates.incomplete_datasets(matrix)
+    per_dataset = aggregates.mac_per_dataset(matrix)
     defined = per_dataset.dropna()
     return matrix, table, per_dataset, float(defined.mean()) if len(defined) else np.nan
 
@@ -338,13 +328,17 @@ def _dataset_level(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     )
     table = pd.DataFrame(index=accuracies.index)
     if len(long):
-        table["dataset_level_sum"] = sum_score(long, "model", "dataset", ("accuracy",))
-        table["dataset_level_sum_rank"] = global_rank(table["dataset_level_sum"])
-        table["dataset_level_borda"] = borda_score(long, "model", "dataset", ("accuracy",))
-        table["dataset_level_borda_rank"] = global_rank(table["dataset_level_borda"])
+        table["dataset_level_sum"] = aggregates.sum_score(long, "model", "dataset", ("accuracy",))
+        table["dataset_level_sum_rank"] = aggregates.global_rank(table["dataset_level_sum"])
+        table["dataset_level_borda"] = aggregates.borda_score(long, "model", "dataset", ("accuracy",))
+        table["dataset_level_borda_rank"] = aggregates.global_rank(table["dataset_level_borda"])
     table["datasets"] = len(voters)
     wide = accuracies[voters].assign(group="suite")
-    mac = float(mean_absolute_correlation(wide, "group", voters)["average"].iloc[0]) if len(voters) > 1 else np.nan
+    mac = (
+        float(aggregates.mean_absolute_correlation(wide, "group", voters)["average"].iloc[0])
+        if len(voters) > 1
+        else np.nan
+    )
     return table, mac
 
 
