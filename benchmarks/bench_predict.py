@@ -18,7 +18,7 @@ the ratio to the baseline.
 Usage:
     uv run --frozen python benchmarks/bench_predict.py [--images 512] [--model resnet18] [--device cpu]
         [--batch-size 64] [--workers 2] [--amp] [--rounds 3]
-GPU (issue target): --model resnet50 --device cuda --batch-size 256 --amp --images 5000
+GPU (target: at least 2x the timm loop): --model resnet50 --device cuda --batch-size 256 --amp --images 5000
 Quick check on a CPU: --images 32 --model test_resnet --batch-size 16 --rounds 1
 """
 
