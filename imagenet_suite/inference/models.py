@@ -47,11 +47,10 @@ from torch import nn
 from ..errors import ConfigError, param
 from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
-from ..scoring.summary.suite import weights_tag_text
+from ..scoring.summary.suite import WEIGHTS_KINDS, weights_tag_text
 
 MODEL_FORMS = "timm:<name>, torchvision:<name>, <module>:<callable> or <path/to/file.py>:<callable>"
 WEIGHT_SUFFIXES = (".safetensors", ".pt", ".pth")
-WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
 
 Transform = Callable[[Any], torch.Tensor]
 
@@ -342,11 +341,15 @@ def _timm_weights_file(pretrained_cfg: dict[str, Any]) -> Path | None:
     return path if path.is_file() else None
 
 
-def _hub_checkpoint(url: str) -> Path:
-    """Where torch.hub keeps the file of ``url`` (``<hub dir>/checkpoints/<file name>``)."""
+def _url_file_name(url: str) -> str:
     from urllib.parse import urlparse
 
-    return Path(torch.hub.get_dir()) / "checkpoints" / Path(urlparse(url).path).name
+    return Path(urlparse(url).path).name
+
+
+def _hub_checkpoint(url: str) -> Path:
+    """Where torch.hub keeps the file of ``url`` (``<hub dir>/checkpoints/<file name>``)."""
+    return Path(torch.hub.get_dir()) / "checkpoints" / _url_file_name(url)
 
 
 def _torchvision_model(spec: str, chosen: WeightsSource, seed: int) -> tuple[nn.Module, str | None]:
@@ -388,9 +391,7 @@ def _torchvision_weights_file(spec: str, chosen: WeightsSource) -> tuple[Path, s
 
 def _url_hash_prefix(url: str) -> str | None:
     """The sha256 prefix torch.hub reads from a file name (``resnet50-0676ba61.pth`` -> ``0676ba61``)."""
-    from urllib.parse import urlparse
-
-    found = torch.hub.HASH_REGEX.search(Path(urlparse(url).path).name)
+    found = torch.hub.HASH_REGEX.search(_url_file_name(url))
     return found.group(1) if found and found.group(1) else None
 
 

@@ -13,6 +13,7 @@ the operations themselves.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -36,9 +37,23 @@ def row_chunks(n_rows: int, n_cols: int, max_elements: int = CPU_CHUNK_ELEMENTS)
         yield slice(start, min(n_rows, start + step))
 
 
-def column_chunks(n_rows: int, n_cols: int, max_elements: int = CPU_CHUNK_ELEMENTS) -> Iterator[slice]:
-    """Consecutive column slices of at most ``max_elements`` elements (at least one column each)."""
-    return row_chunks(n_cols, n_rows, max_elements)
+def column_chunks(n_rows: int, n_cols: int, max_elements: int = CPU_CHUNK_ELEMENTS, workers: int = 1) -> list[slice]:
+    """Consecutive column slices of at most ``max_elements`` elements (at least one column each), of
+    equal width and as many as a multiple of ``workers`` (whole chunks per worker thread: none waits
+    for a straggler).
+
+    Example:
+        At most 4 columns of 10 rows fit in 40 elements: 8 columns make 2 chunks, or 3 for 3 workers:
+
+        >>> column_chunks(10, 8, max_elements=40)
+        [slice(0, 4, None), slice(4, 8, None)]
+        >>> column_chunks(10, 8, max_elements=40, workers=3)
+        [slice(0, 3, None), slice(3, 6, None), slice(6, 8, None)]
+    """
+    most = max(1, max_elements // max(1, n_rows))
+    count = math.ceil(math.ceil(n_cols / most) / workers) * workers
+    step = max(1, math.ceil(n_cols / count))
+    return [slice(start, min(n_cols, start + step)) for start in range(0, n_cols, step)]
 
 
 def as_float32(chunk: torch.Tensor) -> torch.Tensor:

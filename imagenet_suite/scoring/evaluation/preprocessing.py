@@ -96,11 +96,9 @@ def report_protocol(report: Mapping[str, Any]) -> str:
         'hesse2025'
     """
     meta = report.get("meta") or {}
-    recorded = (
-        (meta.get("preprocessing") or {}).get("protocol") if isinstance(meta.get("preprocessing"), dict) else None
-    )
-    if recorded:
-        return recorded
+    preprocessing = meta.get("preprocessing")
+    if isinstance(preprocessing, dict) and preprocessing.get("protocol"):
+        return preprocessing["protocol"]
     return ANZAKU2024 if no_center_crop(meta.get("protocol") or {}) else HESSE2025
 
 

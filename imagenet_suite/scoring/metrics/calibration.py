@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..batching import map_chunks, sort_rows_, transposed_float32
+from ..batching import column_chunks, map_chunks, sort_rows_, transposed_float32
 from ..threads import cpu_workers
 from .row_statistics import SoftmaxNormalizer
 
@@ -232,7 +232,8 @@ def adaptive_calibration_error(
     width = scores.shape[1] if columns is None else len(columns)
     if n_rows == 0 or width == 0:
         return math.nan
-    blocks = _class_blocks(n_rows, width, scores.device)
+    workers = cpu_workers() if scores.device.type == "cpu" else 1
+    blocks = column_chunks(n_rows, width, ACE_BLOCK_ELEMENTS, workers)
     buffers = threading.local()  # one [W, N] float32 buffer per thread, reused block after block
 
     def block_error(block: slice) -> torch.Tensor:
@@ -247,16 +248,6 @@ def adaptive_calibration_error(
 
     errors = map_chunks(block_error, blocks, scores.device)
     return float(torch.cat(errors).sum() / width)
-
-
-def _class_blocks(n_rows: int, width: int, device: torch.device) -> list[slice]:
-    """Column blocks of at most ``ACE_BLOCK_ELEMENTS`` values, of equal width, as many as a
-    multiple of the CPU worker threads (whole blocks per thread: none waits for a straggler)."""
-    most = max(1, ACE_BLOCK_ELEMENTS // max(1, n_rows))
-    workers = cpu_workers() if device.type == "cpu" else 1
-    count = math.ceil(math.ceil(width / most) / workers) * workers
-    step = math.ceil(width / count)
-    return [slice(start, min(width, start + step)) for start in range(0, width, step)]
 
 
 def _class_errors(

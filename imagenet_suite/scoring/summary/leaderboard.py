@@ -37,6 +37,7 @@ and the runs on each build, unless ``allow_mixed_builds``; then the Markdown lis
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,15 +51,23 @@ from ..metrics import aggregates
 from ..metrics.lca_on_the_line import OnTheLine, analyze
 from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
 from ..metrics.quba import DIMENSIONS, quba_table
-from .suite import ID_DATASET, SUITE_JSON, read_suite, report_value, weights_label
+from ..metrics.robustness import CLEAN
+from .suite import (
+    ID_DATASET,
+    RELEASED_IMAGENET_C,
+    SUITE_JSON,
+    read_suite,
+    released_imagenet_c_accuracy,
+    report_value,
+    weights_label,
+)
 
 MIN_MODELS_ON_THE_LINE = 3
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
 MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
 Voter = tuple[str, str]  # (dataset, perturbation type)
-CLEAN, COMMON = "clean", "common"
+COMMON = "common"
 HEUILLET_PORTFOLIO = ("perturbations", "common")  # (builder, config): one common corruption per image
-RELEASED_IMAGENET_C = "imagenet_c"
 ROBUSTNESS_VARIANTS = ("top1", "accuracy16")  # the robustness families' variants, in order of preference
 
 
@@ -254,10 +263,9 @@ def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
     for key in sorted(reports):
         report, meta = reports[key], reports[key]["meta"]
         if meta.get("dataset") == RELEASED_IMAGENET_C:
-            corruption, _, severity = str(meta.get("config", "")).rpartition("_")
-            value = report_value(report, "top1_accuracy", "")
-            if corruption and severity.isdigit() and value is not None:
-                found.setdefault((RELEASED_IMAGENET_C, f"{corruption}/{int(severity)}"), value)
+            released = released_imagenet_c_accuracy(report)
+            if released is not None:
+                found.setdefault((RELEASED_IMAGENET_C, f"{released[0]}/{released[1]}"), released[2])
             continue
         found_variant = _robustness_variant(report)
         if found_variant is None:
@@ -270,11 +278,10 @@ def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
             found[(key, COMMON)] = pooled
             continue
         for row in report["metrics"]:
-            subgroup = row.get("subgroup", "")
-            if row["metric"] == "corruption_accuracy" and row.get("variant", "") == variant and "/" in subgroup:
-                value = report_value(report, "corruption_accuracy", variant, subgroup)
-                if value is not None:
-                    found[(key, subgroup)] = value
+            subgroup, value = row.get("subgroup", ""), row.get("value")
+            split = row["metric"] == "corruption_accuracy" and row.get("variant", "") == variant and "/" in subgroup
+            if split and value is not None and not math.isnan(value):
+                found.setdefault((key, subgroup), float(value))
     adversarial = suite["summary"].get("adversarial")
     if adversarial:
         name = f"adversarial ({adversarial['rows']} rows, seed {adversarial['seed']})"

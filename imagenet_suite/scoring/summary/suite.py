@@ -113,6 +113,7 @@ SHAPE_BIAS_SET_CONFIGS = {
     "silhouette16": "silhouette",
 }
 ID_DATASET = "imagenet_val"
+RELEASED_IMAGENET_C = "imagenet_c"  # the builder of the released ImageNet-C (not the regenerated `perturbations`)
 HEADLINE_METRICS = (
     "mean_corruption_accuracy",  # first: a perturbations build's top1_accuracy pools its clean rows
     "real_top1_accuracy",
@@ -219,11 +220,10 @@ def corruption_accuracies(reports: Mapping[str, ReportDict]) -> tuple[dict[tuple
     """
     found: dict[tuple[str, int], float] = {}
     sources: list[str] = []
-    for key, report in reports_of(reports, "imagenet_c"):
-        corruption, _, severity = str(report["meta"].get("config", "")).rpartition("_")
-        value = report_value(report, "top1_accuracy", "")
-        if corruption in IMAGENET_C and severity.isdigit() and value is not None:
-            found[(corruption, int(severity))] = value
+    for key, report in reports_of(reports, RELEASED_IMAGENET_C):
+        released = released_imagenet_c_accuracy(report)
+        if released is not None and released[0] in IMAGENET_C:
+            found[released[:2]] = released[2]
             sources.append(key)
     if found:
         return found, sources
@@ -236,6 +236,23 @@ def corruption_accuracies(reports: Mapping[str, ReportDict]) -> tuple[dict[tuple
                     if key not in sources:
                         sources.append(key)
     return found, sources
+
+
+def released_imagenet_c_accuracy(report: ReportDict) -> tuple[str, int, float] | None:
+    """``(corruption, severity, top-1)`` of a report on a config ``<corruption>_<severity>`` of the released
+    ImageNet-C (the ``imagenet_c`` builder, its 4 extra corruptions included); None for any other report.
+
+    Example:
+        >>> meta = {"dataset": "imagenet_c", "config": "speckle_noise_3"}
+        >>> released_imagenet_c_accuracy({"meta": meta, "metrics": [{"metric": "top1_accuracy", "value": 0.25}]})
+        ('speckle_noise', 3, 0.25)
+    """
+    meta = report.get("meta", {})
+    corruption, _, severity = str(meta.get("config", "")).rpartition("_")
+    value = report_value(report, "top1_accuracy", "")
+    if meta.get("dataset") != RELEASED_IMAGENET_C or not corruption or not severity.isdigit() or value is None:
+        return None
+    return corruption, int(severity), value
 
 
 def per_corruption_means(accuracies: Mapping[tuple[str, int], float]) -> dict[str, float]:
@@ -821,9 +838,11 @@ ADVERSARIAL = Fields(
 )
 """adversarial.json (and ``summary.adversarial``); ``dataset``: the ImageNet-val build attacked (absent in
 files written before builds were recorded)."""
+WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
+"""Where a run's weights came from: a library tag's pretrained weights, a file, or a random init."""
 WEIGHTS_SOURCE = Fields(
     {
-        "kind": Text(choices=("torchvision", "timm", "file", "none")),
+        "kind": Text(choices=WEIGHTS_KINDS),
         "library": Maybe(Text(choices=("timm", "torchvision"))),
         "architecture": TEXT,
         "tag": Maybe(TEXT),
@@ -976,6 +995,7 @@ __all__ = [
     "SUITE_FORMAT_2",
     "SUITE_JSON",
     "SUITE_SCHEMAS",
+    "WEIGHTS_KINDS",
     "WEIGHTS_SOURCE",
     "Boolean",
     "Fields",
@@ -997,6 +1017,7 @@ __all__ = [
     "quba_dimensions",
     "read_json",
     "read_suite",
+    "released_imagenet_c_accuracy",
     "report_value",
     "suite_summary",
     "weights_label",
