@@ -46,6 +46,7 @@ class Case:
     expect: str
     usage: bool = False  # an argparse error (its usage, then one error line)
     env: Callable[[World], dict[str, str]] | None = None
+    no_cuda: bool = False  # run as on a machine without CUDA (the case is its absence)
 
 
 class World:
@@ -353,6 +354,12 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _predict(w.bomb_dataset, w.root / "p5.pt", "--workers", "0", "--no-progress"),
             r"image of row '.*' cannot be decoded \(Image size \(3600000000 pixels\) exceeds limit",
         ),
+        "a decompression bomb on the GPU decode path": Case(  # the device decoders have no pixel bound
+            lambda w: _predict(
+                w.bomb_dataset, w.root / "p7.pt", "--device", "cpu", "--gpu-decode", "--workers", "0", "--no-progress"
+            ),
+            r"image of row '.*' cannot be decoded \(Image size \(3600000000 pixels\) exceeds limit",
+        ),
         # pretrained weights that cannot be fetched: the weights line, then one error line (two stderr
         # lines, so not in this table): tests/test_model_weights.py
         "an unknown weights tag": Case(
@@ -363,6 +370,7 @@ CASES: dict[str, dict[str, Case]] = {
         "a CUDA device on a machine without one": Case(
             lambda w: _predict(w.dataset, w.root / "p6.pt", "--device", "cuda"),
             r"--device cuda: this machine has no CUDA device",
+            no_cuda=True,
         ),
     },
     "evaluate": {
@@ -614,8 +622,12 @@ def world(tmp_path_factory, val_images):
 
 
 @pytest.mark.parametrize(("command", "case"), [(c, n) for c, cases in CASES.items() for n in cases])
-def test_bad_input_is_one_line_and_exit_code_2(world, command, case, capsys):
+def test_bad_input_is_one_line_and_exit_code_2(world, command, case, capsys, monkeypatch):
     row = CASES[command][case]
+    if row.no_cuda:
+        import torch
+
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     args = row.args(world) + (["--no-progress"] if command in ("build", "verify") else [])  # bars are not errors
     if row.env:  # the environment is read when a library is imported (the Hub's endpoint): a fresh process
         result = run_cli(*args, check=False, env=row.env(world))

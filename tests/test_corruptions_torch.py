@@ -23,17 +23,40 @@ def _compare(device: str, severities=(1, 3, 5)) -> None:
             )
             assert batched.shape == single.shape and batched.dtype == np.uint8
             diff = np.abs(batched.astype(int) - single.astype(int))
-            assert diff.max() <= 1 and (diff > 0).mean() < 0.01, f"{name} severity {severity} on {device}"
+            # float rounding moves a pixel whose blurred value sits at a whole level; on these smooth
+            # images that is 2.2% of defocus_blur's pixels at severity 1 (CPU and H200), else < 0.03%
+            moved = float((diff > 0).mean())
+            assert diff.max() <= 1 and moved < 0.05, f"{name} severity {severity} on {device}: {moved:.2%} moved"
 
 
 def test_torch_path_matches_numpy_on_cpu():
     torch.set_num_threads(2)
-    _compare("cpu", severities=(3,))
+    _compare("cpu")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_torch_path_matches_numpy_on_gpu():
     _compare("cuda")
+
+
+def test_the_pixel_work_runs_without_tf32_and_leaves_the_flags_as_found(monkeypatch):
+    cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
+    seen = []
+
+    def record(x, c, rngs, flavor):
+        seen.append((cudnn.allow_tf32, matmul.allow_tf32))
+        raise RuntimeError("the body raised")
+
+    monkeypatch.setitem(T._BATCHED, "defocus_blur", record)
+    images = np.stack([smooth_image(36, 50, seed=0)])
+    saved = cudnn.allow_tf32, matmul.allow_tf32
+    cudnn.allow_tf32 = matmul.allow_tf32 = True
+    try:
+        with pytest.raises(RuntimeError, match="the body raised"):
+            T.corrupt_batch(images, "defocus_blur", 1, [example_rng(0, "defocus_blur", 0)], device="cpu")
+        assert seen == [(False, False)] and cudnn.allow_tf32 and matmul.allow_tf32
+    finally:
+        cudnn.allow_tf32, matmul.allow_tf32 = saved
 
 
 def test_other_corruptions_fall_back_to_numpy_per_image():

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from PIL import Image
 
 from ..images import jpeg_frame
 from ..scoring.metrics.protocols import crop_box
@@ -45,12 +46,15 @@ class UnsupportedTransform(ValueError):
 
 def device_decodable(data: bytes) -> bool:
     """Whether ``data`` goes to the device decoder: a baseline/progressive 8-bit YCbCr JPEG with usual
-    chroma sampling and its size in the frame header (the kind nvJPEG and libjpeg decode alike).
-    Reads the headers only."""
+    chroma sampling and its size in the frame header (the kind nvJPEG and libjpeg decode alike), of at
+    most Pillow's ``Image.MAX_IMAGE_PIXELS`` pixels: a larger one takes the CPU path, whose Pillow
+    decode refuses a decompression bomb (the device decoders have no such bound). Reads the headers only."""
     frame = jpeg_frame(data)
     if frame is None or frame.marker not in DEVICE_FRAMES or frame.precision != 8 or frame.color_space != "YCbCr":
         return False
     if not frame.width or not frame.height:  # height 0: given later by a DNL marker
+        return False
+    if Image.MAX_IMAGE_PIXELS is not None and frame.width * frame.height > Image.MAX_IMAGE_PIXELS:
         return False
     luma, *chroma = ((h, v) for _, h, v in frame.components)
     return luma in LUMA_SAMPLING and all(sampling == (1, 1) for sampling in chroma)
