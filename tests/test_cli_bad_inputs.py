@@ -10,6 +10,7 @@ A disk-full build runs in a private mount namespace on a tiny tmpfs, then resume
 from __future__ import annotations
 
 import ast
+import functools
 import http.server
 import io
 import json
@@ -33,6 +34,7 @@ from PIL import Image
 from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.dataset.folder import DatasetFolder
 from tests.fixtures import imagenet_layouts as fx
 from tests.helpers import REPO_ROOT, folder_bytes, run_cli
 from tests.test_trust_images import undefined_huffman_table, with_frame_size
@@ -132,6 +134,19 @@ class World:
         image.unlink()
         image.symlink_to(target)
         return manual
+
+    @functools.cached_property
+    def kmeans_subset(self) -> Path:
+        """A ``kmeans_hierarchy`` over the classes present in :attr:`dataset` only (not the 1000 ImageNet-1k)."""
+        ids = DatasetFolder(self.dataset).read_table(None, None, ["id"]).column("id").to_pylist()
+        features = np.random.default_rng(0).normal(size=(len(ids), 4)).astype(np.float32)
+        outputs = self._npz("kmeans-features.npz", ids=np.asarray(ids), features=features)
+        options = {"outputs": str(outputs), "classes": "present"}
+        return build_dataset(
+            "kmeans_hierarchy",
+            self.root / "kmeans",
+            options=BuildOptions(inputs=[self.dataset], builder_options=options, progress=False),
+        )
 
     def _npz(self, name: str, **arrays) -> Path:
         path = self.root / name
@@ -388,6 +403,19 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _evaluate(w.dataset, w.root / "e3", "--ray-address", "localhost:1"),
             r"--ray-address is only used with --executor ray",
         ),
+        "--hierarchy not a folder": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e4", "--hierarchy", str(w.a_file)),
+            r"--hierarchy .*a-file.txt: not a built hierarchy folder \(.*a-file.txt: not a directory\)",
+        ),
+        "--hierarchy not a hierarchy build": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e5", "--hierarchy", str(w.dataset)),
+            r"--hierarchy .*: a imagenet_val dataset, expected a wordnet_hierarchy or kmeans_hierarchy folder",
+        ),
+        "--hierarchy over other classes": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e6", "--hierarchy", str(w.kmeans_subset)),
+            r"--hierarchy .*kmeans_hierarchy-1.0.0-seed0-\w+: a hierarchy over \d+ other classes, expected the 1000 "
+            r"ImageNet-1k classes in class-index order",
+        ),
     },
     "leaderboard": {
         "a folder without suite.json": Case(
@@ -426,6 +454,10 @@ CASES: dict[str, dict[str, Case]] = {
                 str(w.root / "missing" / "r.json"),
             ],
             r"--json .*missing/r.json: the folder .*missing does not exist",
+        ),
+        "--hierarchy over other classes": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.outputs), "--hierarchy", str(w.kmeans_subset)],
+            r"--hierarchy .*: a hierarchy over \d+ other classes, expected the 1000 ImageNet-1k classes",
         ),
     },
     "push": {

@@ -60,6 +60,13 @@ def register(subparsers) -> None:
         "size without centre crop (ASMA; Anzaku et al. 2024, App. B), reported as <key>@anzaku2024",
     )
     parser.add_argument(
+        "--hierarchy",
+        type=Path,
+        metavar="DIR",
+        help="a built wordnet_hierarchy / kmeans_hierarchy folder over the 1000 ImageNet-1k classes for the LCA "
+        "distances, recorded in suite.json (default: the WordNet tree shipped with the package)",
+    )
+    parser.add_argument(
         "--allow-partial",
         action="store_true",
         help="compute QUBA dimensions from partial inputs too (C-robustness from fewer than the 75 ImageNet-C "
@@ -121,4 +128,5 @@ def suite_options(args):
         ray_address=args.ray_address,
         num_proc=args.num_proc,
         protocols=tuple(args.protocols),
+        hierarchy=args.hierarchy,
     )

@@ -12,8 +12,8 @@ A *run folder* holds everything one model's evaluation produced::
     RUN_DIR/adversarial.json          FGSM/PGD accuracies (with --adversarial N; reused for the same N, seed,
                                       batch size and ImageNet-val build)
     RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "weights_source",
-                                       "params", "imagenet_suite", "datasets": {key: report + "provenance"},
-                                       "skipped": {key: reason}, "summary": {...}}
+                                       "params", "imagenet_suite", "hierarchy", "datasets": {key: report +
+                                       "provenance"}, "skipped": {key: reason}, "summary": {...}}
     RUN_DIR/suite.md, *.png           the summary as tables and plots
 
 Every report names what it was computed from (``provenance``): the dataset split scored, the split whose
@@ -31,6 +31,15 @@ now. Outputs predicted from another build are refused (one line naming both buil
 again: the run folder is the evidence behind its suite.json, so it is not silently rewritten for other
 data (a wrong ``datasets`` folder is the usual cause); delete the file, or choose another ``run_dir``.
 An outputs file without a record (a run folder of an older imagenet-suite) is refused alike.
+
+LCA distances (``SuiteOptions.hierarchy``, ``evaluate --hierarchy DIR``) come from the ImageNet-1k WordNet
+tree shipped with the package, or from a built ``wordnet_hierarchy`` / ``kmeans_hierarchy`` folder over the
+1000 ImageNet-1k classes (checked before any model is loaded). suite.json's ``hierarchy`` and each report
+with LCA rows (``meta["hierarchy"]``) name it
+(:func:`~imagenet_suite.scoring.metrics.lca_distances.hierarchy_record`: the build, its seed, options and
+sources, and ``paper_distance``, the distance LCA-on-the-Line (Shi et al. 2024) reports with that kind of
+hierarchy, which is listed first). Reports are always scored afresh from the stored outputs, so a run
+folder evaluated again with another hierarchy has its LCA recomputed under it (outputs reused), never a mix.
 
 ``<key>`` is ``<dataset>[/<config>][/<split>]`` (config and split only when the folder has several; the
 folder's directory name instead of the dataset when two folders hold the same dataset), plus
@@ -68,7 +77,7 @@ from ..core.executors import MAX_RETRIES, RayExecutor, check_executor, make_exec
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
-from ..scoring.evaluation.options import OodOptions, ScoreOptions
+from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions, OodOptions, ScoreOptions
 from ..scoring.evaluation.preprocessing import (
     ANZAKU2024,
     DEFAULT_PROTOCOLS,
@@ -79,6 +88,7 @@ from ..scoring.evaluation.preprocessing import (
     protocol_key,
 )
 from ..scoring.evaluation.report import applicable_metrics, score
+from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
 from ..scoring.presentation.suite_markdown import write_suite_markdown
@@ -284,6 +294,9 @@ class SuiteOptions:
             own preprocessing, centre crop: QUBA and the accuracy tables of Hesse et al. 2025) and
             ``anzaku2024`` (the multi-label sets resized to the input size without a centre crop, for
             ASMA: Anzaku et al. 2024, App. B); both by default, so one run gives both papers' numbers.
+        hierarchy: a built ``wordnet_hierarchy`` / ``kmeans_hierarchy`` folder over the 1000 ImageNet-1k
+            classes whose distances the LCA metrics use (e.g. a K-means hierarchy for LCA-on-the-Line's
+            latent hierarchies, Shi et al. 2024, App. F.2); None: the WordNet tree shipped with the package.
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -306,6 +319,7 @@ class SuiteOptions:
     ray_address: str | None = None
     num_proc: int = 1
     protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
+    hierarchy: str | Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocols", check_protocols(self.protocols))
@@ -319,14 +333,26 @@ class SuiteOptions:
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
     """ConfigError naming the parameter of :func:`run_suite` that cannot work, before any model is loaded
-    or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, the executor
-    can be used (Ray installed, its cluster reachable)."""
+    or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, ``options.hierarchy``
+    is a built hierarchy over the ImageNet-1k classes, the executor can be used (Ray installed, its cluster
+    reachable)."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"{param('run_dir')} {run_dir}: is a file; expected a run folder")
     if options.detector_stats is not None and not Path(options.detector_stats).is_file():
         raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
+    if options.hierarchy is not None:
+        hierarchy_record(options.hierarchy)
     make_executor(options.executor, options.num_proc, options.ray_address, start=False)
+
+
+def lca_options(hierarchy: str | Path | None) -> LcaOptions:
+    """Every LCA distance under ``hierarchy``, the one LCA-on-the-Line reports with that kind of hierarchy
+    first (``info`` for WordNet, ``depth_one_sided`` for K-means: ``paper_distance`` of
+    :func:`~imagenet_suite.scoring.metrics.lca_distances.hierarchy_record`)."""
+    first = hierarchy_record(hierarchy)["paper_distance"]
+    distances = (first, *(distance for distance in LCA_DISTANCES if distance != first))
+    return LcaOptions(distances=distances, hierarchy=None if hierarchy is None else str(hierarchy))
 
 
 def _at_least(name: str, value: Any, minimum: int, rule: str) -> None:
@@ -470,7 +496,7 @@ def run_suite(
     check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
-    run = _Run(loaded, run_dir, options.predict, stats)
+    run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
     if options.executor == "ray":
@@ -503,6 +529,7 @@ def run_suite(
         "weights_source": manifest["weights_source"],
         "params": params,
         "imagenet_suite": __version__,
+        "hierarchy": hierarchy_record(options.hierarchy),
         "datasets": reports,
         "skipped": skipped,
         "summary": suite_summary(
@@ -615,6 +642,7 @@ class _Run:
     run_dir: Path
     options: PredictOptions
     stats: DetectorStats | None = None
+    lca: LcaOptions = field(default_factory=LcaOptions)
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
 
     @property
@@ -680,7 +708,7 @@ class _Run:
             return None, "no images to run the model on, and no imagenet_val folder whose outputs it could join"
         path = self.outputs(outputs_target)
         outputs = ModelOutputs.load(path, device=self.device)
-        options = ScoreOptions(ood=self.ood_options(target, id_target, path))
+        options = ScoreOptions(lca=self.lca, ood=self.ood_options(target, id_target, path))
         try:
             report = score(folder, outputs, config, target.split, options=options)
         except OutputsError as err:
@@ -759,6 +787,7 @@ __all__ = [
     "check_run_folder",
     "dataset_build",
     "dataset_targets",
+    "lca_options",
     "predict_on_ray",
     "protocol_targets",
     "run_manifest",

@@ -27,6 +27,7 @@ from ...dataset.folder import DatasetFolder
 from ...errors import ConfigError
 from ..families import FAMILIES
 from ..join import JoinedSplit, join_outputs
+from ..metrics.lca_distances import hierarchy_record
 from ..outputs import ModelOutputs
 from ..threads import chunk_parallel_cpu
 from .context import EvaluationContext
@@ -157,12 +158,13 @@ def evaluate(
     Thread settings are scoped as in :func:`score`.
     """
     named = families_by_name(families)
-    ctx = EvaluationContext(joined, options or ScoreOptions())
+    options = options or ScoreOptions()
+    ctx = EvaluationContext(joined, options)
     rows: list[MetricRow] = []
     with torch.inference_mode(), _cpu_scope(joined.outputs.device):
         for name in metrics:
             rows += named[name].rows(ctx)
-    return ScoreReport(rows, _meta(joined, metrics), ctx.artifacts)
+    return ScoreReport(rows, _meta(joined, metrics, options), ctx.artifacts)
 
 
 def _cpu_scope(device: torch.device):
@@ -170,8 +172,11 @@ def _cpu_scope(device: torch.device):
     return chunk_parallel_cpu() if device.type == "cpu" else contextlib.nullcontext()
 
 
-def _meta(joined: JoinedSplit, metrics: Sequence[str]) -> dict[str, Any]:
+def _meta(joined: JoinedSplit, metrics: Sequence[str], options: ScoreOptions) -> dict[str, Any]:
+    """What a report was computed on; with LCA rows, also which hierarchy (``hierarchy``:
+    :func:`~imagenet_suite.scoring.metrics.lca_distances.hierarchy_record`)."""
     values = joined.outputs.values
+    lca = {"hierarchy": hierarchy_record(options.lca.hierarchy)} if "lca" in metrics else {}
     return {
         "dataset": joined.dataset,
         "version": joined.build_info.get("version"),
@@ -187,6 +192,7 @@ def _meta(joined: JoinedSplit, metrics: Sequence[str]) -> dict[str, Any]:
             "device": str(values.device),
         },
         "imagenet_suite": __version__,
+        **lca,
     }
 
 

@@ -4,7 +4,7 @@ The heading names the model and its weights: the weights tag the spec resolved t
 came from and their sha256 (:func:`~imagenet_suite.scoring.summary.suite.weights_label`). Sections: the
 QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with what they need)
 and score; the headline accuracy per dataset; ImageNet-C mCE; NINCO; ReaL, ASMA, LCA; skipped datasets;
-the dataset builds each report read. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
+the hierarchy of the LCA distances; the dataset builds each report read. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
 """
 
 from __future__ import annotations
@@ -134,6 +134,33 @@ def _flatten(nested: Mapping[str, Mapping[str, float]]) -> list[tuple[str, str, 
     return [(key, variant, value) for key, values in nested.items() for variant, value in values.items()]
 
 
+def hierarchy_section(record: Mapping[str, Any] | None) -> list[str]:
+    """The hierarchy the LCA distances came from (suite.json's ``hierarchy``): its build, seed, options and
+    sources, and the distance LCA-on-the-Line reports with it."""
+    if record is None:
+        return []
+    build = record["build"]
+    if build is None:
+        what = f"the ImageNet-1k WordNet tree shipped with imagenet-suite (nodes CSV sha256 {record['shipped_sha256']})"
+    else:
+        what = (
+            f"{build['builder']} {build['version']}, build_info.json sha256 {build['build_info_sha256']}, "
+            f"seed {record.get('seed')} ({build['folder']})"
+        )
+    lines = [
+        "## LCA hierarchy",
+        "",
+        f"LCA distances from {what}. LCA-on-the-Line (Shi et al. 2024) reports `{record['paper_distance']}` "
+        f"with a {record['kind']} hierarchy.",
+        "",
+    ]
+    options = record.get("options") or {}
+    lines += [f"- option `{name}`: {_cell(value)}" for name, value in options.items()]
+    sources = record.get("sources") or {}
+    lines += [f"- built from `{name}`: {s.get('file')} (sha256 {s.get('sha256')})" for name, s in sources.items()]
+    return [*lines, ""] if options or sources else lines
+
+
 def builds_section(reports: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Per report: the build it scored (and, where another, the build of the outputs and the ID outputs)."""
     rows = []
@@ -182,6 +209,7 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
         lines += ["## Skipped", ""]
         lines += [f"- `{key}`: {reason}" for key, reason in suite["skipped"].items()]
         lines += [""]
+    lines += hierarchy_section(suite.get("hierarchy"))
     lines += builds_section(suite["datasets"])
     return "\n".join(lines).rstrip() + "\n"
 
@@ -199,4 +227,4 @@ def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path) -> Path:
     return path
 
 
-__all__ = ["builds_section", "suite_markdown", "write_suite_markdown"]
+__all__ = ["builds_section", "hierarchy_section", "suite_markdown", "write_suite_markdown"]

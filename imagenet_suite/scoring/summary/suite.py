@@ -858,6 +858,22 @@ the library's ``architecture`` and the weights ``tag`` the spec resolved to (``r
 wrote it, null when it wrote none and the library's default was taken; ``loaded``: whether the tag's
 weights are the ones loaded, false with a file or a random init, where the tag chose the architecture's
 configuration and preprocessing only), and ``location`` (the URL, ``hf-hub:<repo id>`` or the file)."""
+HIERARCHY = Fields(
+    {
+        "kind": Text(choices=("wordnet", "kmeans")),
+        "build": Maybe(BUILD),
+        "shipped_sha256": Maybe(SHA256),
+        "paper_distance": TEXT,
+    },
+    {
+        "seed": Maybe(Number(integer=True)),
+        "sources": Maybe(MapOf(Fields({}, {"file": Maybe(TEXT), "sha256": Maybe(SHA256)}))),
+    },
+)
+"""The hierarchy of a run's LCA distances (``imagenet_suite.scoring.metrics.lca_distances.hierarchy_record``):
+its ``kind``, its ``build`` (null: the WordNet tree shipped with the package, its nodes CSV's sha256 in
+``shipped_sha256``), the build's ``seed``, ``options`` and ``sources``, and ``paper_distance``, the distance
+LCA-on-the-Line (Shi et al. 2024) reports with that kind of hierarchy."""
 SUMMARY = Fields(
     {
         "quba": Fields(
@@ -914,7 +930,8 @@ SUITE_1 = Fields(
         "datasets": MapOf(REPORT_1),
         "skipped": MapOf(TEXT),
         "summary": SUMMARY,
-    }
+    },
+    {"hierarchy": Maybe(HIERARCHY)},  # absent in suite.json written before hierarchies were recorded
 )
 SUITE_2 = SUITE_1.extended(format=Text(choices=(SUITE_FORMAT_2,)), datasets=MapOf(REPORT_2))
 SUITE_SCHEMAS: dict[str | None, Fields] = {
@@ -990,6 +1007,7 @@ __all__ = [
     "ALEXNET_CLEAN_ERROR",
     "ALEXNET_ERRORS",
     "BUILD",
+    "HIERARCHY",
     "OOD_SETS",
     "SUITE_FORMAT",
     "SUITE_FORMAT_2",
