@@ -88,7 +88,25 @@ def imagenet_multilabel_sources(root: Path) -> Sources:
 def imagenet_v2_sources(root: Path) -> Sources:
     for config in fx.V2_STEMS:
         fx.write_v2(root / "manual", config, fx.v2_images(config))
-    return _pinned(root / "manual", strict_counts=False)
+    labels = fx.write_json(root / "v2-labels.json", fx.v2_multilabels(fx.v2_images("matched_frequency")))
+    return _pinned(root / "manual", strict_counts=False, labels=str(labels))
+
+
+def _v2_labels(edit):
+    """Bad input: the V2 multi-label file as ``edit(entries)`` returns it (a JSON value, or bytes as they are)."""
+
+    def sources(good: Sources, scratch: Path) -> Sources:
+        value = edit(fx.v2_multilabels(fx.v2_images("matched_frequency")))
+        path = scratch / "v2-labels.json"
+        path.write_bytes(value) if isinstance(value, bytes) else fx.write_json(path, value)
+        return Sources(good.manual_dir, good.pins, good.inputs, {**good.options, "labels": str(path)}, good.seed)
+
+    return sources
+
+
+def _first_entry(value):
+    """An edit of the first entry of the V2 multi-label file to ``value``."""
+    return lambda entries: {**entries, next(iter(entries)): value}
 
 
 def imagenet_a_sources(root: Path) -> Sources:
@@ -384,7 +402,7 @@ CASES = [
     BuilderCase(
         "imagenet_v2",
         imagenet_v2_sources,
-        {c: {"test": len(fx.v2_images(c))} for c in fx.V2_STEMS},
+        {**{c: {"test": len(fx.v2_images(c))} for c in fx.V2_STEMS}, fx.V2_MULTILABEL: {"test": 5}},
         2,
         (
             BadInput(
@@ -392,6 +410,63 @@ CASES = [
                 SourceError,
                 r"imagenetv2-top-images.tar.gz is not in the cache .* offline",
                 _remove("imagenetv2-top-images.tar.gz"),
+            ),
+            BadInput(
+                "labels: a name not in the release",
+                InvalidSourceData,
+                r"v2-labels.json: entry '2/nope.jpeg' is not an image of ImageNetV2 MatchedFrequency \(expected "
+                r"'<class folder>/<file name>' as in the release, e.g. '10/\w+.jpeg'\)",
+                sources=_v2_labels(lambda entries: {**entries, "2/nope.jpeg": [2]}),
+            ),
+            BadInput(
+                "labels: a class index out of range",
+                InvalidSourceData,
+                r"v2-labels.json: entry '2/\w+.jpeg' has label 1000; expected a class index 0..999 or an ImageNet-1k wnid",
+                sources=_v2_labels(_first_entry([2, 1000])),
+            ),
+            BadInput(
+                "labels: not a list",
+                InvalidSourceData,
+                r"v2-labels.json: entry '2/\w+.jpeg' is 2; expected a list of labels",
+                sources=_v2_labels(_first_entry(2)),
+            ),
+            BadInput(
+                "labels: a class twice",
+                InvalidSourceData,
+                r"v2-labels.json: entry '2/\w+.jpeg' lists class 2 \(n01484850\) twice",
+                sources=_v2_labels(_first_entry([2, 2])),
+            ),
+            BadInput(
+                "labels: one image named twice",
+                InvalidSourceData,
+                r"v2-labels.json: entries '2/(\w+.jpeg)' and 'n01484850/\1' name the same image",
+                sources=_v2_labels(lambda e: {**e, "n01484850/" + next(iter(e)).split("/")[1]: [3]}),
+            ),
+            BadInput(
+                "labels: a key twice",
+                InvalidSourceData,
+                r"v2-labels.json: entry '2/\w+.jpeg' is given twice",
+                sources=_v2_labels(
+                    lambda e: json.dumps(e)[:-1].encode() + b', "' + next(iter(e)).encode() + b'": [2]}'
+                ),
+            ),
+            BadInput(
+                "labels: a list, not a mapping",
+                InvalidSourceData,
+                r"v2-labels.json: expected a non-empty JSON object mapping image names to lists of labels, got list",
+                sources=_v2_labels(lambda entries: list(entries.values())),
+            ),
+            BadInput(
+                "labels: not JSON",
+                InvalidSourceData,
+                r"v2-labels.json: not valid JSON",
+                sources=_v2_labels(lambda entries: b"2/a.jpeg: [2]\n"),
+            ),
+            BadInput(
+                "labels: no file given",
+                InvalidSourceData,
+                r"imagenet_v2 config matched_frequency_multilabel needs builder_options labels=FILE",
+                sources=lambda good, scratch: Sources(good.manual_dir, good.pins, options={"strict_counts": False}),
             ),
         ),
     ),

@@ -332,6 +332,30 @@ CASES: dict[str, dict[str, Case]] = {
             ],
             r"none.txt: no such wnids file",
         ),
+        "imagenet_v2 multi-labels without --option labels": Case(
+            lambda w: [
+                "build",
+                "imagenet_v2",
+                "--config",
+                "matched_frequency_multilabel",
+                "--out",
+                str(w.root / "o12"),
+            ],
+            r"imagenet_v2 config matched_frequency_multilabel needs --option labels=FILE: the Anzaku et al. 2024",
+        ),
+        "imagenet_v2 multi-labels from a missing file": Case(
+            lambda w: [
+                "build",
+                "imagenet_v2",
+                "--config",
+                "matched_frequency_multilabel",
+                "--option",
+                f"labels={w.root / 'none.json'}",
+                "--out",
+                str(w.root / "o13"),
+            ],
+            r"none.json: no such labels file",
+        ),
     },
     "verify": {
         "not a dataset folder": Case(lambda w: ["verify", str(w.root)], r"build_info.json is missing"),

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from imagenet_suite import classes
+from imagenet_suite.core import registry
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import InvalidSourceData
 from tests.fixtures import variants as fx
@@ -217,7 +218,7 @@ def test_load_dataset_round_trip(name, config, built, tmp_path):
     case = CASES[name]
     ds = load(built[name], config, split="test", cache_dir=tmp_path)
     expected = case.rows(config)
-    assert ds.num_rows == len(expected) and ds.info.version.version_str == "1.0.0"
+    assert ds.num_rows == len(expected) and ds.info.version.version_str == registry.get(name).VERSION
     label_column = next(k for k in ("label", "filtered_against", "objectnet_label") if k in expected[0])
     assert isinstance(ds.features[label_column], ClassLabel)
     if label_column != "objectnet_label":

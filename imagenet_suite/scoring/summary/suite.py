@@ -473,15 +473,15 @@ def asma_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float
 
 
 def real_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
-    """ReaL top-1 (and top-5) from the first ``hesse2025`` report holding it (Beyer et al. 2020 evaluate
-    with the model's own preprocessing, centre crop)."""
-    reports = under(reports, HESSE2025)
-    for key in sorted(reports):
-        top1 = report_value(reports[key], "real_top1_accuracy")
+    """ReaL top-1 (and top-5) from the first ``hesse2025`` report of an ``imagenet_real`` build holding it
+    (Beyer et al. 2020 evaluate with the model's own preprocessing, centre crop). Other label sets scored
+    the ReaL way (ImageNetV2's multi-labels of Anzaku et al. 2024) are not ReaL: they are in ``anzaku2024``."""
+    for key, report in reports_of(under(reports, HESSE2025), "imagenet_real"):
+        top1 = report_value(report, "real_top1_accuracy")
         if top1 is not None:
             return {
                 "real_top1_accuracy": top1,
-                "real_top5_accuracy": report_value(reports[key], "real_top5_accuracy"),
+                "real_top5_accuracy": report_value(report, "real_top5_accuracy"),
                 "source": key,
             }
     return None
