@@ -138,3 +138,23 @@ def test_kmeans_refuses_ids_not_in_the_dataset(val_layouts, val_images, tmp_path
         check=False,
     )
     assert result.returncode == 2 and "1 id(s) are not in" in result.stderr and "'nope'" in result.stderr
+
+
+def test_a_built_wordnet_tree_is_recorded_for_lca_and_a_tree_over_other_classes_is_refused(wordnet_folder, tmp_path):
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.scoring.metrics.lca_distances import distance_matrix, hierarchy_record
+
+    record = hierarchy_record(wordnet_folder.path)
+    assert record["kind"] == "wordnet" and record["paper_distance"] == "info" and record["shipped_sha256"] is None
+    assert record["build"]["builder"] == "wordnet_hierarchy" and record["build"]["split"] == "nodes"
+    assert record["build"]["build_info_sha256"] == wordnet_folder.build_info_sha256
+    assert set(record["sources"]) == {"wordnet_data_noun"}
+    assert np.array_equal(distance_matrix("info", wordnet_folder.path), imagenet1k_distance_matrix("info"))
+    wnids = tmp_path / "wnids.txt"
+    wnids.write_text("n02110341\nn02110185\nn01440764\n")
+    result = run_cli(
+        "build", "wordnet_hierarchy", "--option", f"wnids_file={wnids}", "--out", str(tmp_path / "o"), "--no-progress"
+    )
+    three = result.stdout.strip().splitlines()[-1]
+    with pytest.raises(ConfigError, match=r"a hierarchy over 3 other classes, expected the 1000 ImageNet-1k classes"):
+        hierarchy_record(three)

@@ -142,8 +142,9 @@ def _hierarchy_folder(hierarchy: str) -> DatasetFolder:
         )
     wnids = _class_wnids(folder)
     if wnids != imagenet_wnids():
+        which = "the ImageNet-1k classes in another order" if set(wnids) == set(imagenet_wnids()) else "other classes"
         raise ConfigError(
-            f"{param('hierarchy')} {hierarchy}: a hierarchy over {len(wnids)} other classes, expected the 1000 ImageNet-1k "
+            f"{param('hierarchy')} {hierarchy}: a hierarchy over {len(wnids)} {which}, expected the 1000 ImageNet-1k "
             "classes in class-index order (built with classes=present or a wnids_file?)"
         )
     return folder
