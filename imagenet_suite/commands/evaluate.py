@@ -45,9 +45,20 @@ def register(subparsers) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="attack N seeded, class-stratified ImageNet-val images with FGSM and PGD (0: no attacks)",
+        help="attack N seeded, class-stratified ImageNet-val images (0: no attacks; --attack says with what)",
     )
-    parser.add_argument("--adversarial-seed", type=int, default=0, help="seed of the attacked subset and PGD's start")
+    parser.add_argument(
+        "--adversarial-seed", type=int, default=0, help="seed of the attacked subset, PGD's start and AutoAttack"
+    )
+    parser.add_argument(
+        "--attack",
+        dest="attacks",
+        default="fgsm,pgd",
+        metavar="LIST",
+        help="attacks on those images, comma-separated (default: fgsm,pgd): fgsm, pgd (Beyond Accuracy, L-inf 8/255), "
+        "autoattack-linf, autoattack-l2, autoattack-l1 (AutoAttack standard at eps 4/255, 2.0, 75: Heuillet et al. "
+        "2025; needs imagenet-suite[autoattack]); NAME:eps=VALUE sets an AutoAttack radius, e.g. autoattack-linf:eps=8/255",
+    )
     parser.add_argument(
         "--protocol",
         dest="protocols",
@@ -75,7 +86,7 @@ def register(subparsers) -> None:
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
-    rename(parser, run_dir="--out")  # the library's run_dir is this command's --out
+    rename(parser, run_dir="--out", resume="--out")  # the library's run_dir (and the attacks' resume folder in it)
 
 
 def run(args) -> int:
@@ -116,6 +127,7 @@ def suite_options(args):
         detector_stats=args.detector_stats,
         adversarial=args.adversarial,
         adversarial_seed=args.adversarial_seed,
+        attacks=args.attacks,
         allow_partial=args.allow_partial,
         executor=args.executor,
         ray_address=args.ray_address,
