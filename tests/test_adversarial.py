@@ -462,3 +462,87 @@ def test_attack_names_and_radii_are_checked_naming_attacks(monkeypatch):
     monkeypatch.setattr(autoattack.metadata, "version", absent)
     with pytest.raises(ConfigError, match=r"AutoAttack \(the pyautoattack package\) is not installed; pip install"):
         autoattack.library_version()
+
+
+def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(loaded, val, tmp_path, monkeypatch):
+    import imagenet_suite.inference.adversarial as adversarial
+    from imagenet_suite.inference import PredictOptions
+    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.scoring.summary.leaderboard import perturbation_accuracies
+    from imagenet_suite.scoring.summary.suite import read_suite
+
+    @dataclasses.dataclass(frozen=True)
+    class Quick(AttackOptions):  # the standard's 100 iterations and 5000 queries take minutes on a CPU
+        autoattack_iterations: int = BUDGET["autoattack_iterations"]
+        autoattack_queries: int = BUDGET["autoattack_queries"]
+
+    computed = []
+
+    def recorded_call(model, dataset, options, **where):
+        computed.append([spec.label for spec in options.attacks])
+        assert options.resume == run_dir / "adversarial.partial" and (options.n, options.batch_size) == (ROWS, 8)
+        return adversarial_accuracy(model, dataset, options, **where)
+
+    monkeypatch.setattr(adversarial, "AttackOptions", Quick)
+    monkeypatch.setattr(adversarial, "adversarial_accuracy", recorded_call)
+    run_dir = tmp_path / "run"
+
+    def evaluate(*attacks: str) -> dict:
+        predict = PredictOptions(batch_size=8, workers=0, progress=False)
+        return run_suite(loaded, [val.path], run_dir, SuiteOptions(predict=predict, adversarial=ROWS, attacks=attacks))
+
+    first = evaluate("fgsm", "pgd", "autoattack-linf")
+    attacks = json.loads((run_dir / "adversarial.json").read_text())
+    assert first["summary"]["adversarial"] == attacks and computed == [["fgsm", "pgd", "autoattack-linf"]]
+    linf = attacks["autoattack"]["autoattack-linf"]
+    alone = adversarial_accuracy(loaded, val, Quick(n=ROWS, batch_size=8, attacks=("autoattack-linf",), workers=0))
+    assert linf["accuracy"] == alone.accuracy("autoattack-linf").value  # the other attacks of a batch do not matter
+    assert attacks["clean_accuracy"] == alone.clean.value and 0 < alone.clean.value < 1
+    assert {k: v for k, v in linf.items() if k != "accuracy"} == {
+        "norm": "Linf", "eps": 4 / 255, "version": "standard", "attacks": ["apgd-ce", "apgd-t", "fab-t", "square"],
+        "iterations": 5, "queries": 10, "library": "pyautoattack 0.2.0",
+    }  # fmt: skip
+    assert attacks["attack"] == (
+        "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start; AutoAttack standard Linf "
+        "eps=0.0156863 (5 iterations, 10 queries) (pyautoattack 0.2.0), inputs in [0,1]"
+    )
+    # Beyond Accuracy's Table 8 variant: AA-A / A as the adversarial dimension, the other eight as QUBA's
+    variant = first["summary"]["quba_autoattack"]
+    assert variant["adversarial_robustness"] == linf["accuracy"] / attacks["clean_accuracy"]
+    assert set(variant["missing"]) == set(first["summary"]["quba"]["missing"]) - {"adversarial_robustness"}
+    assert variant["score"] is None  # only ImageNet val: the other dimensions are missing
+
+    computed.clear()
+    second = evaluate("fgsm", "pgd", "autoattack-linf", "autoattack-l2")
+    assert computed == [["autoattack-l2"]]  # FGSM, PGD and L∞ come from adversarial.json
+    again = second["summary"]["adversarial"]
+    kept = [key for key in attacks if key not in ("autoattack", "attack")]
+    assert {key: again[key] for key in kept} == {key: attacks[key] for key in kept}
+    assert again["autoattack"]["autoattack-linf"] == linf and again["autoattack"]["autoattack-l2"]["eps"] == 2.0
+    assert not (run_dir / "adversarial.partial").exists()
+    computed.clear()
+    third = evaluate("autoattack-l2")
+    assert computed == [] and third["summary"]["adversarial"] == again  # all recorded: nothing is attacked
+    # Heuillet et al.'s voters: each attack is a perturbation type of the attacked subset
+    name = f"adversarial ({ROWS} rows, seed 0)"
+    assert perturbation_accuracies(read_suite(run_dir)) == {
+        (name, "clean"): again["clean_accuracy"],
+        (name, "fgsm"): again["fgsm_accuracy"],
+        (name, "pgd"): again["pgd_accuracy"],
+        (name, "autoattack-l2"): again["autoattack"]["autoattack-l2"]["accuracy"],
+        (name, "autoattack-linf"): linf["accuracy"],
+    }
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_autoattack_on_cuda_is_seeded_and_leaves_the_cuda_rng_alone(loaded, val):
+    cuda_before = torch.cuda.get_rng_state()
+    options = AttackOptions(n=6, seed=1, batch_size=3, attacks=AUTOATTACKS, device="cuda", workers=0, progress=False,
+                            **BUDGET)  # fmt: skip
+    with torch.backends.cudnn.flags(deterministic=True, benchmark=False):
+        runs = [adversarial_accuracy(loaded, val, options) for _ in range(2)]
+    assert torch.equal(torch.cuda.get_rng_state(), cuda_before)
+    for label in runs[0].correct:
+        assert torch.equal(runs[0].correct[label], runs[1].correct[label]), label
+        assert runs[0].correct[label].device.type == "cpu"
+    loaded.model.cpu()

@@ -105,6 +105,9 @@ def run(args) -> int:
         print(f"{name:24s} missing: {reason}")
     partial = f" (partial: {', '.join(quba['partial'])})" if quba.get("partial") else ""
     print(f"{'quba':24s} {quba['score']:.4f}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed")
+    variant = suite["summary"].get("quba_autoattack")
+    if variant is not None and variant["score"] is not None:
+        print(f"{'quba (AutoAttack)':24s} {variant['score']:.4f}")
     print(args.out / SUITE_JSON)
     return 0
 

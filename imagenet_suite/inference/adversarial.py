@@ -1,5 +1,5 @@
 """Adversarial robustness (Beyond Accuracy, Hesse et al. 2025, Eqs. 3-5): a model's accuracy under FGSM
-and PGD, model in the loop.
+and PGD (and AutoAttack), model in the loop.
 
 Its code (visinf/beyond-accuracy) runs ``torchattacks==3.5.1`` with ``torchattacks.FGSM(model, eps=8/255)`` and
 ``torchattacks.PGD(model, eps=8/255, alpha=2/255, steps=10, random_start=True)`` (L-inf, untargeted,
