@@ -290,16 +290,14 @@ def test_attack_options_are_checked_when_made_naming_the_parameter():
 
 
 def result_of(clean: Fraction, fgsm: Fraction, pgd: Fraction) -> AdversarialResult:
-    flags = torch.zeros(clean.denominator, dtype=torch.bool)
+    def flags(fraction: Fraction) -> torch.Tensor:
+        return torch.arange(fraction.denominator) < fraction.numerator
+
     return AdversarialResult(
-        ids=(),
-        labels=torch.zeros(0, dtype=torch.int64),
-        clean=clean,
-        fgsm=fgsm,
-        pgd=pgd,
-        clean_correct=flags,
-        fgsm_correct=flags,
-        pgd_correct=flags,
+        ids=tuple(str(i) for i in range(clean.denominator)),
+        labels=torch.zeros(clean.denominator, dtype=torch.int64),
+        clean_correct=flags(clean),
+        correct={"fgsm": flags(fgsm), "pgd": flags(pgd)},
         eps=8 / 255,
         alpha=2 / 255,
         steps=10,
@@ -331,4 +329,220 @@ def test_on_cuda_flags_come_back_on_the_cpu_and_the_cuda_rng_is_left_alone(loade
     assert torch.equal(torch.cuda.get_rng_state(), cuda_before)
     assert result.pgd_correct.device.type == "cpu" and result.pgd_correct.dtype == torch.bool
     assert len(result.ids) == result.clean.denominator == 6
+    loaded.model.cpu()
+
+
+# ----------------------------------------------------------------------------------------- AutoAttack
+
+# Radii small enough that this very sensitive random model keeps some rows under each norm, and a short
+# budget (the standard's 100 iterations and 5000 queries are for real runs): every attack of the chain runs.
+AUTOATTACKS = ("autoattack-linf:eps=0.1/255", "autoattack-l1:eps=0.3")
+BUDGET = {"autoattack_iterations": 5, "autoattack_queries": 10}
+
+
+def direct_autoattack(loaded, val, ids, *, norm, eps, seed, batch_size):
+    """The authors' AutoAttack (pyautoattack) called directly: the rows ``ids`` in batches of ``batch_size``,
+    ``version='standard'`` with the test budget and seed ``seed + batch number`` (inside fork_rng); per batch
+    the rows ``run_standard_evaluation`` returns correctly classified."""
+    from pyautoattack import AutoAttack
+
+    table = val.read_table("default", "validation", ["id", "image", "label"])
+    rows = {row_id: i for i, row_id in enumerate(table.column("id").to_pylist())}
+    pixels, model = normalised(loaded)
+    images = torch.stack([pixels(decode(table.column("image")[rows[i]].as_py()["bytes"])) for i in ids])
+    labels = torch.tensor([table.column("label")[rows[i]].as_py() for i in ids])
+    model.eval()
+    flags = []
+    for batch, start in enumerate(range(0, len(ids), batch_size)):
+        x, y = images[start : start + batch_size], labels[start : start + batch_size]
+        with torch.random.fork_rng(devices=[]):
+            attack = AutoAttack(model, norm=norm, eps=eps, seed=seed + batch, version="standard", device="cpu")
+            for apgd in (attack.apgd, attack.apgd_targeted):
+                apgd.n_iter = apgd.n_iter_orig = BUDGET["autoattack_iterations"]
+            attack.fab.n_iter = BUDGET["autoattack_iterations"]
+            attack.square.n_queries = BUDGET["autoattack_queries"]
+            _, predicted = attack.run_standard_evaluation(x, y, batch_size=len(x))
+        flags.append(predicted == y)
+    return torch.cat(flags)
+
+
+def test_autoattack_accuracies_equal_the_authors_autoattack_called_directly(loaded, val):
+    options = AttackOptions(n=6, seed=1, batch_size=3, attacks=AUTOATTACKS, workers=0, progress=False, **BUDGET)
+    result = adversarial_accuracy(loaded, val, options)
+    assert list(result.correct) == ["autoattack-linf:eps=0.000392157", "autoattack-l1:eps=0.3"]
+    for (label, flags), spec in zip(result.correct.items(), options.attacks, strict=True):
+        expected = direct_autoattack(loaded, val, result.ids, norm=spec.norm, eps=spec.eps, seed=1, batch_size=3)
+        assert torch.equal(flags, expected), label
+        assert result.accuracy(label) == Fraction(int(expected.sum()), 6)
+        assert not bool((flags & ~result.clean_correct).any())  # robust rows are clean-correct rows
+        assert result.autoattack[label]["norm"] == spec.norm and result.autoattack[label]["eps"] == spec.eps
+        assert result.autoattack[label]["iterations"] == 5 and result.autoattack[label]["queries"] == 10
+    # each norm flipped some clean-correct rows and left others
+    for label, flags in result.correct.items():
+        assert 0 < int(flags.sum()) < int(result.clean_correct.sum()), label
+    assert math.isnan(result.adversarial_robustness)  # Beyond Accuracy's AR needs FGSM and PGD
+
+
+def test_a_resumed_run_gives_the_flags_of_an_uninterrupted_one_byte_for_byte(loaded, val, tmp_path, monkeypatch):
+    import imagenet_suite.inference.adversarial as adversarial
+
+    attacks = ("fgsm", "pgd", AUTOATTACKS[0])
+    options = AttackOptions(n=6, seed=1, batch_size=3, eps=EPS, alpha=ALPHA, attacks=attacks, workers=0,
+                            progress=False, **BUDGET)  # fmt: skip
+    whole = adversarial_accuracy(loaded, val, options)
+
+    def saved(result) -> bytes:
+        buffer = io.BytesIO()
+        torch.save({"clean": result.clean_correct, **result.correct}, buffer)
+        return buffer.getvalue() + json.dumps(result.summary()).encode()
+
+    folder = tmp_path / "adversarial.partial"
+    resumable = dataclasses.replace(options, resume=folder)
+    real, calls = adversarial.attack_batch, []
+
+    def stop_in_the_second_batch(*args):
+        calls.append(args[-1])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(adversarial, "attack_batch", stop_in_the_second_batch)
+    with pytest.raises(KeyboardInterrupt):
+        adversarial_accuracy(loaded, val, resumable)
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "unit_0000000.pt"]
+    with pytest.raises(ConfigError, match=r"holds partial outputs of a different run \(differs in \['seed'\]\)"):
+        adversarial_accuracy(loaded, val, dataclasses.replace(resumable, seed=2))
+
+    calls.clear()
+    monkeypatch.setattr(adversarial, "attack_batch", lambda *args: calls.append(args[-1]) or real(*args))
+    resumed = adversarial_accuracy(loaded, val, resumable)
+    assert calls == [1 + 1]  # batch 1 (seed + batch index); batch 0 came from its chunk
+    assert saved(resumed) == saved(whole)  # byte-identical to the first run (AutoAttack seeded per batch)
+    assert not folder.exists()  # removed once the run finished
+
+
+def test_attack_names_and_radii_are_checked_naming_attacks(monkeypatch):
+    from importlib import metadata
+
+    from imagenet_suite.inference import autoattack
+    from imagenet_suite.inference.autoattack import AUTOATTACK_EPS, parse_attacks
+
+    specs = parse_attacks("fgsm,autoattack-linf,autoattack-l2,autoattack-l1,pgd")
+    assert [(s.label, s.eps) for s in specs] == [
+        ("fgsm", None),
+        ("autoattack-linf", 4 / 255),
+        ("autoattack-l2", 2.0),
+        ("autoattack-l1", 75.0),
+        ("pgd", None),
+    ]
+    assert AUTOATTACK_EPS == {"autoattack-linf": 4 / 255, "autoattack-l2": 2.0, "autoattack-l1": 75.0}
+    assert parse_attacks(["autoattack-linf:eps=4/255"])[0].label == "autoattack-linf"  # the default, spelled out
+    assert parse_attacks(["autoattack-l1:eps=12"])[0] == autoattack.AttackSpec("autoattack-l1", 12.0)
+    assert parse_attacks(parse_attacks(["autoattack-l2:eps=0.5"])) == parse_attacks(["autoattack-l2:eps=0.5"])
+    for bad, message in (
+        ("cw", r"unknown attack 'cw'; expected one of fgsm, pgd, autoattack-linf, autoattack-l2, autoattack-l1"),
+        ("pgd:eps=4/255", r"'pgd:eps=4/255': pgd is Beyond Accuracy's fixed protocol"),
+        ("autoattack-l2:eps=abc", r"expected autoattack-l2:eps=VALUE, VALUE a positive number or a/b"),
+        ("autoattack-l2:eps=-1", r"expected autoattack-l2:eps=VALUE"),
+        ("autoattack-l2:eps=1/0", r"expected autoattack-l2:eps=VALUE"),
+        ("autoattack-l2:steps=3", r"expected autoattack-l2:eps=VALUE"),
+        ("autoattack-linf:eps=2", r"an L∞ radius above 1 covers all of \[0, 1\] pixel space"),
+        ("fgsm,pgd,fgsm", r"fgsm is named twice"),
+        ("", r"unknown attack ''"),
+    ):
+        with pytest.raises(ConfigError, match=message) as refused:
+            parse_attacks(bad)
+        assert refused.value.parameters == ("attacks",) and "\n" not in str(refused.value)
+    with pytest.raises(ConfigError, match=r"autoattack_iterations must be an integer of at least 5, got 4"):
+        AttackOptions(n=2, autoattack_iterations=4)
+
+    def absent(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(autoattack.metadata, "version", absent)
+    with pytest.raises(ConfigError, match=r"AutoAttack \(the pyautoattack package\) is not installed; pip install"):
+        autoattack.library_version()
+
+
+def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(loaded, val, tmp_path, monkeypatch):
+    import imagenet_suite.inference.adversarial as adversarial
+    from imagenet_suite.inference import PredictOptions
+    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.scoring.summary.leaderboard import perturbation_accuracies
+    from imagenet_suite.scoring.summary.suite import read_suite
+
+    @dataclasses.dataclass(frozen=True)
+    class Quick(AttackOptions):  # the standard's 100 iterations and 5000 queries take minutes on a CPU
+        autoattack_iterations: int = BUDGET["autoattack_iterations"]
+        autoattack_queries: int = BUDGET["autoattack_queries"]
+
+    computed = []
+
+    def recorded_call(model, dataset, options, **where):
+        computed.append([spec.label for spec in options.attacks])
+        assert options.resume == run_dir / "adversarial.partial" and (options.n, options.batch_size) == (ROWS, 8)
+        return adversarial_accuracy(model, dataset, options, **where)
+
+    monkeypatch.setattr(adversarial, "AttackOptions", Quick)
+    monkeypatch.setattr(adversarial, "adversarial_accuracy", recorded_call)
+    run_dir = tmp_path / "run"
+
+    def evaluate(*attacks: str) -> dict:
+        predict = PredictOptions(batch_size=8, workers=0, progress=False)
+        return run_suite(loaded, [val.path], run_dir, SuiteOptions(predict=predict, adversarial=ROWS, attacks=attacks))
+
+    first = evaluate("fgsm", "pgd", "autoattack-linf")
+    attacks = json.loads((run_dir / "adversarial.json").read_text())
+    assert first["summary"]["adversarial"] == attacks and computed == [["fgsm", "pgd", "autoattack-linf"]]
+    linf = attacks["autoattack"]["autoattack-linf"]
+    alone = adversarial_accuracy(loaded, val, Quick(n=ROWS, batch_size=8, attacks=("autoattack-linf",), workers=0))
+    assert linf["accuracy"] == alone.accuracy("autoattack-linf").value  # the other attacks of a batch do not matter
+    assert attacks["clean_accuracy"] == alone.clean.value and 0 < alone.clean.value < 1
+    assert {k: v for k, v in linf.items() if k != "accuracy"} == {
+        "norm": "Linf", "eps": 4 / 255, "version": "standard", "attacks": ["apgd-ce", "apgd-t", "fab-t", "square"],
+        "iterations": 5, "queries": 10, "library": "pyautoattack 0.2.0",
+    }  # fmt: skip
+    assert attacks["attack"] == (
+        "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start; AutoAttack standard Linf "
+        "eps=0.0156863 (5 iterations, 10 queries) (pyautoattack 0.2.0), inputs in [0,1]"
+    )
+    # Beyond Accuracy's Table 8 variant: AA-A / A as the adversarial dimension, the other eight as QUBA's
+    variant = first["summary"]["quba_autoattack"]
+    assert variant["adversarial_robustness"] == linf["accuracy"] / attacks["clean_accuracy"]
+    assert set(variant["missing"]) == set(first["summary"]["quba"]["missing"]) - {"adversarial_robustness"}
+    assert variant["score"] is None  # only ImageNet val: the other dimensions are missing
+
+    computed.clear()
+    second = evaluate("fgsm", "pgd", "autoattack-linf", "autoattack-l2")
+    assert computed == [["autoattack-l2"]]  # FGSM, PGD and L∞ come from adversarial.json
+    again = second["summary"]["adversarial"]
+    kept = [key for key in attacks if key not in ("autoattack", "attack")]
+    assert {key: again[key] for key in kept} == {key: attacks[key] for key in kept}
+    assert again["autoattack"]["autoattack-linf"] == linf and again["autoattack"]["autoattack-l2"]["eps"] == 2.0
+    assert not (run_dir / "adversarial.partial").exists()
+    computed.clear()
+    third = evaluate("autoattack-l2")
+    assert computed == [] and third["summary"]["adversarial"] == again  # all recorded: nothing is attacked
+    # Heuillet et al.'s voters: each attack is a perturbation type of the attacked subset
+    name = f"adversarial ({ROWS} rows, seed 0)"
+    assert perturbation_accuracies(read_suite(run_dir)) == {
+        (name, "clean"): again["clean_accuracy"],
+        (name, "fgsm"): again["fgsm_accuracy"],
+        (name, "pgd"): again["pgd_accuracy"],
+        (name, "autoattack-l2"): again["autoattack"]["autoattack-l2"]["accuracy"],
+        (name, "autoattack-linf"): linf["accuracy"],
+    }
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_autoattack_on_cuda_is_seeded_and_leaves_the_cuda_rng_alone(loaded, val):
+    cuda_before = torch.cuda.get_rng_state()
+    options = AttackOptions(n=6, seed=1, batch_size=3, attacks=AUTOATTACKS, device="cuda", workers=0, progress=False,
+                            **BUDGET)  # fmt: skip
+    with torch.backends.cudnn.flags(deterministic=True, benchmark=False):
+        runs = [adversarial_accuracy(loaded, val, options) for _ in range(2)]
+    assert torch.equal(torch.cuda.get_rng_state(), cuda_before)
+    for label in runs[0].correct:
+        assert torch.equal(runs[0].correct[label], runs[1].correct[label]), label
+        assert runs[0].correct[label].device.type == "cpu"
     loaded.model.cpu()

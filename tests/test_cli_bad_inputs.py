@@ -420,6 +420,29 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _evaluate(w.dataset, w.root / "e2", "--adversarial", "-3"),
             r"--adversarial must be 0 \(no attacks\) or a number of images, got -3",
         ),
+        "--attack naming an unknown attack": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e4", "--adversarial", "2", "--attack", "fgsm,cw"),
+            r"--attack: unknown attack 'cw'; expected one of fgsm, pgd, autoattack-linf, autoattack-l2, autoattack-l1$",
+        ),
+        "--attack with a radius for PGD": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e5", "--adversarial", "2", "--attack", "pgd:eps=4/255"),
+            r"--attack: 'pgd:eps=4/255': pgd is Beyond Accuracy's fixed protocol \(L∞ eps 8/255\); only the "
+            r"autoattack-\* attacks take :eps=$",
+        ),
+        "--attack with a radius that is no number": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e6", "--adversarial", "2", "--attack", "autoattack-l2:eps=two"),
+            r"--attack: 'autoattack-l2:eps=two': expected autoattack-l2:eps=VALUE, VALUE a positive number or a/b$",
+        ),
+        "--attack naming an attack twice": Case(
+            lambda w: _evaluate(
+                w.dataset, w.root / "e7", "--adversarial", "2", "--attack", "autoattack-l1,autoattack-l1"
+            ),
+            r"--attack: autoattack-l1 is named twice; each attack runs once, at one radius$",
+        ),
+        "--attack without --adversarial": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e8", "--attack", "autoattack-linf"),
+            r"--attack is only used with --adversarial N \(images to attack\)$",
+        ),
         "--out is a file": Case(
             lambda w: _evaluate(w.dataset, w.a_file), r"--out .*a-file.txt: is a file; expected a run folder"
         ),

@@ -180,3 +180,43 @@ def test_runs_without_perturbation_types_have_no_paper_aggregates(tmp_path, caps
     capsys.readouterr()
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "No run reports perturbation types" in text
+
+
+ADVERSARIAL_TYPES = ("clean", "fgsm", "pgd", "autoattack-linf", "autoattack-l2", "autoattack-l1")
+
+
+def attacked(accuracies: dict[str, float]) -> dict:
+    """adversarial.json as ``evaluate --attack fgsm,pgd,autoattack-...`` writes it, with ``accuracies`` by type."""
+    record = {"requested_rows": 8, "seed": 0, "batch_size": 4, "rows": 8, "attack": "FGSM, PGD, AutoAttack"}
+    record |= {f"{type_}_accuracy": accuracies[type_] for type_ in ("clean", "fgsm", "pgd")}
+    autoattack = {}
+    for type_, norm, eps in (
+        ("autoattack-linf", "Linf", 4 / 255),
+        ("autoattack-l2", "L2", 2.0),
+        ("autoattack-l1", "L1", 75.0),
+    ):
+        if type_ in accuracies:
+            autoattack[type_] = {"accuracy": accuracies[type_], "norm": norm, "eps": eps, "version": "standard",
+                                 "attacks": ["apgd-ce", "apgd-t", "fab-t", "square"], "iterations": 100,
+                                 "queries": 5000, "library": "pyautoattack 0.2.0"}  # fmt: skip
+    return {**record, "autoattack": autoattack, "ids": [f"v{i}" for i in range(8)], "dataset": val_build(SHA_A)}
+
+
+def test_autoattack_types_are_voters_of_the_attacked_subset(tmp_path):
+    accuracies = {
+        "timm:A": dict(zip(ADVERSARIAL_TYPES, (0.75, 0.25, 0.125, 0.0, 0.125, 0.25), strict=True)),
+        "timm:B": dict(zip(ADVERSARIAL_TYPES, (0.5, 0.375, 0.25, 0.125, 0.25, 0.375), strict=True)),
+        "timm:C": dict(zip(ADVERSARIAL_TYPES[:-1], (0.625, 0.125, 0.0, 0.25, 0.0), strict=True)),  # no L1 run
+    }
+    runs = [write_run(tmp_path, model, {}, attacked(values)) for model, values in accuracies.items()]
+    board = leaderboard(load_suites(runs))
+    name = "adversarial (8 rows, seed 0)"
+    assert list(board.perturbation_accuracies.columns) == [(name, type_) for type_ in sorted(ADVERSARIAL_TYPES)]
+    for model, values in accuracies.items():
+        assert board.perturbation_accuracies.loc[model].dropna().to_dict() == {(name, t): v for t, v in values.items()}
+    aggregates = board.aggregates
+    # Sum: the six types of the one dataset; C misses autoattack-l1, so the dataset adds nothing to it
+    assert aggregates["score_sum"].to_dict() == pytest.approx({"timm:A": 1.5, "timm:B": 1.875, "timm:C": 0.0})
+    assert aggregates["incomplete_datasets"].to_dict() == {"timm:A": 0, "timm:B": 0, "timm:C": 1}
+    # Borda (rank points, the authors' code): A 3+2+2+1+2+1 (L1: A and B only), B 1+3+3+2+3+2, C none
+    assert aggregates["borda"].to_dict() == {"timm:A": 11.0, "timm:B": 14.0, "timm:C": 0.0}

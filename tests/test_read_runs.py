@@ -365,6 +365,8 @@ def test_a_run_json_written_before_formats_is_read_and_compared(builds, tmp_path
 
 ATTACKS = {"requested_rows": 2, "seed": 0, "batch_size": 4, "rows": 2, "attack": "FGSM, PGD", "ids": ["a", "b"]}
 ATTACKS |= {"clean_accuracy": 0.5, "fgsm_accuracy": 0.0, "pgd_accuracy": 0.0}
+AUTOATTACK = {"accuracy": 0.0, "norm": "Linf", "eps": 4 / 255, "version": "standard", "attacks": ["apgd-ce"]}
+AUTOATTACK |= {"iterations": 100, "queries": 5000, "library": "pyautoattack 0.2.0"}
 BAD_RUN_FILES = {
     "suite.json of an unknown format": (
         "suite.json",
@@ -386,6 +388,17 @@ BAD_RUN_FILES = {
         "adversarial.json",
         lambda suite: json.dumps({**ATTACKS, "clean_accuracy": "0.5"}),
         r"adversarial\.json: clean_accuracy: expected a finite number, found the string \"0\.5\"",
+    ),
+    "adversarial.json with an AutoAttack of an unknown norm": (
+        "adversarial.json",
+        lambda suite: json.dumps({**ATTACKS, "autoattack": {"autoattack-linf": {**AUTOATTACK, "norm": "L3"}}}),
+        r'adversarial\.json: autoattack\["autoattack-linf"\]\.norm: expected one of \[\'Linf\', \'L2\', \'L1\'\], '
+        r'found the string "L3"',
+    ),
+    "a file where the attacks keep their finished batches": (
+        "adversarial.partial",
+        lambda suite: "not a folder",
+        r"adversarial\.partial: in the way \(the attacks keep their finished batches there\)",
     ),
     "an outputs record of another layout": (
         "builds/imagenet_val.json",

@@ -127,3 +127,38 @@ def test_a_corruption_builds_headline_is_its_corrupted_accuracy_with_the_clean_o
     accuracies = suite_summary({"p": build, "val": VAL})["accuracies"]
     assert accuracies["p"] == {"metric": "mean_corruption_accuracy", "value": 0.0, "clean_accuracy": 1.0}
     assert accuracies["val"] == {"metric": "top1_accuracy", "value": 0.8}
+
+
+def test_beyond_accuracys_autoattack_variant_replaces_the_adversarial_dimension():
+    """Table 8 of Beyond Accuracy: AutoAttack's AA-A / A as the adversarial dimension, z-scored with μ/σ
+    0.04/0.03 instead of QUBA's; the other eight dimensions and the weights as QUBA's, by hand."""
+    import numpy as np
+
+    from imagenet_suite.perturbations.corruptions import IMAGENET_C, SEVERITIES
+    from imagenet_suite.scoring.metrics.quba import QUBA_MEAN, QUBA_SIGNS, QUBA_STD, quba_weights
+
+    rows = [("corruption_accuracy", "top1", f"{c}/{s}", 0.5) for c in IMAGENET_C for s in SEVERITIES]
+    reports = _all_dimensions_but_c({"reg": report("perturbations", "imagenet_c_regenerated", *rows)})
+    linf = {"accuracy": 0.1, "norm": "Linf", "eps": 4 / 255, "version": "standard", "attacks": ["apgd-ce"]}
+    attacks = {**ATTACKS, "autoattack": {"autoattack-linf": linf, "autoattack-l2": {**linf, "accuracy": 0.3}}}
+    summary = suite_summary(reports, params_millions=25.6, adversarial=attacks)
+    values = np.array([entry["value"] for entry in summary["quba"]["dimensions"].values()])
+    variant = summary["quba_autoattack"]
+    assert variant["adversarial_robustness"] == 0.1 / 0.8 and variant["missing"] == {}
+    z = QUBA_SIGNS * (values - QUBA_MEAN) / QUBA_STD
+    z[1] = (0.1 / 0.8 - 0.04) / 0.03  # the AutoAttack dimension, with the paper's AutoAttack μ/σ
+    assert variant["score"] == pytest.approx(float(z @ quba_weights() / 6), abs=1e-12)
+    assert variant["score"] != pytest.approx(summary["quba"]["score"])
+    # the FGSM/PGD QUBA is unchanged; without autoattack-linf (or at another radius) there is no variant
+    assert (
+        summary["quba"]["score"] == suite_summary(reports, params_millions=25.6, adversarial=ATTACKS)["quba"]["score"]
+    )
+    assert "quba_autoattack" not in suite_summary(reports, params_millions=25.6, adversarial=ATTACKS)
+    other = {**ATTACKS, "autoattack": {"autoattack-linf:eps=0.0313725": linf}}
+    assert "quba_autoattack" not in suite_summary(reports, params_millions=25.6, adversarial=other)
+    # AutoAttack alone (no FGSM/PGD): QUBA's adversarial dimension is missing, the variant is not
+    alone = {key: value for key, value in attacks.items() if key not in ("fgsm_accuracy", "pgd_accuracy")}
+    summary = suite_summary(reports, params_millions=25.6, adversarial=alone)
+    assert summary["quba"]["missing"] == {"adversarial_robustness": "needs FGSM and PGD: evaluate --adversarial N "
+                                          "--attack fgsm,pgd[,...]"}  # fmt: skip
+    assert summary["quba_autoattack"]["score"] == pytest.approx(variant["score"])

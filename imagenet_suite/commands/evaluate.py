@@ -45,9 +45,20 @@ def register(subparsers) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="attack N seeded, class-stratified ImageNet-val images with FGSM and PGD (0: no attacks)",
+        help="attack N seeded, class-stratified ImageNet-val images (0: no attacks; --attack says with what)",
     )
-    parser.add_argument("--adversarial-seed", type=int, default=0, help="seed of the attacked subset and PGD's start")
+    parser.add_argument(
+        "--adversarial-seed", type=int, default=0, help="seed of the attacked subset, PGD's start and AutoAttack"
+    )
+    parser.add_argument(
+        "--attack",
+        dest="attacks",
+        default="fgsm,pgd",
+        metavar="LIST",
+        help="attacks on those images, comma-separated (default: fgsm,pgd): fgsm, pgd (Beyond Accuracy, L-inf 8/255), "
+        "autoattack-linf, autoattack-l2, autoattack-l1 (AutoAttack standard at eps 4/255, 2.0, 75: Heuillet et al. "
+        "2025; needs imagenet-suite[autoattack]); NAME:eps=VALUE sets an AutoAttack radius, e.g. autoattack-linf:eps=8/255",
+    )
     parser.add_argument(
         "--protocol",
         dest="protocols",
@@ -82,7 +93,7 @@ def register(subparsers) -> None:
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
-    rename(parser, run_dir="--out")  # the library's run_dir is this command's --out
+    rename(parser, run_dir="--out", resume="--out")  # the library's run_dir (and the attacks' resume folder in it)
 
 
 def run(args) -> int:
@@ -101,6 +112,9 @@ def run(args) -> int:
         print(f"{name:24s} missing: {reason}")
     partial = f" (partial: {', '.join(quba['partial'])})" if quba.get("partial") else ""
     print(f"{'quba':24s} {quba['score']:.4f}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed")
+    variant = suite["summary"].get("quba_autoattack")
+    if variant is not None and variant["score"] is not None:
+        print(f"{'quba (AutoAttack)':24s} {variant['score']:.4f}")
     print(args.out / SUITE_JSON)
     return 0
 
@@ -123,6 +137,7 @@ def suite_options(args):
         detector_stats=args.detector_stats,
         adversarial=args.adversarial,
         adversarial_seed=args.adversarial_seed,
+        attacks=args.attacks,
         allow_partial=args.allow_partial,
         executor=args.executor,
         ray_address=args.ray_address,

@@ -1,5 +1,5 @@
 """Adversarial robustness (Beyond Accuracy, Hesse et al. 2025, Eqs. 3-5): a model's accuracy under FGSM
-and PGD, model in the loop.
+and PGD (and AutoAttack), model in the loop.
 
 Its code (visinf/beyond-accuracy) runs ``torchattacks==3.5.1`` with ``torchattacks.FGSM(model, eps=8/255)`` and
 ``torchattacks.PGD(model, eps=8/255, alpha=2/255, steps=10, random_start=True)`` (L-inf, untargeted,
@@ -15,9 +15,18 @@ rows when ``n`` is at least the split's size), in dataset order, cut into batche
 Images are read by ``predict``'s reader (:class:`~imagenet_suite.inference.predict.BatchImages`)
 through DataLoader workers.
 
+Other attacks (``AttackOptions.attacks``): AutoAttack "standard" under L∞, L2 and L1, Heuillet et al.
+2025's adversarial perturbation types (:mod:`imagenet_suite.inference.autoattack`), on the same rows and
+batches. Each batch is predicted clean, then attacked by each attack in turn.
+
+Resume (``AttackOptions.resume``, :mod:`~imagenet_suite.inference.resume`): each finished batch's correct
+flags are written at once beside a manifest of what produced them; a run with the same manifest attacks
+only the batches it lacks.
+
 Determinism: PGD's random start draws from torch's global RNG. Batch ``i`` is attacked under
-``torch.manual_seed(seed + i)`` inside ``torch.random.fork_rng`` (the caller's RNG state is kept), so a
-result depends on ``seed`` and ``batch_size`` but not on the number of workers or on earlier RNG use.
+``torch.manual_seed(seed + i)`` inside ``torch.random.fork_rng`` (the caller's RNG state is kept), and
+AutoAttack with ``seed + i``, so a result depends on ``seed`` and ``batch_size`` but not on the number
+of workers, on resuming or on earlier RNG use.
 On CUDA, bit-identical reruns also need deterministic kernels (``torch.use_deterministic_algorithms``);
 otherwise a rare gradient sign may differ.
 
@@ -31,11 +40,11 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -43,11 +52,24 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from ..dataset.folder import DatasetFolder
+from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
 from ..scoring.metrics.classification import Fraction
-from .models import LoadedModel, Transform
+from ..scoring.outputs import load_torch_file
+from .autoattack import (
+    DEFAULT_ATTACKS,
+    FGSM,
+    ITERATIONS,
+    PGD,
+    QUERIES,
+    AttackSpec,
+    AutoAttackRun,
+    check_budget,
+    parse_attacks,
+)
+from .models import LoadedModel, Transform, weights_digest
 from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
+from .resume import drop_if_empty, missing_chunks, partial_folder, remove_partial, write_chunk
 
 EPS = 8 / 255
 ALPHA = 2 / 255
@@ -60,28 +82,52 @@ OTHER_LABEL_SPACES = ("class_subset", "class_mapping", "decision_mapping")
 
 @dataclass(frozen=True, eq=False)
 class AdversarialResult:
-    """Clean, FGSM and PGD accuracy of a model on the same rows, with per-row correct flags.
+    """Clean accuracy and each attack's accuracy of a model on the same rows, with per-row correct flags.
 
-    ``ids`` are the attacked rows (dataset order); ``labels`` their 1000-way labels; ``*_correct`` are
-    bool tensors aligned with ``ids``; ``clean``/``fgsm``/``pgd`` are correct/rows. The attack
-    settings (``eps``, ``alpha``, ``steps``, ``random_start``; eps and alpha in [0, 1] pixel units)
-    and what PGD's random start depends on (``seed``, ``batch_size``) label the result.
+    ``ids`` are the attacked rows (dataset order); ``labels`` their 1000-way labels; ``clean_correct`` and
+    ``correct[label]`` (per attack, its :attr:`~imagenet_suite.inference.autoattack.AttackSpec.label`:
+    ``fgsm``, ``pgd``, ``autoattack-linf``, ...) are bool tensors aligned with ``ids``. The FGSM/PGD
+    settings (``eps``, ``alpha``, ``steps``, ``random_start``; eps and alpha in [0, 1] pixel units), each
+    AutoAttack's record (``autoattack[label]``: norm, eps, version, iterations, queries, library) and what
+    the random starts depend on (``seed``, ``batch_size``) label the result.
     """
 
     ids: tuple[str, ...]
     labels: torch.Tensor
-    clean: Fraction
-    fgsm: Fraction
-    pgd: Fraction
     clean_correct: torch.Tensor
-    fgsm_correct: torch.Tensor
-    pgd_correct: torch.Tensor
+    correct: Mapping[str, torch.Tensor]
     eps: float
     alpha: float
     steps: int
     random_start: bool
     seed: int
     batch_size: int
+    autoattack: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> Fraction:
+        """Correct clean rows / rows."""
+        return _fraction(self.clean_correct)
+
+    def accuracy(self, label: str) -> Fraction:
+        """Correct rows under attack ``label`` / rows (KeyError when it was not run)."""
+        return _fraction(self.correct[label])
+
+    @property
+    def fgsm(self) -> Fraction:
+        return self.accuracy(FGSM)
+
+    @property
+    def pgd(self) -> Fraction:
+        return self.accuracy(PGD)
+
+    @property
+    def fgsm_correct(self) -> torch.Tensor:
+        return self.correct[FGSM]
+
+    @property
+    def pgd_correct(self) -> torch.Tensor:
+        return self.correct[PGD]
 
     @property
     def fgsm_ratio(self) -> float:
@@ -95,19 +141,23 @@ class AdversarialResult:
 
     @property
     def adversarial_robustness(self) -> float:
-        """Beyond Accuracy's AR = GM(FGSM-A / A, PGD-A / A); NaN when clean accuracy is 0."""
+        """Beyond Accuracy's AR = GM(FGSM-A / A, PGD-A / A); NaN when clean accuracy is 0 or either attack
+        was not run."""
+        if FGSM not in self.correct or PGD not in self.correct:
+            return math.nan
         return adversarial_robustness(self.clean.value, self.fgsm.value, self.pgd.value)
 
     def summary(self) -> dict[str, float | int | bool]:
-        """The scalars (accuracies, ratios, AR) and the attack settings, for a report."""
-        return {
-            "rows": self.clean.denominator,
-            "clean_accuracy": self.clean.value,
-            "fgsm_accuracy": self.fgsm.value,
-            "pgd_accuracy": self.pgd.value,
-            "fgsm_ratio": self.fgsm_ratio,
-            "pgd_ratio": self.pgd_ratio,
-            "adversarial_robustness": self.adversarial_robustness,
+        """The scalars (accuracies; with FGSM and PGD their ratios and AR) and the attack settings, for a report."""
+        found: dict[str, float | int | bool] = {"rows": len(self.ids), "clean_accuracy": self.clean.value}
+        found |= {f"{label}_accuracy": self.accuracy(label).value for label in self.correct}
+        if FGSM in self.correct and PGD in self.correct:
+            found |= {
+                "fgsm_ratio": self.fgsm_ratio,
+                "pgd_ratio": self.pgd_ratio,
+                "adversarial_robustness": self.adversarial_robustness,
+            }
+        return found | {
             "eps": self.eps,
             "alpha": self.alpha,
             "steps": self.steps,
@@ -115,6 +165,10 @@ class AdversarialResult:
             "seed": self.seed,
             "batch_size": self.batch_size,
         }
+
+
+def _fraction(flags: torch.Tensor) -> Fraction:
+    return Fraction(int(flags.sum()), len(flags))
 
 
 def _ratio(attacked: Fraction, clean: Fraction) -> float:
@@ -262,20 +316,32 @@ class AttackOptions:
         n: rows of the seeded class-stratified subset to attack, at least 1 (all rows if the split has
             fewer).
         seed: seed of the subset, of the DataLoader workers and (plus the batch index) of PGD's random
-            start, 0 or more.
-        batch_size: images per attack batch, at least 1. PGD's random start is seeded per batch, so it is
-            part of what a result depends on.
-        eps: the L∞ radius of both attacks, in [0, 1] pixel units (default 8/255).
+            start and AutoAttack's seed, 0 or more.
+        batch_size: images per attack batch, at least 1. The random starts are seeded per batch, so it
+            is part of what a result depends on.
+        attacks: the attacks, in the order they run on each batch: names or ``name:eps=VALUE``
+            (:func:`~imagenet_suite.inference.autoattack.parse_attacks`; ``fgsm``, ``pgd``,
+            ``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1``), default ``("fgsm", "pgd")``.
+            Stored as :class:`~imagenet_suite.inference.autoattack.AttackSpec`.
+        eps: the L∞ radius of FGSM and PGD, in [0, 1] pixel units (default 8/255).
         alpha: PGD's step size, in [0, 1] pixel units (default 2/255).
         steps: PGD's number of steps, 0 or more (default 10).
+        autoattack_iterations: AutoAttack's APGD-CE, APGD-T and FAB-T iterations (standard: 100; at
+            least 5). Fewer: a quick, weaker check, recorded with the result.
+        autoattack_queries: AutoAttack's Square queries (standard: 5000; at least 1).
         device: where the model and the attacks run (``"cpu"``, ``"cuda"``, ... or a ``torch.device``).
         workers: DataLoader workers reading the images, 0 or more; None: ``min(4, CPUs)``.
+        resume: a folder that keeps each finished batch's correct flags (:mod:`~imagenet_suite.inference.resume`):
+            a run stopped part-way computes only the batches it lacks when run again with the same
+            settings; removed when the run finishes. None: nothing is kept.
         progress: show a progress bar (stderr).
 
     Example:
         >>> from imagenet_suite.inference.adversarial import AttackOptions
         >>> AttackOptions(n=1000, seed=1).eps == 8 / 255
         True
+        >>> [spec.label for spec in AttackOptions(n=10, attacks=("pgd", "autoattack-l2:eps=0.5")).attacks]
+        ['pgd', 'autoattack-l2:eps=0.5']
         >>> AttackOptions(n=0)
         Traceback (most recent call last):
         ...
@@ -285,11 +351,15 @@ class AttackOptions:
     n: int
     seed: int = 0
     batch_size: int = 64
+    attacks: tuple[AttackSpec | str, ...] = DEFAULT_ATTACKS
     eps: float = EPS
     alpha: float = ALPHA
     steps: int = STEPS
+    autoattack_iterations: int = ITERATIONS
+    autoattack_queries: int = QUERIES
     device: str | torch.device = "cpu"
     workers: int | None = None
+    resume: str | Path | None = None
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -306,6 +376,17 @@ class AttackOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ConfigError(f"{param(name)} must be a number in [0, 1] (pixel units), got {value!r}")
+        object.__setattr__(self, "attacks", parse_attacks(self.attacks))
+        check_budget(self.autoattack_iterations, self.autoattack_queries)
+
+    @property
+    def autoattacks(self) -> dict[str, AutoAttackRun]:
+        """The AutoAttack runs among :attr:`attacks`, by label."""
+        return {
+            spec.label: AutoAttackRun(spec, self.autoattack_iterations, self.autoattack_queries)
+            for spec in self.attacks
+            if spec.norm is not None
+        }
 
 
 def adversarial_accuracy(
@@ -316,13 +397,17 @@ def adversarial_accuracy(
     config: str | None = None,
     split: str | None = None,
 ) -> AdversarialResult:
-    """Clean, FGSM and PGD accuracy of ``loaded`` on a seeded class-stratified subset of ``options.n`` rows.
+    """Clean accuracy and each attack's accuracy of ``loaded`` on a seeded class-stratified subset of
+    ``options.n`` rows.
 
     FGSM is ``torchattacks.FGSM(m, eps=eps)``, PGD ``torchattacks.PGD(m, eps=eps, alpha=alpha,
-    steps=steps, random_start=True)`` with ``m`` the model behind its own Normalize
-    (:class:`PixelSpaceModel`) and the settings of ``options`` (:class:`AttackOptions`); labels are the
-    dataset's 1000-way ``label`` column. The model is in eval mode and its parameters do not require
-    grad during the run (both restored afterwards); gradients are taken with respect to the images only.
+    steps=steps, random_start=True)``, AutoAttack its authors' ``AutoAttack(m, norm, eps,
+    version='standard')`` (:mod:`~imagenet_suite.inference.autoattack`), with ``m`` the model behind its
+    own Normalize (:class:`PixelSpaceModel`) and the settings of ``options`` (:class:`AttackOptions`);
+    labels are the dataset's 1000-way ``label`` column. Each batch is predicted clean, then attacked by
+    each attack in turn. The model is in eval mode and its parameters do not require grad during the run
+    (both restored afterwards); gradients are taken with respect to the images only. With
+    ``options.resume`` each finished batch's flags are kept there until the run finishes.
 
     Example:
         >>> from imagenet_suite.inference import load_model
@@ -331,25 +416,87 @@ def adversarial_accuracy(
         ...                               AttackOptions(n=1000, device="cuda"))               # doctest: +SKIP
         >>> result.clean.value, result.fgsm.value, result.pgd.value                           # doctest: +SKIP
     """
-    import torchattacks
-
     if not isinstance(options, AttackOptions):
         raise ConfigError(f"{param('options')} must be an AttackOptions, got {type(options).__name__}")
+    autoattacks = options.autoattacks
+    records = {label: run.record() for label, run in autoattacks.items()}  # the library is installed
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
     split = folder.resolve_split(config, split)
-    seed, batch_size, eps, alpha, steps = options.seed, options.batch_size, options.eps, options.alpha, options.steps
     ids, labels = _ids_and_labels(folder, config, split)
     pixel_loaded, mean, std = pixel_space(loaded)
-    positions = stratified_subset(labels.tolist(), options.n, seed)
-    units = subset_units(folder, config, split, positions, batch_size)
-    images = BatchImages(units, protocol_transform(pixel_loaded, folder.protocol(config), None))
+    positions = stratified_subset(labels.tolist(), options.n, options.seed)
+    units = subset_units(folder, config, split, positions, options.batch_size)
     chosen_ids = [ids[p] for p in positions]
     chosen_labels = labels[positions]
+    flags = torch.zeros(1 + len(options.attacks), len(positions), dtype=torch.bool)
+    partial = Path(options.resume) if options.resume is not None else None
+    todo, fresh = units, False
+    if partial is not None:
+        fresh = partial_folder(partial, _manifest(loaded, folder, (config, split), options, records), "resume")
+        todo = _restore(partial, units, chosen_ids, options, flags)
+    try:
+        if todo:
+            images = BatchImages(todo, protocol_transform(pixel_loaded, folder.protocol(config), None))
+            model = PixelSpaceModel(loaded.model, mean, std).to(torch.device(options.device)).eval()
+            for unit, batch_flags in _attacked(model, images, todo, chosen_ids, chosen_labels, options, folder):
+                flags[:, _rows(unit, options)] = batch_flags
+                if partial is not None:
+                    write_chunk(partial, unit.index, {"ids": chosen_ids[_rows(unit, options)], "correct": batch_flags})
+    except BaseException:
+        if partial is not None:
+            drop_if_empty(partial, fresh)
+        raise
+    if partial is not None:
+        remove_partial(partial)
+    return AdversarialResult(
+        ids=tuple(chosen_ids),
+        labels=chosen_labels,
+        clean_correct=flags[0],
+        correct={spec.label: flags[1 + i] for i, spec in enumerate(options.attacks)},
+        eps=options.eps,
+        alpha=options.alpha,
+        steps=options.steps,
+        random_start=True,
+        seed=options.seed,
+        batch_size=options.batch_size,
+        autoattack=records,
+    )
 
+
+def _restore(
+    partial: Path, units: list[Unit], chosen_ids: list[str], options: AttackOptions, flags: torch.Tensor
+) -> list[Unit]:
+    """Copy the flags of every sound chunk in ``partial`` into ``flags``; the units still to attack."""
+    found: dict[int, torch.Tensor] = {}
+
+    def check(chunk: Path, unit: Unit) -> None:
+        found[unit.index] = _read_chunk(chunk, chosen_ids[_rows(unit, options)], len(flags))
+
+    todo = missing_chunks(partial, units, check, "adversarial")
+    for unit in units:
+        if unit.index in found:
+            flags[:, _rows(unit, options)] = found[unit.index]
+    return todo
+
+
+def _rows(unit: Unit, options: AttackOptions) -> slice:
+    """The positions in the attacked subset of ``unit``'s rows."""
+    return slice(unit.index * options.batch_size, unit.index * options.batch_size + unit.rows)
+
+
+def _attacked(
+    model: PixelSpaceModel,
+    images: BatchImages,
+    todo: list[Unit],
+    chosen_ids: list[str],
+    chosen_labels: torch.Tensor,
+    options: AttackOptions,
+    folder: DatasetFolder,
+) -> Iterator[tuple[Unit, torch.Tensor]]:
+    """Each unit of ``todo`` with its ``[1 + attacks, rows]`` correct flags (on the CPU): read by DataLoader
+    workers, attacked in the main process with the model's parameters frozen."""
     device = torch.device(options.device)
-    model = PixelSpaceModel(loaded.model, mean, std).to(device).eval()
-    flags = torch.zeros(3, len(positions), dtype=torch.bool)
     workers = min(4, os.cpu_count() or 1) if options.workers is None else options.workers
     loader = DataLoader(  # its own generator: the workers' base seed is not drawn from the caller's RNG
         images,
@@ -357,64 +504,123 @@ def adversarial_accuracy(
         num_workers=workers,
         pin_memory=device.type == "cuda",
         persistent_workers=False,
-        generator=torch.Generator().manual_seed(seed),
+        generator=torch.Generator().manual_seed(options.seed),
     )
-    bar = tqdm(total=len(positions), unit="img", disable=not options.progress, desc="adversarial")
+    by_index = {unit.index: unit for unit in todo}
+    total = sum(unit.rows for unit in todo)
+    bar = tqdm(total=total, unit="img", disable=not options.progress, desc="adversarial")
     done = 0
-    with _inputs_only(loaded.model):
-        fgsm = torchattacks.FGSM(model, eps=eps)
-        pgd = torchattacks.PGD(model, eps=eps, alpha=alpha, steps=steps, random_start=True)
+    with _inputs_only(model.model):
+        attacks = _batch_attacks(model, options)
         try:
             for index, batch_ids, batch in loader:
                 if batch_ids is None:
                     raise InvalidSourceData(batch)
-                rows = slice(index * batch_size, index * batch_size + len(batch_ids))
+                unit = by_index[index]
+                rows = _rows(unit, options)
                 if batch_ids != chosen_ids[rows]:
                     raise InvalidSourceData(
                         f"{folder.path}: batch {index} read rows {batch_ids[:3]}..., not the chosen ones"
                     )
                 images_01 = batch.to(device, non_blocking=True)
                 targets = chosen_labels[rows].to(device)
-                flags[:, rows] = attack_batch(model, fgsm, pgd, images_01, targets, seed + index).cpu()
-                done += len(batch_ids)
-                bar.update(len(batch_ids))
+                yield unit, attack_batch(model, attacks, images_01, targets, options.seed + index).cpu()
+                done += unit.rows
+                bar.update(unit.rows)
         finally:
             bar.close()
-    if done != len(positions):
-        raise ConfigError(f"the attacks finished after {done} of {len(positions)} rows")
-    clean, fgsm_flags, pgd_flags = flags
-    return AdversarialResult(
-        ids=tuple(chosen_ids),
-        labels=chosen_labels,
-        clean=Fraction(int(clean.sum()), len(positions)),
-        fgsm=Fraction(int(fgsm_flags.sum()), len(positions)),
-        pgd=Fraction(int(pgd_flags.sum()), len(positions)),
-        clean_correct=clean,
-        fgsm_correct=fgsm_flags,
-        pgd_correct=pgd_flags,
-        eps=eps,
-        alpha=alpha,
-        steps=steps,
-        random_start=True,
-        seed=seed,
-        batch_size=batch_size,
-    )
+    if done != total:
+        raise ConfigError(f"the attacks finished after {done} of {total} rows")
+
+
+class BatchAttack(Protocol):
+    """One attack on one batch: ``attack(model, images, labels, seed)`` → bool flags, right under attack."""
+
+    def __call__(self, model: nn.Module, images: torch.Tensor, labels: torch.Tensor, seed: int) -> torch.Tensor: ...
+
+
+@dataclass(frozen=True)
+class Torchattack:
+    """A torchattacks attack as a :class:`BatchAttack`; ``seeded``: run under ``torch.manual_seed(seed)``
+    inside ``fork_rng`` (PGD's random start; the caller's RNG state is kept)."""
+
+    attack: Any
+    seeded: bool = False
+
+    def __call__(self, model: nn.Module, images: torch.Tensor, labels: torch.Tensor, seed: int) -> torch.Tensor:
+        if not self.seeded:
+            return _predict(model, self.attack(images, labels)) == labels
+        cuda = list(range(torch.cuda.device_count())) if images.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):
+            torch.manual_seed(seed)
+            adversarial = self.attack(images, labels)
+        return _predict(model, adversarial) == labels
+
+
+def _batch_attacks(model: nn.Module, options: AttackOptions) -> list[BatchAttack]:
+    """``options.attacks`` as :class:`BatchAttack` s against ``model``, in order."""
+    import torchattacks
+
+    autoattacks = options.autoattacks
+    made: dict[str, BatchAttack] = {
+        FGSM: Torchattack(torchattacks.FGSM(model, eps=options.eps)),
+        PGD: Torchattack(
+            torchattacks.PGD(model, eps=options.eps, alpha=options.alpha, steps=options.steps, random_start=True),
+            seeded=True,
+        ),
+    }
+    return [made[spec.name] if spec.norm is None else autoattacks[spec.label] for spec in options.attacks]
 
 
 def attack_batch(
-    model: nn.Module, fgsm: Any, pgd: Any, images: torch.Tensor, labels: torch.Tensor, pgd_seed: int
+    model: nn.Module, attacks: Sequence[BatchAttack], images: torch.Tensor, labels: torch.Tensor, seed: int
 ) -> torch.Tensor:
-    """``[3, batch]`` correct flags (clean, FGSM, PGD) of one batch of [0, 1] images; PGD's random start
-    is drawn under ``torch.manual_seed(pgd_seed)`` inside ``fork_rng`` (the caller's RNG state is kept)."""
+    """``[1 + len(attacks), batch]`` correct flags of one batch of [0, 1] images: clean, then each attack
+    in turn (``seed`` is the batch's: PGD's start and AutoAttack's seed)."""
     with torch.no_grad():
         clean = _predict(model, images) == labels
-    fgsm_correct = _predict(model, fgsm(images, labels)) == labels
-    cuda = list(range(torch.cuda.device_count())) if images.device.type == "cuda" else []
-    with torch.random.fork_rng(devices=cuda):
-        torch.manual_seed(pgd_seed)
-        adversarial = pgd(images, labels)
-    pgd_correct = _predict(model, adversarial) == labels
-    return torch.stack([clean, fgsm_correct, pgd_correct])
+    return torch.stack([clean, *(attack(model, images, labels, seed) for attack in attacks)])
+
+
+CHUNK_CONTRACT = "a batch's flags written by the attacks: {'ids': [str], 'correct': bool tensor [1 + attacks, rows]}"
+
+
+def _read_chunk(chunk: Path, expected_ids: list[str], kinds: int) -> torch.Tensor:
+    """The ``[kinds, rows]`` flags a chunk holds for the rows ``expected_ids``; ConfigError naming it otherwise."""
+    data = load_torch_file(chunk, ConfigError, CHUNK_CONTRACT)
+    if not isinstance(data, dict) or data.get("ids") != expected_ids:
+        raise ConfigError(f"{chunk}: does not hold its batch's rows (expected {CHUNK_CONTRACT})")
+    correct = data.get("correct")
+    shape = (kinds, len(expected_ids))
+    if not isinstance(correct, torch.Tensor) or correct.dtype != torch.bool or tuple(correct.shape) != shape:
+        found = tuple(correct.shape) if isinstance(correct, torch.Tensor) else type(correct).__name__
+        raise ConfigError(f"{chunk}: 'correct' must be a bool tensor {list(shape)}, got {found}")
+    return correct
+
+
+def _manifest(
+    loaded: LoadedModel,
+    folder: DatasetFolder,
+    part: tuple[str, str],
+    options: AttackOptions,
+    autoattacks: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    """What produced the chunks of a resume folder: a run that differs in any of it does not reuse them."""
+    return {
+        "model": loaded.spec,
+        "weights": weights_digest(loaded),
+        "weights_tag": loaded.source.tag if loaded.source is not None else None,
+        "dataset": folder.name,
+        "build": folder.build_info.get(SELF_HASH),
+        "config": part[0],
+        "split": part[1],
+        "n": options.n,
+        "seed": options.seed,
+        "batch_size": options.batch_size,
+        "attacks": [spec.label for spec in options.attacks],
+        "fgsm_pgd": {"eps": options.eps, "alpha": options.alpha, "steps": options.steps, "random_start": True},
+        "autoattack": {label: dict(record) for label, record in autoattacks.items()},
+    }
 
 
 def _predict(model: nn.Module, images: torch.Tensor) -> torch.Tensor:
@@ -478,7 +684,9 @@ __all__ = [
     "STEPS",
     "AdversarialResult",
     "AttackOptions",
+    "BatchAttack",
     "PixelSpaceModel",
+    "Torchattack",
     "adversarial_accuracy",
     "adversarial_robustness",
     "attack_batch",

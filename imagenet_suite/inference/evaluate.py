@@ -9,8 +9,10 @@ A *run folder* holds everything one model's evaluation produced::
                                       set also has outputs/<key>@anzaku2024.pt, predicted resize-only
     RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
     RUN_DIR/reports/<key>.json        the score report per dataset split
-    RUN_DIR/adversarial.json          FGSM/PGD accuracies (with --adversarial N; reused for the same N, seed,
-                                      batch size and ImageNet-val build)
+    RUN_DIR/adversarial.json          the attacks' accuracies (with --adversarial N; FGSM/PGD, AutoAttack with
+                                      --attack; reused for the same N, seed, batch size and ImageNet-val
+                                      build, only the attacks it lacks run; adversarial.partial/ keeps the
+                                      finished batches of a run that stopped)
     RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "weights_source",
                                        "params", "imagenet_suite", "hierarchy", "datasets": {key: report +
                                        "provenance"}, "skipped": {key: reason}, "summary": {...}}
@@ -112,11 +114,13 @@ from ..scoring.summary.suite import (
     suite_summary,
 )
 from ..scoring.threads import torch_threads
+from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .models import LoadedModel, weights_digest
 from .predict import PredictOptions, predict, protocol_transform
 
 RUN_MANIFEST = "run.json"
 ADVERSARIAL_JSON = "adversarial.json"
+ADVERSARIAL_PARTIAL = "adversarial.partial"
 RUN_FORMAT = "imagenet-suite.run/2"
 OUTPUTS_RECORD_FORMAT = "imagenet-suite.outputs-record/1"
 RUN_SCHEMAS: dict[str | None, Fields] = {
@@ -279,9 +283,14 @@ class SuiteOptions:
             run where their inputs allow. ``progress`` also prints a line per dataset split.
         detector_stats: a file of fitted train statistics (``DetectorStats.save``) that some OOD detectors
             need (as ``score --detector-stats``); None: those detectors are skipped.
-        adversarial: number of ImageNet-val images to attack with FGSM and PGD, 0 or more (0: no attacks;
-            the adversarial-robustness dimension is then listed as missing).
-        adversarial_seed: seed of the attacked class-stratified subset and of PGD's random start, 0 or more.
+        adversarial: number of ImageNet-val images to attack, 0 or more (0: no attacks; the
+            adversarial-robustness dimension is then listed as missing).
+        adversarial_seed: seed of the attacked class-stratified subset, of PGD's random start and of
+            AutoAttack, 0 or more.
+        attacks: the attacks on those images (``evaluate --attack``; names or ``name:eps=VALUE``,
+            :mod:`~imagenet_suite.inference.autoattack`): ``fgsm``, ``pgd`` (Beyond Accuracy's; the
+            default), ``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1`` (Heuillet et al. 2025's
+            AutoAttack "standard" at ε 4/255, 2.0, 75). Only with ``adversarial``.
         allow_partial: compute QUBA dimensions from partial inputs too (C-robustness from fewer than the
             75 ImageNet-C sets), listed in ``summary.quba.partial``; False: such a dimension is missing
             and there is no QUBA score.
@@ -314,6 +323,7 @@ class SuiteOptions:
     detector_stats: str | Path | None = None
     adversarial: int = 0
     adversarial_seed: int = 0
+    attacks: tuple[AttackSpec | str, ...] = DEFAULT_ATTACKS
     allow_partial: bool = False
     executor: str = "local"
     ray_address: str | None = None
@@ -327,6 +337,9 @@ class SuiteOptions:
             raise ConfigError(f"{param('predict')} must be a PredictOptions, got {type(self.predict).__name__}")
         _at_least("adversarial", self.adversarial, 0, "must be 0 (no attacks) or a number of images")
         _at_least("adversarial_seed", self.adversarial_seed, 0, "must be 0 or more")
+        object.__setattr__(self, "attacks", parse_attacks(self.attacks))
+        if not self.adversarial and self.attacks != parse_attacks(DEFAULT_ATTACKS):
+            raise ConfigError(f"{param('attacks')} is only used with {param('adversarial')} N (images to attack)")
         _at_least("num_proc", self.num_proc, 1, "must be at least 1")
         check_executor(self.executor, self.ray_address)
 
@@ -335,7 +348,7 @@ def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
     """ConfigError naming the parameter of :func:`run_suite` that cannot work, before any model is loaded
     or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, ``options.hierarchy``
     is a built hierarchy over the ImageNet-1k classes, the executor can be used (Ray installed, its cluster
-    reachable)."""
+    reachable), AutoAttack is installed when an attack needs it."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"{param('run_dir')} {run_dir}: is a file; expected a run folder")
@@ -344,6 +357,8 @@ def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
     if options.hierarchy is not None:
         hierarchy_record(options.hierarchy)
     make_executor(options.executor, options.num_proc, options.ray_address, start=False)
+    if options.adversarial and any(spec.norm is not None for spec in options.attacks):
+        library_version()
 
 
 def lca_options(hierarchy: str | Path | None) -> LcaOptions:
@@ -387,6 +402,10 @@ def check_run_folder(run_dir: str | Path, manifest: dict[str, Any], targets: Seq
         read_suite(run_dir / SUITE_JSON)
     if (run_dir / ADVERSARIAL_JSON).is_file():
         check_json(read_json(run_dir / ADVERSARIAL_JSON, ADVERSARIAL_JSON), ADVERSARIAL, run_dir / ADVERSARIAL_JSON)
+    if (run_dir / ADVERSARIAL_PARTIAL).exists() and not (run_dir / ADVERSARIAL_PARTIAL).is_dir():
+        raise RunFolderError(
+            f"{run_dir / ADVERSARIAL_PARTIAL}: in the way (the attacks keep their finished batches there)"
+        )
     for target in targets:
         if target.has_images:
             _check_outputs_record(run_dir, target, manifest["model"])
@@ -519,7 +538,7 @@ def run_suite(
                 f"{param('adversarial')} attacks ImageNet-val images: add a built imagenet_val folder to "
                 f"{param('datasets')}"
             )
-        attacks = run.adversarial(id_target, options.adversarial, options.adversarial_seed)
+        attacks = run.adversarial(id_target, options.adversarial, options.adversarial_seed, options.attacks)
     params = manifest["params"]
     suite = {
         "format": SUITE_FORMAT,
@@ -742,41 +761,112 @@ class _Run:
             ood_features=Embeddings.load(ood_path, self.device),
         )
 
-    def adversarial(self, id_target: SuiteTarget, rows: int, seed: int) -> dict[str, Any]:
-        """FGSM/PGD accuracies on ``rows`` seeded, class-stratified val images (reused when recorded)."""
+    def adversarial(
+        self, id_target: SuiteTarget, rows: int, seed: int, attacks: Sequence[AttackSpec]
+    ) -> dict[str, Any]:
+        """The attacks' accuracies on ``rows`` seeded, class-stratified val images: adversarial.json, where
+        the attacks it lacks are added (all of them when it was measured on another subset or build)."""
         from .adversarial import AttackOptions, adversarial_accuracy
 
         path = self.run_dir / ADVERSARIAL_JSON
-        batch_size = min(self.options.batch_size, 64)  # PGD's start is seeded per batch: part of the result's key
+        batch_size = min(self.options.batch_size, 64)  # the random starts are seeded per batch: part of the key
         key = {"requested_rows": rows, "seed": seed, "batch_size": batch_size}
         build = dataset_build(id_target)
+        recorded = None
         if path.is_file():  # checked by check_run_folder
-            recorded = read_json(path, ADVERSARIAL_JSON)
-            same = all(recorded.get(name) == value for name, value in key.items())
-            if same and recorded.get("dataset") is not None and same_build(recorded["dataset"], build):
-                return recorded
-        attack = AttackOptions(
-            n=rows, seed=seed, batch_size=batch_size, device=self.options.device, progress=self.options.progress
-        )
+            found = read_json(path, ADVERSARIAL_JSON)
+            same = all(found.get(name) == value for name, value in key.items())
+            if same and found.get("dataset") is not None and same_build(found["dataset"], build):
+                recorded = found
+
+        def options(specs: Sequence[AttackSpec]) -> AttackOptions:
+            return AttackOptions(
+                n=rows,
+                seed=seed,
+                batch_size=batch_size,
+                attacks=tuple(specs),
+                device=self.options.device,
+                resume=self.run_dir / ADVERSARIAL_PARTIAL,
+                progress=self.options.progress,
+            )
+
+        todo = [spec for spec in attacks if not attack_recorded(recorded, spec, options([spec]))]
+        if not todo:
+            return recorded
         result = adversarial_accuracy(
-            self.loaded, id_target.folder, attack, config=id_target.config, split=id_target.split
+            self.loaded, id_target.folder, options(todo), config=id_target.config, split=id_target.split
         )
-        recorded = {
-            **key,
-            "rows": result.clean.denominator,
-            "clean_accuracy": result.clean.value,
-            "fgsm_accuracy": result.fgsm.value,
-            "pgd_accuracy": result.pgd.value,
-            "attack": "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]",
-            "ids": list(result.ids),
-            "dataset": build,
-        }
-        atomic_write_bytes(path, _json_bytes(recorded))
-        return recorded
+        if recorded is not None and recorded["clean_accuracy"] != result.clean.value:
+            # measured on other clean predictions (another device, say): its attacks do not combine with these
+            recorded, todo = None, list(attacks)
+            result = adversarial_accuracy(
+                self.loaded, id_target.folder, options(todo), config=id_target.config, split=id_target.split
+            )
+        record = adversarial_record(recorded, result, key, build)
+        atomic_write_bytes(path, _json_bytes(record))
+        return record
+
+
+def attack_recorded(recorded: dict[str, Any] | None, spec: AttackSpec, options: Any) -> bool:
+    """Whether adversarial.json (``recorded``) holds ``spec``'s accuracy, measured with ``options``' settings."""
+    if recorded is None:
+        return False
+    if spec.norm is None:
+        return f"{spec.name}_accuracy" in recorded
+    entry = (recorded.get("autoattack") or {}).get(spec.label)
+    settings = options.autoattacks[spec.label].record()
+    return entry is not None and all(entry.get(name) == settings[name] for name in AUTOATTACK_SETTINGS)
+
+
+AUTOATTACK_SETTINGS = ("norm", "eps", "version", "iterations", "queries")
+"""What an AutoAttack accuracy of adversarial.json is reused for (the library version is recorded, not matched)."""
+FGSM_PGD_TEXT = {
+    "fgsm": "FGSM eps=8/255",
+    "pgd": "PGD eps=8/255 alpha=2/255 steps=10 random_start",
+}
+
+
+def adversarial_record(
+    recorded: dict[str, Any] | None, result: Any, key: dict[str, Any], build: dict[str, Any]
+) -> dict[str, Any]:
+    """adversarial.json: ``recorded``'s accuracies (when on the same rows) with ``result``'s added."""
+    record = {**key, "rows": result.clean.denominator, "clean_accuracy": result.clean.value}
+    old = recorded or {}
+    for name in FGSM_PGD_TEXT:
+        value = result.accuracy(name).value if name in result.correct else old.get(f"{name}_accuracy")
+        if value is not None:
+            record[f"{name}_accuracy"] = value
+    autoattack = dict(old.get("autoattack") or {})
+    for label, settings in result.autoattack.items():
+        autoattack[label] = {"accuracy": result.accuracy(label).value, **settings}
+    record["attack"] = attack_text(record, autoattack)
+    if autoattack:
+        record["autoattack"] = {label: autoattack[label] for label in sorted(autoattack)}
+    return {**record, "ids": list(result.ids), "dataset": build}
+
+
+def attack_text(record: dict[str, Any], autoattack: dict[str, Any]) -> str:
+    """The attacks of an adversarial.json in one line (``attack``), e.g. ``torchattacks FGSM eps=8/255; PGD
+    eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]``."""
+    parts = [text for name, text in FGSM_PGD_TEXT.items() if f"{name}_accuracy" in record]
+    if parts:
+        parts[0] = "torchattacks " + parts[0]
+    for label in sorted(autoattack):
+        entry = autoattack[label]
+        budget = (
+            ""
+            if (entry["iterations"], entry["queries"]) == (ITERATIONS, QUERIES)
+            else (f" ({entry['iterations']} iterations, {entry['queries']} queries)")
+        )
+        parts.append(
+            f"AutoAttack {entry['version']} {entry['norm']} eps={entry['eps']:.6g}{budget} ({entry['library']})"
+        )
+    return "; ".join(parts) + ", inputs in [0,1]"
 
 
 __all__ = [
     "ADVERSARIAL_JSON",
+    "ADVERSARIAL_PARTIAL",
     "OUTPUTS_RECORD_FORMAT",
     "RUN_FORMAT",
     "RUN_MANIFEST",

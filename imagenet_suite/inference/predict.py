@@ -21,9 +21,9 @@ decoded and transformed by the worker exactly as on the CPU path, and the rows a
 dataset order. A preprocessing with no tensor counterpart (a ``transform`` override, say) keeps the
 CPU path for every row, with one warning line.
 
-Resume: every finished batch's outputs are written at once to ``<out>.partial/`` beside a manifest of
-what produced them (model, weights and their tag, dataset build, config, split, preprocessing, batch
-size). A run that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
+Resume (:mod:`~imagenet_suite.inference.resume`): every finished batch's outputs are written at once to
+``<out>.partial/`` beside a manifest of what produced them (model, weights and their tag, dataset build,
+config, split, preprocessing, batch size). A run that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
 else (or with an unreadable manifest) is refused. Every chunk found is checked before it is trusted
 (readable, the ids of its batch's rows in order, ``[rows, C]`` float logits and features); a bad one
 is named in one warning line, renamed to ``<chunk>.rejected`` (kept, never deleted) and its batch
@@ -39,10 +39,8 @@ are checked when it is made, before any model is loaded or data read (:func:`che
 from __future__ import annotations
 
 import io
-import json
 import logging
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -63,9 +61,17 @@ from ..scoring.metrics.protocols import border_crop
 from ..scoring.outputs import load_torch_file
 from .gpu_decode import TensorTransform, UnsupportedTransform, decode_jpegs, device_decodable, tensor_transform
 from .models import LoadedModel, Transform, resize_only_transform, weights_digest
+from .resume import (
+    chunk_name,
+    drop_if_empty,
+    missing_chunks,
+    partial_folder,
+    remove_partial,
+    torch_bytes,
+    write_chunk,
+)
 
 _LOG = logging.getLogger(__name__)
-MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -434,10 +440,13 @@ def predict(
     manifest = _manifest(folder, config, split, loaded, options)
     if preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix the two
         manifest["decode"] = f"torchvision.io.decode_jpeg on {device.type}"
-    partial, fresh = _partial_folder(out, manifest)
+    partial = out.with_name(out.name + ".partial")
+    fresh = partial_folder(partial, manifest, "out")
     unit_ids = UnitIds()
     try:
-        todo = _units_to_compute(units, partial, options.features, unit_ids)
+        todo = missing_chunks(
+            partial, units, lambda chunk, unit: _read_chunk(chunk, unit, options.features, unit_ids(unit)), "predict"
+        )
         if todo:
             cpu_transform = protocol_transform(loaded, protocol, options.transform, options.resize_only)
             images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
@@ -445,10 +454,9 @@ def predict(
             _run(images, todo, _Forward.of(loaded.model, partial, device, options), options, to_device)
         _merge(units, partial, out, options.features, unit_ids)
     except BaseException:
-        if fresh and not any(partial.glob(CHUNK_GLOB)):
-            shutil.rmtree(partial, ignore_errors=True)  # nothing worth resuming: leave nothing behind
+        drop_if_empty(partial, fresh)  # nothing worth resuming: leave nothing behind
         raise
-    _remove_partial(partial)
+    remove_partial(partial)
     return out
 
 
@@ -506,34 +514,6 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
     return manifest
 
 
-def _partial_folder(out: Path, manifest: dict[str, Any]) -> tuple[Path, bool]:
-    """The ``.partial`` folder of ``out`` holding this run's manifest, and whether it was made just now."""
-    partial = out.with_name(out.name + ".partial")
-    recorded = partial / MANIFEST
-    if recorded.is_file():
-        try:
-            found = json.loads(recorded.read_bytes().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ConfigError(
-                f"{recorded}: not a readable manifest ({err}); the run that made {partial} is unknown: "
-                f"delete the folder or choose another {param('out')}"
-            ) from err
-        if not isinstance(found, dict):
-            raise ConfigError(f"{recorded}: not a manifest of predict (a JSON object); delete {partial}")
-        if found != manifest:
-            changed = sorted(k for k in {*manifest, *found} if found.get(k) != manifest.get(k))
-            raise ConfigError(
-                f"{partial} holds partial outputs of a different run (differs in {changed}); "
-                f"delete it or choose another {param('out')}"
-            )
-        return partial, False
-    fresh = not partial.exists()
-    partial.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(recorded, json.dumps(manifest, indent=1, sort_keys=True).encode())
-    return partial, fresh
-
-
-REJECTED = ".rejected"
 CHUNK_CONTRACT = "a batch's outputs written by predict: {'ids': [str], 'logits': [n, C] float[, 'features': [n, d]]}"
 
 
@@ -552,25 +532,6 @@ class UnitIds:
                 self._groups[key] = table.column("id").to_pylist()
             ids += self._groups[key][piece.offset : piece.offset + piece.length]
         return ids
-
-
-def _units_to_compute(units: list[Unit], partial: Path, features: bool, unit_ids: UnitIds) -> list[Unit]:
-    """The units without a sound chunk in ``partial``. A chunk that cannot be read or does not hold its
-    batch's rows is named (one warning line), renamed to ``<chunk>.rejected`` (never deleted) and its
-    batch is computed again."""
-    todo = []
-    for unit in units:
-        chunk = partial / _chunk_name(unit.index)
-        if not chunk.exists():
-            todo.append(unit)
-            continue
-        try:
-            _read_chunk(chunk, unit, features, unit_ids(unit))
-        except ConfigError as err:
-            rejected = _set_aside(chunk)
-            _LOG.warning("predict: %s; moved to %s, its batch is recomputed", err, rejected)
-            todo.append(unit)
-    return todo
 
 
 def _read_chunk(chunk: Path, unit: Unit, features: bool, expected_ids: list[str]) -> dict[str, Any]:
@@ -599,39 +560,6 @@ def _read_chunk(chunk: Path, unit: Unit, features: bool, expected_ids: list[str]
     return data
 
 
-def _set_aside(chunk: Path) -> Path:
-    """Rename ``chunk`` to ``<chunk>.rejected`` (``.rejected.1``, ... if taken); return the new path."""
-    target, number = chunk.with_name(chunk.name + REJECTED), 0
-    while target.exists():
-        number += 1
-        target = chunk.with_name(f"{chunk.name}{REJECTED}.{number}")
-    os.replace(chunk, target)
-    return target
-
-
-def _remove_partial(partial: Path) -> None:
-    """Remove the ``.partial`` folder once the outputs file is written, except chunks set aside as
-    rejected (kept for inspection: the warning named them)."""
-    kept = False
-    for entry in partial.iterdir():
-        if REJECTED in entry.name:
-            kept = True
-        elif entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    if not kept:
-        partial.rmdir()
-
-
-def _chunk_name(index: int) -> str:
-    """The file holding the outputs of batch ``index`` in the ``.partial`` folder."""
-    return f"unit_{index:07d}.pt"
-
-
-CHUNK_GLOB = "unit_*.pt"
-
-
 def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: PredictOptions, to_device=None) -> None:
     """Read ``todo`` with ``options.workers`` DataLoader workers and write each batch's chunk (``forward``;
     its feature tap is removed from the model at the end)."""
@@ -657,7 +585,7 @@ def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: Pred
         bar.close()
         if forward.tap is not None:
             forward.tap.handle.remove()
-    missing = [unit.index for unit in todo if not (forward.partial / _chunk_name(unit.index)).is_file()]
+    missing = [unit.index for unit in todo if not (forward.partial / chunk_name(unit.index)).is_file()]
     if missing:
         raise ConfigError(f"predict finished without outputs for batches {missing[:5]}")
 
@@ -691,23 +619,17 @@ class _Forward:
         chunk = {"ids": ids, "logits": logits.float().cpu()}
         if feats is not None:
             chunk["features"] = feats.float().cpu()
-        atomic_write_bytes(self.partial / _chunk_name(index), _to_bytes(chunk), durable=False)
-
-
-def _to_bytes(value: Any) -> bytes:
-    buffer = io.BytesIO()
-    torch.save(value, buffer)
-    return buffer.getvalue()
+        write_chunk(self.partial, index, chunk)
 
 
 def _merge(units: list[Unit], partial: Path, out: Path, features: bool, unit_ids: UnitIds) -> None:
-    chunks = [_read_chunk(partial / _chunk_name(unit.index), unit, features, unit_ids(unit)) for unit in units]
+    chunks = [_read_chunk(partial / chunk_name(unit.index), unit, features, unit_ids(unit)) for unit in units]
     for name in ("logits", "features") if features else ("logits",):
         first = chunks[0][name].shape[1]
         for unit, chunk in zip(units, chunks):
             if chunk[name].shape[1] != first:
                 raise ConfigError(
-                    f"{partial / _chunk_name(unit.index)}: {name!r} has {chunk[name].shape[1]} columns, "
+                    f"{partial / chunk_name(unit.index)}: {name!r} has {chunk[name].shape[1]} columns, "
                     f"the first batch's has {first}; delete {partial} and run again"
                 )
     merged: dict[str, Any] = {
@@ -716,7 +638,7 @@ def _merge(units: list[Unit], partial: Path, out: Path, features: bool, unit_ids
     }
     if features:
         merged["features"] = torch.cat([chunk["features"] for chunk in chunks])
-    atomic_write_bytes(out, _to_bytes(merged))
+    atomic_write_bytes(out, torch_bytes(merged))
 
 
 __all__ = [

@@ -243,7 +243,9 @@ def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
     * The released ImageNet-C (one report per ``<corruption>_<severity>`` config) is one dataset,
       ``imagenet_c``, with one type per ``<corruption>/<severity>``: its top-1 accuracy.
     * The adversarial attack (``summary.adversarial``) is one dataset, ``adversarial (<rows> rows, seed
-      <seed>)`` (the attacked subset), with types ``clean``, ``fgsm`` and ``pgd``.
+      <seed>)`` (the attacked subset), with types ``clean``, ``fgsm`` and ``pgd`` (those run) and one per
+      AutoAttack run (``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1``: Heuillet et al.'s
+      adversarial types at their radii; another radius is part of the name, ``autoattack-l2:eps=0.5``).
 
     Other reports (ImageNet val, ImageNet-R, ...) have no perturbation types: they are no voters.
 
@@ -286,7 +288,10 @@ def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
     if adversarial:
         name = f"adversarial ({adversarial['rows']} rows, seed {adversarial['seed']})"
         for type_ in ("clean", "fgsm", "pgd"):
-            found[(name, type_)] = float(adversarial[f"{type_}_accuracy"])
+            if f"{type_}_accuracy" in adversarial:
+                found[(name, type_)] = float(adversarial[f"{type_}_accuracy"])
+        for type_, entry in (adversarial.get("autoattack") or {}).items():
+            found[(name, type_)] = float(entry["accuracy"])
     return found
 
 

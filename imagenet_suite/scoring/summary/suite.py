@@ -28,6 +28,11 @@ Output (:func:`suite_summary`, JSON-ready):
   params_millions            parameters of the evaluated model / 1e6
   =========================  ====================================================================
 
+* ``quba_autoattack`` — only when the attacks include ``autoattack-linf`` (ε 4/255): Beyond Accuracy's Table 8
+  QUBA, with the adversarial dimension AutoAttack's accuracy / A, z-scored with μ/σ 0.04/0.03
+  (:func:`quba_autoattack`): ``{"score", "adversarial_robustness", "missing", "partial", "note"}``.
+* ``adversarial`` — adversarial.json (:data:`ADVERSARIAL`): the attacked subset, clean, FGSM and PGD
+  accuracies, and per AutoAttack perturbation type its accuracy and settings (``autoattack``).
 * ``imagenet_c`` — mCE and relative mCE (Hendrycks & Dietterich 2019): per corruption the error
   averaged over its severities divided by AlexNet's (:data:`ALEXNET_ERRORS`); relative CE subtracts
   the clean errors first. Both are fractions (1.0 = AlexNet) over the benchmark corruptions present.
@@ -73,7 +78,7 @@ from ...errors import RunFolderError
 from ...perturbations.corruptions import IMAGENET_C, SEVERITIES
 from ..evaluation.preprocessing import ANZAKU2024, HESSE2025, PROTOCOLS, report_protocol
 from ..metrics.object_focus import object_focus
-from ..metrics.quba import DEFAULT_WEIGHTS, DIMENSIONS, quba_score
+from ..metrics.quba import DEFAULT_WEIGHTS, DIMENSIONS, quba_score, quba_score_autoattack
 
 ReportDict = Mapping[str, Any]
 
@@ -321,6 +326,8 @@ def _shape_bias(reports: Mapping[str, ReportDict]) -> dict[str, Any]:
 def _adversarial(adversarial: Mapping[str, Any] | None) -> dict[str, Any]:
     if not adversarial:
         raise Missing("needs the attacks: evaluate --adversarial N (with an imagenet_val folder)")
+    if "fgsm_accuracy" not in adversarial or "pgd_accuracy" not in adversarial:
+        raise Missing("needs FGSM and PGD: evaluate --adversarial N --attack fgsm,pgd[,...]")
     clean, fgsm, pgd = (float(adversarial[name]) for name in ("clean_accuracy", "fgsm_accuracy", "pgd_accuracy"))
     value = geometric_mean([fgsm / clean, pgd / clean]) if clean else math.nan
     return _dimension(value, ["adversarial"], f"{adversarial.get('rows')} val images, {adversarial.get('attack', '')}")
@@ -548,6 +555,7 @@ def suite_summary(
             "partial": partial,
         },
         "adversarial": dict(adversarial) if adversarial else None,
+        **quba_autoattack(present, missing, partial, adversarial, weights),
         "imagenet_c": imagenet_c_summary(reports, accuracy),
         "ninco": ninco_summary(reports),
         "real": real_summary(reports),
@@ -559,6 +567,49 @@ def suite_summary(
         "protocols": {name: PROTOCOLS[name] for name in PROTOCOLS if under(reports, name)},
     }
     return _finite(summary)
+
+
+AUTOATTACK_QUBA = "autoattack-linf"
+"""The AutoAttack of Beyond Accuracy's Table 8 variant: the paper does not state its norm or radius; its
+adversarially trained rows match RobustBench's ImageNet L∞ 4/255 AutoAttack accuracy over clean accuracy
+(ViT-S of Singh et al. 2023: 48.08 / 72.56 = 0.66, Table 8: 0.66), the threat model those models are
+trained for."""
+
+
+def quba_autoattack(
+    present: Mapping[str, Mapping[str, Any]],
+    missing: Mapping[str, str],
+    partial: Mapping[str, str],
+    adversarial: Mapping[str, Any] | None,
+    weights: Mapping[str, float] | None,
+) -> dict[str, Any]:
+    """``{"quba_autoattack": ...}`` when the attacks include ``autoattack-linf`` at its default radius, else
+    ``{}``: Beyond Accuracy's Table 8 QUBA, with AutoAttack as the adversarial dimension.
+
+    The dimension is AA-A / A, the AutoAttack accuracy relative to the clean accuracy of the same images
+    (as the paper's own adversarial robustness; :data:`AUTOATTACK_QUBA` says why L∞ 4/255), z-scored with
+    μ/σ 0.04/0.03 (:func:`~imagenet_suite.scoring.metrics.quba.quba_score_autoattack`); the other eight
+    are QUBA's. ``score`` is None while a dimension is missing (``missing`` names it).
+    """
+    entry = ((adversarial or {}).get("autoattack") or {}).get(AUTOATTACK_QUBA)
+    if entry is None:
+        return {}
+    clean = float(adversarial["clean_accuracy"])
+    value = entry["accuracy"] / clean if clean > 0 else None
+    absent = {name: why for name, why in missing.items() if name != "adversarial_robustness"}
+    if value is None:
+        absent["adversarial_robustness"] = "undefined: its normalising accuracy is 0"
+    values = {name: item["value"] for name, item in present.items()} | {"adversarial_robustness": value}
+    return {
+        "quba_autoattack": {
+            "score": quba_score_autoattack(values, weights) if not absent else None,
+            "adversarial_robustness": value,
+            "missing": {name: absent[name] for name in DIMENSIONS if name in absent},
+            "partial": {name: note for name, note in partial.items() if name != "adversarial_robustness"},
+            "note": f"AutoAttack {entry['version']} {entry['norm']} eps={entry['eps']:.6g} accuracy / clean accuracy "
+            f"on {adversarial['rows']} val images, mu/sigma 0.04/0.03 (Beyond Accuracy, Table 8)",
+        }
+    }
 
 
 def headline_accuracies(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, Any]]:
@@ -822,6 +873,19 @@ PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUI
 """What a report was computed from: the split scored, the split whose outputs were scored (ImageNet val's
 for a labels-only config), and the ImageNet-val outputs an OOD set was scored against (else null)."""
 REPORT_2 = REPORT_1.extended(provenance=PROVENANCE)
+AUTOATTACK = Fields(
+    {
+        "accuracy": NUMBER,
+        "norm": Text(choices=("Linf", "L2", "L1")),
+        "eps": NUMBER,
+        "version": TEXT,
+        "attacks": ListOf(TEXT),
+        "iterations": COUNT,
+        "queries": COUNT,
+        "library": TEXT,
+    }
+)
+"""One AutoAttack of adversarial.json: its robust accuracy and what it was run with."""
 ADVERSARIAL = Fields(
     {
         "requested_rows": Number(integer=True, minimum=1),
@@ -829,15 +893,15 @@ ADVERSARIAL = Fields(
         "batch_size": Number(integer=True, minimum=1),
         "rows": COUNT,
         "clean_accuracy": NUMBER,
-        "fgsm_accuracy": NUMBER,
-        "pgd_accuracy": NUMBER,
         "attack": TEXT,
         "ids": ListOf(TEXT),
     },
-    {"dataset": BUILD},
+    {"fgsm_accuracy": NUMBER, "pgd_accuracy": NUMBER, "dataset": BUILD, "autoattack": MapOf(AUTOATTACK)},
 )
-"""adversarial.json (and ``summary.adversarial``); ``dataset``: the ImageNet-val build attacked (absent in
-files written before builds were recorded)."""
+"""adversarial.json (and ``summary.adversarial``); ``fgsm_accuracy``/``pgd_accuracy``: when those attacks ran
+(always, in files written before ``--attack``); ``autoattack``: per AutoAttack perturbation type
+(``autoattack-linf``, ``autoattack-l2:eps=0.5``, ...) its :data:`AUTOATTACK` entry; ``dataset``: the
+ImageNet-val build attacked (absent in files written before builds were recorded)."""
 WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
 """Where a run's weights came from: a library tag's pretrained weights, a file, or a random init."""
 WEIGHTS_SOURCE = Fields(
@@ -918,7 +982,19 @@ SUMMARY = Fields(
         "lca": MapOf(MapOf(NUMBER)),
         "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
     },
-    {"anzaku2024": Maybe(MapOf(MapOf(NUMBER))), "protocols": MapOf(TEXT)},  # absent in files written before
+    {
+        "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),  # these: absent in files written before
+        "protocols": MapOf(TEXT),
+        "quba_autoattack": Fields(
+            {
+                "score": Maybe(NUMBER),
+                "adversarial_robustness": Maybe(NUMBER),
+                "missing": MapOf(TEXT, DIMENSIONS),
+                "note": TEXT,
+            },
+            {"partial": MapOf(TEXT, DIMENSIONS)},
+        ),
+    },
 )
 SUITE_1 = Fields(
     {
@@ -1006,6 +1082,7 @@ __all__ = [
     "ADVERSARIAL",
     "ALEXNET_CLEAN_ERROR",
     "ALEXNET_ERRORS",
+    "AUTOATTACK",
     "BUILD",
     "HIERARCHY",
     "OOD_SETS",
@@ -1032,6 +1109,7 @@ __all__ = [
     "headline_accuracy",
     "imagenet_c_summary",
     "ninco_summary",
+    "quba_autoattack",
     "quba_dimensions",
     "read_json",
     "read_suite",
