@@ -183,6 +183,21 @@ def _evaluate(dataset: Path, out: Path, *extra: str) -> list[str]:
             "--out", str(out), *extra]  # fmt: skip
 
 
+def _leaderboard(w: World, *flags: str, groups: str | None = None, name: str = "") -> list[str]:
+    """``leaderboard`` of one valid run folder (written once), with ``flags`` and, given ``groups``, a
+    groups file of that text (``groups-<name>.csv``)."""
+    from tests.test_read_runs import suite_json
+
+    run = w.root / "leaderboard-run"
+    if not run.exists():
+        run.mkdir()
+        (run / "suite.json").write_text(json.dumps(suite_json("timm:m", 0.5)))
+    if groups is not None:
+        (w.root / f"groups-{name}.csv").write_text(groups)
+        flags = (*flags, "--groups", str(w.root / f"groups-{name}.csv"))
+    return ["leaderboard", str(run), "--out", str(w.root / "board"), *flags]
+
+
 CASES: dict[str, dict[str, Case]] = {
     "build": {
         "--out names a file": Case(
@@ -472,6 +487,42 @@ CASES: dict[str, dict[str, Case]] = {
         "a suite.json of something else": Case(
             lambda w: ["leaderboard", str(w.pins), "--out", str(w.root / "board")],
             r"checksums.tsv: not a readable suite.json",
+        ),
+        "--groups missing": Case(
+            lambda w: _leaderboard(w, "--groups", str(w.root / "no-groups.csv")),
+            r"--groups .*no-groups.csv: not a readable UTF-8 CSV file \(.*No such file",
+        ),
+        "--groups without a group column": Case(
+            lambda w: _leaderboard(w, groups="model\ntimm:m\n", name="no-group"),
+            r"--groups .*groups-no-group.csv: row 1: the header \['model'\] lacks the column\(s\) \['group'\]",
+        ),
+        "--groups an empty group": Case(
+            lambda w: _leaderboard(w, groups="model,group\ntimm:m, \n", name="empty"),
+            r"--groups .*groups-empty.csv: row 2: the group cell is empty$",
+        ),
+        "--groups a model the leaderboard lacks": Case(
+            lambda w: _leaderboard(w, groups="group,model\nA,timm:x\n", name="unknown"),
+            r"--groups .*groups-unknown.csv: row 2: model 'timm:x' is not one of the leaderboard's models \('timm:m'\)",
+        ),
+        "--groups a model in two groups of a setup": Case(
+            lambda w: _leaderboard(w, groups="model,group\ntimm:m,A\ntimm:m,B\n", name="twice"),
+            r"row 3: model 'timm:m' is in group 'B', but row 2 put it in group 'A' of the same setup 'all'",
+        ),
+        "--quba-weights three numbers": Case(
+            lambda w: _leaderboard(w, "--quba-weights", "1,2,3"),
+            r"--quba-weights takes 9 comma-separated numbers \(in the order accuracy, .*\) or dimension=weight pairs",
+        ),
+        "--quba-weights an unknown dimension": Case(
+            lambda w: _leaderboard(w, "--quba-weights", "speed=2"),
+            r"--quba-weights: unknown QUBA dimension 'speed'; known: accuracy, ",
+        ),
+        "--quba-weights not a number": Case(
+            lambda w: _leaderboard(w, "--quba-weights", "accuracy=lots"),
+            r"--quba-weights: 'lots' is not a finite number$",
+        ),
+        "--quba-weights summing to 0": Case(
+            lambda w: _leaderboard(w, "--quba-weights", "0,0,0,0,0,0,0,0,0"),
+            r"--quba-weights '0,0,0,0,0,0,0,0,0': the nine weights sum to 0$",
         ),
     },
     "score": {

@@ -180,6 +180,27 @@ def test_a_partial_score_is_marked_in_every_leaderboard_row(suite):
     assert row.endswith("| c_robustness (over 2 of the 75 ImageNet-C sets) |")
 
 
+def test_leaderboard_paper_tables_read_the_real_reports(suite):
+    """NINCO's models x detectors tables and LCA-on-the-Line's inputs are the rows the families wrote."""
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard
+
+    _, result = suite
+    board = leaderboard({"run": result})
+    ninco = _report(result, "ninco/ninco")
+    assert list(board.ninco.fpr95.columns) and list(board.ninco.fpr95.columns) == list(board.ninco.auroc.columns)
+    for detector in board.ninco.fpr95.columns:
+        assert board.ninco.fpr95.loc["run", detector] == _value(ninco, "fpr95", f"{detector}:macro")
+        assert board.ninco.auroc.loc["run", detector] == _value(ninco, "auroc", f"{detector}:macro")
+        verdict = next(
+            row
+            for row in _report(result, "ninco/unit_tests")["metrics"]
+            if row["metric"] == "unit_tests_failed" and row["variant"].startswith(f"{detector}:")
+        )
+        assert board.ninco.unit_tests_failed.loc["run", detector] == verdict["numerator"]
+        assert board.ninco.unit_tests_of.loc["run", detector] == verdict["denominator"]
+    assert board.on_the_line is None  # one model: no line
+
+
 def test_dimensions_follow_beyond_accuracy_from_the_reports(suite):
     _, result = suite
     values = {name: entry["value"] for name, entry in result["summary"]["quba"]["dimensions"].items()}
@@ -344,6 +365,14 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     for key, result in board.lca_on_the_line.items():
         assert key != "imagenet_val" and result.correlations.n == 3
         assert (tmp_path / "board" / f"lca_on_the_line_{key.replace('/', '__')}.png").is_file()
+    # LCA-on-the-Line's inputs are the reports' rows: ImageNet-val LCA (`info`), OOD top-1 and top-5
+    suites = load_suites(runs)
+    inputs = board.on_the_line.inputs.set_index(["model", "ood_dataset"])
+    assert {key for _, key in inputs.index} >= {"imagenet_a", "imagenet_r"}
+    for (model, key), row in inputs.iterrows():
+        report = _report(suites[model], key)
+        assert row.ood_top1 == _value(report, "top1_accuracy") and row.ood_top5 == _value(report, "top5_accuracy")
+        assert row.id_lca == _value(_report(suites[model], "imagenet_val"), "lca", "info")
     for table in ("aggregates", "dataset_level", "perturbation_accuracies", "mac"):
         assert (tmp_path / "board" / f"leaderboard_{table}.csv").is_file()
 

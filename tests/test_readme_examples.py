@@ -1,7 +1,7 @@
 """The documentation's examples name commands, flags and modules that exist.
 
 Every ``imagenet-suite ...`` line of a bash block in README.md, DEVELOPERS.md and the documentation
-site's pages (``docs/*.md``) is parsed by the real argument parser (optional ``[parts]`` included,
+site's pages (``docs/*.md``, ``docs/papers/*.md``) is parsed by the real argument parser (optional ``[parts]`` included,
 the first of ``a|b`` alternatives taken), and every ``from imagenet_suite... import ...`` line of a
 python block is executed. A renamed command, flag, config or module fails here, naming the line.
 """
@@ -20,6 +20,7 @@ DOCS = (
     "README.md",
     "DEVELOPERS.md",
     *sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "docs").glob("*.md")),
+    *sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "docs" / "papers").glob("*.md")),
 )
 
 

@@ -1,9 +1,11 @@
 """``imagenet-suite leaderboard RUN_DIR... --out DIR``: many models' suite evaluations side by side.
 
 Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``; format and structure checked first)
-and writes ``leaderboard.md``, one CSV per table and the plots (:mod:`imagenet_suite.scoring.summary.leaderboard`);
-prints the QUBA table. Runs made on different builds of one dataset split are refused unless
-``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
+and writes ``leaderboard.md`` (one section per paper), one CSV per table and the figures
+(:mod:`imagenet_suite.scoring.summary.leaderboard`); prints the QUBA table. Runs made on different builds of
+one dataset split are refused unless ``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
+``--groups FILE`` (a CSV of model, group and optionally setup) adds Beyond Accuracy's group comparisons and
+LCA-on-the-Line's per-group rows; ``--quba-weights`` scores QUBA with other weights than the paper's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "leaderboard", help="compare evaluated models: QUBA ranks, Sum/Borda/MAC, ΔRank, LCA on the line"
+        "leaderboard", help="compare evaluated models: each paper's tables (QUBA, Sum/Borda/MAC, NINCO, LCA, ASMA)"
     )
     parser.add_argument(
         "runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders of `imagenet-suite evaluate`"
@@ -24,13 +26,33 @@ def register(subparsers) -> None:
         action="store_true",
         help="rank runs made on different builds of the same dataset split (leaderboard.md lists them)",
     )
+    parser.add_argument(
+        "--groups",
+        type=Path,
+        metavar="FILE",
+        help="CSV with a header row: model,group[,setup] (one row per model and group) for the group comparisons "
+        "of Beyond Accuracy (Table 2) and the per-group rows of LCA-on-the-Line",
+    )
+    parser.add_argument(
+        "--quba-weights",
+        metavar="WEIGHTS",
+        help="QUBA weights: nine comma-separated numbers (accuracy, adversarial_robustness, c_robustness, "
+        "ood_robustness, calibration_error, class_balance, object_focus, shape_bias, params_millions) or "
+        "dimension=weight pairs overriding the paper's (e.g. shape_bias=-0.5)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from imagenet_suite.scoring.metrics.quba import parse_quba_weights
+    from imagenet_suite.scoring.summary.groups import read_groups
     from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
 
-    board = leaderboard(load_suites(args.runs), allow_mixed_builds=args.allow_mixed_builds)
+    weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
+    groups = read_groups(args.groups) if args.groups is not None else None
+    board = leaderboard(
+        load_suites(args.runs), allow_mixed_builds=args.allow_mixed_builds, quba_weights=weights, groups=groups
+    )
     written = write_leaderboard(board, args.out)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])

@@ -17,8 +17,9 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
 * evaluation/ — results (``MetricRow``, ``ScoreReport``), options (one frozen options type per
   family, gathered in ``ScoreOptions``), context (``EvaluationContext``), family (``MetricFamily``),
   report (``score``: the evaluator);
-* summary/ — suite (one model's headline numbers; reading suite.json back), leaderboard (many models);
-* presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group),
+* summary/ — suite (one model's headline numbers; reading suite.json back), leaderboard (many models),
+  papers/ (one module per paper: the leaderboard's tables of that paper), groups (``--groups`` files);
+* presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group, correlation heatmap),
   suite_markdown.
 
 This module only re-exports names; importing it (or any submodule) changes nothing the evaluator does.

@@ -11,10 +11,13 @@ are fixed, a score does not depend on which other models are scored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+
+from ...errors import ConfigError, param
 
 DIMENSIONS: tuple[str, ...] = (
     "accuracy",
@@ -75,6 +78,51 @@ def quba_weights(weights: Mapping[str, float] | None = None) -> np.ndarray:
     if vector.sum() == 0:
         raise ValueError("QUBA weights sum to 0")
     return vector
+
+
+def parse_quba_weights(text: str) -> dict[str, float]:
+    """The weights of a ``--quba-weights`` value: nine comma-separated numbers in :data:`DIMENSIONS` order
+    (as the paper's code takes them), or comma-separated ``dimension=weight`` pairs that override the
+    defaults. ConfigError (naming ``quba_weights``) for anything else; a negative weight is allowed (the
+    paper suggests inverting shape bias), weights summing to 0 are not.
+
+    Example:
+        >>> parse_quba_weights("accuracy=2, shape_bias=-0.5")
+        {'accuracy': 2.0, 'shape_bias': -0.5}
+        >>> parse_quba_weights("2,1,1,1,1,1,1,1,1")["accuracy"], len(parse_quba_weights("1,1,1,1,1,1,1,1,1"))
+        (2.0, 9)
+    """
+    parts = [part.strip() for part in text.split(",")]
+    if any("=" in part for part in parts):
+        weights = dict(_named_weight(part) for part in parts)
+    elif len(parts) == len(DIMENSIONS):
+        weights = dict(zip(DIMENSIONS, map(_weight, parts), strict=True))
+    else:
+        raise ConfigError(
+            f"{param('quba_weights')} takes {len(DIMENSIONS)} comma-separated numbers (in the order "
+            f"{', '.join(DIMENSIONS)}) or dimension=weight pairs, got {text!r}"
+        )
+    if sum({**DEFAULT_WEIGHTS, **weights}.values()) == 0:
+        raise ConfigError(f"{param('quba_weights')} {text!r}: the nine weights sum to 0")
+    return weights
+
+
+def _named_weight(part: str) -> tuple[str, float]:
+    name, _, value = part.partition("=")
+    name = name.strip()
+    if name not in DIMENSIONS:
+        raise ConfigError(f"{param('quba_weights')}: unknown QUBA dimension {name!r}; known: {', '.join(DIMENSIONS)}")
+    return name, _weight(value)
+
+
+def _weight(value: str) -> float:
+    try:
+        weight = float(value)
+    except ValueError:
+        weight = math.nan
+    if not math.isfinite(weight):
+        raise ConfigError(f"{param('quba_weights')}: {value.strip()!r} is not a finite number")
+    return weight
 
 
 def quba_z_scores(values: np.ndarray) -> np.ndarray:

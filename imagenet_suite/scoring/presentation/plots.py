@@ -288,6 +288,38 @@ def quba_ranks_plot(table: Any, path: str | Path | None = None, title: str = "")
     return horizontal_bars(ranked, path, title=title or "QUBA ranking", xlabel=xlabel, signed=True, fontsize=7)
 
 
+def correlation_heatmap(
+    rho: Any, p_values: Any, path: str | Path | None = None, *, alpha: float = 0.05, title: str = ""
+) -> Figure:
+    """Lower triangle of a correlation matrix (``rho``, a square DataFrame) as coloured cells with their
+    values, as Beyond Accuracy's Fig. 4 draws it: red positive, blue negative, and a cross over every
+    entry whose p-value (``p_values``, same shape) is above ``alpha``; empty cells are undefined."""
+    names = list(rho.index)
+    values = rho.to_numpy(dtype=float)
+    p = p_values.to_numpy(dtype=float)
+    size = len(names)
+    figure = Figure(figsize=(0.75 * size + 2.2, 0.65 * size + 1.6))
+    axes = figure.subplots()
+    shown = np.where(np.tril(np.ones((size, size), dtype=bool)), values, np.nan)
+    image = axes.imshow(shown, cmap="RdBu_r", vmin=-1, vmax=1)
+    for i in range(size):
+        for j in range(i + 1):
+            if np.isnan(values[i, j]):
+                continue
+            axes.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7)
+            if p[i, j] > alpha:
+                for ends in ((i - 0.4, i + 0.4), (i + 0.4, i - 0.4)):
+                    axes.plot([j - 0.4, j + 0.4], ends, color="0.35", linewidth=0.6)
+    axes.set_xticks(range(size), names, rotation=45, ha="right", fontsize=7)
+    axes.set_yticks(range(size), names, fontsize=7)
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
+    axes.set_title(title or f"Spearman correlation (crossed out: p > {alpha:g})", fontsize=9)
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
 def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
     """The pooled shape bias of all categories (sums of their counts)."""
     return ShapeBias(
@@ -300,6 +332,7 @@ def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
 
 __all__ = [
     "accuracy_bars_plot",
+    "correlation_heatmap",
     "lca_on_the_line_plot",
     "ood_fpr_figures",
     "per_group_fpr_plot",

@@ -1,0 +1,202 @@
+"""NINCO, Bitterwolf et al. 2023 ("In or Out? Fixing ImageNet Out-of-Distribution Detection Evaluation"):
+models × OOD detectors, as the paper's tables lay them out.
+
+* Table 3 — mean FPR@95 on NINCO and Table 4 — mean AUROC on NINCO: per model and detector, the mean over
+  the 64 NINCO classes (uniform over classes, ImageNet val the positive ID set), from ``summary.ninco``
+  of each run (the ``ninco`` report's ``<detector>:macro`` rows).
+* OOD unit tests (Tables 10–13): per model and detector, how many of the unit tests failed (FPR@95 above
+  the threshold the run used, 10 % by default), from ``summary.ninco[...].unit_tests_failed``.
+* Table 14 — mean FPR@95 over the cleaned subsamples of the 11 popular OOD datasets (the ``ninco`` build's
+  ``popular_subsamples`` config, ``<detector>:macro`` rows), with every dataset's own FPR@95 and AUROC in
+  the CSV (the "-c" columns of Tables 15–18).
+
+The Markdown prints percentages with one decimal, as the paper; the CSVs hold fractions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..suite import reports_of
+from ._shared import percent, with_weights, write_csv
+
+NINCO, POPULAR = "ninco", "popular_subsamples"  # the ninco builder's configs
+PAPER_COLUMNS: dict[str, str] = {  # detector -> the paper's column name, in the paper's column order
+    "msp": "MSP",
+    "maxlogit": "MaxL",
+    "energy": "Ener",
+    "kl_matching": "KL-M",
+    "mahalanobis": "Maha",
+    "relative_mahalanobis": "RMaha",
+    "vim": "ViM",
+    "react_energy": "E+R",
+    "knn": "KNN",
+    "cosine": "Cos",
+    "rcos": "RCos",
+}
+
+
+@dataclass
+class NincoTables:
+    """Model × detector tables (fractions; index: model, columns: detectors in the paper's order)."""
+
+    accuracy: pd.Series  # ImageNet val top-1 per model (the paper's "acc" column)
+    fpr95: pd.DataFrame  # Table 3
+    auroc: pd.DataFrame  # Table 4
+    unit_tests_failed: pd.DataFrame  # failed tests per model and detector
+    unit_tests_of: pd.DataFrame  # how many tests each count is out of
+    unit_test_rules: list[str]  # the failure rules the runs used (e.g. "fpr95>0.1")
+    popular_fpr95: pd.DataFrame  # Table 14
+    popular: pd.DataFrame  # long: model, detector, dataset ("mean" or a source dataset), fpr95, auroc
+
+
+def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
+    """The NINCO tables of the runs; None when no run has a NINCO report."""
+    names = list(suites)
+    fpr, auroc, failed, of, rules, popular = {}, {}, {}, {}, set(), []
+    for name, suite in suites.items():
+        for detector, entry in (suite["summary"].get("ninco") or {}).items():
+            if entry.get("mean_fpr95") is not None:
+                fpr.setdefault(name, {})[detector] = entry["mean_fpr95"]
+            if entry.get("mean_auroc") is not None:
+                auroc.setdefault(name, {})[detector] = entry["mean_auroc"]
+            tests = entry.get("unit_tests_failed")
+            if tests:
+                failed.setdefault(name, {})[detector] = tests["failed"]
+                of.setdefault(name, {})[detector] = tests["of"]
+                rules.add(tests["rule"])
+        popular += _popular_rows(name, suite["datasets"])
+    popular_frame = pd.DataFrame(popular, columns=["model", "detector", "dataset", "fpr95", "auroc"])
+    if not (fpr or auroc or failed or len(popular_frame)):
+        return None
+    means = popular_frame[popular_frame["dataset"] == "mean"]
+    popular_fpr = {
+        model: dict(zip(part["detector"], part["fpr95"], strict=True)) for model, part in means.groupby("model")
+    }
+    accuracy = {
+        name: suite["summary"]["quba"]["dimensions"].get("accuracy", {}).get("value") for name, suite in suites.items()
+    }
+    return NincoTables(
+        accuracy=pd.Series(accuracy, dtype=float).reindex(names),
+        fpr95=_wide(fpr, names),
+        auroc=_wide(auroc, names),
+        unit_tests_failed=_wide(failed, names),
+        unit_tests_of=_wide(of, names),
+        unit_test_rules=sorted(rules),
+        popular_fpr95=_wide(popular_fpr, names),
+        popular=popular_frame,
+    )
+
+
+def _popular_rows(model: str, reports: Mapping[str, Any]) -> list[tuple]:
+    """Rows (model, detector, dataset, fpr95, auroc) of the first ``popular_subsamples`` report: ``mean``
+    from the ``<detector>:macro`` rows, then each source dataset."""
+    for _, report in reports_of(reports, NINCO, POPULAR):
+        values: dict[tuple[str, str], dict[str, float]] = {}
+        for row in report.get("metrics", ()):
+            if row["metric"] not in ("fpr95", "auroc") or row.get("value") is None:
+                continue
+            variant, subgroup = row.get("variant", ""), row.get("subgroup", "")
+            if variant.endswith(":macro") and not subgroup:
+                key = (variant.removesuffix(":macro"), "mean")
+            elif ":" not in variant and subgroup:
+                key = (variant, subgroup)
+            else:
+                continue
+            values.setdefault(key, {})[row["metric"]] = float(row["value"])
+        ordered = sorted(values, key=lambda k: (_order(k[0]), k[1] != "mean", k[1]))
+        return [
+            (model, d, s, values[(d, s)].get("fpr95", np.nan), values[(d, s)].get("auroc", np.nan)) for d, s in ordered
+        ]
+    return []
+
+
+def _order(detector: str) -> tuple[int, str]:
+    order = list(PAPER_COLUMNS)
+    return (order.index(detector), "") if detector in order else (len(order), detector)
+
+
+def _wide(values: Mapping[str, Mapping[str, Any]], names: list[str]) -> pd.DataFrame:
+    detectors = sorted({d for row in values.values() for d in row}, key=_order)
+    frame = pd.DataFrame.from_dict(dict(values), orient="index", columns=detectors).reindex(names)
+    return frame.astype(float).rename_axis("model")
+
+
+def markdown(result: NincoTables | None, models: pd.DataFrame) -> list[str]:
+    """The paper's section of ``leaderboard.md``."""
+    from ...presentation.suite_markdown import table
+
+    lines = ["## NINCO, Bitterwolf et al. 2023", ""]
+    if result is None:
+        return lines + ["No run has a NINCO report (`ninco` configs `ninco`, `unit_tests`, `popular_subsamples`).", ""]
+    legend = ", ".join(f"{PAPER_COLUMNS.get(d, d)} = `{d}`" for d in _all_detectors(result))
+    lines += [f"Percent; detectors as the paper's columns: {legend}.", ""]
+    sections = (
+        ("Mean FPR@95 on NINCO (%, lower is better; Table 3)", result.fpr95),
+        ("Mean AUROC on NINCO (%, higher is better; Table 4)", result.auroc),
+        ("Cleaned popular OOD datasets: mean FPR@95 over the 11 subsamples (%; Table 14)", result.popular_fpr95),
+    )
+    for title, frame in sections:
+        lines += [f"### {title}", ""]
+        lines += (
+            _table(frame, result.accuracy, models, table, percent) if frame.shape[1] else ["No run reports it.", ""]
+        )
+        if frame is result.auroc:
+            lines += _unit_tests(result, models, table)
+    return lines
+
+
+def _unit_tests(result: NincoTables, models: pd.DataFrame, table) -> list[str]:
+    rules = ", ".join(f"`{rule}`" for rule in result.unit_test_rules) or "—"
+    lines = [f"### OOD unit tests failed (Tables 10–13; a test fails when {rules})", ""]
+    if not result.unit_tests_failed.shape[1]:
+        return lines + ["No run reports the unit tests.", ""]
+    failed, of = result.unit_tests_failed, result.unit_tests_of
+
+    def cell(model: str, detector: str) -> str:
+        count, total = failed.loc[model, detector], of.loc[model, detector]
+        return "—" if np.isnan(count) else f"{int(count)}/{int(total)}"
+
+    frame = pd.DataFrame({d: [cell(m, d) for m in failed.index] for d in failed.columns}, index=failed.index)
+    return lines + _table(frame, result.accuracy, models, table, str)
+
+
+def _table(frame: pd.DataFrame, accuracy: pd.Series, models: pd.DataFrame, table, cell) -> list[str]:
+    shown = frame.apply(lambda column: column.map(cell)) if cell is not str else frame
+    shown = shown.rename(columns=lambda d: PAPER_COLUMNS.get(d, d))
+    shown.insert(0, "ImageNet top-1 (%)", accuracy.reindex(frame.index).map(percent))
+    rows = with_weights(shown, models)
+    return table(list(rows.columns), rows.itertuples(index=False))
+
+
+def _all_detectors(result: NincoTables) -> list[str]:
+    frames = (result.fpr95, result.auroc, result.unit_tests_failed, result.popular_fpr95)
+    return sorted({d for frame in frames for d in frame.columns}, key=_order)
+
+
+def write(result: NincoTables | None, folder: Path) -> list[Path]:
+    """``leaderboard_ninco_fpr95.csv``, ``_ninco_auroc.csv``, ``_ninco_unit_tests.csv`` (failed, of per
+    model and detector) and ``_ninco_popular.csv`` (long), those with data."""
+    written: list[Path] = []
+    if result is None:
+        return written
+    for name, frame in (("ninco_fpr95", result.fpr95), ("ninco_auroc", result.auroc)):
+        if frame.shape[1]:
+            write_csv(folder, name, frame, written)
+    if result.unit_tests_failed.shape[1]:
+        long = pd.concat(
+            {"failed": result.unit_tests_failed.stack(), "of": result.unit_tests_of.stack()}, axis=1
+        ).rename_axis(["model", "detector"])
+        write_csv(folder, "ninco_unit_tests", long.astype(int).reset_index(), written, index=False)
+    if len(result.popular):
+        write_csv(folder, "ninco_popular", result.popular, written, index=False)
+    return written
+
+
+__all__ = ["NINCO", "PAPER_COLUMNS", "POPULAR", "NincoTables", "markdown", "tables", "write"]

@@ -1,0 +1,403 @@
+"""Beyond Accuracy (QUBA), Hesse et al. 2025: the leaderboard's tables of the paper.
+
+* :func:`quba_ranking` — the nine dimensions, QUBA score and rank per model (Table 12; Tables 3 and 4 are its
+  top and selected rows), with the weights in force (``leaderboard --quba-weights``; the paper's by default).
+* :func:`group_comparisons` — Table 2: per setup and configuration (group) of models the mean of every
+  dimension, and whether it differs from the setup's first configuration: a two-sided two-sample
+  Student's t-test (``scipy.stats.ttest_ind``, equal variances), marked ``***`` for p < 0.05, ``**`` for
+  p < 0.1 and ``*`` for p < 0.2 as the paper marks it. The paper says only "t-test"; on its own Table 12
+  values of the 24 models of setup (i) (Table 9) this test reproduces every mark of Table 2 (i), while a
+  paired test or a one-sided one marks accuracy *** or ** where the paper prints * (Welch's test agrees
+  there too). A model without a dimension is left out of that dimension's mean and test.
+* :func:`dimension_correlations` — Table 10 / Fig. 4: Spearman's ρ and its p-value between every two of
+  the nine dimensions across models, each pair over the models that have both (the paper's code:
+  ``scipy.stats.spearmanr(..., nan_policy="omit")``); the figure crosses out p > 0.05 as the paper does.
+* :func:`weightings` — Fig. 5: the top five models when the weights of one (group of) dimension(s) are
+  doubled: accuracy; robustness (adversarial, C, OOD); calibration; class balance; shortcut learning
+  (object focus, shape bias); parameters. The paper's text names the first five; the sixth is inferred
+  from its count ("leads in five setups" besides class balance).
+
+Groups come from ``leaderboard --groups FILE`` (:mod:`imagenet_suite.scoring.summary.groups`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ....errors import ConfigError, param
+from ...metrics.quba import DIMENSIONS, quba_table, quba_weights
+from ..groups import ModelGroups
+from ._shared import with_weights, write_csv
+
+STARS = ((0.05, "***"), (0.1, "**"), (0.2, "*"))  # Table 2's marks: p below each threshold
+CORRELATION_ALPHA = 0.05  # Fig. 4 crosses out entries with p above it
+MIN_CORRELATION_MODELS = 3
+TOP = 5
+WEIGHTING_SETUPS: dict[str, tuple[str, ...]] = {
+    "accuracy": ("accuracy",),
+    "robustness": ("adversarial_robustness", "c_robustness", "ood_robustness"),
+    "calibration": ("calibration_error",),
+    "class balance": ("class_balance",),
+    "shortcut learning": ("object_focus", "shape_bias"),
+    "parameters": ("params_millions",),
+}
+
+
+@dataclass
+class Hesse2025:
+    """The paper's analyses over the leaderboard's models (the QUBA table is ``Leaderboard.quba``)."""
+
+    weights: dict[str, float]  # the weights in force, by dimension
+    groups: pd.DataFrame  # Table 2, long: setup, group, reference, dimension, models, mean, t_statistic, p_value, stars
+    correlations: pd.DataFrame  # Table 10: ρ, 9 x 9 (DIMENSIONS order)
+    correlation_p: pd.DataFrame  # its p-values
+    correlation_models: pd.DataFrame  # how many models each entry is over
+    weightings: pd.DataFrame  # Fig. 5, long: setup, doubled, rank, model, quba
+    custom_weights: bool = False
+    group_setups: dict[str, list[str]] = field(default_factory=dict)  # {setup: [group, ...]} in file order
+
+
+def resolve_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+    """The nine weights in force (defaults overridden by ``weights``); ConfigError naming ``quba_weights``."""
+    try:
+        vector = quba_weights(weights)
+    except ValueError as err:
+        raise ConfigError(f"{param('quba_weights')}: {err}") from err
+    return dict(zip(DIMENSIONS, map(float, vector), strict=True))
+
+
+def quba_ranking(
+    suites: Mapping[str, Mapping[str, Any]], weights: Mapping[str, float] | None = None
+) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
+    """``(table, missing)``: per model (index, best first) the nine dimensions of its suite.json, ``quba`` and
+    ``quba_rank`` (:func:`~imagenet_suite.scoring.metrics.quba.quba_table` with ``weights``; none for a model
+    missing a dimension) and ``partial`` (the dimensions computed from partial inputs); ``missing``:
+    ``{model: {dimension: what it needs}}``."""
+    rows, missing, partial = {}, {}, {}
+    for name, suite in suites.items():
+        quba = suite["summary"]["quba"]
+        rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
+        partial[name] = ", ".join(f"{dim} ({note})" for dim, note in (quba.get("partial") or {}).items())
+        if quba["missing"]:
+            missing[name] = dict(quba["missing"])
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(DIMENSIONS)).astype(float)
+    complete = table.dropna()
+    scored = quba_table(complete, weights) if len(complete) else complete.assign(quba=[], quba_rank=[])
+    table = table.join(scored[["quba", "quba_rank"]]).assign(partial=pd.Series(partial))
+    return table.sort_values("quba", ascending=False, na_position="last"), missing
+
+
+def stars(p_value: float) -> str:
+    """Table 2's significance mark of ``p_value``.
+
+    Example:
+        >>> [stars(p) for p in (0.01, 0.05, 0.07, 0.15, 0.2, float("nan"))]
+        ['***', '**', '**', '*', '', '']
+    """
+    for threshold, mark in STARS:
+        if p_value < threshold:
+            return mark
+    return ""
+
+
+def student_t_test(reference: np.ndarray, other: np.ndarray) -> tuple[float, float]:
+    """``(t, p)`` of the two-sided two-sample Student's t-test (equal variances); NaN with fewer than two
+    values in a group or no variance at all.
+
+    Example:
+        >>> t, p = student_t_test(np.array([1.0, 2.0, 3.0]), np.array([2.0, 3.0, 4.0]))
+        >>> round(t, 6), round(p, 6)
+        (-1.224745, 0.287864)
+    """
+    from scipy import stats
+
+    if len(reference) < 2 or len(other) < 2:
+        return math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # no variance: scipy warns and returns NaN
+        result = stats.ttest_ind(reference, other)
+    return float(result.statistic), float(result.pvalue)
+
+
+def group_comparisons(dimensions: pd.DataFrame, groups: ModelGroups) -> pd.DataFrame:
+    """Table 2 as a long table: per setup, group and dimension the number of ``models`` with a value, their
+    ``mean``, and (groups after the setup's first, the ``reference``) Student's ``t_statistic``, ``p_value``
+    and ``stars`` against the reference. ``dimensions``: the nine columns per model (index); a model listed
+    twice in a group counts twice, as in the paper's Table 9.
+
+    Example:
+        Groups (1, 2, 3) and (2, 3, 4): means 2 and 3, pooled variance 1, t = -1 / sqrt(2/3):
+
+        >>> dims = pd.DataFrame({d: [1.0, 2.0, 3.0, 2.0, 3.0, 4.0] for d in DIMENSIONS}, index=list("abcdef"))
+        >>> groups = ModelGroups.from_mapping({"a": "A", "b": "A", "c": "A", "d": "B", "e": "B", "f": "B"})
+        >>> row = group_comparisons(dims, groups).query("group == 'B' and dimension == 'accuracy'").iloc[0]
+        >>> float(row["mean"]), round(float(row["p_value"]), 6), row["stars"]
+        (3.0, 0.287864, '')
+    """
+    rows = []
+    for setup, members in groups.setups().items():
+        reference = next(iter(members))
+        for dimension in DIMENSIONS:
+            base = _values(dimensions, members[reference], dimension)
+            for group, models in members.items():
+                values = _values(dimensions, models, dimension)
+                t, p = (math.nan, math.nan) if group == reference else student_t_test(base, values)
+                rows.append(
+                    {
+                        "setup": setup,
+                        "group": group,
+                        "reference": reference,
+                        "dimension": dimension,
+                        "models": len(values),
+                        "mean": float(values.mean()) if len(values) else math.nan,
+                        "t_statistic": t,
+                        "p_value": p,
+                        "stars": stars(p),
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["setup", "group", "reference", "dimension", "models", "mean", "t_statistic", "p_value", "stars"]
+    )
+
+
+def _values(dimensions: pd.DataFrame, models: list[str], dimension: str) -> np.ndarray:
+    values = dimensions.loc[models, dimension].to_numpy(dtype=float)
+    return values[~np.isnan(values)]
+
+
+def dimension_correlations(dimensions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(rho, p, models)``: Spearman's ρ, its two-sided p-value and the number of models, for every two
+    dimensions (9 x 9, :data:`DIMENSIONS` order) over the models having both; NaN over fewer than three
+    models or a constant column.
+
+    Example:
+        Ranks (1, 2, 3, 4) against (4, 3, 1, 2): ρ = 1 − 6 · (9 + 1 + 4 + 4) / (4 · 15) = −0.8:
+
+        >>> dims = pd.DataFrame({d: [1.0, 2.0, 3.0, 4.0] for d in DIMENSIONS})
+        >>> dims["shape_bias"] = [4.0, 3.0, 1.0, 2.0]
+        >>> rho, p, n = dimension_correlations(dims)
+        >>> round(float(rho.loc["accuracy", "shape_bias"]), 6), int(n.loc["accuracy", "params_millions"])
+        (-0.8, 4)
+    """
+    from scipy import stats
+
+    names = list(DIMENSIONS)
+    rho, p, n = (pd.DataFrame(np.nan, index=names, columns=names) for _ in range(3))
+    for i, a in enumerate(names):
+        for b in names[i:]:
+            both = pd.DataFrame({"a": dimensions[a], "b": dimensions[b]}).astype(float).dropna()
+            n.loc[a, b] = n.loc[b, a] = len(both)
+            if len(both) < MIN_CORRELATION_MODELS or both["a"].nunique() < 2 or both["b"].nunique() < 2:
+                continue
+            result = stats.spearmanr(both["a"], both["b"])
+            rho.loc[a, b] = rho.loc[b, a] = float(result.statistic)
+            p.loc[a, b] = p.loc[b, a] = float(result.pvalue)
+    return rho, p, n.astype(int)
+
+
+def weightings(dimensions: pd.DataFrame, weights: Mapping[str, float] | None = None, top: int = TOP) -> pd.DataFrame:
+    """Fig. 5 as a long table: for each of :data:`WEIGHTING_SETUPS` the ``top`` models (rank, model, QUBA)
+    when the weights of its dimensions are doubled (the other weights as ``weights``: the paper's by
+    default); models with all nine dimensions only.
+
+    Example:
+        Two models at the paper's means but for one better dimension each: doubling accuracy's weight
+        ranks ``acc`` first, doubling class balance's ranks ``bal`` first:
+
+        >>> from imagenet_suite.scoring.metrics.quba import QUBA_MEAN, QUBA_STD
+        >>> dims = pd.DataFrame([QUBA_MEAN, QUBA_MEAN], columns=list(DIMENSIONS), index=["acc", "bal"])
+        >>> dims.loc["acc", "accuracy"] += QUBA_STD[0]
+        >>> dims.loc["bal", "class_balance"] += 1.1 * QUBA_STD[5]
+        >>> table = weightings(dims)
+        >>> table.query("rank == 1")[["setup", "model"]].values.tolist()[:4]
+        [['accuracy', 'acc'], ['robustness', 'bal'], ['calibration', 'bal'], ['class balance', 'bal']]
+    """
+    complete = dimensions[list(DIMENSIONS)].astype(float).dropna()
+    base = resolve_weights(weights)
+    rows = []
+    for setup, doubled in WEIGHTING_SETUPS.items():
+        scaled = {name: value * (2 if name in doubled else 1) for name, value in base.items()}
+        if not len(complete):
+            continue
+        ranked = quba_table(complete, scaled).sort_values("quba", ascending=False, kind="stable").head(top)
+        for model, row in ranked.iterrows():
+            rows.append(
+                {
+                    "setup": setup,
+                    "doubled": ", ".join(doubled),
+                    "rank": int(row["quba_rank"]),
+                    "model": model,
+                    "quba": float(row["quba"]),
+                }
+            )
+    return pd.DataFrame(rows, columns=["setup", "doubled", "rank", "model", "quba"])
+
+
+def analyses(
+    quba: pd.DataFrame, groups: ModelGroups | None = None, weights: Mapping[str, float] | None = None
+) -> Hesse2025:
+    """Table 2 (with ``groups``), Table 10 and Fig. 5 over the leaderboard's QUBA table ``quba``."""
+    dimensions = quba[list(DIMENSIONS)].astype(float)
+    rho, p, n = dimension_correlations(dimensions)
+    empty = pd.DataFrame(
+        columns=["setup", "group", "reference", "dimension", "models", "mean", "t_statistic", "p_value", "stars"]
+    )
+    return Hesse2025(
+        weights=resolve_weights(weights),
+        groups=group_comparisons(dimensions, groups) if groups is not None else empty,
+        correlations=rho,
+        correlation_p=p,
+        correlation_models=n,
+        weightings=weightings(dimensions, weights),
+        custom_weights=bool(weights),
+        group_setups={setup: list(members) for setup, members in (groups.setups() if groups else {}).items()},
+    )
+
+
+# ----------------------------------------------------------------------------------------------- Markdown
+
+
+def markdown(
+    quba: pd.DataFrame, missing: Mapping[str, Mapping[str, str]], result: Hesse2025, models: pd.DataFrame
+) -> list[str]:
+    """The paper's section of ``leaderboard.md``."""
+    from ...presentation.suite_markdown import table
+
+    lines = ["## Beyond Accuracy (QUBA), Hesse et al. 2025", "", "### QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
+    lines += [_weights_line(result), ""]
+    ranked = with_weights(quba, models)
+    lines += table(list(ranked.columns), ranked.itertuples(index=False))
+    for model, dims in missing.items():
+        lines += [f"- `{model}` has no QUBA score; missing: " + ", ".join(f"`{d}` ({r})" for d, r in dims.items())]
+    lines += ["", "![QUBA ranks](leaderboard_quba.png)", ""]
+    lines += _groups_markdown(result, table)
+    lines += _correlations_markdown(result, table)
+    lines += _weightings_markdown(result, table)
+    return lines
+
+
+def _weights_line(result: Hesse2025) -> str:
+    shown = ", ".join(f"{name} {value:.4g}" for name, value in result.weights.items())
+    source = "`--quba-weights`" if result.custom_weights else "the paper's defaults"
+    return f"Weights ({source}; the score divides by their sum, {sum(result.weights.values()):.4g}): {shown}."
+
+
+def _groups_markdown(result: Hesse2025, table) -> list[str]:
+    lines = ["### Group comparisons (Table 2)", ""]
+    if not len(result.groups):
+        return lines + ["No groups given (`--groups FILE`: a CSV of model, group and optionally setup).", ""]
+    lines += [
+        "Mean of each dimension per group; marks compare a group with its setup's first group (two-sided "
+        "Student's t-test): *** p < 0.05, ** p < 0.1, * p < 0.2.",
+        "",
+    ]
+    rows = []
+    frame = result.groups
+    for (setup, group), part in frame.groupby(["setup", "group"], sort=False):
+        cells = {row.dimension: (row.mean, row.stars, row.models) for row in part.itertuples()}
+        counts = sorted({count for _, _, count in cells.values()})
+        rows.append((setup, group, "/".join(map(str, counts)), *(_mean_cell(*cells[d][:2]) for d in DIMENSIONS)))
+    return lines + table(("setup", "group", "models", *DIMENSIONS), rows)
+
+
+def _mean_cell(mean: float, mark: str) -> str:
+    return "—" if math.isnan(mean) else f"{mean:.4g}" + (f" {mark}" if mark else "")
+
+
+def _correlations_markdown(result: Hesse2025, table) -> list[str]:
+    lines = ["### Spearman correlations of the nine dimensions (Table 10, Fig. 4)", ""]
+    lines += [
+        "ρ (p-value) across models, each pair over the models having both; ~~struck~~: p > 0.05 (crossed out "
+        "in the paper's Fig. 4); — : fewer than three models or a constant dimension.",
+        "",
+    ]
+    rows = []
+    for a in DIMENSIONS:
+        cells = []
+        for b in DIMENSIONS:
+            rho, p = result.correlations.loc[a, b], result.correlation_p.loc[a, b]
+            text = "—" if math.isnan(rho) else f"{rho:.2f} ({p:.2f})"
+            cells.append(f"~~{text}~~" if not math.isnan(rho) and p > CORRELATION_ALPHA else text)
+        rows.append((a, *cells))
+    lines += table(("", *DIMENSIONS), rows)
+    return lines + ["![Spearman correlations of the QUBA dimensions](leaderboard_quba_correlations.png)", ""]
+
+
+def _weightings_markdown(result: Hesse2025, table) -> list[str]:
+    lines = ["### Top five under other weightings (Fig. 5)", ""]
+    if not len(result.weightings):
+        return lines + ["No model has all nine dimensions.", ""]
+    lines += ["The weights in force with those of the named dimensions doubled.", ""]
+    rows = [
+        (setup, part["doubled"].iloc[0], *(f"{r.rank}. {r.model} ({r.quba:.3f})" for r in part.itertuples()))
+        for setup, part in result.weightings.groupby("setup", sort=False)
+    ]
+    width = max(len(row) for row in rows)
+    rows = [row + ("",) * (width - len(row)) for row in rows]
+    return lines + table(("emphasis", "doubled", *(f"#{i}" for i in range(1, width - 1))), rows)
+
+
+# ----------------------------------------------------------------------------------------------- files
+
+
+def write(quba: pd.DataFrame, result: Hesse2025, folder: Path) -> list[Path]:
+    """``leaderboard_quba.csv`` and ``.png``, ``leaderboard_quba_groups.csv`` (with groups),
+    ``leaderboard_quba_correlations.csv`` and ``.png``, ``leaderboard_quba_weightings.csv``."""
+    from ...presentation.plots import correlation_heatmap, quba_ranks_plot
+
+    written: list[Path] = []
+    write_csv(folder, "quba", quba, written)
+    if len(result.groups):
+        write_csv(folder, "quba_groups", result.groups, written, index=False)
+    long = pd.DataFrame(
+        [
+            {
+                "dimension_a": a,
+                "dimension_b": b,
+                "rho": result.correlations.loc[a, b],
+                "p_value": result.correlation_p.loc[a, b],
+                "models": int(result.correlation_models.loc[a, b]),
+            }
+            for a in DIMENSIONS
+            for b in DIMENSIONS
+        ]
+    )
+    write_csv(folder, "quba_correlations", long, written, index=False)
+    write_csv(folder, "quba_weightings", result.weightings, written, index=False)
+    written.append(folder / "leaderboard_quba.png")
+    quba_ranks_plot(quba, written[-1])
+    written.append(folder / "leaderboard_quba_correlations.png")
+    correlation_heatmap(
+        result.correlations,
+        result.correlation_p,
+        written[-1],
+        alpha=CORRELATION_ALPHA,
+        title="QUBA dimensions (Spearman ρ)",
+    )
+    return written
+
+
+__all__ = [
+    "CORRELATION_ALPHA",
+    "STARS",
+    "WEIGHTING_SETUPS",
+    "Hesse2025",
+    "analyses",
+    "dimension_correlations",
+    "group_comparisons",
+    "markdown",
+    "quba_ranking",
+    "resolve_weights",
+    "stars",
+    "student_t_test",
+    "weightings",
+    "write",
+]

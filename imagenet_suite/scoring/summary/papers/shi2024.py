@@ -1,0 +1,326 @@
+"""LCA-on-the-Line, Shi et al. 2024: ImageNet LCA (and ImageNet top-1, the baseline) against OOD accuracy.
+
+For every OOD dataset key every model has (a report with a top-1 accuracy other than ImageNet val),
+:func:`tables` fits the paper's line (:func:`~imagenet_suite.scoring.metrics.lca_on_the_line.analyze`,
+both axes min-max scaled over the models, OLS, in-sample MAE in scaled units: Tables 2, 3 and 9) for
+
+* the indicator ``ImageNet LCA`` (the ImageNet-val report's LCA over mistakes, distance ``info`` — the
+  information-based LCA the paper reports — else the first distance reported) and the baseline
+  ``ImageNet top-1``;
+* the target ``OOD top-1`` and, where every model's report has it, ``OOD top-5`` (Table 2's Top5 rows);
+* all models (``ALL``) and each group of ``leaderboard --groups`` with at least three models (the paper's
+  VLM and VM rows);
+
+and reports R², Pearson r, Kendall τ-b (scipy's default, the paper's code), Spearman ρ and the MAE.
+Correlations are signed (the paper prints absolute values; LCA's are negative). The hierarchy an LCA
+came from is the one its report names (``meta.hierarchy``); a report that names none was scored on the
+package's WordNet tree, the only one ``evaluate`` used before it recorded hierarchies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...metrics.lca_on_the_line import OnTheLine, analyze
+from ..groups import ModelGroups
+from ..suite import ID_DATASET, report_value
+from ._shared import file_stem, write_csv
+
+MIN_MODELS = 3
+PAPER_DISTANCE = "info"
+ALL = "ALL"
+LCA, TOP1 = "ImageNet LCA", "ImageNet top-1"  # the indicators (x)
+WORDNET = "the package's WordNet tree (no hierarchy recorded)"
+STATISTICS = ("r2", "pearson", "kendall_tau_b", "spearman", "mae_in_sample")
+
+
+@dataclass
+class OnTheLineTables:
+    """``statistics`` (long: ood_dataset, group, indicator, target, models, R², Pearson, Kendall τ-b,
+    Spearman, MAE), ``inputs`` (long: model, group, ood_dataset, the x and y values), and the fitted lines
+    of all models against OOD top-1 (``lines``: LCA, ``baselines``: ImageNet top-1) by OOD dataset key."""
+
+    statistics: pd.DataFrame
+    inputs: pd.DataFrame
+    lines: dict[str, OnTheLine] = field(default_factory=dict)
+    baselines: dict[str, OnTheLine] = field(default_factory=dict)
+    distances: list[str] = field(default_factory=list)  # the LCA distances the runs' x values are
+    hierarchies: list[str] = field(default_factory=list)
+    model_groups: dict[str, str] = field(default_factory=dict)  # model -> its (first) group, for the figures
+    small_groups: list[str] = field(default_factory=list)  # groups with fewer than three models: no rows
+
+
+def id_lca(suite: Mapping[str, Any]) -> tuple[float, str, str] | None:
+    """``(LCA, distance, hierarchy)`` of a run's ImageNet-val report: the paper's distance of the recorded
+    hierarchy's kind (``meta.hierarchy.paper_distance``: ``info`` for WordNet, ``depth_one_sided`` for
+    K-means) if reported, else ``info``, else the first; None without LCA rows."""
+    for report in suite["datasets"].values():
+        meta = report.get("meta", {})
+        if meta.get("dataset") != ID_DATASET:
+            continue
+        found = {
+            row.get("variant", ""): float(row["value"])
+            for row in report["metrics"]
+            if row["metric"] == "lca" and not row.get("subgroup") and row.get("value") is not None
+        }
+        if found:
+            recorded = meta.get("hierarchy")
+            paper = recorded.get("paper_distance") if isinstance(recorded, Mapping) else None
+            distance = next((d for d in (paper, PAPER_DISTANCE) if d in found), next(iter(found)))
+            return found[distance], distance, hierarchy_label(meta)
+    return None
+
+
+def hierarchy_label(meta: Mapping[str, Any]) -> str:
+    """The hierarchy a report's ``meta.hierarchy`` names (the record of
+    :func:`~imagenet_suite.scoring.metrics.lca_distances.hierarchy_record`): a build as
+    ``<builder>/<config> (build <12 digits of build_info.json's sha256>)``, the shipped tree as
+    ``shipped WordNet tree (<12 digits>)``; :data:`WORDNET` when the report records none.
+
+    Example:
+        >>> build = {"builder": "kmeans_hierarchy", "config": "default", "build_info_sha256": "ab" * 32}
+        >>> hierarchy_label({"hierarchy": {"kind": "kmeans", "build": build}})
+        'kmeans_hierarchy/default (build abababababab)'
+        >>> hierarchy_label({"hierarchy": {"kind": "wordnet", "build": None, "shipped_sha256": "cd" * 32}})
+        'shipped WordNet tree (cdcdcdcdcdcd)'
+        >>> hierarchy_label({})
+        "the package's WordNet tree (no hierarchy recorded)"
+    """
+    recorded = meta.get("hierarchy")
+    if recorded is None:
+        return WORDNET
+    if isinstance(recorded, Mapping):
+        build = recorded.get("build")
+        if isinstance(build, Mapping):
+            return f"{build.get('builder')}/{build.get('config')} (build {str(build.get('build_info_sha256'))[:12]})"
+        if recorded.get("shipped_sha256"):
+            return f"shipped WordNet tree ({str(recorded['shipped_sha256'])[:12]})"
+        return json.dumps(recorded, sort_keys=True)
+    return str(recorded)
+
+
+def ood_keys(suites: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The dataset keys every run reports a top-1 headline for, except ImageNet val (sorted)."""
+    keys = set.intersection(*(set(suite["summary"]["accuracies"]) for suite in suites.values()))
+    found = []
+    for key in sorted(keys):
+        entries = [suite["summary"]["accuracies"][key] for suite in suites.values()]
+        datasets = {suite["datasets"].get(key, {}).get("meta", {}).get("dataset") for suite in suites.values()}
+        if datasets != {ID_DATASET} and all(entry["metric"] == "top1_accuracy" for entry in entries):
+            found.append(key)
+    return found
+
+
+def _inputs(suites: Mapping[str, Mapping[str, Any]], model_groups: Mapping[str, str]) -> pd.DataFrame:
+    rows, keys = [], ood_keys(suites)
+    for name, suite in suites.items():
+        lca = id_lca(suite)
+        top1 = suite["summary"]["quba"]["dimensions"].get("accuracy", {}).get("value")
+        for key in keys:
+            report = suite["datasets"].get(key, {})
+            rows.append(
+                {
+                    "model": name,
+                    "group": model_groups.get(name, ""),
+                    "ood_dataset": key,
+                    "id_top1": np.nan if top1 is None else float(top1),
+                    "id_lca": np.nan if lca is None else lca[0],
+                    "lca_distance": None if lca is None else lca[1],
+                    "hierarchy": None if lca is None else lca[2],
+                    "ood_top1": float(suite["summary"]["accuracies"][key]["value"]),
+                    "ood_top5": _or_nan(report_value(report, "top5_accuracy")),
+                }
+            )
+    columns = [
+        "model",
+        "group",
+        "ood_dataset",
+        "id_top1",
+        "id_lca",
+        "lca_distance",
+        "hierarchy",
+        "ood_top1",
+        "ood_top5",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _or_nan(value: float | None) -> float:
+    return np.nan if value is None else float(value)
+
+
+def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None = None) -> OnTheLineTables | None:
+    """The LCA-on-the-Line tables of the runs (module docstring); None with fewer than three models or no
+    OOD dataset every model has."""
+    if len(suites) < MIN_MODELS or not ood_keys(suites):
+        return None
+    members = {ALL: list(suites), **(groups.group_members() if groups is not None else {})}
+    model_groups = {}
+    for group, models in list(members.items())[1:]:
+        for model in models:
+            model_groups.setdefault(model, group)
+    inputs = _inputs(suites, model_groups)
+    mixed = inputs["hierarchy"].dropna().nunique() > 1 or inputs["lca_distance"].dropna().nunique() > 1
+    rows, lines, baselines = [], {}, {}
+    for key, part in inputs.groupby("ood_dataset", sort=True):
+        part = part.set_index("model")
+        for group, models in members.items():
+            if len(models) < MIN_MODELS:
+                continue
+            for indicator, x_column in ((LCA, "id_lca"), (TOP1, "id_top1")):
+                if indicator == LCA and mixed:  # LCAs of other hierarchies or distances are not one axis
+                    continue
+                for target, y_column in (("OOD top-1", "ood_top1"), ("OOD top-5", "ood_top5")):
+                    result = _fit(part.loc[models, x_column], part.loc[models, y_column])
+                    if result is None:
+                        continue
+                    rows.append(_statistics_row(key, group, indicator, target, result))
+                    if group == ALL and target == "OOD top-1":
+                        (lines if indicator == LCA else baselines)[key] = result
+    statistics = pd.DataFrame(rows, columns=["ood_dataset", "group", "indicator", "target", "models", *STATISTICS])
+    return OnTheLineTables(
+        statistics=statistics,
+        inputs=inputs,
+        lines=lines,
+        baselines=baselines,
+        distances=sorted(set(inputs["lca_distance"].dropna())),
+        hierarchies=sorted(set(inputs["hierarchy"].dropna())),
+        model_groups=model_groups,
+        small_groups=[group for group, models in members.items() if len(models) < MIN_MODELS],
+    )
+
+
+def _fit(x: pd.Series, y: pd.Series) -> OnTheLine | None:
+    """The paper's fit over these models; None when a value is missing or an axis is constant (no line)."""
+    if x.isna().any() or y.isna().any() or np.ptp(x.to_numpy()) == 0 or np.ptp(y.to_numpy()) == 0:
+        return None
+    return analyze(x.to_numpy(), y.to_numpy(), scale="minmax")
+
+
+def _statistics_row(key: str, group: str, indicator: str, target: str, result: OnTheLine) -> dict[str, Any]:
+    c = result.correlations
+    return {
+        "ood_dataset": key,
+        "group": group,
+        "indicator": indicator,
+        "target": target,
+        "models": c.n,
+        "r2": c.r2,
+        "pearson": c.pearson,
+        "kendall_tau_b": c.kendall_tau_b,
+        "spearman": c.spearman,
+        "mae_in_sample": result.mae_in_sample,
+    }
+
+
+def markdown(result: OnTheLineTables | None) -> list[str]:
+    """The paper's section of ``leaderboard.md``."""
+    from ...presentation.suite_markdown import table
+
+    lines = ["## LCA-on-the-Line, Shi et al. 2024", ""]
+    if result is None or not len(result.statistics):
+        return lines + [
+            "Needs at least three runs with an OOD dataset in common and an ImageNet-val top-1 (and LCA) in each.",
+            "",
+        ]
+    distance = ", ".join(f"`{d}`" for d in result.distances) or "—"
+    hierarchy = "; ".join(result.hierarchies) or "—"
+    lines += [
+        f"x: ImageNet-val LCA over mistakes (distance {distance}; hierarchy: {hierarchy}) or ImageNet top-1 (the "
+        "baseline); y: OOD top-1 or top-5. Both axes min-max scaled over the models, OLS line; correlations "
+        "signed (the paper prints absolute values); MAE in-sample, in scaled units (Table 3).",
+        "",
+    ]
+    if len(result.hierarchies) > 1 or len(result.distances) > 1:
+        lines += ["The runs' LCAs come from different hierarchies or distances: no LCA line, the baseline only.", ""]
+    if len(result.distances) > 1 or len(result.hierarchies) > 1:
+        lines += ["**The runs' LCA come from different distances or hierarchies; their x values differ in kind.**", ""]
+    if result.lines:
+        heading = "LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled, with the baseline"
+    else:
+        heading = "ImageNet top-1 vs OOD accuracy, min-max scaled (not every run has an ImageNet-val LCA)"
+    lines += [f"### {heading}: R², Pearson, Kendall τ-b, Spearman, MAE (Tables 2, 3 and 9)", ""]
+    stats = result.statistics
+    rows = [
+        (
+            r.ood_dataset,
+            r.group,
+            r.indicator,
+            r.target,
+            r.models,
+            r.r2,
+            r.pearson,
+            r.kendall_tau_b,
+            r.spearman,
+            r.mae_in_sample,
+        )
+        for r in stats.itertuples()
+    ]
+    header = (
+        "OOD dataset",
+        "group",
+        "x",
+        "y",
+        "models",
+        "R²",
+        "Pearson r",
+        "Kendall τ-b",
+        "Spearman ρ",
+        "MAE (in-sample)",
+    )
+    lines += table(header, rows)
+    if result.small_groups:
+        lines += [f"No rows for the groups with fewer than {MIN_MODELS} models: {', '.join(result.small_groups)}.", ""]
+    for key in result.lines:
+        lines.append(f"![{key}](lca_on_the_line_{file_stem(key)}.png)")
+    for key in result.baselines:
+        lines.append(f"![{key}: ImageNet top-1 baseline](top1_on_the_line_{file_stem(key)}.png)")
+    return [*lines, ""]
+
+
+def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
+    """``leaderboard_lca_on_the_line.csv`` (statistics), ``leaderboard_lca_inputs.csv`` and per OOD dataset
+    ``lca_on_the_line_<key>.png`` and ``top1_on_the_line_<key>.png`` (groups in colours)."""
+    from ...presentation.plots import lca_on_the_line_plot
+
+    written: list[Path] = []
+    if result is None:
+        return written
+    write_csv(folder, "lca_on_the_line", result.statistics, written, index=False)
+    write_csv(folder, "lca_inputs", result.inputs, written, index=False)
+    for prefix, fits, x_label in (("lca", result.lines, LCA), ("top1", result.baselines, TOP1)):
+        for key, line in fits.items():
+            models = result.inputs.loc[result.inputs["ood_dataset"] == key, "model"]
+            groups = [result.model_groups.get(m, "other") for m in models] if result.model_groups else None
+            written.append(
+                lca_on_the_line_plot(
+                    line,
+                    folder / f"{prefix}_on_the_line_{file_stem(key)}.png",
+                    x_label=x_label,
+                    y_label=f"{key} top-1",
+                    groups=groups,
+                    title=key,
+                )
+            )
+    return written
+
+
+__all__ = [
+    "ALL",
+    "LCA",
+    "TOP1",
+    "OnTheLineTables",
+    "hierarchy_label",
+    "id_lca",
+    "markdown",
+    "ood_keys",
+    "tables",
+    "write",
+]
