@@ -511,6 +511,10 @@ def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(lo
     assert variant["adversarial_robustness"] == linf["accuracy"] / attacks["clean_accuracy"]
     assert set(variant["missing"]) == set(first["summary"]["quba"]["missing"]) - {"adversarial_robustness"}
     assert variant["score"] is None  # only ImageNet val: the other dimensions are missing
+    section = (run_dir / "suite.md").read_text().split("## QUBA with AutoAttack (Beyond Accuracy, Table 8)\n")[1]
+    assert section.startswith(f"\n{variant['note']}\n\nNo score; missing:") and all(
+        f"- `{name}`: " in section for name in variant["missing"]
+    )
 
     computed.clear()
     second = evaluate("fgsm", "pgd", "autoattack-linf", "autoattack-l2")

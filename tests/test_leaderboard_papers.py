@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -318,6 +319,28 @@ def test_quba_weights_and_the_weightings_of_fig_5(tmp_path, capsys, flag):
         "shortcut learning",
         "parameters",
     ]
+
+
+def test_table_8_autoattack_quba_is_ranked_beside_quba(tmp_path):
+    values = random_dims(3, seed=2)
+    suites = {
+        model: with_dimensions(suite_json(model, dims[0]), dict(zip(DIMENSIONS, dims)))
+        for model, dims in values.items()
+    }
+    robustness = dict(zip(values, (0.10, 0.04, 0.01)))
+    for model, suite in list(suites.items())[:2]:  # the third run attacked without AutoAttack
+        suite["summary"]["quba_autoattack"] = {"adversarial_robustness": robustness[model]}
+    table = leaderboard(suites).quba
+    adversarial = DIMENSIONS.index("adversarial_robustness")
+    expected = {}
+    for model in list(values)[:2]:  # AA-A/A z-scored with Table 8's 0.04/0.03, mapped onto QUBA's scale
+        dims = list(values[model])
+        dims[adversarial] = QUBA_MEAN[adversarial] + (robustness[model] - 0.04) / 0.03 * QUBA_STD[adversarial]
+        expected[model] = hand_quba(dims, DEFAULTS)
+        assert table.loc[model, "quba_autoattack"] == pytest.approx(expected[model], abs=1e-12)
+    assert math.isnan(table.loc[list(values)[2], "quba_autoattack"])
+    best = max(expected, key=expected.get)
+    assert table.loc[best, "quba_autoattack_rank"] == 1 and set(table["quba_autoattack_rank"].dropna()) == {1, 2}
 
 
 def test_parse_quba_weights_refuses_bad_values():

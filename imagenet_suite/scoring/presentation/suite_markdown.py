@@ -65,6 +65,17 @@ def quba_section(quba: Mapping[str, Any]) -> list[str]:
     return [*lines, "", "![QUBA dimensions](quba_dimensions.png)", ""]
 
 
+def quba_autoattack_section(variant: Mapping[str, Any] | None) -> list[str]:
+    """Beyond Accuracy's Table 8 QUBA (AutoAttack as the adversarial dimension), when the run has it."""
+    if variant is None:
+        return []
+    lines = ["## QUBA with AutoAttack (Beyond Accuracy, Table 8)", "", variant["note"], ""]
+    if variant["score"] is not None:
+        partial = " — partial" if variant.get("partial") else ""
+        return lines + [f"**QUBA score (AutoAttack): {variant['score']:.3f}{partial}**", ""]
+    return lines + ["No score; missing:", ""] + [f"- `{n}`: {why}" for n, why in variant["missing"].items()] + [""]
+
+
 def other_sections(summary: Mapping[str, Any]) -> list[str]:
     lines = ["## Accuracy per dataset", ""]
     lines += table(
@@ -204,6 +215,7 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
         "",
     ]
     lines += quba_section(summary["quba"])
+    lines += quba_autoattack_section(summary.get("quba_autoattack"))
     lines += other_sections(summary)
     if suite.get("skipped"):
         lines += ["## Skipped", ""]

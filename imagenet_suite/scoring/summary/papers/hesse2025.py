@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ....errors import ConfigError, param
-from ...metrics.quba import DIMENSIONS, quba_table, quba_weights
+from ...metrics.quba import DIMENSIONS, quba_score_autoattack, quba_table, quba_weights, rank_descending
 from ..groups import ModelGroups
 from ._shared import with_weights, write_csv
 
@@ -80,18 +80,31 @@ def quba_ranking(
     """``(table, missing)``: per model (index, best first) the nine dimensions of its suite.json, ``quba`` and
     ``quba_rank`` (:func:`~imagenet_suite.scoring.metrics.quba.quba_table` with ``weights``; none for a model
     missing a dimension) and ``partial`` (the dimensions computed from partial inputs); ``missing``:
-    ``{model: {dimension: what it needs}}``."""
-    rows, missing, partial = {}, {}, {}
+    ``{model: {dimension: what it needs}}``. When a run attacked with AutoAttack L∞ 4/255
+    (``summary.quba_autoattack``), ``quba_autoattack`` and its rank: Table 8's QUBA, AutoAttack's
+    robustness as the adversarial dimension (same ``weights``)."""
+    rows, missing, partial, autoattack = {}, {}, {}, {}
     for name, suite in suites.items():
         quba = suite["summary"]["quba"]
         rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
         partial[name] = ", ".join(f"{dim} ({note})" for dim, note in (quba.get("partial") or {}).items())
         if quba["missing"]:
             missing[name] = dict(quba["missing"])
+        robustness = (suite["summary"].get("quba_autoattack") or {}).get("adversarial_robustness")
+        if robustness is not None:
+            autoattack[name] = {**rows[name], "adversarial_robustness": robustness}
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(DIMENSIONS)).astype(float)
     complete = table.dropna()
     scored = quba_table(complete, weights) if len(complete) else complete.assign(quba=[], quba_rank=[])
     table = table.join(scored[["quba", "quba_rank"]]).assign(partial=pd.Series(partial))
+    if autoattack:
+        scores = {
+            name: quba_score_autoattack(values, weights)
+            for name, values in autoattack.items()
+            if not any(math.isnan(v) for v in values.values())
+        }
+        table["quba_autoattack"] = pd.Series(scores, dtype=float)
+        table["quba_autoattack_rank"] = rank_descending(table["quba_autoattack"])
     return table.sort_values("quba", ascending=False, na_position="last"), missing
 
 
