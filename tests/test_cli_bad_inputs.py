@@ -388,6 +388,19 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _evaluate(w.dataset, w.root / "e3", "--ray-address", "localhost:1"),
             r"--ray-address is only used with --executor ray",
         ),
+        "--bootstrap negative": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e4", "--bootstrap", "-1"),
+            r"--bootstrap must be 0 \(no intervals\) or a number of resamples, got -1",
+        ),
+        "--bootstrap-seed negative": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e5", "--bootstrap-seed", "-2"),
+            r"--bootstrap-seed must be 0 or more, got -2",
+        ),
+        "--bootstrap not a number": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e6", "--bootstrap", "many"),
+            r"argument --bootstrap: invalid int value: 'many'",
+            usage=True,
+        ),
     },
     "leaderboard": {
         "a folder without suite.json": Case(

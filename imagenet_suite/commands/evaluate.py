@@ -66,6 +66,17 @@ def register(subparsers) -> None:
         "sets) and mark the score partial (default: such a dimension is missing, so there is no score)",
     )
     parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="B",
+        help="resamples of the percentile bootstrap over images behind the 95%% interval of every headline "
+        "number (0: no intervals)",
+    )
+    parser.add_argument(
+        "--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resamples (equal seeds pair two runs)"
+    )
+    parser.add_argument(
         "--executor",
         choices=("local", "ray"),
         default="local",
@@ -121,4 +132,6 @@ def suite_options(args):
         ray_address=args.ray_address,
         num_proc=args.num_proc,
         protocols=tuple(args.protocols),
+        bootstrap=args.bootstrap,
+        bootstrap_seed=args.bootstrap_seed,
     )

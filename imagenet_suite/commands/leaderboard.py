@@ -30,7 +30,10 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
 
-    board = leaderboard(load_suites(args.runs), allow_mixed_builds=args.allow_mixed_builds)
+    suites = load_suites(args.runs)  # named in the order of the run folders
+    board = leaderboard(
+        suites, allow_mixed_builds=args.allow_mixed_builds, folders=dict(zip(suites, args.runs, strict=True))
+    )
     written = write_leaderboard(board, args.out)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])

@@ -29,6 +29,10 @@ file / random init and the tag that chose its preprocessing, and the weights' sh
 ``leaderboard_models.csv`` has all of it, the tag, its source and location): two runs of one
 architecture with other weights are never one row to a reader (``models``).
 
+* ``significance`` — with the run folders (``folders``): the 95 % intervals of each run's numbers and a paired
+  test between adjacent models of the QUBA ranking and of every dataset's accuracy
+  (:mod:`imagenet_suite.scoring.summary.significance`).
+
 Each suite.json is read with :func:`~imagenet_suite.scoring.summary.suite.read_suite` (format and structure
 checked). Runs that read different builds of one dataset split (same builder, config and split, another
 sha256 of build_info.json, or a run whose suite.json records no build) are refused, naming the dataset
@@ -52,6 +56,7 @@ from ..metrics.lca_on_the_line import OnTheLine, analyze
 from ..metrics.multilabel import DEFAULT_VARIANT, delta_rank
 from ..metrics.quba import DIMENSIONS, quba_table
 from ..metrics.robustness import CLEAN
+from .significance import Significance, significance, significance_markdown, write_significance
 from .suite import (
     ID_DATASET,
     RELEASED_IMAGENET_C,
@@ -88,6 +93,7 @@ class Leaderboard:
     missing: dict[str, dict[str, str]] = field(default_factory=dict)  # model -> {dimension: reason}
     mixed_builds: MixedBuilds = field(default_factory=dict)  # ranked anyway (allow_mixed_builds)
     models: pd.DataFrame = field(default_factory=pd.DataFrame)  # per model: its weights (models_table)
+    significance: Significance | None = None  # intervals and adjacent-rank tests (with the run folders)
 
 
 def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -125,8 +131,13 @@ def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     return named
 
 
-def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: bool = False) -> Leaderboard:
-    """All tables for ``{model name: suite.json content}`` (at least one model).
+def leaderboard(
+    suites: Mapping[str, Mapping[str, Any]],
+    allow_mixed_builds: bool = False,
+    folders: Mapping[str, str | Path] | None = None,
+) -> Leaderboard:
+    """All tables for ``{model name: suite.json content}`` (at least one model); with ``folders`` (``{model
+    name: run folder}``) also the intervals and paired tests, read from the run folders.
 
     RunFolderError when the runs read different builds of one dataset split (:func:`mixed_builds`),
     unless ``allow_mixed_builds``."""
@@ -157,6 +168,7 @@ def leaderboard(suites: Mapping[str, Mapping[str, Any]], allow_mixed_builds: boo
         missing=missing,
         mixed_builds=mixed,
         models=models_table(suites),
+        significance=significance(suites, folders, quba, accuracies, allow_mixed_builds) if folders else None,
     )
 
 
@@ -475,6 +487,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         ]
         lines += table(("OOD dataset", "R²", "Kendall τ-b", "Pearson r", "MAE (in-sample)", "models"), rows)
         lines += [f"![{key}](lca_on_the_line_{_file_stem(key)}.png)" for key in board.lca_on_the_line]
+    lines += significance_markdown(board.significance)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -560,6 +573,7 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
                 result, folder / f"lca_on_the_line_{_file_stem(key)}.png", y_label=f"{key} top-1", title=key
             )
         )
+    written += write_significance(board.significance, folder)
     written.append(folder / "leaderboard.md")
     atomic_write_bytes(written[-1], leaderboard_markdown(board).encode())
     return written

@@ -129,11 +129,21 @@ HEADLINE_METRICS = (
 
 def report_value(report: ReportDict, metric: str, variant: str | None = None, subgroup: str = "") -> float | None:
     """The value of the first row ``metric`` (any variant when None) and ``subgroup``; None if absent or NaN."""
+    row = report_row(report, metric, variant, subgroup)
+    if row is None:
+        return None
+    value = row.get("value")
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def report_row(
+    report: ReportDict, metric: str, variant: str | None = None, subgroup: str = ""
+) -> Mapping[str, Any] | None:
+    """The first row ``metric`` (any variant when None) and ``subgroup`` (:func:`report_value` reads its value)."""
     for row in report.get("metrics", ()):
         wanted = variant is None or row.get("variant", "") == variant
         if wanted and row["metric"] == metric and row.get("subgroup", "") == subgroup:
-            value = row.get("value")
-            return None if value is None or math.isnan(value) else float(value)
+            return row
     return None
 
 
@@ -172,10 +182,15 @@ def headline_accuracy(report: ReportDict) -> tuple[str, float] | None:
         >>> headline_accuracy({"metrics": [{"metric": m, "value": v, "variant": "top1"} for m, v in rows]})
         ('mean_corruption_accuracy', 0.0)
     """
+    row = headline_row(report)
+    return None if row is None else (row["metric"], float(row["value"]))
+
+
+def headline_row(report: ReportDict) -> Mapping[str, Any] | None:
+    """The row :func:`headline_accuracy` reads (None without one)."""
     for metric in HEADLINE_METRICS:
-        value = report_value(report, metric)
-        if value is not None:
-            return metric, value
+        if report_value(report, metric) is not None:
+            return report_row(report, metric)
     return None
 
 
@@ -696,17 +711,18 @@ class Maybe(Check):
 
 @dataclass(frozen=True)
 class ListOf(Check):
-    """A JSON list of ``item``."""
+    """A JSON list of ``item`` (of ``length`` items when given)."""
 
     item: Check
+    length: int | None = None
 
     @property
     def expected(self) -> str:  # type: ignore[override]
-        return "a list"
+        return "a list" if self.length is None else f"a list of {self.length}"
 
     def check(self, value: Any, path: str) -> None:
-        if not isinstance(value, list):
-            raise Mismatch(path, f"a list of {self.item.expected}", describe_json(value))
+        if not isinstance(value, list) or (self.length is not None and len(value) != self.length):
+            raise Mismatch(path, f"{self.expected} of {self.item.expected}", describe_json(value))
         for index, item in enumerate(value):
             self.item.check(item, f"{path}[{index}]")
 
@@ -834,10 +850,11 @@ ADVERSARIAL = Fields(
         "attack": TEXT,
         "ids": ListOf(TEXT),
     },
-    {"dataset": BUILD},
+    {"dataset": BUILD, "correct": MapOf(Text(pattern="[01]*", what="a string of 0s and 1s"), ("clean", "fgsm", "pgd"))},
 )
 """adversarial.json (and ``summary.adversarial``); ``dataset``: the ImageNet-val build attacked (absent in
-files written before builds were recorded)."""
+files written before builds were recorded); ``correct``: per attacked image (in ``ids`` order) whether the
+model was right, ``1``/``0``, clean and under each attack (absent in files written before intervals)."""
 WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
 """Where a run's weights came from: a library tag's pretrained weights, a file, or a random init."""
 WEIGHTS_SOURCE = Fields(
@@ -858,6 +875,24 @@ the library's ``architecture`` and the weights ``tag`` the spec resolved to (``r
 wrote it, null when it wrote none and the library's default was taken; ``loaded``: whether the tag's
 weights are the ones loaded, false with a file or a random init, where the tag chose the architecture's
 configuration and preprocessing only), and ``location`` (the URL, ``hf-hub:<repo id>`` or the file)."""
+FILE_RECORD = Fields({"path": TEXT, "sha256": SHA256})
+"""A file of the run folder (its path relative to the folder) and its sha256."""
+UNCERTAINTY = Fields(
+    {
+        "method": TEXT,
+        "resamples": Number(integer=True, minimum=1),
+        "seed": COUNT,
+        "ci95": MapOf(ListOf(NUMBER, length=2)),
+        "no_interval": MapOf(TEXT),
+        "samples": MapOf(ListOf(Fields({"rows": COUNT, "ids_sha256": SHA256}))),
+        "files": Fields({"replicates": FILE_RECORD, "correct": MapOf(FILE_RECORD.extended(rows=COUNT))}),
+    }
+)
+"""``summary.uncertainty`` (:mod:`imagenet_suite.scoring.summary.intervals`): the bootstrap's ``method``,
+``resamples`` and ``seed``; ``ci95``: ``{JSON path of a number in summary: [low, high]}``; ``no_interval``:
+``{JSON path: why it has none}``; ``samples``: per report key, the sets of images it was resampled over
+(rows, sha256 of the sorted ids); ``files``: the replicates and, per dataset key, the per-image correctness
+of its headline accuracy, each with its sha256."""
 SUMMARY = Fields(
     {
         "quba": Fields(
@@ -902,7 +937,11 @@ SUMMARY = Fields(
         "lca": MapOf(MapOf(NUMBER)),
         "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
     },
-    {"anzaku2024": Maybe(MapOf(MapOf(NUMBER))), "protocols": MapOf(TEXT)},  # absent in files written before
+    {  # absent in files written before
+        "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),
+        "protocols": MapOf(TEXT),
+        "uncertainty": Maybe(UNCERTAINTY),
+    },
 )
 SUITE_1 = Fields(
     {
@@ -995,6 +1034,7 @@ __all__ = [
     "SUITE_FORMAT_2",
     "SUITE_JSON",
     "SUITE_SCHEMAS",
+    "UNCERTAINTY",
     "WEIGHTS_KINDS",
     "WEIGHTS_SOURCE",
     "Boolean",
@@ -1012,12 +1052,14 @@ __all__ = [
     "expert_labels_summary",
     "geometric_mean",
     "headline_accuracy",
+    "headline_row",
     "imagenet_c_summary",
     "ninco_summary",
     "quba_dimensions",
     "read_json",
     "read_suite",
     "released_imagenet_c_accuracy",
+    "report_row",
     "report_value",
     "suite_summary",
     "weights_label",
