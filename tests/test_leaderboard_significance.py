@@ -153,9 +153,13 @@ def test_a_run_without_intervals_is_listed_and_left_out_of_the_tests(tmp_path, c
     suite = suite_json("timm:z", 0.5, imagenet_multilabel=_expert_report(0.5))
     suite["summary"] = {**suite_summary(suite["datasets"], params_millions=0.001), "uncertainty": None}
     (plain / "suite.json").write_text(json.dumps(suite))
-    assert cli.main(leaderboard(tmp_path, first, plain)) == 0
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / "suite.json").write_text(json.dumps(suite_json("timm:y", 0.4, imagenet_multilabel=_expert_report(0.4))))
+    assert cli.main(leaderboard(tmp_path, first, plain, older)) == 0
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "- `timm:z`: no intervals, evaluated without intervals (evaluate --bootstrap 0)" in text
+    assert "- `timm:y`: no intervals, its suite.json was written before intervals: evaluate it again" in text
     tests = pd.read_csv(tmp_path / "board" / "leaderboard_significance.csv")
     row = tests[(tests["model"] == "timm:a") & (tests["ranking"] == "accuracy: imagenet_val")].iloc[0]
     assert pd.isna(row["p_value"]) and row["note"].startswith("no test: 'timm:z' has no intervals")

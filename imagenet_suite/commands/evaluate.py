@@ -1,5 +1,5 @@
 """``imagenet-suite evaluate --model MODEL --datasets DIR... --out RUN_DIR``: predict + score a model on
-every built dataset, attack it, and write the seed papers' headline tables.
+every built dataset, attack it, and write the seed papers' headline tables with their 95 % intervals.
 
 Writes the run folder of :mod:`imagenet_suite.inference.evaluate` (``suite.json``, ``suite.md``, plots,
 outputs and reports, reused by a second run) and prints the QUBA summary and the suite.json path. The
@@ -104,7 +104,11 @@ def run(args) -> int:
     for name, reason in quba["missing"].items():
         print(f"{name:24s} missing: {reason}")
     partial = f" (partial: {', '.join(quba['partial'])})" if quba.get("partial") else ""
-    print(f"{'quba':24s} {quba['score']:.4f}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed")
+    interval = ((suite["summary"].get("uncertainty") or {}).get("ci95") or {}).get("quba.score")
+    ci = f" [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+    print(
+        f"{'quba':24s} {quba['score']:.4f}{ci}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed"
+    )
     print(args.out / SUITE_JSON)
     return 0
 

@@ -37,6 +37,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -67,7 +68,7 @@ def ids_sha256(ids: Sequence[str]) -> str:
 
 def bootstrap_counts(seed: int, ids: Sequence[str], replicates: Sequence[int]) -> torch.Tensor:
     """``[len(replicates), N]`` int64: how often each image (in the order of ``ids``) is drawn in each
-    replicate; every row sums to N.
+    replicate; every row sums to N (:meth:`Sample.counts`).
 
     Replicate ``b`` draws N positions of the sorted ids uniformly with replacement from
     ``example_rng(seed, "bootstrap", ids_sha256(ids), b)``, so it depends on the seed, ``b`` and the
@@ -83,15 +84,42 @@ def bootstrap_counts(seed: int, ids: Sequence[str], replicates: Sequence[int]) -
         >>> torch.equal(again, counts[:, [2, 0, 1]])
         True
     """
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    n, digest = len(ids), ids_sha256(ids)
-    rows = np.zeros((len(replicates), n), dtype=np.int64)
-    for row, b in enumerate(replicates):
-        if n:
-            rows[row] = np.bincount(example_rng(seed, "bootstrap", digest, int(b)).integers(0, n, n), minlength=n)
-    unsorted = np.empty_like(rows)
-    unsorted[:, order] = rows
-    return torch.from_numpy(unsorted)
+    return Sample(tuple(ids)).counts(seed, replicates)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A set of images (``ids``, in the row order of the tensors that read its counts), its sorted order and
+    :func:`ids_sha256` computed once for all the resamples drawn of it.
+
+    Example:
+        >>> sample = Sample(("b", "a", "c"))
+        >>> sample.order.tolist(), sample.digest == ids_sha256(["a", "b", "c"])
+        ([1, 0, 2], True)
+        >>> torch.equal(sample.counts(0, range(3)), bootstrap_counts(0, ["b", "a", "c"], range(3)))
+        True
+    """
+
+    ids: tuple[str, ...]
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Row positions of the ids in sorted order."""
+        return np.argsort(np.asarray(self.ids, dtype=object), kind="stable")
+
+    @cached_property
+    def digest(self) -> str:
+        return ids_sha256(self.ids)
+
+    def counts(self, seed: int, replicates: Sequence[int]) -> torch.Tensor:
+        """``[len(replicates), N]`` int64 draws of :func:`bootstrap_counts`, in the order of ``ids``."""
+        n = len(self.ids)
+        drawn = np.zeros((len(replicates), n), dtype=np.int64)
+        for row, b in enumerate(replicates):
+            if n:
+                positions = example_rng(seed, "bootstrap", self.digest, int(b)).integers(0, n, n)
+                drawn[row, self.order] = np.bincount(positions, minlength=n)
+        return torch.from_numpy(drawn)
 
 
 def percentile_interval(replicates: Sequence[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -418,6 +446,7 @@ __all__ = [
     "PairedDifference",
     "Replicates",
     "Resampled",
+    "Sample",
     "bootstrap_counts",
     "derived",
     "finite_share",

@@ -44,7 +44,7 @@ import torch
 from ...errors import ConfigError, RunFolderError, param
 from ...files import atomic_write_bytes, sha256_file
 from ..evaluation.preprocessing import HESSE2025, report_protocol
-from ..metrics.uncertainty import Resampled, bootstrap_counts, ids_sha256, percentile_interval, proportion
+from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
 from .suite import ID_DATASET, headline_row, json_path, suite_summary
 
 METHOD = "percentile bootstrap over images"
@@ -54,6 +54,7 @@ REPLICATES_FORMAT = "imagenet-suite.replicates/1"
 CORRECT_FORMAT = "imagenet-suite.correct/1"
 CHUNK_ELEMENTS = 1 << 22  # counts of one chunk of resamples: resamples x images of a report
 IDENTITY_TOLERANCE = 1e-9
+ADVERSARIAL_SAMPLE = "adversarial"  # the attacked images' entry of ``samples``
 RowKey = tuple[str, str, str]  # (metric, variant, subgroup)
 
 SUMMARY_METRICS = (
@@ -156,22 +157,22 @@ def resample(estimates: Mapping[RowKey, Resampled], bootstrap: Bootstrap) -> Rep
     chunk (at most :data:`CHUNK_ELEMENTS` counts of the widest sample at a time); the numbers of one chunk
     get the same count tensors, so numbers sharing work (:class:`~imagenet_suite.scoring.metrics.uncertainty.GroupSums`)
     do it once."""
-    samples = {ids: None for estimate in estimates.values() for ids in estimate.samples}
-    result = ReportReplicates(
-        samples=sorted(({"rows": len(ids), "ids_sha256": ids_sha256(ids)} for ids in samples), key=_sample_key)
-    )
+    # keyed by the ids' object: hashing a tuple of millions of ids per lookup would cost more than the draws
+    samples = {id(ids): Sample(ids) for estimate in estimates.values() for ids in estimate.samples}
+    described = {sample.digest: {"rows": len(sample.ids), "ids_sha256": sample.digest} for sample in samples.values()}
+    result = ReportReplicates(samples=sorted(described.values(), key=_sample_key))
     if not estimates:
         return result
-    ones = {ids: torch.ones(1, len(ids), dtype=torch.int64) for ids in samples}
+    ones = {key: torch.ones(1, len(sample.ids), dtype=torch.int64) for key, sample in samples.items()}
     for row, estimate in estimates.items():
-        result.identity[row] = float(estimate.replicates([ones[ids] for ids in estimate.samples])[0])
-    step = max(1, min(bootstrap.resamples, CHUNK_ELEMENTS // max(1, *(len(ids) for ids in samples))))
+        result.identity[row] = float(estimate.replicates([ones[id(ids)] for ids in estimate.samples])[0])
+    step = max(1, min(bootstrap.resamples, CHUNK_ELEMENTS // max(1, *(len(s.ids) for s in samples.values()))))
     parts: dict[RowKey, list[torch.Tensor]] = {row: [] for row in estimates}
     for start in range(0, bootstrap.resamples, step):
         chosen = range(start, min(bootstrap.resamples, start + step))
-        counts = {ids: bootstrap_counts(bootstrap.seed, ids, chosen) for ids in samples}
+        counts = {key: sample.counts(bootstrap.seed, chosen) for key, sample in samples.items()}
         for row, estimate in estimates.items():
-            parts[row].append(estimate.replicates([counts[ids] for ids in estimate.samples]))
+            parts[row].append(estimate.replicates([counts[id(ids)] for ids in estimate.samples]))
     result.replicates = {row: torch.cat(chunks).numpy() for row, chunks in parts.items()}
     return result
 
@@ -333,6 +334,8 @@ def bootstrap_summary(
         "no_interval": reasons,
         "samples": {key: found.samples for key, found in sorted(replicated.items()) if found.samples},
     }
+    if attacked is not None:
+        record["samples"][ADVERSARIAL_SAMPLE] = attacked.samples
     return record, table
 
 

@@ -890,8 +890,8 @@ UNCERTAINTY = Fields(
 )
 """``summary.uncertainty`` (:mod:`imagenet_suite.scoring.summary.intervals`): the bootstrap's ``method``,
 ``resamples`` and ``seed``; ``ci95``: ``{JSON path of a number in summary: [low, high]}``; ``no_interval``:
-``{JSON path: why it has none}``; ``samples``: per report key, the sets of images it was resampled over
-(rows, sha256 of the sorted ids); ``files``: the replicates and, per dataset key, the per-image correctness
+``{JSON path: why it has none}``; ``samples``: per report key (and ``adversarial``: the attacked images),
+the sets of images it was resampled over (rows, sha256 of the sorted ids); ``files``: the replicates and, per dataset key, the per-image correctness
 of its headline accuracy, each with its sha256."""
 SUMMARY = Fields(
     {
