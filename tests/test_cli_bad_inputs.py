@@ -478,6 +478,19 @@ CASES: dict[str, dict[str, Case]] = {
             r"--hierarchy .*kmeans_hierarchy-1.0.0-seed0-\w+: a hierarchy over \d+ other classes, expected the 1000 "
             r"ImageNet-1k classes in class-index order",
         ),
+        "--bootstrap negative": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e10", "--bootstrap", "-1"),
+            r"--bootstrap must be 0 \(no intervals\) or a number of resamples, got -1",
+        ),
+        "--bootstrap-seed negative": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e11", "--bootstrap-seed", "-2"),
+            r"--bootstrap-seed must be 0 or more, got -2",
+        ),
+        "--bootstrap not a number": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e12", "--bootstrap", "many"),
+            r"argument --bootstrap: invalid int value: 'many'",
+            usage=True,
+        ),
     },
     "leaderboard": {
         "a folder without suite.json": Case(

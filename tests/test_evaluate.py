@@ -18,6 +18,7 @@ import math
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 from PIL import Image
@@ -30,6 +31,7 @@ from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
 from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
+from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, percentile_interval
 from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import model_vs_human as mvh
@@ -136,13 +138,15 @@ def suite(suite_folders, model, tmp_path_factory):
 def options(
     *, adversarial: int = 0, detector_stats: Path | None = None, allow_partial: bool = False, **predict
 ) -> SuiteOptions:
-    """The suite's options with ``predict``'s (default: batches of 8 read in this process, no progress bars)."""
+    """The suite's options with ``predict``'s (default: batches of 8 read in this process, no progress bars;
+    200 bootstrap resamples)."""
     predict = {"batch_size": 8, "workers": 0, "progress": False, **predict}
     return SuiteOptions(
         predict=PredictOptions(**predict),
         adversarial=adversarial,
         detector_stats=detector_stats,
         allow_partial=allow_partial,
+        bootstrap=200,
     )
 
 
@@ -286,6 +290,15 @@ def test_suite_markdown_and_plots_are_written(suite):
     assert "## NINCO (Bitterwolf et al. 2023): means over the OOD classes" in text
     for plot in ("quba_dimensions.png", "accuracies.png"):
         assert (run_dir / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the val accuracy's interval: the planted hits of the per-image file, on the seeded resamples of their ids
+    uncertainty = result["summary"]["uncertainty"]
+    hits = pd.read_parquet(run_dir / uncertainty["files"]["correct"]["imagenet_val"]["path"])
+    shares = (
+        bootstrap_counts(0, list(hits["id"]), range(200)).double() @ torch.tensor(hits["correct"]).double() / VAL_ROWS
+    )
+    low, high = uncertainty["ci95"]["quba.dimensions.accuracy.value"]
+    assert hits["correct"].sum() == PLANTED and [low, high] == list(percentile_interval(shares.numpy()))
+    assert f"| accuracy | {PLANTED / VAL_ROWS:.4g} [{low:.4g}, {high:.4g}] |" in text
 
 
 def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimension(
@@ -306,7 +319,7 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
 
 def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path, capsys):
     val, r = str(suite_folders["imagenet_val"]), str(suite_folders["imagenet_r"])
-    common = ["--weights", "none", "--batch-size", "8", "--workers", "0", "--no-progress"]
+    common = ["--weights", "none", "--batch-size", "8", "--workers", "0", "--no-progress", "--bootstrap", "200"]
 
     def evaluate(*args: str) -> tuple[int, str, str]:
         capsys.readouterr()
@@ -338,6 +351,8 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     capsys.readouterr()
     assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(tmp_path / "board" / "leaderboard.md")
+    tests = pd.read_csv(tmp_path / "board" / "leaderboard_significance.csv")
+    assert set(tests.loc[tests["ranking"] == "accuracy: imagenet_val", "test"].dropna()) == {"McNemar (exact)"}
     board = leaderboard(load_suites(runs))
     names = [f"{MODEL} (seed{seed})" for seed in range(3)]
     assert sorted(board.accuracies.index) == names

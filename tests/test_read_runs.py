@@ -178,6 +178,21 @@ BAD_SUITES = {
         _set(("datasets",), []),
         r"datasets: expected an object, found a list of 0$",
     ),
+    "an interval that is not [low, high]": (
+        _set(
+            ("summary", "uncertainty"),
+            {
+                "method": "percentile bootstrap over images",
+                "resamples": 10,
+                "seed": 0,
+                "no_interval": {},
+                "ci95": {"quba.score": [0.1, 0.2, 0.3]},
+                "samples": {},
+                "files": {"replicates": None, "correct": {}},
+            },
+        ),
+        r'summary\.uncertainty\.ci95\["quba\.score"\]: expected a list of 2 of a finite number, found a list of 3$',
+    ),
 }
 
 

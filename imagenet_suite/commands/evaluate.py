@@ -1,5 +1,5 @@
 """``imagenet-suite evaluate --model MODEL --datasets DIR... --out RUN_DIR``: predict + score a model on
-every built dataset, attack it, and write the seed papers' headline tables.
+every built dataset, attack it, and write the seed papers' headline tables with their 95 % intervals.
 
 Writes the run folder of :mod:`imagenet_suite.inference.evaluate` (``suite.json``, ``suite.md``, plots,
 outputs and reports, reused by a second run) and prints the QUBA summary and the suite.json path. The
@@ -84,6 +84,17 @@ def register(subparsers) -> None:
         "sets) and mark the score partial (default: such a dimension is missing, so there is no score)",
     )
     parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="B",
+        help="resamples of the percentile bootstrap over images behind the 95%% interval of every headline "
+        "number (0: no intervals)",
+    )
+    parser.add_argument(
+        "--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resamples (equal seeds pair two runs)"
+    )
+    parser.add_argument(
         "--executor",
         choices=("local", "ray"),
         default="local",
@@ -111,7 +122,11 @@ def run(args) -> int:
     for name, reason in quba["missing"].items():
         print(f"{name:24s} missing: {reason}")
     partial = f" (partial: {', '.join(quba['partial'])})" if quba.get("partial") else ""
-    print(f"{'quba':24s} {quba['score']:.4f}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed")
+    interval = ((suite["summary"].get("uncertainty") or {}).get("ci95") or {}).get("quba.score")
+    ci = f" [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+    print(
+        f"{'quba':24s} {quba['score']:.4f}{ci}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed"
+    )
     variant = suite["summary"].get("quba_autoattack")
     if variant is not None and variant["score"] is not None:
         print(f"{'quba (AutoAttack)':24s} {variant['score']:.4f}")
@@ -144,4 +159,6 @@ def suite_options(args):
         num_proc=args.num_proc,
         protocols=tuple(args.protocols),
         hierarchy=args.hierarchy,
+        bootstrap=args.bootstrap,
+        bootstrap_seed=args.bootstrap_seed,
     )

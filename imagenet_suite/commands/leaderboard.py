@@ -50,8 +50,13 @@ def run(args) -> int:
 
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
+    suites = load_suites(args.runs)  # named in the order of the run folders
     board = leaderboard(
-        load_suites(args.runs), allow_mixed_builds=args.allow_mixed_builds, quba_weights=weights, groups=groups
+        suites,
+        allow_mixed_builds=args.allow_mixed_builds,
+        quba_weights=weights,
+        groups=groups,
+        folders=dict(zip(suites, args.runs, strict=True)),
     )
     written = write_leaderboard(board, args.out)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))

@@ -17,6 +17,10 @@ A *run folder* holds everything one model's evaluation produced::
                                        "params", "imagenet_suite", "hierarchy", "datasets": {key: report +
                                        "provenance"}, "skipped": {key: reason}, "summary": {...}}
     RUN_DIR/suite.md, *.png           the summary as tables and plots
+    RUN_DIR/uncertainty/              with --bootstrap B (default 1000): the bootstrap replicates of every
+                                      headline number with a 95 % interval, and per dataset the per-image
+                                      correctness of its headline accuracy (for the leaderboard's paired tests;
+                                      :mod:`imagenet_suite.scoring.summary.intervals`)
 
 Every report names what it was computed from (``provenance``): the dataset split scored, the split whose
 outputs were scored and, for an OOD set, the ImageNet-val split of the ID outputs, each as a *build*
@@ -65,6 +69,7 @@ side of every OOD set. Summary: :func:`imagenet_suite.scoring.summary.suite.suit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Sequence
@@ -79,6 +84,7 @@ from ..core.executors import MAX_RETRIES, RayExecutor, check_executor, make_exec
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
+from ..scoring.evaluation.context import RESAMPLED
 from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions, OodOptions, ScoreOptions
 from ..scoring.evaluation.preprocessing import (
     ANZAKU2024,
@@ -94,6 +100,13 @@ from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
 from ..scoring.presentation.suite_markdown import write_suite_markdown
+from ..scoring.summary.intervals import (
+    Bootstrap,
+    ReportReplicates,
+    bootstrap_summary,
+    resample_report,
+    write_uncertainty,
+)
 from ..scoring.summary.suite import (
     ADVERSARIAL,
     BUILD,
@@ -113,7 +126,7 @@ from ..scoring.summary.suite import (
     read_suite,
     suite_summary,
 )
-from ..scoring.threads import torch_threads
+from ..scoring.threads import chunk_parallel_cpu, torch_threads
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .models import LoadedModel, weights_digest
 from .predict import PredictOptions, predict, protocol_transform
@@ -306,6 +319,11 @@ class SuiteOptions:
         hierarchy: a built ``wordnet_hierarchy`` / ``kmeans_hierarchy`` folder over the 1000 ImageNet-1k
             classes whose distances the LCA metrics use (e.g. a K-means hierarchy for LCA-on-the-Line's
             latent hierarchies, Shi et al. 2024, App. F.2); None: the WordNet tree shipped with the package.
+        bootstrap: resamples of the percentile bootstrap over images behind the 95 % interval of every
+            headline number (``summary.uncertainty``; :mod:`imagenet_suite.scoring.summary.intervals`), 0 or
+            more (0: no intervals).
+        bootstrap_seed: seed of the resamples, 0 or more; two runs with the same seed resample the same
+            images alike (the leaderboard's paired tests need it).
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -330,6 +348,8 @@ class SuiteOptions:
     num_proc: int = 1
     protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
     hierarchy: str | Path | None = None
+    bootstrap: int = 1000
+    bootstrap_seed: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocols", check_protocols(self.protocols))
@@ -341,6 +361,8 @@ class SuiteOptions:
         if not self.adversarial and self.attacks != parse_attacks(DEFAULT_ATTACKS):
             raise ConfigError(f"{param('attacks')} is only used with {param('adversarial')} N (images to attack)")
         _at_least("num_proc", self.num_proc, 1, "must be at least 1")
+        _at_least("bootstrap", self.bootstrap, 0, "must be 0 (no intervals) or a number of resamples")
+        _at_least("bootstrap_seed", self.bootstrap_seed, 0, "must be 0 or more")
         check_executor(self.executor, self.ray_address)
 
 
@@ -524,6 +546,8 @@ def run_suite(
         predict_on_ray(run, todo, options.num_proc, options.ray_address)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
+    bootstrap = Bootstrap(options.bootstrap, options.bootstrap_seed) if options.bootstrap else None
+    replicated: dict[str, ReportReplicates] = {}
     for target in targets:
         report, reason = run.score_target(target, id_targets)
         if report is None:
@@ -531,6 +555,8 @@ def run_suite(
             continue
         reports[target.key] = report
         atomic_write_bytes(run_dir / "reports" / f"{target.file_stem}.json", _json_bytes(report))
+        if bootstrap is not None:
+            replicated[target.key] = run.resample(report, bootstrap)
     attacks = None
     if options.adversarial:
         if id_target is None:
@@ -540,6 +566,21 @@ def run_suite(
             )
         attacks = run.adversarial(id_target, options.adversarial, options.adversarial_seed, options.attacks)
     params = manifest["params"]
+    summary = suite_summary(
+        reports, params_millions=params / 1e6, adversarial=attacks, allow_partial=options.allow_partial
+    )
+    summary["uncertainty"] = None
+    if bootstrap is not None:
+        record, table = bootstrap_summary(
+            reports,
+            replicated,
+            summary,
+            bootstrap,
+            params_millions=params / 1e6,
+            adversarial=attacks,
+            allow_partial=options.allow_partial,
+        )
+        summary["uncertainty"] = write_uncertainty(run_dir, record, table, replicated, summary["accuracies"])
     suite = {
         "format": SUITE_FORMAT,
         "model": loaded.spec,
@@ -551,9 +592,7 @@ def run_suite(
         "hierarchy": hierarchy_record(options.hierarchy),
         "datasets": reports,
         "skipped": skipped,
-        "summary": suite_summary(
-            reports, params_millions=params / 1e6, adversarial=attacks, allow_partial=options.allow_partial
-        ),
+        "summary": summary,
     }
     atomic_write_bytes(run_dir / SUITE_JSON, _json_bytes(suite))
     write_suite_markdown(suite, run_dir)
@@ -663,6 +702,7 @@ class _Run:
     stats: DetectorStats | None = None
     lca: LcaOptions = field(default_factory=LcaOptions)
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
+    estimates: dict[Any, Any] = field(default_factory=dict)  # the last report's artifacts[RESAMPLED]
 
     @property
     def device(self) -> str:
@@ -742,7 +782,14 @@ class _Run:
         }
         found = report.to_dict()
         found["meta"] = {**found["meta"], "preprocessing": self.preprocessing(outputs_target)}
+        self.estimates = report.artifacts.get(RESAMPLED, {})
         return {**found, "provenance": provenance}, ""
+
+    def resample(self, report: dict[str, Any], bootstrap: Bootstrap) -> ReportReplicates:
+        """The last scored report's rows on the bootstrap resamples (then its per-image data is let go)."""
+        estimates, self.estimates = self.estimates, {}
+        with chunk_parallel_cpu() if self.device.startswith("cpu") else contextlib.nullcontext():
+            return resample_report(report, estimates, bootstrap)
 
     def ood_options(self, target: SuiteTarget, id_target: SuiteTarget | None, ood_path: Path) -> OodOptions:
         """ID outputs (and features) of ImageNet val for the OOD families; empty options without them."""
@@ -842,7 +889,14 @@ def adversarial_record(
     record["attack"] = attack_text(record, autoattack)
     if autoattack:
         record["autoattack"] = {label: autoattack[label] for label in sorted(autoattack)}
-    return {**record, "ids": list(result.ids), "dataset": build}
+    correct = {"clean": result.clean_correct} | {
+        name: result.correct[name] for name in FGSM_PGD_TEXT if name in result.correct
+    }
+    flags = {name: "".join("1" if flag else "0" for flag in found.tolist()) for name, found in correct.items()}
+    for name in FGSM_PGD_TEXT:  # an attack of the file reused: its flags, when the file has them
+        if name not in flags and (old.get("correct") or {}).get(name) is not None:
+            flags[name] = old["correct"][name]
+    return {**record, "ids": list(result.ids), "correct": flags, "dataset": build}
 
 
 def attack_text(record: dict[str, Any], autoattack: dict[str, Any]) -> str:

@@ -12,13 +12,14 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
   multi-label accuracy, ImageNet-M mistakes), protocols (class mappings of ObjectNet and IN-9, border
   crop), object_focus (IN-9 object focus from two accuracies), robustness, lca_scoring +
   lca_distances (LCA, top-5 LCA, ELCA), lca_on_the_line, ood (AUROC, FPR@95, AUPR) + ood_detectors,
-  quba, aggregates (Sum, Borda, MAC);
+  quba, aggregates (Sum, Borda, MAC), uncertainty (bootstrap over images, McNemar, paired bootstrap test);
 * families/ — one ``MetricFamily`` per topic; ``FAMILIES``, the explicit list;
 * evaluation/ — results (``MetricRow``, ``ScoreReport``), options (one frozen options type per
   family, gathered in ``ScoreOptions``), context (``EvaluationContext``), family (``MetricFamily``),
   report (``score``: the evaluator);
-* summary/ — suite (one model's headline numbers; reading suite.json back), leaderboard (many models),
-  papers/ (one module per paper: the leaderboard's tables of that paper), groups (``--groups`` files);
+* summary/ — suite (one model's headline numbers; reading suite.json back), intervals (their bootstrap
+  intervals), leaderboard (many models), papers/ (one module per paper: the leaderboard's tables of that
+  paper), groups (``--groups`` files), significance (paired tests of adjacent ranks);
 * presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group, correlation heatmap),
   suite_markdown.
 

@@ -3,7 +3,9 @@
 A family's ``compute`` reads everything through an :class:`EvaluationContext`. Intermediates that
 several families need (one pass over the rows for ranks and confidences, the 16-class decisions,
 the class-subset view of the labels) are computed on first use and cached, so each is computed at
-most once per evaluation. Families put non-tabular results that plots read into ``artifacts``.
+most once per evaluation. Families put non-tabular results that plots read into ``artifacts``, and
+each number that a bootstrap over the images can recompute under ``artifacts[RESAMPLED]``
+(:meth:`EvaluationContext.resample`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ import torch
 from ..join import JoinedSplit
 from ..metrics import classification, shape
 from ..metrics.row_statistics import RowStatistics, row_statistics
+from ..metrics.uncertainty import Resampled
 from .options import ScoreOptions, TopkOptions
+
+RESAMPLED = "resampled"
+"""``artifacts[RESAMPLED]``: ``{(metric, variant, subgroup): Resampled}``, the report's rows that a bootstrap
+over the images can recompute (:class:`~imagenet_suite.scoring.metrics.uncertainty.Resampled`)."""
 
 
 class EvaluationContext:
@@ -26,6 +33,15 @@ class EvaluationContext:
         self.joined = joined
         self.options = options
         self.artifacts: dict[str, Any] = {}  # non-tabular results for plots (bins, per-category data)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The ``id`` of every row, in row order."""
+        return self.joined.outputs.ids
+
+    def resample(self, metric: str, variant: str, subgroup: str, estimate: Resampled) -> None:
+        """Record how the row ``(metric, variant, subgroup)`` is recomputed on bootstrap resamples."""
+        self.artifacts.setdefault(RESAMPLED, {})[(metric, variant, subgroup)] = estimate
 
     @property
     def scores(self) -> torch.Tensor:
@@ -102,4 +118,4 @@ class EvaluationContext:
         return values
 
 
-__all__ = ["EvaluationContext"]
+__all__ = ["RESAMPLED", "EvaluationContext"]

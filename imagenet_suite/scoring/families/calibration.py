@@ -7,11 +7,14 @@ functions: :mod:`imagenet_suite.scoring.metrics.calibration`.
 
 from __future__ import annotations
 
+import torch
+
 from ..evaluation.context import EvaluationContext
 from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
 from ..evaluation.options import CalibrationOptions
 from ..evaluation.results import MetricRow
 from ..metrics import calibration
+from ..metrics.uncertainty import derived, resampled
 
 
 def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> list[MetricRow]:
@@ -23,6 +26,7 @@ def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> lis
         ctx.artifacts[f"calibration_bins/{convention}"] = bins
         eces[convention] = bins.expected_calibration_error
         rows.append(MetricRow("ece", eces[convention], convention))
+        ctx.resample("ece", convention, "", _ece_resampled(ctx, convention))
     if not options.class_wise_ace:
         return rows
     ace = calibration.adaptive_calibration_error(
@@ -33,7 +37,21 @@ def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> lis
     if ece is None:
         ece = calibration.expected_calibration_error(stats.confidence, ctx.top1_correct)
     rows.append(MetricRow("calibration_error", calibration.calibration_error(ece, ace), "sqrt(ece*ace)"))
+    ace_resampled = resampled(
+        [ctx.ids],
+        lambda counts: calibration.adaptive_calibration_error_replicates(
+            ctx.scores, ctx.labels, stats.normalizer, counts[0], options.ace_bins, columns=ctx.class_subset
+        ),
+    )
+    ctx.resample("ace", "adaptive_classwise", "", ace_resampled)
+    product = derived(torch.mul, _ece_resampled(ctx, calibration.DEFAULT_ECE_CONVENTION), ace_resampled)
+    ctx.resample("calibration_error", "sqrt(ece*ace)", "", derived(torch.sqrt, product))
     return rows
+
+
+def _ece_resampled(ctx: EvaluationContext, convention: str):
+    confidence, correct = ctx.row_stats.confidence, ctx.top1_correct
+    return resampled([ctx.ids], lambda counts: calibration.ece_replicates(confidence, correct, counts[0], convention))
 
 
 CALIBRATION = MetricFamily(

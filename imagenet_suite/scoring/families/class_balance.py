@@ -10,15 +10,31 @@ from ..evaluation.context import EvaluationContext
 from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
 from ..evaluation.options import ClassBalanceOptions
 from ..evaluation.results import MetricRow
-from ..metrics.class_balance import class_balance
+from ..metrics.class_balance import class_balance, class_balance_replicates
+from ..metrics.uncertainty import resampled
 
 
 def class_balance_rows(ctx: EvaluationContext, options: ClassBalanceOptions) -> list[MetricRow]:
     """``class_balance``, ``class_balance_accuracy``, ``class_balance_confidence`` per convention."""
     rows = []
+    correct, probability, labels, classes = (
+        ctx.top1_correct,
+        ctx.row_stats.target_probability,
+        ctx.labels,
+        ctx.num_classes,
+    )
     for convention in options.conventions:
-        balance = class_balance(
-            ctx.top1_correct, ctx.row_stats.target_probability, ctx.labels, ctx.num_classes, convention
+        balance = class_balance(correct, probability, labels, classes, convention)
+        ctx.resample(
+            "class_balance",
+            convention,
+            "",
+            resampled(
+                [ctx.ids],
+                lambda counts, convention=convention: class_balance_replicates(
+                    correct, probability, labels, classes, counts[0], convention
+                ),
+            ),
         )
         rows += [
             MetricRow("class_balance", balance.value, convention),

@@ -17,12 +17,16 @@ from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
 from ..evaluation.options import TopkOptions
 from ..evaluation.results import MetricRow
 from ..metrics import classification
+from ..metrics.uncertainty import proportion
 
 
 def topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:
     """``top<k>_accuracy`` for every k, counted from the shared label ranks."""
     variant = "class_subset" if ctx.class_subset is not None else ""
-    counted = classification.topk_from_ranks(ctx.row_stats.label_rank, options.ks)
+    ranks = ctx.row_stats.label_rank
+    counted = classification.topk_from_ranks(ranks, options.ks)
+    for k in options.ks:
+        ctx.resample(f"top{k}_accuracy", variant, "", proportion(ctx.ids, ranks < k))
     return [MetricRow.fraction(f"top{k}_accuracy", counted[k], variant) for k in options.ks]
 
 
@@ -47,8 +51,13 @@ def has_real_labels(features: Mapping[str, Any], protocol: Mapping[str, Any]) ->
 def real_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:
     """``real_top<k>_accuracy`` for every k (empty label sets skipped)."""
     label_sets = ctx.joined.columns["real_labels"]
-    counted = classification.real_topk_accuracy(ctx.scores, label_sets, options.ks, top=ctx.top_classes)
-    return [MetricRow.fraction(f"real_top{k}_accuracy", counted[k]) for k in options.ks]
+    hits, evaluated = classification.real_topk_hits(ctx.scores, label_sets, options.ks, top=ctx.top_classes)
+    rows = []
+    for k in options.ks:
+        ctx.resample(f"real_top{k}_accuracy", "", "", proportion(ctx.ids, hits[k], evaluated))
+        counted = classification.Fraction(int((hits[k] & evaluated).sum()), int(evaluated.sum()))
+        rows.append(MetricRow.fraction(f"real_top{k}_accuracy", counted))
+    return rows
 
 
 TOPK_ACCURACY = MetricFamily(

@@ -32,6 +32,7 @@ from ..evaluation.results import MetricRow
 from ..metrics import lca_scoring
 from ..metrics.lca_distances import distance_matrix
 from ..metrics.protocols import MAX_OVER_MAPPED_LOGITS, applies_class_mapping, mapped_scores, mapping_in_label_order
+from ..metrics.uncertainty import ratio
 
 TOPK_LCA = 5
 
@@ -84,7 +85,10 @@ def lca_rows(ctx: EvaluationContext, options: LcaOptions) -> list[MetricRow]:
     rows = []
     for distance in options.distances:
         matrix = evaluated_matrix(ctx, options, distance, leaves)
-        mistakes = lca_scoring.lca(scores, labels, matrix, check_finite=False)
+        per_sample = lca_scoring.per_sample_lca(scores, labels, matrix, check_finite=False)
+        mistakes = lca_scoring.lca_of_mistakes(per_sample)
+        wrong = ~torch.isnan(per_sample)
+        ctx.resample("lca", distance, "", ratio(ctx.ids, per_sample.nan_to_num(0.0), wrong.double()))
         top5 = lca_scoring.topk_lca(scores, labels, matrix, k=min(TOPK_LCA, scores.shape[1]), check_finite=False)
         expected = lca_scoring.elca(
             scores, labels, matrix, kind=ctx.kind, variant=options.elca_variant, check_finite=False

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import torch
+
 from ..evaluation.context import EvaluationContext
 from ..evaluation.family import Compute, MetricFamily
 from ..evaluation.results import MetricRow
-from ..metrics.multilabel import is_label_set_feature, multilabel_scores, subgroups_of
+from ..metrics.multilabel import VARIANTS, is_label_set_feature, multilabel_scores, subgroups_of
+from ..metrics.uncertainty import group_means, proportion
 
 
 def applies_to_labels(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
@@ -32,8 +35,14 @@ def rows_for(column: str) -> Compute:
     """``compute`` of the multi-label metrics on the label sets of ``column``."""
 
     def compute(ctx: EvaluationContext, options: None) -> list[MetricRow]:
-        result = multilabel_scores(ctx.scores, ctx.joined.columns[column], subgroups_of(ctx.joined.protocol))
+        groups = subgroups_of(ctx.joined.protocol)
+        result = multilabel_scores(ctx.scores, ctx.joined.columns[column], groups)
         ctx.artifacts[f"multilabel/{column}"] = result
+        sizes = result.sizes
+        in_groups = torch.isin(sizes, torch.tensor(groups, device=sizes.device))
+        for variant in VARIANTS:
+            ctx.resample("asma", variant, "", group_means(ctx.ids, result.per_sample[variant], sizes, in_groups))
+        ctx.resample("multilabel_real_accuracy", "all", "", proportion(ctx.ids, result.top1_in_set, sizes > 0))
         return result.rows()
 
     return compute

@@ -21,7 +21,8 @@ from ..evaluation.context import EvaluationContext
 from ..evaluation.family import MetricFamily, has_class_label
 from ..evaluation.results import MetricRow
 from ..metrics.multilabel import is_label_set_feature
-from ..metrics.multilabel_accuracy import imagenet_m_mistakes, imagenet_m_rows, multilabel_accuracy
+from ..metrics.multilabel_accuracy import VARIANTS, imagenet_m_mistakes, imagenet_m_rows, in_sets, multilabel_accuracy
+from ..metrics.uncertainty import group_means, proportion, total
 
 IMAGENET_M_SPLIT = "imagenet_m"
 COLUMNS = ("label", "correct_labels", "unclear_labels", "is_problematic")
@@ -41,11 +42,21 @@ def multilabel_accuracy_rows(ctx: EvaluationContext, options: None) -> list[Metr
     """ImageNet-M mistakes on the ``imagenet_m`` split, else class-averaged + pooled multi-label accuracy."""
     columns = ctx.joined.columns
     top1 = ctx.top_classes[:, 0]
+    hits = {
+        "lenient": in_sets(top1, columns["correct_labels"], columns["unclear_labels"]),
+        "strict": in_sets(top1, columns["correct_labels"]),
+    }
     if ctx.joined.split == IMAGENET_M_SPLIT:
         mistakes = imagenet_m_mistakes(top1, columns["correct_labels"], columns["unclear_labels"])
         ctx.artifacts["multilabel_accuracy"] = mistakes
+        for variant in VARIANTS:
+            ctx.resample("imagenet_m_mistakes", variant, "", total(ctx.ids, (~hits[variant]).double()))
         return imagenet_m_rows(mistakes)
     problematic = torch.as_tensor(columns["is_problematic"], dtype=torch.bool, device=top1.device)
+    for variant in VARIANTS:
+        kept = ~problematic
+        ctx.resample("multilabel_accuracy", variant, "", group_means(ctx.ids, hits[variant].double(), ctx.labels, kept))
+        ctx.resample("multilabel_accuracy_pooled", variant, "", proportion(ctx.ids, hits[variant], kept))
     result = multilabel_accuracy(
         top1, columns["correct_labels"], columns["unclear_labels"], ctx.labels, problematic, ctx.num_classes
     )

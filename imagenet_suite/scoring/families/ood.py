@@ -26,8 +26,16 @@ from ..evaluation.family import Applies, Compute, MetricFamily
 from ..evaluation.options import OodOptions
 from ..evaluation.results import MetricRow
 from ..metrics.classification import Fraction
-from ..metrics.ood import METRIC_NAMES, GroupedOOD, grouped_ood_metrics, unit_test_verdict
+from ..metrics.ood import (
+    MACRO_REPLICATES,
+    METRIC_NAMES,
+    GroupedOOD,
+    grouped_ood_metrics,
+    macro_replicates,
+    unit_test_verdict,
+)
 from ..metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
+from ..metrics.uncertainty import resampled
 
 FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
 
@@ -59,6 +67,18 @@ def rows_for(column: str) -> Compute:
             id_scores, ood_scores = scores(ctx, options, detector)
             grouped = grouped_ood_metrics(id_scores, ood_scores, groups, names, options.tpr, expected)
             ctx.artifacts[f"ood/{detector}"] = grouped
+            for metric in MACRO_REPLICATES:
+                ctx.resample(
+                    metric,
+                    f"{detector}:macro",
+                    "",
+                    resampled(
+                        [options.id_outputs.ids, ctx.ids],
+                        lambda counts, metric=metric, id_scores=id_scores, ood_scores=ood_scores: macro_replicates(
+                            metric, id_scores, ood_scores, groups, names, counts[0], counts[1], options.tpr, expected
+                        ),
+                    ),
+                )
             rows += grouped_rows(detector, grouped)
             if threshold is not None:
                 rows += verdict_rows(detector, grouped, threshold)

@@ -21,15 +21,17 @@ from ..evaluation.context import EvaluationContext
 from ..evaluation.family import MetricFamily
 from ..evaluation.options import TopkOptions
 from ..evaluation.results import MetricRow
+from ..metrics.classification import Fraction, topk_from_ranks
 from ..metrics.protocols import (
     ARGMAX_MAPPED_VARIANT,
     ARGMAX_THEN_MAP,
     MAPPED_VARIANT,
     applies_class_mapping,
-    argmax_mapped_accuracy,
-    mapped_topk_accuracy,
+    argmax_mapped_hits,
+    mapped_label_ranks,
     mapping_in_label_order,
 )
+from ..metrics.uncertainty import proportion
 
 
 def mapped_topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[MetricRow]:
@@ -39,9 +41,15 @@ def mapped_topk_rows(ctx: EvaluationContext, options: TopkOptions) -> list[Metri
     mapping = mapping_in_label_order(protocol, ctx.joined.features[column]["names"], ctx.scores.shape[1])
     labels = ctx.joined.columns[column]
     if protocol["mapping_rule"] == ARGMAX_THEN_MAP:
-        counted = argmax_mapped_accuracy(ctx.scores, labels, mapping, top1=ctx.top_classes[:, 0])
-        return [MetricRow.fraction("top1_accuracy", counted, ARGMAX_MAPPED_VARIANT)]
-    counted = mapped_topk_accuracy(ctx.scores, labels, mapping, options.ks)
+        hits = argmax_mapped_hits(ctx.scores, labels, mapping, top1=ctx.top_classes[:, 0])
+        ctx.resample("top1_accuracy", ARGMAX_MAPPED_VARIANT, "", proportion(ctx.ids, hits))
+        return [
+            MetricRow.fraction("top1_accuracy", Fraction(int(hits.sum()), int(hits.numel())), ARGMAX_MAPPED_VARIANT)
+        ]
+    ranks = mapped_label_ranks(ctx.scores, labels, mapping, max(options.ks))
+    counted = topk_from_ranks(ranks, options.ks)
+    for k in options.ks:
+        ctx.resample(f"top{k}_accuracy", MAPPED_VARIANT, "", proportion(ctx.ids, ranks < k))
     return [MetricRow.fraction(f"top{k}_accuracy", counted[k], MAPPED_VARIANT) for k in options.ks]
 
 

@@ -15,6 +15,7 @@ from ..evaluation.context import EvaluationContext
 from ..evaluation.family import Applies, MetricFamily
 from ..evaluation.results import MetricRow
 from ..metrics import shape
+from ..metrics.uncertainty import proportion, ratio
 
 
 def imagenet16_with(*columns: str) -> Applies:
@@ -32,6 +33,10 @@ def shape_bias_rows(ctx: EvaluationContext, options: None) -> list[MetricRow]:
     pooled = shape.shape_bias(ctx.decisions16, shapes, textures)
     per_category = shape.shape_bias_per_category(ctx.decisions16, shapes, textures)
     ctx.artifacts["shape_bias_per_category"] = per_category
+    conflict = shapes != textures
+    shape_hits = (ctx.decisions16 == shapes) & conflict
+    cue_hits = shape_hits | ((ctx.decisions16 == textures) & conflict)
+    ctx.resample("shape_bias", "pooled", "", ratio(ctx.ids, shape_hits.double(), cue_hits.double()))
     rows = [_shape_bias_row(pooled, "")]
     rows += [_shape_bias_row(result, category) for category, result in per_category.items() if result.conflict_images]
     return rows
@@ -44,7 +49,9 @@ def _shape_bias_row(result: shape.ShapeBias, subgroup: str) -> MetricRow:
 
 def accuracy16_rows(ctx: EvaluationContext, options: None) -> list[MetricRow]:
     """``accuracy16``: the 16-class decision equals ``label16``."""
-    return [MetricRow.fraction("accuracy16", shape.accuracy16(ctx.decisions16, ctx.categories("label16")))]
+    labels16 = ctx.categories("label16")
+    ctx.resample("accuracy16", "", "", proportion(ctx.ids, ctx.decisions16 == labels16))
+    return [MetricRow.fraction("accuracy16", shape.accuracy16(ctx.decisions16, labels16))]
 
 
 SHAPE_BIAS = MetricFamily(

@@ -92,6 +92,67 @@ def class_balance(
     return ClassBalance(convention, f_acc, f_conf)
 
 
+def class_balance_replicates(
+    correct: torch.Tensor,
+    target_probability: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    counts: torch.Tensor,
+    convention: str = DEFAULT_CLASS_BALANCE_CONVENTION,
+) -> torch.Tensor:
+    """``[R]`` float64: the class balance F of ``convention`` on each bootstrap resample, ``counts``
+    ``[R, N]`` (how often each image is drawn; counts of 1 give :func:`class_balance`).
+
+    Every class mean, spread and overall value is taken over the drawn images, each as often as drawn;
+    a class none of whose images is drawn is left out, as a class without images is.
+
+    Example:
+        The images of :func:`class_balance`' example. Drawing the right image of class 1 twice and its
+        wrong one never makes both class accuracies 1 (F_acc = 1) and class 1's probabilities 0.5 and 0.5
+        (F_conf = 1):
+
+        >>> correct = torch.tensor([True, True, True, False])
+        >>> target_probability = torch.tensor([0.75, 0.75, 0.5, 0.25])
+        >>> labels = torch.tensor([0, 0, 1, 1])
+        >>> counts = torch.tensor([[1, 1, 1, 1], [1, 1, 2, 0]])
+        >>> [round(value, 6) for value in class_balance_replicates(correct, target_probability, labels, 2, counts).tolist()]
+        [0.778488, 1.0]
+    """
+    if convention not in CLASS_BALANCE_CONVENTIONS:
+        raise ValueError(f"unknown class balance convention {convention!r}; known: {CLASS_BALANCE_CONVENTIONS}")
+    weights = counts.to(correct.device, torch.float64)
+    hits, probability = correct.double(), target_probability.double()
+    rows = weights.shape[0]
+
+    def per_class(values: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(rows, num_classes, dtype=torch.float64, device=weights.device).index_add_(1, labels, values)
+
+    sizes = per_class(weights)
+    present = sizes > 0
+    class_accuracy = per_class(weights * hits) / sizes
+    class_confidence = per_class(weights * probability) / sizes
+    if convention == "reference_impl":
+        f_acc = 1.0 - _masked_std(class_accuracy, present)
+        within = (per_class(weights * (probability - class_confidence[:, labels]) ** 2) / sizes).sqrt()
+        f_conf = 1.0 - within.where(present, torch.nan).nanmean(dim=1)
+    else:
+        drawn = weights.sum(dim=1, keepdim=True)
+        overall_accuracy = (weights @ hits)[:, None] / drawn
+        overall_confidence = (weights @ probability)[:, None] / drawn
+        f_acc = 1.0 - ((class_accuracy - overall_accuracy) ** 2).where(present, torch.nan).nanmean(dim=1).sqrt()
+        f_conf = 1.0 - ((class_confidence - overall_confidence) ** 2).where(present, torch.nan).nanmean(dim=1).sqrt()
+    product = f_acc * f_conf
+    return product.sqrt().where(product >= 0, torch.nan).cpu()
+
+
+def _masked_std(values: torch.Tensor, present: torch.Tensor) -> torch.Tensor:
+    """Per row, the unbiased std of the ``present`` entries (``torch.std``); NaN with fewer than two."""
+    found = present.sum(dim=1)
+    mean = values.where(present, 0.0).sum(dim=1) / found
+    squares = ((values - mean[:, None]) ** 2).where(present, 0.0).sum(dim=1)
+    return (squares / (found - 1)).sqrt().where(found > 1, torch.nan)
+
+
 def _class_means(values: torch.Tensor, labels: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
     sums = torch.zeros(len(counts), dtype=torch.float64, device=values.device).index_add_(0, labels, values)
     return sums / counts.clamp(min=1)

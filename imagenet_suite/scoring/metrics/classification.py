@@ -231,6 +231,25 @@ def real_topk_accuracy(
         >>> real_topk_accuracy(scores, label_sets, ks=(1, 2))
         {1: Fraction(numerator=1, denominator=2), 2: Fraction(numerator=2, denominator=2)}
     """
+    hits, evaluated = real_topk_hits(scores, label_sets, ks, top)
+    return {k: Fraction(int((hits[k] & evaluated).sum()), int(evaluated.sum())) for k in ks}
+
+
+def real_topk_hits(
+    scores: torch.Tensor, label_sets: torch.Tensor, ks: Sequence[int] = (1, 5), top: torch.Tensor | None = None
+) -> tuple[dict[int, torch.Tensor], torch.Tensor]:
+    """Per image, the ReaL top-k hits of :func:`real_topk_accuracy`: ``({k: [N] bool}, [N] bool evaluated)``
+    (evaluated: the image has a plausible label; ReaL accuracy is hits over evaluated images).
+
+    Example:
+        The rows of :func:`real_topk_accuracy`' example:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.5, 0.4, 0.1]])
+        >>> hits, evaluated = real_topk_hits(scores, torch.tensor([[1, 2], [1, -1], [-1, -1]]), ks=(1, 2))
+        >>> hits[1].tolist(), hits[2].tolist(), evaluated.tolist()
+        ([False, True, False], [True, True, False], [True, True, False])
+    """
     if label_sets.ndim != 2:
         raise OutputsError(f"label_sets must be [N, L] padded with -1, got shape {tuple(label_sets.shape)}")
     _check_labels(label_sets[label_sets >= 0], scores.shape[1])
@@ -238,9 +257,8 @@ def real_topk_accuracy(
         top = top_classes(scores, max(ks))
     in_set = (top[:, : max(ks), None] == label_sets[:, None, :]).any(dim=2)  # [N, k]; -1 never matches
     hit_by = in_set.cummax(dim=1).values  # hit_by[:, k-1]: one of the first k is in the set
-    evaluated = (label_sets >= 0).any(dim=1)
     last = hit_by.shape[1]  # C when k > C: every class is then among the k best, as in topk_accuracy
-    return {k: Fraction(int((hit_by[:, min(k, last) - 1] & evaluated).sum()), int(evaluated.sum())) for k in ks}
+    return {k: hit_by[:, min(k, last) - 1] for k in ks}, (label_sets >= 0).any(dim=1)
 
 
 def _check_labels(labels: torch.Tensor, num_classes: int) -> None:

@@ -185,7 +185,18 @@ def lca(values: torch.Tensor, labels: Any, distance: Any, *, check_finite: bool 
         >>> lca(probs, labels, distance)  # (D[0, 1] + D[2, 0]) / 2
         LCAScore(value=2.0, count=2, num_samples=3)
     """
-    per_sample = per_sample_lca(values, labels, distance, check_finite=check_finite)
+    return lca_of_mistakes(per_sample_lca(values, labels, distance, check_finite=check_finite))
+
+
+def lca_of_mistakes(per_sample: torch.Tensor) -> LCAScore:
+    """:func:`lca` from the per-sample distances of :func:`per_sample_lca` (NaN where right): their mean
+    over the mistakes.
+
+    Example:
+        >>> import torch
+        >>> lca_of_mistakes(torch.tensor([1.0, float("nan"), 3.0]))
+        LCAScore(value=2.0, count=2, num_samples=3)
+    """
     mistakes = ~torch.isnan(per_sample)
     count = int(mistakes.sum())
     return _mean(per_sample[mistakes].double().sum(), count, len(per_sample))

@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +250,9 @@ class MultiLabelScores:
     real_all: Fraction  # top-1 in the set, over rows with ≥ 1 label
     real_in_groups: Fraction  # the same over rows whose label count is in ``groups``
     multilabel: Fraction  # rows with ≥ 2 labels over rows with ≥ 1 label
+    per_sample: dict[str, torch.Tensor] = field(default_factory=dict, repr=False, compare=False)  # variant -> [N]
+    sizes: torch.Tensor | None = field(default=None, repr=False, compare=False)  # [N] label counts
+    top1_in_set: torch.Tensor | None = field(default=None, repr=False, compare=False)  # [N] bool
 
     def asma(self, variant: str = DEFAULT_VARIANT) -> float:
         return asma(self.subgroups[variant])
@@ -305,9 +308,8 @@ def multilabel_scores(
     sizes = label_set_sizes(label_sets, scores.shape[1])
     predictions = _variable_topk(scores, sizes, top)
     hits = set_hits(predictions, label_sets)
-    subgroups = {
-        v: subgroup_accuracy(per_sample_scores(hits, sizes, v, scores.shape[1]), sizes, groups) for v in VARIANTS
-    }
+    per_sample = {v: per_sample_scores(hits, sizes, v, scores.shape[1]) for v in VARIANTS}
+    subgroups = {v: subgroup_accuracy(per_sample[v], sizes, groups) for v in VARIANTS}
     top1_in_set = (predictions[:, :1] == label_sets).any(dim=1)  # -1 (no label) never matches
     labelled = sizes > 0
     in_groups = torch.isin(sizes, torch.tensor(groups, device=sizes.device))
@@ -317,6 +319,9 @@ def multilabel_scores(
         Fraction(int((top1_in_set & labelled).sum()), int(labelled.sum())),
         Fraction(int((top1_in_set & in_groups).sum()), int(in_groups.sum())),
         Fraction(int((sizes >= 2).sum()), int(labelled.sum())),
+        per_sample,
+        sizes,
+        top1_in_set,
     )
 
 

@@ -164,9 +164,26 @@ def mapped_topk_accuracy(
         >>> mapped_topk_accuracy(scores, torch.tensor([0, 2]), [[0, 1], [2], [3]], ks=(1, 2))
         {1: Fraction(numerator=1, denominator=2), 2: Fraction(numerator=2, denominator=2)}
     """
+    return topk_from_ranks(mapped_label_ranks(scores, labels, mapping, max(ks)), ks)
+
+
+def mapped_label_ranks(
+    scores: torch.Tensor, labels: torch.Tensor, mapping: Sequence[Sequence[int]], max_rank: int
+) -> torch.Tensor:
+    """``[N]`` int64: each label's rank among the mapped classes of :func:`mapped_scores` (0 = first, ties
+    to the lowest index), capped at ``max_rank``; top-k is right when it is below k.
+
+    Example:
+        The rows of :func:`mapped_topk_accuracy`' example: row 0's label is first, row 1's second:
+
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.5, 0.3, 0.1], [0.4, 0.1, 0.2, 0.3]])
+        >>> mapped_label_ranks(scores, torch.tensor([0, 2]), [[0, 1], [2], [3]], max_rank=2).tolist()
+        [0, 1]
+    """
     mapped = mapped_scores(scores, mapping)
     labels = labels.to(device=mapped.device, dtype=torch.int64)
-    return topk_from_ranks(label_ranks(mapped, labels, max(ks)), ks)
+    return label_ranks(mapped, labels, max_rank)
 
 
 def mapped_class_of_column(mapping: Sequence[Sequence[int]], num_classes: int, device: torch.device) -> torch.Tensor:
@@ -231,6 +248,21 @@ def argmax_mapped_accuracy(
         >>> argmax_mapped_accuracy(scores, torch.tensor([0, 0]), [[0], [2]])
         Fraction(numerator=1, denominator=2)
     """
+    hits = argmax_mapped_hits(scores, labels, mapping, top1)
+    return Fraction(int(hits.sum()), int(hits.numel()))
+
+
+def argmax_mapped_hits(
+    scores: torch.Tensor, labels: torch.Tensor, mapping: Sequence[Sequence[int]], top1: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``[N]`` bool: the mapped top-1 class equals the label (:func:`argmax_mapped_accuracy` per image).
+
+    Example:
+        >>> import torch
+        >>> scores = torch.tensor([[0.1, 0.5, 0.3, 0.1], [0.4, 0.1, 0.2, 0.3]])
+        >>> argmax_mapped_hits(scores, torch.tensor([0, 0]), [[0], [2]]).tolist()
+        [False, True]
+    """
     labels = labels.to(device=scores.device, dtype=torch.int64)
     if labels.shape != (scores.shape[0],):
         raise OutputsError(f"labels must be [{scores.shape[0]}], got shape {tuple(labels.shape)}")
@@ -240,7 +272,7 @@ def argmax_mapped_accuracy(
         predicted = argmax_mapped_predictions(scores, mapping)
     else:
         predicted = mapped_class_of_column(mapping, scores.shape[1], scores.device)[top1.to(scores.device)]
-    return Fraction(int((predicted == labels).sum()), int(labels.numel()))
+    return predicted == labels
 
 
 def crop_box(width: int, height: int, border_px: int) -> tuple[int, int, int, int]:
@@ -293,12 +325,14 @@ __all__ = [
     "MAX_OVER_MAPPED_LOGITS",
     "applies_class_mapping",
     "argmax_mapped_accuracy",
+    "argmax_mapped_hits",
     "argmax_mapped_predictions",
     "border_crop",
     "class_mapping_rule",
     "crop_box",
     "crop_description",
     "mapped_class_of_column",
+    "mapped_label_ranks",
     "mapped_scores",
     "mapped_topk_accuracy",
     "mapping_in_label_order",

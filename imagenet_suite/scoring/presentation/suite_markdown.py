@@ -3,13 +3,17 @@
 The heading names the model and its weights: the weights tag the spec resolved to, where the weights
 came from and their sha256 (:func:`~imagenet_suite.scoring.summary.suite.weights_label`). Sections: the
 QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with what they need)
-and score; the headline accuracy per dataset; ImageNet-C mCE; NINCO; ReaL, ASMA, LCA; skipped datasets;
-the hierarchy of the LCA distances; the dataset builds each report read. Plots ``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
+and score; QUBA with AutoAttack (Table 8) when the run has it; the headline accuracy per dataset; ImageNet-C
+mCE; NINCO; ReaL, ASMA, LCA; the 95 % intervals (how they were computed, and which numbers have none and
+why); skipped datasets; the hierarchy of the LCA distances; the dataset builds each report read. A number
+with a bootstrap interval (``summary.uncertainty.ci95``) is shown as ``value [low, high]``. Plots
+``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ import numpy as np
 
 from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS, quba_z_scores
+from ..summary.intervals import number_path
 from ..summary.suite import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
@@ -33,32 +38,65 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
 def _cell(value: Any) -> str:
     if value is None:
         return "—"
-    if isinstance(value, float):
+    if isinstance(value, float | WithInterval):
         return f"{value:.4g}"
     return str(value).replace("|", "\\|")
 
 
-def quba_section(quba: Mapping[str, Any]) -> list[str]:
+@dataclass(frozen=True)
+class WithInterval:
+    """A number and its 95 % interval, formatted ``value [low, high]`` (each with the format given)."""
+
+    value: float
+    interval: Sequence[float]
+
+    def __format__(self, spec: str) -> str:
+        low, high = self.interval
+        return f"{self.value:{spec}} [{low:{spec}}, {high:{spec}}]"
+
+
+class Intervals:
+    """The intervals of ``summary.uncertainty``: ``intervals(value, *keys)`` is the number at ``keys`` of the
+    summary with its interval when it has one (:class:`WithInterval`), else ``value`` itself."""
+
+    def __init__(self, summary: Mapping[str, Any]):
+        self.ci = (summary.get("uncertainty") or {}).get("ci95", {})
+
+    def __call__(self, value: Any, *keys: str) -> Any:
+        interval = self.ci.get(number_path(*keys))
+        return value if interval is None or value is None else WithInterval(value, interval)
+
+
+def quba_section(quba: Mapping[str, Any], ci: Intervals | None = None) -> list[str]:
+    ci = ci or Intervals({})
     present = quba["dimensions"]
     full = np.array([present[name]["value"] if name in present else np.nan for name in DIMENSIONS], dtype=float)
     z = dict(zip(DIMENSIONS, quba_z_scores(full), strict=True))
     rows = [
-        (name, entry["value"], float(z[name]), quba["weights"][name], ", ".join(entry["sources"]), entry["note"])
+        (
+            name,
+            ci(entry["value"], "quba", "dimensions", name, "value"),
+            float(z[name]),
+            quba["weights"][name],
+            ", ".join(entry["sources"]),
+            entry["note"],
+        )
         for name, entry in present.items()
     ]
+    score = ci(quba["score"], "quba", "score")
     lines = ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
     lines += table(("dimension", "value", "z", "weight", "from", "note"), rows)
     partial = quba.get("partial") or {}
     if quba["score"] is not None and partial:
         lines += [
-            f"**QUBA score: {quba['score']:.3f} — partial** (Eq. 1, the paper's constants and weights; "
+            f"**QUBA score: {score:.3f} — partial** (Eq. 1, the paper's constants and weights; "
             "from partial inputs, not comparable with the paper's scores):",
             "",
         ]
         lines += [f"- `{name}`: {note}" for name, note in partial.items()]
         lines += [""]
     elif quba["score"] is not None:
-        lines += [f"**QUBA score: {quba['score']:.3f}** (Eq. 1, the paper's constants and weights)", ""]
+        lines += [f"**QUBA score: {score:.3f}** (Eq. 1, the paper's constants and weights)", ""]
     else:
         lines += ["**QUBA score: not computed** — these dimensions are missing:", ""]
     lines += [f"- `{name}`: {reason}" for name, reason in quba["missing"].items()]
@@ -77,10 +115,19 @@ def quba_autoattack_section(variant: Mapping[str, Any] | None) -> list[str]:
 
 
 def other_sections(summary: Mapping[str, Any]) -> list[str]:
+    ci = Intervals(summary)
     lines = ["## Accuracy per dataset", ""]
     lines += table(
         ("dataset", "metric", "value", "clean rows"),
-        ((key, v["metric"], v["value"], v.get("clean_accuracy")) for key, v in summary["accuracies"].items()),
+        (
+            (
+                key,
+                v["metric"],
+                ci(v["value"], "accuracies", key, "value"),
+                ci(v.get("clean_accuracy"), "accuracies", key, "clean_accuracy"),
+            )
+            for key, v in summary["accuracies"].items()
+        ),
     )
     lines += ["![accuracy per dataset](accuracies.png)", ""]
     corrupted = summary.get("imagenet_c")
@@ -88,31 +135,40 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
         lines += [
             "## ImageNet-C",
             "",
-            f"mCE {corrupted['mce']:.4f}, relative mCE {_cell(corrupted['relative_mce'])} (1.0 = AlexNet), "
+            f"mCE {ci(corrupted['mce'], 'imagenet_c', 'mce'):.4f}, relative mCE "
+            f"{_cell(ci(corrupted['relative_mce'], 'imagenet_c', 'relative_mce'))} (1.0 = AlexNet), "
             f"over {corrupted['sets']} corruption × severity sets.",
             "",
         ]
         lines += table(
             ("corruption", "accuracy", "CE", "relative CE"),
-            ((name, e["accuracy"], e["ce"], e.get("relative_ce")) for name, e in corrupted["corruptions"].items()),
+            (
+                (name, *(ci(e.get(c), "imagenet_c", "corruptions", name, c) for c in ("accuracy", "ce", "relative_ce")))
+                for name, e in corrupted["corruptions"].items()
+            ),
         )
     if summary.get("ninco"):
         lines += ["## NINCO (Bitterwolf et al. 2023): means over the OOD classes", ""]
         lines += table(
             ("detector", "mean AUROC", "mean FPR@95", "unit tests failed"),
             (
-                (name, e.get("mean_auroc"), e.get("mean_fpr95"), _failed(e.get("unit_tests_failed")))
+                (
+                    name,
+                    ci(e.get("mean_auroc"), "ninco", name, "mean_auroc"),
+                    ci(e.get("mean_fpr95"), "ninco", name, "mean_fpr95"),
+                    _failed(e.get("unit_tests_failed")),
+                )
                 for name, e in summary["ninco"].items()
             ),
         )
     if summary.get("expert_labels"):
         lines += ["## Expert multi-labels (Shankar et al. 2020; ImageNet-M)", ""]
-        lines += table(("dataset", "metric", "value"), _flatten(summary["expert_labels"]))
+        lines += table(("dataset", "metric", "value"), _flatten(summary["expert_labels"], ci, "expert_labels"))
     if summary.get("real"):
         lines += [
             "## ReaL (Beyer et al. 2020; the model's own preprocessing, centre crop)",
             "",
-            f"ReaL top-1 {summary['real']['real_top1_accuracy']:.4f}",
+            f"ReaL top-1 {ci(summary['real']['real_top1_accuracy'], 'real', 'real_top1_accuracy'):.4f}",
             "",
         ]
     if summary.get("anzaku2024"):
@@ -120,7 +176,7 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
         lines += table(
             ("dataset", "top-1", "ReaL accuracy", "ASMA (exact)"),
             (
-                (key, e.get("top1_accuracy"), e.get("real_accuracy"), e.get("asma"))
+                (key, *(ci(e.get(c), "anzaku2024", key, c) for c in ("top1_accuracy", "real_accuracy", "asma")))
                 for key, e in summary["anzaku2024"].items()
             ),
         )
@@ -130,7 +186,7 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
     ):
         if summary.get(key):
             lines += [f"## {title}", ""]
-            lines += table(("dataset", "variant", "value"), _flatten(summary[key]))
+            lines += table(("dataset", "variant", "value"), _flatten(summary[key], ci, key))
     if summary.get("protocols"):
         lines += ["## Evaluation protocols", ""]
         lines += table(("protocol", "preprocessing"), summary["protocols"].items())
@@ -141,8 +197,32 @@ def _failed(entry: Mapping[str, Any] | None) -> str | None:
     return None if not entry else f"{entry['failed']} of {entry['of']} ({entry['rule']})"
 
 
-def _flatten(nested: Mapping[str, Mapping[str, float]]) -> list[tuple[str, str, float]]:
-    return [(key, variant, value) for key, values in nested.items() for variant, value in values.items()]
+def _flatten(nested: Mapping[str, Mapping[str, float]], ci: Intervals, section: str) -> list[tuple[str, str, Any]]:
+    return [
+        (key, variant, ci(value, section, key, variant))
+        for key, values in nested.items()
+        for variant, value in values.items()
+    ]
+
+
+def uncertainty_section(summary: Mapping[str, Any]) -> list[str]:
+    """How the intervals were computed, and every number shown without one, with the reason."""
+    lines = ["## 95 % intervals", ""]
+    uncertainty = summary.get("uncertainty")
+    if not uncertainty:
+        return [*lines, "None computed (`evaluate --bootstrap 0`, or a suite.json written before intervals).", ""]
+    lines += [
+        f"`value [low, high]`: {uncertainty['method']} ({uncertainty['resamples']} resamples, seed "
+        f"{uncertainty['seed']}): the 2.5 % and 97.5 % quantiles of the number recomputed on resamples of the "
+        "images it is measured on (each dataset resampled on its own; numbers of the same images together). "
+        "None of the papers reports uncertainty: they rank models on these point estimates.",
+        "",
+    ]
+    if uncertainty["no_interval"]:
+        lines += ["Without an interval:", ""]
+        lines += [f"- `{path}`: {reason}" for path, reason in uncertainty["no_interval"].items()]
+        lines += [""]
+    return lines
 
 
 def hierarchy_section(record: Mapping[str, Any] | None) -> list[str]:
@@ -214,9 +294,10 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
         + f"; imagenet-suite {suite.get('imagenet_suite')}",
         "",
     ]
-    lines += quba_section(summary["quba"])
+    lines += quba_section(summary["quba"], Intervals(summary))
     lines += quba_autoattack_section(summary.get("quba_autoattack"))
     lines += other_sections(summary)
+    lines += uncertainty_section(summary)
     if suite.get("skipped"):
         lines += ["## Skipped", ""]
         lines += [f"- `{key}`: {reason}" for key, reason in suite["skipped"].items()]
@@ -239,4 +320,12 @@ def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path) -> Path:
     return path
 
 
-__all__ = ["builds_section", "hierarchy_section", "suite_markdown", "write_suite_markdown"]
+__all__ = [
+    "Intervals",
+    "WithInterval",
+    "builds_section",
+    "hierarchy_section",
+    "suite_markdown",
+    "uncertainty_section",
+    "write_suite_markdown",
+]

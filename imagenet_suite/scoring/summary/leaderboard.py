@@ -22,6 +22,9 @@
 * Anzaku et al. 2024 (:mod:`~imagenet_suite.scoring.summary.papers.anzaku2024`): ``anzaku2024`` — top-1,
   ReaL and ASMA per model; ``delta_rank`` — rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``, mean over
   the run's PatchML seeds), when every model has both.
+* ``significance`` — with the run folders (``folders``): the 95 % intervals of each run's numbers and a paired
+  test between adjacent models of the QUBA ranking and of every dataset's accuracy
+  (:mod:`imagenet_suite.scoring.summary.significance`).
 
 Every model-indexed table in ``leaderboard.md`` carries a ``weights`` column after the model: the weights
 tag its spec resolved to (``torchvision resnet50.IMAGENET1K_V1``, ``timm resnet50.a1_in1k``), or the
@@ -50,6 +53,7 @@ from .groups import ModelGroups
 from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024
 from .papers._shared import with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
+from .significance import Significance, significance, significance_markdown, write_significance
 from .suite import SUITE_JSON, read_suite, weights_label
 
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
@@ -77,6 +81,7 @@ class Leaderboard:
     ninco: bitterwolf2023.NincoTables | None = None  # NINCO's models x detectors tables
     on_the_line: shi2024.OnTheLineTables | None = None  # LCA-on-the-Line's statistics, all and per group
     anzaku2024: pd.DataFrame = field(default_factory=pd.DataFrame)  # top-1 / ReaL / ASMA per model
+    significance: Significance | None = None  # intervals and adjacent-rank tests (with the run folders)
 
 
 def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -120,8 +125,10 @@ def leaderboard(
     *,
     quba_weights: Mapping[str, float] | None = None,
     groups: ModelGroups | None = None,
+    folders: Mapping[str, str | Path] | None = None,
 ) -> Leaderboard:
-    """All tables for ``{model name: suite.json content}`` (at least one model).
+    """All tables for ``{model name: suite.json content}`` (at least one model); with ``folders`` (``{model
+    name: run folder}``) also the intervals and paired tests, read from the run folders.
 
     ``quba_weights``: QUBA weights by dimension overriding the paper's (Fig. 5; ConfigError naming an unknown
     dimension or weights summing to 0); ``groups``: the models' groups for Beyond Accuracy's Table 2 and
@@ -164,6 +171,7 @@ def leaderboard(
         ninco=bitterwolf2023.tables(suites),
         on_the_line=on_the_line,
         anzaku2024=anzaku2024.table(suites, delta),
+        significance=significance(suites, folders, quba, accuracies, allow_mixed_builds) if folders else None,
     )
 
 
@@ -251,6 +259,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += bitterwolf2023.markdown(board.ninco, board.models)
     lines += shi2024.markdown(board.on_the_line)
     lines += anzaku2024.markdown(board.anzaku2024, board.delta_rank, board.models)
+    lines += significance_markdown(board.significance)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -269,6 +278,7 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
     written += bitterwolf2023.write(board.ninco, folder)
     written += shi2024.write(board.on_the_line, folder)
     written += anzaku2024.write(board.anzaku2024, board.delta_rank, folder)
+    written += write_significance(board.significance, folder)
     written.append(folder / "leaderboard.md")
     atomic_write_bytes(written[-1], leaderboard_markdown(board).encode())
     return written

@@ -134,11 +134,21 @@ HEADLINE_METRICS = (
 
 def report_value(report: ReportDict, metric: str, variant: str | None = None, subgroup: str = "") -> float | None:
     """The value of the first row ``metric`` (any variant when None) and ``subgroup``; None if absent or NaN."""
+    row = report_row(report, metric, variant, subgroup)
+    if row is None:
+        return None
+    value = row.get("value")
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def report_row(
+    report: ReportDict, metric: str, variant: str | None = None, subgroup: str = ""
+) -> Mapping[str, Any] | None:
+    """The first row ``metric`` (any variant when None) and ``subgroup`` (:func:`report_value` reads its value)."""
     for row in report.get("metrics", ()):
         wanted = variant is None or row.get("variant", "") == variant
         if wanted and row["metric"] == metric and row.get("subgroup", "") == subgroup:
-            value = row.get("value")
-            return None if value is None or math.isnan(value) else float(value)
+            return row
     return None
 
 
@@ -177,10 +187,15 @@ def headline_accuracy(report: ReportDict) -> tuple[str, float] | None:
         >>> headline_accuracy({"metrics": [{"metric": m, "value": v, "variant": "top1"} for m, v in rows]})
         ('mean_corruption_accuracy', 0.0)
     """
+    row = headline_row(report)
+    return None if row is None else (row["metric"], float(row["value"]))
+
+
+def headline_row(report: ReportDict) -> Mapping[str, Any] | None:
+    """The row :func:`headline_accuracy` reads (None without one)."""
     for metric in HEADLINE_METRICS:
-        value = report_value(report, metric)
-        if value is not None:
-            return metric, value
+        if report_value(report, metric) is not None:
+            return report_row(report, metric)
     return None
 
 
@@ -747,17 +762,18 @@ class Maybe(Check):
 
 @dataclass(frozen=True)
 class ListOf(Check):
-    """A JSON list of ``item``."""
+    """A JSON list of ``item`` (of ``length`` items when given)."""
 
     item: Check
+    length: int | None = None
 
     @property
     def expected(self) -> str:  # type: ignore[override]
-        return "a list"
+        return "a list" if self.length is None else f"a list of {self.length}"
 
     def check(self, value: Any, path: str) -> None:
-        if not isinstance(value, list):
-            raise Mismatch(path, f"a list of {self.item.expected}", describe_json(value))
+        if not isinstance(value, list) or (self.length is not None and len(value) != self.length):
+            raise Mismatch(path, f"{self.expected} of {self.item.expected}", describe_json(value))
         for index, item in enumerate(value):
             self.item.check(item, f"{path}[{index}]")
 
@@ -896,12 +912,20 @@ ADVERSARIAL = Fields(
         "attack": TEXT,
         "ids": ListOf(TEXT),
     },
-    {"fgsm_accuracy": NUMBER, "pgd_accuracy": NUMBER, "dataset": BUILD, "autoattack": MapOf(AUTOATTACK)},
+    {
+        "fgsm_accuracy": NUMBER,
+        "pgd_accuracy": NUMBER,
+        "dataset": BUILD,
+        "autoattack": MapOf(AUTOATTACK),
+        "correct": MapOf(Text(pattern="[01]*", what="a string of 0s and 1s"), ("clean", "fgsm", "pgd")),
+    },
 )
 """adversarial.json (and ``summary.adversarial``); ``fgsm_accuracy``/``pgd_accuracy``: when those attacks ran
 (always, in files written before ``--attack``); ``autoattack``: per AutoAttack perturbation type
 (``autoattack-linf``, ``autoattack-l2:eps=0.5``, ...) its :data:`AUTOATTACK` entry; ``dataset``: the
-ImageNet-val build attacked (absent in files written before builds were recorded)."""
+ImageNet-val build attacked (absent in files written before builds were recorded); ``correct``: per
+attacked image (in ``ids`` order) whether the model was right, ``1``/``0``, clean and under FGSM and PGD
+(absent in files written before intervals)."""
 WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
 """Where a run's weights came from: a library tag's pretrained weights, a file, or a random init."""
 WEIGHTS_SOURCE = Fields(
@@ -938,6 +962,24 @@ HIERARCHY = Fields(
 its ``kind``, its ``build`` (null: the WordNet tree shipped with the package, its nodes CSV's sha256 in
 ``shipped_sha256``), the build's ``seed``, ``options`` and ``sources``, and ``paper_distance``, the distance
 LCA-on-the-Line (Shi et al. 2024) reports with that kind of hierarchy."""
+FILE_RECORD = Fields({"path": TEXT, "sha256": SHA256})
+"""A file of the run folder (its path relative to the folder) and its sha256."""
+UNCERTAINTY = Fields(
+    {
+        "method": TEXT,
+        "resamples": Number(integer=True, minimum=1),
+        "seed": COUNT,
+        "ci95": MapOf(ListOf(NUMBER, length=2)),
+        "no_interval": MapOf(TEXT),
+        "samples": MapOf(ListOf(Fields({"rows": COUNT, "ids_sha256": SHA256}))),
+        "files": Fields({"replicates": FILE_RECORD, "correct": MapOf(FILE_RECORD.extended(rows=COUNT))}),
+    }
+)
+"""``summary.uncertainty`` (:mod:`imagenet_suite.scoring.summary.intervals`): the bootstrap's ``method``,
+``resamples`` and ``seed``; ``ci95``: ``{JSON path of a number in summary: [low, high]}``; ``no_interval``:
+``{JSON path: why it has none}``; ``samples``: per report key (and ``adversarial``: the attacked images),
+the sets of images it was resampled over (rows, sha256 of the sorted ids); ``files``: the replicates and, per dataset key, the per-image correctness
+of its headline accuracy, each with its sha256."""
 SUMMARY = Fields(
     {
         "quba": Fields(
@@ -982,9 +1024,10 @@ SUMMARY = Fields(
         "lca": MapOf(MapOf(NUMBER)),
         "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
     },
-    {
-        "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),  # these: absent in files written before
+    {  # absent in files written before
+        "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),
         "protocols": MapOf(TEXT),
+        "uncertainty": Maybe(UNCERTAINTY),
         "quba_autoattack": Fields(
             {
                 "score": Maybe(NUMBER),
@@ -1090,6 +1133,7 @@ __all__ = [
     "SUITE_FORMAT_2",
     "SUITE_JSON",
     "SUITE_SCHEMAS",
+    "UNCERTAINTY",
     "WEIGHTS_KINDS",
     "WEIGHTS_SOURCE",
     "Boolean",
@@ -1107,6 +1151,7 @@ __all__ = [
     "expert_labels_summary",
     "geometric_mean",
     "headline_accuracy",
+    "headline_row",
     "imagenet_c_summary",
     "ninco_summary",
     "quba_autoattack",
@@ -1114,6 +1159,7 @@ __all__ = [
     "read_json",
     "read_suite",
     "released_imagenet_c_accuracy",
+    "report_row",
     "report_value",
     "suite_summary",
     "weights_label",

@@ -1,0 +1,525 @@
+"""95 % bootstrap intervals on one model's headline numbers (``summary.uncertainty`` of suite.json), and the
+run-folder files a leaderboard pairs two models with.
+
+None of the papers reports uncertainty (they rank on point estimates); this is the textbook percentile
+bootstrap over images (:mod:`imagenet_suite.scoring.metrics.uncertainty`). Every report row that the
+summary reads and that a metric family can recompute on resampled images (``artifacts[RESAMPLED]``,
+:func:`summary_reads`) is recomputed on ``resamples`` resamples of that report's images
+(:func:`resample_report`); the resamples of a set of images depend only on the seed and the ids, so
+numbers computed from the same images (ImageNet val's top-1, ECE and the ID side of NINCO) are resampled
+together, and two models on the same images are resampled alike. The whole summary is then computed
+again from each replicate's rows (:func:`bootstrap_summary`, with :func:`~imagenet_suite.scoring.summary.suite.suite_summary`
+itself): a number that combines datasets (QUBA score, C- and OOD robustness, mCE) gets its interval from
+the same replicates of every dataset it reads, each dataset resampled on its own.
+
+A number gets an interval only when the identity resample (every image once) reproduces it — same value
+within 1e-9, same sources — and it is defined on every replicate; otherwise ``no_interval`` says why (a
+row without a per-image form, an ``adversarial.json`` without per-image results, ...). Never a silent
+interval of another number.
+
+Run folder (``RUN_DIR/uncertainty/``, named with their sha256 in ``summary.uncertainty.files``):
+
+* ``replicates.parquet`` — one float64 column per number with an interval (its :func:`number_path`), one
+  row per resample: what the leaderboard's paired bootstrap tests read;
+* ``<key>.parquet`` — per dataset whose headline accuracy is a share of images (top-1, ReaL, ...): ``id``
+  and ``correct`` of every image it counts, sorted by id: what the leaderboard's McNemar tests read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from ...errors import ConfigError, RunFolderError, param
+from ...files import atomic_write_bytes, sha256_file
+from ..evaluation.preprocessing import HESSE2025, report_protocol
+from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
+from .suite import ID_DATASET, headline_row, json_path, suite_summary
+
+METHOD = "percentile bootstrap over images"
+UNCERTAINTY_FOLDER = "uncertainty"
+REPLICATES_FILE = "replicates.parquet"
+REPLICATES_FORMAT = "imagenet-suite.replicates/1"
+CORRECT_FORMAT = "imagenet-suite.correct/1"
+CHUNK_ELEMENTS = 1 << 22  # counts of one chunk of resamples: resamples x images of a report
+IDENTITY_TOLERANCE = 1e-9
+ADVERSARIAL_SAMPLE = "adversarial"  # the attacked images' entry of ``samples``
+RowKey = tuple[str, str, str]  # (metric, variant, subgroup)
+
+SUMMARY_METRICS = (
+    "top1_accuracy",
+    "corruption_accuracy",
+    "mean_corruption_accuracy",
+    "clean_accuracy",
+    "accuracy16",
+    "shape_bias",
+    "real_top1_accuracy",
+    "real_top5_accuracy",
+    "multilabel_accuracy",
+    "multilabel_accuracy_pooled",
+    "imagenet_m_mistakes",
+    "asma",
+    "multilabel_real_accuracy",
+    "lca",
+    "auroc",
+    "fpr95",
+)
+"""Rows :func:`~imagenet_suite.scoring.summary.suite.suite_summary` reads from any report."""
+ID_METRICS = ("calibration_error", "class_balance")
+"""Rows it reads from the ImageNet-val report (``hesse2025``) only: their resamples are the costly ones."""
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How many resamples (at least 1) and their seed (0 or more); ConfigError naming ``bootstrap`` or
+    ``bootstrap_seed`` otherwise (``evaluate --bootstrap``, ``--bootstrap-seed``).
+
+    Example:
+        >>> Bootstrap(resamples=0)
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: bootstrap must be a number of resamples (at least 1), got 0
+    """
+
+    resamples: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name, value, minimum, rule in (
+            ("bootstrap", self.resamples, 1, "must be a number of resamples (at least 1)"),
+            ("bootstrap_seed", self.seed, 0, "must be 0 or more"),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ConfigError(f"{param(name)} {rule}, got {value!r}")
+
+
+def summary_reads(report: Mapping[str, Any], row: RowKey) -> bool:
+    """Whether the suite summary may read this row of ``report`` (:data:`SUMMARY_METRICS`; :data:`ID_METRICS`
+    of the ImageNet-val ``hesse2025`` report). A row it reads but this omits has no interval; never a wrong one.
+
+    Example:
+        >>> val = {"meta": {"dataset": "imagenet_val", "preprocessing": {"protocol": "hesse2025"}}}
+        >>> summary_reads(val, ("calibration_error", "sqrt(ece*ace)", "")), summary_reads(val, ("ece", "guo", ""))
+        (True, False)
+        >>> summary_reads(val, ("corruption_accuracy", "top1", "fog/3")), summary_reads(val, ("lca", "wordnet", "n01440764"))
+        (True, False)
+    """
+    metric, variant, subgroup = row
+    if subgroup and not (metric == "corruption_accuracy" and "/" in subgroup):
+        return False
+    if metric in ("auroc", "fpr95"):
+        return variant.endswith(":macro")
+    if metric in ID_METRICS:
+        return report.get("meta", {}).get("dataset") == ID_DATASET and report_protocol(report) == HESSE2025
+    return metric in SUMMARY_METRICS
+
+
+# ----------------------------------------------------------------------------------------- one report
+
+
+@dataclass
+class ReportReplicates:
+    """One report's rows recomputed: on each resample (``replicates``, ``[B]`` each), on the identity resample
+    (``identity``), the samples of images they read (``samples``: ``[{"rows", "ids_sha256"}]``), and the
+    per-image correctness of its headline accuracy when that is a share of images (``correct``: sorted ids
+    and 0/1)."""
+
+    replicates: dict[RowKey, np.ndarray] = field(default_factory=dict)
+    identity: dict[RowKey, float] = field(default_factory=dict)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    correct: tuple[list[str], np.ndarray] | None = None
+
+
+def resample_report(
+    report: Mapping[str, Any], estimates: Mapping[RowKey, Resampled], bootstrap: Bootstrap
+) -> ReportReplicates:
+    """Recompute the rows of ``report`` that the summary reads (:func:`summary_reads`) on the resamples
+    (:func:`resample`), and keep its headline accuracy's per-image correctness when that is a share of images."""
+    needed = {row: estimate for row, estimate in estimates.items() if summary_reads(report, row)}
+    result = resample(needed, bootstrap)
+    result.correct = _headline_correct(report, needed)
+    return result
+
+
+def resample(estimates: Mapping[RowKey, Resampled], bootstrap: Bootstrap) -> ReportReplicates:
+    """Every number of ``estimates`` on the identity resample and on ``bootstrap.resamples`` resamples, chunk by
+    chunk (at most :data:`CHUNK_ELEMENTS` counts of the widest sample at a time); the numbers of one chunk
+    get the same count tensors, so numbers sharing work (:class:`~imagenet_suite.scoring.metrics.uncertainty.GroupSums`)
+    do it once."""
+    # keyed by the ids' object: hashing a tuple of millions of ids per lookup would cost more than the draws
+    samples = {id(ids): Sample(ids) for estimate in estimates.values() for ids in estimate.samples}
+    described = {sample.digest: {"rows": len(sample.ids), "ids_sha256": sample.digest} for sample in samples.values()}
+    result = ReportReplicates(samples=sorted(described.values(), key=_sample_key))
+    if not estimates:
+        return result
+    ones = {key: torch.ones(1, len(sample.ids), dtype=torch.int64) for key, sample in samples.items()}
+    for row, estimate in estimates.items():
+        result.identity[row] = float(estimate.replicates([ones[id(ids)] for ids in estimate.samples])[0])
+    step = max(1, min(bootstrap.resamples, CHUNK_ELEMENTS // max(1, *(len(s.ids) for s in samples.values()))))
+    parts: dict[RowKey, list[torch.Tensor]] = {row: [] for row in estimates}
+    for start in range(0, bootstrap.resamples, step):
+        chosen = range(start, min(bootstrap.resamples, start + step))
+        counts = {key: sample.counts(bootstrap.seed, chosen) for key, sample in samples.items()}
+        for row, estimate in estimates.items():
+            parts[row].append(estimate.replicates([counts[id(ids)] for ids in estimate.samples]))
+    result.replicates = {row: torch.cat(chunks).numpy() for row, chunks in parts.items()}
+    return result
+
+
+def _sample_key(sample: Mapping[str, Any]) -> str:
+    return sample["ids_sha256"]
+
+
+def _headline_correct(report: Mapping[str, Any], needed: Mapping[RowKey, Resampled]):
+    """Sorted ids and 0/1 of the images the headline accuracy counts, when it is a share of images."""
+    row = headline_row(report)
+    if row is None:
+        return None
+    estimate = needed.get((row["metric"], row.get("variant", ""), row.get("subgroup", "")))
+    if estimate is None or estimate.correct is None:
+        return None
+    ids = np.asarray(estimate.samples[0], dtype=object)
+    included = estimate.included.cpu().numpy()
+    order = np.argsort(ids[included], kind="stable")
+    return ids[included][order].tolist(), estimate.correct.cpu().numpy()[included][order]
+
+
+def adversarial_replicates(adversarial: Mapping[str, Any] | None, bootstrap: Bootstrap) -> ReportReplicates | None:
+    """The clean, FGSM and PGD accuracies of ``adversarial.json`` recomputed on resamples of the attacked
+    images, from its per-image results (``correct``); None without them (a file of an older imagenet-suite)."""
+    if not adversarial or not adversarial.get("correct"):
+        return None
+    ids = adversarial["ids"]
+    estimates = {
+        (f"{name}_accuracy", "", ""): proportion(ids, torch.tensor([bit == "1" for bit in bits], dtype=torch.bool))
+        for name, bits in adversarial["correct"].items()
+    }
+    return resample(estimates, bootstrap)
+
+
+# ----------------------------------------------------------------------------------------- the summary
+
+
+def number_path(*keys: str) -> str:
+    """The JSON path of a number in ``summary`` (``quba.score``, ``accuracies["imagenet_c/fog_2"].value``):
+    the names of ``summary.uncertainty.ci95``, ``no_interval`` and of the replicates' columns.
+
+    Example:
+        >>> number_path("quba", "dimensions", "accuracy", "value")
+        'quba.dimensions.accuracy.value'
+        >>> number_path("accuracies", "imagenet_c/fog_2", "value")
+        'accuracies["imagenet_c/fog_2"].value'
+    """
+    path = ""
+    for key in keys:
+        path = json_path(path, key)
+    return path
+
+
+def headline_numbers(summary: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """``{number_path: keys}`` of every number ``suite.md`` shows in ``summary`` (not None)."""
+    found: dict[str, tuple[str, ...]] = {}
+
+    def add(entry: Mapping[str, Any] | None, *keys: str) -> None:
+        if entry is not None and isinstance(entry.get(keys[-1]), int | float):
+            found[number_path(*keys)] = keys
+
+    quba = summary["quba"]
+    add(quba, "quba", "score")
+    for name, entry in quba["dimensions"].items():
+        add(entry, "quba", "dimensions", name, "value")
+    for key, entry in summary["accuracies"].items():
+        add(entry, "accuracies", key, "value")
+        add(entry, "accuracies", key, "clean_accuracy")
+    corrupted = summary.get("imagenet_c") or {}
+    if corrupted:
+        add(corrupted, "imagenet_c", "mce")
+        add(corrupted, "imagenet_c", "relative_mce")
+    for name, entry in corrupted.get("corruptions", {}).items():
+        for column in ("accuracy", "ce", "relative_ce"):
+            add(entry, "imagenet_c", "corruptions", name, column)
+    for name, entry in (summary.get("ninco") or {}).items():
+        add(entry, "ninco", name, "mean_auroc")
+        add(entry, "ninco", name, "mean_fpr95")
+    for section in ("expert_labels", "anzaku2024", "asma", "lca"):
+        for key, entry in (summary.get(section) or {}).items():
+            for name in entry:
+                add(entry, section, key, name)
+    real = summary.get("real")
+    add(real, "real", "real_top1_accuracy")
+    add(real, "real", "real_top5_accuracy")
+    return found
+
+
+def fixed_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
+    """Headline numbers that are not estimates from images, and why they have no interval."""
+    reasons = {}
+    if "params_millions" in summary["quba"]["dimensions"]:
+        reasons[number_path("quba", "dimensions", "params_millions", "value")] = (
+            "exact: the model's parameter count, not estimated from images"
+        )
+    for name, entry in (summary.get("ninco") or {}).items():
+        if entry.get("unit_tests_failed"):
+            reasons[number_path("ninco", name, "unit_tests_failed")] = (
+                "a count of unit tests failed (one verdict per test set), not an average over images"
+            )
+    return reasons
+
+
+def bootstrap_summary(
+    reports: Mapping[str, Mapping[str, Any]],
+    replicated: Mapping[str, ReportReplicates],
+    summary: Mapping[str, Any],
+    bootstrap: Bootstrap,
+    *,
+    params_millions: float | None = None,
+    adversarial: Mapping[str, Any] | None = None,
+    allow_partial: bool = False,
+    weights: Mapping[str, float] | None = None,
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """``(summary.uncertainty without files, replicates table)`` for the point ``summary`` of ``reports``.
+
+    The summary is computed again from every replicate's rows (the same keyword arguments as
+    :func:`~imagenet_suite.scoring.summary.suite.suite_summary`) and from the identity resample's; see the
+    module docstring for when a number gets an interval. The table has one column per number with an
+    interval and ``bootstrap.resamples`` rows.
+    """
+    attacked = adversarial_replicates(adversarial, bootstrap)
+    numbers = headline_numbers(summary)
+
+    def summary_of(pick) -> dict[str, Any]:
+        rows = {key: _rows_of(report, replicated.get(key), pick) for key, report in reports.items()}
+        attack = _attack_of(adversarial, attacked, pick)
+        return suite_summary(
+            rows, params_millions=params_millions, adversarial=attack, weights=weights, allow_partial=allow_partial
+        )
+
+    identity = summary_of(None)
+    values = np.full((bootstrap.resamples, len(numbers)), np.nan)
+    for b in range(bootstrap.resamples):
+        found = summary_of(b)
+        for column, keys in enumerate(numbers.values()):
+            value = _at(found, keys)
+            values[b, column] = value if isinstance(value, int | float) else np.nan
+    intervals, reasons = {}, fixed_reasons(summary)
+    for column, (path, keys) in enumerate(numbers.items()):
+        if path in reasons:
+            continue
+        reason = _identity_problem(summary, identity, keys, adversarial)
+        undefined = int((~np.isfinite(values[:, column])).sum())
+        if reason is None and undefined:
+            reason = f"undefined on {undefined} of {bootstrap.resamples} resamples"
+        if reason is None:
+            intervals[path] = list(percentile_interval(values[:, column]))
+        else:
+            reasons[path] = reason
+    kept = [column for column, path in enumerate(numbers) if path in intervals]
+    table = pd.DataFrame(values[:, kept], columns=[list(numbers)[column] for column in kept])
+    record = {
+        "method": METHOD,
+        "resamples": bootstrap.resamples,
+        "seed": bootstrap.seed,
+        "ci95": intervals,
+        "no_interval": reasons,
+        "samples": {key: found.samples for key, found in sorted(replicated.items()) if found.samples},
+    }
+    if attacked is not None:
+        record["samples"][ADVERSARIAL_SAMPLE] = attacked.samples
+    return record, table
+
+
+def _rows_of(report: Mapping[str, Any], found: ReportReplicates | None, pick: int | None) -> dict[str, Any]:
+    """A report holding only its recomputed rows, valued on resample ``pick`` (None: the identity)."""
+    rows = []
+    if found is not None:
+        for metric, variant, subgroup in found.identity:
+            value = (
+                found.identity[(metric, variant, subgroup)]
+                if pick is None
+                else found.replicates[(metric, variant, subgroup)][pick]
+            )
+            value = float(value) if math.isfinite(value) else None
+            rows.append({"metric": metric, "variant": variant, "subgroup": subgroup, "value": value})
+    return {"meta": report.get("meta", {}), "metrics": rows}
+
+
+def _attack_of(adversarial, attacked: ReportReplicates | None, pick: int | None) -> dict[str, Any] | None:
+    if attacked is None:
+        return None
+    values = attacked.identity if pick is None else {row: series[pick] for row, series in attacked.replicates.items()}
+    return {**adversarial, **{row[0]: float(value) for row, value in values.items()}}
+
+
+def _at(summary: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    value: Any = summary
+    for key in keys:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _identity_problem(point, identity, keys: tuple[str, ...], adversarial) -> str | None:
+    """Why the identity resample does not reproduce the number at ``keys`` (None when it does)."""
+    expected, found = _at(point, keys), _at(identity, keys)
+    if found is None:
+        if (
+            keys[:3] in (("quba", "dimensions", "adversarial_robustness"), ("quba", "score"))
+            and adversarial
+            and not adversarial.get("correct")
+        ):
+            return "adversarial.json records no per-image results (written by an older imagenet-suite): delete it to attack again"
+        return "not resampled: a report row it is computed from has no per-image form"
+    if not math.isclose(found, expected, rel_tol=IDENTITY_TOLERANCE, abs_tol=IDENTITY_TOLERANCE):
+        return f"resampling does not reproduce it (every image once gives {found!r}, the reports {expected!r})"
+    parent_point, parent_identity = _at(point, keys[:-1]), _at(identity, keys[:-1])
+    for name, value in parent_point.items():
+        if isinstance(value, str | int | list) and not isinstance(value, float) and parent_identity.get(name) != value:
+            return f"resampling reads other rows ({name} {parent_identity.get(name)!r}, the reports {value!r})"
+    return None
+
+
+# ----------------------------------------------------------------------------------------- files
+
+
+def write_uncertainty(
+    run_dir: str | Path,
+    record: dict[str, Any],
+    table: pd.DataFrame,
+    replicated: Mapping[str, ReportReplicates],
+    keys: Iterable[str],
+) -> dict[str, Any]:
+    """Write ``uncertainty/replicates.parquet`` and ``uncertainty/<key>.parquet`` (McNemar's correctness of
+    ``keys``: the datasets of the accuracy table) into ``run_dir``; return ``record`` with ``files``. Other
+    ``.parquet`` files left there by an earlier run are removed."""
+    folder = Path(run_dir) / UNCERTAINTY_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {"format": REPLICATES_FORMAT, "resamples": record["resamples"], "seed": record["seed"]}
+    written = {REPLICATES_FILE: _parquet(pa.Table.from_pandas(table, preserve_index=False), meta)}
+    correct = {}
+    for key in keys:
+        found = replicated.get(key)
+        if found is None or found.correct is None:
+            continue
+        ids, flags = found.correct
+        name = key.replace("/", "__") + ".parquet"
+        frame = pa.table({"id": pa.array(ids, pa.string()), "correct": pa.array(flags.astype(bool))})
+        written[name] = _parquet(frame, {"format": CORRECT_FORMAT, "key": key})
+        correct[key] = {"path": f"{UNCERTAINTY_FOLDER}/{name}", "rows": len(ids)}
+    for stale in folder.glob("*.parquet"):
+        if stale.name not in written:
+            stale.unlink()
+    for name, data in written.items():
+        atomic_write_bytes(folder / name, data)
+    for entry in correct.values():
+        entry["sha256"] = sha256_file(Path(run_dir) / entry["path"])
+    replicates = {"path": f"{UNCERTAINTY_FOLDER}/{REPLICATES_FILE}", "sha256": sha256_file(folder / REPLICATES_FILE)}
+    return {**record, "files": {"replicates": replicates, "correct": correct}}
+
+
+def _parquet(table: pa.Table, meta: Mapping[str, Any]) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata({"imagenet_suite": json.dumps(meta, sort_keys=True)}), buffer)
+    return buffer.getvalue()
+
+
+def _checked_file(run_dir: Path, entry: Mapping[str, Any], what: str) -> pa.Table:
+    """The parquet file ``entry`` names, after its sha256 is checked against suite.json's record."""
+    path = run_dir / entry["path"]
+    if not path.is_file():
+        raise RunFolderError(
+            f"{path}: missing, though suite.json's summary.uncertainty names it ({what}); run evaluate again"
+        )
+    if sha256_file(path) != entry["sha256"]:
+        raise RunFolderError(
+            f"{path}: not the file suite.json names ({what}; sha256 {sha256_file(path)[:12]}, recorded "
+            f"{entry['sha256'][:12]}): the run folder was changed after evaluate; run evaluate again"
+        )
+    try:
+        return pq.read_table(path)
+    except (OSError, pa.ArrowException) as err:
+        raise RunFolderError(f"{path}: not a readable Parquet file ({what}: {err})") from err
+
+
+def _file_meta(table: pa.Table, path: Path, expected_format: str) -> dict[str, Any]:
+    raw = (table.schema.metadata or {}).get(b"imagenet_suite")
+    meta = json.loads(raw) if raw else {}
+    if meta.get("format") != expected_format:
+        raise RunFolderError(f"{path}: format {meta.get('format')!r}, expected {expected_format!r}")
+    return meta
+
+
+def read_replicates(run_dir: str | Path, uncertainty: Mapping[str, Any]) -> pd.DataFrame:
+    """The replicates of a run (one column per number with an interval), checked: the file is the one
+    suite.json names, of its resamples and seed, with a column for every ``ci95`` number whose percentile
+    interval is the recorded one. RunFolderError (one line) otherwise."""
+    run_dir = Path(run_dir)
+    entry = uncertainty["files"]["replicates"]
+    table = _checked_file(run_dir, entry, "the bootstrap replicates")
+    path = run_dir / entry["path"]
+    meta = _file_meta(table, path, REPLICATES_FORMAT)
+    if (meta.get("resamples"), meta.get("seed")) != (uncertainty["resamples"], uncertainty["seed"]):
+        raise RunFolderError(
+            f"{path}: resamples/seed {meta.get('resamples')}/{meta.get('seed')}, suite.json says "
+            f"{uncertainty['resamples']}/{uncertainty['seed']}"
+        )
+    frame = table.to_pandas()
+    if len(frame) != uncertainty["resamples"]:
+        raise RunFolderError(f"{path}: {len(frame)} rows, expected {uncertainty['resamples']} resamples")
+    for number, (low, high) in uncertainty["ci95"].items():
+        if number not in frame:
+            raise RunFolderError(f"{path}: no column {number}, which suite.json gives an interval")
+        found = percentile_interval(frame[number].to_numpy())
+        if not all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for a, b in zip(found, (low, high), strict=True)):
+            raise RunFolderError(f"{path}: column {number} gives the interval {list(found)}, suite.json {[low, high]}")
+    return frame
+
+
+def read_correct(run_dir: str | Path, uncertainty: Mapping[str, Any], key: str, accuracy: float) -> pd.Series:
+    """Per-image correctness (bool, indexed by id) of dataset ``key``'s headline accuracy, checked: the file is
+    the one suite.json names, of that key, and its share of correct images is ``accuracy``."""
+    run_dir = Path(run_dir)
+    entry = uncertainty["files"]["correct"][key]
+    table = _checked_file(run_dir, entry, f"per-image correctness of {key}")
+    path = run_dir / entry["path"]
+    meta = _file_meta(table, path, CORRECT_FORMAT)
+    if meta.get("key") != key or table.num_rows != entry["rows"] or table.column_names != ["id", "correct"]:
+        raise RunFolderError(f"{path}: not the per-image correctness of {key} that suite.json names")
+    series = pd.Series(table.column("correct").to_numpy(zero_copy_only=False), index=table.column("id").to_pylist())
+    share = float(series.mean()) if len(series) else math.nan
+    if not math.isclose(share, accuracy, rel_tol=1e-12, abs_tol=1e-12):
+        raise RunFolderError(
+            f"{path}: {share!r} of its images are correct, but suite.json's accuracy of {key} is {accuracy!r}"
+        )
+    return series
+
+
+__all__ = [
+    "ID_METRICS",
+    "METHOD",
+    "SUMMARY_METRICS",
+    "UNCERTAINTY_FOLDER",
+    "Bootstrap",
+    "ReportReplicates",
+    "adversarial_replicates",
+    "bootstrap_summary",
+    "fixed_reasons",
+    "headline_numbers",
+    "number_path",
+    "read_correct",
+    "read_replicates",
+    "resample_report",
+    "summary_reads",
+    "write_uncertainty",
+]

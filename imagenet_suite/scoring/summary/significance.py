@@ -1,0 +1,272 @@
+"""Which rank differences of a leaderboard are real: the 95 % intervals of the ranked numbers, and a paired
+test between each two adjacent models of every ranking.
+
+None of the papers tests its rankings (they rank on point estimates); the intervals and the replicates come
+from ``evaluate``'s bootstrap (:mod:`imagenet_suite.scoring.summary.intervals`, ``summary.uncertainty``):
+
+* rankings — the QUBA score (Beyond Accuracy, Hesse et al. 2025) and the headline accuracy of every dataset
+  that two or more runs have; models in descending order, ties in the leaderboard's order;
+* tests between a model and the next one below it — the exact McNemar test
+  (:func:`~imagenet_suite.scoring.metrics.uncertainty.mcnemar_test`) when the accuracy is a share of images
+  and both runs recorded which images they got right (``uncertainty/<key>.parquet``), else the paired
+  bootstrap test (:func:`~imagenet_suite.scoring.metrics.uncertainty.paired_bootstrap_test`) on the two runs'
+  replicates of the number (``uncertainty/replicates.parquet``). p-values are per pair, not corrected for
+  the many pairs of a leaderboard.
+
+Pairing needs the same images resampled alike: both runs bootstrapped with the same resamples and seed
+(else RunFolderError naming both), and every dataset both runs read resampled over the same ids (else
+RunFolderError, or with ``allow_mixed_builds`` a test marked not paired). A run without intervals
+(``evaluate --bootstrap 0``, a suite.json written before them) is listed with the reason, its tests left
+out. Heuillet et al. 2025's Sum/Borda, ΔRank and LCA-on-the-Line are not tested: they aggregate over models
+(a rank or a correlation across the leaderboard), not a number of one run that the run's replicates give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...errors import RunFolderError
+from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
+from .intervals import headline_numbers, number_path, read_correct, read_replicates
+
+TEST_COLUMNS = (
+    "ranking",
+    "number",
+    "rank",
+    "model",
+    "value",
+    "value_ci_low",
+    "value_ci_high",
+    "next_model",
+    "test",
+    "difference",
+    "p_value",
+    "note",
+)
+
+
+@dataclass
+class Significance:
+    """``tests``: one row per model of each ranking (:data:`TEST_COLUMNS`; the test against the next model
+    below, empty for the last); ``intervals``: per model (index) every number with an interval, as
+    ``<number>``, ``<number>_ci_low``, ``<number>_ci_high``; ``absent``: ``{model: why it has no intervals}``."""
+
+    tests: pd.DataFrame
+    intervals: pd.DataFrame
+    absent: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Run:
+    """One run's uncertainty record and its files, read once."""
+
+    name: str
+    folder: Path
+    suite: Mapping[str, Any]
+    replicates: pd.DataFrame | None = None
+    correct: dict[str, pd.Series] = field(default_factory=dict)
+
+    @property
+    def uncertainty(self) -> Mapping[str, Any] | None:
+        return self.suite["summary"].get("uncertainty")
+
+    def replicate(self, number: str) -> np.ndarray | None:
+        if number not in self.uncertainty["ci95"]:
+            return None
+        if self.replicates is None:
+            self.replicates = read_replicates(self.folder, self.uncertainty)
+        return self.replicates[number].to_numpy()
+
+    def correctness(self, key: str) -> pd.Series | None:
+        if key not in self.uncertainty["files"]["correct"]:
+            return None
+        if key not in self.correct:
+            accuracy = self.suite["summary"]["accuracies"][key]["value"]
+            self.correct[key] = read_correct(self.folder, self.uncertainty, key, accuracy).sort_index()
+        return self.correct[key]
+
+
+def significance(
+    suites: Mapping[str, Mapping[str, Any]],
+    folders: Mapping[str, str | Path],
+    quba: pd.DataFrame,
+    accuracies: pd.DataFrame,
+    allow_mixed_builds: bool = False,
+) -> Significance:
+    """Intervals and adjacent-rank tests of the QUBA ranking (``quba``: the leaderboard's table, ``quba``
+    column) and of every dataset's accuracy (``accuracies``: model x dataset key), for ``{model: suite.json
+    content}`` evaluated into ``folders`` (``{model: run folder}``)."""
+    runs = {name: _Run(name, Path(folders[name]), suite) for name, suite in suites.items()}
+    absent = {name: _why_absent(run.suite) for name, run in runs.items() if not run.uncertainty}
+    present = [run for name, run in runs.items() if name not in absent]
+    _check_settings(present)
+    rankings = [("QUBA score", "quba.score", quba["quba"], None)]
+    rankings += [
+        (f"accuracy: {key}", number_path("accuracies", key, "value"), accuracies[key], key)
+        for key in accuracies.columns
+        if accuracies[key].notna().sum() >= 2
+    ]
+    rows = []
+    for ranking, number, values, key in rankings:
+        rows += _ranking_rows(ranking, (number, key), values.dropna(), runs, absent, allow_mixed_builds)
+    return Significance(pd.DataFrame(rows, columns=list(TEST_COLUMNS)), _intervals(runs, absent), absent)
+
+
+def _why_absent(suite: Mapping[str, Any]) -> str:
+    if "uncertainty" in suite["summary"]:
+        return "evaluated without intervals (evaluate --bootstrap 0)"
+    return "its suite.json was written before intervals: evaluate it again"
+
+
+def _check_settings(runs: Sequence[_Run]) -> None:
+    """RunFolderError when two runs with intervals were bootstrapped with other resamples or seeds."""
+    settings = {run.name: (run.uncertainty["resamples"], run.uncertainty["seed"]) for run in runs}
+    if len(set(settings.values())) > 1:
+        described = "; ".join(f"{name!r}: {b} resamples, seed {seed}" for name, (b, seed) in settings.items())
+        raise RunFolderError(
+            f"the runs' bootstraps cannot be paired ({described}): evaluate them with the same number of "
+            "bootstrap resamples and the same bootstrap seed"
+        )
+
+
+def _ranking_rows(ranking, ranked, values: pd.Series, runs, absent, allow_mixed_builds) -> list[dict[str, Any]]:
+    """The ranking's models in descending order of ``values`` (ties in the leaderboard's order), each with its
+    interval and its test against the next model. ``ranked``: the number's path and, for an accuracy, the
+    dataset key."""
+    number, key = ranked
+    order = sorted(values.index, key=lambda name: -values[name])
+    rows = []
+    for position, name in enumerate(order):
+        interval = runs[name].uncertainty["ci95"].get(number) if name not in absent else None
+        row = dict.fromkeys(TEST_COLUMNS)
+        row.update(ranking=ranking, number=number, rank=position + 1, model=name, value=float(values[name]), note="")
+        row["value_ci_low"], row["value_ci_high"] = interval or (np.nan, np.nan)
+        if position + 1 < len(order):
+            below = order[position + 1]
+            row.update(
+                next_model=below, **_test(number, key, runs[name], runs[below], values, absent, allow_mixed_builds)
+            )
+        rows.append(row)
+    return rows
+
+
+def _test(number, key, first: _Run, second: _Run, values, absent, allow_mixed_builds) -> dict[str, Any]:
+    """The paired test of ``first`` (ranked higher) against ``second`` on ``number``: ``test``, ``difference``,
+    ``p_value`` and a ``note`` (or only a note saying why there is none)."""
+    for run in (first, second):
+        if run.name in absent:
+            return {"note": f"no test: {run.name!r} has no intervals ({absent[run.name]})"}
+    difference = float(values[first.name] - values[second.name])
+    problem = _pairing_problem(first, second, [key] if key is not None else None)
+    if problem is None and key is not None:
+        correct = first.correctness(key), second.correctness(key)
+        if correct[0] is not None and correct[1] is not None:
+            if not correct[0].index.equals(correct[1].index):
+                problem = f"the runs counted other images of {key}"
+            else:
+                result = mcnemar_test(correct[0].to_numpy(), correct[1].to_numpy())
+                note = f"{result.only_first} images right only for the first, {result.only_second} only for the second"
+                return {"test": "McNemar (exact)", "difference": difference, "p_value": result.p_value, "note": note}
+    if problem is not None:
+        if not allow_mixed_builds:
+            raise RunFolderError(f"{first.name!r} and {second.name!r} cannot be paired on {number}: {problem}")
+        return {"note": f"not paired: {problem}"}
+    replicates = first.replicate(number), second.replicate(number)
+    for run, found in zip((first, second), replicates, strict=True):
+        if found is None:
+            reason = run.uncertainty["no_interval"].get(number, "no interval recorded")
+            return {"note": f"no test: {run.name!r} has no interval of it ({reason})"}
+    result = paired_bootstrap_test(*replicates, values[first.name], values[second.name])
+    low, high = result.interval
+    note = f"95 % interval of the difference [{low:.4g}, {high:.4g}] over {result.resamples} paired resamples"
+    return {"test": "paired bootstrap", "difference": difference, "p_value": result.p_value, "note": note}
+
+
+def _pairing_problem(first: _Run, second: _Run, keys: Sequence[str] | None) -> str | None:
+    """Why two runs' resamples are not the same draws of the same images (None when they are): a dataset
+    (of ``keys``; None: any) both resampled over other ids."""
+    samples = first.uncertainty["samples"], second.uncertainty["samples"]
+    common = set(samples[0]) & set(samples[1])
+    for key in sorted(common if keys is None else common & set(keys)):
+        if samples[0][key] != samples[1][key]:
+            return f"the runs resampled other images of {key}"
+    return None
+
+
+def _intervals(runs: Mapping[str, _Run], absent: Mapping[str, str]) -> pd.DataFrame:
+    """Per model with intervals: every number with one, its low and its high end."""
+    rows = {}
+    for name, run in runs.items():
+        if name in absent:
+            continue
+        numbers = headline_numbers(run.suite["summary"])
+        row = {}
+        for number, (low, high) in run.uncertainty["ci95"].items():
+            row[number] = _at(run.suite["summary"], numbers[number]) if number in numbers else np.nan
+            row[f"{number}_ci_low"], row[f"{number}_ci_high"] = low, high
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
+
+
+def _at(summary: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    value: Any = summary
+    for part in keys:
+        value = value[part]
+    return value
+
+
+def significance_markdown(found: Significance | None) -> list[str]:
+    """The leaderboard's section: per ranking, each model's value with its interval and the test against the
+    next model below."""
+    from ..presentation.suite_markdown import WithInterval, table
+
+    lines = ["## Are the rank differences real? 95 % intervals and paired tests of adjacent models", ""]
+    if found is None:
+        return [*lines, "Not computed: the leaderboard was given no run folders to read the replicates from.", ""]
+    lines += [
+        "None of the papers reports uncertainty: they rank on point estimates. Intervals: evaluate's percentile "
+        "bootstrap over images. Each model is tested against the next one below it: exact McNemar on the images "
+        "both runs scored (an accuracy that is a share of images), else the paired bootstrap test on the runs' "
+        "replicates (same images, same resamples). p-values are per pair, not corrected for the many pairs. "
+        "Heuillet et al. 2025's Sum/Borda, ΔRank and LCA-on-the-Line are not tested: they are computed across "
+        "models, not from one run's images.",
+        "",
+    ]
+    lines += [f"- `{model}`: no intervals, {reason}" for model, reason in found.absent.items()]
+    if found.absent:
+        lines += [""]
+    for (ranking, _), rows in found.tests.groupby(["ranking", "number"], sort=False):
+        lines += [f"### {ranking}", ""]
+        cells = []
+        for row in rows.itertuples(index=False):
+            value = (
+                row.value
+                if np.isnan(row.value_ci_low)
+                else WithInterval(row.value, (row.value_ci_low, row.value_ci_high))
+            )
+            cells.append((row.rank, row.model, value, row.next_model, row.test, row.p_value, row.note))
+        lines += table(("rank", "model", "value [95 % interval]", "vs next", "test", "p", "note"), cells)
+    return lines
+
+
+def write_significance(found: Significance | None, folder: str | Path) -> list[Path]:
+    """``leaderboard_significance.csv`` (the tests) and ``leaderboard_intervals.csv`` (the intervals) into
+    ``folder``; none without a :class:`Significance`."""
+    from ...files import atomic_write_bytes
+
+    if found is None:
+        return []
+    folder = Path(folder)
+    written = [folder / "leaderboard_significance.csv", folder / "leaderboard_intervals.csv"]
+    atomic_write_bytes(written[0], found.tests.to_csv(index=False).encode())
+    atomic_write_bytes(written[1], found.intervals.to_csv(index_label="model").encode())
+    return written
+
+
+__all__ = ["TEST_COLUMNS", "Significance", "significance", "significance_markdown", "write_significance"]
