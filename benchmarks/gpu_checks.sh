@@ -14,7 +14,7 @@ out=${1:-gpu-checks}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 FIFTYONE_DO_NOT_TRACK=true HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 py=${PYTHON:-python}
-steps=" ${GPU_CHECKS_STEPS:-cuda_tests bench_predict bench_scoring bench_lca bench_ood_metrics bench_perturbations suite} "
+steps=" ${GPU_CHECKS_STEPS:-cuda_tests bench_predict bench_scoring bench_bootstrap bench_lca bench_ood_metrics bench_perturbations suite} "
 
 step() {  # step NAME SECONDS COMMAND...
     local name=$1 limit=$2
@@ -39,10 +39,12 @@ step cuda_tests 110 $py -m pytest -q -p no:cacheprovider -o addopts= -rs \
     "tests/test_scoring_calibration.py::test_cuda_calibration_equals_cpu" \
     "tests/test_scoring_classification.py::test_cuda_results_equal_cpu_results" \
     "tests/test_scoring_multilabel.py::test_cuda_gives_the_cpu_results" \
-    "tests/test_scoring_report.py::test_cuda_report_equals_cpu_report"
+    "tests/test_scoring_report.py::test_cuda_report_equals_cpu_report" \
+    "tests/test_adversarial.py::test_autoattack_on_cuda_is_seeded_and_leaves_the_cuda_rng_alone"
 step bench_predict 170 $py benchmarks/bench_predict.py --model resnet50 --device cuda --batch-size 256 --amp \
     --images 5000 --workers 12 --rounds 2
 step bench_scoring 60 $py benchmarks/bench_scoring.py --sizes 1000 --device cuda --repeat 3
+step bench_bootstrap 120 $py benchmarks/bench_bootstrap.py --device cuda
 step bench_lca 40 $py benchmarks/bench_lca.py --device cuda --loop-repeats 1
 step bench_ood_metrics 150 $py benchmarks/bench_ood_metrics.py --device cuda
 step bench_perturbations 40 $py benchmarks/bench_perturbations.py --images 16 --workers 8 --torch-device cuda

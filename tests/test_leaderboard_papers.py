@@ -425,6 +425,7 @@ def test_runs_without_paper_data_say_what_is_needed(tmp_path, capsys):
         "## NINCO, Bitterwolf et al. 2023",
         "## LCA-on-the-Line, Shi et al. 2024",
         "## Anzaku et al. 2024",
+        "## Are the rank differences real? 95 % intervals and paired tests of adjacent models",
     ]
 
 

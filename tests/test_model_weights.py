@@ -309,6 +309,7 @@ def test_evaluate_records_the_weights_in_suite_json_suite_md_and_every_leaderboa
     legacy = json.loads((tmp_path / "random" / "suite.json").read_text())  # format 2: read, tag not recorded
     legacy["format"] = "imagenet-suite.suite/2"
     del legacy["weights_source"]
+    legacy["summary"].pop("uncertainty", None)  # format 2 predates intervals
     (tmp_path / "legacy").mkdir()
     (tmp_path / "legacy" / "suite.json").write_text(json.dumps({**legacy, "model": "timm:old"}))
     board = tmp_path / "board"
