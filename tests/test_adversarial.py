@@ -103,16 +103,21 @@ class Recording(nn.Module):
         return self.model(x)
 
 
-def direct_attacks(loaded, val, ids, *, seed, batch_size, eps, alpha):
-    """torchattacks called directly: the rows ``ids``, decoded one by one, attacked in batches of
-    ``batch_size`` with PGD seeded by ``seed + batch number`` (inside fork_rng); per batch: clean
-    prediction, FGSM, its prediction, PGD, its prediction."""
+def attacked_rows(loaded, val, ids):
+    """The model in pixel space (eval mode), and the rows ``ids`` decoded one by one with their labels."""
     table = val.read_table("default", "validation", ["id", "image", "label"])
     rows = {row_id: i for i, row_id in enumerate(table.column("id").to_pylist())}
     pixels, model = normalised(loaded)
     images = torch.stack([pixels(decode(table.column("image")[rows[i]].as_py()["bytes"])) for i in ids])
     labels = torch.tensor([table.column("label")[rows[i]].as_py() for i in ids])
-    model.eval()
+    return model.eval(), images, labels
+
+
+def direct_attacks(loaded, val, ids, *, seed, batch_size, eps, alpha):
+    """torchattacks called directly: the rows ``ids``, decoded one by one, attacked in batches of
+    ``batch_size`` with PGD seeded by ``seed + batch number`` (inside fork_rng); per batch: clean
+    prediction, FGSM, its prediction, PGD, its prediction."""
+    model, images, labels = attacked_rows(loaded, val, ids)
 
     def correct(x, y):
         with torch.no_grad():
@@ -346,12 +351,7 @@ def direct_autoattack(loaded, val, ids, *, norm, eps, seed, batch_size):
     the rows ``run_standard_evaluation`` returns correctly classified."""
     from pyautoattack import AutoAttack
 
-    table = val.read_table("default", "validation", ["id", "image", "label"])
-    rows = {row_id: i for i, row_id in enumerate(table.column("id").to_pylist())}
-    pixels, model = normalised(loaded)
-    images = torch.stack([pixels(decode(table.column("image")[rows[i]].as_py()["bytes"])) for i in ids])
-    labels = torch.tensor([table.column("label")[rows[i]].as_py() for i in ids])
-    model.eval()
+    model, images, labels = attacked_rows(loaded, val, ids)
     flags = []
     for batch, start in enumerate(range(0, len(ids), batch_size)):
         x, y = images[start : start + batch_size], labels[start : start + batch_size]
