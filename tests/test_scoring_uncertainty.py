@@ -84,8 +84,9 @@ def test_mcnemar_by_hand_and_statsmodels():
     # 9 vs 2 discordant: p = 2 * sum_{k<=2} C(11, k) / 2^11 = 2 * (1 + 11 + 55) / 2048
     first = torch.tensor([True] * 9 + [False] * 2)
     assert mcnemar_test(first, ~first).p_value == pytest.approx(2 * 67 / 2048, rel=1e-12)
-    contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
-    assert mcnemar_test(first, ~first).p_value == pytest.approx(contingency.mcnemar([[0, 9], [2, 0]]).pvalue)
+    from statsmodels.stats.contingency_tables import mcnemar  # the dev group's
+
+    assert mcnemar_test(first, ~first).p_value == pytest.approx(mcnemar([[0, 9], [2, 0]]).pvalue)
 
 
 def test_paired_bootstrap_test_is_its_formula():
