@@ -27,6 +27,7 @@ Run folder (``RUN_DIR/uncertainty/``, named with their sha256 in ``summary.uncer
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -42,7 +43,7 @@ import pyarrow.parquet as pq
 import torch
 
 from ...errors import ConfigError, RunFolderError, param
-from ...files import atomic_write_bytes, sha256_file
+from ...files import atomic_write_bytes
 from ..evaluation.preprocessing import HESSE2025, report_protocol
 from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
 from .suite import ID_DATASET, headline_row, json_path, suite_summary
@@ -310,7 +311,7 @@ def bootstrap_summary(
     for b in range(bootstrap.resamples):
         found = summary_of(b)
         for column, keys in enumerate(numbers.values()):
-            value = _at(found, keys)
+            value = value_at(found, keys)
             values[b, column] = value if isinstance(value, int | float) else np.nan
     intervals, reasons = {}, fixed_reasons(summary)
     for column, (path, keys) in enumerate(numbers.items()):
@@ -361,7 +362,8 @@ def _attack_of(adversarial, attacked: ReportReplicates | None, pick: int | None)
     return {**adversarial, **{row[0]: float(value) for row, value in values.items()}}
 
 
-def _at(summary: Mapping[str, Any], keys: Iterable[str]) -> Any:
+def value_at(summary: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    """The value at ``keys`` (a number's path in ``summary``: :func:`headline_numbers`), None where absent."""
     value: Any = summary
     for key in keys:
         if not isinstance(value, Mapping) or key not in value:
@@ -372,7 +374,7 @@ def _at(summary: Mapping[str, Any], keys: Iterable[str]) -> Any:
 
 def _identity_problem(point, identity, keys: tuple[str, ...], adversarial) -> str | None:
     """Why the identity resample does not reproduce the number at ``keys`` (None when it does)."""
-    expected, found = _at(point, keys), _at(identity, keys)
+    expected, found = value_at(point, keys), value_at(identity, keys)
     if found is None:
         if (
             keys[:3] in (("quba", "dimensions", "adversarial_robustness"), ("quba", "score"))
@@ -383,7 +385,7 @@ def _identity_problem(point, identity, keys: tuple[str, ...], adversarial) -> st
         return "not resampled: a report row it is computed from has no per-image form"
     if not math.isclose(found, expected, rel_tol=IDENTITY_TOLERANCE, abs_tol=IDENTITY_TOLERANCE):
         return f"resampling does not reproduce it (every image once gives {found!r}, the reports {expected!r})"
-    parent_point, parent_identity = _at(point, keys[:-1]), _at(identity, keys[:-1])
+    parent_point, parent_identity = value_at(point, keys[:-1]), value_at(identity, keys[:-1])
     for name, value in parent_point.items():
         if isinstance(value, str | int | list) and not isinstance(value, float) and parent_identity.get(name) != value:
             return f"resampling reads other rows ({name} {parent_identity.get(name)!r}, the reports {value!r})"
@@ -416,16 +418,18 @@ def write_uncertainty(
         name = key.replace("/", "__") + ".parquet"
         frame = pa.table({"id": pa.array(ids, pa.string()), "correct": pa.array(flags.astype(bool))})
         written[name] = _parquet(frame, {"format": CORRECT_FORMAT, "key": key})
-        correct[key] = {"path": f"{UNCERTAINTY_FOLDER}/{name}", "rows": len(ids)}
+        correct[key] = {"path": f"{UNCERTAINTY_FOLDER}/{name}", "rows": len(ids), "sha256": _sha256(written[name])}
     for stale in folder.glob("*.parquet"):
         if stale.name not in written:
             stale.unlink()
     for name, data in written.items():
         atomic_write_bytes(folder / name, data)
-    for entry in correct.values():
-        entry["sha256"] = sha256_file(Path(run_dir) / entry["path"])
-    replicates = {"path": f"{UNCERTAINTY_FOLDER}/{REPLICATES_FILE}", "sha256": sha256_file(folder / REPLICATES_FILE)}
+    replicates = {"path": f"{UNCERTAINTY_FOLDER}/{REPLICATES_FILE}", "sha256": _sha256(written[REPLICATES_FILE])}
     return {**record, "files": {"replicates": replicates, "correct": correct}}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _parquet(table: pa.Table, meta: Mapping[str, Any]) -> bytes:
@@ -441,13 +445,15 @@ def _checked_file(run_dir: Path, entry: Mapping[str, Any], what: str) -> pa.Tabl
         raise RunFolderError(
             f"{path}: missing, though suite.json's summary.uncertainty names it ({what}); run evaluate again"
         )
-    if sha256_file(path) != entry["sha256"]:
+    data = path.read_bytes()  # read once: hashed, then parsed
+    digest = _sha256(data)
+    if digest != entry["sha256"]:
         raise RunFolderError(
-            f"{path}: not the file suite.json names ({what}; sha256 {sha256_file(path)[:12]}, recorded "
+            f"{path}: not the file suite.json names ({what}; sha256 {digest[:12]}, recorded "
             f"{entry['sha256'][:12]}): the run folder was changed after evaluate; run evaluate again"
         )
     try:
-        return pq.read_table(path)
+        return pq.read_table(pa.BufferReader(data))
     except (OSError, pa.ArrowException) as err:
         raise RunFolderError(f"{path}: not a readable Parquet file ({what}: {err})") from err
 
@@ -521,5 +527,6 @@ __all__ = [
     "read_replicates",
     "resample_report",
     "summary_reads",
+    "value_at",
     "write_uncertainty",
 ]

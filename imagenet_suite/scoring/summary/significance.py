@@ -33,7 +33,7 @@ import pandas as pd
 
 from ...errors import RunFolderError
 from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
-from .intervals import headline_numbers, number_path, read_correct, read_replicates
+from .intervals import headline_numbers, number_path, read_correct, read_replicates, value_at
 
 TEST_COLUMNS = (
     "ranking",
@@ -208,17 +208,10 @@ def _intervals(runs: Mapping[str, _Run], absent: Mapping[str, str]) -> pd.DataFr
         numbers = headline_numbers(run.suite["summary"])
         row = {}
         for number, (low, high) in run.uncertainty["ci95"].items():
-            row[number] = _at(run.suite["summary"], numbers[number]) if number in numbers else np.nan
+            row[number] = value_at(run.suite["summary"], numbers[number]) if number in numbers else np.nan
             row[f"{number}_ci_low"], row[f"{number}_ci_high"] = low, high
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
-
-
-def _at(summary: Mapping[str, Any], keys: Sequence[str]) -> Any:
-    value: Any = summary
-    for part in keys:
-        value = value[part]
-    return value
 
 
 def significance_markdown(found: Significance | None) -> list[str]:
