@@ -3,6 +3,7 @@
     uv run --frozen python benchmarks/bench_scoring.py            # 50,000 x 1,000 and 50,000 x 21,843
     uv run --frozen python benchmarks/bench_scoring.py --quick    # 5,000 x 1,000 and 2,000 x 21,843
     uv run --frozen python benchmarks/bench_scoring.py --sizes 1000 --device cuda
+    uv run --frozen python benchmarks/bench_scoring.py --sizes 1000 --floor   # + the primitives' floor
 
 The "full classification report" is every metric :func:`imagenet_suite.scoring.evaluation.report.score`
 computes for an ImageNet-val-like split with ``label`` and ``real_labels``: top-1/top-5, ReaL
@@ -31,6 +32,7 @@ import argparse
 import gc
 import itertools
 import json
+import math
 import os
 import sys
 import tempfile
@@ -130,6 +132,59 @@ def timed(results: dict, name: str, device: torch.device):
     if previous is None or seconds < previous["seconds"]:
         entry["peak_rss_mb"] = max(entry["peak_rss_mb"], previous["peak_rss_mb"] if previous else 0)
         results[name] = entry
+
+
+# ----------------------------------------------------------------------------- the floor
+
+
+def floor_primitives(logits: torch.Tensor) -> dict[str, float]:
+    """Single-threaded CPU seconds of the passes over all N x C scores that any exact full report runs,
+    however it is organised: the finiteness check (as ``ModelOutputs.validate``: row sums), each row's top-6 (top-5 and its tie check), each
+    row's softmax denominator, a row-major to class-major copy (class-wise ACE bins each class's N
+    probabilities), and numpy's vectorized sort of every class's N float32 probabilities (the adaptive
+    bin edges are order statistics and every value needs its bin). Each is the fastest of 3 runs, in
+    cache-sized row chunks as the scorer walks them."""
+    from imagenet_suite.scoring.batching import CPU_CHUNK_ELEMENTS, row_chunks
+    from imagenet_suite.scoring.threads import torch_threads
+
+    chunks = [logits[rows] for rows in row_chunks(logits.shape[0], logits.shape[1], CPU_CHUNK_ELEMENTS)]
+    by_class = torch.empty(logits.shape[1], logits.shape[0])
+    starts = list(itertools.accumulate((len(chunk) for chunk in chunks), initial=0))
+
+    def to_class_major():
+        for start, chunk in zip(starts, chunks):
+            by_class[:, start : start + len(chunk)].copy_(chunk.T)
+
+    passes = {
+        "finiteness (row sums finite)": lambda: [bool(torch.isfinite(chunk.sum(dim=1)).all()) for chunk in chunks],
+        "top-6 per row (torch.topk)": lambda: [chunk.topk(6, dim=1) for chunk in chunks],
+        "softmax denominators (exp, sum)": lambda: [(chunk - chunk[:, :1]).exp_().sum(dim=1) for chunk in chunks],
+        "row- to class-major copy": to_class_major,
+        "sort of every class's N values (numpy)": lambda: np.sort(by_class.numpy(), axis=1),
+    }
+    seconds = {}
+    with torch_threads(1):
+        for name, work in passes.items():
+            best = math.inf
+            for _ in range(3):
+                start = time.perf_counter()
+                work()
+                best = min(best, time.perf_counter() - start)
+            seconds[name] = best
+    return seconds
+
+
+def report_floor(logits: torch.Tensor, anchors_total: float | None) -> dict[str, float]:
+    seconds = floor_primitives(logits)
+    workers = os.cpu_count() or 1
+    total = sum(seconds.values())
+    for name, value in seconds.items():
+        print(f"  floor: {name:<44} {value:8.3f} s (one thread)", flush=True)
+    line = f"  floor: {total:.3f} s of one thread -> at best {total / workers:.3f} s on {workers} CPUs"
+    if anchors_total:
+        line += f" -> at most {anchors_total * workers / total:.1f}x the anchors' {anchors_total:.3f} s"
+    print(line, flush=True)
+    return {"primitives": seconds, "one_thread_seconds": total, "workers": workers}
 
 
 # ----------------------------------------------------------------------------- ours
@@ -357,7 +412,9 @@ def compare(ours_values: dict, anchor_values: dict) -> list[str]:
 # ----------------------------------------------------------------------------- main
 
 
-def run_size(rows: int, classes: int, device: torch.device, skip_anchors: bool, repeat: int = 1) -> dict:
+def run_size(
+    rows: int, classes: int, device: torch.device, skip_anchors: bool, repeat: int = 1, floor: bool = False
+) -> dict:
     logits, labels, label_sets = synthetic_split(rows, classes)
     logits, labels = logits.to(device), labels.to(device)
     sets = padded(label_sets).to(device)
@@ -405,6 +462,8 @@ def run_size(rows: int, classes: int, device: torch.device, skip_anchors: bool, 
         )
     print("  agreement:")
     print("\n".join(compare(ours_values, anchor_values)))
+    if floor and device.type == "cpu":
+        result["floor"] = report_floor(logits, sum(stage["seconds"] for stage in anchor_timing.values()))
     return result
 
 
@@ -417,6 +476,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--skip-anchors", action="store_true", help="time imagenet-suite only")
     parser.add_argument("--repeat", type=int, default=1, help="repeat each timing, keep the fastest (default 1)")
     parser.add_argument("--json", type=Path, help="write all timings here")
+    parser.add_argument(
+        "--floor", action="store_true", help="on the CPU, also time the passes any exact full report needs (the floor)"
+    )
     return parser.parse_args(argv)
 
 
@@ -432,7 +494,7 @@ def main(argv=None) -> int:
     results = []
     for classes in args.sizes:
         rows = args.rows or ((5000 if classes <= 1000 else 2000) if args.quick else 50000)
-        results.append(run_size(rows, classes, device, args.skip_anchors, args.repeat))
+        results.append(run_size(rows, classes, device, args.skip_anchors, args.repeat, args.floor))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0
