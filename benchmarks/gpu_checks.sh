@@ -14,7 +14,7 @@ out=${1:-gpu-checks}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 FIFTYONE_DO_NOT_TRACK=true HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 py=${PYTHON:-python}
-steps=" ${GPU_CHECKS_STEPS:-cuda_tests bench_predict bench_scoring bench_bootstrap bench_lca bench_ood_metrics bench_perturbations suite} "
+steps=" ${GPU_CHECKS_STEPS:-cuda_tests bench_predict bench_scoring bench_bootstrap bench_lca bench_ood_metrics bench_perturbations bench_zero_shot suite} "
 
 step() {  # step NAME SECONDS COMMAND...
     local name=$1 limit=$2
@@ -48,6 +48,9 @@ step bench_bootstrap 120 $py benchmarks/bench_bootstrap.py --device cuda
 step bench_lca 40 $py benchmarks/bench_lca.py --device cuda --loop-repeats 1
 step bench_ood_metrics 150 $py benchmarks/bench_ood_metrics.py --device cuda
 step bench_perturbations 40 $py benchmarks/bench_perturbations.py --images 16 --workers 8 --torch-device cuda
+# zero-shot ViT-B/16 (random init, open_clip): head overhead vs a plain classifier; 80 templates cold vs cached
+step bench_zero_shot 120 $py benchmarks/bench_zero_shot.py --arch ViT-B-16 --device cuda --batch-size 256 \
+    --prompts openai80 --amp --rounds 3
 # every other test too: with CUDA visible, commands default to --device cuda
 # shellcheck disable=SC2086
 step suite 200 $py -m pytest -q -p no:cacheprovider -o addopts= -n 14 --dist loadfile \

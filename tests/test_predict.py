@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import io
 import logging
 import textwrap
@@ -434,7 +435,21 @@ def eval_transforms() -> dict[str, object]:
     }
     transforms = {name: create_transform(**config) for name, config in configs.items()}
     transforms["torchvision weights preset"] = torchvision.models.get_model_weights("resnet18").DEFAULT.transforms()
+    transforms.update(open_clip_transforms())
     return transforms
+
+
+def open_clip_transforms() -> dict[str, object]:
+    """open_clip's eval transforms (preprocess_val) of a CLIP tag (shortest side, bicubic) and of SigLIP (squash);
+    none without the zeroshot extra."""
+    if importlib.util.find_spec("open_clip") is None:
+        return {}
+    from open_clip.transform import PreprocessCfg, image_transform_v2
+
+    return {
+        f"open_clip {mode}": image_transform_v2(PreprocessCfg(size=96, resize_mode=mode), is_train=False)
+        for mode in ("shortest", "squash")
+    }
 
 
 @pytest.mark.parametrize("border", [0, 2])
@@ -460,6 +475,13 @@ def test_tensor_preprocessing_matches_the_pil_transform(name, border):
         assert ratio < 0.02, ratio  # measured: at most 0.002 of the logits' spread
 
 
+def open_clip_longest():
+    """open_clip's ``resize_mode="longest"`` eval transform (its own ResizeKeepRatio and CenterCropOrPad)."""
+    from open_clip.transform import PreprocessCfg, image_transform_v2
+
+    return image_transform_v2(PreprocessCfg(size=64, resize_mode="longest"), is_train=False)
+
+
 def test_preprocessing_without_a_tensor_counterpart_is_refused():
     from torchvision import transforms
 
@@ -473,6 +495,7 @@ def test_preprocessing_without_a_tensor_counterpart_is_refused():
         ),
         (transforms.Compose([transforms.Grayscale(3), transforms.ToTensor()]), "Grayscale"),
         (transforms.Compose([transforms.Resize(8)]), "does not end in ToTensor"),
+        *([(open_clip_longest(), "ResizeKeepRatio")] if importlib.util.find_spec("open_clip") else []),
     ):
         with pytest.raises(UnsupportedTransform, match=named):
             tensor_transform(transform)

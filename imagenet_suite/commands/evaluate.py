@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._flags import rename
-from .predict import resolve_device, state_weights
+from .predict import add_zero_shot_arguments, resolve_device, state_weights, zero_shot_options
 
 
 def register(subparsers) -> None:
@@ -103,6 +103,7 @@ def register(subparsers) -> None:
     parser.add_argument("--ray-address", metavar="ADDR", help="Ray cluster (default: $RAY_ADDRESS, else a local one)")
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_zero_shot_arguments(parser)
     parser.set_defaults(func=run)
     rename(parser, run_dir="--out", resume="--out")  # the library's run_dir (and the attacks' resume folder in it)
 
@@ -112,9 +113,10 @@ def run(args) -> int:
     from imagenet_suite.inference.evaluate import SUITE_JSON, check_arguments, run_suite
 
     options = suite_options(args)
+    head = zero_shot_options(args, str(options.predict.device))
     check_arguments(args.out, options)  # before the model is loaded or anything is written; run_suite checks again
     state_weights(args.model, args.weights, args.seed)
-    loaded = load_model(args.model, args.weights, seed=args.seed)
+    loaded = load_model(args.model, args.weights, seed=args.seed, zero_shot_options=head)
     suite = run_suite(loaded, args.datasets, args.out, options)
     quba = suite["summary"]["quba"]
     for name, entry in quba["dimensions"].items():

@@ -2,8 +2,11 @@
 
 Writes ``ids`` + ``logits`` (+ ``features`` with ``--features``) to a ``.pt`` file that ``score``
 reads unchanged; prints the file. Before loading a library's pretrained weights it says on stderr
-which (the tag the model spec resolves to, and the tag the papers used where it differs). Logic:
-:mod:`imagenet_suite.inference`.
+which (the tag the model spec resolves to, and the tag the papers used where it differs). An
+``open_clip:`` model is a zero-shot classifier whose head ``--prompts``, ``--class-names``,
+``--logit-scale`` and ``--probabilities`` choose (:mod:`imagenet_suite.inference.zero_shot`);
+``--zero-shot-stats FILE`` writes its text embeddings as detector statistics (NINCO's cosine and MCM).
+Logic: :mod:`imagenet_suite.inference`.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ def register(subparsers) -> None:
         "--model",
         required=True,
         help="timm:<name>[.<tag>] (resnet50.a1_in1k), torchvision:<name>[.<WEIGHTS>] (resnet50.IMAGENET1K_V1, "
-        "resnet50.DEFAULT), <module>:<callable> or <path/to/file.py>:<callable> (an nn.Module); without a tag, "
-        "the library's default tag (stated before loading, recorded)",
+        "resnet50.DEFAULT), open_clip:<arch>[.<tag>] (ViT-B-16.openai: zero-shot), <module>:<callable> or "
+        "<path/to/file.py>:<callable> (an nn.Module); without a tag, the library's default tag (stated before "
+        "loading, recorded)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="outputs file to write (.pt)")
     parser.add_argument(
@@ -50,7 +54,81 @@ def register(subparsers) -> None:
         "(default: on with a CUDA device; CMYK, grayscale and PNG images keep the CPU path)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    zero_shot = add_zero_shot_arguments(parser)
+    zero_shot.add_argument(
+        "--zero-shot-stats",
+        type=Path,
+        metavar="FILE",
+        help="also write the head's text embeddings as detector statistics (score --detector-stats: NINCO's "
+        "cosine and MCM = rcos)",
+    )
     parser.set_defaults(func=run)
+
+
+ZERO_SHOT_FLAGS = {
+    "prompts": "--prompts",
+    "class_names": "--class-names",
+    "logit_scale": "--logit-scale",
+    "probabilities": "--probabilities",
+    "zero_shot_stats": "--zero-shot-stats",
+}
+
+
+def add_zero_shot_arguments(parser):
+    """The flags of an ``open_clip:`` model's zero-shot head (predict and evaluate); returns their group."""
+    group = parser.add_argument_group("zero-shot head (open_clip: models)")
+    group.add_argument(
+        "--prompts",
+        metavar="openai80|photo|taxonomy[:DEPTH]|FILE",
+        help="openai80: CLIP's 80 ImageNet templates (default); photo: 'a photo of a {}' (LCA-on-the-Line, NINCO); "
+        "taxonomy[:DEPTH]: 'A, which is a type of B, ...' from WordNet (LCA-on-the-Line App. G.1, default depth 2); "
+        "FILE: one template per line with one {}",
+    )
+    group.add_argument(
+        "--class-names", choices=("clip", "wordnet"), help="clip: CLIP's curated names (default); wordnet: lemmas"
+    )
+    group.add_argument(
+        "--logit-scale",
+        metavar="S|model",
+        help="logits = S·cos (default 100; a model with a logit bias, SigLIP: its own); model: the checkpoint's",
+    )
+    group.add_argument(
+        "--probabilities",
+        choices=("softmax", "hesse2025"),
+        help="softmax: the outputs are logits, softmaxed once by score (default); hesse2025: Beyond Accuracy's "
+        "wrapper outputs softmax(100·cos) (SigLIP: sigmoid), softmaxed again by score as in that paper",
+    )
+    return group
+
+
+def zero_shot_options(args, device: str):
+    """The :class:`~imagenet_suite.inference.zero_shot.ZeroShotOptions` of the parsed arguments, or None for a
+    model that is not ``open_clip:`` (ConfigError naming a zero-shot flag given for one)."""
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference.zero_shot import ZeroShotOptions
+
+    if not args.model.startswith("open_clip:"):
+        given = [flag for dest, flag in ZERO_SHOT_FLAGS.items() if getattr(args, dest, None) is not None]
+        if given:
+            raise ConfigError(f"{given[0]} applies to open_clip: models only, not to {args.model!r}")
+        return None
+    scale = args.logit_scale
+    if scale is not None and scale != "model":
+        try:
+            scale = float(scale)
+        except ValueError as err:
+            raise ConfigError(f"--logit-scale must be a number > 0 or 'model', got {scale!r}") from err
+    chosen = {
+        "prompts": args.prompts,
+        "class_names": args.class_names,
+        "logit_scale": scale,
+        "probabilities": args.probabilities,
+    }
+    return ZeroShotOptions(
+        **{key: value for key, value in chosen.items() if value is not None},
+        device=device,
+        progress=not args.no_progress,
+    )
 
 
 def resolve_device(name: str | None) -> str:
@@ -76,10 +154,15 @@ def run(args) -> int:
 
     # every argument first: a run that cannot finish is refused before a model is loaded or data read
     options = predict_options(args)
+    head = zero_shot_options(args, str(options.device))
     check_outputs_file(args.out)
     folder = DatasetFolder(args.folder)
     state_weights(args.model, args.weights, args.seed)
-    loaded = load_model(args.model, args.weights, seed=args.seed)
+    loaded = load_model(args.model, args.weights, seed=args.seed, zero_shot_options=head)
+    if args.zero_shot_stats is not None:
+        from imagenet_suite.inference.zero_shot import zero_shot_detector_stats
+
+        zero_shot_detector_stats(loaded.model).save(args.zero_shot_stats)
     out = predict(folder, loaded, args.out, config=args.config, split=args.split, options=options)
     print(out)
     return 0

@@ -119,6 +119,7 @@ from ..scoring.summary.suite import (
     WEIGHTS_SOURCE,
     Fields,
     Maybe,
+    Number,
     Text,
     check_json,
     describe_json,
@@ -130,12 +131,25 @@ from ..scoring.threads import chunk_parallel_cpu, torch_threads
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .models import LoadedModel, weights_digest
 from .predict import PredictOptions, predict, protocol_transform
+from .zero_shot import ZeroShotClassifier, head_identity, zero_shot_detector_stats
 
 RUN_MANIFEST = "run.json"
 ADVERSARIAL_JSON = "adversarial.json"
 ADVERSARIAL_PARTIAL = "adversarial.partial"
 RUN_FORMAT = "imagenet-suite.run/2"
 OUTPUTS_RECORD_FORMAT = "imagenet-suite.outputs-record/1"
+ZERO_SHOT_HEAD = Fields(
+    {
+        "prompts": TEXT,
+        "class_names": TEXT,
+        "prompts_sha256": SHA256,
+        "prompts_per_class": COUNT,
+        "logit_scale": Number(),
+        "logit_bias": Maybe(Number()),
+        "probabilities": TEXT,
+    }
+)
+"""run.json's ``zero_shot``: what decides a zero-shot head's outputs (:func:`.zero_shot.head_identity`)."""
 RUN_SCHEMAS: dict[str | None, Fields] = {
     None: Fields({"model": TEXT, "weights": SHA256}),  # before formats: "weights" held weights_digest()
     RUN_FORMAT: Fields(
@@ -147,7 +161,8 @@ RUN_SCHEMAS: dict[str | None, Fields] = {
             "weights_digest": SHA256,
             "params": COUNT,
         },
-        {"weights_source": Maybe(WEIGHTS_SOURCE)},  # absent in run.json written before tags were recorded
+        # weights_source: absent in run.json written before tags were recorded; zero_shot: an open_clip model's head
+        {"weights_source": Maybe(WEIGHTS_SOURCE), "zero_shot": Maybe(ZERO_SHOT_HEAD)},
     ),
 }
 OUTPUTS_RECORD = Fields({"format": Text(choices=(OUTPUTS_RECORD_FORMAT,)), "key": TEXT, "dataset": BUILD})
@@ -408,6 +423,7 @@ def run_manifest(loaded: LoadedModel) -> dict[str, Any]:
         "weights_digest": weights_digest(loaded),
         "weights_source": loaded.source.record() if loaded.source is not None else None,
         "params": sum(parameter.numel() for parameter in loaded.model.parameters()),
+        **({"zero_shot": head_identity(loaded.zero_shot)} if loaded.zero_shot is not None else {}),
     }
 
 
@@ -455,6 +471,8 @@ def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
         old, new = found["weights_source"].get("tag"), manifest["weights_source"].get("tag")
         if old != new:  # same weights, but the tag's architecture configuration and preprocessing differ
             differences.append(f"weights tag {old} there, {new} now")
+    if found.get("zero_shot") != manifest.get("zero_shot"):
+        differences.append(f"zero-shot head {_head_text(found)} there, {_head_text(manifest)} now")
     if not differences and not legacy and found["params"] != manifest["params"]:
         differences.append(
             f"{found['params']} parameters there, {manifest['params']} now (same spec and weights: the model's code changed)"
@@ -464,6 +482,13 @@ def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
             f"{param('run_dir')} {run_dir} holds the run of {found['model']}, not of this model: "
             f"{'; '.join(differences)}; choose another {param('run_dir')}"
         )
+
+
+def _head_text(manifest: dict[str, Any]) -> str:
+    head = manifest.get("zero_shot")
+    if not head:
+        return "none"
+    return f"{head['class_names']} names, {head['prompts']} prompts ({head['prompts_sha256'][:12]}), {head['probabilities']}"
 
 
 def _weights_text(manifest: dict[str, Any], legacy: bool = False) -> str:
@@ -537,6 +562,8 @@ def run_suite(
     check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
+    if stats is None and isinstance(loaded.model, ZeroShotClassifier):  # NINCO's cosine and MCM: text embeddings
+        stats = zero_shot_detector_stats(loaded.model).to(device)
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)

@@ -7,7 +7,8 @@ operations that mirror the model's PIL transform step by step.
   from the headers only, :func:`imagenet_suite.images.jpeg_frame`). Everything else — CMYK/YCCK,
   grayscale, RGB-coded JPEGs, PNG, other formats — is decoded by Pillow exactly as on the CPU path.
 * The preprocessing (:func:`tensor_transform`): built from the model's own eval transform (timm's
-  ``create_transform`` of its data config, PatchML's squash variant, or a torchvision weights preset),
+  ``create_transform`` of its data config, PatchML's squash variant, a torchvision weights preset, or
+  open_clip's ``Resize``/``CenterCrop`` eval transform, whose conversion to RGB is a no-op here),
   each step turned into its tensor equivalent with the same arithmetic — timm's resize of the shorter
   side to ``floor(size / crop_pct)`` (or its keep-ratio / squash variants), the same interpolation
   (bilinear or bicubic, antialiased like PIL's), rounded to whole levels as PIL's 8-bit resize is,
@@ -166,7 +167,18 @@ def _geometry_step(step: Any) -> Step:
         return lambda x: _center_crop_or_pad(x, step.size, step.fill)
     if isinstance(step, TrimBorder):
         return step  # F.crop on tensors, same arithmetic
+    if _converts_to_rgb(step):
+        return lambda x: x  # the decoded images are RGB already
     raise UnsupportedTransform(f"step {step!r} has no tensor counterpart here")
+
+
+def _converts_to_rgb(step: Any) -> bool:
+    """open_clip's ``MaybeConvertMode("RGB")`` (its eval transforms convert PIL images to RGB)."""
+    try:
+        from open_clip.transform import MaybeConvertMode
+    except ImportError:
+        return False
+    return isinstance(step, MaybeConvertMode) and step.mode == "RGB"
 
 
 def _interpolation(mode: Any, step: Any):

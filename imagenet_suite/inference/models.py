@@ -1,4 +1,5 @@
 """Models to run over a built dataset: ``timm:<name>[.<tag>]``, ``torchvision:<name>[.<WEIGHTS>]``,
+``open_clip:<arch>[.<tag>]`` (a zero-shot classifier, :mod:`~imagenet_suite.inference.zero_shot`),
 ``module:callable`` or ``path/to/file.py:callable``, with weights and the model's own eval preprocessing.
 
 :func:`load_model` returns a :class:`LoadedModel`: the ``nn.Module`` in eval mode, its preprocessing
@@ -7,7 +8,8 @@ weights and their sha256, and the library's weights tag, :class:`WeightsSource`)
 
 Weights tags: a library model names its weights the library's way — ``torchvision:resnet50.IMAGENET1K_V1``
 (a member of ``torchvision.models.get_model_weights("resnet50")``, ``DEFAULT`` included) or
-``timm:resnet50.a1_in1k`` (a pretrained tag of ``timm.list_pretrained("resnet50.*")``). A spec without one
+``timm:resnet50.a1_in1k`` (a pretrained tag of ``timm.list_pretrained("resnet50.*")``) or ``open_clip:ViT-B-16.openai``
+(a pair of ``open_clip.list_pretrained()``, checked offline; open_clip has no default tag). A spec without one
 resolves to the library's default (torchvision's ``DEFAULT`` enum, timm's default tag), and the resolved
 tag is what is recorded: ``torchvision:resnet50`` is ``IMAGENET1K_V2`` (80.9 % top-1), not the
 ``IMAGENET1K_V1`` (76.1 %) of the ResNet-50 rows of Beyond Accuracy (Hesse et al. 2025).
@@ -28,11 +30,13 @@ Weights (``weights``):
   looked up in the Hugging Face (or torch.hub) cache after timm loaded it.
 
 Preprocessing: timm models and user models use timm's ``resolve_data_config`` + ``create_transform``
-(eval), as timm's ``validate.py`` does; torchvision models use their weights enum's ``transforms()``.
+(eval), as timm's ``validate.py`` does; torchvision models use their weights enum's ``transforms()``;
+open_clip models open_clip's eval transform of their tag (``preprocess_val``).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -47,9 +51,11 @@ from torch import nn
 from ..errors import ConfigError, param
 from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
-from ..scoring.summary.suite import WEIGHTS_KINDS, weights_tag_text
+from ..scoring.summary.suite import WEIGHTS_KINDS, WEIGHTS_LIBRARIES, weights_tag_text
+from . import zero_shot
+from .zero_shot import ZeroShotOptions
 
-MODEL_FORMS = "timm:<name>, torchvision:<name>, <module>:<callable> or <path/to/file.py>:<callable>"
+MODEL_FORMS = "timm:<name>, torchvision:<name>, open_clip:<arch>, <module>:<callable> or <path/to/file.py>:<callable>"
 WEIGHT_SUFFIXES = (".safetensors", ".pt", ".pth")
 
 Transform = Callable[[Any], torch.Tensor]
@@ -76,12 +82,12 @@ PAPER_TAGS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
 class WeightsSource:
     """Which weights a model spec and ``weights`` select (:func:`resolve_weights`; nothing is loaded).
 
-    ``library``: ``timm``, ``torchvision`` or None (a user model); ``architecture``: the library's model
-    name without a tag (a user model: its ``module:callable``); ``tag``: the library's weights tag the spec
-    resolves to (torchvision's enum member name, ``IMAGENET1K_V2`` for ``DEFAULT``; timm's pretrained tag),
-    None for a user model; ``requested``: the tag as the spec writes it (None: it writes none, the
-    library's default was taken); ``kind``: where the weights come from — ``torchvision`` or ``timm`` (the
-    tag's pretrained weights), ``file`` or ``none`` (a random init from ``seed``); ``location``: the
+    ``library``: ``timm``, ``torchvision``, ``open_clip`` or None (a user model); ``architecture``: the
+    library's model name without a tag (a user model: its ``module:callable``); ``tag``: the library's weights
+    tag the spec resolves to (torchvision's enum member name, ``IMAGENET1K_V2`` for ``DEFAULT``; timm's or
+    open_clip's pretrained tag), None for a user model; ``requested``: the tag as the spec writes it (None: it
+    writes none, the library's default was taken); ``kind``: where the weights come from — ``torchvision``,
+    ``timm`` or ``open_clip`` (the tag's pretrained weights), ``file`` or ``none`` (a random init from ``seed``); ``location``: the
     weights file (``kind`` file), or where the tag's weights live (a URL, or ``hf-hub:<repo id>``).
     """
 
@@ -96,7 +102,7 @@ class WeightsSource:
     @property
     def loaded(self) -> bool:
         """Whether the tag's pretrained weights are the ones loaded."""
-        return self.kind in ("torchvision", "timm")
+        return self.kind in WEIGHTS_LIBRARIES
 
     def tag_text(self) -> str | None:
         """``torchvision resnet50.IMAGENET1K_V2 (DEFAULT: no tag in the spec)``, ... (None without a tag)."""
@@ -148,7 +154,9 @@ class LoadedModel:
     ``weights_sha256`` is the sha256 of the weights file (a file given, or the library's pretrained
     file; None for a random init, or when timm's file is not found in its cache); ``data_config`` is
     timm's data config (input size, interpolation, mean, std, crop) when the transform came from timm;
-    ``source``: the weights tag and where the weights came from (None for a LoadedModel made by hand).
+    ``source``: the weights tag and where the weights came from (None for a LoadedModel made by hand);
+    ``zero_shot``: how an ``open_clip:`` model's zero-shot head was made (class names, prompts, logit scale,
+    probability convention: :func:`~imagenet_suite.inference.zero_shot.head_record`), None for other models.
     """
 
     model: nn.Module
@@ -158,6 +166,7 @@ class LoadedModel:
     weights_sha256: str | None
     data_config: dict[str, Any] | None
     source: WeightsSource | None = None
+    zero_shot: dict[str, Any] | None = None
 
 
 def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0) -> WeightsSource:
@@ -190,6 +199,9 @@ def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0)
     elif source == "torchvision":
         architecture, tag, requested, tag_location = _torchvision_tag(spec, name)
         library = "torchvision"
+    elif source == "open_clip":
+        architecture, tag, requested, tag_location = _open_clip_tag(spec, name)
+        library = "open_clip"
     else:
         if weights is None:
             raise ConfigError(
@@ -197,6 +209,12 @@ def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0)
             )
         return WeightsSource(None, spec, None, None, str(kind), location, used_seed)
     if kind is None:
+        if library == "open_clip" and tag is None:
+            tags = zero_shot.import_open_clip().list_pretrained_tags_by_model(architecture)
+            raise ConfigError(
+                f"model {spec!r}: open_clip has no default weights; name a pretrained tag, {spec}.<tag> (valid: "
+                f"{', '.join(tags) or 'none'}), or pass {param('weights')} FILE, or {param('weights')} none"
+            )
         if tag_location is None:
             raise ConfigError(
                 f"model {spec!r}: {library} has no pretrained weights for {architecture}"
@@ -207,10 +225,21 @@ def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0)
     return WeightsSource(library, architecture, tag, requested, kind, location, used_seed)
 
 
-def load_model(spec: str, weights: str | Path | None = None, seed: int = 0) -> LoadedModel:
-    """Build the model ``spec`` names, load ``weights`` and return it in eval mode with its transform."""
+def load_model(
+    spec: str, weights: str | Path | None = None, seed: int = 0, zero_shot_options: ZeroShotOptions | None = None
+) -> LoadedModel:
+    """Build the model ``spec`` names, load ``weights`` and return it in eval mode with its transform.
+
+    ``zero_shot_options``: how an ``open_clip:`` model becomes a classifier (default ``ZeroShotOptions()``:
+    CLIP's names, its 80 templates, 100·cos, softmax); ConfigError when given for any other model."""
     chosen = resolve_weights(spec, weights, seed)
     source, name = _split_spec(spec)
+    if chosen.library == "open_clip":
+        return _open_clip_classifier(spec, chosen, weights, seed, zero_shot_options or ZeroShotOptions())
+    if zero_shot_options is not None:
+        raise ConfigError(
+            f"model {spec!r}: zero-shot options (prompts, class names, ...) apply to open_clip: models only"
+        )
     digest = None
     if chosen.library == "timm":
         model, digest = _timm_model(spec, chosen, seed)
@@ -246,6 +275,47 @@ def _split_tag(spec: str, name: str) -> tuple[str, str | None]:
             f"model {spec!r}: an empty weights tag after '.'; write {architecture} or {architecture}.<tag>"
         )
     return architecture, tag or None
+
+
+def _open_clip_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
+    """``(architecture, tag, requested tag, where the tag's weights live)`` of an open_clip name, checked
+    against ``open_clip.list_models()`` / ``list_pretrained()`` (offline). open_clip has no default tag."""
+    open_clip = zero_shot.import_open_clip()
+    architecture, requested = _split_tag(spec, name)
+    if architecture not in open_clip.list_models():
+        close = difflib.get_close_matches(architecture, open_clip.list_models(), n=5, cutoff=0.5)
+        raise ConfigError(f"model {spec!r}: open_clip has no model {architecture!r} (similar: {close})")
+    tags = open_clip.list_pretrained_tags_by_model(architecture)
+    if requested is not None and requested not in tags:
+        raise ConfigError(
+            f"model {spec!r}: open_clip has no pretrained tag {requested!r} for {architecture} "
+            f"(valid: {', '.join(tags) if tags else 'none, write ' + architecture})"
+        )
+    if requested is None:
+        return architecture, None, None, None
+    return architecture, requested, requested, zero_shot.tag_location(architecture, requested)
+
+
+def _open_clip_classifier(
+    spec: str, chosen: WeightsSource, weights: str | Path | None, seed: int, options: ZeroShotOptions
+) -> LoadedModel:
+    """An ``open_clip:`` model as a :class:`~imagenet_suite.inference.zero_shot.ZeroShotClassifier`: the tokenizer
+    first (fails fast), the model as its tag configures it (the tag's file fetched and hashed when loaded, else
+    ``weights`` or a seeded random init), then the head of ``options``."""
+    tokenizer = zero_shot.tokenizer_of(spec, chosen.architecture)
+    checkpoint = None
+    if chosen.loaded:
+        try:
+            checkpoint = zero_shot.download_checkpoint(chosen.architecture, str(chosen.tag))
+        except Exception as err:  # hub, network and HTTP errors have many types
+            raise _unfetchable(spec, chosen, err) from err
+    clip, transform = _seeded(seed, lambda: zero_shot.create_clip(spec, chosen.architecture, chosen.tag, checkpoint))
+    digest = sha256_file(checkpoint) if checkpoint is not None else None
+    if chosen.kind == "file":
+        digest = load_weights(clip, Path(str(weights)), spec)
+    key = zero_shot.ModelKey(chosen.architecture, chosen.tag, digest)
+    model = zero_shot.build_classifier(clip, tokenizer, key, options).eval()
+    return LoadedModel(model, transform, spec, chosen.weights_text(), digest, None, chosen, model.record)
 
 
 def _timm_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
@@ -530,6 +600,7 @@ def resize_only_transform(loaded: LoadedModel) -> Transform:
     (Anzaku et al. 2024, App. B), for every model source:
 
     * timm and user models (timm's data config): :func:`squash_transform`;
+    * open_clip models: open_clip's eval transform with ``resize_mode="squash"``;
     * torchvision: resize to ``(crop_size, crop_size)`` with the weights' interpolation and antialias,
       then to a float tensor and normalise with their mean/std (what ``ImageClassification`` does, less
       the resize of the shorter side and the centre crop).
@@ -537,6 +608,8 @@ def resize_only_transform(loaded: LoadedModel) -> Transform:
     ConfigError for any other preprocessing (it has no known input size to resize to)."""
     if loaded.data_config:
         return squash_transform(loaded.data_config)
+    if isinstance(loaded.model, zero_shot.ZeroShotClassifier):
+        return loaded.model.resize_only_transform()
     from torchvision import transforms
     from torchvision.transforms._presets import ImageClassification
 

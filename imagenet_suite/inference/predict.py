@@ -1,4 +1,5 @@
-"""Run a model over a built dataset split and write its outputs file (``ids`` + ``logits`` [+ ``features``]).
+"""Run a model over a built dataset split and write its outputs file (``ids`` + ``logits`` [+ ``features``];
+a zero-shot model's head record as ``zero_shot``).
 
 The outputs file is the scorer's contract (:class:`imagenet_suite.scoring.outputs.ModelOutputs`; the
 features part is read by :class:`~imagenet_suite.scoring.metrics.ood_detectors.Embeddings`), so
@@ -70,6 +71,7 @@ from .resume import (
     torch_bytes,
     write_chunk,
 )
+from .zero_shot import head_identity
 
 _LOG = logging.getLogger(__name__)
 
@@ -452,7 +454,7 @@ def predict(
             images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
             to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
             _run(images, todo, _Forward.of(loaded.model, partial, device, options), options, to_device)
-        _merge(units, partial, out, options.features, unit_ids)
+        _merge(units, partial, out, options.features, unit_ids, loaded.zero_shot)
     except BaseException:
         drop_if_empty(partial, fresh)  # nothing worth resuming: leave nothing behind
         raise
@@ -509,6 +511,8 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
         "amp": options.amp,
         "batch_size": options.batch_size,
     }
+    if loaded.zero_shot is not None:  # the zero-shot head: class names, prompts, logit scale, probabilities
+        manifest["zero_shot"] = head_identity(loaded.zero_shot)
     if options.resize_only:
         manifest["preprocessing"] = "resize only, no center crop"
     return manifest
@@ -622,7 +626,11 @@ class _Forward:
         write_chunk(self.partial, index, chunk)
 
 
-def _merge(units: list[Unit], partial: Path, out: Path, features: bool, unit_ids: UnitIds) -> None:
+def _merge(
+    units: list[Unit], partial: Path, out: Path, features: bool, unit_ids: UnitIds, zero_shot: dict | None = None
+) -> None:
+    """The outputs file from the chunks (checked), rows in dataset order; a zero-shot model's head record
+    goes beside them (``zero_shot``: class names, prompts, logit scale, probability convention)."""
     chunks = [_read_chunk(partial / chunk_name(unit.index), unit, features, unit_ids(unit)) for unit in units]
     for name in ("logits", "features") if features else ("logits",):
         first = chunks[0][name].shape[1]
@@ -638,6 +646,8 @@ def _merge(units: list[Unit], partial: Path, out: Path, features: bool, unit_ids
     }
     if features:
         merged["features"] = torch.cat([chunk["features"] for chunk in chunks])
+    if zero_shot is not None:
+        merged["zero_shot"] = zero_shot
     atomic_write_bytes(out, torch_bytes(merged))
 
 

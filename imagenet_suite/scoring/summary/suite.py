@@ -926,12 +926,14 @@ ADVERSARIAL = Fields(
 ImageNet-val build attacked (absent in files written before builds were recorded); ``correct``: per
 attacked image (in ``ids`` order) whether the model was right, ``1``/``0``, clean and under FGSM and PGD
 (absent in files written before intervals)."""
-WEIGHTS_KINDS = ("torchvision", "timm", "file", "none")
+WEIGHTS_LIBRARIES = ("torchvision", "timm", "open_clip")
+"""Model libraries whose pretrained tags a run can name (``open_clip``: zero-shot vision-language models)."""
+WEIGHTS_KINDS = (*WEIGHTS_LIBRARIES, "file", "none")
 """Where a run's weights came from: a library tag's pretrained weights, a file, or a random init."""
 WEIGHTS_SOURCE = Fields(
     {
         "kind": Text(choices=WEIGHTS_KINDS),
-        "library": Maybe(Text(choices=("timm", "torchvision"))),
+        "library": Maybe(Text(choices=WEIGHTS_LIBRARIES)),
         "architecture": TEXT,
         "tag": Maybe(TEXT),
         "requested": Maybe(TEXT),
@@ -941,7 +943,7 @@ WEIGHTS_SOURCE = Fields(
     }
 )
 """Which weights a run used (``imagenet_suite.inference.models.WeightsSource.record``): ``kind`` (the tag's
-pretrained weights from ``torchvision`` or ``timm``, a ``file``, or ``none``: a random init from ``seed``),
+pretrained weights from ``torchvision``, ``timm`` or ``open_clip``, a ``file``, or ``none``: a random init from ``seed``),
 the library's ``architecture`` and the weights ``tag`` the spec resolved to (``requested``: as the spec
 wrote it, null when it wrote none and the library's default was taken; ``loaded``: whether the tag's
 weights are the ones loaded, false with a file or a random init, where the tag chose the architecture's
@@ -1135,6 +1137,7 @@ __all__ = [
     "SUITE_SCHEMAS",
     "UNCERTAINTY",
     "WEIGHTS_KINDS",
+    "WEIGHTS_LIBRARIES",
     "WEIGHTS_SOURCE",
     "Boolean",
     "Fields",
