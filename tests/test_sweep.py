@@ -70,7 +70,7 @@ def write_zoo(root: Path) -> Path:
 
     (root / "tiny.py").write_text(TINY_MODEL)
     torch.manual_seed(1)
-    torch.save(torchvision.models.squeezenet1_1().state_dict(), root / "squeezenet.pt")
+    torch.save(torchvision.models.mobilenet_v3_small().state_dict(), root / "mobilenet.pt")
     from safetensors.torch import save_file
 
     torch.manual_seed(2)
@@ -80,7 +80,7 @@ def write_zoo(root: Path) -> Path:
         "# three random-init models\n"
         "timm:test_resnet  weights=none  seed=0\n"
         "\n"
-        f"torchvision:squeezenet1_1  weights={root / 'squeezenet.pt'}   # a torchvision architecture\n"
+        f"torchvision:mobilenet_v3_small  weights={root / 'mobilenet.pt'}   # a torchvision architecture\n"
         f"{root / 'tiny.py'}:make  weights={root / 'tiny.safetensors'}\n"
     )
     return zoo
@@ -94,7 +94,7 @@ def _tiny(root: Path):
 
 def sweep_args(zoo: Path, datasets: list[Path], out: Path, *extra: str) -> list[str]:
     return ["evaluate", "--models", str(zoo), "--datasets", *map(str, datasets), "--out", str(out),
-            "--batch-size", "4", "--workers", "0", "--bootstrap", "50", "--no-progress", *extra]  # fmt: skip
+            "--batch-size", "16", "--workers", "0", "--bootstrap", "50", "--no-progress", *extra]  # fmt: skip
 
 
 def local_sweep(scratch) -> Sweep:
@@ -154,7 +154,7 @@ def test_an_interrupted_sweep_redoes_only_what_was_missing(scratch):
     # the second start: the second model's two missing splits, the third model's three; the first not loaded
     assert sorted(second) == sorted(sweep.missing_before_resume)
     assert len(sweep.missing_before_resume) == 2 + 3
-    assert [spec.rpartition(":")[2] for spec in sweep.loads[1]] == ["squeezenet1_1", "make"]
+    assert [spec.rpartition(":")[2] for spec in sweep.loads[1]] == ["mobilenet_v3_small", "make"]
     assert sweep.loads[2] == [] and third == []  # a finished sweep loads and predicts nothing
     record = json.loads((sweep.out / "sweep.json").read_text())
     assert [record["models"][name]["status"] for name in sweep.names] == ["done"] * 3
@@ -174,7 +174,7 @@ def test_the_sweep_leaderboard_is_the_leaderboard_of_its_run_folders(scratch, tm
         if path.suffix in (".md", ".csv"):
             assert (ours / path.name).read_bytes() == path.read_bytes(), path.name
     models = [json.loads((sweep.out / n / "suite.json").read_text())["model"] for n in sweep.names]
-    assert models == ["timm:test_resnet", "torchvision:squeezenet1_1", f"{sweep.zoo.parent / 'tiny.py'}:make"]
+    assert models == ["timm:test_resnet", "torchvision:mobilenet_v3_small", f"{sweep.zoo.parent / 'tiny.py'}:make"]
 
 
 def test_a_failing_model_is_reported_and_the_others_go_on(scratch, tmp_path):
