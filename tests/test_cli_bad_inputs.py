@@ -183,6 +183,23 @@ def _evaluate(dataset: Path, out: Path, *extra: str) -> list[str]:
             "--out", str(out), *extra]  # fmt: skip
 
 
+def _sweep(w: World, name: str, text: str | None, *extra: str, out: Path | None = None) -> list[str]:
+    """``evaluate --models`` of the models file ``models-<name>.txt`` holding ``text`` (None: no file)."""
+    zoo = w.root / f"models-{name}.txt"
+    if text is not None:
+        zoo.write_text(text)
+    out = out or w.root / f"sweep-{name}"
+    return ["evaluate", "--models", str(zoo), "--datasets", str(w.dataset), "--out", str(out), *extra]
+
+
+def _run_folder(w: World) -> Path:
+    """A run folder of one model (its run.json), where a sweep folder is expected."""
+    folder = w.root / "one-run"
+    folder.mkdir(exist_ok=True)
+    (folder / "run.json").write_text("{}\n")
+    return folder
+
+
 def _leaderboard(w: World, *flags: str, groups: str | None = None, name: str = "") -> list[str]:
     """``leaderboard`` of one valid run folder (written once), with ``flags`` and, given ``groups``, a
     groups file of that text (``groups-<name>.csv``)."""
@@ -490,6 +507,35 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _evaluate(w.dataset, w.root / "e12", "--bootstrap", "many"),
             r"argument --bootstrap: invalid int value: 'many'",
             usage=True,
+        ),
+        "--models: no such file": Case(
+            lambda w: _sweep(w, "missing", None), r"--models .*models-missing.txt: no such models file"
+        ),
+        "--models: a bad field on a line": Case(
+            lambda w: _sweep(w, "field", "# zoo\ntimm:test_resnet weights=none seed=x\n"),
+            r"--models .*models-field.txt:2: seed must be an integer >= 0, got 'x'$",
+        ),
+        "--models: a model twice": Case(
+            lambda w: _sweep(w, "twice", "timm:test_resnet weights=none\ntimm:test_resnet weights=none seed=0\n"),
+            r"--models .*models-twice.txt:2: the same model as .*models-twice.txt:1 \(spec, weights and seed\)",
+        ),
+        "--models with --model": Case(
+            lambda w: [*_sweep(w, "both", "timm:test_resnet\n"), "--model", "timm:test_resnet"],
+            r"argument --model: not allowed with argument --models",
+            usage=True,
+        ),
+        "--models into a run folder of one model": Case(
+            lambda w: _sweep(w, "into-run", "timm:test_resnet weights=none\n", out=_run_folder(w)),
+            r"--out .*one-run: holds the run folder of one model \(run.json\); a sweep writes a run folder per "
+            r"model under --out",
+        ),
+        "--gpus-per-task out of range": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e13", "--executor", "ray", "--gpus-per-task", "0"),
+            r"--gpus-per-task must be a number in \(0, 1\], got 0.0$",
+        ),
+        "--gpus-per-task without --executor ray": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e14", "--gpus-per-task", "0.5"),
+            r"--gpus-per-task is only used with --executor ray$",
         ),
     },
     "leaderboard": {

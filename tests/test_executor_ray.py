@@ -5,7 +5,9 @@ the way ``imagenet-suite build --executor ray`` starts one. Checked: byte-identi
 ``--num-proc 1`` for builders that read raw sources (imagenet_val, both configs) and built inputs
 (patchml, perturbations, ood_unit_tests); resume after an interrupted Ray build; a worker process
 that dies mid-shard is retried; a data error is not retried and names the shard and example; the
-working directory is never packaged for the workers; bad CLI inputs are one-line errors.
+working directory is never packaged for the workers; bad CLI inputs are one-line errors. ``evaluate
+--executor ray`` gives the local reports, and a sweep of three models (``evaluate --models``) on the
+cluster writes the suite.json files and leaderboard of the local sweep of ``tests/test_sweep.py``.
 
 The shard functions injected below (crash, worker death, data error) are module-level functions of
 this file; they reach the Ray workers by value (``cloudpickle.register_pickle_by_value``), wrapping
@@ -15,6 +17,7 @@ the runner's real shard function.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from pathlib import Path
@@ -30,7 +33,7 @@ from imagenet_suite.cli import main  # noqa: E402
 from imagenet_suite.core import executors  # noqa: E402
 from imagenet_suite.errors import ConfigError, InvalidSourceData  # noqa: E402
 from tests.builder_harness import build, first_build, sources_of  # noqa: E402
-from tests.helpers import folder_bytes  # noqa: E402
+from tests.helpers import folder_bytes, run_cli  # noqa: E402
 from tests.test_builders import BY_NAME  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -187,3 +190,21 @@ def test_evaluate_executor_arguments_are_checked(tmp_path):
     with pytest.raises(ConfigError, match="^ray_address is only used with executor ray") as refused:
         SuiteOptions(ray_address="localhost:1")
     assert refused.value.parameters == ("ray_address", "executor")
+
+
+def test_a_sweep_on_ray_writes_the_suite_json_of_a_local_sweep(cluster, scratch, tmp_path):
+    """``evaluate --models FILE --executor ray``: one task per (model, dataset split), each model deserialised
+    once per worker; every suite.json byte-identical to the (interrupted, resumed) local sweep's, and the
+    same leaderboard."""
+    from tests.test_sweep import OUTPUT_STEMS, local_sweep, sweep_args
+
+    local = local_sweep(scratch)
+    assert run_cli(*sweep_args(local.zoo, local.datasets, tmp_path, "--executor", "ray")).returncode == 0
+    for name in local.names:
+        assert (tmp_path / name / "suite.json").read_bytes() == (local.out / name / "suite.json").read_bytes()
+    board = tmp_path / "leaderboard" / "leaderboard.md"
+    assert board.read_bytes() == (local.out / "leaderboard" / "leaderboard.md").read_bytes()
+    on_ray = [record["ray"] for record in json.loads((tmp_path / "sweep.json").read_text())["models"].values()]
+    assert [record["tasks"] for record in on_ray] == [len(OUTPUT_STEMS)] * 3
+    assert sum(record["workers"] for record in on_ray) < 9  # workers ran several tasks each ...
+    assert all(record["model_loads"] == record["workers"] for record in on_ray)  # ... loading each model once

@@ -278,3 +278,27 @@ def test_gpu_decode_path_and_resize_only_preprocessing_on_the_cpu(world, photo_r
         "Normalize",
     ]
     assert squash.transforms[0].size == (32, 32) and squash(Image.new("RGB", (50, 20))).shape == (3, 32, 32)
+
+
+def test_a_sweep_gives_each_open_clip_model_the_head_of_its_flags(world, tmp_path):
+    """``evaluate --models ... --prompts photo``: the sweep's open_clip model gets that head (its outputs equal
+    ``predict --prompts photo``'s), and the same sweep with other prompts is not taken as done."""
+    from tests.helpers import run_cli as cli
+
+    zoo = tmp_path / "zoo.txt"
+    zoo.write_text(f"open_clip:{ARCH} weights={world['weights']}\n")
+    common = ["evaluate", "--models", str(zoo), "--datasets", str(world["val"].path), "--device", "cpu"]
+    common += ["--workers", "0", "--no-progress", "--batch-size", "4", "--protocol", "hesse2025"]
+    cli(*common, "--out", str(tmp_path / "sweep"), "--prompts", "photo")
+    (run,) = [path for path in (tmp_path / "sweep").iterdir() if path.name.startswith("open_clip+")]
+    (outputs,) = (run / "outputs").glob("imagenet_val*.pt")
+    predicted = tmp_path / "photo.pt"
+    predict(world, predicted, "--prompts", "photo")
+    swept, alone = torch.load(outputs), torch.load(predicted)
+    assert swept["zero_shot"]["prompts"] == alone["zero_shot"]["prompts"] == "photo"
+    torch.testing.assert_close(swept["logits"], alone["logits"], rtol=0, atol=0)
+    again = cli(
+        *common, "--out", str(tmp_path / "sweep"), "--prompts", str(world["root"] / "templates.txt"), check=False
+    )
+    assert "done before" not in again.stderr
+    assert again.returncode != 0 and "another" in again.stderr.lower()  # the run folder of the photo head is refused

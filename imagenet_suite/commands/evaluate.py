@@ -5,6 +5,11 @@ Writes the run folder of :mod:`imagenet_suite.inference.evaluate` (``suite.json`
 outputs and reports, reused by a second run) and prints the QUBA summary and the suite.json path. The
 arguments are checked before the model is loaded, and an existing run folder before any work: each bad
 one is a one-line error naming the flag or file.
+
+``--models FILE|MODEL...`` sweeps many models (:mod:`imagenet_suite.inference.sweep`): a run folder per
+model under ``--out``, ``sweep.json``, and the leaderboard in ``--out/leaderboard``; it prints each
+model's status and run folder, the QUBA table and the leaderboard.md path; a model that failed is one
+line on stderr, and the exit code is 1 when any did.
 """
 
 from __future__ import annotations
@@ -19,17 +24,33 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate", help="run a model over built datasets; score each; write suite.json/suite.md (QUBA, mCE, ...)"
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument(
         "--model",
-        required=True,
         help="timm:<name>[.<tag>], torchvision:<name>[.<WEIGHTS>], <module>:<callable>, ... (as for predict)",
+    )
+    which.add_argument(
+        "--models",
+        nargs="+",
+        metavar="FILE|MODEL",
+        help="a sweep: a models file (a line: MODEL [weights=FILE|none] [seed=N]; # comments) or models; a run "
+        "folder each under --out (a finished one is skipped, the others resume), then --out/leaderboard",
     )
     parser.add_argument(
         "--datasets", type=Path, nargs="+", required=True, metavar="DIR", help="built dataset folders to evaluate on"
     )
-    parser.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run folder (created; reused)")
     parser.add_argument(
-        "--weights", metavar="FILE|none", help="as for predict (default: the pretrained weights of the model's tag)"
+        "--out",
+        type=Path,
+        required=True,
+        metavar="RUN_DIR",
+        help="run folder (created; reused); with --models the sweep folder (a run folder per model)",
+    )
+    parser.add_argument(
+        "--weights",
+        metavar="FILE|none",
+        help="as for predict (default: the pretrained weights of the model's tag); with --models: for every "
+        "model that names none",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random init with --weights none")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when available)")
@@ -102,16 +123,27 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--ray-address", metavar="ADDR", help="Ray cluster (default: $RAY_ADDRESS, else a local one)")
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
+    parser.add_argument(
+        "--gpus-per-task",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="with --executor ray and --device cuda: GPUs each prediction task reserves, in (0, 1] (a fraction "
+        "packs several tasks on one GPU)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_zero_shot_arguments(parser)
     parser.set_defaults(func=run)
-    rename(parser, run_dir="--out", resume="--out")  # the library's run_dir (and the attacks' resume folder in it)
+    # the library's run_dir, the attacks' resume folder in it, and a sweep's folder
+    rename(parser, run_dir="--out", resume="--out", out_dir="--out")
 
 
 def run(args) -> int:
     from imagenet_suite.inference import load_model
     from imagenet_suite.inference.evaluate import SUITE_JSON, check_arguments, run_suite
 
+    if args.models is not None:
+        return sweep(args)
     options = suite_options(args)
     head = zero_shot_options(args, str(options.predict.device))
     check_arguments(args.out, options)  # before the model is loaded or anything is written; run_suite checks again
@@ -134,6 +166,32 @@ def run(args) -> int:
         print(f"{'quba (AutoAttack)':24s} {variant['score']:.4f}")
     print(args.out / SUITE_JSON)
     return 0
+
+
+def sweep(args) -> int:
+    """``evaluate --models``: every model into its run folder under ``--out``, then the leaderboard."""
+    import sys
+
+    from imagenet_suite.errors import ImagenetSuiteError
+    from imagenet_suite.inference.sweep import SWEEP_JSON, read_models, run_sweep
+
+    from ._flags import error_text
+
+    options = suite_options(args)
+    head = zero_shot_options(args, str(options.predict.device), model="")  # for each open_clip model of the sweep
+    models = read_models(args.models, args.weights, args.seed, head)
+    result = run_sweep(models, args.datasets, args.out, options)
+    for name, record in result.record["models"].items():
+        print(f"{record['status']:8s} {args.out / name}")
+    for name, err in result.errors.items():
+        text = error_text(err, args) if isinstance(err, ImagenetSuiteError) else result.record["models"][name]["error"]
+        print(f"imagenet-suite evaluate: {result.record['models'][name]['model']} failed: {text}", file=sys.stderr)
+    if result.leaderboard is not None:
+        print(result.leaderboard.quba.to_string(float_format=lambda v: f"{v:.4g}"))
+        print(result.written[-1])
+    else:
+        print(args.out / SWEEP_JSON)
+    return 1 if result.errors else 0
 
 
 def suite_options(args):
@@ -159,6 +217,7 @@ def suite_options(args):
         executor=args.executor,
         ray_address=args.ray_address,
         num_proc=args.num_proc,
+        gpus_per_task=args.gpus_per_task,
         protocols=tuple(args.protocols),
         hierarchy=args.hierarchy,
         bootstrap=args.bootstrap,

@@ -46,17 +46,12 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from imagenet_suite.scoring.metrics.quba import parse_quba_weights
     from imagenet_suite.scoring.summary.groups import read_groups
-    from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
+    from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard, write_leaderboard
 
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
-    suites = load_suites(args.runs)  # named in the order of the run folders
-    board = leaderboard(
-        suites,
-        allow_mixed_builds=args.allow_mixed_builds,
-        quba_weights=weights,
-        groups=groups,
-        folders=dict(zip(suites, args.runs, strict=True)),
+    board = runs_leaderboard(  # models named in the order of the run folders
+        args.runs, allow_mixed_builds=args.allow_mixed_builds, quba_weights=weights, groups=groups
     )
     written = write_leaderboard(board, args.out)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))

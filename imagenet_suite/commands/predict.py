@@ -101,16 +101,18 @@ def add_zero_shot_arguments(parser):
     return group
 
 
-def zero_shot_options(args, device: str):
+def zero_shot_options(args, device: str, model: str | None = None):
     """The :class:`~imagenet_suite.inference.zero_shot.ZeroShotOptions` of the parsed arguments, or None for a
-    model that is not ``open_clip:`` (ConfigError naming a zero-shot flag given for one)."""
+    ``model`` (default ``--model``) that is not ``open_clip:`` (ConfigError naming a zero-shot flag given for
+    one). A sweep passes ``model=""``: the options apply to each open_clip model of it."""
     from imagenet_suite.errors import ConfigError
     from imagenet_suite.inference.zero_shot import ZeroShotOptions
 
-    if not args.model.startswith("open_clip:"):
+    model = args.model if model is None else model
+    if model and not model.startswith("open_clip:"):
         given = [flag for dest, flag in ZERO_SHOT_FLAGS.items() if getattr(args, dest, None) is not None]
         if given:
-            raise ConfigError(f"{given[0]} applies to open_clip: models only, not to {args.model!r}")
+            raise ConfigError(f"{given[0]} applies to open_clip: models only, not to {model!r}")
         return None
     scale = args.logit_scale
     if scale is not None and scale != "model":

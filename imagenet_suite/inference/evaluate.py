@@ -71,16 +71,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from .. import __version__
-from ..core.executors import MAX_RETRIES, RayExecutor, check_executor, make_executor
+from ..core.executors import RayExecutor, check_executor, make_executor
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
@@ -127,7 +124,7 @@ from ..scoring.summary.suite import (
     read_suite,
     suite_summary,
 )
-from ..scoring.threads import chunk_parallel_cpu, torch_threads
+from ..scoring.threads import chunk_parallel_cpu
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .models import LoadedModel, weights_digest
 from .predict import PredictOptions, predict, protocol_transform
@@ -327,6 +324,9 @@ class SuiteOptions:
         ray_address: the Ray cluster (only with ``executor="ray"``); None: ``$RAY_ADDRESS``, else a local
             cluster of ``num_proc`` CPUs.
         num_proc: CPUs of that local Ray cluster, at least 1.
+        gpus_per_task: GPUs each Ray prediction task reserves when ``predict.device`` is CUDA and the cluster
+            has GPUs, in (0, 1] (a fraction packs several tasks on one GPU;
+            :func:`~imagenet_suite.inference.ray_predict.task_resources`); only with ``executor="ray"``.
         protocols: the evaluation protocols, at least one of ``hesse2025`` (every split with the model's
             own preprocessing, centre crop: QUBA and the accuracy tables of Hesse et al. 2025) and
             ``anzaku2024`` (the multi-label sets resized to the input size without a centre crop, for
@@ -361,6 +361,7 @@ class SuiteOptions:
     executor: str = "local"
     ray_address: str | None = None
     num_proc: int = 1
+    gpus_per_task: float = 1.0
     protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
     hierarchy: str | Path | None = None
     bootstrap: int = 1000
@@ -379,6 +380,11 @@ class SuiteOptions:
         _at_least("bootstrap", self.bootstrap, 0, "must be 0 (no intervals) or a number of resamples")
         _at_least("bootstrap_seed", self.bootstrap_seed, 0, "must be 0 or more")
         check_executor(self.executor, self.ray_address)
+        gpus = self.gpus_per_task
+        if isinstance(gpus, bool) or not isinstance(gpus, int | float) or not 0 < gpus <= 1:
+            raise ConfigError(f"{param('gpus_per_task')} must be a number in (0, 1], got {gpus!r}")
+        if gpus != 1 and self.executor != "ray":
+            raise ConfigError(f"{param('gpus_per_task')} is only used with {param('executor')} ray")
 
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
@@ -531,6 +537,46 @@ def _check_outputs_record(run_dir: Path, target: SuiteTarget, model: str) -> Non
         )
 
 
+@dataclass
+class OpenedRun:
+    """A model's run folder, checked and claimed (:func:`open_run`): what :func:`run_suite` scores."""
+
+    run: _Run
+    targets: list[SuiteTarget]
+    id_targets: dict[str, SuiteTarget]  # the ImageNet-val split per protocol (empty without one)
+    manifest: dict[str, Any]  # run.json
+
+    def missing_outputs(self) -> list[SuiteTarget]:
+        """The splits whose outputs the reports need and the run folder lacks (each predicted alone by
+        ``run.outputs(target)`` here, or as one Ray task)."""
+        needed = (_outputs_target(target, self.id_targets) for target in self.targets)
+        unique = {target.key: target for target in needed if target is not None}
+        return [target for target in unique.values() if not self.run.outputs_path(target).is_file()]
+
+
+def open_run(
+    loaded: LoadedModel, datasets: Sequence[str | Path], run_dir: str | Path, options: SuiteOptions
+) -> OpenedRun:
+    """Check the arguments (:func:`check_arguments`) and the run folder (:func:`check_run_folder`) of
+    :func:`run_suite` and claim the folder for ``loaded`` (run.json); nothing is predicted or scored."""
+    check_arguments(run_dir, options)
+    run_dir = Path(run_dir)
+    base = dataset_targets(datasets)
+    targets = protocol_targets(base, options.protocols)
+    id_target = next((t for t in base if t.folder.name == ID_DATASET and t.has_images), None)
+    id_targets = {HESSE2025: id_target, ANZAKU2024: id_target.under(ANZAKU2024)} if id_target is not None else {}
+    manifest = run_manifest(loaded)
+    check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
+    device = str(options.predict.device)
+    stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
+    if stats is None and isinstance(loaded.model, ZeroShotClassifier):  # NINCO's cosine and MCM: text embeddings
+        stats = zero_shot_detector_stats(loaded.model).to(device)
+    run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
+    _claim_run_folder(run_dir, manifest)
+    (run_dir / "reports").mkdir(exist_ok=True)
+    return OpenedRun(run, targets, id_targets, manifest)
+
+
 def run_suite(
     loaded: LoadedModel,
     datasets: Sequence[str | Path],
@@ -552,25 +598,11 @@ def run_suite(
         >>> suite["summary"]["quba"]["score"]                                               # doctest: +SKIP
     """
     options = SuiteOptions() if options is None else options
-    check_arguments(run_dir, options)
-    run_dir = Path(run_dir)
-    base = dataset_targets(datasets)
-    targets = protocol_targets(base, options.protocols)
-    id_target = next((t for t in base if t.folder.name == ID_DATASET and t.has_images), None)
-    id_targets = {HESSE2025: id_target, ANZAKU2024: id_target.under(ANZAKU2024)} if id_target is not None else {}
-    manifest = run_manifest(loaded)
-    check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
-    device = str(options.predict.device)
-    stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
-    if stats is None and isinstance(loaded.model, ZeroShotClassifier):  # NINCO's cosine and MCM: text embeddings
-        stats = zero_shot_detector_stats(loaded.model).to(device)
-    run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
-    _claim_run_folder(run_dir, manifest)
-    (run_dir / "reports").mkdir(exist_ok=True)
+    opened = open_run(loaded, datasets, run_dir, options)
+    run, targets, id_targets, manifest = opened.run, opened.targets, opened.id_targets, opened.manifest
+    run_dir, id_target = run.run_dir, id_targets.get(HESSE2025)
     if options.executor == "ray":
-        needed = {t.key: t for t in (_outputs_target(target, id_targets) for target in targets) if t is not None}
-        todo = [t for t in needed.values() if not run.outputs_path(t).is_file()]
-        predict_on_ray(run, todo, options.num_proc, options.ray_address)
+        predict_on_ray(run, opened.missing_outputs(), options.num_proc, options.ray_address, options.gpus_per_task)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     bootstrap = Bootstrap(options.bootstrap, options.bootstrap_seed) if options.bootstrap else None
@@ -626,78 +658,53 @@ def run_suite(
     return suite
 
 
-def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: str | None) -> None:
+def predict_on_ray(
+    run: _Run, todo: list[SuiteTarget], num_cpus: int, address: str | None, gpus_per_task: float = 1.0
+) -> None:
     """Predict ``todo`` as Ray tasks, one per dataset split, and write their outputs into the run folder.
 
-    The model goes to the object store once (it must pickle: timm, torchvision and importable user
-    models do); each task runs :func:`~imagenet_suite.inference.predict.predict` in a scratch folder
-    on its worker, with one GPU when the cluster has GPUs and ``device`` is CUDA, and returns the
-    outputs file's bytes. The dataset folders must be visible on every node (checked first). A worker
-    that dies is retried; an error in the data is not.
-
-    Each task runs torch with this process's intra-op thread count (``torch.get_num_threads()``), as
-    a local run would: CPU kernels sum in an order that depends on it, so outputs are byte-identical
-    to a local run's on the same CPU type. A task reserves that many CPUs, or a whole node's when
-    no node has as many.
+    The model goes to the object store once and is deserialised once per worker process; each task runs
+    :func:`~imagenet_suite.inference.predict.predict` in a scratch folder on its worker, with
+    ``gpus_per_task`` GPUs when the cluster has GPUs and ``device`` is CUDA, else this process's intra-op
+    thread count of CPUs and threads (outputs byte-identical to a local run's on the same CPU type), and
+    returns the outputs file's bytes (:class:`~imagenet_suite.inference.ray_predict.RayPredictions`). The
+    dataset folders must be visible on every node (checked first). A worker that dies is retried; an error
+    in the data is not: the other tasks are cancelled and it is raised here.
     """
     if not todo:
         return
+    from .ray_predict import RayPredictions
+
     with RayExecutor(num_cpus=num_cpus, address=address) as cluster:
-        ray = cluster.ray
         cluster.check_visible(sorted({target.folder.path.resolve() for target in todo}))
-        gpus = 1 if run.device.startswith("cuda") and ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        threads = torch.get_num_threads()
-        task = ray.remote(
-            num_cpus=min(threads, _largest_node_cpus(ray)),
-            num_gpus=gpus,
-            max_retries=MAX_RETRIES,
-            retry_exceptions=False,
-        )(_predict_bytes)
+        tasks = RayPredictions(cluster.ray, run.device, gpus_per_task)
         for target in todo:
             run.record_outputs(target)
-        model = ray.put(run.loaded)
-        pending = {
-            task.remote(
-                model,
-                str(t.folder.path.resolve()),
-                (t.config, t.split),
-                replace(run.predict_options(t), workers=0, progress=False),
-                threads,
-            ): t
-            for t in todo
-        }
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            target = pending.pop(done[0])
-            try:
-                data = ray.get(done[0])
-            except ray.exceptions.RayTaskError as err:
-                for ref in pending:
-                    ray.cancel(ref, force=False)
-                if not isinstance(err.cause, BaseException):
-                    raise
-                raise err.cause from err  # the RayTaskError carries the worker's traceback
-            run.outputs_path(target).parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(run.outputs_path(target), data)
-            if run.options.progress:
-                print(f"predicted {target.key} on Ray")
+        tasks.submit(run.loaded, [(target, ray_split_task(run, target)) for target in todo], owner=run.run_dir)
+        try:
+            while tasks.pending:
+                finished = tasks.next_finished()
+                if finished.error is not None:
+                    raise finished.error
+                write_outputs(run, finished.item, finished.data)
+        finally:
+            tasks.cancel()
 
 
-def _largest_node_cpus(ray) -> int:
-    """The CPU count of the cluster's largest live node (at least 1)."""
-    return max([int(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node["Alive"]] + [1])
+def ray_split_task(run: _Run, target: SuiteTarget) -> Any:
+    """The :class:`~imagenet_suite.inference.ray_predict.SplitTask` predicting ``target``'s outputs."""
+    from .ray_predict import SplitTask
+
+    return SplitTask(str(target.folder.path.resolve()), target.config, target.split, run.predict_options(target))
 
 
-def _predict_bytes(
-    loaded: LoadedModel, folder: str, part: tuple[str, str], options: PredictOptions, threads: int
-) -> bytes:
-    """On a Ray worker: :func:`predict` one ``(config, split)`` into a scratch file with torch on
-    ``threads`` intra-op threads; its bytes."""
-    config, split = part
-    with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch, torch_threads(threads):
-        out = Path(scratch) / "outputs.pt"
-        predict(folder, loaded, out, config=config, split=split, options=options)
-        return out.read_bytes()
+def write_outputs(run: _Run, target: SuiteTarget, data: bytes) -> None:
+    """Write the outputs file's bytes a Ray task predicted for ``target`` into the run folder."""
+    path = run.outputs_path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, data)
+    if run.options.progress:
+        print(f"predicted {target.key} on Ray")
 
 
 def _outputs_target(target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> SuiteTarget | None:
@@ -952,6 +959,7 @@ __all__ = [
     "RUN_FORMAT",
     "RUN_MANIFEST",
     "SUITE_JSON",
+    "OpenedRun",
     "SuiteOptions",
     "SuiteTarget",
     "check_arguments",
@@ -959,6 +967,7 @@ __all__ = [
     "dataset_build",
     "dataset_targets",
     "lca_options",
+    "open_run",
     "predict_on_ray",
     "protocol_targets",
     "run_manifest",

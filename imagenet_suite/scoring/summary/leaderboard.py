@@ -175,6 +175,14 @@ def leaderboard(
     )
 
 
+def runs_leaderboard(run_dirs: Sequence[str | Path], **options: Any) -> Leaderboard:
+    """:func:`leaderboard` of run folders (``imagenet-suite leaderboard RUN_DIR...``): their suite.json
+    (:func:`load_suites`), and the folders for the intervals and paired tests; ``options``: the other
+    arguments of :func:`leaderboard` (``allow_mixed_builds``, ``quba_weights``, ``groups``)."""
+    suites = load_suites(run_dirs)
+    return leaderboard(suites, folders=dict(zip(suites, map(Path, run_dirs), strict=True)), **options)
+
+
 def run_builds(suite: Mapping[str, Any]) -> dict[DatasetSplit, set[str | None]]:
     """``{(builder, config, split): {build_info.json sha256}}`` of every split a run read: the splits its
     reports scored, the outputs they used, the ID outputs of OOD sets and the attacked split; ``None``
@@ -295,5 +303,6 @@ __all__ = [
     "models_table",
     "perturbation_accuracies",
     "run_builds",
+    "runs_leaderboard",
     "write_leaderboard",
 ]

@@ -1,0 +1,197 @@
+"""Predictions as Ray tasks: one task per (model, dataset split), each model deserialised once per worker.
+
+:class:`RayPredictions` runs :func:`~imagenet_suite.inference.predict.predict` of a model on one dataset
+split as one Ray task, in a scratch folder on the worker, and hands the outputs file's bytes back to the
+driver, which writes them into its run folder (:func:`imagenet_suite.inference.evaluate.predict_on_ray`
+for one model, :mod:`imagenet_suite.inference.sweep` for many). A model goes to the object store once
+(it must pickle: timm, torchvision and user models do); a worker process keeps the last
+:data:`WORKER_MODELS` models it ran, so a worker given many splits of one model deserialises it once
+(and, on a GPU, moves it to the device once). Each task reports its worker's process id and whether it
+deserialised the model (:class:`Finished`), so a caller can count the loads.
+
+What a task reserves (:func:`task_resources`): with a CUDA ``device`` on a cluster with GPUs,
+``gpus_per_task`` GPUs (a fraction packs several models' tasks on one GPU) and that share of a GPU node's
+CPUs; otherwise this process's intra-op thread count of CPUs (a whole node's when no node has as many),
+and torch runs with that many threads, as a local run would: CPU kernels sum in an order that depends
+on it, so the outputs are byte-identical to a local run's on the same CPU type. Images are read in the
+task's process (DataLoader ``workers=0``: no fork inside a Ray worker). A worker that dies is retried;
+an error in the task is not.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..core.executors import MAX_RETRIES
+from ..scoring.threads import torch_threads
+from .models import LoadedModel
+from .predict import PredictOptions, predict
+
+WORKER_MODELS = 2
+"""Models a Ray worker process keeps between tasks (the last ones it ran)."""
+
+_WORKER_CACHE: OrderedDict[str, LoadedModel] = OrderedDict()  # in each Ray worker process
+
+
+@dataclass(frozen=True)
+class SplitTask:
+    """What one task predicts: a dataset split (``folder`` as every node sees it) with ``options``."""
+
+    folder: str
+    config: str
+    split: str
+    options: PredictOptions
+
+
+@dataclass(frozen=True)
+class TaskResources:
+    """What each prediction task reserves, and the torch intra-op threads it runs with."""
+
+    num_cpus: int
+    num_gpus: float
+    threads: int
+
+
+def task_resources(nodes: Sequence[dict[str, Any]], device: str, gpus_per_task: float, threads: int) -> TaskResources:
+    """The resources of a prediction task on a cluster of ``nodes`` (``ray.nodes()``).
+
+    A CUDA ``device`` on a cluster with GPUs: ``gpus_per_task`` GPUs and the same share of the CPUs per GPU
+    of the GPU node with the fewest (at least one), as many threads. Otherwise ``threads`` CPUs, or the
+    largest node's CPUs when no node has as many, still run with ``threads`` threads (the outputs then
+    equal a local run's with ``threads`` threads).
+
+    Example:
+        Two nodes: 16 CPUs with 8 GPUs, and 4 CPUs without a GPU.
+
+        >>> nodes = [{"Alive": True, "Resources": {"CPU": 16.0, "GPU": 8.0}},
+        ...          {"Alive": True, "Resources": {"CPU": 4.0}}]
+        >>> task_resources(nodes, "cuda", 0.5, threads=16)   # 16 / 8 = 2 CPUs per GPU, half of them
+        TaskResources(num_cpus=1, num_gpus=0.5, threads=1)
+        >>> task_resources(nodes, "cpu", 1.0, threads=8)
+        TaskResources(num_cpus=8, num_gpus=0, threads=8)
+        >>> task_resources(nodes, "cpu", 1.0, threads=32)    # no node has 32 CPUs: all of the largest's
+        TaskResources(num_cpus=16, num_gpus=0, threads=32)
+    """
+    alive = [node["Resources"] for node in nodes if node.get("Alive")]
+    gpu_nodes = [resources for resources in alive if resources.get("GPU", 0) > 0]
+    if str(device).startswith("cuda") and gpu_nodes:
+        per_gpu = min(int(resources.get("CPU", 0) // resources["GPU"]) for resources in gpu_nodes)
+        cpus = max(1, int(per_gpu * gpus_per_task))
+        return TaskResources(num_cpus=cpus, num_gpus=gpus_per_task, threads=cpus)
+    largest = max([int(resources.get("CPU", 0)) for resources in alive] + [1])
+    return TaskResources(num_cpus=min(threads, largest), num_gpus=0, threads=threads)
+
+
+@dataclass
+class Finished:
+    """A task that ended: ``data`` (the outputs file's bytes) or ``error`` (raised in the task, its
+    ``__cause__`` the Ray error with the worker's traceback); ``owner`` and ``item`` as submitted; the worker's
+    process id and whether it deserialised the model for this task."""
+
+    owner: Hashable
+    item: Any
+    data: bytes | None = None
+    error: BaseException | None = None
+    worker: int | None = None
+    loaded: bool = False
+
+
+class RayPredictions:
+    """Prediction tasks on the cluster ``ray`` is connected to; see the module docstring."""
+
+    def __init__(self, ray, device: str, gpus_per_task: float = 1.0):
+        self.ray = ray
+        self.resources = task_resources(ray.nodes(), device, gpus_per_task, torch.get_num_threads())
+        self.task = ray.remote(
+            num_cpus=self.resources.num_cpus,
+            num_gpus=self.resources.num_gpus,
+            max_retries=MAX_RETRIES,
+            retry_exceptions=False,
+        )(_predict_bytes)
+        self.pending: dict[Any, tuple[Hashable, Any]] = {}  # ObjectRef -> (owner, item)
+
+    @property
+    def slots(self) -> int:
+        """How many tasks the cluster runs at once (at least 1)."""
+        total = self.ray.cluster_resources()
+        if self.resources.num_gpus:
+            return max(1, int(total.get("GPU", 0) / self.resources.num_gpus))
+        return max(1, int(total.get("CPU", 0) // self.resources.num_cpus))
+
+    def submit(self, loaded: LoadedModel, tasks: Sequence[tuple[Any, SplitTask]], owner: Hashable) -> None:
+        """One task per ``(item, task)`` of ``tasks``, the model put in the object store once."""
+        if not tasks:
+            return
+        model = self.ray.put(loaded)
+        key = model.hex()
+        for item, task in tasks:
+            options = replace(task.options, workers=0, progress=False)
+            ref = self.task.remote(
+                key, [model], task.folder, (task.config, task.split), options, self.resources.threads
+            )
+            self.pending[ref] = (owner, item)
+
+    def next_finished(self) -> Finished:
+        """Wait for the next task to end (there must be one pending)."""
+        ray = self.ray
+        done, _ = ray.wait(list(self.pending), num_returns=1)
+        owner, item = self.pending.pop(done[0])
+        try:
+            data, worker, loaded = ray.get(done[0])
+        except ray.exceptions.RayError as err:
+            cause = getattr(err, "cause", None)
+            if not isinstance(cause, BaseException):
+                return Finished(owner, item, error=err)
+            cause.__cause__ = err  # the RayTaskError carries the worker's traceback
+            return Finished(owner, item, error=cause)
+        return Finished(owner, item, data=data, worker=worker, loaded=loaded)
+
+    def owners(self) -> set[Hashable]:
+        """The owners with tasks pending."""
+        return {owner for owner, _ in self.pending.values()}
+
+    def cancel(self, owner: Hashable | None = None) -> None:
+        """Cancel the pending tasks of ``owner`` (all of them with None); running ones finish."""
+        for ref, (found, _) in list(self.pending.items()):
+            if owner is None or found == owner:
+                self.ray.cancel(ref, force=False)
+                del self.pending[ref]
+
+
+def _predict_bytes(
+    key: str, model: list, folder: str, part: tuple[str, str], options: PredictOptions, threads: int
+) -> tuple[bytes, int, bool]:
+    """On a Ray worker: :func:`predict` one ``(config, split)`` into a scratch file with torch on ``threads``
+    intra-op threads; its bytes, this process's id and whether the model was deserialised for it."""
+    loaded, fresh = _worker_model(key, model)
+    config, split = part
+    with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch, torch_threads(threads):
+        out = Path(scratch) / "outputs.pt"
+        predict(folder, loaded, out, config=config, split=split, options=options)
+        return out.read_bytes(), os.getpid(), fresh
+
+
+def _worker_model(key: str, model: list) -> tuple[LoadedModel, bool]:
+    """The model put under ``key`` (``model``: its ObjectRef in a list, so that Ray leaves it unresolved):
+    from this worker's cache, or fetched from the object store (then cached, the oldest dropped)."""
+    if key in _WORKER_CACHE:
+        _WORKER_CACHE.move_to_end(key)
+        return _WORKER_CACHE[key], False
+    import ray
+
+    loaded = ray.get(model[0])
+    _WORKER_CACHE[key] = loaded
+    while len(_WORKER_CACHE) > WORKER_MODELS:
+        _WORKER_CACHE.popitem(last=False)
+    return loaded, True
+
+
+__all__ = ["WORKER_MODELS", "Finished", "RayPredictions", "SplitTask", "TaskResources", "task_resources"]
