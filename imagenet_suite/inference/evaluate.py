@@ -537,6 +537,8 @@ def run_suite(
     check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
+    if stats is not None:
+        stats.refuse_other_model(loaded.spec, weights_digest(loaded), options.detector_stats)
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
