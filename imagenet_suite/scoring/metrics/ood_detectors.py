@@ -244,7 +244,8 @@ class DetectorStats:
 
     def save(self, path: str | Path) -> Path:
         """Write the statistics: a ``.safetensors`` path in format 2 (:data:`STATS_FORMAT_V2`: the tensors,
-        and the other fields and :attr:`provenance` as JSON metadata), any other in format 1
+        and the format, the other fields and :attr:`provenance` as one JSON object in the metadata key
+        :data:`STATS_METADATA_KEY`), any other in format 1
         (:data:`STATS_FORMAT`: every field but the provenance, with ``torch.save``). Tensors on the CPU;
         the same statistics give the same bytes."""
         path = Path(path)
@@ -269,11 +270,10 @@ class DetectorStats:
             if getattr(self, name) is not None
         }
         scalars = {name: getattr(self, name) for name in V1_FIELDS if name not in STATS_SHAPES}
+        header = {"format": STATS_FORMAT_V2, "fields": scalars, "provenance": self.provenance}
         metadata = {
-            "format": STATS_FORMAT_V2,
-            "fields": json.dumps(scalars, sort_keys=True),
-            "provenance": json.dumps(self.provenance, sort_keys=True),
-        }
+            STATS_METADATA_KEY: json.dumps(header, sort_keys=True)
+        }  # one key: safetensors orders keys at random
         return save(tensors, metadata)
 
     @classmethod
@@ -314,7 +314,7 @@ class DetectorStats:
         )
 
     def refuse_other_outputs(
-        self, logits: torch.Tensor | None, features: torch.Tensor | None, where: str | Path
+        self, logits: torch.Tensor | None, features: torch.Tensor | None, where: str | Path = ""
     ) -> None:
         """ConfigError when these statistics cannot belong to the model whose ``features`` [N, d] (and raw
         ``logits`` [N, C]) are given: another feature dimension or class count, or logits that are not the
@@ -379,16 +379,16 @@ def _read_safetensors(path: Path) -> dict:
             tensors = {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 -- not a dict
     except (SafetensorError, OSError, ValueError) as err:
         raise OutputsError(f"{path}: not a readable safetensors file ({err})") from err
-    if metadata.get("format") != STATS_FORMAT_V2:
-        raise OutputsError(
-            f"{path}: format {metadata.get('format')!r}; a .safetensors statistics file is {STATS_FORMAT_V2}"
-        )
     try:
-        scalars, provenance = json.loads(metadata.get("fields", "")), json.loads(metadata.get("provenance", ""))
+        header = json.loads(metadata.get(STATS_METADATA_KEY, "{}"))
     except json.JSONDecodeError as err:
-        raise OutputsError(f"{path}: its 'fields' / 'provenance' metadata are not JSON ({err})") from err
+        raise OutputsError(f"{path}: its {STATS_METADATA_KEY!r} metadata is not JSON ({err})") from err
+    found = header.get("format") if isinstance(header, dict) else None
+    if found != STATS_FORMAT_V2:
+        raise OutputsError(f"{path}: format {found!r}; a .safetensors statistics file is {STATS_FORMAT_V2}")
+    scalars, provenance = header.get("fields"), header.get("provenance")
     if not isinstance(scalars, dict):
-        raise OutputsError(f"{path}: its 'fields' metadata must be a JSON object, got {scalars!r:.80}")
+        raise OutputsError(f"{path}: its 'fields' must be a JSON object, got {scalars!r:.80}")
     tensors.update({name: None for name in STATS_SHAPES if name not in tensors})
     clashing = sorted(set(scalars) & set(tensors))
     if clashing:
@@ -398,6 +398,7 @@ def _read_safetensors(path: Path) -> dict:
 
 STATS_FORMAT = "imagenet-suite-detector-stats/1"  # torch.save of a dict of the fields
 STATS_FORMAT_V2 = "imagenet-suite-detector-stats/2"  # safetensors: tensors + JSON fields and provenance
+STATS_METADATA_KEY = "imagenet_suite"  # format 2: {"format", "fields", "provenance"} as JSON under this key
 V1_FIELDS = tuple(f.name for f in fields(DetectorStats) if f.name != "provenance")
 CHECKED_ROWS = 256  # rows of a review's outputs checked against the fitted last layer
 LAST_LAYER_TOLERANCE = 0.05  # |logits − (W h + b)| relative to 1 + the row's largest |logit|
