@@ -566,7 +566,7 @@ def fit_detector_stats(
     if weight is not None:
         device = first.features.device
         stats.weight, stats.bias = weight.to(device, torch.float64), bias.to(device, torch.float64)
-    num_classes = _num_classes(weight, first.logits, train)
+    num_classes = _num_classes(weight, first.logits, train, source)
     steps: dict[str, PassStatistic] = {}
     if {"mahalanobis", "relative_mahalanobis", "cosine", "rcos"} & wanted:
         steps["class"] = ClassMoments(num_classes)
@@ -655,15 +655,18 @@ def _check_fit_inputs(first: FitSet | None, weight: torch.Tensor | None, bias: t
         )
 
 
-def _num_classes(weight, logits, train) -> int:
+def _num_classes(weight, logits, train, source: FitChunks) -> int:
     if weight is not None:
         return weight.shape[0]
     if logits is not None:
         return logits.shape[1]
     if isinstance(train, FitSet):
         return int(train.labels.max()) + 1
+    if source.num_classes is not None:
+        return source.num_classes
     raise OutputsError(
-        f"chunked {param('train')} needs logits or the last layer ({param('weight')}): how many classes?"
+        f"chunked {param('train')} needs logits, the last layer ({param('weight')}) or FitChunks.num_classes: "
+        "how many classes?"
     )
 
 

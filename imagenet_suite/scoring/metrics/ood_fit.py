@@ -110,6 +110,7 @@ class FitSet:
 class FitChunks:
     """A train set read in chunks: ``chunks()`` yields its :class:`FitSet` chunks (together ``rows`` rows),
     the same chunks in the same order on every call (one call per pass), every chunk with the same fields.
+    ``num_classes``: C, where neither logits nor the last layer say it (labels are checked against it).
 
     Example:
         An in-memory set as chunks of at most 4 rows (:meth:`of`):
@@ -121,6 +122,7 @@ class FitChunks:
 
     chunks: Callable[[], Iterable[FitSet]]
     rows: int
+    num_classes: int | None = None
 
     @classmethod
     def of(cls, fit_set: FitSet, max_elements: int = QUERY_ELEMENTS) -> FitChunks:
@@ -186,6 +188,21 @@ def run_passes(source: FitChunks, statistics: Sequence[PassStatistic], progress:
         step += 1
 
 
+def gram(x: torch.Tensor) -> torch.Tensor:
+    """``xᵀx``: on the CPU by numpy, whose ``a.T @ a`` is BLAS's symmetric rank-k update (half the work of
+    the general product torch runs, and exactly symmetric); elsewhere by torch.
+
+    Example:
+        >>> gram(torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64))
+        tensor([[10., 14.],
+                [14., 20.]], dtype=torch.float64)
+    """
+    if x.device.type != "cpu":
+        return x.T @ x
+    array = x.detach().contiguous().numpy()
+    return torch.from_numpy(array.T @ array)
+
+
 def l2_normalize(x: torch.Tensor) -> torch.Tensor:
     """Each row divided by its L2 norm.
 
@@ -220,8 +237,8 @@ class ClassMoments(PassStatistic):
             self.sums.index_add_(0, labels, h)
             self.counts += torch.bincount(labels, minlength=self.num_classes or 1)
             return
-        centred = h - self.means[labels]
-        self.scatter = centred.T @ centred if self.scatter is None else self.scatter + centred.T @ centred
+        scatter = gram(h - self.means[labels])
+        self.scatter = scatter if self.scatter is None else self.scatter + scatter
 
     def _labels(self, chunk: FitSet, start: int) -> torch.Tensor:
         if self.num_classes is None:
@@ -264,7 +281,8 @@ class VimSpace(PassStatistic):
         h = chunk.features.double()
         shifted = h - self.origin
         if step == 0:
-            self.scatter = shifted.T @ shifted if self.scatter is None else self.scatter + shifted.T @ shifted
+            scatter = gram(shifted)
+            self.scatter = scatter if self.scatter is None else self.scatter + scatter
             logits = chunk.logits.double() if self.given_logits else h @ self.weight.T + self.bias
             self.max_logits += float(logits.max(dim=1).values.sum())
             return
@@ -449,6 +467,7 @@ __all__ = [
     "RadixQuantile",
     "RowSample",
     "VimSpace",
+    "gram",
     "key_value",
     "l2_normalize",
     "numpy_lerp",
