@@ -134,7 +134,7 @@ def folder_floor(root: Path, labels: dict[str, int], out: Path, shard_size: int)
     return time.perf_counter() - start
 
 
-def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
+def ours(manual: Path, out: Path, num_proc: int, shard_size: int, builder: str = "imagenet_val") -> float:
     from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
     from imagenet_suite.core.sources import read_pins_file
@@ -142,7 +142,7 @@ def ours(manual: Path, out: Path, num_proc: int, shard_size: int) -> float:
     pins = manual / "checksums.tsv"
     start = time.perf_counter()
     build_dataset(
-        "imagenet_val",
+        builder,
         out,
         options=BuildOptions(
             manual_dir=manual,

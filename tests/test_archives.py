@@ -248,3 +248,55 @@ def test_other_tars_fall_back_to_tarfile(tmp_path, case):
     else:  # cut off inside a member: tarfile's error, naming the file
         with pytest.raises(InvalidSourceData, match="a.tar: not a readable tar archive"):
             open_archive(tmp_path / "a.tar")
+
+
+# -- tars stored in a tar (ILSVRC2012_img_train.tar) ------------------------------------------------------------
+
+
+def _outer(tmp_path, inner: dict[str, bytes], tar_format=tarfile.GNU_FORMAT):
+    """A plain tar of ``inner`` (name -> bytes), as the train tar holds its per-class tars."""
+    path = tmp_path / "outer.tar"
+    path.write_bytes(_tar_bytes(list(inner.items()), tar_format))
+    return path
+
+
+def test_nested_tar_members_are_read_in_place_with_one_seek_each(tmp_path, monkeypatch):
+    from imagenet_suite.core.archives import index_nested_tar
+
+    first = _tar_bytes([("n1_1.JPEG", b"a" * 700), ("n1_2.JPEG", b"b")], tarfile.GNU_FORMAT)
+    pax = _tar_bytes([("caf\u00e9.JPEG", b"c" * 10)], tarfile.PAX_FORMAT)  # not plain: read by tarfile
+    path = _outer(tmp_path, {"n1.tar": first, "n2.tar": pax, "README": b"r"})
+    index = index_nested_tar(path)
+    assert index.compression == "" and index.names() == [
+        "n1.tar/n1_1.JPEG",
+        "n1.tar/n1_2.JPEG",
+        "n2.tar/caf\u00e9.JPEG",
+        "README",
+    ]
+    with tarfile.open(path) as outer, tarfile.open(fileobj=outer.extractfile("n2.tar")) as inner:
+        assert inner.extractfile("caf\u00e9.JPEG").read() == b"c" * 10  # what the index must find
+    monkeypatch.setattr(archives, "_scan_tar", lambda *_: pytest.fail("rescanned"))
+    with open_archive(path, index) as archive:
+        assert archive.read("n1.tar/n1_1.JPEG") == b"a" * 700 and archive.read("n2.tar/caf\u00e9.JPEG") == b"c" * 10
+    only = index_nested_tar(path, TarArchive(index_tar(path)).index().subset(["n1.tar"]))
+    assert only.names() == ["n1.tar/n1_1.JPEG", "n1.tar/n1_2.JPEG"]
+
+
+@pytest.mark.parametrize("case", ["cut off", "not a tar", "compressed outer"])
+def test_bad_nested_tar_is_named(tmp_path, case):
+    from imagenet_suite.core.archives import index_nested_tar
+
+    inner = _tar_bytes([("n1_1.JPEG", b"a" * 2000)], tarfile.GNU_FORMAT)
+    if case == "cut off":
+        path, match = _outer(tmp_path, {"n1.tar": inner[:1500]}), r"outer.tar:n1.tar: not a readable tar archive"
+    elif case == "not a tar":
+        path, match = _outer(tmp_path, {"n1.tar": b"\xff\xd8 a JPEG"}), r"outer.tar:n1.tar: not a readable tar archive"
+    else:
+        path = tmp_path / "outer.tar.gz"
+        with tarfile.open(path, "w:gz") as tar:
+            info = tarfile.TarInfo("n1.tar")
+            info.size = len(inner)
+            tar.addfile(info, io.BytesIO(inner))
+        match = r"outer.tar.gz: a gz-compressed tar; tars stored in it can only be read from a plain tar"
+    with pytest.raises(InvalidSourceData, match=match):
+        index_nested_tar(path)

@@ -46,6 +46,7 @@ from tests.builder_harness import (
 from tests.fixtures import backgrounds_challenge as bg_fx
 from tests.fixtures import human_accuracy as ha_fx
 from tests.fixtures import imagenet_layouts as val_fx
+from tests.fixtures import imagenet_train as train_fx
 from tests.fixtures import ninco_archive as ninco_fx
 from tests.fixtures import variants as fx
 from tests.fixtures.patchml_sources import make_object_images, pool_size
@@ -72,6 +73,20 @@ def _built_val(root: Path, images, config: str = "default") -> Path:
 
 def imagenet_val_sources(root: Path) -> Sources:
     return _pinned(val_fx.write_tar_layout(root / "manual", val_fx.make_val_images(12)))
+
+
+def imagenet_train_sources(root: Path) -> Sources:
+    return _pinned(train_fx.write_tar_layout(root / "manual", train_fx.make_train_images()))
+
+
+def _train_tar_edited(edit):
+    """Bad input: the train tar with its first class tar made by ``edit(wnid, images) -> (name, bytes)``, repinned."""
+    images = train_fx.make_train_images()
+
+    def class_tar(wnid, members):
+        return (edit if wnid == images[0].wnid else train_fx.release_class_tar)(wnid, members)
+
+    return _repinned(lambda manual: train_fx.write_tar_layout(manual, images, class_tar))
 
 
 def imagenet_real_sources(root: Path) -> Sources:
@@ -344,6 +359,48 @@ CASES = [
                 ChecksumMismatch,
                 r"ILSVRC2012_img_val.tar: sha256 is [0-9a-f]{64}, expected",
                 _flip_last_byte("ILSVRC2012_img_val.tar"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "imagenet_train",
+        imagenet_train_sources,
+        {"default": {"train": sum(train_fx.PER_CLASS)}},
+        5,
+        (
+            BadInput(
+                "tar changed at the same size",
+                ChecksumMismatch,
+                r"ILSVRC2012_img_train.tar: sha256 is [0-9a-f]{64}, expected",
+                _flip_last_byte("ILSVRC2012_img_train.tar"),
+            ),
+            BadInput(
+                "an image of another class in a class tar",
+                InvalidSourceData,
+                r"ILSVRC2012_img_train.tar: unexpected member 'n01440764.tar/n01443537_7.JPEG' \(expected <wnid>.tar",
+                sources=_train_tar_edited(
+                    lambda wnid, images: train_fx.release_class_tar(
+                        wnid, [*images, train_fx.TrainImage("n01443537_7", b"", 1)]
+                    )
+                ),
+            ),
+            BadInput(
+                "a class tar that is not a class",
+                InvalidSourceData,
+                r"ILSVRC2012_img_train.tar:n01440765.tar: class folder 'n01440765' is not one of the 1000 ImageNet-1k wnids",
+                sources=_train_tar_edited(lambda wnid, images: ("n01440765.tar", train_fx.class_tar(images))),
+            ),
+            BadInput(
+                "a class tar cut off",
+                InvalidSourceData,
+                r"ILSVRC2012_img_train.tar:n01440764.tar: not a readable tar archive, or truncated",
+                sources=_train_tar_edited(lambda wnid, images: (f"{wnid}.tar", train_fx.class_tar(images)[:1500])),
+            ),
+            BadInput(
+                "a negative subset",
+                ConfigError,
+                r"option subset=-1: expected 0 \(every image\) or a number of images per class",
+                sources=_options(subset=-1),
             ),
         ),
     ),

@@ -90,6 +90,7 @@ EXPECTED_KEYS = {
     "imagenet_r": ["hendrycks2021many", BEYOND_ACCURACY, LCA],
     "imagenet_real": ["beyer2020imagenet", ILSVRC, ANZAKU],
     "imagenet_sketch": ["wang2019learning", LCA],
+    "imagenet_train": [ILSVRC, NINCO],
     "imagenet_v2": ["recht2019imagenet", ANZAKU, LCA],
     "imagenet_val": [ILSVRC, BEYOND_ACCURACY, ANZAKU, NINCO, LCA],
     "kmeans_hierarchy": [LCA],

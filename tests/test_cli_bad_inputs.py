@@ -200,6 +200,12 @@ def _run_folder(w: World) -> Path:
     return folder
 
 
+def _fit_stats(train: Path, out: Path, *extra: str) -> list[str]:
+    """``ood fit-stats`` of a random-weight timm model on ``train`` into ``out``, plus ``extra``."""
+    return ["ood", "fit-stats", "--model", "timm:test_resnet", "--weights", "none", "--train", str(train),
+            "--out", str(out), "--device", "cpu", *extra]  # fmt: skip
+
+
 def _leaderboard(w: World, *flags: str, groups: str | None = None, name: str = "") -> list[str]:
     """``leaderboard`` of one valid run folder (written once), with ``flags`` and, given ``groups``, a
     groups file of that text (``groups-<name>.csv``)."""
@@ -443,6 +449,32 @@ CASES: dict[str, dict[str, Case]] = {
             r"--device cuda: this machine has no CUDA device",
             no_cuda=True,
         ),
+    },
+    "ood": {
+        "--out not .safetensors": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s.pt"), r"--out .*s.pt must end in .safetensors"
+        ),
+        "--per-class 0": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s1.safetensors", "--per-class", "0"),
+            r"--per-class must be a number of images per class, at least 1, or None \(every row\); got 0",
+        ),
+        "--knn-rows not a number": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s2.safetensors", "--knn-rows", "many"),
+            r"--knn-rows must be a number of KNN bank rows, at least 1, or None \(all rows\); got 'many'",
+        ),
+        "an unknown preset": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s3.safetensors", "--preset", "openood"),
+            r"unknown OOD preset 'openood'; expected one of \['ninco', 'openood_v15'\]",
+        ),
+        "an unknown detector": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s4.safetensors", "--detectors", "mahalanobis", "odin"),
+            r"--detectors: unknown \['odin'\]",
+        ),
+        "--train not a built dataset": Case(
+            lambda w: _fit_stats(w.root, w.root / "s5.safetensors"),
+            r"bad-inputs.* is not an imagenet-suite dataset folder",
+        ),
+        "no subcommand": Case(lambda w: ["ood"], r"the following arguments are required: SUBCOMMAND", usage=True),
     },
     "evaluate": {
         "a folder that is not a built dataset": Case(

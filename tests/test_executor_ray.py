@@ -2,8 +2,8 @@
 
 A local Ray cluster (2 CPUs) is started once for this module, from a folder holding a 200 MB file,
 the way ``imagenet-suite build --executor ray`` starts one. Checked: byte-identical output to
-``--num-proc 1`` for builders that read raw sources (imagenet_val, both configs) and built inputs
-(patchml, perturbations, ood_unit_tests); resume after an interrupted Ray build; a worker process
+``--num-proc 1`` for builders that read raw sources (imagenet_val, both configs; imagenet_train, a tar of
+class tars) and built inputs (patchml, perturbations, ood_unit_tests); resume after an interrupted Ray build; a worker process
 that dies mid-shard is retried; a data error is not retried and names the shard and example; the
 working directory is never packaged for the workers; bad CLI inputs are one-line errors. ``evaluate
 --executor ray`` gives the local reports, and a sweep of three models (``evaluate --models``) on the
@@ -62,7 +62,7 @@ def scratch(tmp_path_factory):
     return lambda name: tmp_path_factory.mktemp(name)
 
 
-@pytest.mark.parametrize("name", ["imagenet_val", "patchml", "perturbations", "ood_unit_tests"])
+@pytest.mark.parametrize("name", ["imagenet_val", "imagenet_train", "patchml", "perturbations", "ood_unit_tests"])
 def test_ray_build_is_byte_identical_to_one_process(name, cluster, scratch, tmp_path):
     case = BY_NAME[name]
     on_ray = build(case, sources_of(case, scratch), tmp_path, executor="ray")

@@ -11,7 +11,10 @@ in archive order). Random access by member name:
   :class:`TarIndex`, the data offset and size of every member in the *uncompressed* tar stream,
   made by one header scan (:func:`index_tar`). A plain tar is then read with one seek per member; a
   compressed one by one forward pass over the decompressed stream per :meth:`~Archive.read_members`
-  call, seeking from member to member (so read many members of a compressed tar in one call).
+  call, seeking from member to member (so read many members of a compressed tar in one call);
+* tars stored in a plain tar (``ILSVRC2012_img_train.tar``: one tar per class): :func:`index_nested_tar`
+  lists the inner tars' members as ``<inner tar>/<member>`` with their offsets in the outer file, one
+  plain :class:`TarIndex`, so they are read like any plain tar's, with one seek each.
 
 :func:`index_tar` keeps the indexes of the last :data:`CACHED_INDEXES` tars (per file, size and
 mtime): the configs that share one big tar (ImageNet-C: 15 or 20 configs per family tar) scan its
@@ -29,6 +32,7 @@ from __future__ import annotations
 import bz2
 import dataclasses
 import gzip
+import io
 import lzma
 import os
 import tarfile
@@ -250,14 +254,18 @@ def _scan_tar(path: Path) -> TarIndex:
     return TarIndex(path, compression, members)
 
 
-def _tarfile_index(path: Path) -> dict[str, tuple[int, int]]:
-    """Every regular member by ``tarfile`` (any header kind, any compression); InvalidSourceData if unreadable."""
+def _tarfile_index(path: Path | str, window: _Window | None = None, start: int = 0) -> dict[str, tuple[int, int]]:
+    """Every regular member by ``tarfile`` (any header kind, any compression); InvalidSourceData if unreadable.
+    ``window``: read the tar from there (a tar stored at byte ``start`` of another one; offsets are the file's)."""
     members: dict[str, tuple[int, int]] = {}
     try:
-        with tarfile.open(path, mode="r:*") as tar:
+        with tarfile.open(path if window is None else None, mode="r:*", fileobj=window) as tar:
             for member in tar:
                 if member.isfile():
-                    _add_member(members, member.name.removeprefix("./"), (member.offset_data, member.size), path)
+                    if window is not None and member.offset_data + member.size > window.size:
+                        raise tarfile.ReadError(f"member {member.name!r} is cut off")
+                    entry = (start + member.offset_data, member.size)
+                    _add_member(members, member.name.removeprefix("./"), entry, path)
     except (tarfile.TarError, *STREAM_ERRORS) as err:
         raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from err
     return members
@@ -269,7 +277,9 @@ PLAIN_TAR_SKIPPED_TYPES = (b"5",)  # directories
 USTAR_POSIX_MAGIC = b"ustar\x0000"  # only this magic has the name prefix field
 
 
-def plain_tar_index(handle, where: str | Path = "tar") -> dict[str, tuple[int, int]] | None:
+def plain_tar_index(
+    handle, where: str | Path = "tar", start: int = 0, end: int | None = None
+) -> dict[str, tuple[int, int]] | None:
     """``{name: (data offset, size)}`` of the regular files of a *plain* tar, or None.
 
     Plain: only ustar/GNU headers of regular files and directories, octal sizes, valid header
@@ -279,28 +289,117 @@ def plain_tar_index(handle, where: str | Path = "tar") -> dict[str, tuple[int, i
     caller falls back to ``tarfile``, which handles and reports those. A header with a bad
     checksum after the first raises InvalidSourceData naming ``where`` and the byte offset
     (``tarfile`` would silently stop listing there); so does a name that appears twice.
+
+    ``start``/``end``: the tar lies at bytes ``start .. end`` of the file (a tar stored inside another
+    one, :func:`index_nested_tar`); offsets are the file's. A tar that reaches ``end`` without an
+    end-of-archive marker is complete too (``tarfile`` does not require the marker either).
     """
-    index, offset, fd = {}, 0, handle.fileno()
+    index, offset, fd = {}, start, handle.fileno()
     while True:
+        if end is not None and offset >= end:
+            return index
         header = os.pread(fd, TAR_BLOCK, offset)
         if len(header) < TAR_BLOCK:
             return None
         if header.count(0) == TAR_BLOCK:  # end-of-archive marker
             return index
         if not _tar_checksum_ok(header):
-            if offset == 0:
+            if offset == start:
                 return None  # not a tar at all, or an unusual one: tarfile says which
             raise InvalidSourceData(f"{where}: the tar header at byte {offset} has a bad checksum (corrupted archive)")
         size = _octal(header[124:136])
         kind = header[156:157]
         if size is None or kind not in PLAIN_TAR_FILE_TYPES + PLAIN_TAR_SKIPPED_TYPES:
             return None
+        if end is not None and offset + TAR_BLOCK + size > end:
+            return None  # a member runs past the end: tarfile names the cut
         if kind in PLAIN_TAR_FILE_TYPES:
             name = header[:100].split(b"\0", 1)[0]
             if header[257:265] == USTAR_POSIX_MAGIC and header[345] != 0:
                 name = header[345:500].split(b"\0", 1)[0] + b"/" + name
             _add_member(index, os.fsdecode(name).removeprefix("./"), (offset + TAR_BLOCK, size), where)
         offset += TAR_BLOCK + -(-size // TAR_BLOCK) * TAR_BLOCK
+
+
+def index_nested_tar(path: str | Path, outer: TarIndex | None = None) -> TarIndex:
+    """One index of the tars stored in a plain tar (``ILSVRC2012_img_train.tar``: a tar per class), never extracted.
+
+    Every member of ``outer`` (default: :func:`index_tar` of ``path``) whose name ends in ``.tar`` is
+    replaced by its own members, named ``<inner tar>/<member>`` (``n01440764.tar/n01440764_10026.JPEG``)
+    with their offsets in ``path``; other members are kept. The result is a plain :class:`TarIndex`:
+    ``open_archive(path, index)`` reads each member with one seek. Pass ``outer.subset(names)`` to index
+    only some inner tars (a worker that reads a few classes scans only their headers). InvalidSourceData
+    names the inner tar when it is not a readable tar, is cut off, or holds a name twice; a compressed
+    outer tar is refused (its inner tars have no offsets in the file).
+
+    Example:
+        A tar holding ``a.tar`` (with ``x.JPEG``) and ``notes.txt``:
+
+        >>> import io, pathlib, tarfile, tempfile
+        >>> def tar_bytes(members):
+        ...     buffer = io.BytesIO()
+        ...     with tarfile.open(fileobj=buffer, mode="w") as tar:
+        ...         for name, data in members.items():
+        ...             info = tarfile.TarInfo(name)
+        ...             info.size = len(data)
+        ...             tar.addfile(info, io.BytesIO(data))
+        ...     return buffer.getvalue()
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "outer.tar"
+        >>> _ = path.write_bytes(tar_bytes({"a.tar": tar_bytes({"x.JPEG": b"jpeg"}), "notes.txt": b"hi"}))
+        >>> index = index_nested_tar(path)
+        >>> index.names()
+        ['a.tar/x.JPEG', 'notes.txt']
+        >>> with open_archive(path, index) as archive:
+        ...     archive.read("a.tar/x.JPEG")
+        b'jpeg'
+    """
+    path = Path(path)
+    outer = index_tar(path) if outer is None else outer
+    if outer.compression:
+        raise InvalidSourceData(
+            f"{path}: a {outer.compression}-compressed tar; tars stored in it can only be read from a plain tar"
+        )
+    members: dict[str, tuple[int, int]] = {}
+    with open(path, "rb") as handle:
+        for name, (start, size) in outer.members.items():
+            if not name.endswith(".tar"):
+                _add_member(members, name, (start, size), path)
+                continue
+            where = f"{path}:{name}"
+            inner = plain_tar_index(handle, where, start, start + size)
+            if inner is None:
+                inner = _tarfile_index(where, _Window(handle, start, size), start)
+            for inner_name, entry in inner.items():
+                _add_member(members, f"{name}/{inner_name}", entry, where)
+    return TarIndex(path, "", members)
+
+
+class _Window(io.RawIOBase):
+    """Bytes ``start .. start+size`` of an open file, as a seekable file of their own (for ``tarfile``)."""
+
+    def __init__(self, handle, start: int, size: int):
+        self._fd, self._start, self.size, self._position = handle.fileno(), start, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = max(0, min(len(buffer), self.size - self._position))
+        data = os.pread(self._fd, count, self._start + self._position)
+        buffer[: len(data)] = data
+        self._position += len(data)
+        return len(data)
+
+    def seek(self, position: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._position, 2: self.size}[whence]
+        self._position = base + position
+        return self._position
+
+    def tell(self) -> int:
+        return self._position
 
 
 def _add_member(index: dict[str, tuple[int, int]], name: str, entry: tuple[int, int], where) -> None:

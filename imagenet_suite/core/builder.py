@@ -152,12 +152,17 @@ class Builder:
     def folder_name(self) -> str:
         """Output folder name: name and version (+ seed, + hash of non-default options)."""
         name = f"{self.NAME}-{self.VERSION}"
-        if self.SEEDED:
+        if self.seeded():
             name += f"-seed{self.seed}"
         changed = {k: v for k, v in self.options.items() if v != self.OPTIONS[k].default}
         if changed:
             name += "-" + hashlib.sha256(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8]
         return name
+
+    def seeded(self) -> bool:
+        """Whether this build's rows depend on the seed (``SEEDED``; a builder whose options decide
+        overrides it): the seed is then in the folder name, build_info and the card."""
+        return self.SEEDED
 
     # -- the contract subclasses implement ----------------------------------------------------
     def features(self):

@@ -108,7 +108,7 @@ def generated_sections(builder_cls, build_info: dict, default_config: str) -> st
     lines += [
         "",
         f"Builder `{name}` version **{version}**, imagenet-suite {build_info['package_version']}"
-        + (f", seed {build_info['seed']}" if builder_cls.SEEDED else "")
+        + (f", seed {build_info['seed']}" if build_info.get("seed") is not None else "")
         + ".",
     ]
     for config, cfg in build_info["configs"].items():

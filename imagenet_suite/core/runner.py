@@ -213,7 +213,7 @@ def _load_or_start_build_info(folder: Path, builder: Builder) -> dict:
 
 def _recorded_seed(builder: Builder) -> int | None:
     """The seed as recorded in build_info: None for builders whose rows do not depend on it."""
-    return builder.seed if builder.SEEDED else None
+    return builder.seed if builder.seeded() else None
 
 
 def plan_fingerprint(builder: Builder, prepared: Prepared, shards: list[Shard]) -> str:

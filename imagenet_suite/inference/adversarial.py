@@ -286,24 +286,7 @@ def subset_units(
 ) -> list[Unit]:
     """The rows at ``positions`` (sorted), cut into batches of ``batch_size`` for ``BatchImages``;
     adjacent rows of one row group share a piece. All positions: the same batches as ``split_units``."""
-    rows = split_units(folder, config, split, 1)  # one single-row piece per row, in dataset order
-    units = []
-    for index, start in enumerate(range(0, len(positions), batch_size)):
-        chosen = positions[start : start + batch_size]
-        pieces = []
-        for position in chosen:
-            piece = rows[position].pieces[0]
-            last = pieces[-1] if pieces else None
-            if last and (last.path, last.row_group, last.offset + last.length) == (
-                piece.path,
-                piece.row_group,
-                piece.offset,
-            ):
-                pieces[-1] = replace(last, length=last.length + 1)
-            else:
-                pieces.append(piece)
-        units.append(Unit(index, len(chosen), tuple(pieces)))
-    return units
+    return split_units(folder, config, split, batch_size, positions)
 
 
 @dataclass(frozen=True)

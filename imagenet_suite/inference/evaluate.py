@@ -569,6 +569,8 @@ def open_run(
     check_run_folder(run_dir, manifest, [*targets, *id_targets.values()])
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
+    if stats is not None:
+        stats.refuse_other_model(loaded.spec, weights_digest(loaded), options.detector_stats)
     if stats is None and isinstance(loaded.model, ZeroShotClassifier):  # NINCO's cosine and MCM: text embeddings
         stats = zero_shot_detector_stats(loaded.model).to(device)
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))

@@ -39,15 +39,17 @@ are checked when it is made, before any model is loaded or data read (:func:`che
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow.parquet as pq
 import torch
 from torch import nn
@@ -96,25 +98,52 @@ class Unit:
     pieces: tuple[Piece, ...]
 
 
-def split_units(folder: DatasetFolder, config: str, split: str, batch_size: int) -> list[Unit]:
-    """The split's rows in dataset order, cut into consecutive batches of ``batch_size`` (the last shorter)."""
-    groups = []
+def split_units(
+    folder: DatasetFolder, config: str, split: str, batch_size: int, rows: Sequence[int] | None = None
+) -> list[Unit]:
+    """The split's rows in dataset order, cut into consecutive batches of ``batch_size`` (the last shorter).
+
+    ``rows``: only the rows at these positions of the split (ascending, each once; ConfigError
+    otherwise), batched the same way; adjacent rows of one row group share a piece."""
+    taken = None if rows is None else _positions(rows)
+    runs, first = [], 0  # (path, row group, offset, length) of consecutive rows taken, in dataset order
     for path in folder.split_files(config, split):
         metadata = pq.ParquetFile(path).metadata
-        groups += [(str(path), group, metadata.row_group(group).num_rows) for group in range(metadata.num_row_groups)]
+        for group in range(metadata.num_row_groups):
+            count = metadata.row_group(group).num_rows
+            runs += [(str(path), group, offset, length) for offset, length in _runs_in(taken, first, count)]
+            first += count
+    if taken is not None and len(taken) and taken[-1] >= first:
+        raise ConfigError(f"{param('rows')}: position {int(taken[-1])} is past the split's {first} rows")
     units, pieces, filled = [], [], 0
-    for path, group, rows in groups:
-        offset = 0
-        while offset < rows:
-            length = min(rows - offset, batch_size - filled)
-            pieces.append(Piece(path, group, offset, length))
-            offset, filled = offset + length, filled + length
+    for path, group, start, length in runs:
+        offset, end = start, start + length
+        while offset < end:
+            take = min(end - offset, batch_size - filled)
+            pieces.append(Piece(path, group, offset, take))
+            offset, filled = offset + take, filled + take
             if filled == batch_size:
                 units.append(Unit(len(units), filled, tuple(pieces)))
                 pieces, filled = [], 0
     if pieces:
         units.append(Unit(len(units), filled, tuple(pieces)))
     return units
+
+
+def _positions(rows: Sequence[int]) -> np.ndarray:
+    taken = np.asarray(rows, dtype=np.int64)
+    if taken.ndim != 1 or (len(taken) and (taken[0] < 0 or bool((np.diff(taken) <= 0).any()))):
+        raise ConfigError(f"{param('rows')} must be row positions in ascending order, each once, from 0")
+    return taken
+
+
+def _runs_in(taken: np.ndarray | None, first: int, count: int) -> list[tuple[int, int]]:
+    """``(offset, length)`` within a row group of rows ``first .. first+count-1`` of the runs of ``taken`` there."""
+    if taken is None:
+        return [(0, count)]
+    inside = taken[np.searchsorted(taken, first) : np.searchsorted(taken, first + count)] - first
+    breaks = np.flatnonzero(np.diff(inside) != 1) + 1
+    return [(int(run[0]), len(run)) for run in np.split(inside, breaks) if len(run)]
 
 
 def protocol_transform(
@@ -421,6 +450,23 @@ def predict(
         (('ILSVRC2012_val_00000001', 'ILSVRC2012_val_00000002'), 'logits', (2, 1000))
         >>> import shutil; shutil.rmtree(root)
     """
+    return predict_batches(dataset, loaded, out, config=config, split=split, options=options).merge()
+
+
+def predict_batches(
+    dataset: str | Path | DatasetFolder,
+    loaded: LoadedModel,
+    out: str | Path,
+    *,
+    config: str | None = None,
+    split: str | None = None,
+    options: PredictOptions | None = None,
+    rows: Sequence[int] | None = None,
+) -> PredictedBatches:
+    """:func:`predict`'s work without the merge: every batch's outputs in ``<out>.partial/`` (resumable as
+    predict's), to read back batch by batch (:meth:`PredictedBatches.chunks`: a split too large to hold at
+    once) or merge into ``out`` (:meth:`PredictedBatches.merge`). ``rows``: only the rows at these
+    positions of the split (ascending), recorded in the resume manifest."""
     options = PredictOptions() if options is None else options
     out = check_outputs_file(out)
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
@@ -429,7 +475,7 @@ def predict(
     if "image" not in folder.column_names(config):
         raise ConfigError(f"{folder.path} config {config!r} has no 'image' column to run a model on")
     device = torch.device(options.device)
-    units = split_units(folder, config, split, options.batch_size)
+    units = split_units(folder, config, split, options.batch_size, rows)
     if not units:
         raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
     protocol = folder.protocol(config)
@@ -440,6 +486,8 @@ def predict(
         if preprocess is None:
             _LOG.warning("predict: GPU decode is off, %s; every image is decoded and preprocessed on the CPU", why_not)
     manifest = _manifest(folder, config, split, loaded, options)
+    if rows is not None:  # only then: folders of runs over every row stay reusable
+        manifest["rows"] = hashlib.sha256(_positions(rows).tobytes()).hexdigest()
     if preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix the two
         manifest["decode"] = f"torchvision.io.decode_jpeg on {device.type}"
     partial = out.with_name(out.name + ".partial")
@@ -454,12 +502,42 @@ def predict(
             images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
             to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
             _run(images, todo, _Forward.of(loaded.model, partial, device, options), options, to_device)
-        _merge(units, partial, out, options.features, unit_ids, loaded.zero_shot)
     except BaseException:
         drop_if_empty(partial, fresh)  # nothing worth resuming: leave nothing behind
         raise
-    remove_partial(partial)
-    return out
+    return PredictedBatches(out, partial, units, options.features, unit_ids, loaded.zero_shot)
+
+
+@dataclass(frozen=True)
+class PredictedBatches:
+    """Every batch of a predict run, finished: one chunk file per batch in ``partial``, rows in dataset order."""
+
+    out: Path
+    partial: Path
+    units: list[Unit]
+    features: bool
+    unit_ids: UnitIds
+    zero_shot: dict[str, Any] | None = None  # an open_clip model's head record, written beside the outputs
+
+    @property
+    def rows(self) -> int:
+        return sum(unit.rows for unit in self.units)
+
+    def chunks(self) -> Iterator[dict[str, Any]]:
+        """Each batch's outputs in dataset order (``ids``, ``logits`` [+ ``features``]), read and checked one
+        batch at a time."""
+        for unit in self.units:
+            yield _read_chunk(self.partial / chunk_name(unit.index), unit, self.features, self.unit_ids(unit))
+
+    def merge(self) -> Path:
+        """Write ``out`` (every batch's rows, in dataset order, atomically) and remove the partial folder."""
+        _merge(self.units, self.partial, self.out, self.features, self.unit_ids, self.zero_shot)
+        self.remove()
+        return self.out
+
+    def remove(self) -> None:
+        """Remove the partial folder (but for rejected chunks), its outputs used."""
+        remove_partial(self.partial)
 
 
 def check_loader_arguments(workers: int | None, batch_size: int) -> None:
@@ -535,6 +613,8 @@ class UnitIds:
                 table = pq.ParquetFile(piece.path).read_row_group(piece.row_group, columns=["id"])
                 self._groups[key] = table.column("id").to_pylist()
             ids += self._groups[key][piece.offset : piece.offset + piece.length]
+        keep = {(piece.path, piece.row_group) for piece in unit.pieces}  # units come in order: earlier groups are done
+        self._groups = {key: value for key, value in self._groups.items() if key in keep}
         return ids
 
 
@@ -658,12 +738,14 @@ __all__ = [
     "JpegBatch",
     "Piece",
     "PredictOptions",
+    "PredictedBatches",
     "Unit",
     "check_loader_arguments",
     "check_outputs_file",
     "classifier_of",
     "device_transform",
     "predict",
+    "predict_batches",
     "protocol_transform",
     "split_units",
 ]

@@ -194,6 +194,8 @@ def _detector_fields(outputs: ModelOutputs, row_classes: dict[str, str], options
         id_outputs.validate()
     ids = list(outputs.ids)
     ood_features = features.aligned(ids, param("outputs")) if features is not None else None
+    if stats is not None:  # statistics of another model would score silently wrong
+        stats.refuse_other_outputs(outputs.values if outputs.kind == "logits" else None, ood_features)
     id_feats = (
         id_features.aligned(id_outputs.ids, param("id_outputs"))
         if id_features is not None and id_outputs is not None

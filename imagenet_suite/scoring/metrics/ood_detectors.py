@@ -30,7 +30,8 @@ react_energy           logsumexp(W·min(h, r) + b)                             f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -39,9 +40,25 @@ import numpy as np
 import torch
 
 from ...errors import ConfigError, OutputsError, param
+from ...files import atomic_write_bytes
 from ..batching import map_chunks, row_chunks
 from ..outputs import Expected, load_torch_file, read_npz_entries, read_pt_entries
 from ..threads import chunk_parallel_cpu
+from .ood_fit import (
+    QUERY_ELEMENTS,
+    ClassMoments,
+    FitChunks,
+    FitSet,
+    PassStatistic,
+    PredictedSoftmax,
+    RadixQuantile,
+    RowSample,
+    VimSpace,
+    l2_normalize,
+    numpy_lerp,
+    run_passes,
+    sample_positions,
+)
 
 DETECTORS = (
     "msp",
@@ -68,7 +85,6 @@ STATS_FIELDS = {
     "rcos": ("class_means",),
     "react_energy": ("react_threshold", "weight", "bias"),
 }
-QUERY_ELEMENTS = 1 << 22  # elements of a [rows, C] or [rows, d] block scored at once
 KNN_QUERY_ROWS = 1024  # queries per KNN block (each meets the bank in KNN_BANK_ROWS slices)
 KNN_BANK_ROWS = 1 << 14
 
@@ -214,6 +230,7 @@ class DetectorStats:
     vim_alpha: float | None = None
     vim_dim: int | None = None
     extra: dict = field(default_factory=dict)  # what each statistic was fitted on
+    provenance: dict = field(default_factory=dict)  # model, weights, dataset, rows, seed (format 2 only)
 
     def missing(self, detector: str) -> list[str]:
         """The statistics ``detector`` needs that were not fitted."""
@@ -226,26 +243,165 @@ class DetectorStats:
         return DetectorStats(**moved)
 
     def save(self, path: str | Path) -> Path:
-        """Write every field and the format (:data:`STATS_FORMAT`) with ``torch.save`` (tensors on the CPU)."""
-        entries = {
-            f.name: (v.cpu() if isinstance(v := getattr(self, f.name), torch.Tensor) else v) for f in fields(self)
-        }
+        """Write the statistics: a ``.safetensors`` path in format 2 (:data:`STATS_FORMAT_V2`: the tensors,
+        and the format, the other fields and :attr:`provenance` as one JSON object in the metadata key
+        :data:`STATS_METADATA_KEY`), any other in format 1
+        (:data:`STATS_FORMAT`: every field but the provenance, with ``torch.save``). Tensors on the CPU;
+        the same statistics give the same bytes."""
+        path = Path(path)
+        if path.suffix == ".safetensors":
+            atomic_write_bytes(path, self._safetensors_bytes())
+            return path
+        if self.provenance:
+            raise ConfigError(
+                f"{path}: statistics with a provenance (model, weights, dataset) are saved in the "
+                f"{STATS_FORMAT_V2} format only: give a .safetensors path"
+            )
+        entries = {name: (v.cpu() if isinstance(v := getattr(self, name), torch.Tensor) else v) for name in V1_FIELDS}
         torch.save({"format": STATS_FORMAT, **entries}, path)
-        return Path(path)
+        return path
+
+    def _safetensors_bytes(self) -> bytes:
+        from safetensors.torch import save
+
+        tensors = {
+            name: getattr(self, name).detach().cpu().contiguous()
+            for name in STATS_SHAPES
+            if getattr(self, name) is not None
+        }
+        scalars = {name: getattr(self, name) for name in V1_FIELDS if name not in STATS_SHAPES}
+        header = {"format": STATS_FORMAT_V2, "fields": scalars, "provenance": self.provenance}
+        metadata = {
+            STATS_METADATA_KEY: json.dumps(header, sort_keys=True)
+        }  # one key: safetensors orders keys at random
+        return save(tensors, metadata)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> DetectorStats:
-        """Read a file of :meth:`save`, every entry checked (:func:`check_stats_entries`); one line naming
-        the file and what was expected otherwise. Files without a ``format`` entry (written before it was
-        added) are read when they hold exactly every field, each checked as well."""
+        """Read a file of :meth:`save` (by its suffix: ``.safetensors`` format 2, else format 1), every entry
+        checked (:func:`check_stats_entries`); one line naming the file and what was expected otherwise.
+        Format-1 files without a ``format`` entry (written before it was added) are read when they hold
+        exactly every field, each checked as well."""
         path = Path(path)
         if not path.is_file():
             raise OutputsError(f"detector statistics file {path} does not exist")
-        data = load_torch_file(path, OutputsError, STATS_CONTRACT)
+        data = (
+            _read_safetensors(path)
+            if path.suffix == ".safetensors"
+            else load_torch_file(path, OutputsError, STATS_CONTRACT)
+        )
         return cls(**check_stats_entries(path, data)).to(device)
 
+    def refuse_other_model(self, model: str, weights_sha256: str, where: str | Path) -> None:
+        """ConfigError when :attr:`provenance` names another model spec or other weights (sha256 as
+        :func:`~imagenet_suite.inference.models.weights_digest` gives it) than the model they are used with;
+        statistics without a provenance (format 1, or fitted in Python) are taken as they are.
 
-STATS_FORMAT = "imagenet-suite-detector-stats/1"
+        Example:
+            >>> stats = DetectorStats("ninco", provenance={"model": "timm:resnet50", "weights_sha256": "ab" * 32})
+            >>> stats.refuse_other_model("timm:resnet50", "ab" * 32, "stats.safetensors")
+            >>> stats.refuse_other_model("timm:resnet50", "cd" * 32, "stats.safetensors")
+            Traceback (most recent call last):
+            ...
+            imagenet_suite.errors.ConfigError: detector_stats stats.safetensors: fitted for timm:resnet50 with weights abababababab…, not timm:resnet50 with weights cdcdcdcdcdcd…; fit statistics for this model (ood fit-stats)
+        """
+        fitted = (self.provenance.get("model"), self.provenance.get("weights_sha256"))
+        if not self.provenance or fitted == (model, weights_sha256):
+            return
+        raise ConfigError(
+            f"{_stats_named(where)}: fitted for {fitted[0]} with weights {str(fitted[1])[:12]}…, not "
+            f"{model} with weights {weights_sha256[:12]}…; fit statistics for this model (ood fit-stats)"
+        )
+
+    def refuse_other_outputs(
+        self, logits: torch.Tensor | None, features: torch.Tensor | None, where: str | Path = ""
+    ) -> None:
+        """ConfigError when these statistics cannot belong to the model whose ``features`` [N, d] (and raw
+        ``logits`` [N, C]) are given: another feature dimension or class count, or logits that are not the
+        fitted last layer's ``W h + b`` (on the first :data:`CHECKED_ROWS` rows, to within
+        :data:`LAST_LAYER_TOLERANCE` of the row's largest logit: autocast's rounding passes, another
+        model's head does not). What is not given is not checked.
+
+        Example:
+            >>> weight, bias = torch.eye(2, dtype=torch.float64), torch.zeros(2, dtype=torch.float64)
+            >>> stats = DetectorStats("ninco", weight=weight, bias=bias)
+            >>> h = torch.tensor([[1.0, 2.0]])
+            >>> stats.refuse_other_outputs(h, h, "stats.safetensors")
+
+            Logits (2, 4) where W h + b is (1, 2): off by 2, relative to 1 + 4:
+
+            >>> stats.refuse_other_outputs(2 * h, h, "stats.safetensors")
+            Traceback (most recent call last):
+            ...
+            imagenet_suite.errors.ConfigError: detector_stats stats.safetensors: the logits are not the fitted last layer's W h + b (off by up to 0.4 of the largest logit): the statistics are another model's
+        """
+        fitted = self._sizes()
+        checks = (("d", features, "feature dimensions"), ("C", logits, "classes"))
+        for symbol, given, what in checks:
+            if given is not None and symbol in fitted and given.shape[1] != fitted[symbol]:
+                raise ConfigError(
+                    f"{_stats_named(where)}: fitted on {fitted[symbol]} {what}, these outputs have "
+                    f"{given.shape[1]}: the statistics are another model's"
+                )
+        if self.weight is None or logits is None or features is None:
+            return
+        rows = slice(0, CHECKED_ROWS)
+        h, given = features[rows].double().cpu(), logits[rows].double().cpu()
+        expected = h @ self.weight.cpu().T + self.bias.cpu()
+        off = ((given - expected).abs().amax(dim=1) / (1 + given.abs().amax(dim=1))).max()
+        if float(off) > LAST_LAYER_TOLERANCE:
+            raise ConfigError(
+                f"{_stats_named(where)}: the logits are not the fitted last layer's W h + b (off by up "
+                f"to {float(off):.2g} of the largest logit): the statistics are another model's"
+            )
+
+    def _sizes(self) -> dict[str, int]:
+        """C and d as the fitted tensors give them."""
+        sizes = {}
+        for name, symbols in STATS_SHAPES.items():
+            value = getattr(self, name)
+            if value is not None:
+                sizes.update({s: n for s, n in zip(symbols, value.shape) if s in ("C", "d")})
+        return sizes
+
+
+def _stats_named(where: str | Path) -> str:
+    return f"{param('detector_stats')} {where}" if str(where) else param("detector_stats")
+
+
+def _read_safetensors(path: Path) -> dict:
+    """The entries of a format-2 file: its tensors, its JSON fields and provenance, its format."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(path, framework="pt", device="cpu") as handle:
+            metadata = handle.metadata() or {}
+            tensors = {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 -- not a dict
+    except (SafetensorError, OSError, ValueError) as err:
+        raise OutputsError(f"{path}: not a readable safetensors file ({err})") from err
+    try:
+        header = json.loads(metadata.get(STATS_METADATA_KEY, "{}"))
+    except json.JSONDecodeError as err:
+        raise OutputsError(f"{path}: its {STATS_METADATA_KEY!r} metadata is not JSON ({err})") from err
+    found = header.get("format") if isinstance(header, dict) else None
+    if found != STATS_FORMAT_V2:
+        raise OutputsError(f"{path}: format {found!r}; a .safetensors statistics file is {STATS_FORMAT_V2}")
+    scalars, provenance = header.get("fields"), header.get("provenance")
+    if not isinstance(scalars, dict):
+        raise OutputsError(f"{path}: its 'fields' must be a JSON object, got {scalars!r:.80}")
+    tensors.update({name: None for name in STATS_SHAPES if name not in tensors})
+    clashing = sorted(set(scalars) & set(tensors))
+    if clashing:
+        raise OutputsError(f"{path}: {clashing} are both tensors and fields")
+    return {"format": STATS_FORMAT_V2, **tensors, **scalars, "provenance": provenance}
+
+
+STATS_FORMAT = "imagenet-suite-detector-stats/1"  # torch.save of a dict of the fields
+STATS_FORMAT_V2 = "imagenet-suite-detector-stats/2"  # safetensors: tensors + JSON fields and provenance
+STATS_METADATA_KEY = "imagenet_suite"  # format 2: {"format", "fields", "provenance"} as JSON under this key
+V1_FIELDS = tuple(f.name for f in fields(DetectorStats) if f.name != "provenance")
+CHECKED_ROWS = 256  # rows of a review's outputs checked against the fitted last layer
+LAST_LAYER_TOLERANCE = 0.05  # |logits − (W h + b)| relative to 1 + the row's largest |logit|
 STATS_CONTRACT = "a DetectorStats file (DetectorStats.save: a dict of its fields)"
 FEATURES_CONTRACT = "a dict of 'ids' (N strings) and 'features' ([N, d] floats)"
 # The shape of each tensor field, by symbol: C classes, d feature dimensions, M KNN bank rows, K = d - vim_dim.
@@ -266,42 +422,49 @@ _SYMBOLS = {"C": "classes", "d": "feature dimensions", "M": "bank rows", "K": "c
 
 def check_stats_entries(path: Path, data) -> dict:
     """The fields of a DetectorStats file, every one checked: the format, exactly the known fields, the
-    preset, each tensor's dtype (float), rank, finiteness and its sizes against the others (C, d), and
-    the scalars. OutputsError naming ``path`` and what was expected.
+    preset, each tensor's dtype (float), rank, finiteness and its sizes against the others (C, d), the
+    scalars, and (format 2) the provenance. OutputsError naming ``path`` and what was expected.
 
     Example:
         >>> from pathlib import Path
         >>> stats = DetectorStats("ninco", class_means=torch.zeros(3, 2, dtype=torch.float64))
-        >>> entries = check_stats_entries(Path("stats.pt"), {"format": STATS_FORMAT, **vars(stats)})
-        >>> entries["class_means"].shape
-        torch.Size([3, 2])
+        >>> v1 = {name: getattr(stats, name) for name in V1_FIELDS}
+        >>> entries = check_stats_entries(Path("stats.pt"), {"format": STATS_FORMAT, **v1})
+        >>> entries["class_means"].shape, entries["provenance"]
+        (torch.Size([3, 2]), {})
         >>> check_stats_entries(Path("stats.pt"), {"format": "other/1"})
         Traceback (most recent call last):
         ...
         imagenet_suite.errors.OutputsError: stats.pt: format 'other/1'; this version of imagenet-suite reads ...
     """
-    known = [f.name for f in fields(DetectorStats)]
     if not isinstance(data, dict):
         raise OutputsError(f"{path}: expected {STATS_CONTRACT}, got a {type(data).__name__}")
     data = dict(data)
     found = data.pop("format", None)
+    known = list(V1_FIELDS) + (["provenance"] if found == STATS_FORMAT_V2 else [])
     if found is None and set(data) != set(known):
         raise OutputsError(
             f"{path}: no 'format' entry and not every field of a DetectorStats file ({STATS_FORMAT}, "
             f"fields {known}); found {sorted(map(str, data))}"
         )
-    if found is not None and found != STATS_FORMAT:
-        raise OutputsError(f"{path}: format {found!r}; this version of imagenet-suite reads {STATS_FORMAT}")
+    if found is not None and found not in (STATS_FORMAT, STATS_FORMAT_V2):
+        raise OutputsError(
+            f"{path}: format {found!r}; this version of imagenet-suite reads {STATS_FORMAT} and {STATS_FORMAT_V2}"
+        )
+    format_name = found or STATS_FORMAT
     missing = [name for name in known if name not in data]
     unknown = sorted(str(name) for name in data if name not in known)
     if missing:
-        raise OutputsError(f"{path}: missing entries {missing}; a {STATS_FORMAT} file holds every field {known}")
+        raise OutputsError(f"{path}: missing entries {missing}; a {format_name} file holds every field {known}")
     if unknown:
-        raise OutputsError(f"{path}: unknown entries {unknown}; a {STATS_FORMAT} file holds the fields {known}")
+        raise OutputsError(f"{path}: unknown entries {unknown}; a {format_name} file holds the fields {known}")
     if not isinstance(data["preset"], str) or data["preset"] not in PRESETS:
         raise OutputsError(f"{path}: 'preset' is {data['preset']!r}, expected one of {list(PRESETS)}")
     _check_stats_scalars(path, data)
     _check_stats_tensors(path, data)
+    provenance = data.setdefault("provenance", {})
+    if not isinstance(provenance, dict) or not all(isinstance(key, str) for key in provenance):
+        raise OutputsError(f"{path}: 'provenance' must be a JSON object (name -> value), got {provenance!r:.100}")
     return data
 
 
@@ -353,65 +516,8 @@ def _check_stats_tensors(path: Path, data: dict) -> None:
         )
 
 
-@dataclass(frozen=True, eq=False)
-class FitSet:
-    """Tensors of one set of ID images :func:`fit_detector_stats` fits on, row ``i`` the same image in each.
-
-    Attributes:
-        features: ``[N, d]`` penultimate features (any float dtype), or None.
-        labels: ``[N]`` true class indices (integers), or None. The train set needs them (class means).
-        logits: ``[N, C]`` raw logits, or None.
-
-    Checked when made (OutputsError naming the field and both shapes).
-
-    Example:
-        >>> import torch
-        >>> from imagenet_suite.scoring.metrics.ood_detectors import FitSet
-        >>> train = FitSet(torch.randn(100, 16), labels=torch.arange(100) % 4)
-        >>> train.rows
-        100
-        >>> FitSet(torch.randn(100, 16), labels=torch.zeros(99, dtype=torch.long))
-        Traceback (most recent call last):
-        ...
-        imagenet_suite.errors.OutputsError: labels must be [N] = [100] (one per features row), got (99,)
-    """
-
-    features: torch.Tensor | None = None
-    labels: torch.Tensor | None = None
-    logits: torch.Tensor | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("features", "labels", "logits"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, torch.Tensor):
-                raise OutputsError(f"{param(name)} must be a torch tensor or None, got {type(value).__name__}")
-        for name, layout in (("features", "[N, d]"), ("logits", "[N, C]")):
-            value = getattr(self, name)
-            if value is not None and value.ndim != 2:
-                raise OutputsError(f"{param(name)} must be {layout}, got {tuple(value.shape)}")
-        if self.features is not None and self.logits is not None and len(self.logits) != len(self.features):
-            raise OutputsError(
-                f"{param('logits')} have {len(self.logits)} rows for {len(self.features)} {param('features')} rows"
-            )
-        if self.labels is not None and self.labels.shape != (self.rows,):
-            raise OutputsError(
-                f"{param('labels')} must be [N] = [{self.rows}] (one per {self._rows_of} row), "
-                f"got {tuple(self.labels.shape)}"
-            )
-
-    @property
-    def _rows_of(self) -> str:
-        return "features" if self.features is not None else "logits" if self.logits is not None else "labels"
-
-    @property
-    def rows(self) -> int | None:
-        """N (None when the set holds no tensor)."""
-        first = next((t for t in (self.features, self.logits, self.labels) if t is not None), None)
-        return None if first is None else len(first)
-
-
 def fit_detector_stats(
-    train: FitSet,
+    train: FitSet | FitChunks,
     *,
     val: FitSet | None = None,
     weight: torch.Tensor | None = None,
@@ -419,18 +525,25 @@ def fit_detector_stats(
     preset_name: str = "ninco",
     detectors: Sequence[str] | None = None,
     knn_dtype: torch.dtype = torch.float32,
+    knn_rows: int | None = None,
+    seed: int = 0,
+    progress: bool = False,
 ) -> DetectorStats:
     """Fit the statistics of ``detectors`` (default: every one the inputs allow) on the tensors' device.
 
     Args:
-        train: the ID training set (:class:`FitSet`): ``features`` [N, d] and true ``labels`` [N]
-            (Mahalanobis, cosine and rcos class means), and optionally raw ``logits`` [N, C] (NINCO:
-            ViM's α, KL-matching templates).
+        train: the ID training set: features [N, d] and true labels [N] (Mahalanobis, cosine and rcos
+            class means), and optionally raw logits [N, C] (NINCO: ViM's α, KL-matching templates); a
+            :class:`FitSet` in memory, or a :class:`FitChunks` read chunk by chunk, pass after pass
+            (:mod:`.ood_fit`: bounded memory, the same estimators).
         val: an ID validation set (:class:`FitSet` of ``features`` and/or ``logits``; OpenOOD preset:
             ReAct clip, KL-matching templates).
         weight, bias: the last layer, [C, d] and [C] (ViM, ReAct; OpenOOD's ViM logits).
         preset_name: the hyper-parameters of one anchor (:data:`PRESETS`: ``ninco``, ``openood_v15``).
         knn_dtype: dtype of the KNN bank and distances (float32 like faiss; float64 for exact checks).
+        knn_rows: rows of the KNN bank: None, every train row (NINCO); else at most this many, a seeded
+            uniform sample (:func:`~.ood_fit.sample_positions` with ``seed``).
+        progress: a progress bar per pass over ``train`` (stderr).
 
     Example:
         Class means of 2-d train features, for the cosine detector (see :func:`detector_scores`):
@@ -444,52 +557,97 @@ def fit_detector_stats(
                 [0., 2.]], dtype=torch.float64)
     """
     settings = preset(preset_name)
-    _check_fit_inputs(train, weight, bias)
-    train_features, train_labels, train_logits = train.features, train.labels, train.logits
+    source = train if isinstance(train, FitChunks) else FitChunks.of(_checked_train(train))
+    first = source.first()
+    _check_fit_inputs(first, weight, bias)
     val = FitSet() if val is None else val
-    wanted = list(detectors) if detectors is not None else list(DETECTORS)
+    wanted = set(DETECTORS if detectors is None else detectors)
     stats = DetectorStats(preset_name, knn_k=settings.knn_k)
-    device = train_features.device
     if weight is not None:
+        device = first.features.device
         stats.weight, stats.bias = weight.to(device, torch.float64), bias.to(device, torch.float64)
-    if {"mahalanobis", "relative_mahalanobis", "cosine", "rcos"} & set(wanted):
-        stats.class_means, stats.precision = class_statistics(
-            train_features, train_labels, _num_classes(weight, train_logits, train_labels)
-        )
-        stats.extra["class_statistics"] = "train features, true labels"
+    num_classes = _num_classes(weight, first.logits, train, source)
+    steps: dict[str, PassStatistic] = {}
+    if {"mahalanobis", "relative_mahalanobis", "cosine", "rcos"} & wanted:
+        steps["class"] = ClassMoments(num_classes)
     if "relative_mahalanobis" in wanted:
-        stats.global_mean, stats.global_precision = global_statistics(train_features)
+        steps["global"] = ClassMoments(None)
     if "knn" in wanted:
-        stats.knn_bank = torch.cat(
-            [
-                _normalize(train_features[rows].to(knn_dtype))
-                for rows in row_chunks(len(train_features), train_features.shape[1], QUERY_ELEMENTS)
-            ]
-        )
-    fit_logits, fit_features = _fit_set(settings.klm_fit, train_logits, val.logits, "kl_matching"), None
-    if "kl_matching" in wanted and fit_logits is not None:
-        stats.klm_templates = klm_templates(fit_logits)
-        stats.extra["kl_matching"] = f"{settings.klm_fit} softmax, grouped by predicted class"
+        steps["knn"] = RowSample(sample_positions(source.rows, knn_rows, seed), knn_dtype)
+    if "kl_matching" in wanted:
+        _add_klm(steps, stats, settings, first, val, num_classes)
     if "react_energy" in wanted and weight is not None:
-        fit_features = (
-            train_features if settings.react_fit == "train" else _fit_set("val", None, val.features, "react_energy")
+        _add_react(steps, stats, settings, val)
+    if "vim" in wanted and weight is not None and (first.logits is not None or settings.vim_logits == "recomputed"):
+        dim = vim_dimension(first.features.shape[1], settings.vim_dim)
+        steps["vim"] = VimSpace(
+            stats.weight, stats.bias, dim, first.logits is not None and settings.vim_logits == "given"
         )
-        if fit_features is not None:
-            stats.react_threshold = exact_quantile(fit_features, settings.react_quantile)
-            stats.extra["react_energy"] = f"quantile {settings.react_quantile} of all {settings.react_fit} activations"
-    if "vim" in wanted and weight is not None and (train_logits is not None or settings.vim_logits == "recomputed"):
-        _fit_vim(stats, train_features, train_logits, settings)
+    run_passes(source, list(steps.values()), progress)
+    _store(stats, steps, settings, source.rows)
     return stats
 
 
-def _check_fit_inputs(train: FitSet, weight: torch.Tensor | None, bias: torch.Tensor | None) -> None:
+def _checked_train(train) -> FitSet:
     if not isinstance(train, FitSet):
-        raise OutputsError(f"{param('train')} must be a FitSet, got {type(train).__name__}")
-    if train.features is None or train.labels is None:
+        raise OutputsError(f"{param('train')} must be a FitSet or FitChunks, got {type(train).__name__}")
+    return train
+
+
+def _add_klm(steps: dict, stats: DetectorStats, settings: Preset, first: FitSet, val: FitSet, num_classes: int) -> None:
+    """KL-matching templates: on the train logits (a pass statistic) or the val logits (in memory)."""
+    if settings.klm_fit == "val":
+        stats.klm_templates = klm_templates(_fit_set("val", None, val.logits, "kl_matching"))
+    elif first.logits is not None:
+        steps["klm"] = PredictedSoftmax(num_classes)
+    if settings.klm_fit == "val" or first.logits is not None:
+        stats.extra["kl_matching"] = f"{settings.klm_fit} softmax, grouped by predicted class"
+
+
+def _add_react(steps: dict, stats: DetectorStats, settings: Preset, val: FitSet) -> None:
+    """The ReAct clip: a quantile of every train activation (a pass statistic) or of the val ones (in memory)."""
+    if settings.react_fit == "train":
+        steps["react"] = RadixQuantile(settings.react_quantile)
+    else:
+        stats.react_threshold = exact_quantile(
+            _fit_set("val", None, val.features, "react_energy"), settings.react_quantile
+        )
+    stats.extra["react_energy"] = f"quantile {settings.react_quantile} of all {settings.react_fit} activations"
+
+
+def _store(stats: DetectorStats, steps: dict[str, PassStatistic], settings: Preset, rows: int) -> None:
+    """The fitted statistics into ``stats`` (and what each was fitted on into ``stats.extra``)."""
+    if "class" in steps:
+        stats.class_means, stats.precision = steps["class"].means, steps["class"].precision
+        stats.extra["class_statistics"] = "train features, true labels"
+    if "global" in steps:
+        stats.global_mean, stats.global_precision = steps["global"].means[0], steps["global"].precision
+    if "knn" in steps:
+        stats.knn_bank = steps["knn"].bank
+        if len(stats.knn_bank) < rows:
+            stats.extra["knn"] = f"a seeded uniform sample of {len(stats.knn_bank)} of the {rows} train features"
+    if "klm" in steps:
+        stats.klm_templates = steps["klm"].templates
+    if "react" in steps:
+        stats.react_threshold = steps["react"].value
+    if "vim" in steps:
+        vim = steps["vim"]
+        stats.vim_origin, stats.vim_null_space, stats.vim_dim, stats.vim_alpha = (
+            vim.origin,
+            vim.null_space,
+            vim.dim,
+            vim.alpha,
+        )
+        logits = "logits" if vim.given_logits else "W h + b"
+        stats.extra["vim"] = f"D={vim.dim}, alpha from train {logits}"
+
+
+def _check_fit_inputs(first: FitSet | None, weight: torch.Tensor | None, bias: torch.Tensor | None) -> None:
+    if first is None or first.features is None or first.labels is None:
         raise OutputsError(f"{param('train')} needs features [N, d] and their true labels [N]")
     if (weight is None) != (bias is None):
         raise OutputsError(f"give both {param('weight')} and {param('bias')} of the last layer, or neither")
-    features = train.features
+    features = first.features
     if weight is not None and (weight.shape[1] != features.shape[1] or bias.shape != (weight.shape[0],)):
         raise OutputsError(
             f"last layer {param('weight')} {tuple(weight.shape)} / {param('bias')} {tuple(bias.shape)} do not fit "
@@ -497,12 +655,19 @@ def _check_fit_inputs(train: FitSet, weight: torch.Tensor | None, bias: torch.Te
         )
 
 
-def _num_classes(weight, logits, labels) -> int:
+def _num_classes(weight, logits, train, source: FitChunks) -> int:
     if weight is not None:
         return weight.shape[0]
     if logits is not None:
         return logits.shape[1]
-    return int(labels.max()) + 1
+    if isinstance(train, FitSet):
+        return int(train.labels.max()) + 1
+    if source.num_classes is not None:
+        return source.num_classes
+    raise OutputsError(
+        f"chunked {param('train')} needs logits, the last layer ({param('weight')}) or FitChunks.num_classes: "
+        "how many classes?"
+    )
 
 
 def _fit_set(which: str, train, val, detector: str):
@@ -516,11 +681,18 @@ def _fit_set(which: str, train, val, detector: str):
     return val
 
 
+def _fitted(statistic: PassStatistic, features: torch.Tensor, labels: torch.Tensor | None = None):
+    """``statistic`` after its passes over in-memory tensors."""
+    run_passes(FitChunks.of(FitSet(features, labels)), [statistic])
+    return statistic
+
+
 def class_statistics(
     features: torch.Tensor, labels: torch.Tensor, num_classes: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Class means [C, d] (float64) and the pseudo-inverse of the shared covariance of class-centred
-    features, ``(1/N) Σ (h − μ_y)(h − μ_y)ᵀ`` (sklearn ``EmpiricalCovariance(assume_centered=True)``), two passes.
+    features, ``(1/N) Σ (h − μ_y)(h − μ_y)ᵀ`` (sklearn ``EmpiricalCovariance(assume_centered=True)``), two passes
+    (:class:`~.ood_fit.ClassMoments`).
 
     Example:
         Class 0 at (0, 0) and (2, 0), class 1 at (0, 2) and (2, 2): means (1, 0) and (1, 2); the
@@ -535,19 +707,8 @@ def class_statistics(
         tensor([[1., 0.],
                 [0., 0.]], dtype=torch.float64)
     """
-    d = features.shape[1]
-    sums = torch.zeros(num_classes, d, dtype=torch.float64, device=features.device)
-    counts = torch.bincount(labels, minlength=num_classes).to(torch.float64)
-    for rows in row_chunks(len(features), d, QUERY_ELEMENTS):
-        sums.index_add_(0, labels[rows], features[rows].double())
-    empty = (counts == 0).nonzero().flatten()
-    if len(empty):
-        raise OutputsError(
-            f"class {int(empty[0])} has no train features ({len(empty)} empty classes): every class needs a mean"
-        )
-    means = sums / counts[:, None]
-    covariance = _scatter_sum(features, lambda rows: features[rows].double() - means[labels[rows]])
-    return means, torch.linalg.pinv(covariance / len(features), hermitian=True)
+    moments = _fitted(ClassMoments(num_classes), features, labels)
+    return moments.means, moments.precision
 
 
 def global_statistics(features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -563,24 +724,8 @@ def global_statistics(features: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
         tensor([[1., 0.],
                 [0., 1.]], dtype=torch.float64)
     """
-    d = features.shape[1]
-    total = torch.zeros(d, dtype=torch.float64, device=features.device)
-    for rows in row_chunks(len(features), d, QUERY_ELEMENTS):
-        total += features[rows].double().sum(dim=0)
-    mean = total / len(features)
-    covariance = _scatter_sum(features, lambda rows: features[rows].double() - mean)
-    return mean, torch.linalg.pinv(covariance / len(features), hermitian=True)
-
-
-def _scatter_sum(features: torch.Tensor, centred: Callable[[slice], torch.Tensor]) -> torch.Tensor:
-    """Σ xᵀx over row chunks of ``centred(rows)`` (float64), chunks spread over CPU workers, summed in order."""
-    chunks = list(row_chunks(len(features), features.shape[1], QUERY_ELEMENTS))
-    with chunk_parallel_cpu() if features.device.type == "cpu" else nullcontext():
-        parts = map_chunks(lambda rows: (x := centred(rows)).T @ x, chunks, features.device)
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
+    moments = _fitted(ClassMoments(None), features)
+    return moments.means[0], moments.precision
 
 
 def klm_templates(logits: torch.Tensor) -> torch.Tensor:
@@ -595,46 +740,18 @@ def klm_templates(logits: torch.Tensor) -> torch.Tensor:
                 [0.2500, 0.5000, 0.2500],
                 [0.0000, 0.0000, 1.0000]], dtype=torch.float64)
     """
-    num_classes = logits.shape[1]
-    sums = torch.zeros(num_classes, num_classes, dtype=torch.float64, device=logits.device)
-    counts = torch.zeros(num_classes, dtype=torch.float64, device=logits.device)
-    for rows in row_chunks(len(logits), num_classes, QUERY_ELEMENTS):
-        probs = torch.softmax(logits[rows].double(), dim=1)
-        predicted = probs.argmax(dim=1)
-        sums.index_add_(0, predicted, probs)
-        counts += torch.bincount(predicted, minlength=num_classes)
-    templates = torch.eye(num_classes, dtype=torch.float64, device=logits.device)
-    seen = counts > 0
-    templates[seen] = sums[seen] / counts[seen, None]
-    return templates
-
-
-def _fit_vim(stats: DetectorStats, features: torch.Tensor, logits: torch.Tensor | None, settings: Preset) -> None:
-    """ViM: origin u = −pinv(W) b, null space of the top-D principal space of (h − u), α on train."""
-    d = features.shape[1]
-    dim = vim_dimension(d, settings.vim_dim)
-    origin = -(torch.linalg.pinv(stats.weight) @ stats.bias)
-    covariance = _scatter_sum(features, lambda rows: features[rows].double() - origin)
-    eigenvalues, eigenvectors = torch.linalg.eigh(covariance / len(features))
-    order = torch.argsort(eigenvalues, descending=True, stable=True)
-    null_space = eigenvectors[:, order[dim:]].contiguous()
-    norms, max_logits = [], []
-    for rows in row_chunks(len(features), d, QUERY_ELEMENTS):
-        chunk = features[rows].double()
-        norms.append(torch.linalg.vector_norm((chunk - origin) @ null_space, dim=1))
-        given = logits is not None and settings.vim_logits == "given"
-        max_logits.append((logits[rows].double() if given else chunk @ stats.weight.T + stats.bias).max(dim=1).values)
-    stats.vim_origin, stats.vim_null_space, stats.vim_dim = origin, null_space, dim
-    stats.vim_alpha = float(torch.cat(max_logits).mean() / torch.cat(norms).mean())
-    stats.extra["vim"] = f"D={dim}, alpha from train {'logits' if settings.vim_logits == 'given' else 'W h + b'}"
+    step = PredictedSoftmax(logits.shape[1])
+    run_passes(FitChunks.of(FitSet(logits=logits)), [step])
+    return step.templates
 
 
 def exact_quantile(values: torch.Tensor, q: float, sort_limit: int = 1 << 24) -> float:
     """``numpy.quantile(values, q)`` (linear interpolation) over all elements, exactly, in bounded memory.
 
     Up to ``sort_limit`` elements the values are sorted; beyond, the two order statistics needed are
-    found by a chunked radix select on order-preserving integer keys (16 bits per pass), so a
-    1.28M x 2048 train-feature tensor never needs a second copy. Computed on the values in float64.
+    found by a radix select on order-preserving integer keys, 16 bits per pass over chunks of the values
+    (:class:`~.ood_fit.RadixQuantile`), so a 1.28M x 2048 train-feature tensor never needs a second copy.
+    Computed on the values in float64.
 
     Example:
         The 0.9-quantile of 0, 1, 2, 3, 4 lies 0.6 of the way from 3 to 4 (position 0.9 · 4 = 3.6),
@@ -648,61 +765,14 @@ def exact_quantile(values: torch.Tensor, q: float, sort_limit: int = 1 << 24) ->
     n = flat.numel()
     if n == 0:
         raise OutputsError("cannot take a quantile of an empty tensor")
+    if n > sort_limit:
+        step = RadixQuantile(q)
+        run_passes(FitChunks.of(FitSet(flat[:, None]), max_elements=1 << 24), [step])
+        return step.value
     position = (n - 1) * q
     low = int(np.floor(position))
-    gamma = position - low
-    if n <= sort_limit:
-        ordered = torch.sort(flat.double()).values
-        below, above = float(ordered[low]), float(ordered[min(low + 1, n - 1)])
-    else:
-        below = _select(flat, low)
-        above = _select(flat, min(low + 1, n - 1))
-    return numpy_lerp(below, above, gamma)
-
-
-def numpy_lerp(below: float, above: float, gamma: float) -> float:
-    """numpy's quantile interpolation, bit for bit (it switches formula at gamma = 0.5).
-
-    Example:
-        >>> numpy_lerp(1.0, 3.0, 0.25), numpy_lerp(1.0, 3.0, 0.75)
-        (1.5, 2.5)
-    """
-    diff = above - below
-    return above - diff * (1 - gamma) if gamma >= 0.5 else below + diff * gamma
-
-
-def _order_keys(chunk: torch.Tensor) -> torch.Tensor:
-    """Signed integers ordered like the floats (IEEE bits; negatives have their magnitude bits flipped)."""
-    if chunk.dtype == torch.float64:
-        bits = chunk.contiguous().view(torch.int64)
-        return torch.where(bits < 0, bits ^ 0x7FFFFFFFFFFFFFFF, bits)
-    bits = chunk.float().contiguous().view(torch.int32).to(torch.int64)
-    return torch.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
-
-
-def _select(flat: torch.Tensor, k: int, chunk: int = 1 << 24) -> float:
-    """The k-th smallest element (0-based) of ``flat`` by radix select over 16-bit digits."""
-    width = 64 if flat.dtype == torch.float64 else 32
-    prefix, remaining = None, k
-    for shift in range(width - 16, -1, -16):
-        histogram = torch.zeros(1 << 16, dtype=torch.int64, device=flat.device)
-        for start in range(0, flat.numel(), chunk):
-            keys = _order_keys(flat[start : start + chunk])
-            if prefix is not None:
-                keys = keys[(keys >> (shift + 16)) == prefix]
-            digits = (keys >> shift) & 0xFFFF
-            if shift == width - 16:
-                digits = (keys >> shift) + (1 << 15)  # the top digit is signed
-            histogram += torch.bincount(digits, minlength=1 << 16)
-        cumulative = torch.cumsum(histogram, 0)
-        digit = int(torch.searchsorted(cumulative, torch.tensor(remaining + 1, device=flat.device)))
-        remaining -= int(cumulative[digit - 1]) if digit > 0 else 0
-        value = digit - (1 << 15) if shift == width - 16 else digit
-        prefix = value if prefix is None else (prefix << 16) | value
-    bits = torch.tensor([prefix], dtype=torch.int64)
-    if width == 64:
-        return float(torch.where(bits < 0, bits ^ 0x7FFFFFFFFFFFFFFF, bits).view(torch.float64)[0])
-    return float(torch.where(bits < 0, bits ^ 0x7FFFFFFF, bits).to(torch.int32).view(torch.float32)[0])
+    ordered = torch.sort(flat.double()).values
+    return numpy_lerp(float(ordered[low]), float(ordered[min(low + 1, n - 1)]), position - low)
 
 
 # -- scoring ---------------------------------------------------------------------------------------------
@@ -825,11 +895,11 @@ def _score_chunk(name, outputs, kind, features, stats) -> torch.Tensor:
         global_term = _mahalanobis(h, stats.global_mean[None, :], stats.global_precision)[:, 0]
         return -_mahalanobis(h, stats.class_means, stats.precision).min(dim=1).values + global_term
     if name in ("cosine", "rcos"):
-        cosines = _normalize(h) @ _normalize(stats.class_means).T
+        cosines = l2_normalize(h) @ l2_normalize(stats.class_means).T
         return cosines.max(dim=1).values if name == "cosine" else torch.softmax(cosines, dim=1).max(dim=1).values
     if name == "knn":
         return -_kth_squared_distance(
-            _normalize(features.to(stats.knn_bank.dtype)), stats.knn_bank, stats.knn_k
+            l2_normalize(features.to(stats.knn_bank.dtype)), stats.knn_bank, stats.knn_k
         ).double()
     if name == "react_energy":
         clipped = torch.clamp(h, max=stats.react_threshold)
@@ -870,10 +940,6 @@ def _mahalanobis(h: torch.Tensor, means: torch.Tensor, precision: torch.Tensor) 
     cross = projected @ means.T
     means_term = ((means @ precision) * means).sum(dim=1)
     return own[:, None] - 2 * cross + means_term[None, :]
-
-
-def _normalize(x: torch.Tensor) -> torch.Tensor:
-    return x / torch.linalg.vector_norm(x, dim=1, keepdim=True)
 
 
 def _kth_squared_distance(

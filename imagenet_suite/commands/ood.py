@@ -1,0 +1,92 @@
+"""``imagenet-suite ood fit-stats --model MODEL --train DIR [--per-class N] --out FILE``: the train-set
+statistics of the OOD detectors for one model.
+
+Runs the model over a built train split (``imagenet_train``; ``--per-class N``: the seeded
+class-stratified N images per class a ``subset=N`` build holds), fits every statistic NINCO's
+feature-based detectors need — class means, shared and global precisions, the KNN bank, the ReAct clip,
+ViM's principal space and α, KL-matching templates — in float64, pass by pass over predict's batches
+(never all features in memory), and writes them with their provenance (model, weights sha256,
+dataset, rows, seed) to a ``.safetensors`` file that ``evaluate --detector-stats``, ``score`` and
+``review`` read; prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .predict import resolve_device, state_weights
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("ood", help="OOD detection tools: fit-stats (train-set statistics of the detectors)")
+    commands = parser.add_subparsers(dest="ood_command", required=True, metavar="SUBCOMMAND")
+    fit = commands.add_parser(
+        "fit-stats", help="fit a model's OOD detector statistics on a built ImageNet train split (.safetensors)"
+    )
+    fit.add_argument("--model", required=True, help="as for predict: timm:<name>[.<tag>], torchvision:..., a callable")
+    fit.add_argument("--weights", metavar="FILE|none", help="as for predict (default: the tag's pretrained weights)")
+    fit.add_argument("--train", type=Path, required=True, metavar="DIR", help="a built imagenet_train folder")
+    fit.add_argument("--config", help="config of --train (default: the only one)")
+    fit.add_argument("--split", help="split of --train (default: the only one)")
+    fit.add_argument("--out", type=Path, required=True, metavar="FILE", help="statistics file to write (.safetensors)")
+    fit.add_argument(
+        "--per-class", type=int, metavar="N", help="N images per class, a seeded class-stratified draw (default: all)"
+    )
+    fit.add_argument(
+        "--seed", type=int, default=0, help="seed of --per-class, the KNN bank sample and --weights none (default 0)"
+    )
+    fit.add_argument(
+        "--knn-rows",
+        type=_rows_or_all,
+        default=100_000,
+        metavar="N|all",
+        help="KNN bank rows, a seeded uniform sample (default 100000); all: every train row (NINCO; N x d x 4 bytes)",
+    )
+    fit.add_argument("--preset", default="ninco", help="detector hyper-parameters: ninco (default) or openood_v15")
+    fit.add_argument("--detectors", nargs="+", metavar="NAME", help="fit only for these detectors (default: all)")
+    fit.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when available)")
+    fit.add_argument("--batch-size", type=int, default=256)
+    fit.add_argument("--workers", type=int, default=None, help="DataLoader workers (default: min(4, CPUs))")
+    fit.add_argument("--amp", action="store_true", help="autocast (float16 on CUDA, bfloat16 on CPU)")
+    fit.add_argument("--no-progress", action="store_true", help="no progress bars")
+    fit.set_defaults(func=run_fit_stats)
+
+
+def _rows_or_all(value: str) -> int | None:
+    """``--knn-rows``: a number of rows, or ``all`` (None); other text is left to the library's check."""
+    if value == "all":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value  # FitStatsOptions names the flag and what it takes
+
+
+def run_fit_stats(args) -> int:
+    from imagenet_suite.dataset.folder import DatasetFolder
+    from imagenet_suite.inference import load_model
+    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_stats_file, fit_stats
+    from imagenet_suite.inference.predict import PredictOptions
+
+    # every argument first: a run that cannot finish is refused before a model is loaded or data read
+    options = FitStatsOptions(
+        predict=PredictOptions(
+            device=resolve_device(args.device),
+            batch_size=args.batch_size,
+            workers=args.workers,
+            amp=args.amp,
+            progress=not args.no_progress,
+        ),
+        per_class=args.per_class,
+        seed=args.seed,
+        preset=args.preset,
+        knn_rows=args.knn_rows,
+        detectors=tuple(args.detectors) if args.detectors else None,
+        progress=not args.no_progress,
+    )
+    check_stats_file(args.out)
+    folder = DatasetFolder(args.train)
+    state_weights(args.model, args.weights, args.seed)
+    loaded = load_model(args.model, args.weights, seed=args.seed)
+    print(fit_stats(folder, loaded, args.out, config=args.config, split=args.split, options=options))
+    return 0

@@ -1,0 +1,256 @@
+"""``ood fit-stats``: one model's train-set statistics for the OOD detectors, fitted from a built train split.
+
+NINCO (Bitterwolf et al. 2023) fits 8 of its 11 detectors on the model's penultimate features of the
+ImageNet-1k *training* set, passed through the model's test transform, with the true labels (class
+means), the raw logits (ViM's α, KL-matching) and the last layer ``W``, ``b`` (ViM, ReAct). Here:
+
+1. :func:`~.predict.predict_batches` runs the model over the split (a built ``imagenet_train``; with
+   ``per_class``, the seeded class-stratified draw of :func:`imagenet_suite.seeding.class_stratified`,
+   the same images as a build with ``subset=N``) with the features on: the classifier's input, as
+   ``predict --features`` stores it, float32. Each batch's outputs are kept as a chunk file in
+   ``<out>.outputs.pt.partial/`` (resumable like predict: a stopped run computes only the batches it
+   lacks; the folder is removed once the statistics are written). Disk while it runs: (d + C) x 4 bytes
+   per image, 15.6 GB for a ResNet-50 on the 1,281,167 images.
+2. :func:`~imagenet_suite.scoring.metrics.ood_detectors.fit_detector_stats` reads those chunks pass by
+   pass (:mod:`~imagenet_suite.scoring.metrics.ood_fit`: two passes, float64 sums, on ``predict.device``),
+   so the features are never all in memory: memory is the sums (O(C·d + d² + C²) float64), the KNN bank
+   (``knn_rows`` x d float32: a seeded uniform sample, :data:`DEFAULT_KNN_ROWS` by default; None keeps
+   every row, NINCO's protocol, at N x d x 4 bytes) and one block of rows.
+3. The statistics are written as a format-2 file (``.safetensors``:
+   :meth:`~imagenet_suite.scoring.metrics.ood_detectors.DetectorStats.save`) whose provenance records
+   the model, its weights' sha256, the dataset build, the rows, the seed and the options; ``evaluate``
+   and ``review`` refuse it for another model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .. import __version__, classes
+from ..dataset.folder import SELF_HASH, DatasetFolder
+from ..errors import ConfigError, OutputsError, param
+from ..scoring.metrics.ood_detectors import DETECTORS, DetectorStats, fit_detector_stats, preset
+from ..scoring.metrics.ood_fit import QUERY_ELEMENTS, FitChunks, FitSet
+from ..seeding import class_stratified
+from .models import LoadedModel, weights_digest
+from .predict import PredictedBatches, PredictOptions, check_outputs_file, classifier_of, predict_batches
+
+DEFAULT_KNN_ROWS = 100_000  # KNN bank rows: 100 per class; 100,000 x 2048 x 4 bytes = 0.8 GB
+FEATURES = "penultimate: the input of the classifier (predict --features), the model's test transform"
+
+
+@dataclass(frozen=True)
+class FitStatsOptions:
+    """What :func:`fit_stats` fits, on which rows, and how it predicts.
+
+    Attributes:
+        predict: how the model runs (device, batches, workers, precision); the features are always on.
+            The statistics are fitted on the same device.
+        per_class: images per class (a seeded class-stratified draw), or None: every row.
+        seed: seed of the ``per_class`` draw and of the KNN bank's sample.
+        preset: the anchor's hyper-parameters (``ninco``; ``openood_v15`` fits ReAct and KL-matching on
+            the validation set, which this command does not read: those two are left out).
+        knn_rows: rows of the KNN bank (a seeded uniform sample when fewer than the train rows), or None:
+            every row (NINCO's protocol; N x d x 4 bytes in memory and in the file).
+        detectors: the detectors to fit for (default: every one the model allows).
+        progress: progress bars (stderr).
+
+    Example:
+        >>> FitStatsOptions(per_class=100).knn_rows
+        100000
+        >>> FitStatsOptions(per_class=0)
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.ConfigError: per_class must be a number of images per class, at least 1, or None (every row); got 0
+    """
+
+    predict: PredictOptions = field(default_factory=PredictOptions)
+    per_class: int | None = None
+    seed: int = 0
+    preset: str = "ninco"
+    knn_rows: int | None = DEFAULT_KNN_ROWS
+    detectors: tuple[str, ...] | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name, what in (("per_class", "images per class"), ("knn_rows", "KNN bank rows")):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(
+                    f"{param(name)} must be a number of {what}, at least 1, or None "
+                    f"({'every row' if name == 'per_class' else 'all rows'}); got {value!r}"
+                )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError(f"{param('seed')} must be 0 or more, got {self.seed!r}")
+        preset(self.preset)
+        unknown = sorted(set(self.detectors or ()) - set(DETECTORS))
+        if unknown:
+            raise ConfigError(f"{param('detectors')}: unknown {unknown}; known: {list(DETECTORS)}")
+
+
+def check_stats_file(out: str | Path) -> Path:
+    """``out`` if the statistics can be written there (a ``.safetensors`` file in a writable folder, and
+    predict's work file ``<out>.outputs.pt`` beside it), else ConfigError naming ``out``."""
+    out = Path(out)
+    if out.suffix != ".safetensors":
+        raise ConfigError(f"{param('out')} {out} must end in .safetensors (the detector statistics file)")
+    if out.is_dir():
+        raise ConfigError(f"{param('out')} {out}: is a folder; expected the path of a .safetensors file to write")
+    check_outputs_file(work_file(out))
+    return out
+
+
+def work_file(out: Path) -> Path:
+    """Where predict keeps the train set's outputs while the statistics are fitted (its ``.partial`` folder)."""
+    return out.with_name(out.name + ".outputs.pt")
+
+
+def fit_stats(
+    train: str | Path | DatasetFolder,
+    loaded: LoadedModel,
+    out: str | Path,
+    *,
+    config: str | None = None,
+    split: str | None = None,
+    options: FitStatsOptions | None = None,
+) -> Path:
+    """Fit ``loaded``'s detector statistics on a built train split and write them to ``out`` (``.safetensors``).
+
+    Example:
+        >>> from imagenet_suite.inference import PredictOptions, load_model
+        >>> from imagenet_suite.inference.fit_stats import FitStatsOptions, fit_stats
+        >>> path = fit_stats("datasets/imagenet_train-1.0.0", load_model("timm:resnet50"),    # doctest: +SKIP
+        ...                  "stats/resnet50.safetensors",
+        ...                  options=FitStatsOptions(PredictOptions(device="cuda"), per_class=100))
+        >>> DetectorStats.load(path).provenance["rows"]                                    # doctest: +SKIP
+        100000
+
+        (tests/test_ood_fit_stats.py runs it on a train fixture and checks every statistic against numpy
+        and sklearn.)
+    """
+    options = FitStatsOptions() if options is None else options
+    out = check_stats_file(out)
+    folder = train if isinstance(train, DatasetFolder) else DatasetFolder(train)
+    config = folder.resolve_config(config)
+    split = folder.resolve_split(config, split)
+    if "label" not in folder.column_names(config):
+        raise ConfigError(f"{folder.path} config {config!r} has no 'label' column: the statistics need true labels")
+    ids, labels = _ids_and_labels(folder, config, split)
+    positions = _chosen(ids, labels, options.per_class, options.seed)
+    weight, bias = last_layer(loaded.model)
+    run = replace(options.predict, features=True)
+    batches = predict_batches(folder, loaded, work_file(out), config=config, split=split, options=run, rows=positions)
+    chosen = labels if positions is None else labels[positions]
+    source = FitChunks(lambda: _blocks(batches, chosen, torch.device(run.device)), len(chosen))
+    stats = fit_detector_stats(
+        source,
+        weight=weight,
+        bias=bias,
+        preset_name=options.preset,
+        detectors=_detectors(options),
+        knn_rows=options.knn_rows,
+        seed=options.seed,
+        progress=options.progress,
+    )
+    stats.provenance = _provenance(loaded, folder, config, split, options, stats, total=len(ids), rows=len(chosen))
+    stats.save(out)
+    batches.remove()
+    return out
+
+
+def last_layer(model: nn.Module) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The classifier's ``W`` [C, d] and ``b`` [C] (float64, on the CPU; a bias-free layer: zeros), or
+    ``(None, None)`` when it is not an ``nn.Linear`` (ViM and ReAct are then left out)."""
+    head = classifier_of(model)
+    if not isinstance(head, nn.Linear):
+        return None, None
+    weight = head.weight.detach().to("cpu", torch.float64)
+    bias = head.bias.detach().to("cpu", torch.float64) if head.bias is not None else torch.zeros(len(weight))
+    return weight, bias.to(torch.float64)
+
+
+def _detectors(options: FitStatsOptions) -> list[str]:
+    """The detectors asked for, less those the preset fits on the validation set (not read here)."""
+    settings = preset(options.preset)
+    on_val = {"react_energy": settings.react_fit == "val", "kl_matching": settings.klm_fit == "val"}
+    return [name for name in (options.detectors or DETECTORS) if not on_val.get(name)]
+
+
+def _ids_and_labels(folder: DatasetFolder, config: str, split: str) -> tuple[list[str], np.ndarray]:
+    table = folder.read_table(config, split, ["id", "label"])
+    return table.column("id").to_pylist(), table.column("label").to_numpy().astype(np.int64)
+
+
+def _chosen(ids: list[str], labels: np.ndarray, per_class: int | None, seed: int) -> np.ndarray | None:
+    """Positions of the rows of the seeded class-stratified draw (classes named by wnid, as the
+    ``imagenet_train`` builder names them), or None: every row."""
+    if per_class is None:
+        return None
+    wnids = classes.imagenet_wnids()
+    by_class: dict[str, list[str]] = {}
+    for image_id, label in zip(ids, labels.tolist(), strict=True):
+        by_class.setdefault(wnids[label], []).append(image_id)
+    chosen = set(class_stratified(by_class, per_class, seed))
+    return np.flatnonzero([image_id in chosen for image_id in ids])
+
+
+def _blocks(batches: PredictedBatches, labels: np.ndarray, device: torch.device) -> Iterator[FitSet]:
+    """Predict's batches as :class:`FitSet` blocks of about :data:`QUERY_ELEMENTS` feature elements, on
+    ``device``, with their true labels; OutputsError names the first row whose features or logits are not
+    finite."""
+    parts: list[dict[str, Any]] = []
+    start = 0
+    for chunk in batches.chunks():
+        _check_finite(chunk)
+        parts.append(chunk)
+        rows = sum(len(part["ids"]) for part in parts)
+        if rows * chunk["features"].shape[1] >= QUERY_ELEMENTS:
+            yield _block(parts, labels[start : start + rows], device)
+            parts, start = [], start + rows
+    if parts:
+        yield _block(parts, labels[start:], device)
+
+
+def _block(parts: Sequence[dict[str, Any]], labels: np.ndarray, device: torch.device) -> FitSet:
+    features = torch.cat([part["features"] for part in parts]).to(device)
+    logits = torch.cat([part["logits"] for part in parts]).to(device)
+    return FitSet(features, torch.from_numpy(labels).to(device), logits)
+
+
+def _check_finite(chunk: dict[str, Any]) -> None:
+    for name in ("features", "logits"):
+        bad = ~torch.isfinite(chunk[name]).all(dim=1)
+        if bool(bad.any()):
+            row = chunk["ids"][int(bad.nonzero()[0, 0])]
+            raise OutputsError(f"the model's {name} of train row {row!r} hold NaN or inf: no statistics can be fitted")
+
+
+def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: DetectorStats, *, total, rows) -> dict:
+    """What the statistics were fitted with and on (the file's ``provenance`` metadata)."""
+    return {
+        "model": loaded.spec,
+        "weights": loaded.weights,
+        "weights_sha256": weights_digest(loaded),
+        "weights_tag": loaded.source.tag if loaded.source is not None else None,
+        "dataset": {"name": folder.name, "build": folder.build_info.get(SELF_HASH), "config": config, "split": split},
+        "dataset_rows": total,
+        "rows": rows,
+        "per_class": options.per_class,
+        "seed": options.seed,
+        "knn_rows": None if stats.knn_bank is None else len(stats.knn_bank),
+        "features": FEATURES,
+        "preprocessing": options.predict.transform_name or "model default",
+        "amp": options.predict.amp,
+        "sums": "float64, two passes over the rows (imagenet_suite.scoring.metrics.ood_fit)",
+        "imagenet_suite": __version__,
+    }
+
+
+__all__ = ["DEFAULT_KNN_ROWS", "FitStatsOptions", "check_stats_file", "fit_stats", "last_layer", "work_file"]

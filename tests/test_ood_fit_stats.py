@@ -1,0 +1,246 @@
+"""``ood fit-stats`` on a train fixture: every statistic equals numpy/sklearn on the same features (predict's,
+read back), the chunked two-pass fit equals the in-memory one, the file (format 2) is deterministic and
+records its provenance, and evaluate / review refuse statistics of another model.
+
+The model is a tiny user model (a file callable, random init, 8-d features, 3 classes) over an
+``imagenet_train`` build of 15 images of classes 0..2, so every class has rows.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.special
+import torch
+from sklearn.covariance import EmpiricalCovariance
+
+from imagenet_suite.core.options import BuildOptions
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.dataset.folder import DatasetFolder
+from imagenet_suite.errors import ConfigError, OutputsError
+from imagenet_suite.inference import fit_stats as fit_module
+from imagenet_suite.inference.models import load_model, weights_digest
+from imagenet_suite.inference.predict import PredictOptions, predict, split_units
+from imagenet_suite.scoring.metrics import ood_fit
+from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, FitSet, fit_detector_stats
+from imagenet_suite.seeding import class_stratified
+from tests.fixtures import imagenet_train as train_fx
+from tests.helpers import run_cli
+
+PER_CLASS, LABELS = (6, 5, 4), (0, 1, 2)
+
+
+@pytest.fixture(scope="module")
+def train(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fit-train")
+    manual = train_fx.write_folders_layout(root / "manual", train_fx.make_train_images(PER_CLASS, LABELS))
+    return build_dataset("imagenet_train", root / "out", options=BuildOptions(manual_dir=manual, progress=False))
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "tiny.py"
+    path.write_text(
+        textwrap.dedent("""
+        from torch import nn
+
+        def make():
+            return nn.Sequential(nn.Conv2d(3, 8, 3, stride=8), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                 nn.Linear(8, 3))
+    """)
+    )
+    return f"{path}:make"
+
+
+def fit_cli(spec, train, out, *extra):
+    argv = ["ood", "fit-stats", "--model", spec, "--weights", "none", "--seed", "3", "--train", str(train)]
+    return run_cli(*argv, "--out", str(out), "--device", "cpu", "--workers", "0", "--batch-size", "4", *extra)
+
+
+@pytest.fixture(scope="module")
+def fitted(spec, train, tmp_path_factory):
+    """The CLI's statistics file, and the model's features/logits/labels on the same rows (predict, read back)."""
+    root = tmp_path_factory.mktemp("fitted")
+    result = fit_cli(spec, train, root / "stats.safetensors", "--no-progress")
+    assert result.stdout.strip() == str(root / "stats.safetensors")
+    assert not list(root.glob("*.partial"))  # predict's batches are removed once the statistics are written
+    loaded = load_model(spec, "none", seed=3)
+    saved = torch.load(
+        predict(train, loaded, root / "train.pt", options=PredictOptions(workers=0, features=True, progress=False)),
+        weights_only=True,
+    )
+    table = DatasetFolder(train).read_table("default", "train", ["id", "label"])
+    assert saved["ids"] == table.column("id").to_pylist()
+    return {
+        "path": root / "stats.safetensors",
+        "stats": DetectorStats.load(root / "stats.safetensors"),
+        "loaded": loaded,
+        "ids": saved["ids"],
+        "features": saved["features"].double().numpy(),
+        "logits": saved["logits"].double().numpy(),
+        "labels": np.asarray(table.column("label").to_pylist()),
+    }
+
+
+def close(got, expected, rtol=1e-9):
+    got = got.numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * max(1.0, float(np.abs(expected).max())))
+
+
+def test_every_statistic_equals_numpy_and_sklearn_on_the_same_features(fitted):
+    stats, h, logits, labels = fitted["stats"], fitted["features"], fitted["logits"], fitted["labels"]
+    head = fitted["loaded"].model[-1]
+    weight, bias = head.weight.detach().double().numpy(), head.bias.detach().double().numpy()
+    close(stats.weight, weight, 0) and close(stats.bias, bias, 0)
+    means = np.array([h[labels == c].mean(axis=0) for c in range(3)])
+    close(stats.class_means, means)
+    close(stats.precision, EmpiricalCovariance(assume_centered=True).fit(h - means[labels]).precision_)
+    close(stats.global_mean, h.mean(axis=0))
+    close(stats.global_precision, EmpiricalCovariance().fit(h).precision_)  # sklearn centres on the mean itself
+    assert stats.react_threshold == np.quantile(h, 0.99)  # one scalar over every train activation, exactly
+    bank = h / np.linalg.norm(h, axis=1, keepdims=True)
+    assert stats.knn_bank.dtype == torch.float32 and len(stats.knn_bank) == 15  # every row: 15 < --knn-rows
+    close(stats.knn_bank, bank, 1e-6)
+    probs = scipy.special.softmax(logits, axis=1)
+    predicted = probs.argmax(axis=1)
+    templates = [probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(3)[c] for c in range(3)]
+    close(stats.klm_templates, np.array(templates))
+    u = -np.linalg.pinv(weight) @ bias  # ViM as NINCO computes it (D = d // 2 = 4 for 8-d features)
+    eigenvalues, eigenvectors = np.linalg.eigh(EmpiricalCovariance(assume_centered=True).fit(h - u).covariance_)
+    null_space = eigenvectors[:, np.argsort(-eigenvalues, kind="stable")[4:]]
+    assert stats.vim_dim == 4
+    close(stats.vim_origin, u)
+    close(stats.vim_null_space @ stats.vim_null_space.T, null_space @ null_space.T, 1e-7)  # the space, not a basis
+    alpha = logits.max(axis=1).mean() / np.linalg.norm((h - u) @ null_space, axis=1).mean()
+    assert stats.vim_alpha == pytest.approx(alpha, rel=1e-7)
+
+
+def test_the_file_records_its_provenance_and_is_byte_deterministic(fitted, spec, train, tmp_path):
+    from safetensors import safe_open
+
+    with safe_open(fitted["path"], framework="pt") as handle:
+        metadata = json.loads(handle.metadata()["imagenet_suite"])
+    assert metadata["format"] == "imagenet-suite-detector-stats/2"
+    provenance = metadata["provenance"]
+    build = json.loads((train / "build_info.json").read_text())
+    assert provenance["model"] == spec and provenance["weights_sha256"] == weights_digest(fitted["loaded"])
+    assert provenance["dataset"] == {
+        "name": "imagenet_train",
+        "build": build["build_info_sha256"],
+        "config": "default",
+        "split": "train",
+    }
+    assert (provenance["rows"], provenance["per_class"], provenance["seed"], provenance["knn_rows"]) == (
+        15,
+        None,
+        3,
+        15,
+    )
+    assert metadata["fields"]["preset"] == "ninco" and metadata["fields"]["knn_k"] == 1000
+    again = tmp_path / "again.safetensors"
+    fit_cli(spec, train, again, "--no-progress")
+    assert again.read_bytes() == fitted["path"].read_bytes()
+
+
+def test_the_chunked_fit_equals_the_in_memory_fit(fitted, spec, train, tmp_path, monkeypatch):
+    """Blocks of 4 rows (3 passes' worth of chunks per pass) against one in-memory FitSet: float sums agree to
+    rounding, the quantile exactly (radix select on the same float32 values)."""
+    monkeypatch.setattr(fit_module, "QUERY_ELEMENTS", 4 * 8)
+    run = PredictOptions(batch_size=2, workers=0, progress=False)
+    options = fit_module.FitStatsOptions(run, progress=False)
+    chunked = DetectorStats.load(
+        fit_module.fit_stats(train, fitted["loaded"], tmp_path / "s.safetensors", options=options)
+    )
+    weight, bias = fit_module.last_layer(fitted["loaded"].model)
+    same = torch.load(  # the same batches (a model's float32 outputs change with the batch size)
+        predict(train, fitted["loaded"], tmp_path / "same.pt", options=replace(run, features=True)), weights_only=True
+    )
+    in_memory = fit_detector_stats(
+        FitSet(same["features"], torch.from_numpy(fitted["labels"]), same["logits"]), weight=weight, bias=bias
+    )
+    for name in ("class_means", "precision", "global_mean", "global_precision", "klm_templates", "knn_bank"):
+        close(getattr(chunked, name), getattr(in_memory, name).numpy(), 1e-10)
+    assert chunked.react_threshold == in_memory.react_threshold
+    assert chunked.vim_alpha == pytest.approx(in_memory.vim_alpha, rel=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_radix_quantile_over_many_chunks_is_numpys(dtype):
+    values = torch.from_numpy(np.random.default_rng(5).normal(0, 2, (101, 7))).to(dtype)
+    source = ood_fit.FitChunks.of(FitSet(values), max_elements=7 * 13)  # 8 chunks
+    for q in (0.0, 0.37, 1.0):
+        quantile = ood_fit.RadixQuantile(q)
+        ood_fit.run_passes(source, [quantile])
+        assert quantile.passes == (4 if dtype == torch.float64 else 2)
+        assert quantile.value == np.quantile(values.double().numpy(), q)
+
+
+def test_per_class_fits_the_rows_of_the_builders_subset(fitted, spec, train, tmp_path):
+    out = tmp_path / "two.safetensors"
+    fit_cli(spec, train, out, "--per-class", "2", "--knn-rows", "4", "--detectors", "cosine", "knn", "--no-progress")
+    stats = DetectorStats.load(out)
+    by_class = {}
+    for image_id in fitted["ids"]:
+        by_class.setdefault(image_id.split("_")[0], []).append(image_id)
+    chosen = set(class_stratified(by_class, 2, seed=3))  # what `build imagenet_train --option subset=2 --seed 3` holds
+    rows = np.array([image_id in chosen for image_id in fitted["ids"]])
+    h, labels = fitted["features"][rows], fitted["labels"][rows]
+    close(stats.class_means, np.array([h[labels == c].mean(axis=0) for c in range(3)]))
+    assert stats.precision is not None and stats.react_threshold is None  # cosine and knn only
+    assert stats.provenance["rows"] == 6 and stats.provenance["per_class"] == 2 and len(stats.knn_bank) == 4
+    assert "a seeded uniform sample of 4 of the 6 train features" in stats.extra["knn"]
+    bank = h / np.linalg.norm(h, axis=1, keepdims=True)
+    picked = ood_fit.sample_positions(6, 4, seed=3)
+    close(stats.knn_bank, bank[picked], 1e-6)
+
+
+def test_evaluate_score_and_review_refuse_statistics_of_another_model(fitted, spec, train, tmp_path):
+    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.review.signals import SignalOptions, compute_signals
+    from imagenet_suite.scoring.metrics.ood_detectors import Embeddings
+    from imagenet_suite.scoring.outputs import ModelOutputs
+
+    other = load_model(spec, "none", seed=4)  # same architecture, other weights
+    options = SuiteOptions(PredictOptions(workers=0, progress=False), detector_stats=fitted["path"], bootstrap=0)
+    with pytest.raises(
+        ConfigError, match=r"detector_stats .*stats.safetensors: fitted for .*tiny.py:make with weights"
+    ):
+        run_suite(other, [train], tmp_path / "run", options)
+    outputs = predict(train, other, tmp_path / "o.pt", options=PredictOptions(workers=0, features=True, progress=False))
+    signals = SignalOptions(features=Embeddings.load(outputs), stats=fitted["stats"], precheck=False)
+    rows = {image_id: "n01440764" for image_id in fitted["ids"]}
+    with pytest.raises(ConfigError, match=r"^detector_stats: the logits are not the fitted last layer's W h \+ b"):
+        compute_signals(ModelOutputs.load(outputs), rows, {}, signals)
+    mine = predict(
+        train, fitted["loaded"], tmp_path / "m.pt", options=PredictOptions(workers=0, features=True, progress=False)
+    )
+    signals = SignalOptions(features=Embeddings.load(mine), stats=fitted["stats"], precheck=False)
+    assert "vim" in compute_signals(ModelOutputs.load(mine), rows, {}, signals).detectors  # its own: accepted
+
+
+def test_format_1_files_still_load_and_provenance_needs_format_2(fitted, tmp_path):
+    stats = fitted["stats"]
+    with pytest.raises(ConfigError, match=r"stats.pt: statistics with a provenance .* give a .safetensors path"):
+        stats.save(tmp_path / "stats.pt")
+    stats.provenance = {}
+    legacy = DetectorStats.load(stats.save(tmp_path / "stats.pt"))
+    assert legacy.provenance == {} and torch.equal(legacy.precision, stats.precision)
+    legacy.refuse_other_model("any:model", "0" * 64, "stats.pt")  # nothing recorded: nothing to refuse
+    (tmp_path / "bad.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{not json")
+    with pytest.raises(OutputsError, match=r"bad.safetensors: not a readable safetensors file"):
+        DetectorStats.load(tmp_path / "bad.safetensors")
+
+
+def test_split_units_takes_only_the_rows_asked_for(train):
+    folder = DatasetFolder(train)
+    units = split_units(folder, "default", "train", 4, rows=[0, 1, 2, 7, 8, 14])
+    assert [unit.rows for unit in units] == [4, 2]
+    assert [(p.offset, p.length) for p in units[0].pieces] == [(0, 3), (7, 1)]  # runs of consecutive rows
+    with pytest.raises(ConfigError, match=r"^rows must be row positions in ascending order"):
+        split_units(folder, "default", "train", 4, rows=[3, 1])
+    with pytest.raises(ConfigError, match=r"^rows: position 15 is past the split's 15 rows"):
+        split_units(folder, "default", "train", 4, rows=[15])
