@@ -208,3 +208,16 @@ def test_a_sweep_on_ray_writes_the_suite_json_of_a_local_sweep(cluster, scratch,
     assert [record["tasks"] for record in on_ray] == [len(OUTPUT_STEMS)] * 3
     assert sum(record["workers"] for record in on_ray) < 9  # workers ran several tasks each ...
     assert all(record["model_loads"] == record["workers"] for record in on_ray)  # ... loading each model once
+
+
+def test_a_model_failing_on_ray_is_reported_and_the_others_go_on(cluster, scratch, tmp_path):
+    from tests.test_sweep import local_sweep, sweep_args
+
+    local = local_sweep(scratch)
+    zoo = tmp_path / "zoo.txt"
+    zoo.write_text(f"{local.zoo.parent / 'tiny.py'}:Broken weights=none\ntimm:test_resnet weights=none seed=0\n")
+    result = run_cli(*sweep_args(zoo, local.datasets[1:], tmp_path / "out", "--executor", "ray"), check=False)
+    assert result.returncode == 1 and "simulated failure in forward" in result.stderr
+    record = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert [(f["stage"], f["error"].split(":")[0]) for f in record["failures"]] == [("predict", "RuntimeError")]
+    assert [model["status"] for model in record["models"].values()] == ["failed", "done"]
