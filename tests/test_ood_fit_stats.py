@@ -198,7 +198,7 @@ def test_per_class_fits_the_rows_of_the_builders_subset(fitted, spec, train, tmp
     close(stats.knn_bank, bank[picked], 1e-6)
 
 
-def test_evaluate_score_and_review_refuse_statistics_of_another_model(fitted, spec, train, tmp_path):
+def test_evaluate_and_review_refuse_statistics_of_another_model(fitted, spec, train, tmp_path):
     from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
     from imagenet_suite.review.signals import SignalOptions, compute_signals
     from imagenet_suite.scoring.metrics.ood_detectors import Embeddings

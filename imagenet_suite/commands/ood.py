@@ -7,7 +7,7 @@ feature-based detectors need — class means, shared and global precisions, the 
 ViM's principal space and α, KL-matching templates — in float64, pass by pass over predict's batches
 (never all features in memory), and writes them with their provenance (model, weights sha256,
 dataset, rows, seed) to a ``.safetensors`` file that ``evaluate --detector-stats``, ``score`` and
-``review`` read; prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
+``review`` read (``evaluate`` and ``review`` refuse it for another model); prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
 """
 
 from __future__ import annotations

@@ -206,9 +206,16 @@ def _blocks(batches: PredictedBatches, labels: np.ndarray, device: torch.device)
     ``device``, with their true labels; OutputsError names the first row whose features or logits are not
     finite."""
     parts: list[dict[str, Any]] = []
-    start = 0
+    start, widths = 0, None
     for chunk in batches.chunks():
         _check_finite(chunk)
+        found = (chunk["features"].shape[1], chunk["logits"].shape[1])
+        if widths is not None and found != widths:
+            raise OutputsError(
+                f"{batches.partial}: a batch of {found[0]}-d features and {found[1]} logits after batches of "
+                f"{widths[0]} and {widths[1]}; delete {batches.partial} and run again"
+            )
+        widths = found
         parts.append(chunk)
         rows = sum(len(part["ids"]) for part in parts)
         if rows * chunk["features"].shape[1] >= QUERY_ELEMENTS:

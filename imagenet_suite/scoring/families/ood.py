@@ -34,13 +34,7 @@ from ..metrics.ood import (
     macro_replicates,
     unit_test_verdict,
 )
-from ..metrics.ood_detectors import (
-    CHECKED_ROWS,
-    NEEDS_FEATURES,
-    available_detectors,
-    detector_scores,
-    why_unavailable,
-)
+from ..metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
 from ..metrics.uncertainty import resampled
 
 FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
@@ -169,12 +163,6 @@ def check_id_outputs(ctx: EvaluationContext, options: OodOptions) -> None:
     if "validated" not in options.cache:
         id_outputs.validate()
         options.cache["validated"] = True
-    if options.stats is not None and "stats checked" not in options.cache:  # another model's: silently wrong
-        rows = list(id_outputs.ids[:CHECKED_ROWS])
-        features = options.id_features.aligned(rows, "ID outputs") if options.id_features is not None else None
-        logits = id_outputs.values[: len(rows)] if id_outputs.kind == "logits" else None
-        options.stats.refuse_other_outputs(logits, features)
-        options.cache["stats checked"] = True
 
 
 def detectors(ctx: EvaluationContext, options: OodOptions) -> list[str]:
