@@ -68,7 +68,7 @@ from .autoattack import (
     parse_attacks,
 )
 from .models import LoadedModel, Transform, weights_digest
-from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
+from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, subset_units
 from .resume import drop_if_empty, missing_chunks, partial_folder, remove_partial, write_chunk
 
 EPS = 8 / 255
@@ -279,31 +279,6 @@ def _without_normalize(transform: Any) -> tuple[Transform | None, tuple[float, .
 
 def _floats(values: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in torch.as_tensor(values).flatten().tolist())
-
-
-def subset_units(
-    folder: DatasetFolder, config: str, split: str, positions: Sequence[int], batch_size: int
-) -> list[Unit]:
-    """The rows at ``positions`` (sorted), cut into batches of ``batch_size`` for ``BatchImages``;
-    adjacent rows of one row group share a piece. All positions: the same batches as ``split_units``."""
-    rows = split_units(folder, config, split, 1)  # one single-row piece per row, in dataset order
-    units = []
-    for index, start in enumerate(range(0, len(positions), batch_size)):
-        chosen = positions[start : start + batch_size]
-        pieces = []
-        for position in chosen:
-            piece = rows[position].pieces[0]
-            last = pieces[-1] if pieces else None
-            if last and (last.path, last.row_group, last.offset + last.length) == (
-                piece.path,
-                piece.row_group,
-                piece.offset,
-            ):
-                pieces[-1] = replace(last, length=last.length + 1)
-            else:
-                pieces.append(piece)
-        units.append(Unit(index, len(chosen), tuple(pieces)))
-    return units
 
 
 @dataclass(frozen=True)
