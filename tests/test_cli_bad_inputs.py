@@ -396,6 +396,10 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _predict(w.dataset, w.root / "p.npz"),
             r"--out .*p.npz must end in .pt",
         ),
+        "--prediction-store is a file": Case(
+            lambda w: _predict(w.dataset, w.root / "p9.pt", "--prediction-store", str(w.a_file)),
+            r"--prediction-store .*a-file.txt: is a file; expected a folder \(made if absent\)$",
+        ),
         "--batch-size 0": Case(
             lambda w: _predict(w.dataset, w.root / "p3.pt", "--batch-size", "0"),
             r"--batch-size must be at least 1, got 0",
@@ -490,6 +494,14 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _evaluate(w.dataset, w.root / "e12", "--bootstrap", "many"),
             r"argument --bootstrap: invalid int value: 'many'",
             usage=True,
+        ),
+        "--prediction-store is a file": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e13", "--prediction-store", str(w.a_file)),
+            r"--prediction-store .*a-file.txt: is a file; expected a folder \(made if absent\)$",
+        ),
+        "--prediction-store with --no-dedup": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e14", "--prediction-store", str(w.root / "s"), "--no-dedup"),
+            r"--prediction-store is only used with --dedup \(it keeps deduplicated predictions\)$",
         ),
     },
     "leaderboard": {

@@ -9,6 +9,7 @@ one is a one-line error naming the flag or file.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from ._flags import rename
@@ -102,6 +103,19 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--ray-address", metavar="ADDR", help="Ray cluster (default: $RAY_ADDRESS, else a local one)")
     parser.add_argument("--num-proc", type=int, default=1, help="CPUs of the local Ray cluster")
+    parser.add_argument(
+        "--prediction-store",
+        type=Path,
+        metavar="DIR",
+        help="where predictions are kept by image sha256, so that an image several splits hold is predicted once; "
+        "runs of the same model and preprocessing may share one (default: RUN_DIR/predictions)",
+    )
+    parser.add_argument(
+        "--dedup",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="predict each distinct image once (default); --no-dedup predicts every split in full (no store)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
     rename(parser, run_dir="--out", resume="--out")  # the library's run_dir (and the attacks' resume folder in it)
@@ -161,4 +175,6 @@ def suite_options(args):
         hierarchy=args.hierarchy,
         bootstrap=args.bootstrap,
         bootstrap_seed=args.bootstrap_seed,
+        dedup=args.dedup,
+        prediction_store=args.prediction_store,
     )

@@ -8,6 +8,9 @@ A *run folder* holds everything one model's evaluation produced::
     RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present); a multi-label
                                       set also has outputs/<key>@anzaku2024.pt, predicted resize-only
     RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
+    RUN_DIR/predictions/              the prediction store (unless SuiteOptions.prediction_store names another):
+                                      which images each outputs file holds, by sha256, so that an image held by
+                                      several splits is predicted once (:mod:`~imagenet_suite.inference.store`)
     RUN_DIR/reports/<key>.json        the score report per dataset split
     RUN_DIR/adversarial.json          the attacks' accuracies (with --adversarial N; FGSM/PGD, AutoAttack with
                                       --attack; reused for the same N, seed, batch size and ImageNet-val
@@ -129,9 +132,11 @@ from ..scoring.summary.suite import (
 from ..scoring.threads import chunk_parallel_cpu, torch_threads
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .models import LoadedModel, weights_digest
-from .predict import PredictOptions, predict, protocol_transform
+from .predict import PredictJob, PredictOptions, predict, protocol_transform
+from .store import PredictionStore, check_store_folder, predict_chunks
 
 RUN_MANIFEST = "run.json"
+PREDICTIONS = "predictions"  # the run folder's prediction store
 ADVERSARIAL_JSON = "adversarial.json"
 ADVERSARIAL_PARTIAL = "adversarial.partial"
 RUN_FORMAT = "imagenet-suite.run/2"
@@ -324,6 +329,11 @@ class SuiteOptions:
             more (0: no intervals).
         bootstrap_seed: seed of the resamples, 0 or more; two runs with the same seed resample the same
             images alike (the leaderboard's paired tests need it).
+        dedup: predict each distinct image once (:class:`~imagenet_suite.inference.store.PredictionStore`):
+            ImageNet val's configs, ReaL's and the multi-labels' images are one forward pass per image, and the
+            other splits' rows are copied (byte-identical to predicting them); False: every split is predicted.
+        prediction_store: the store's folder, which runs of the same model and preprocessing may share (only
+            with ``dedup``); None: ``RUN_DIR/predictions``.
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -350,6 +360,8 @@ class SuiteOptions:
     hierarchy: str | Path | None = None
     bootstrap: int = 1000
     bootstrap_seed: int = 0
+    dedup: bool = True
+    prediction_store: str | Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocols", check_protocols(self.protocols))
@@ -364,6 +376,10 @@ class SuiteOptions:
         _at_least("bootstrap", self.bootstrap, 0, "must be 0 (no intervals) or a number of resamples")
         _at_least("bootstrap_seed", self.bootstrap_seed, 0, "must be 0 or more")
         check_executor(self.executor, self.ray_address)
+        if self.prediction_store is not None and not self.dedup:
+            raise ConfigError(
+                f"{param('prediction_store')} is only used with {param('dedup')} (it keeps deduplicated predictions)"
+            )
 
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
@@ -378,6 +394,7 @@ def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
         raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
     if options.hierarchy is not None:
         hierarchy_record(options.hierarchy)
+    check_store_folder(options.prediction_store)
     make_executor(options.executor, options.num_proc, options.ray_address, start=False)
     if options.adversarial and any(spec.norm is not None for spec in options.attacks):
         library_version()
@@ -538,6 +555,8 @@ def run_suite(
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
+    if options.dedup:
+        run.store = PredictionStore(options.prediction_store or run_dir / PREDICTIONS)
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
     if options.executor == "ray":
@@ -612,6 +631,10 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
     a local run would: CPU kernels sum in an order that depends on it, so outputs are byte-identical
     to a local run's on the same CPU type. A task reserves that many CPUs, or a whole node's when
     no node has as many.
+
+    With a prediction store (``run.store``) each distinct image the store lacks is predicted by one task
+    (:meth:`~imagenet_suite.inference.store.PredictionStore.plan`: the first split that holds it), whose
+    batches come back as chunks kept in the store; the outputs files are then written from the store here.
     """
     if not todo:
         return
@@ -629,6 +652,7 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
         for target in todo:
             run.record_outputs(target)
         model = ray.put(run.loaded)
+        jobs = _ray_jobs(run, todo)
         pending = {
             task.remote(
                 model,
@@ -636,8 +660,9 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
                 (t.config, t.split),
                 replace(run.predict_options(t), workers=0, progress=False),
                 threads,
+                job and job[1],
             ): t
-            for t in todo
+            for t, job in jobs.items()
         }
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -650,8 +675,11 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
                 if not isinstance(err.cause, BaseException):
                     raise
                 raise err.cause from err  # the RayTaskError carries the worker's traceback
-            run.outputs_path(target).parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(run.outputs_path(target), data)
+            if jobs[target] is not None:
+                run.store.add_chunks(*jobs[target], data)
+            else:
+                run.outputs_path(target).parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(run.outputs_path(target), data)
             if run.options.progress:
                 print(f"predicted {target.key} on Ray")
 
@@ -661,13 +689,31 @@ def _largest_node_cpus(ray) -> int:
     return max([int(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node["Alive"]] + [1])
 
 
+def _ray_jobs(run: _Run, todo: list[SuiteTarget]) -> dict[SuiteTarget, tuple[PredictJob, list[int]] | None]:
+    """What each Ray task predicts: without a store, its whole split (None); with one, the rows of the images
+    planned for it (splits with none get no task)."""
+    if run.store is None:
+        return dict.fromkeys(todo)
+    jobs = [PredictJob.of(t.folder, run.loaded, run.predict_options(t), config=t.config, split=t.split) for t in todo]
+    plans = run.store.plan(jobs)
+    return {t: (job, rows) for t, job, rows in zip(todo, jobs, plans) if rows}
+
+
 def _predict_bytes(
-    loaded: LoadedModel, folder: str, part: tuple[str, str], options: PredictOptions, threads: int
-) -> bytes:
-    """On a Ray worker: :func:`predict` one ``(config, split)`` into a scratch file with torch on
-    ``threads`` intra-op threads; its bytes."""
+    loaded: LoadedModel,
+    folder: str,
+    part: tuple[str, str],
+    options: PredictOptions,
+    threads: int,
+    positions: list[int] | None = None,
+) -> bytes | list[bytes]:
+    """On a Ray worker, with torch on ``threads`` intra-op threads: :func:`predict` one ``(config, split)``
+    into a scratch file, its bytes; or, given ``positions``, those rows' chunks
+    (:func:`~imagenet_suite.inference.store.predict_chunks`)."""
     config, split = part
     with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch, torch_threads(threads):
+        if positions is not None:
+            return predict_chunks(PredictJob.of(folder, loaded, options, config=config, split=split), positions)
         out = Path(scratch) / "outputs.pt"
         predict(folder, loaded, out, config=config, split=split, options=options)
         return out.read_bytes()
@@ -703,6 +749,7 @@ class _Run:
     lca: LcaOptions = field(default_factory=LcaOptions)
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
     estimates: dict[Any, Any] = field(default_factory=dict)  # the last report's artifacts[RESAMPLED]
+    store: PredictionStore | None = None  # with SuiteOptions.dedup
 
     @property
     def device(self) -> str:
@@ -749,7 +796,8 @@ class _Run:
                 print(f"predict {target.key}")
             self.record_outputs(target)
             options = self.predict_options(target)
-            predict(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
+            predictor = self.store.predict if self.store is not None else predict
+            predictor(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
         return path
 
     def score_target(self, target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> tuple[dict | None, str]:
