@@ -172,7 +172,7 @@ def test_damaged_entries_are_set_aside_and_their_images_predicted_again(suite_fo
 def test_an_interrupted_prediction_resumes_from_its_kept_batches(suite_folders, model_spec, tmp_path):
     val = DatasetFolder(suite_folders[0])
     loaded, inputs = _counting(model_spec)
-    options = PredictOptions(batch_size=4, workers=0, progress=False)
+    options = PredictOptions(batch_size=4, workers=0, progress=False, features=True)
     expected = predict(val, loaded, tmp_path / "plain.pt", config="boxes", options=options).read_bytes()
 
     def stop_at_the_second_batch(module, args):
@@ -189,3 +189,4 @@ def test_an_interrupted_prediction_resumes_from_its_kept_batches(suite_folders, 
     inputs.calls.clear()
     out = PredictionStore(store.root).predict(val, loaded, tmp_path / "boxes.pt", config="boxes", options=options)
     assert inputs.images() == VAL_IMAGES - 4 and out.read_bytes() == expected
+    assert tuple(torch.load(out, weights_only=True)["features"].shape) == (VAL_IMAGES, 4)  # the head's input

@@ -660,7 +660,7 @@ def predict_on_ray(run: _Run, todo: list[SuiteTarget], num_cpus: int, address: s
                 (t.config, t.split),
                 replace(run.predict_options(t), workers=0, progress=False),
                 threads,
-                job and job[1],
+                None if job is None else job[1],  # the rows to predict (None: all, into an outputs file)
             ): t
             for t, job in jobs.items()
         }
