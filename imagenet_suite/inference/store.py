@@ -297,6 +297,10 @@ class Shelf:
         except OSError as err:
             self._reject(name, f"its file {held.file} cannot be read ({err.strerror or err})")
         if hashlib.sha256(data).hexdigest() != held.sha256:
+            recorded = self._load_entry(name)
+            if recorded.sha256 != held.sha256:  # the file was written again, with its entry, since we read it
+                self._index[name] = recorded
+                raise _Stale(name)
             self._reject(name, f"its file {held.file} changed since it was stored (sha256 {held.sha256[:12]}… then)")
         try:
             value = load_torch_file(io.BytesIO(data), ConfigError, _CONTRACT, name=str(held.file))
