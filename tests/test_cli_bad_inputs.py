@@ -419,6 +419,10 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _predict(w.dataset, w.root / "p.npz"),
             r"--out .*p.npz must end in .pt",
         ),
+        "--prediction-store is a file": Case(
+            lambda w: _predict(w.dataset, w.root / "p9.pt", "--prediction-store", str(w.a_file)),
+            r"--prediction-store .*a-file.txt: is a file; expected a folder \(made if absent\)$",
+        ),
         "--batch-size 0": Case(
             lambda w: _predict(w.dataset, w.root / "p3.pt", "--batch-size", "0"),
             r"--batch-size must be at least 1, got 0",
@@ -568,6 +572,14 @@ CASES: dict[str, dict[str, Case]] = {
         "--gpus-per-task without --executor ray": Case(
             lambda w: _evaluate(w.dataset, w.root / "e14", "--gpus-per-task", "0.5"),
             r"--gpus-per-task is only used with --executor ray$",
+        ),
+        "--prediction-store is a file": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e15", "--prediction-store", str(w.a_file)),
+            r"--prediction-store .*a-file.txt: is a file; expected a folder \(made if absent\)$",
+        ),
+        "--prediction-store with --no-dedup": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e16", "--prediction-store", str(w.root / "s"), "--no-dedup"),
+            r"--prediction-store is only used with --dedup \(it keeps deduplicated predictions\)$",
         ),
     },
     "leaderboard": {

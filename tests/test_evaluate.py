@@ -306,6 +306,7 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
 ):
     run_dir, first = suite
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("outputs should have been reused"))
+    monkeypatch.setattr(evaluate_module.PredictionStore, "predict", lambda *a, **k: pytest.fail("reused, not copied"))
     without = [path for name, path in suite_folders.items() if name != "backgrounds_challenge"]
     again = run_suite(model, without, run_dir, options(adversarial=VAL_ROWS))  # allow_partial=False
     missing = again["summary"]["quba"]["missing"]
@@ -394,6 +395,7 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
 
 def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders, model, tmp_path, monkeypatch):
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("nothing should be predicted"))
+    monkeypatch.setattr(evaluate_module.PredictionStore, "predict", lambda *a, **k: pytest.fail("nor copied"))
     result = run_suite(model, [suite_folders["ninco"]], tmp_path / "run", SuiteOptions(PredictOptions(progress=False)))
     assert set(result["skipped"]) == {"ninco/ninco", "ninco/unit_tests"}
     assert all("add a built imagenet_val folder" in reason for reason in result["skipped"].values())

@@ -75,6 +75,7 @@ def runs(val_layouts, kmeans, tmp_path_factory):
     first = run_suite(model, [val], run_dir, _options())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("outputs should have been reused"))
+        patch.setattr(evaluate_module.PredictionStore, "predict", lambda *a, **k: pytest.fail("reused, not copied"))
         second = run_suite(model, [val], run_dir, _options(kmeans[0]))
         second_md = (run_dir / "suite.md").read_text()
         third = run_suite(model, [val], run_dir, _options())

@@ -105,20 +105,21 @@ def local_sweep(scratch) -> Sweep:
     zoo = write_zoo(root)
     datasets = [first_build(BY_NAME[name], scratch) for name in ("imagenet_val", "imagenet_r")]
     sweep = Sweep(zoo, datasets, root / "local", [entry.run_name for entry in read_models([zoo])])
-    real_predict, real_load = evaluate_module.predict, sweep_module.load_model
+    store = evaluate_module.PredictionStore  # evaluate predicts through the run's prediction store
+    real_predict, real_load = store.predict, sweep_module.load_model
     calls = {"predicted": [], "loads": [], "interrupt": True}
 
-    def counting_predict(dataset, loaded, out, **kwargs):
+    def counting_predict(self, dataset, loaded, out, **kwargs):
         calls["predicted"].append((Path(out).parent.parent.name, Path(out).stem))
         if calls["interrupt"] and len(calls["predicted"]) == 5:  # the second split of the second model
             raise KeyboardInterrupt
-        return real_predict(dataset, loaded, out, **kwargs)
+        return real_predict(self, dataset, loaded, out, **kwargs)
 
     def counting_load(spec, weights=None, seed=0, zero_shot_options=None):
         calls["loads"].append(spec)
         return real_load(spec, weights, seed=seed, zero_shot_options=zero_shot_options)
 
-    evaluate_module.predict, sweep_module.load_model = counting_predict, counting_load
+    store.predict, sweep_module.load_model = counting_predict, counting_load
     try:
         for start in range(3):
             if start == 1:
@@ -135,7 +136,7 @@ def local_sweep(scratch) -> Sweep:
             sweep.loads.append(calls["loads"])
             sweep.predicted.append(calls["predicted"])
     finally:
-        evaluate_module.predict, sweep_module.load_model = real_predict, real_load
+        store.predict, sweep_module.load_model = real_predict, real_load
     _SWEEPS["local"] = sweep
     return sweep
 

@@ -14,6 +14,7 @@ line on stderr, and the exit code is 1 when any did.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from ._flags import rename
@@ -131,6 +132,19 @@ def register(subparsers) -> None:
         help="with --executor ray and --device cuda: GPUs each prediction task reserves, in (0, 1] (a fraction "
         "packs several tasks on one GPU)",
     )
+    parser.add_argument(
+        "--prediction-store",
+        type=Path,
+        metavar="DIR",
+        help="where predictions are kept by image sha256, so that an image several splits hold is predicted once; "
+        "runs of the same model and preprocessing may share one (default: RUN_DIR/predictions)",
+    )
+    parser.add_argument(
+        "--dedup",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="predict each distinct image once (default); --no-dedup predicts every split in full (no store)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_zero_shot_arguments(parser)
     parser.set_defaults(func=run)
@@ -222,4 +236,6 @@ def suite_options(args):
         hierarchy=args.hierarchy,
         bootstrap=args.bootstrap,
         bootstrap_seed=args.bootstrap_seed,
+        dedup=args.dedup,
+        prediction_store=args.prediction_store,
     )

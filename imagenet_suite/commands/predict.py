@@ -53,6 +53,13 @@ def register(subparsers) -> None:
         help="decode baseline/progressive YCbCr JPEGs with nvJPEG and preprocess them on the device "
         "(default: on with a CUDA device; CMYK, grayscale and PNG images keep the CPU path)",
     )
+    parser.add_argument(
+        "--prediction-store",
+        type=Path,
+        metavar="DIR",
+        help="keep the predictions by image sha256 in DIR and predict only the images it lacks (shared with "
+        "other predict and evaluate runs of the same model and preprocessing)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     zero_shot = add_zero_shot_arguments(parser)
     zero_shot.add_argument(
@@ -153,11 +160,13 @@ def run(args) -> int:
     from imagenet_suite.dataset.folder import DatasetFolder
     from imagenet_suite.inference import load_model, predict
     from imagenet_suite.inference.predict import check_outputs_file
+    from imagenet_suite.inference.store import PredictionStore, check_store_folder
 
     # every argument first: a run that cannot finish is refused before a model is loaded or data read
     options = predict_options(args)
     head = zero_shot_options(args, str(options.device))
     check_outputs_file(args.out)
+    check_store_folder(args.prediction_store)
     folder = DatasetFolder(args.folder)
     state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed, zero_shot_options=head)
@@ -165,7 +174,8 @@ def run(args) -> int:
         from imagenet_suite.inference.zero_shot import zero_shot_detector_stats
 
         zero_shot_detector_stats(loaded.model).save(args.zero_shot_stats)
-    out = predict(folder, loaded, args.out, config=args.config, split=args.split, options=options)
+    predictor = PredictionStore(args.prediction_store).predict if args.prediction_store else predict
+    out = predictor(folder, loaded, args.out, config=args.config, split=args.split, options=options)
     print(out)
     return 0
 

@@ -68,7 +68,7 @@ from .autoattack import (
     parse_attacks,
 )
 from .models import LoadedModel, Transform, weights_digest
-from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
+from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, subset_units
 from .resume import drop_if_empty, missing_chunks, partial_folder, remove_partial, write_chunk
 
 EPS = 8 / 255
@@ -279,14 +279,6 @@ def _without_normalize(transform: Any) -> tuple[Transform | None, tuple[float, .
 
 def _floats(values: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in torch.as_tensor(values).flatten().tolist())
-
-
-def subset_units(
-    folder: DatasetFolder, config: str, split: str, positions: Sequence[int], batch_size: int
-) -> list[Unit]:
-    """The rows at ``positions`` (sorted), cut into batches of ``batch_size`` for ``BatchImages``;
-    adjacent rows of one row group share a piece. All positions: the same batches as ``split_units``."""
-    return split_units(folder, config, split, batch_size, positions)
 
 
 @dataclass(frozen=True)

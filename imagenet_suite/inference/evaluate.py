@@ -8,6 +8,9 @@ A *run folder* holds everything one model's evaluation produced::
     RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present); a multi-label
                                       set also has outputs/<key>@anzaku2024.pt, predicted resize-only
     RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
+    RUN_DIR/predictions/              the prediction store (unless SuiteOptions.prediction_store names another):
+                                      which images each outputs file holds, by sha256, so that an image held by
+                                      several splits is predicted once (:mod:`~imagenet_suite.inference.store`)
     RUN_DIR/reports/<key>.json        the score report per dataset split
     RUN_DIR/adversarial.json          the attacks' accuracies (with --adversarial N; FGSM/PGD, AutoAttack with
                                       --attack; reused for the same N, seed, batch size and ImageNet-val
@@ -127,10 +130,12 @@ from ..scoring.summary.suite import (
 from ..scoring.threads import chunk_parallel_cpu
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .models import LoadedModel, weights_digest
-from .predict import PredictOptions, predict, protocol_transform
+from .predict import PredictJob, PredictOptions, predict, protocol_transform
+from .store import PredictionStore, check_store_folder
 from .zero_shot import ZeroShotClassifier, head_identity, zero_shot_detector_stats
 
 RUN_MANIFEST = "run.json"
+PREDICTIONS = "predictions"  # the run folder's prediction store
 ADVERSARIAL_JSON = "adversarial.json"
 ADVERSARIAL_PARTIAL = "adversarial.partial"
 RUN_FORMAT = "imagenet-suite.run/2"
@@ -339,6 +344,11 @@ class SuiteOptions:
             more (0: no intervals).
         bootstrap_seed: seed of the resamples, 0 or more; two runs with the same seed resample the same
             images alike (the leaderboard's paired tests need it).
+        dedup: predict each distinct image once (:class:`~imagenet_suite.inference.store.PredictionStore`):
+            ImageNet val's configs, ReaL's and the multi-labels' images are one forward pass per image, and the
+            other splits' rows are copied (byte-identical to predicting them); False: every split is predicted.
+        prediction_store: the store's folder, which runs of the same model and preprocessing may share (only
+            with ``dedup``); None: ``RUN_DIR/predictions``.
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -366,6 +376,8 @@ class SuiteOptions:
     hierarchy: str | Path | None = None
     bootstrap: int = 1000
     bootstrap_seed: int = 0
+    dedup: bool = True
+    prediction_store: str | Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocols", check_protocols(self.protocols))
@@ -385,6 +397,10 @@ class SuiteOptions:
             raise ConfigError(f"{param('gpus_per_task')} must be a number in (0, 1], got {gpus!r}")
         if gpus != 1 and self.executor != "ray":
             raise ConfigError(f"{param('gpus_per_task')} is only used with {param('executor')} ray")
+        if self.prediction_store is not None and not self.dedup:
+            raise ConfigError(
+                f"{param('prediction_store')} is only used with {param('dedup')} (it keeps deduplicated predictions)"
+            )
 
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
@@ -399,6 +415,7 @@ def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
         raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
     if options.hierarchy is not None:
         hierarchy_record(options.hierarchy)
+    check_store_folder(options.prediction_store)
     make_executor(options.executor, options.num_proc, options.ray_address, start=False)
     if options.adversarial and any(spec.norm is not None for spec in options.attacks):
         library_version()
@@ -574,6 +591,8 @@ def open_run(
     if stats is None and isinstance(loaded.model, ZeroShotClassifier):  # NINCO's cosine and MCM: text embeddings
         stats = zero_shot_detector_stats(loaded.model).to(device)
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
+    if options.dedup:
+        run.store = PredictionStore(options.prediction_store or run_dir / PREDICTIONS)
     _claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
     return OpenedRun(run, targets, id_targets, manifest)
@@ -672,6 +691,10 @@ def predict_on_ray(
     returns the outputs file's bytes (:class:`~imagenet_suite.inference.ray_predict.RayPredictions`). The
     dataset folders must be visible on every node (checked first). A worker that dies is retried; an error
     in the data is not: the other tasks are cancelled and it is raised here.
+
+    With a prediction store (``run.store``) each distinct image the store lacks is predicted by one task
+    (:func:`ray_split_tasks`), whose batches come back as chunks kept in the store; the outputs files are
+    then written from the store by :func:`run_suite`.
     """
     if not todo:
         return
@@ -682,29 +705,45 @@ def predict_on_ray(
         tasks = RayPredictions(cluster.ray, run.device, gpus_per_task)
         for target in todo:
             run.record_outputs(target)
-        tasks.submit(run.loaded, [(target, ray_split_task(run, target)) for target in todo], owner=run.run_dir)
+        tasks.submit(run.loaded, [((t, task), task) for t, task in ray_split_tasks(run, todo)], owner=run.run_dir)
         try:
             while tasks.pending:
                 finished = tasks.next_finished()
                 if finished.error is not None:
                     raise finished.error
-                write_outputs(run, finished.item, finished.data)
+                write_outputs(run, *finished.item, finished.data)
         finally:
             tasks.cancel()
 
 
-def ray_split_task(run: _Run, target: SuiteTarget) -> Any:
-    """The :class:`~imagenet_suite.inference.ray_predict.SplitTask` predicting ``target``'s outputs."""
+def ray_split_tasks(run: _Run, todo: Sequence[SuiteTarget]) -> list[tuple[SuiteTarget, Any]]:
+    """The Ray tasks (:class:`~imagenet_suite.inference.ray_predict.SplitTask`) predicting ``todo``: without a
+    prediction store, one per split, its whole outputs file; with one, one per split holding images the store
+    lacks, predicting only those rows (each distinct image once: :meth:`PredictionStore.plan`)."""
     from .ray_predict import SplitTask
 
-    return SplitTask(str(target.folder.path.resolve()), target.config, target.split, run.predict_options(target))
+    def task(target: SuiteTarget, positions: tuple[int, ...] | None = None) -> SplitTask:
+        options = run.predict_options(target)
+        return SplitTask(str(target.folder.path.resolve()), target.config, target.split, options, positions)
+
+    if run.store is None:
+        return [(target, task(target)) for target in todo]
+    jobs = [PredictJob.of(t.folder, run.loaded, run.predict_options(t), config=t.config, split=t.split) for t in todo]
+    return [(t, task(t, tuple(rows))) for t, rows in zip(todo, run.store.plan(jobs)) if rows]
 
 
-def write_outputs(run: _Run, target: SuiteTarget, data: bytes) -> None:
-    """Write the outputs file's bytes a Ray task predicted for ``target`` into the run folder."""
-    path = run.outputs_path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, data)
+def write_outputs(run: _Run, target: SuiteTarget, task: Any, data: bytes | list[bytes]) -> None:
+    """Keep what the Ray ``task`` (:func:`ray_split_tasks`) predicted for ``target``: its rows' chunks in the
+    run's prediction store, or the bytes of its outputs file in the run folder."""
+    if task.positions is not None:
+        job = PredictJob.of(
+            target.folder, run.loaded, run.predict_options(target), config=target.config, split=target.split
+        )
+        run.store.add_chunks(job, list(task.positions), data)
+    else:
+        path = run.outputs_path(target)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, data)
     if run.options.progress:
         print(f"predicted {target.key} on Ray")
 
@@ -739,6 +778,7 @@ class _Run:
     lca: LcaOptions = field(default_factory=LcaOptions)
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
     estimates: dict[Any, Any] = field(default_factory=dict)  # the last report's artifacts[RESAMPLED]
+    store: PredictionStore | None = None  # with SuiteOptions.dedup
 
     @property
     def device(self) -> str:
@@ -785,7 +825,8 @@ class _Run:
                 print(f"predict {target.key}")
             self.record_outputs(target)
             options = self.predict_options(target)
-            predict(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
+            predictor = self.store.predict if self.store is not None else predict
+            predictor(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
         return path
 
     def score_target(self, target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> tuple[dict | None, str]:

@@ -11,7 +11,13 @@ batches (``id`` + image bytes only, from the row groups that hold them), decode 
 Pillow to RGB as timm's ImageFolder loader does, apply the dataset protocol's steps (ObjectNet's
 border crop first) and the model's preprocessing, and hand the stacked tensor to the main process,
 which runs the model. Batches arrive in order (the DataLoader takes them from its workers in turn),
-so outputs do not depend on the number of workers.
+so outputs do not depend on the number of workers. Every model call has the same number of images,
+``min(batch_size, split rows)`` (:attr:`PredictJob.call_rows`): a short batch is padded with copies of its
+last image, whose outputs are dropped. A batch of one shape is computed row by row alike, so an image's
+outputs do not depend on the other images of its batch (calls of another size may differ in the last bits:
+CPU kernels block a batch by its size), and the prediction store
+(:mod:`~imagenet_suite.inference.store`) can predict any subset of a split's images, in any batches, and
+copy rows between splits, byte-identical to predicting each split.
 
 GPU decode (``gpu_decode``, on by default on CUDA): the workers do not decode the baseline/progressive
 YCbCr JPEGs; they hand their bytes over as one pinned uint8 buffer (:class:`JpegBatch`), and the main
@@ -24,7 +30,7 @@ CPU path for every row, with one warning line.
 
 Resume (:mod:`~imagenet_suite.inference.resume`): every finished batch's outputs are written at once to
 ``<out>.partial/`` beside a manifest of what produced them (model, weights and their tag, dataset build,
-config, split, preprocessing, batch size). A run that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
+config, split, preprocessing, batch size, padding). A run that finds a matching ``.partial`` folder computes only the batches it lacks; one made by anything
 else (or with an unreadable manifest) is refused. Every chunk found is checked before it is trusted
 (readable, the ids of its batch's rows in order, ``[rows, C]`` float logits and features); a bad one
 is named in one warning line, renamed to ``<chunk>.rejected`` (kept, never deleted) and its batch
@@ -43,7 +49,7 @@ import hashlib
 import io
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -144,6 +150,14 @@ def _runs_in(taken: np.ndarray | None, first: int, count: int) -> list[tuple[int
     inside = taken[np.searchsorted(taken, first) : np.searchsorted(taken, first + count)] - first
     breaks = np.flatnonzero(np.diff(inside) != 1) + 1
     return [(int(run[0]), len(run)) for run in np.split(inside, breaks) if len(run)]
+
+
+def subset_units(
+    folder: DatasetFolder, config: str, split: str, positions: Sequence[int], batch_size: int
+) -> list[Unit]:
+    """The rows at ``positions`` (sorted), cut into batches of ``batch_size`` for ``BatchImages``;
+    adjacent rows of one row group share a piece. All positions: the same batches as ``split_units``."""
+    return split_units(folder, config, split, batch_size, positions)
 
 
 def protocol_transform(
@@ -363,8 +377,9 @@ class PredictOptions:
 
     Attributes:
         device: where the model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a ``torch.device``).
-        batch_size: images per model call, at least 1. Also the unit of resuming: a ``.partial``
-            folder is reused only by a run with the same batch size.
+        batch_size: images per model call, at least 1 (a short last batch is padded to it, or to the
+            split's rows when it has fewer). Also the unit of resuming: a ``.partial`` folder is reused only
+            by a run with the same batch size.
         workers: DataLoader worker processes reading and decoding images, 0 or more (0: in this
             process); None: ``min(4, CPUs)``. Outputs do not depend on it.
         features: also store the penultimate features (the input of the classifier), ``[N, d]``.
@@ -469,27 +484,13 @@ def predict_batches(
     positions of the split (ascending), recorded in the resume manifest."""
     options = PredictOptions() if options is None else options
     out = check_outputs_file(out)
-    folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
-    config = folder.resolve_config(config)
-    split = folder.resolve_split(config, split)
-    if "image" not in folder.column_names(config):
-        raise ConfigError(f"{folder.path} config {config!r} has no 'image' column to run a model on")
-    device = torch.device(options.device)
-    units = split_units(folder, config, split, options.batch_size, rows)
+    job = PredictJob.of(dataset, loaded, options, config=config, split=split)
+    units = job.units(rows)
     if not units:
-        raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
-    protocol = folder.protocol(config)
-    preprocess = None
-    gpu_decode = device.type == "cuda" if options.gpu_decode is None else options.gpu_decode
-    if gpu_decode:
-        preprocess, why_not = device_transform(loaded, protocol, options.transform, options.resize_only)
-        if preprocess is None:
-            _LOG.warning("predict: GPU decode is off, %s; every image is decoded and preprocessed on the CPU", why_not)
-    manifest = _manifest(folder, config, split, loaded, options)
+        raise ConfigError(f"{param('rows')}: no rows of {job.folder.path} config {job.config!r} to predict")
+    manifest = job.manifest()
     if rows is not None:  # only then: folders of runs over every row stay reusable
         manifest["rows"] = hashlib.sha256(_positions(rows).tobytes()).hexdigest()
-    if preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix the two
-        manifest["decode"] = f"torchvision.io.decode_jpeg on {device.type}"
     partial = out.with_name(out.name + ".partial")
     fresh = partial_folder(partial, manifest, "out")
     unit_ids = UnitIds()
@@ -498,10 +499,7 @@ def predict_batches(
             partial, units, lambda chunk, unit: _read_chunk(chunk, unit, options.features, unit_ids(unit)), "predict"
         )
         if todo:
-            cpu_transform = protocol_transform(loaded, protocol, options.transform, options.resize_only)
-            images = BatchImages(todo, cpu_transform, device_jpegs=preprocess is not None)
-            to_device = DeviceInputs(preprocess, cpu_transform, device) if preprocess is not None else None
-            _run(images, todo, _Forward.of(loaded.model, partial, device, options), options, to_device)
+            job.forward(todo, lambda index, chunk: write_chunk(partial, index, chunk))
     except BaseException:
         drop_if_empty(partial, fresh)  # nothing worth resuming: leave nothing behind
         raise
@@ -538,6 +536,110 @@ class PredictedBatches:
     def remove(self) -> None:
         """Remove the partial folder (but for rejected chunks), its outputs used."""
         remove_partial(self.partial)
+
+
+@dataclass(frozen=True)
+class PredictJob:
+    """One split to predict with one model: where its rows are, how each image is preprocessed (on the CPU
+    and, on the GPU decode path, on the device) and how the model runs (:class:`PredictOptions`).
+
+    Made (and checked) by :meth:`of` before any image is read; :func:`predict` and the prediction store
+    (:class:`~imagenet_suite.inference.store.PredictionStore`) run it over their batches with :meth:`forward`.
+    """
+
+    folder: DatasetFolder
+    config: str
+    split: str
+    rows: int
+    loaded: LoadedModel
+    options: PredictOptions
+    preprocess: TensorTransform | None = None  # the device twin of the transform (GPU decode path), or None
+
+    @classmethod
+    def of(
+        cls,
+        dataset: str | Path | DatasetFolder,
+        loaded: LoadedModel,
+        options: PredictOptions,
+        *,
+        config: str | None = None,
+        split: str | None = None,
+    ) -> PredictJob:
+        """The job of ``config`` / ``split`` (default: the only one); ConfigError without an image column.
+        On the GPU decode path a preprocessing without a tensor twin turns it off, with one warning line."""
+        folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
+        config = folder.resolve_config(config)
+        split = folder.resolve_split(config, split)
+        if "image" not in folder.column_names(config):
+            raise ConfigError(f"{folder.path} config {config!r} has no 'image' column to run a model on")
+        rows = sum(pq.ParquetFile(path).metadata.num_rows for path in folder.split_files(config, split))
+        if not rows:
+            raise ConfigError(f"{folder.path} config {config!r} split {split!r} has no rows to predict")
+        device = torch.device(options.device)
+        preprocess = None
+        if device.type == "cuda" if options.gpu_decode is None else options.gpu_decode:
+            protocol = folder.protocol(config)
+            preprocess, why_not = device_transform(loaded, protocol, options.transform, options.resize_only)
+            if preprocess is None:
+                _LOG.warning(
+                    "predict: GPU decode is off, %s; every image is decoded and preprocessed on the CPU", why_not
+                )
+        return cls(folder, config, split, rows, loaded, options, preprocess)
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self.options.device)
+
+    @property
+    def call_rows(self) -> int:
+        """Images in every model call: ``batch_size``, or the split's rows when it has fewer (a short batch
+        is padded to it)."""
+        return min(self.options.batch_size, self.rows)
+
+    def units(self, positions: Sequence[int] | None = None) -> list[Unit]:
+        """The batches of the split's rows: all, or those at ``positions`` (ascending, each once)."""
+        return split_units(self.folder, self.config, self.split, self.options.batch_size, positions)
+
+    def manifest(self) -> dict[str, Any]:
+        """What a ``.partial`` folder's chunks were made by (a run that differs in any of it does not reuse
+        them)."""
+        manifest = _manifest(self.folder, self.config, self.split, self.loaded, self.options)
+        if self.preprocess is not None:  # its inputs differ from the CPU path's by a level or two: do not mix
+            manifest["decode"] = f"torchvision.io.decode_jpeg on {self.device.type}"
+        return manifest
+
+    def identity(self) -> dict[str, Any]:
+        """What the outputs of one image depend on, whatever dataset, config or split it is a row of: the
+        model (spec and parameter count), its weights and tag, the preprocessing as applied (override,
+        resize-only by the options or by the build's protocol, border crop, the model's transform), features,
+        precision, the images in every model call (:attr:`call_rows`: kernels compute each row of a batch of
+        one shape alike), decode path, device type and torch version."""
+        scope = ("dataset", "build", "config", "split", "preprocessing", "batch_size")
+        identity = {key: value for key, value in self.manifest().items() if key not in scope}
+        identity["call_rows"] = self.call_rows
+        identity["params"] = sum(parameter.numel() for parameter in self.loaded.model.parameters())
+        protocol = self.folder.protocol(self.config)
+        resize_only = self.options.resize_only or no_center_crop(protocol)
+        identity["resize_only"] = bool(resize_only) and self.options.transform is None
+        identity["border_crop_px"] = _border_px(protocol)
+        if self.options.transform is None:
+            identity["model_transform"] = " ".join(
+                repr(_model_transform(self.loaded, protocol, None, resize_only)).split()
+            )
+        identity["device"] = self.device.type
+        identity["torch"] = torch.__version__
+        return identity
+
+    def forward(self, units: list[Unit], write: Callable[[int, dict[str, Any]], None]) -> None:
+        """Run the model over ``units`` (read and decoded by ``options.workers`` DataLoader workers); hand
+        each batch's outputs to ``write(unit index, {"ids", "logits"[, "features"]})`` (float32, CPU)."""
+        options = self.options
+        protocol = self.folder.protocol(self.config)
+        cpu_transform = protocol_transform(self.loaded, protocol, options.transform, options.resize_only)
+        images = BatchImages(units, cpu_transform, device_jpegs=self.preprocess is not None)
+        to_device = DeviceInputs(self.preprocess, cpu_transform, self.device) if self.preprocess is not None else None
+        forward = _Forward.of(self.loaded.model, write, self.device, options, self.call_rows)
+        _run(images, units, forward, options, to_device)
 
 
 def check_loader_arguments(workers: int | None, batch_size: int) -> None:
@@ -588,6 +690,7 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
         "features": options.features,
         "amp": options.amp,
         "batch_size": options.batch_size,
+        "batches": PADDED,
     }
     if loaded.zero_shot is not None:  # the zero-shot head: class names, prompts, logit scale, probabilities
         manifest["zero_shot"] = head_identity(loaded.zero_shot)
@@ -596,6 +699,7 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
     return manifest
 
 
+PADDED = "every model call has min(batch_size, split rows) images (a short batch padded with copies of its last)"
 CHUNK_CONTRACT = "a batch's outputs written by predict: {'ids': [str], 'logits': [n, C] float[, 'features': [n, d]]}"
 
 
@@ -645,7 +749,7 @@ def _read_chunk(chunk: Path, unit: Unit, features: bool, expected_ids: list[str]
 
 
 def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: PredictOptions, to_device=None) -> None:
-    """Read ``todo`` with ``options.workers`` DataLoader workers and write each batch's chunk (``forward``;
+    """Read ``todo`` with ``options.workers`` DataLoader workers and hand each batch's outputs on (``forward``;
     its feature tap is removed from the model at the end)."""
     workers = min(4, os.cpu_count() or 1) if options.workers is None else options.workers
     bar = tqdm(total=sum(unit.rows for unit in todo), unit="img", disable=not options.progress, desc="predict")
@@ -658,52 +762,70 @@ def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: Pred
             persistent_workers=False,
         )
         forward.model.to(forward.device)
+        done = set()
         for index, ids, batch in loader:
             if ids is None:
                 raise InvalidSourceData(batch)
             if to_device is not None:
                 batch = to_device(batch)
             forward(index, ids, batch)
+            done.add(index)
             bar.update(len(ids))
     finally:
         bar.close()
         if forward.tap is not None:
             forward.tap.handle.remove()
-    missing = [unit.index for unit in todo if not (forward.partial / chunk_name(unit.index)).is_file()]
+    missing = [unit.index for unit in todo if unit.index not in done]
     if missing:
         raise ConfigError(f"predict finished without outputs for batches {missing[:5]}")
 
 
 @dataclass(frozen=True)
 class _Forward:
-    """The model of a run, where it runs, how (autocast, feature tap) and where each batch's chunk goes."""
+    """The model of a run, where it runs, how (autocast, feature tap, rows per call) and where each batch's
+    outputs go (``write``)."""
 
     model: nn.Module
     device: torch.device
-    partial: Path
+    write: Callable[[int, dict[str, Any]], None]
+    rows: int
     tap: FeatureTap | None = None
     autocast: Any = None
 
     @classmethod
-    def of(cls, model: nn.Module, partial: Path, device: torch.device, options: PredictOptions) -> _Forward:
+    def of(cls, model: nn.Module, write, device: torch.device, options: PredictOptions, rows: int) -> _Forward:
         autocast = None
         if options.amp:
             autocast = torch.autocast(device.type, torch.float16 if device.type == "cuda" else torch.bfloat16)
-        return cls(model, device, partial, FeatureTap(model) if options.features else None, autocast)
+        tap = FeatureTap(model) if options.features else None
+        return cls(model, device, write, rows, tap, autocast)
 
     def __call__(self, index: int, ids: list[str], batch: torch.Tensor) -> None:
-        """Run the model on one batch; write its outputs (float32, on the CPU) to the batch's chunk file."""
+        """Run the model on one batch, padded to ``rows`` images (copies of its last one, whose outputs are
+        dropped): every call has the same shape, so an image's outputs do not depend on the other images of
+        its batch. Hand its outputs (float32, on the CPU) to ``write``."""
         with torch.inference_mode(), self.autocast or nullcontext():
-            logits = self.model(batch.to(self.device, non_blocking=True))
+            inputs = batch.to(self.device, non_blocking=True)
+            if inputs.shape[0] < self.rows:
+                pad = inputs[-1:].expand(self.rows - inputs.shape[0], *inputs.shape[1:])
+                inputs = torch.cat([inputs, pad])
+            logits = self.model(inputs)
             feats = self.tap.take() if self.tap is not None else None
-        if not isinstance(logits, torch.Tensor) or logits.ndim != 2 or logits.shape[0] != len(ids):
+        if not isinstance(logits, torch.Tensor) or logits.ndim != 2 or logits.shape[0] != inputs.shape[0]:
             raise ConfigError(
                 f"the model must return [batch, classes] logits; it returned {getattr(logits, 'shape', type(logits))}"
             )
-        chunk = {"ids": ids, "logits": logits.float().cpu()}
+        chunk = {"ids": ids, "logits": _first_rows(logits, len(ids))}
         if feats is not None:
-            chunk["features"] = feats.float().cpu()
-        write_chunk(self.partial, index, chunk)
+            chunk["features"] = _first_rows(feats, len(ids))
+        self.write(index, chunk)
+
+
+def _first_rows(value: torch.Tensor, rows: int) -> torch.Tensor:
+    """``value[:rows]`` as float32 on the CPU, in storage of its own (``torch.save`` writes a view's whole
+    storage, padding rows included)."""
+    kept = value[:rows].float().cpu()
+    return kept.clone() if kept.untyped_storage().nbytes() != kept.nbytes else kept
 
 
 def _merge(
@@ -732,11 +854,13 @@ def _merge(
 
 
 __all__ = [
+    "PADDED",
     "BatchImages",
     "DeviceInputs",
     "FeatureTap",
     "JpegBatch",
     "Piece",
+    "PredictJob",
     "PredictOptions",
     "PredictedBatches",
     "Unit",
@@ -748,4 +872,5 @@ __all__ = [
     "predict_batches",
     "protocol_transform",
     "split_units",
+    "subset_units",
 ]

@@ -33,7 +33,8 @@ import torch
 from ..core.executors import MAX_RETRIES
 from ..scoring.threads import torch_threads
 from .models import LoadedModel
-from .predict import PredictOptions, predict
+from .predict import PredictJob, PredictOptions, predict
+from .store import predict_chunks
 
 WORKER_MODELS = 2
 """Models a Ray worker process keeps between tasks (the last ones it ran)."""
@@ -43,12 +44,14 @@ _WORKER_CACHE: OrderedDict[str, LoadedModel] = OrderedDict()  # in each Ray work
 
 @dataclass(frozen=True)
 class SplitTask:
-    """What one task predicts: a dataset split (``folder`` as every node sees it) with ``options``."""
+    """What one task predicts: a dataset split (``folder`` as every node sees it) with ``options``; its whole
+    outputs file, or (``positions``) only those rows, as one chunk per batch (for a prediction store)."""
 
     folder: str
     config: str
     split: str
     options: PredictOptions
+    positions: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class RayPredictions:
         for item, task in tasks:
             options = replace(task.options, workers=0, progress=False)
             ref = self.task.remote(
-                key, [model], task.folder, (task.config, task.split), options, self.resources.threads
+                key, [model], task.folder, (task.config, task.split), options, self.resources.threads, task.positions
             )
             self.pending[ref] = (owner, item)
 
@@ -167,13 +170,24 @@ class RayPredictions:
 
 
 def _predict_bytes(
-    key: str, model: list, folder: str, part: tuple[str, str], options: PredictOptions, threads: int
-) -> tuple[bytes, int, bool]:
+    key: str,
+    model: list,
+    folder: str,
+    part: tuple[str, str],
+    options: PredictOptions,
+    threads: int,
+    positions: tuple[int, ...] | None = None,
+) -> tuple[bytes | list[bytes], int, bool]:
     """On a Ray worker: :func:`predict` one ``(config, split)`` into a scratch file with torch on ``threads``
-    intra-op threads; its bytes, this process's id and whether the model was deserialised for it."""
+    intra-op threads, its bytes; or, given ``positions``, those rows' chunks
+    (:func:`~imagenet_suite.inference.store.predict_chunks`); with this process's id and whether the model
+    was deserialised for it."""
     loaded, fresh = _worker_model(key, model)
     config, split = part
     with tempfile.TemporaryDirectory(prefix="imagenet-suite-predict-") as scratch, torch_threads(threads):
+        if positions is not None:
+            job = PredictJob.of(folder, loaded, options, config=config, split=split)
+            return predict_chunks(job, positions), os.getpid(), fresh
         out = Path(scratch) / "outputs.pt"
         predict(folder, loaded, out, config=config, split=split, options=options)
         return out.read_bytes(), os.getpid(), fresh

@@ -84,7 +84,7 @@ from .evaluate import (
     dataset_build,
     dataset_targets,
     open_run,
-    ray_split_task,
+    ray_split_tasks,
     run_suite,
     write_outputs,
 )
@@ -588,11 +588,12 @@ def _launch(sweep: _Sweep, entry: ModelEntry, tasks: RayPredictions, local: Suit
         todo = opened.missing_outputs()
         for target in todo:
             opened.run.record_outputs(target)
-        tasks.submit(loaded, [(target, ray_split_task(opened.run, target)) for target in todo], entry.run_name)
+        split_tasks = ray_split_tasks(opened.run, todo)
+        tasks.submit(loaded, [((target, task), task) for target, task in split_tasks], entry.run_name)
     except Exception as err:
         sweep.failed(entry, "evaluate", err)
         return None
-    return _Flight(entry, loaded, opened, started, len(todo))
+    return _Flight(entry, loaded, opened, started, len(split_tasks))
 
 
 def _receive(sweep: _Sweep, tasks: RayPredictions, flights: dict[str, _Flight], local: SuiteOptions, bar) -> None:
@@ -605,7 +606,7 @@ def _receive(sweep: _Sweep, tasks: RayPredictions, flights: dict[str, _Flight], 
         sweep.failed(flight.entry, "predict", finished.error)
         bar.update()
         return
-    write_outputs(flight.opened.run, finished.item, finished.data)
+    write_outputs(flight.opened.run, *finished.item, finished.data)
     flight.workers.add(finished.worker)
     flight.loads += finished.loaded
     if finished.owner not in tasks.owners():
