@@ -209,7 +209,9 @@ def test_a_failing_model_is_reported_and_the_others_go_on(scratch, tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("timm:test_resnet weight=none\n", r"zoo.txt:1: 'weight=none' is not weights=FILE\|none or seed=N"),
+        ("timm:test_resnet weight=none\n", r"zoo.txt:1: 'weight=none' is not weights=FILE\|none, seed=N or detector_stats=FILE"),
+        ("timm:test_resnet weights=none detector_stats=gone.safetensors\n",
+         r"zoo.txt:1: detector_stats file gone.safetensors does not exist"),
         ("timm:test_resnet weights=none seed=x\n", r"zoo.txt:1: seed must be an integer >= 0, got 'x'"),
         ("\n# two\ntimm:test_resnet seed=3\n", r"zoo.txt:3: seed= is only used with weights=none"),
         ("timm:test_resnet weights=none weights=none\n", r"zoo.txt:1: weights= is given twice"),
@@ -240,3 +242,24 @@ def test_run_folder_names_are_distinct_and_stable(tmp_path):
     assert read_models(["timm:test_resnet"], str(weights))[0].run_name == f"timm+test_resnet@sha256-{digest[:16]}"
     long = "m" * 300 + ":make"
     assert len(run_folder_name(long)) == 200 and run_folder_name(long) != run_folder_name("m" * 299 + "n:make")
+
+
+def test_a_models_file_line_gives_its_model_its_own_detector_statistics(tmp_path, monkeypatch):
+    """``detector_stats=FILE`` on a line replaces ``--detector-stats`` for that model only, and a changed file
+    changes the model's fingerprint (a sweep does not take it as done)."""
+    from imagenet_suite.inference.evaluate import SuiteOptions
+    from imagenet_suite.inference.sweep import _fingerprint
+
+    monkeypatch.chdir(tmp_path)
+    Path("a.safetensors").write_bytes(b"statistics of model a")
+    Path("shared.pt").write_bytes(b"statistics of the other")
+    Path("zoo.txt").write_text(
+        "timm:test_resnet weights=none detector_stats=a.safetensors\ntimm:test_vit weights=none\n"
+    )
+    own, other = read_models_file("zoo.txt")
+    shared = SuiteOptions(detector_stats="shared.pt")
+    assert own.options(shared).detector_stats == "a.safetensors" and other.options(shared) is shared
+    assert own.record()["detector_stats"] == "a.safetensors" and "detector_stats" not in other.record()
+    before = _fingerprint(own, {})
+    Path("a.safetensors").write_bytes(b"statistics of model a, fitted again")
+    assert _fingerprint(own, {}) != before

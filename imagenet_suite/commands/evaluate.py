@@ -34,7 +34,7 @@ def register(subparsers) -> None:
         "--models",
         nargs="+",
         metavar="FILE|MODEL",
-        help="a sweep: a models file (a line: MODEL [weights=FILE|none] [seed=N]; # comments) or models; a run "
+        help="a sweep: a models file (a line: MODEL [weights=FILE|none] [seed=N] [detector_stats=FILE]; # comments) or models; a run "
         "folder each under --out (a finished one is skipped, the others resume), then --out/leaderboard",
     )
     parser.add_argument(

@@ -8,9 +8,11 @@ The models (:func:`read_models`): model specs, or one *models file*, one model a
     torchvision:resnet50.IMAGENET1K_V1
     models/mine.py:make      weights=checkpoints/mine.safetensors
     timm:test_resnet         weights=none  seed=3
+    timm:resnet50.a1_in1k    detector_stats=stats/resnet50.safetensors
 
 ``MODEL`` as ``evaluate --model`` takes it, then optionally ``weights=FILE|none`` (as ``--weights``;
-``--weights`` is the default of a line without one) and ``seed=N`` (with ``weights=none``). Paths are
+``--weights`` is the default of a line without one), ``seed=N`` (with ``weights=none``) and
+``detector_stats=FILE`` (the model's own ``ood fit-stats`` file, instead of ``--detector-stats``). Paths are
 relative to the current folder, as on the command line. Every line is checked before any model is loaded:
 a bad line, a spec or tag the library does not have, a missing model or weights file, or a model listed
 twice (same spec, weights and seed) is a one-line ConfigError naming ``FILE:LINE``.
@@ -104,7 +106,7 @@ SWEEP_SCHEMA = Fields(
     {"format": Text(choices=(SWEEP_FORMAT,)), "models": MapOf(Fields({"status": Text(choices=STATUSES)}))},
 )
 DONE = Fields({"fingerprint": SHA256, "suite_sha256": SHA256, "model": TEXT})
-LINE_FIELDS = ("weights", "seed")
+LINE_FIELDS = ("weights", "seed", "detector_stats")
 PLACEMENT = ("executor", "ray_address", "num_proc", "gpus_per_task")
 """SuiteOptions fields that say where results are computed, not what they are (left out of a fingerprint)."""
 PREDICT_PLACEMENT = ("workers", "progress", "transform")  # ``transform_name`` stands for ``transform``
@@ -155,6 +157,11 @@ class ModelEntry:
     run_name: str
     source: WeightsSource
     zero_shot: ZeroShotOptions | None = None
+    detector_stats: str | None = None
+
+    def options(self, options: SuiteOptions) -> SuiteOptions:
+        """The suite options of this model: ``options`` with its own ``detector_stats`` file, if it names one."""
+        return options if self.detector_stats is None else replace(options, detector_stats=self.detector_stats)
 
     @classmethod
     def make(
@@ -203,6 +210,7 @@ class ModelEntry:
             "entry": self.where,
             "weights_tag": self.source.tag_text(),
             **({"zero_shot": _head_choice(self.zero_shot)} if self.zero_shot is not None else {}),
+            **({"detector_stats": self.detector_stats} if self.detector_stats is not None else {}),
         }
 
 
@@ -267,8 +275,8 @@ def _line_entry(line: str, where: str, weights: str | None, seed: int, zero_shot
         key, sep, value = item.partition("=")
         if not sep or key not in LINE_FIELDS or not value:
             raise ConfigError(
-                f"{param('models')} {where}: {item!r} is not weights=FILE|none or seed=N "
-                "(a line is: MODEL [weights=FILE|none] [seed=N])"
+                f"{param('models')} {where}: {item!r} is not weights=FILE|none, seed=N or detector_stats=FILE "
+                "(a line is: MODEL [weights=FILE|none] [seed=N] [detector_stats=FILE])"
             )
         if key in given:
             raise ConfigError(f"{param('models')} {where}: {key}= is given twice")
@@ -279,7 +287,11 @@ def _line_entry(line: str, where: str, weights: str | None, seed: int, zero_shot
             raise ConfigError(f"{param('models')} {where}: seed= is only used with weights=none (a random init)")
         if not re.fullmatch(r"[0-9]+", given["seed"]):
             raise ConfigError(f"{param('models')} {where}: seed must be an integer >= 0, got {given['seed']!r}")
-    return ModelEntry.make(spec, chosen, int(given.get("seed", seed)), where, zero_shot)
+    entry = ModelEntry.make(spec, chosen, int(given.get("seed", seed)), where, zero_shot)
+    stats = given.get("detector_stats")
+    if stats is not None and not Path(stats).is_file():
+        raise ConfigError(f"{param('models')} {where}: detector_stats file {stats} does not exist")
+    return entry if stats is None else replace(entry, detector_stats=stats)
 
 
 def _distinct(entries: list[ModelEntry]) -> list[ModelEntry]:
@@ -482,6 +494,8 @@ def result_options(options: SuiteOptions) -> dict[str, Any]:
 
 def _fingerprint(entry: ModelEntry, inputs: dict[str, Any]) -> str:
     model = {key: value for key, value in entry.record().items() if key != "entry"}
+    if entry.detector_stats is not None:
+        model["detector_stats"] = sha256_file(entry.detector_stats)
     text = json.dumps({**inputs, "model": model, "run_folder": entry.run_name}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -527,7 +541,7 @@ def _evaluate_locally(sweep: _Sweep, entry: ModelEntry) -> None:
     if loaded is None:
         return
     try:
-        run_suite(loaded, sweep.datasets, sweep.run_dir(entry), sweep.options)
+        run_suite(loaded, sweep.datasets, sweep.run_dir(entry), entry.options(sweep.options))
     except Exception as err:
         sweep.failed(entry, "evaluate", err)
     else:
@@ -584,7 +598,7 @@ def _launch(sweep: _Sweep, entry: ModelEntry, tasks: RayPredictions, local: Suit
     if loaded is None:
         return None
     try:
-        opened = open_run(loaded, sweep.datasets, sweep.run_dir(entry), local)
+        opened = open_run(loaded, sweep.datasets, sweep.run_dir(entry), entry.options(local))
         todo = opened.missing_outputs()
         for target in todo:
             opened.run.record_outputs(target)
@@ -619,7 +633,7 @@ def _land(sweep: _Sweep, flight: _Flight | None, local: SuiteOptions, bar) -> No
     if flight is not None:
         entry = flight.entry
         try:
-            run_suite(flight.loaded, sweep.datasets, sweep.run_dir(entry), local)
+            run_suite(flight.loaded, sweep.datasets, sweep.run_dir(entry), entry.options(local))
         except Exception as err:
             sweep.failed(entry, "evaluate", err)
         else:
