@@ -3,7 +3,9 @@
 :class:`RayPredictions` runs :func:`~imagenet_suite.inference.predict.predict` of a model on one dataset
 split as one Ray task, in a scratch folder on the worker, and hands the outputs file's bytes back to the
 driver, which writes them into its run folder (:func:`imagenet_suite.inference.evaluate.predict_on_ray`
-for one model, :mod:`imagenet_suite.inference.sweep` for many). A model goes to the object store once
+for one model, :mod:`imagenet_suite.inference.sweep` for many); with a prediction store, a task predicts only
+the rows of the images planned for it (:attr:`SplitTask.positions`) and hands back their batches' chunks,
+which the driver keeps in the store (:func:`imagenet_suite.inference.evaluate.ray_split_tasks`). A model goes to the object store once
 (it must pickle: timm, torchvision and user models do); a worker process keeps the last
 :data:`WORKER_MODELS` models it ran, so a worker given many splits of one model deserialises it once
 (and, on a GPU, moves it to the device once). Each task reports its worker's process id and whether it
