@@ -68,7 +68,7 @@ from .autoattack import (
     parse_attacks,
 )
 from .models import LoadedModel, Transform, weights_digest
-from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, subset_units
+from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
 from .resume import drop_if_empty, missing_chunks, partial_folder, remove_partial, write_chunk
 
 EPS = 8 / 255
@@ -401,7 +401,7 @@ def adversarial_accuracy(
     ids, labels = _ids_and_labels(folder, config, split)
     pixel_loaded, mean, std = pixel_space(loaded)
     positions = stratified_subset(labels.tolist(), options.n, options.seed)
-    units = subset_units(folder, config, split, positions, options.batch_size)
+    units = split_units(folder, config, split, options.batch_size, positions)
     chosen_ids = [ids[p] for p in positions]
     chosen_labels = labels[positions]
     flags = torch.zeros(1 + len(options.attacks), len(positions), dtype=torch.bool)
@@ -667,5 +667,4 @@ __all__ = [
     "attack_batch",
     "pixel_space",
     "stratified_subset",
-    "subset_units",
 ]

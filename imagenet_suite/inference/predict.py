@@ -152,14 +152,6 @@ def _runs_in(taken: np.ndarray | None, first: int, count: int) -> list[tuple[int
     return [(int(run[0]), len(run)) for run in np.split(inside, breaks) if len(run)]
 
 
-def subset_units(
-    folder: DatasetFolder, config: str, split: str, positions: Sequence[int], batch_size: int
-) -> list[Unit]:
-    """The rows at ``positions`` (sorted), cut into batches of ``batch_size`` for ``BatchImages``;
-    adjacent rows of one row group share a piece. All positions: the same batches as ``split_units``."""
-    return split_units(folder, config, split, batch_size, positions)
-
-
 def protocol_transform(
     loaded: LoadedModel, protocol: dict[str, Any], override: Transform | None, resize_only: bool = False
 ) -> Transform:
@@ -872,5 +864,4 @@ __all__ = [
     "predict_batches",
     "protocol_transform",
     "split_units",
-    "subset_units",
 ]
