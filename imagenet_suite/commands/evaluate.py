@@ -20,6 +20,8 @@ from pathlib import Path
 from ._flags import rename
 from .predict import add_zero_shot_arguments, resolve_device, state_weights, zero_shot_options
 
+BENCHMARK_NAMES = ("openood-v1.5-imagenet",)  # imagenet_suite.scoring.benchmarks.BENCHMARKS, without importing torch
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -145,6 +147,14 @@ def register(subparsers) -> None:
         default=True,
         help="predict each distinct image once (default); --no-dedup predicts every split in full (no store)",
     )
+    parser.add_argument(
+        "--benchmark",
+        choices=BENCHMARK_NAMES,
+        metavar="NAME",
+        help="also report a fixed OOD benchmark from the datasets given: openood-v1.5-imagenet (OpenOOD v1.5's "
+        "ImageNet-1k: ID = its 45,000 val test images, near-OOD SSB-hard + NINCO, far-OOD iNaturalist + Textures + "
+        "OpenImage-O; needs imagenet_val, ninco and popular_ood built with OpenOOD's image lists)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_zero_shot_arguments(parser)
     parser.set_defaults(func=run)
@@ -175,11 +185,22 @@ def run(args) -> int:
     print(
         f"{'quba':24s} {quba['score']:.4f}{ci}{partial}" if quba["score"] is not None else f"{'quba':24s} not computed"
     )
+    for name, record in (suite["summary"].get("benchmarks") or {}).items():
+        print_benchmark(name, record)
     variant = suite["summary"].get("quba_autoattack")
     if variant is not None and variant["score"] is not None:
         print(f"{'quba (AutoAttack)':24s} {variant['score']:.4f}")
     print(args.out / SUITE_JSON)
     return 0
+
+
+def print_benchmark(name: str, record: dict) -> None:
+    """A benchmark's near/far means per detector (percent), as OpenOOD prints its table."""
+    for detector, rows in record["detectors"].items():
+        means = {row["set"]: row for row in rows if row["set"].endswith("ood")}
+        cells = " ".join(f"{group} AUROC {100 * row['auroc']:.2f} FPR@95 {100 * row['fpr95_openood_v15']:.2f}"
+                         for group, row in means.items())  # fmt: skip
+        print(f"{name} {detector:20s} {cells}")
 
 
 def sweep(args) -> int:
@@ -238,4 +259,5 @@ def suite_options(args):
         bootstrap_seed=args.bootstrap_seed,
         dedup=args.dedup,
         prediction_store=args.prediction_store,
+        benchmark=args.benchmark,
     )

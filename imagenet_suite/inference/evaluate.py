@@ -84,6 +84,7 @@ from ..core.executors import RayExecutor, check_executor, make_executor
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
+from ..scoring.benchmarks import BENCHMARKS
 from ..scoring.evaluation.context import RESAMPLED
 from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions, OodOptions, ScoreOptions
 from ..scoring.evaluation.preprocessing import (
@@ -129,6 +130,7 @@ from ..scoring.summary.suite import (
 )
 from ..scoring.threads import chunk_parallel_cpu
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
+from .benchmark import RunInputs, benchmark_targets, run_benchmark
 from .models import LoadedModel, weights_digest
 from .predict import PredictJob, PredictOptions, predict, protocol_transform
 from .store import PredictionStore, check_store_folder
@@ -349,6 +351,9 @@ class SuiteOptions:
             other splits' rows are copied (byte-identical to predicting them); False: every split is predicted.
         prediction_store: the store's folder, which runs of the same model and preprocessing may share (only
             with ``dedup``); None: ``RUN_DIR/predictions``.
+        benchmark: a fixed OOD benchmark reported beside the papers' numbers (:data:`~imagenet_suite.scoring.benchmarks.BENCHMARKS`:
+            ``openood-v1.5-imagenet``), in ``summary.benchmarks`` and suite.md; its builds must be among the datasets
+            (checked before any model is loaded); None: none.
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -378,6 +383,7 @@ class SuiteOptions:
     bootstrap_seed: int = 0
     dedup: bool = True
     prediction_store: str | Path | None = None
+    benchmark: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocols", check_protocols(self.protocols))
@@ -397,6 +403,8 @@ class SuiteOptions:
             raise ConfigError(f"{param('gpus_per_task')} must be a number in (0, 1], got {gpus!r}")
         if gpus != 1 and self.executor != "ray":
             raise ConfigError(f"{param('gpus_per_task')} is only used with {param('executor')} ray")
+        if self.benchmark is not None and self.benchmark not in BENCHMARKS:
+            raise ConfigError(f"{param('benchmark')} must be one of {sorted(BENCHMARKS)}, got {self.benchmark!r}")
         if self.prediction_store is not None and not self.dedup:
             raise ConfigError(
                 f"{param('prediction_store')} is only used with {param('dedup')} (it keeps deduplicated predictions)"
@@ -622,6 +630,13 @@ def run_suite(
     opened = open_run(loaded, datasets, run_dir, options)
     run, targets, id_targets, manifest = opened.run, opened.targets, opened.id_targets, opened.manifest
     run_dir, id_target = run.run_dir, id_targets.get(HESSE2025)
+    benchmark = BENCHMARKS[options.benchmark] if options.benchmark else None
+    if benchmark is not None:
+        if id_target is None:
+            raise ConfigError(
+                f"{param('benchmark')} {benchmark.name}: add a built imagenet_val folder to {param('datasets')}"
+            )
+        benchmark_targets(benchmark, targets)
     if options.executor == "ray":
         predict_on_ray(run, opened.missing_outputs(), options.num_proc, options.ray_address, options.gpus_per_task)
     reports: dict[str, dict[str, Any]] = {}
@@ -649,6 +664,10 @@ def run_suite(
     summary = suite_summary(
         reports, params_millions=params / 1e6, adversarial=attacks, allow_partial=options.allow_partial
     )
+    summary["benchmarks"] = None
+    if benchmark is not None:
+        inputs = RunInputs(run.outputs, dataset_build, run.device, bool(run.options.features), run.stats)
+        summary["benchmarks"] = {benchmark.name: run_benchmark(inputs, benchmark, targets, id_target)}
     summary["uncertainty"] = None
     if bootstrap is not None:
         record, table = bootstrap_summary(

@@ -3,7 +3,10 @@
 
 The grouped ones apply to a dataset whose ``protocol.ood.group_column`` is their column (``ood_class``
 for NINCO classes, ``source_dataset`` for the popular OOD sets, ``test`` for unit tests);
-``ood_detection_set`` applies to an OOD set without groups (ImageNet-O: ``protocol.ood`` is ``true``). Every group is
+``ood_detection_set`` applies to an OOD set without groups (ImageNet-O: ``protocol.ood`` is ``true``; the full popular
+OOD sets of ``popular_ood``), and also scores the subsets its ``protocol.ood.subsets`` names among
+:data:`SUBSET_COLUMNS` (NINCO's inspected samples and their cleaned part: the "-f" and "-c" columns of
+Bitterwolf et al. 2023, Tables 15–19). Every group is
 scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
 detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
 
@@ -32,12 +35,20 @@ from ..metrics.ood import (
     GroupedOOD,
     grouped_ood_metrics,
     macro_replicates,
+    ood_metrics,
     unit_test_verdict,
 )
 from ..metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
 from ..metrics.uncertainty import resampled
 
 FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
+SUBSET_COLUMNS = ("ninco_sample", "ninco_cleaned")
+"""Boolean columns of a whole OOD set whose true rows ``ood_detection_set`` also scores, each against every ID
+row (NINCO's convention), reported under the subgroup of its name: ``ninco_sample``, the images NINCO's authors
+inspected (a random ~400 of the set; the paper's "-f"), and ``ninco_cleaned``, those of them kept as free of
+ImageNet-1k objects (their released cleaned subsample; "-c"). A subset with no row gives no rows. OpenOOD
+v1.5's subset (``openood_v15_test``) is not scored here: OpenOOD compares it with its own ID split of ImageNet
+val (``evaluate --benchmark openood-v1.5-imagenet``)."""
 
 
 def applies_to(column: str) -> Applies:
@@ -99,12 +110,32 @@ def ungrouped_rows(ctx: EvaluationContext, options: OodOptions) -> list[MetricRo
     check_id_outputs(ctx, options)
     everything = torch.zeros(ctx.scores.shape[0], dtype=torch.long, device=ctx.scores.device)
     rows: list[MetricRow] = []
+    subsets = subset_masks(ctx)
     for detector in detectors(ctx, options):
         id_scores, ood_scores = scores(ctx, options, detector)
         grouped = grouped_ood_metrics(id_scores, ood_scores, everything, [ctx.joined.dataset], options.tpr)
         ctx.artifacts[f"ood/{detector}"] = grouped
         rows += [_metric_row(metric, grouped.pooled[metric], detector, "") for metric in METRIC_NAMES]
+        for name, mask in subsets.items():
+            found = ood_metrics(id_scores, ood_scores[mask], options.tpr)
+            rows += [_metric_row(metric, found[metric], detector, name) for metric in METRIC_NAMES]
     return rows
+
+
+def subset_masks(ctx: EvaluationContext) -> dict[str, torch.Tensor]:
+    """``{subset: boolean mask over the OOD rows}`` for each of :data:`SUBSET_COLUMNS` that the set's
+    ``protocol.ood.subsets`` names and that has at least one row."""
+    ood = ctx.joined.protocol.get("ood")
+    named = ood.get("subsets", {}) if isinstance(ood, Mapping) else {}
+    masks = {}
+    for name in SUBSET_COLUMNS:
+        column = named.get(name)
+        if column is None or column not in ctx.joined.columns:
+            continue
+        mask = torch.tensor([bool(value) for value in ctx.joined.columns[column]], device=ctx.scores.device)
+        if bool(mask.any()):
+            masks[name] = mask
+    return masks
 
 
 def grouped_rows(detector: str, grouped: GroupedOOD) -> list[MetricRow]:
@@ -213,11 +244,12 @@ OOD_DETECTION_DATASETS = MetricFamily(
 )
 OOD_DETECTION_SET = MetricFamily(
     "ood_detection_set",
-    (),
+    SUBSET_COLUMNS,
     applies_ungrouped,
     ungrouped_rows,
     OodOptions,
-    "OOD detection of a whole OOD set (ImageNet-O) vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT",
+    "OOD detection of a whole OOD set (ImageNet-O, the full popular OOD sets) and its NINCO subsets vs the ID set: "
+    "AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT",
     "protocol.ood true (or without group_column)",
 )
 OOD_UNIT_TESTS = MetricFamily(

@@ -297,6 +297,7 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
     lines += quba_section(summary["quba"], Intervals(summary))
     lines += quba_autoattack_section(summary.get("quba_autoattack"))
     lines += other_sections(summary)
+    lines += benchmark_sections(summary.get("benchmarks"))
     lines += uncertainty_section(summary)
     if suite.get("skipped"):
         lines += ["## Skipped", ""]
@@ -305,6 +306,25 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
     lines += hierarchy_section(suite.get("hierarchy"))
     lines += builds_section(suite["datasets"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def benchmark_sections(benchmarks: Mapping[str, Any] | None) -> list[str]:
+    """One section per benchmark of ``summary.benchmarks``: per detector the benchmark's own table (OpenOOD's rows
+    and columns, percent with two decimals, NINCO's FPR@95 beside them)."""
+    from ..benchmarks import header, openood_frame_rows
+
+    lines: list[str] = []
+    for name, record in (benchmarks or {}).items():
+        sets = ", ".join(
+            f"{set_name} ({entry['group']}, {entry['rows']:,})" for set_name, entry in record["sets"].items()
+        )
+        lines += [f"## Benchmark {name}", "", f"{record.get('citation', '')}. ID: {record['id']['rows']:,} ImageNet val "
+                  f"images; OOD: {sets}. FPR@95 with OOD positive (OpenOOD v1.5); FPR@95 (ID+) with ID positive "
+                  "(NINCO); percent.", ""]  # fmt: skip
+        for detector in record["detectors"]:
+            lines += [f"### {detector}", ""]
+            lines += table(header(), openood_frame_rows(record["detectors"], detector))
+    return lines
 
 
 def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path) -> Path:
@@ -323,6 +343,7 @@ def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path) -> Path:
 __all__ = [
     "Intervals",
     "WithInterval",
+    "benchmark_sections",
     "builds_section",
     "hierarchy_section",
     "suite_markdown",

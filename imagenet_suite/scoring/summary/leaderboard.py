@@ -19,6 +19,8 @@
 * LCA-on-the-Line, Shi et al. 2024 (:mod:`~imagenet_suite.scoring.summary.papers.shi2024`): ``on_the_line`` —
   ImageNet LCA and ImageNet top-1 against OOD top-1 and top-5, all models and per group: R², Pearson,
   Kendall τ-b, Spearman, MAE; ``lca_on_the_line`` — its lines of LCA vs OOD top-1 over all models (≥ 3).
+* OpenOOD v1.5, Zhang et al. 2023 (:mod:`~imagenet_suite.scoring.summary.papers.zhang2023`): ``openood_v15`` —
+  near/far-OOD AUROC and FPR@95 per model and detector, from runs with ``--benchmark openood-v1.5-imagenet``.
 * Anzaku et al. 2024 (:mod:`~imagenet_suite.scoring.summary.papers.anzaku2024`): ``anzaku2024`` — top-1,
   ReaL and ASMA per model; ``delta_rank`` — rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``, mean over
   the run's PatchML seeds), when every model has both.
@@ -50,7 +52,7 @@ import pandas as pd
 from ...errors import ConfigError, RunFolderError, param
 from ..metrics.lca_on_the_line import OnTheLine
 from .groups import ModelGroups
-from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024
+from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024, zhang2023
 from .papers._shared import with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
 from .significance import Significance, significance, significance_markdown, write_significance
@@ -81,6 +83,7 @@ class Leaderboard:
     ninco: bitterwolf2023.NincoTables | None = None  # NINCO's models x detectors tables
     on_the_line: shi2024.OnTheLineTables | None = None  # LCA-on-the-Line's statistics, all and per group
     anzaku2024: pd.DataFrame = field(default_factory=pd.DataFrame)  # top-1 / ReaL / ASMA per model
+    openood_v15: pd.DataFrame = field(default_factory=pd.DataFrame)  # OpenOOD v1.5's benchmark rows (long)
     significance: Significance | None = None  # intervals and adjacent-rank tests (with the run folders)
 
 
@@ -171,6 +174,7 @@ def leaderboard(
         ninco=bitterwolf2023.tables(suites),
         on_the_line=on_the_line,
         anzaku2024=anzaku2024.table(suites, delta),
+        openood_v15=zhang2023.table(suites),
         significance=significance(suites, folders, quba, accuracies, allow_mixed_builds) if folders else None,
     )
 
@@ -267,6 +271,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += bitterwolf2023.markdown(board.ninco, board.models)
     lines += shi2024.markdown(board.on_the_line)
     lines += anzaku2024.markdown(board.anzaku2024, board.delta_rank, board.models)
+    lines += zhang2023.markdown(board.openood_v15)
     lines += significance_markdown(board.significance)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -286,6 +291,7 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
     written += bitterwolf2023.write(board.ninco, folder)
     written += shi2024.write(board.on_the_line, folder)
     written += anzaku2024.write(board.anzaku2024, board.delta_rank, folder)
+    written += zhang2023.write(board.openood_v15, folder)
     written += write_significance(board.significance, folder)
     written.append(folder / "leaderboard.md")
     atomic_write_bytes(written[-1], leaderboard_markdown(board).encode())

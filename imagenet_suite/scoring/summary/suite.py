@@ -38,6 +38,10 @@ Output (:func:`suite_summary`, JSON-ready):
   the clean errors first. Both are fractions (1.0 = AlexNet) over the benchmark corruptions present.
 * ``ninco`` — per detector the mean AUROC and mean FPR@95 over the NINCO classes (uniform over
   classes, NINCO's headline) and the unit tests failed.
+* ``ninco_cleaning`` — per whole OOD set with NINCO subsets (``popular_ood`` builds) and detector, FPR@95
+  and AUROC (NINCO's convention: ImageNet val positive) on the ``full`` set, on NINCO's inspected sample
+  (``ninco_sample``, the paper's "-f") and on its cleaned part (``ninco_cleaned``, "-c"), each with its
+  OOD rows (:func:`ninco_cleaning_summary`; Bitterwolf et al. 2023, Tables 15–19).
 * ``expert_labels`` — Shankar et al.'s multi-label accuracy (lenient, strict; per-class mean and
   pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
 * ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per
@@ -467,6 +471,40 @@ def ninco_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
     return detectors or None
 
 
+CLEANING_PARTS = {"": "full", "ninco_sample": "ninco_sample", "ninco_cleaned": "ninco_cleaned"}
+"""Report subgroup of a whole OOD set's rows -> its part in ``summary.ninco_cleaning``."""
+
+
+def ninco_cleaning_summary(reports: Mapping[str, ReportDict]) -> dict[str, Any] | None:
+    """``{report key: {detector: {part: {"fpr95", "auroc", "rows"}}}}`` for every report with NINCO subset
+    rows (:data:`CLEANING_PARTS`: ``full``, ``ninco_sample``, ``ninco_cleaned``); ``rows`` is the number of OOD
+    images, from the FPR@95 row's denominator. None without such reports.
+
+    Example:
+        >>> row = lambda metric, value, subgroup, n=None: {"metric": metric, "value": value, "variant": "msp",
+        ...                                                "subgroup": subgroup, "denominator": n}
+        >>> report = {"metrics": [row("fpr95", 0.6, "", 10), row("auroc", 0.7, ""),
+        ...                       row("fpr95", 0.4, "ninco_cleaned", 3), row("auroc", 0.9, "ninco_cleaned")]}
+        >>> ninco_cleaning_summary({"popular_ood/places": report})
+        {'popular_ood/places': {'msp': {'full': {'fpr95': 0.6, 'rows': 10, 'auroc': 0.7}, 'ninco_cleaned': {'fpr95': 0.4, 'rows': 3, 'auroc': 0.9}}}}
+    """
+    found: dict[str, Any] = {}
+    for key in sorted(reports):
+        rows = reports[key].get("metrics", ())
+        if not any(row.get("subgroup") in ("ninco_sample", "ninco_cleaned") for row in rows):
+            continue
+        for row in rows:
+            part = CLEANING_PARTS.get(row.get("subgroup", ""))
+            variant = row.get("variant", "")
+            if part is None or row["metric"] not in ("fpr95", "auroc") or ":" in variant or not variant:
+                continue
+            entry = found.setdefault(key, {}).setdefault(variant, {}).setdefault(part, {})
+            entry[row["metric"]] = row["value"]
+            if row["metric"] == "fpr95":
+                entry["rows"] = row.get("denominator")
+    return found or None
+
+
 def lca_summary(reports: Mapping[str, ReportDict]) -> dict[str, dict[str, float]]:
     """``{report key: {distance: LCA over mistakes}}`` for every report with LCA rows."""
     found: dict[str, dict[str, float]] = {}
@@ -573,6 +611,7 @@ def suite_summary(
         **quba_autoattack(present, missing, partial, adversarial, weights),
         "imagenet_c": imagenet_c_summary(reports, accuracy),
         "ninco": ninco_summary(reports),
+        "ninco_cleaning": ninco_cleaning_summary(reports),
         "real": real_summary(reports),
         "expert_labels": expert_labels_summary(reports),
         "asma": asma_summary(reports),
@@ -982,6 +1021,29 @@ UNCERTAINTY = Fields(
 ``{JSON path: why it has none}``; ``samples``: per report key (and ``adversarial``: the attacked images),
 the sets of images it was resampled over (rows, sha256 of the sorted ids); ``files``: the replicates and, per dataset key, the per-image correctness
 of its headline accuracy, each with its sha256."""
+BENCHMARK_ROW = Fields(
+    {
+        "set": TEXT,
+        "fpr95_openood_v15": NUMBER,
+        "auroc": NUMBER,
+        "aupr_in": NUMBER,
+        "aupr_out": NUMBER,
+        "fpr95": NUMBER,
+        "acc": Maybe(NUMBER),
+    }
+)
+BENCHMARK = Fields(
+    {
+        "benchmark": TEXT,
+        "id": Fields({"rows": COUNT, "accuracy": Maybe(NUMBER), "build": BUILD, "split": BUILD}),
+        "sets": MapOf(Fields({"group": TEXT, "rows": COUNT, "build": BUILD})),
+        "detectors": MapOf(ListOf(BENCHMARK_ROW)),
+    },
+    {"citation": TEXT},
+)
+"""``summary.benchmarks[NAME]`` (:func:`imagenet_suite.inference.benchmark.run_benchmark`): the ID images (rows,
+top-1, the val build and the build of the split), each OOD set (group, rows, build) and per detector the rows
+of :func:`imagenet_suite.scoring.benchmarks.benchmark_table` (fractions)."""
 SUMMARY = Fields(
     {
         "quba": Fields(
@@ -1028,6 +1090,10 @@ SUMMARY = Fields(
     },
     {  # absent in files written before
         "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),
+        "benchmarks": Maybe(MapOf(BENCHMARK)),
+        "ninco_cleaning": Maybe(
+            MapOf(MapOf(MapOf(Fields({"fpr95": NUMBER, "auroc": NUMBER}, {"rows": Maybe(COUNT)}))))
+        ),
         "protocols": MapOf(TEXT),
         "uncertainty": Maybe(UNCERTAINTY),
         "quba_autoattack": Fields(
@@ -1156,6 +1222,7 @@ __all__ = [
     "headline_accuracy",
     "headline_row",
     "imagenet_c_summary",
+    "ninco_cleaning_summary",
     "ninco_summary",
     "quba_autoattack",
     "quba_dimensions",

@@ -11,6 +11,8 @@ module                 paper and what it computes (each module: the tables, ``ma
 ``shi2024``            LCA-on-the-Line, Shi et al. 2024: ImageNet LCA / top-1 vs OOD top-1 / top-5 lines
                        with R², Pearson, Kendall τ-b, Spearman, MAE, per group (Tables 2, 3, 9)
 ``anzaku2024``         Anzaku et al. 2024: top-1 / ReaL / ASMA per model (Tables 4–10) and ΔRank
+``zhang2023``          OpenOOD v1.5, Zhang et al. 2023: near/far-OOD AUROC, FPR@95 and ID accuracy per model
+                       and detector (runs with ``evaluate --benchmark openood-v1.5-imagenet``)
 =====================  ==============================================================================
 
 :mod:`imagenet_suite.scoring.summary.leaderboard` calls them in this order and writes one section of

@@ -9,6 +9,10 @@ models × OOD detectors, as the paper's tables lay them out.
 * Table 14 — mean FPR@95 over the cleaned subsamples of the 11 popular OOD datasets (the ``ninco`` build's
   ``popular_subsamples`` config, ``<detector>:macro`` rows), with every dataset's own FPR@95 and AUROC in
   the CSV (the "-c" columns of Tables 15–18).
+* Tables 15–19 — full vs cleaned: per model, detector and full popular OOD set (a ``popular_ood`` build),
+  FPR@95 and AUROC on the full set, on the images NINCO's authors inspected ("-f": their random sample of the
+  set) and on the part they kept ("-c"), and the differences full − cleaned and sample − cleaned, from
+  ``summary.ninco_cleaning`` of each run.
 
 The Markdown prints percentages with one decimal, as the paper; the CSVs hold fractions.
 """
@@ -54,6 +58,7 @@ class NincoTables:
     unit_test_rules: list[str]  # the failure rules the runs used (e.g. "fpr95>0.1")
     popular_fpr95: pd.DataFrame  # Table 14
     popular: pd.DataFrame  # long: model, detector, dataset ("mean" or a source dataset), fpr95, auroc
+    cleaning: pd.DataFrame  # long: model, dataset, detector, metric, full, sample, cleaned, differences, rows
 
 
 def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
@@ -73,7 +78,8 @@ def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
                 rules.add(tests["rule"])
         popular += _popular_rows(name, suite["datasets"])
     popular_frame = pd.DataFrame(popular, columns=["model", "detector", "dataset", "fpr95", "auroc"])
-    if not (fpr or auroc or failed or len(popular_frame)):
+    cleaning = cleaning_frame(suites)
+    if not (fpr or auroc or failed or len(popular_frame) or len(cleaning)):
         return None
     means = popular_frame[popular_frame["dataset"] == "mean"]
     popular_fpr = {
@@ -91,7 +97,46 @@ def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
         unit_test_rules=sorted(rules),
         popular_fpr95=_wide(popular_fpr, names),
         popular=popular_frame,
+        cleaning=cleaning,
     )
+
+
+CLEANING_COLUMNS = [
+    "model",
+    "dataset",
+    "detector",
+    "metric",
+    "full",
+    "sample",
+    "cleaned",
+    "full_minus_cleaned",
+    "sample_minus_cleaned",
+    "rows_full",
+    "rows_sample",
+    "rows_cleaned",
+]
+
+
+def cleaning_frame(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Tables 15–19 long (:data:`CLEANING_COLUMNS`): per model, dataset (report key), detector and metric
+    (``fpr95``, ``auroc``) the value on the full set, NINCO's inspected sample and its cleaned part (NaN where
+    the set has no such part), and the differences full − cleaned and sample − cleaned."""
+    rows = []
+    for model, suite in suites.items():
+        for dataset, detectors in (suite["summary"].get("ninco_cleaning") or {}).items():
+            for detector in sorted(detectors, key=_order):
+                parts = detectors[detector]
+                full, sample, cleaned = (parts.get(p, {}) for p in ("full", "ninco_sample", "ninco_cleaned"))
+                for metric in ("fpr95", "auroc"):
+                    values = [_number(part.get(metric)) for part in (full, sample, cleaned)]
+                    counts = [_number(part.get("rows")) for part in (full, sample, cleaned)]
+                    differences = [values[0] - values[2], values[1] - values[2]]
+                    rows.append((model, dataset, detector, metric, *values, *differences, *counts))
+    return pd.DataFrame(rows, columns=CLEANING_COLUMNS)
+
+
+def _number(value: Any) -> float:
+    return np.nan if value is None else float(value)
 
 
 def _popular_rows(model: str, reports: Mapping[str, Any]) -> list[tuple]:
@@ -149,7 +194,44 @@ def markdown(result: NincoTables | None, models: pd.DataFrame) -> list[str]:
         )
         if frame is result.auroc:
             lines += _unit_tests(result, models, table)
+    return lines + _cleaning(result.cleaning, table)
+
+
+def _cleaning(frame: pd.DataFrame, table) -> list[str]:
+    """One table per full popular OOD set: model × detector rows, FPR@95 and AUROC on the full set, the
+    inspected sample ("-f"), the cleaned part ("-c") and the differences (Tables 15–19)."""
+    lines = ["### Full vs cleaned popular OOD sets (%, Tables 15–19)", ""]
+    if not len(frame):
+        return lines + ["No run reports a full popular OOD set with NINCO subsets (`popular_ood` builds).", ""]
+    lines += [
+        '"-f": the images NINCO\'s authors inspected (their random sample of the set); "-c": those they kept as '
+        "free of ImageNet-1k objects; Δ: full − cleaned and -f − -c. FPR@95 with ImageNet val positive (NINCO).",
+        "",
+    ]
+    for dataset, part in frame.groupby("dataset", sort=True):
+        fpr = part[part["metric"] == "fpr95"].set_index(["model", "detector"])
+        auc = part[part["metric"] == "auroc"].set_index(["model", "detector"])
+        rows = []
+        for model, detector in fpr.index:
+            f, a = fpr.loc[(model, detector)], auc.loc[(model, detector)]
+            rows.append(
+                (model, PAPER_COLUMNS.get(detector, detector))
+                + tuple(
+                    percent(f[c]) for c in ("full", "sample", "cleaned", "full_minus_cleaned", "sample_minus_cleaned")
+                )
+                + tuple(percent(a[c]) for c in ("full", "sample", "cleaned", "full_minus_cleaned"))
+            )
+        first = fpr.iloc[0]
+        sizes = ", ".join(f"{name} {_count(first[f'rows_{name}'])}" for name in ("full", "sample", "cleaned"))
+        lines += [f"#### {dataset} (OOD images: {sizes})", ""]
+        header = ["model", "method", "FPR full", "FPR -f", "FPR -c", "Δ full−c", "Δ -f−c", "AUROC full", "AUROC -f",
+                  "AUROC -c", "Δ full−c"]  # fmt: skip
+        lines += table(header, rows)
     return lines
+
+
+def _count(value: float) -> str:
+    return "—" if np.isnan(value) else f"{int(value):,}"
 
 
 def _unit_tests(result: NincoTables, models: pd.DataFrame, table) -> list[str]:
@@ -182,7 +264,7 @@ def _all_detectors(result: NincoTables) -> list[str]:
 
 def write(result: NincoTables | None, folder: Path) -> list[Path]:
     """``leaderboard_ninco_fpr95.csv``, ``_ninco_auroc.csv``, ``_ninco_unit_tests.csv`` (failed, of per
-    model and detector) and ``_ninco_popular.csv`` (long), those with data."""
+    model and detector), ``_ninco_popular.csv`` and ``_ninco_cleaning.csv`` (long), those with data."""
     written: list[Path] = []
     if result is None:
         return written
@@ -196,7 +278,19 @@ def write(result: NincoTables | None, folder: Path) -> list[Path]:
         write_csv(folder, "ninco_unit_tests", long.astype(int).reset_index(), written, index=False)
     if len(result.popular):
         write_csv(folder, "ninco_popular", result.popular, written, index=False)
+    if len(result.cleaning):
+        write_csv(folder, "ninco_cleaning", result.cleaning, written, index=False)
     return written
 
 
-__all__ = ["NINCO", "PAPER_COLUMNS", "POPULAR", "NincoTables", "markdown", "tables", "write"]
+__all__ = [
+    "CLEANING_COLUMNS",
+    "NINCO",
+    "PAPER_COLUMNS",
+    "POPULAR",
+    "NincoTables",
+    "cleaning_frame",
+    "markdown",
+    "tables",
+    "write",
+]
