@@ -76,6 +76,38 @@ IMAGENET_SKETCH = r"""@inproceedings{wang2019learning,
   eprint = {1905.13549}, archivePrefix = {arXiv}}"""
 
 
+MOS = r"""@inproceedings{huang2021mos,
+  title = {{MOS}: Towards Scaling Out-of-distribution Detection for Large Semantic Space},
+  author = {Rui Huang and Yixuan Li},
+  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)}, year = {2021},
+  eprint = {2105.01879}, archivePrefix = {arXiv}}"""
+
+DTD = r"""@inproceedings{cimpoi2014describing,
+  title = {Describing Textures in the Wild},
+  author = {Mircea Cimpoi and Subhransu Maji and Iasonas Kokkinos and Sammy Mohamed and Andrea Vedaldi},
+  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)}, year = {2014},
+  eprint = {1311.3618}, archivePrefix = {arXiv}}"""
+
+VIM = r"""@inproceedings{wang2022vim,
+  title = {{ViM}: Out-Of-Distribution with Virtual-logit Matching},
+  author = {Haoqi Wang and Zhizhong Li and Litong Feng and Wayne Zhang},
+  booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)}, year = {2022},
+  eprint = {2203.10807}, archivePrefix = {arXiv}}"""
+
+SSB = r"""@inproceedings{vaze2022openset,
+  title = {Open-Set Recognition: a Good Closed-Set Classifier is All You Need?},
+  author = {Sagar Vaze and Kai Han and Andrea Vedaldi and Andrew Zisserman},
+  booktitle = {International Conference on Learning Representations (ICLR)}, year = {2022},
+  eprint = {2110.06207}, archivePrefix = {arXiv}}"""
+
+OPENOOD_V15 = r"""@article{zhang2023openood,
+  title = {{OpenOOD} v1.5: Enhanced Benchmark for Out-of-Distribution Detection},
+  author = {Jingyang Zhang and Jingkang Yang and Pengyun Wang and Haoqi Wang and Yueqian Lin and Haoran Zhang and
+            Yiyou Sun and Xuefeng Du and Yixuan Li and Ziwei Liu and Yiran Chen and Hai Li},
+  journal = {arXiv preprint arXiv:2306.09301}, year = {2023},
+  eprint = {2306.09301}, archivePrefix = {arXiv}}"""
+
+
 def cite(*entries: str) -> str:
     """A ``CITATION``: the entries in order (the dataset's own paper first), one blank line apart."""
     return "\n\n".join(entry.strip() for entry in entries)
