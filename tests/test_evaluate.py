@@ -18,6 +18,7 @@ import math
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -36,6 +37,7 @@ from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ER
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import model_vs_human as mvh
 from tests.fixtures import ninco_archive as ninco_fx
+from tests.fixtures import popular_ood as popular_fx
 from tests.helpers import REPO_ROOT
 from tests.test_builders import (
     backgrounds_challenge_sources,
@@ -125,13 +127,41 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
     folders["ninco"] = build_dataset(
         "ninco", root / "ninco", ["ninco", "unit_tests"], options=BuildOptions(manual_dir=ninco_manual, pins=read_pins_file(ninco_manual / "checksums.tsv"), offline=True, progress=False),
     )  # fmt: skip
+    val_ids = [image.image_id for image in planted_val_images(model)]
+    popular_manual = popular_fx.write_openood_manual_dir(root / "popular-src", val_ids)
+    folders["popular_ood"] = build_dataset(
+        "popular_ood", root / "popular_ood", [*BENCHMARK_SETS, "places", "openood_id_split"],
+        options=BuildOptions(manual_dir=popular_manual, builder_options={"strict_counts": False}, offline=True, progress=False),
+    )  # fmt: skip
     return folders
 
 
+BENCHMARK_SETS = ("ssb_hard", "inaturalist", "textures", "openimage_o")
+
+
 @pytest.fixture(scope="module")
-def suite(suite_folders, model, tmp_path_factory):
+def detector_stats(model, tmp_path_factory) -> Path:
+    """Every detector's statistics for the model (NINCO preset), fitted on 2 seeded feature rows per class
+    with the model's own last layer: a file as ``ood fit-stats`` writes, without its provenance."""
+    from imagenet_suite.inference.fit_stats import last_layer
+    from imagenet_suite.scoring.metrics.ood_detectors import FitSet, fit_detector_stats
+
+    weight, bias = last_layer(model.model)
+    generator = torch.Generator().manual_seed(0)
+    features = torch.rand(2000, weight.shape[1], generator=generator, dtype=torch.float64)
+    labels = torch.arange(1000).repeat(2)
+    logits = features @ weight.double().T + bias.double()
+    stats = fit_detector_stats(FitSet(features, labels, logits), weight=weight, bias=bias)
+    return stats.save(tmp_path_factory.mktemp("stats") / "stats.safetensors")
+
+
+@pytest.fixture(scope="module")
+def suite(suite_folders, model, detector_stats, tmp_path_factory):
+    """The whole suite with features, every detector's statistics and OpenOOD v1.5's benchmark."""
     run_dir = tmp_path_factory.mktemp("run")
-    result = run_suite(model, list(suite_folders.values()), run_dir, options(adversarial=VAL_ROWS, allow_partial=True))
+    suite_options = options(adversarial=VAL_ROWS, allow_partial=True, detector_stats=detector_stats, features=True)
+    suite_options = dataclasses.replace(suite_options, benchmark="openood-v1.5-imagenet")
+    result = run_suite(model, list(suite_folders.values()), run_dir, suite_options)
     return run_dir, result
 
 
@@ -272,7 +302,7 @@ def test_every_report_names_the_builds_it_read_and_suite_json_reads_back(suite, 
     for key, report in result["datasets"].items():
         meta, provenance = report["meta"], report["provenance"]
         assert provenance["dataset"] == provenance["outputs"] == build(meta["dataset"], meta["config"], meta["split"])
-        assert provenance["id_outputs"] == (val if meta["dataset"] == "ninco" else None), key
+        assert provenance["id_outputs"] == (val if meta["dataset"] in ("ninco", "popular_ood") else None), key
     assert result["summary"]["adversarial"]["dataset"] == val
     assert read_suite(run_dir) == result == read_suite(run_dir / "suite.json")
     r = result["datasets"]["imagenet_r"]["provenance"]["dataset"]
@@ -421,3 +451,118 @@ def test_features_and_detector_stats_reach_the_feature_based_detectors(suite_fol
     )
     variants = {row["variant"] for row in result["datasets"]["imagenet_o"]["metrics"] if row["metric"] == "auroc"}
     assert {"msp", "energy", "knn"} <= variants
+
+
+def _outputs(run_dir: Path, key: str) -> dict:
+    return torch.load(run_dir / "outputs" / f"{key.replace('/', '__')}.pt", weights_only=True)
+
+
+def _rows(folder: Path, config: str, columns: list[str], split: str = "test") -> dict[str, list]:
+    from imagenet_suite.dataset.folder import DatasetFolder
+
+    return DatasetFolder(folder).read_table(config, split, columns).to_pydict()
+
+
+def _msp(saved: dict) -> np.ndarray:
+    return torch.softmax(saved["logits"].double(), dim=1).max(dim=1).values.numpy()
+
+
+def test_openood_benchmark_reports_every_detector_on_every_set_as_openoods_code(suite, suite_folders, detector_stats):
+    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, DetectorStats, Embeddings, detector_scores
+    from tests.test_ood_benchmark import ninco_fpr, openood_compute_all_metrics
+
+    run_dir, result = suite
+    record = result["summary"]["benchmarks"]["openood-v1.5-imagenet"]
+    assert list(record["detectors"]) == list(DETECTORS)  # all 11, every one on every set
+    split = _rows(suite_folders["popular_ood"], "openood_id_split", ["id", "openood_v15"])
+    test_ids = {i for i, s in zip(split["id"], split["openood_v15"], strict=True) if s == "test"}
+    val = _outputs(run_dir, "imagenet_val")
+    id_mask = np.array([i in test_ids for i in val["ids"]])
+    assert record["id"]["rows"] == len(test_ids) == int(id_mask.sum()) < len(val["ids"])
+    labels = dict(zip(*_rows(suite_folders["imagenet_val"], "default", ["id", "label"], "validation").values()))
+    correct = val["logits"].argmax(dim=1).numpy() == np.array([labels[i] for i in val["ids"]])
+    assert record["id"]["accuracy"] == pytest.approx(correct[id_mask].mean())
+    stats = DetectorStats.load(detector_stats)
+    keys = {"ssb_hard": "popular_ood/ssb_hard", "ninco": "ninco/ninco", "inaturalist": "popular_ood/inaturalist",
+            "textures": "popular_ood/textures", "openimage_o": "popular_ood/openimage_o"}  # fmt: skip
+
+    def scores(key: str, detector: str) -> np.ndarray:
+        saved = _outputs(run_dir, key)
+        if detector == "msp":
+            return _msp(saved)
+        features = Embeddings(saved["features"], saved["ids"]).values
+        return detector_scores(detector, saved["logits"], "logits", features, stats).double().numpy()
+
+    for detector in ("msp", "mahalanobis", "vim", "knn"):
+        id_scores = scores("imagenet_val", detector)[id_mask]
+        expected = {}
+        for name, key in keys.items():
+            saved = _outputs(run_dir, key)
+            if key.startswith("popular_ood"):
+                listed = _rows(suite_folders["popular_ood"], key.split("/")[1], ["id", "openood_v15_test"])
+                chosen = dict(zip(*listed.values()))
+                mask = np.array([chosen[i] for i in saved["ids"]])
+                assert 0 < mask.sum() == record["sets"][name]["rows"]
+            else:
+                mask = np.ones(len(saved["ids"]), dtype=bool)
+            ood = scores(key, detector)[mask]
+            conf = np.concatenate([id_scores, ood])
+            label = np.concatenate([np.zeros(len(id_scores), dtype=int), -np.ones(len(ood), dtype=int)])
+            expected[name] = {**openood_compute_all_metrics(conf, label), "fpr95": ninco_fpr(id_scores, ood)}
+        expected["nearood"] = {m: np.mean([expected[n][m] for n in ("ssb_hard", "ninco")]) for m in expected["ninco"]}
+        far = ("inaturalist", "textures", "openimage_o")
+        expected["farood"] = {m: np.mean([expected[n][m] for n in far]) for m in expected["ninco"]}
+        rows = record["detectors"][detector]
+        assert [row["set"] for row in rows] == ["ssb_hard", "ninco", "nearood", *far, "farood"]
+        for row in rows:
+            for metric, value in expected[row["set"]].items():
+                assert row[metric] == pytest.approx(value, rel=1e-9, abs=1e-12), (detector, row["set"], metric)
+    assert "## Benchmark openood-v1.5-imagenet" in (run_dir / "suite.md").read_text()
+
+
+def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, tmp_path):
+    from sklearn.metrics import roc_auc_score
+
+    from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard, write_leaderboard
+    from tests.test_ood_benchmark import ninco_fpr
+
+    run_dir, _ = suite
+    board = runs_leaderboard([run_dir])
+    write_leaderboard(board, tmp_path / "board")
+    table = pd.read_csv(tmp_path / "board" / "leaderboard_ninco_cleaning.csv")
+    id_scores = _msp(_outputs(run_dir, "imagenet_val"))
+    checked = 0
+    for config in ("places", "inaturalist", "textures"):
+        key = f"popular_ood/{config}"
+        saved = _outputs(run_dir, key)
+        columns = _rows(suite_folders["popular_ood"], config, ["id", "ninco_sample", "ninco_cleaned"])
+        sample = dict(zip(columns["id"], columns["ninco_sample"], strict=True))
+        cleaned = dict(zip(columns["id"], columns["ninco_cleaned"], strict=True))
+        ood = _msp(saved)
+        masks = {
+            "full": np.ones(len(ood), dtype=bool),
+            "sample": np.array([sample[i] for i in saved["ids"]]),
+            "cleaned": np.array([cleaned[i] for i in saved["ids"]]),
+        }
+        assert masks["cleaned"].sum() < masks["sample"].sum() < len(ood)  # the fixture holds all three parts
+        rows = table[(table["dataset"] == key) & (table["detector"] == "msp")].set_index("metric")
+        for part, mask in masks.items():
+            assert rows.loc["fpr95", part] == pytest.approx(ninco_fpr(id_scores, ood[mask]))
+            labels = np.r_[np.ones(len(id_scores)), np.zeros(int(mask.sum()))]
+            assert rows.loc["auroc", part] == pytest.approx(roc_auc_score(labels, np.r_[id_scores, ood[mask]]))
+            assert rows.loc["fpr95", f"rows_{part}"] == mask.sum()
+        for metric in ("fpr95", "auroc"):
+            assert rows.loc[metric, "full_minus_cleaned"] == pytest.approx(
+                rows.loc[metric, "full"] - rows.loc[metric, "cleaned"]
+            )
+            assert rows.loc[metric, "sample_minus_cleaned"] == pytest.approx(
+                rows.loc[metric, "sample"] - rows.loc[metric, "cleaned"]
+            )
+        checked += 1
+    assert checked == 3 and set(table["detector"]) == set(board.ninco.cleaning["detector"])
+    assert "popular_ood/ssb_hard" not in set(table["dataset"])  # NINCO's SSB-hard sample is not in OpenOOD's set
+    markdown = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert (
+        "### Full vs cleaned popular OOD sets (%, Tables 15–19)" in markdown and "#### popular_ood/places" in markdown
+    )
+    assert "## OpenOOD v1.5 ImageNet-1k, Zhang et al. 2023" in markdown
