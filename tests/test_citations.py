@@ -98,6 +98,7 @@ EXPECTED_KEYS = {
     "objectnet": ["barbu2019objectnet", LCA],
     "ood_unit_tests": [NINCO, ILSVRC],
     "patchml": [ANZAKU, ILSVRC],
+    "popular_ood": ["huang2021mos", "cimpoi2014describing", "wang2022vim", "vaze2022openset", "zhang2023openood", NINCO],
     "perturbations": ["hendrycks2019benchmarking", "michaelis2019dragon", BEYOND_ACCURACY, HEUILLET],
     "shape_bias_sets": ["geirhos2019imagenettrained", "geirhos2021partial", "wang2019learning", BEYOND_ACCURACY],
     "wordnet_hierarchy": ["bertinetto2020making", "miller1995wordnet", LCA],
