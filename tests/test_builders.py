@@ -48,6 +48,7 @@ from tests.fixtures import human_accuracy as ha_fx
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import imagenet_train as train_fx
 from tests.fixtures import ninco_archive as ninco_fx
+from tests.fixtures import popular_ood as popular_fx
 from tests.fixtures import variants as fx
 from tests.fixtures.patchml_sources import make_object_images, pool_size
 from tests.helpers import REPO_ROOT, folder_bytes, load
@@ -169,6 +170,36 @@ def ninco_sources(root: Path) -> Sources:
     contents = ninco_fx.fixture_contents(TEST_DATA / "ninco" / "data")
     manual = ninco_fx.write_ninco_manual_dir(root / "manual", TEST_DATA / "ninco", contents)
     return _pinned(manual)
+
+
+POPULAR_VAL_IDS = [f"ILSVRC2012_val_{k:08d}" for k in (3, 1, 24235, 7, 50000, 12)]
+
+
+def popular_ood_sources(root: Path) -> Sources:
+    return Sources(
+        popular_fx.write_openood_manual_dir(root / "manual", POPULAR_VAL_IDS), options={"strict_counts": False}
+    )
+
+
+def _popular_rows(config: str) -> int:
+    ids = popular_fx.set_ids(config, None if config == "sun" else 6)
+    return len(popular_fx.textures43(ids)) if config == "textures" else len(ids)
+
+
+def _append(name: str, text: str):
+    return lambda manual: (manual / name).write_text((manual / name).read_text() + text)
+
+
+def _swap_first_two_indices(name: str):
+    """Damage: a review log whose first two rows have each other's ``index``."""
+
+    def damage(manual: Path) -> None:
+        lines = (manual / name).read_text().splitlines(keepends=True)
+        (first, rest1), (second, rest2) = (line.split(",", 1) for line in lines[1:3])
+        lines[1:3] = [f"{second},{rest1}", f"{first},{rest2}"]
+        (manual / name).write_text("".join(lines))
+
+    return damage
 
 
 def _image_folder(root: Path) -> Path:
@@ -654,6 +685,39 @@ CASES = [
                 InvalidSourceData,
                 r"NINCO_class_names.csv' is missing",
                 _remove("NINCO/data/NINCO_class_names.csv"),
+            ),
+        ),
+    ),
+    BuilderCase(
+        "popular_ood",
+        popular_ood_sources,
+        {
+            **{c: {"test": _popular_rows(c)} for c in ("inaturalist", "sun", "places", "textures", "openimage_o")},
+            "ssb_hard": {"test": _popular_rows("ssb_hard")},
+            "openood_id_split": {"test": len(POPULAR_VAL_IDS)},
+        },
+        4,
+        (
+            BadInput(
+                "a malformed OpenOOD list line",
+                InvalidSourceData,
+                r"imagenet/test_inaturalist.txt:10: 'inaturalist/images/x.jpg' expected 'inaturalist/<path> <int label>'",
+                _append("benchmark_imglist/imagenet/test_inaturalist.txt", "inaturalist/images/x.jpg\n"),
+            ),
+            BadInput(
+                "a listed image missing from the release",
+                InvalidSourceData,
+                r"ssb_hard: 'n12345678/n12345678_5.JPEG' is listed but missing from the release",
+                _remove("images_largescale/ssb_hard/n12345678/n12345678_5.JPEG"),
+            ),
+            BadInput(
+                "a review log whose indices are not the release's order",
+                InvalidSourceData,
+                r"OOD_Places_MOS.csv:2: index 54 but 'images/b_badlands_00000792.jpg' is at position 1 of the "
+                r"sorted release \(not the release NINCO inspected\)",
+                _swap_first_two_indices(
+                    "NINCO/data/cleaning_annotations/annotations_subsampled_datasets/OOD_Places_MOS.csv"
+                ),
             ),
         ),
     ),

@@ -149,6 +149,9 @@ UNPINNABLE = {
     "sketch.tar.gz": "model-vs-human v0.1 release asset; no published hash",
     "stylized.tar.gz": "model-vs-human v0.1 release asset; no published hash",
     "backgrounds_challenge_data.tar.gz": "MadryLab/backgrounds_challenge 'data' release asset; no published hash",
+    "iNaturalist.tar.gz": "MOS (Huang & Li 2021) on a personal university web page; no published hash",
+    "SUN.tar.gz": "MOS (Huang & Li 2021) on a personal university web page; no published hash",
+    "Places.tar.gz": "MOS (Huang & Li 2021) on a personal university web page; no published hash",
 }
 IMMUTABLE_URL = re.compile(r"/[0-9a-f]{40}[/.]|zenodo\.org/records?/\d+/")  # a git commit, or a Zenodo record
 

@@ -1,0 +1,152 @@
+"""popular_ood: the NINCO join against the REAL review logs and released list, both layouts, the index check.
+
+The fixtures (tests/fixtures/popular_ood.py) hold every image the real NINCO logs name, so the counts
+below are the real ones, read from tests/data/ninco, never typed in.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from imagenet_suite.builders.ninco import RepoData
+from imagenet_suite.builders.popular_ood import TEXTURES43_REMOVED, ninco_columns
+from imagenet_suite.core.ninco_review_logs import SUBSAMPLED_LOGS, parse_review_log
+from imagenet_suite.core.options import BuildOptions
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.errors import ConfigError, InvalidSourceData
+from tests.fixtures import popular_ood as fx
+
+LOGS = {
+    "inaturalist": "OOD_iNaturalist_MOS",
+    "places": "OOD_Places_MOS",
+    "textures": "textures",
+    "openimage_o": "openimage_o",
+}
+
+
+def build(manual: Path, out: Path, configs: list[str], **options) -> Path:
+    pins = read_pins_file(manual / "checksums.tsv") if (manual / "checksums.tsv").exists() else None
+    return build_dataset(
+        "popular_ood",
+        out,
+        configs,
+        options=BuildOptions(
+            manual_dir=manual,
+            pins=pins,
+            builder_options={"strict_counts": False, **options},
+            shard_size=5000,
+            offline=True,
+            progress=False,
+        ),
+    )
+
+
+def rows(folder: Path, config: str) -> dict[str, dict]:
+    """id -> row (image bytes included) of a built config."""
+    table = pa.concat_tables([pq.read_table(f) for f in sorted((folder / config).glob("*.parquet"))])
+    return {row["id"]: row for row in table.to_pylist()}
+
+
+def released(dataset: str) -> set[str]:
+    """File names of ``dataset`` in the real NINCO_popular_datasets_subsamples.csv."""
+    with open(fx.NINCO_DATA / "data" / "NINCO_popular_datasets_subsamples.csv", newline="") as handle:
+        return {r["image_location"].rsplit("/", 1)[1] for r in csv.DictReader(handle) if r["class"] == dataset}
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory) -> Path:
+    """The original releases holding every logged image (plus fillers), with OpenOOD's lists."""
+    root = tmp_path_factory.mktemp("popular-original")
+    return build(fx.write_original_manual_dir(root / "manual", lists=True), root / "out", list(LOGS))
+
+
+@pytest.mark.parametrize("config", list(LOGS))
+def test_the_ninco_columns_equal_the_real_log_and_released_list(original, config):
+    built = rows(original, config)
+    cleaned = {r["ninco_file_name"] for r in built.values() if r["ninco_cleaned"]}
+    assert cleaned == released(SUBSAMPLED_LOGS[LOGS[config]])  # 383 / 153 / 288 / 368 files
+    assert sum(r["ninco_sample"] for r in built.values()) == len(fx.logged_ids(config))  # 400 / 405 / 400 / 400
+    assert all(
+        r["ninco_file_name"] == "" and r["ninco_decision"] == "" for r in built.values() if not r["ninco_sample"]
+    )
+    assert all(r["ninco_file_name"] for r in built.values() if r["ninco_cleaned"])
+
+
+def test_the_last_decision_of_a_twice_logged_image_wins(original):
+    log = (fx.NINCO_DATA / "data/cleaning_annotations/annotations_subsampled_datasets/OOD_Places_MOS.csv").read_text()
+    entries = parse_review_log(log, "OOD_Places_MOS", "subsampled_dataset", "log")
+    changed = {r["image_location"] for r in entries if r["superseded"]}
+    built = rows(original, "places")
+    for entry in (r for r in entries if r["image_location"] in changed and not r["superseded"]):
+        parts = entry["image_location"].split("/")
+        assert built[f"images/{parts[2]}_{parts[3]}"]["ninco_decision"] == entry["decision"]
+
+
+def test_both_layouts_give_the_same_rows_but_file_name(original, tmp_path):
+    manual = tmp_path / "manual"
+    for config in ("inaturalist", "textures"):
+        ids = fx.set_ids(config)
+        fx.write_openood_set(manual, config, fx.textures43(ids) if config == "textures" else ids)
+    fx.write_mos(manual, "inaturalist", fx.set_ids("inaturalist"))  # both layouts of iNaturalist in one folder
+    fx.copy_ninco_repository(fx.NINCO_DATA, manual / "NINCO")
+    with pytest.raises(ConfigError, match=r"inaturalist: --manual-dir holds both .* layout=original or layout=openood"):
+        build(manual, tmp_path / "ambiguous", ["inaturalist"])
+    openood = build(manual, tmp_path / "out", ["inaturalist", "textures"], layout="openood")
+    for config in ("inaturalist", "textures"):
+        new, old = rows(openood, config), rows(original, config)
+        assert new and set(new) <= set(old)
+        for image_id, row in new.items():
+            assert row["file_name"].startswith("images_") and old[image_id]["file_name"] != row["file_name"]
+            assert {**row, "file_name": "", "image": row["image"]["bytes"]} == {
+                **old[image_id],
+                "file_name": "",
+                "image": old[image_id]["image"]["bytes"],
+            }
+    removed = [i for i in fx.logged_ids("textures") if i.split("/")[0] in TEXTURES43_REMOVED]
+    context = json.loads((openood / "build_info.json").read_text())["configs"]["textures"]["card_context"]
+    assert removed and context["textures_ninco_logged_absent"] == len(removed)
+
+
+def test_the_openood_id_split_holds_the_given_val_ids(tmp_path):
+    val_ids = [f"ILSVRC2012_val_{k:08d}" for k in (9, 2, 24235, 4, 5)]
+    manual = tmp_path / "manual"
+    fx.write_id_split(manual, val_ids)
+    built = rows(build(manual, tmp_path / "out", ["openood_id_split"]), "openood_id_split")
+    assert list(built) == sorted(val_ids)
+    assert {i: r["openood_v15"] for i, r in built.items()} == {
+        i: "val" if k % 4 == 3 else "test" for k, i in enumerate(val_ids)
+    }
+
+
+def _repo(log_text: str) -> RepoData:
+    entries = parse_review_log(log_text, "textures", "subsampled_dataset", "textures.csv")
+    empty = {"ninco": [], "popular_subsamples": []}
+    return RepoData(SimpleNamespace(path=Path("NINCO")), empty, {}, entries)
+
+
+LISTING = [f"banded/banded_{k:04d}.jpg" for k in range(1, 6)]
+
+
+def test_with_strict_counts_every_index_is_the_images_position():
+    good = "index,image_location,decision\n1,textures/images/banded/banded_0002.jpg,o\n4,textures/images/banded/banded_0005.jpg,i\n"
+    columns, absent = ninco_columns(_repo(good), "textures", LISTING, exact=True, absent_ok=lambda _: False)
+    assert absent == 0 and {i: c["ninco_decision"] for i, c in columns.items()} == {
+        "banded/banded_0002.jpg": "o",
+        "banded/banded_0005.jpg": "i",
+    }
+    shifted = good.replace("4,textures", "3,textures")
+    with pytest.raises(
+        InvalidSourceData, match=r"textures.csv:3: index 3 but 'banded/banded_0005.jpg' is at position 4"
+    ):
+        ninco_columns(_repo(shifted), "textures", LISTING, exact=True, absent_ok=lambda _: False)
+    ninco_columns(_repo(shifted), "textures", LISTING, exact=False, absent_ok=lambda _: False)  # order agrees
+    with pytest.raises(InvalidSourceData, match=r"textures.csv:3: .*banded_0005.jpg' is not in this release"):
+        ninco_columns(_repo(good), "textures", LISTING[:4], exact=False, absent_ok=lambda _: False)
