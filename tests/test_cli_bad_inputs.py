@@ -544,6 +544,16 @@ CASES: dict[str, dict[str, Case]] = {
             r"argument --bootstrap: invalid int value: 'many'",
             usage=True,
         ),
+        "--benchmark without its builds": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e13", "--benchmark", "openood-v1.5-imagenet"),
+            r"--benchmark openood-v1.5-imagenet (reads builds that --datasets lacks: popular_ood/openood_id_split, "
+            r"popular_ood/ssb_hard, ninco/ninco, .*|: add a built imagenet_val folder to --datasets)$",
+        ),
+        "--benchmark unknown": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e14", "--benchmark", "openood-v1"),
+            r"argument --benchmark: invalid choice: 'openood-v1'",
+            usage=True,
+        ),
         "--models: no such file": Case(
             lambda w: _sweep(w, "missing", None), r"--models .*models-missing.txt: no such models file"
         ),

@@ -417,6 +417,7 @@ def test_runs_without_paper_data_say_what_is_needed(tmp_path, capsys):
     assert "No run has a NINCO report" in text and "No groups given (`--groups FILE`" in text
     assert "Needs at least three runs with an OOD dataset in common" in text
     assert "No run has a multi-label set scored under the `anzaku2024` protocol" in text
+    assert "No run was evaluated with `--benchmark openood-v1.5-imagenet`" in text
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == [
         "## Beyond Accuracy (QUBA), Hesse et al. 2025",
@@ -425,6 +426,7 @@ def test_runs_without_paper_data_say_what_is_needed(tmp_path, capsys):
         "## NINCO, Bitterwolf et al. 2023",
         "## LCA-on-the-Line, Shi et al. 2024",
         "## Anzaku et al. 2024",
+        "## OpenOOD v1.5 ImageNet-1k, Zhang et al. 2023",
         "## Are the rank differences real? 95 % intervals and paired tests of adjacent models",
     ]
 

@@ -84,7 +84,7 @@ from ..core.executors import RayExecutor, check_executor, make_executor
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
 from ..files import atomic_write_bytes
-from ..scoring.benchmarks import BENCHMARKS
+from ..scoring.benchmarks import BENCHMARKS, Benchmark
 from ..scoring.evaluation.context import RESAMPLED
 from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions, OodOptions, ScoreOptions
 from ..scoring.evaluation.preprocessing import (
@@ -411,6 +411,20 @@ class SuiteOptions:
             )
 
 
+def check_benchmark(targets: Sequence[SuiteTarget] | Sequence[str | Path], name: str | None) -> Benchmark | None:
+    """The benchmark ``name`` (None: none) after checking that ``targets`` hold every build it reads
+    (ConfigError naming those missing); ``targets`` may be the dataset folders instead (:func:`suite_targets`)."""
+    if name is None:
+        return None
+    if targets and not isinstance(targets[0], SuiteTarget):
+        targets = dataset_targets(targets)
+    benchmark = BENCHMARKS[name]
+    if not any(target.folder.name == ID_DATASET for target in targets):
+        raise ConfigError(f"{param('benchmark')} {name}: add a built imagenet_val folder to {param('datasets')}")
+    benchmark_targets(benchmark, targets)
+    return benchmark
+
+
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
     """ConfigError naming the parameter of :func:`run_suite` that cannot work, before any model is loaded
     or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, ``options.hierarchy``
@@ -630,13 +644,7 @@ def run_suite(
     opened = open_run(loaded, datasets, run_dir, options)
     run, targets, id_targets, manifest = opened.run, opened.targets, opened.id_targets, opened.manifest
     run_dir, id_target = run.run_dir, id_targets.get(HESSE2025)
-    benchmark = BENCHMARKS[options.benchmark] if options.benchmark else None
-    if benchmark is not None:
-        if id_target is None:
-            raise ConfigError(
-                f"{param('benchmark')} {benchmark.name}: add a built imagenet_val folder to {param('datasets')}"
-            )
-        benchmark_targets(benchmark, targets)
+    benchmark = check_benchmark(targets, options.benchmark)
     if options.executor == "ray":
         predict_on_ray(run, opened.missing_outputs(), options.num_proc, options.ray_address, options.gpus_per_task)
     reports: dict[str, dict[str, Any]] = {}

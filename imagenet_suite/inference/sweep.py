@@ -83,6 +83,7 @@ from .evaluate import (
     OpenedRun,
     SuiteOptions,
     check_arguments,
+    check_benchmark,
     dataset_build,
     dataset_targets,
     open_run,
@@ -361,6 +362,7 @@ class _Sweep:
         check_arguments(out, options)
         _distinct(entries)
         base = dataset_targets(datasets)
+        check_benchmark(base, options.benchmark)
         self.entries, self.datasets, self.out, self.options = entries, list(datasets), out, options
         self.progress = options.predict.progress
         self.folders = sorted({target.folder.path.resolve() for target in base})
