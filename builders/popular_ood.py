@@ -1,4 +1,4 @@
-"""``popular_ood``: the popular ImageNet OOD test sets in full (iNaturalist, SUN, Places, Textures, OpenImage-O, SSB-hard), joined to NINCO's review and OpenOOD v1.5's lists.
+"""``popular_ood``: the popular ImageNet OOD test sets in full (iNaturalist, SUN, Places, Textures, OpenImage-O, ImageNet-O, SSB-hard), joined to NINCO's review and OpenOOD v1.5's lists.
 
 Configs (one split, ``test``; rows sorted by ``id``; each image stored as its original bytes):
 
@@ -9,6 +9,10 @@ Configs (one split, ``test``; rows sorted by ``id``; each image stored as its or
   5,160-image "Textures43" (``images_classic/texture/``, 4 categories removed);
 * ``openimage_o``: OpenImage-O (Wang et al. 2022), the 17,632 OpenImages test images of ViM's list,
   or OpenOOD v1.5's ``images_largescale/openimage_o/``;
+* ``imagenet_o``: ImageNet-O (Hendrycks et al. 2021), 2,000 images of ``imagenet-o.tar`` (the
+  ``imagenet_o`` builder's source, or its extracted folder) or OpenOOD v1.5's
+  ``images_largescale/imagenet_o/``; ``filtered_against``: the ImageNet-1k class of the image's
+  folder, as in the ``imagenet_o`` builder (metadata, not a label);
 * ``ssb_hard``: SSB-hard (Vaze et al. 2022) as OpenOOD v1.5 ships it (49,000 images);
 * ``openood_id_split``: no images: OpenOOD v1.5's test/val split of the 50,000 ImageNet-val ids.
 
@@ -27,15 +31,26 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from imagenet_suite import classes
 from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.ninco_review_logs import ANNOTATIONS, attach_released_files
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing, param
 
-from ._citations import DTD, MOS, NINCO, OPENOOD_V15, SSB, VIM, cite
+from ._citations import DTD, MOS, NATURAL_ADVERSARIAL_EXAMPLES, NINCO, OPENOOD_V15, SSB, VIM, cite
 from ._image_columns import image_features
-from ._variants import STRICT_COUNTS, Images, check_count, list_members, locate, read_in_order
+from ._variants import (
+    STRICT_COUNTS,
+    Images,
+    check_count,
+    list_members,
+    locate,
+    read_in_order,
+    scan_class_folders,
+    wnid_class,
+)
+from .imagenet_o import IMAGENET_O_TAR
 from .imagenet_val import val_id_of
 from .ninco import NINCO_REPO, RepoData, read_repo, released_originals
 
@@ -166,6 +181,18 @@ SETS = {
         "openimage_o",
         _strip("openimages/v4_512/test/"),
     ),
+    # NINCO's index = position among the 2,000 ``<wnid>/<file>`` sorted by code point: checked offline on
+    # all 400 rows of the real imagenet_o.csv against OpenOOD v1.5's test_imagenet_o.txt (2,000 lines,
+    # sha256 38daf628…, the copy in facebookresearch/UnifiedUncertaintyCalibration@6718913).
+    "imagenet_o": PopularSet(
+        r"n\d{8}/[^/]+\.JPEG",
+        {"original": 2_000, "openood": 2_000},
+        IMAGENET_O_TAR,
+        "imagenet-o",
+        ("images_largescale", "imagenet_o", {"test_imagenet_o.txt": "test"}),
+        "imagenet_o",
+        _strip("datasets/imagenet-o/"),
+    ),
     "ssb_hard": PopularSet(
         r"n\d{8}/n\d{8}_\d+\.JPEG",
         {"openood": 49_000},
@@ -269,22 +296,28 @@ def _openood_folder(resolver: SourceResolver, spec: PopularSet) -> Path | None:
 
 
 def original_images(resolver: SourceResolver, config: str) -> tuple[Images, ResolvedSource]:
-    """The images of the original release (MOS tar, DTD tar, ViM list + OpenImages test), every id checked."""
+    """The images of the original release (MOS tar, DTD tar, ViM list + OpenImages test, ImageNet-O tar),
+    every id checked."""
     spec = SETS[config]
     if config == "openimage_o":
         return vim_images(resolver, spec)
     located = locate(resolver, spec.original, spec.root)
     names, index = list_members(located)
     where = str(located.source.path)
-    inside = located.member_prefix + ("images/" if config == "textures" else "")
-    members = {}
-    for name in names:
-        if not name.startswith(inside) or PurePosixPath(name).name.startswith("."):
-            continue  # dtd/labels, dtd/imdb, hidden files
-        image_id = name[len(inside) :]
-        if not re.fullmatch(spec.pattern, image_id):
-            raise InvalidSourceData(f"{where}: unexpected member {name!r} (expected {inside}{spec.pattern})")
-        members[image_id] = name
+    if config == "imagenet_o":  # wnid class folders, as the imagenet_o builder reads them (README skipped)
+        scanned = scan_class_folders(names, located.member_prefix, where, wnid_class())
+        members = {image_id: member for image_id, (member, _) in scanned.items()}
+        inside = located.member_prefix
+    else:
+        inside = located.member_prefix + ("images/" if config == "textures" else "")
+        members = {
+            name[len(inside) :]: name
+            for name in names
+            if name.startswith(inside) and not PurePosixPath(name).name.startswith(".")
+        }  # not dtd/labels, dtd/imdb, hidden files
+    bad = next((i for i in members if not re.fullmatch(spec.pattern, i)), None)
+    if bad is not None:
+        raise InvalidSourceData(f"{where}: unexpected member {members[bad]!r} (expected {inside}{spec.pattern})")
     images = Images(
         located.source.path, located.file_prefix, members, {}, index.subset(members.values()) if index else None
     )
@@ -409,6 +442,12 @@ def _ninco_sort_key(config: str) -> Callable[[str], str]:
     return lambda image_id: image_id
 
 
+def filtered_against(ids: list[str], where: str) -> dict[str, int]:
+    """ImageNet-O: id -> the ImageNet-1k class index of its ``<wnid>/`` folder (what the image was
+    adversarially filtered against; metadata, not a label). An unknown wnid raises InvalidSourceData."""
+    return {i: classes.index_of(i.split("/")[0], f"{where}:{i}", "class folder") for i in ids}
+
+
 def ninco_listing(config: str, ids: list[str]) -> list[str]:
     """The ids NINCO listed: Places without its 178 ``Places365_val_*`` files."""
     return [i for i in ids if not i.startswith("images/Places365_val_")] if config == "places" else ids
@@ -422,7 +461,7 @@ class PopularOod(Builder):
     VERSION = "1.0.0"
     RELEASE_NOTES = {
         "1.0.0": "Initial release: iNaturalist, SUN, Places (MOS), Textures (DTD / OpenOOD's Textures43), "
-        "OpenImage-O, SSB-hard (OpenOOD v1.5) in full, with NINCO's review decisions and OpenOOD v1.5's "
+        "OpenImage-O, ImageNet-O, SSB-hard (OpenOOD v1.5) in full, with NINCO's review decisions and OpenOOD v1.5's "
         "test/val membership; OpenOOD v1.5's ImageNet-val split."
     }
     CONFIGS = (
@@ -431,6 +470,7 @@ class PopularOod(Builder):
         BuilderConfig("places", "10,000 Places365 scene images (MOS)", shard_size=2000),
         BuilderConfig("textures", "DTD's 5,640 texture images (OpenOOD: Textures43, 5,160)", shard_size=2000),
         BuilderConfig("openimage_o", "17,632 OpenImages test images (ViM's OpenImage-O)", shard_size=2000),
+        BuilderConfig("imagenet_o", "ImageNet-O's 2,000 images (Hendrycks et al. 2021)", shard_size=2000),
         BuilderConfig("ssb_hard", "49,000 ImageNet-21k images of SSB-hard (OpenOOD v1.5)", shard_size=2000),
         BuilderConfig(
             "openood_id_split",
@@ -439,23 +479,34 @@ class PopularOod(Builder):
             row_group_rows=50_000,
         ),
     )
-    SOURCES = (INATURALIST_TAR, SUN_TAR, PLACES_TAR, DTD_TAR, VIM_LIST, OPENIMAGES_TEST, OPENOOD_LISTS_ZIP, NINCO_REPO)
+    SOURCES = (
+        INATURALIST_TAR,
+        SUN_TAR,
+        PLACES_TAR,
+        DTD_TAR,
+        VIM_LIST,
+        OPENIMAGES_TEST,
+        IMAGENET_O_TAR,
+        OPENOOD_LISTS_ZIP,
+        NINCO_REPO,
+    )
     OPTIONS = {"strict_counts": STRICT_COUNTS, "layout": LAYOUT}
     MANUAL_DOWNLOAD_INSTRUCTIONS = (
-        "The MOS tars, DTD, ViM's list and the NINCO repository download by themselves. Put in --manual-dir: "
-        "the OpenImages test images (test/ or test.tar.gz) for openimage_o; for OpenOOD v1.5's layout its "
-        f"images_largescale/ and images_classic/ folders and {OPENOOD_LISTS}/ (or {OPENOOD_LISTS}.zip), needed by "
+        "The MOS tars, DTD, ViM's list, imagenet-o.tar and the NINCO repository download by themselves. Put in "
+        "--manual-dir: the OpenImages test images (test/ or test.tar.gz) for openimage_o; for OpenOOD v1.5's "
+        f"layout its images_largescale/ and images_classic/ folders and {OPENOOD_LISTS}/ (or {OPENOOD_LISTS}.zip), needed by "
         "ssb_hard and openood_id_split. Offline: the tars (or extracted folders) and a NINCO/ clone there too."
     )
     HOMEPAGE = "https://github.com/deeplearning-wisc/large_scale_ood"
     LICENSE = "other"
-    CITATION = cite(MOS, DTD, VIM, SSB, OPENOOD_V15, NINCO)
+    CITATION = cite(MOS, DTD, VIM, NATURAL_ADVERSARIAL_EXAMPLES, SSB, OPENOOD_V15, NINCO)
 
     def features(self):
         from datasets import Features, Value
 
         if self.config.name == "openood_id_split":
             return Features({"id": Value("string"), "openood_v15": Value("string")})
+        extra = {"filtered_against": classes.imagenet_class_label()} if self.config.name == "imagenet_o" else {}
         return image_features(
             {
                 "ninco_decision": Value("string"),
@@ -464,6 +515,7 @@ class PopularOod(Builder):
                 "ninco_cleaned": Value("bool"),
                 "openood_v15": Value("string"),
                 "openood_v15_test": Value("bool"),
+                **extra,
             }
         )
 
@@ -507,6 +559,8 @@ class PopularOod(Builder):
             )
         data = {"images": images, "ninco": ninco, "openood": splits, "layout": layout, "lists": bool(lists)}
         data["absent_logged"] = absent
+        if config == "imagenet_o":
+            data["filtered_against"] = filtered_against(ids, where)
         return Prepared(sources, data)
 
     def _prepare_id_split(self, resolver: SourceResolver) -> Prepared:
@@ -536,6 +590,7 @@ class PopularOod(Builder):
                 yield {"id": image_id, "openood_v15": splits[image_id]}
             return
         images: Images = prepared.data["images"]
+        against = prepared.data.get("filtered_against")
         for image_id, data in read_in_order(images, shard.keys):
             split = splits.get(image_id, "")
             yield {
@@ -543,6 +598,7 @@ class PopularOod(Builder):
                 **prepared.data["ninco"].get(image_id, EMPTY),
                 "openood_v15": split,
                 "openood_v15_test": split == "test",
+                **({"filtered_against": against[image_id]} if against is not None else {}),
             }
 
     def card_context(self, prepared: Prepared) -> dict[str, Any]:

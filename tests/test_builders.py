@@ -202,6 +202,18 @@ def _swap_first_two_indices(name: str):
     return damage
 
 
+def _imagenet_o_image_in(wnid: str):
+    """Damage: OpenOOD's ImageNet-O with one more listed image, in the folder ``wnid``."""
+
+    def damage(manual: Path) -> None:
+        image = manual / "images_largescale" / "imagenet_o" / wnid / "x_0.5.JPEG"
+        image.parent.mkdir()
+        image.write_bytes((manual / "images_largescale/imagenet_o/n01440764/tench_0.9.JPEG").read_bytes())
+        _append("benchmark_imglist/imagenet/test_imagenet_o.txt", f"imagenet_o/{wnid}/x_0.5.JPEG -1\n")(manual)
+
+    return damage
+
+
 def _image_folder(root: Path) -> Path:
     rng = np.random.default_rng(11)
     for index in range(6):
@@ -692,7 +704,10 @@ CASES = [
         "popular_ood",
         popular_ood_sources,
         {
-            **{c: {"test": _popular_rows(c)} for c in ("inaturalist", "sun", "places", "textures", "openimage_o")},
+            **{
+                c: {"test": _popular_rows(c)}
+                for c in ("inaturalist", "sun", "places", "textures", "openimage_o", "imagenet_o")
+            },
             "ssb_hard": {"test": _popular_rows("ssb_hard")},
             "openood_id_split": {"test": len(POPULAR_VAL_IDS)},
         },
@@ -718,6 +733,12 @@ CASES = [
                 _swap_first_two_indices(
                     "NINCO/data/cleaning_annotations/annotations_subsampled_datasets/OOD_Places_MOS.csv"
                 ),
+            ),
+            BadInput(
+                "an ImageNet-O folder that is not an ImageNet-1k wnid",
+                InvalidSourceData,
+                r"imagenet_o:n00000001/x_0.5.JPEG: class folder 'n00000001' is not one of the 1000 ImageNet-1k wnids",
+                _imagenet_o_image_in("n00000001"),
             ),
         ),
     ),

@@ -102,6 +102,7 @@ EXPECTED_KEYS = {
         "huang2021mos",
         "cimpoi2014describing",
         "wang2022vim",
+        "hendrycks2021nae",
         "vaze2022openset",
         "zhang2023openood",
         NINCO,

@@ -29,6 +29,7 @@ LOGS = {
     "places": "OOD_Places_MOS",
     "textures": "textures",
     "openimage_o": "openimage_o",
+    "imagenet_o": "imagenet_o",
 }
 
 
@@ -72,8 +73,8 @@ def original(tmp_path_factory) -> Path:
 def test_the_ninco_columns_equal_the_real_log_and_released_list(original, config):
     built = rows(original, config)
     cleaned = {r["ninco_file_name"] for r in built.values() if r["ninco_cleaned"]}
-    assert cleaned == released(SUBSAMPLED_LOGS[LOGS[config]])  # 383 / 153 / 288 / 368 files
-    assert sum(r["ninco_sample"] for r in built.values()) == len(fx.logged_ids(config))  # 400 / 405 / 400 / 400
+    assert cleaned == released(SUBSAMPLED_LOGS[LOGS[config]])  # 383 / 153 / 288 / 368 / 309 files
+    assert sum(r["ninco_sample"] for r in built.values()) == len(fx.logged_ids(config))  # 400 / 405 / 400 / 400 / 400
     assert all(
         r["ninco_file_name"] == "" and r["ninco_decision"] == "" for r in built.values() if not r["ninco_sample"]
     )
@@ -150,3 +151,36 @@ def test_with_strict_counts_every_index_is_the_images_position():
     ninco_columns(_repo(shifted), "textures", LISTING, exact=False, absent_ok=lambda _: False)  # order agrees
     with pytest.raises(InvalidSourceData, match=r"textures.csv:3: .*banded_0005.jpg' is not in this release"):
         ninco_columns(_repo(good), "textures", LISTING[:4], exact=False, absent_ok=lambda _: False)
+
+
+def test_imagenet_o_rows_equal_the_imagenet_o_builders_plus_the_joins(original, tmp_path):
+    """Same tar, same ids, bytes, file names and ``filtered_against`` as the ``imagenet_o`` builder; the
+    README of the release is skipped; every image is in OpenOOD's test list."""
+    manual = tmp_path / "manual"
+    fx.write_imagenet_o(manual, fx.set_ids("imagenet_o"))
+    alone = build_dataset(
+        "imagenet_o",
+        tmp_path / "alone",
+        ["default"],
+        options=BuildOptions(manual_dir=manual, builder_options={"strict_counts": False}, offline=True, progress=False),
+    )
+    reference, built = rows(alone, "default"), rows(original, "imagenet_o")
+    assert list(built) == list(reference) == fx.set_ids("imagenet_o")
+    for image_id, row in built.items():
+        same = ("file_name", "image", "filtered_against", "width", "height")
+        assert {k: row[k] for k in same} == {k: reference[image_id][k] for k in same}
+        assert row["openood_v15"] == "test" and row["openood_v15_test"]
+    assert built["n01443537/zebra_0.99.JPEG"]["filtered_against"] == 1  # goldfish: the 2nd sorted wnid
+    assert built["n01443537/zebra_0.99.JPEG"]["file_name"] == "imagenet-o/n01443537/zebra_0.99.JPEG"
+
+
+def test_imagenet_o_from_openood_gives_the_original_rows(original, tmp_path):
+    manual = tmp_path / "manual"
+    fx.write_openood_set(manual, "imagenet_o", fx.set_ids("imagenet_o"))
+    fx.copy_ninco_repository(fx.NINCO_DATA, manual / "NINCO")
+    built, old = rows(build(manual, tmp_path / "out", ["imagenet_o"]), "imagenet_o"), rows(original, "imagenet_o")
+    assert list(built) == list(old)
+    for image_id, row in built.items():
+        assert row["file_name"] == f"images_largescale/imagenet_o/{image_id}"
+        same = {**row, "file_name": "", "image": row["image"]["bytes"]}
+        assert same == {**old[image_id], "file_name": "", "image": old[image_id]["image"]["bytes"]}
