@@ -8,10 +8,15 @@ ViM's principal space and α, KL-matching templates — in float64, pass by pass
 (never all features in memory), and writes them with their provenance (model, weights sha256,
 dataset, rows, seed) to a ``.safetensors`` file that ``evaluate --detector-stats``, ``score`` and
 ``review`` read (``evaluate`` and ``review`` refuse it for another model); prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
+
+``--preset openood_v15`` (OpenOOD v1.5) fits ReAct and KL-matching on the ID validation set: ``--val DIR`` (a
+built ``imagenet_val``) with ``--val-split-from DIR`` (a built ``popular_ood`` with config ``openood_id_split``)
+predicts OpenOOD's 5,000 val images for them; without ``--val`` they are left out (a note on stderr says so).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .predict import resolve_device, state_weights
@@ -28,6 +33,21 @@ def register(subparsers) -> None:
     fit.add_argument("--train", type=Path, required=True, metavar="DIR", help="a built imagenet_train folder")
     fit.add_argument("--config", help="config of --train (default: the only one)")
     fit.add_argument("--split", help="split of --train (default: the only one)")
+    fit.add_argument(
+        "--val",
+        type=Path,
+        metavar="DIR",
+        help="a built imagenet_val folder: the ID validation set --preset openood_v15 fits ReAct and KL-matching on",
+    )
+    fit.add_argument("--val-config", help="config of --val (default: the only one)")
+    fit.add_argument("--val-split", help="split of --val (default: the only one)")
+    fit.add_argument(
+        "--val-split-from",
+        type=Path,
+        metavar="DIR",
+        help="a built popular_ood folder (config openood_id_split): only OpenOOD's 5,000 val ids of --val "
+        "(default: every row of --val)",
+    )
     fit.add_argument("--out", type=Path, required=True, metavar="FILE", help="statistics file to write (.safetensors)")
     fit.add_argument(
         "--per-class", type=int, metavar="N", help="N images per class, a seeded class-stratified draw (default: all)"
@@ -65,7 +85,7 @@ def _rows_or_all(value: str) -> int | None:
 def run_fit_stats(args) -> int:
     from imagenet_suite.dataset.folder import DatasetFolder
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_stats_file, fit_stats
+    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_stats_file, fit_stats, left_out, val_rows
     from imagenet_suite.inference.predict import PredictOptions
 
     # every argument first: a run that cannot finish is refused before a model is loaded or data read
@@ -83,9 +103,21 @@ def run_fit_stats(args) -> int:
         knn_rows=args.knn_rows,
         detectors=tuple(args.detectors) if args.detectors else None,
         progress=not args.no_progress,
+        val=args.val,
+        val_config=args.val_config,
+        val_split=args.val_split,
+        val_split_from=args.val_split_from,
     )
     check_stats_file(args.out)
     folder = DatasetFolder(args.train)
+    val_rows(options)  # the val set and its split agree, before a model is loaded
+    missing = left_out(options)
+    if missing:
+        print(
+            f"note: --preset {options.preset} fits {' and '.join(missing)} on the ID validation set: left out; "
+            "--val DIR [--val-split-from DIR] adds them",
+            file=sys.stderr,
+        )
     state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     print(fit_stats(folder, loaded, args.out, config=args.config, split=args.split, options=options))
