@@ -30,17 +30,12 @@ def register(subparsers) -> None:
     )
     fit.add_argument("--model", required=True, help="as for predict: timm:<name>[.<tag>], torchvision:..., a callable")
     fit.add_argument("--weights", metavar="FILE|none", help="as for predict (default: the tag's pretrained weights)")
-    fit.add_argument("--train", type=Path, required=True, metavar="DIR", help="a built imagenet_train folder")
-    fit.add_argument("--config", help="config of --train (default: the only one)")
-    fit.add_argument("--split", help="split of --train (default: the only one)")
-    fit.add_argument(
+    _folder(fit, "--train", "a built imagenet_train folder", required=True)
+    _folder(
+        fit,
         "--val",
-        type=Path,
-        metavar="DIR",
-        help="a built imagenet_val folder: the ID validation set --preset openood_v15 fits ReAct and KL-matching on",
+        "a built imagenet_val folder: the ID validation set --preset openood_v15 fits ReAct and KL-matching on",
     )
-    fit.add_argument("--val-config", help="config of --val (default: the only one)")
-    fit.add_argument("--val-split", help="split of --val (default: the only one)")
     fit.add_argument(
         "--val-split-from",
         type=Path,
@@ -70,6 +65,15 @@ def register(subparsers) -> None:
     fit.add_argument("--amp", action="store_true", help="autocast (float16 on CUDA, bfloat16 on CPU)")
     fit.add_argument("--no-progress", action="store_true", help="no progress bars")
     fit.set_defaults(func=run_fit_stats)
+
+
+def _folder(parser, flag: str, help: str, required: bool = False) -> None:
+    """``flag DIR`` (a built dataset folder) and the flags of its config and split (``--config``/``--split``
+    for ``--train``, ``--val-config``/``--val-split`` for ``--val``)."""
+    prefix = "--" if flag == "--train" else f"{flag}-"
+    parser.add_argument(flag, type=Path, required=required, metavar="DIR", help=help)
+    parser.add_argument(f"{prefix}config", help=f"config of {flag} (default: the only one)")
+    parser.add_argument(f"{prefix}split", help=f"split of {flag} (default: the only one)")
 
 
 def _rows_or_all(value: str) -> int | None:
