@@ -474,6 +474,10 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _fit_stats(w.dataset, w.root / "s4.safetensors", "--detectors", "mahalanobis", "odin"),
             r"--detectors: unknown \['odin'\]",
         ),
+        "--val with the ninco preset": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s6.safetensors", "--val", str(w.dataset)),
+            r"--val: the ninco preset fits every detector on the train set and reads no val set",
+        ),
         "--train not a built dataset": Case(
             lambda w: _fit_stats(w.root, w.root / "s5.safetensors"),
             r"bad-inputs.* is not an imagenet-suite dataset folder",

@@ -3,7 +3,9 @@ read back), the chunked two-pass fit equals the in-memory one, the file (format 
 records its provenance, and evaluate / review refuse statistics of another model.
 
 The model is a tiny user model (a file callable, random init, 8-d features, 3 classes) over an
-``imagenet_train`` build of 15 images of classes 0..2, so every class has rows.
+``imagenet_train`` build of 15 images of classes 0..2, so every class has rows. The ``openood_v15`` preset's
+val set is an ``imagenet_val`` build of 8 images and its OpenOOD ID split a ``popular_ood`` ``openood_id_split``
+build (every 4th id in ``val``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from imagenet_suite.inference.predict import PredictOptions, predict, split_unit
 from imagenet_suite.scoring.metrics import ood_fit
 from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, FitSet, fit_detector_stats
 from imagenet_suite.seeding import class_stratified
+from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import imagenet_train as train_fx
+from tests.fixtures import popular_ood as ood_fx
 from tests.helpers import run_cli
 
 PER_CLASS, LABELS = (6, 5, 4), (0, 1, 2)
@@ -39,6 +43,20 @@ def train(tmp_path_factory):
     root = tmp_path_factory.mktemp("fit-train")
     manual = train_fx.write_folders_layout(root / "manual", train_fx.make_train_images(PER_CLASS, LABELS))
     return build_dataset("imagenet_train", root / "out", options=BuildOptions(manual_dir=manual, progress=False))
+
+
+@pytest.fixture(scope="module")
+def val(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fit-val")
+    manual = val_fx.write_folders_layout(root / "manual", val_fx.make_val_images(8))
+    return build_dataset("imagenet_val", root / "out", options=BuildOptions(manual_dir=manual, progress=False))
+
+
+def id_split(root, val_ids):
+    """A ``popular_ood`` build of OpenOOD's ID split over ``val_ids`` (every 4th in ``val``, the rest ``test``)."""
+    ood_fx.write_id_split(root / "manual", val_ids)
+    options = BuildOptions(manual_dir=root / "manual", builder_options={"strict_counts": False}, progress=False)
+    return build_dataset("popular_ood", root / "out", ["openood_id_split"], options=options)
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +74,10 @@ def spec(tmp_path_factory):
     return f"{path}:make"
 
 
-def fit_cli(spec, train, out, *extra):
+def fit_cli(spec, train, out, *extra, check=True):
     argv = ["ood", "fit-stats", "--model", spec, "--weights", "none", "--seed", "3", "--train", str(train)]
-    return run_cli(*argv, "--out", str(out), "--device", "cpu", "--workers", "0", "--batch-size", "4", *extra)
+    run = ["--device", "cpu", "--workers", "0", "--batch-size", "4"]
+    return run_cli(*argv, "--out", str(out), *run, *extra, check=check)
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +149,7 @@ def test_the_file_records_its_provenance_and_is_byte_deterministic(fitted, spec,
     assert provenance["model"] == spec and provenance["weights_sha256"] == weights_digest(fitted["loaded"])
     assert provenance["dataset"] == {
         "name": "imagenet_train",
+        "version": build["version"],
         "build": build["build_info_sha256"],
         "config": "default",
         "split": "train",
@@ -244,3 +264,103 @@ def test_split_units_takes_only_the_rows_asked_for(train):
         split_units(folder, "default", "train", 4, rows=[3, 1])
     with pytest.raises(ConfigError, match=r"^rows: position 15 is past the split's 15 rows"):
         split_units(folder, "default", "train", 4, rows=[15])
+
+
+def val_outputs(spec, val, tmp_path):
+    """The tiny model's features and logits (float64) of every val row, by id (predict, read back)."""
+    loaded = load_model(spec, "none", seed=3)
+    options = PredictOptions(workers=0, features=True, progress=False)
+    saved = torch.load(predict(val, loaded, tmp_path / "val.pt", options=options), weights_only=True)
+    return saved["ids"], saved["features"].double().numpy(), saved["logits"].double().numpy()
+
+
+def test_openood_v15_fits_react_and_klm_on_the_split_val_rows(spec, train, val, tmp_path):
+    ids, h, logits = val_outputs(spec, val, tmp_path)
+    split = id_split(tmp_path / "split", ids)
+    out = tmp_path / "openood.safetensors"
+    flags = ["--preset", "openood_v15", "--val", str(val), "--val-split-from", str(split), "--no-progress"]
+    result = fit_cli(spec, train, out, *flags, "--detectors", "react_energy", "kl_matching", "cosine")
+    assert result.stderr == ""  # nothing left out: no note
+    stats = DetectorStats.load(out)
+    chosen = np.array([k % 4 == 3 for k in range(len(ids))])  # OpenOOD's val ids, as write_id_split lists them
+    assert stats.react_threshold == np.percentile(h[chosen].flatten(), 90)  # OpenOOD's ReactPostprocessor.setup
+    probs = scipy.special.softmax(logits[chosen], axis=1)
+    predicted = probs.argmax(axis=1)
+    templates = [probs[predicted == c].mean(axis=0) if (predicted == c).any() else np.eye(3)[c] for c in range(3)]
+    close(stats.klm_templates, np.array(templates))
+    assert "val activations" in stats.extra["react_energy"] and stats.extra["kl_matching"].startswith("val softmax")
+    val_build = json.loads((val / "build_info.json").read_text())
+    split_build = json.loads((split / "build_info.json").read_text())
+    assert stats.provenance["val"] == {
+        "dataset": {
+            "name": "imagenet_val",
+            "version": val_build["version"],
+            "build": val_build["build_info_sha256"],
+            "config": "default",
+            "split": "validation",
+        },
+        "dataset_rows": 8,
+        "rows": 2,
+        "split_from": {
+            "build": {
+                "name": "popular_ood",
+                "version": split_build["version"],
+                "build": split_build["build_info_sha256"],
+                "config": "openood_id_split",
+                "split": "test",
+            },
+            "rows": "openood_v15 == 'val'",
+        },
+    }
+    assert not list(tmp_path.glob("*.partial"))  # the val batches are removed too
+
+
+def test_without_a_split_every_val_row_is_used_and_without_val_a_note(spec, train, val, tmp_path):
+    _, h, _ = val_outputs(spec, val, tmp_path)
+    out = tmp_path / "all.safetensors"
+    fit_cli(
+        spec, train, out, "--preset", "openood_v15", "--val", str(val), "--detectors", "react_energy", "--no-progress"
+    )
+    stats = DetectorStats.load(out)
+    assert stats.react_threshold == np.percentile(h.flatten(), 90)
+    assert stats.provenance["val"]["rows"] == 8 and stats.provenance["val"]["split_from"] is None
+    asked = ["--detectors", "react_energy", "kl_matching", "cosine"]
+    result = fit_cli(spec, train, tmp_path / "none.safetensors", "--preset", "openood_v15", *asked, "--no-progress")
+    assert result.stderr.strip().splitlines() == [
+        "note: --preset openood_v15 fits react_energy and kl_matching on the ID validation set: left out; "
+        "--val DIR [--val-split-from DIR] adds them"
+    ]
+    stats = DetectorStats.load(tmp_path / "none.safetensors")
+    assert stats.react_threshold is None and stats.klm_templates is None and stats.provenance["val"] is None
+    assert stats.class_means is not None  # the others are fitted as before
+
+
+def test_val_inputs_that_cannot_be_fitted_are_one_line_errors(spec, train, val, tmp_path):
+    ids = DatasetFolder(val).read_table("default", "validation", ["id"]).column("id").to_pylist()
+    short = id_split(tmp_path / "short", ids[:-1])  # the val build's last id is in neither list
+    extra = [f"ILSVRC2012_val_{k:08d}" for k in range(90, 94)]
+    longer = id_split(tmp_path / "long", ids + extra)  # the 12th id (extra[3]) is a val id the val build lacks
+    openood = ["--preset", "openood_v15", "--val", str(val)]
+    cases = [
+        (["--val", str(val)], "--val: the ninco preset fits every detector on the train set and reads no val set"),
+        (
+            [*openood, "--val-split-from", str(short)],
+            f"--val {val} holds 1 ids absent from the OpenOOD ID split of --val-split-from {short}, e.g. '{ids[-1]}'",
+        ),
+        (
+            [*openood, "--val-split-from", str(longer)],
+            f"--val {val} lacks 1 of the 3 val images of the OpenOOD ID split of --val-split-from {longer}, "
+            f"e.g. '{extra[3]}'",
+        ),
+        (
+            [*openood, "--val-split-from", str(train)],
+            f"--val-split-from {train}: expected a popular_ood build with config openood_id_split",
+        ),
+        (["--val-split-from", str(short)], "--val-split-from is an option of --val, which is not given"),
+    ]
+    for argv, expected in cases:
+        result = fit_cli(spec, train, tmp_path / "bad.safetensors", *argv, "--no-progress", check=False)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, result.stderr
+        assert lines[0].startswith(f"imagenet-suite ood: error: {expected}"), lines[0]
+    assert not (tmp_path / "bad.safetensors").exists()

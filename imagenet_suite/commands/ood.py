@@ -8,10 +8,15 @@ ViM's principal space and α, KL-matching templates — in float64, pass by pass
 (never all features in memory), and writes them with their provenance (model, weights sha256,
 dataset, rows, seed) to a ``.safetensors`` file that ``evaluate --detector-stats``, ``score`` and
 ``review`` read (``evaluate`` and ``review`` refuse it for another model); prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
+
+``--preset openood_v15`` (OpenOOD v1.5) fits ReAct and KL-matching on the ID validation set: ``--val DIR`` (a
+built ``imagenet_val``) with ``--val-split-from DIR`` (a built ``popular_ood`` with config ``openood_id_split``)
+predicts OpenOOD's 5,000 val images for them; without ``--val`` they are left out (a note on stderr says so).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .predict import resolve_device, state_weights
@@ -25,9 +30,19 @@ def register(subparsers) -> None:
     )
     fit.add_argument("--model", required=True, help="as for predict: timm:<name>[.<tag>], torchvision:..., a callable")
     fit.add_argument("--weights", metavar="FILE|none", help="as for predict (default: the tag's pretrained weights)")
-    fit.add_argument("--train", type=Path, required=True, metavar="DIR", help="a built imagenet_train folder")
-    fit.add_argument("--config", help="config of --train (default: the only one)")
-    fit.add_argument("--split", help="split of --train (default: the only one)")
+    _folder(fit, "--train", "a built imagenet_train folder", required=True)
+    _folder(
+        fit,
+        "--val",
+        "a built imagenet_val folder: the ID validation set --preset openood_v15 fits ReAct and KL-matching on",
+    )
+    fit.add_argument(
+        "--val-split-from",
+        type=Path,
+        metavar="DIR",
+        help="a built popular_ood folder (config openood_id_split): only OpenOOD's 5,000 val ids of --val "
+        "(default: every row of --val)",
+    )
     fit.add_argument("--out", type=Path, required=True, metavar="FILE", help="statistics file to write (.safetensors)")
     fit.add_argument(
         "--per-class", type=int, metavar="N", help="N images per class, a seeded class-stratified draw (default: all)"
@@ -52,6 +67,15 @@ def register(subparsers) -> None:
     fit.set_defaults(func=run_fit_stats)
 
 
+def _folder(parser, flag: str, help: str, required: bool = False) -> None:
+    """``flag DIR`` (a built dataset folder) and the flags of its config and split (``--config``/``--split``
+    for ``--train``, ``--val-config``/``--val-split`` for ``--val``)."""
+    prefix = "--" if flag == "--train" else f"{flag}-"
+    parser.add_argument(flag, type=Path, required=required, metavar="DIR", help=help)
+    parser.add_argument(f"{prefix}config", help=f"config of {flag} (default: the only one)")
+    parser.add_argument(f"{prefix}split", help=f"split of {flag} (default: the only one)")
+
+
 def _rows_or_all(value: str) -> int | None:
     """``--knn-rows``: a number of rows, or ``all`` (None); other text is left to the library's check."""
     if value == "all":
@@ -65,7 +89,7 @@ def _rows_or_all(value: str) -> int | None:
 def run_fit_stats(args) -> int:
     from imagenet_suite.dataset.folder import DatasetFolder
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_stats_file, fit_stats
+    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_stats_file, fit_stats, left_out, val_rows
     from imagenet_suite.inference.predict import PredictOptions
 
     # every argument first: a run that cannot finish is refused before a model is loaded or data read
@@ -83,9 +107,21 @@ def run_fit_stats(args) -> int:
         knn_rows=args.knn_rows,
         detectors=tuple(args.detectors) if args.detectors else None,
         progress=not args.no_progress,
+        val=args.val,
+        val_config=args.val_config,
+        val_split=args.val_split,
+        val_split_from=args.val_split_from,
     )
     check_stats_file(args.out)
     folder = DatasetFolder(args.train)
+    val_rows(options)  # the val set and its split agree, before a model is loaded
+    missing = left_out(options)
+    if missing:
+        print(
+            f"note: --preset {options.preset} fits {' and '.join(missing)} on the ID validation set: left out; "
+            "--val DIR [--val-split-from DIR] adds them",
+            file=sys.stderr,
+        )
     state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed)
     print(fit_stats(folder, loaded, args.out, config=args.config, split=args.split, options=options))

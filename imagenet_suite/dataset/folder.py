@@ -108,11 +108,12 @@ class DatasetFolder:
         """The build_info entry of a config (the only config when ``config`` is None)."""
         return self.build_info["configs"][self.resolve_config(config)]
 
-    def resolve_config(self, config: str | None) -> str:
-        """``config`` itself if built here; the single built config if None; else ConfigError."""
+    def resolve_config(self, config: str | None, name: str = "config") -> str:
+        """``config`` itself if built here; the single built config if None; else ConfigError (naming the
+        parameter ``name`` that sets it)."""
         if config is None:
             if len(self.configs) != 1:
-                raise ConfigError(f"{self.path} holds configs {self.configs}: name one with {param('config')}")
+                raise ConfigError(f"{self.path} holds configs {self.configs}: name one with {param(name)}")
             return self.configs[0]
         if config not in self.build_info["configs"]:
             raise ConfigError(f"{self.path} has no config {config!r}; it holds {self.configs}")
@@ -121,12 +122,15 @@ class DatasetFolder:
     def splits(self, config: str | None = None) -> list[str]:
         return list(self.config_info(config)["splits"])
 
-    def resolve_split(self, config: str | None, split: str | None) -> str:
+    def resolve_split(self, config: str | None, split: str | None, name: str = "split") -> str:
+        """``split`` itself if built in ``config``; the config's single split if None; else ConfigError (naming
+        the parameter ``name`` that sets it)."""
         splits = self.splits(config)
         if split is None:
             if len(splits) != 1:
                 raise ConfigError(
-                    f"config {self.resolve_config(config)!r} has splits {splits}: name one with {param('split')}"
+                    f"config {self.resolve_config(config)!r} of {self.path} has splits {splits}: name one with "
+                    f"{param(name)}"
                 )
             return splits[0]
         if split not in splits:

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from ..errors import ConfigError, OutputsError, param
-from ..scoring.benchmarks import Benchmark, benchmark_table
+from ..scoring.benchmarks import Benchmark, benchmark_table, split_positions
 from ..scoring.evaluation.preprocessing import HESSE2025
 from ..scoring.metrics.ood_detectors import (
     NEEDS_FEATURES,
@@ -101,14 +101,14 @@ def _column(target: SuiteTarget, column: str) -> dict[str, Any]:
 def _id_mask(benchmark: Benchmark, split_target: SuiteTarget, ids: Sequence[str]) -> torch.Tensor:
     """The ImageNet-val rows of the benchmark's ID split; OutputsError when the val build lacks some of them."""
     split = _column(split_target, benchmark.id_split_column)
-    wanted = {image for image, value in split.items() if value == benchmark.id_split_value}
-    mask = torch.tensor([image in wanted for image in ids], dtype=torch.bool)
-    if int(mask.sum()) != len(wanted):
-        absent = sorted(wanted - set(ids))
+    positions, absent = split_positions(split, benchmark.id_split_value, ids)
+    if absent:
         raise OutputsError(
-            f"{benchmark.name}: the imagenet_val build lacks {len(absent):,} of the {len(wanted):,} ImageNet val images "
-            f"of its ID split ({split_target.key}), e.g. {absent[0]!r}"
+            f"{benchmark.name}: the imagenet_val build lacks {len(absent):,} of the {len(positions) + len(absent):,} "
+            f"ImageNet val images of its ID split ({split_target.key}), e.g. {absent[0]!r}"
         )
+    mask = torch.zeros(len(ids), dtype=torch.bool)
+    mask[torch.from_numpy(positions)] = True
     return mask
 
 

@@ -20,6 +20,14 @@ means), the raw logits (ViM's α, KL-matching) and the last layer ``W``, ``b`` (
    :meth:`~imagenet_suite.scoring.metrics.ood_detectors.DetectorStats.save`) whose provenance records
    the model, its weights' sha256, the dataset build, the rows, the seed and the options; ``evaluate``
    and ``review`` refuse it for another model.
+
+The ``openood_v15`` preset (OpenOOD v1.5, Zhang et al. 2023) fits ReAct's clip and the KL-matching templates
+on the ID *validation* set instead (``ReactPostprocessor.setup`` iterates ``id_loader_dict['val']``, the 5,000
+ImageNet-val images of ``benchmark_imglist/imagenet/val_imagenet.txt``): with ``val`` (a built ``imagenet_val``)
+and ``val_split_from`` (a built ``popular_ood`` whose ``openood_id_split`` config says which val ids are
+OpenOOD's ``val``), those rows are predicted too (in memory: 5,000 x (d + C) float32) and passed to
+:func:`~imagenet_suite.scoring.metrics.ood_detectors.fit_detector_stats` as ``val``; without ``val`` the two
+detectors are left out.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from torch import nn
 from .. import __version__, classes
 from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, OutputsError, param
+from ..scoring.benchmarks import OPENOOD_V15_IMAGENET, split_positions
 from ..scoring.metrics.ood_detectors import DETECTORS, DetectorStats, fit_detector_stats, preset
 from ..scoring.metrics.ood_fit import QUERY_ELEMENTS, FitChunks, FitSet
 from ..seeding import class_stratified
@@ -56,11 +65,16 @@ class FitStatsOptions:
         per_class: images per class (a seeded class-stratified draw), or None: every row.
         seed: seed of the ``per_class`` draw and of the KNN bank's sample.
         preset: the anchor's hyper-parameters (``ninco``; ``openood_v15`` fits ReAct and KL-matching on
-            the validation set, which this command does not read: those two are left out).
+            the ID validation set ``val``: without it those two are left out).
         knn_rows: rows of the KNN bank (a seeded uniform sample when fewer than the train rows), or None:
             every row (NINCO's protocol; N x d x 4 bytes in memory and in the file).
         detectors: the detectors to fit for (default: every one the model allows).
         progress: progress bars (stderr).
+        val: a built folder of ID validation images (``imagenet_val``) for the detectors the preset fits
+            on the val set, or None. ConfigError with a preset that fits none there (``ninco``).
+        val_config, val_split: its config and split (default: the only one).
+        val_split_from: a built ``popular_ood`` folder whose ``openood_id_split`` config selects the val
+            rows (ids whose ``openood_v15`` is ``val``: OpenOOD's 5,000), or None: every row of ``val``.
 
     Example:
         >>> FitStatsOptions(per_class=100).knn_rows
@@ -78,6 +92,10 @@ class FitStatsOptions:
     knn_rows: int | None = DEFAULT_KNN_ROWS
     detectors: tuple[str, ...] | None = None
     progress: bool = True
+    val: str | Path | None = None
+    val_config: str | None = None
+    val_split: str | None = None
+    val_split_from: str | Path | None = None
 
     def __post_init__(self) -> None:
         for name, what in (("per_class", "images per class"), ("knn_rows", "KNN bank rows")):
@@ -93,6 +111,104 @@ class FitStatsOptions:
         unknown = sorted(set(self.detectors or ()) - set(DETECTORS))
         if unknown:
             raise ConfigError(f"{param('detectors')}: unknown {unknown}; known: {list(DETECTORS)}")
+        self._check_val()
+
+    def _check_val(self) -> None:
+        given = [name for name in ("val_config", "val_split", "val_split_from") if getattr(self, name) is not None]
+        if self.val is None and given:
+            raise ConfigError(f"{param(given[0])} is an option of {param('val')}, which is not given")
+        if self.val is not None and not on_val(self.preset):
+            raise ConfigError(
+                f"{param('val')}: the {self.preset} preset fits every detector on the train set and reads no val set; "
+                f"drop {param('val')} (or use {param('preset')} openood_v15)"
+            )
+
+
+def on_val(preset_name: str) -> list[str]:
+    """The detectors preset ``preset_name`` fits on the ID validation set (``openood_v15``: ReAct, KL-matching).
+
+    Example:
+        >>> on_val("openood_v15"), on_val("ninco")
+        (['react_energy', 'kl_matching'], [])
+    """
+    settings = preset(preset_name)
+    return [
+        name for name, fit in (("react_energy", settings.react_fit), ("kl_matching", settings.klm_fit)) if fit == "val"
+    ]
+
+
+def left_out(options: FitStatsOptions) -> list[str]:
+    """The detectors asked for that :func:`fit_stats` leaves out for want of ``options.val``."""
+    if options.val is not None:
+        return []
+    return [name for name in on_val(options.preset) if name in (options.detectors or DETECTORS)]
+
+
+@dataclass(frozen=True)
+class ValRows:
+    """The ID validation rows :func:`fit_stats` predicts: ``folder``'s ``config``/``split``, the ``positions``
+    (ascending) of the rows used (None: every row) of its ``total`` rows, and the split build that chose them."""
+
+    folder: DatasetFolder
+    config: str
+    split: str
+    positions: np.ndarray | None
+    total: int
+    split_from: tuple[DatasetFolder, str] | None = None  # (popular_ood build, its openood_id_split split)
+
+    @property
+    def rows(self) -> int:
+        return self.total if self.positions is None else len(self.positions)
+
+
+def val_rows(options: FitStatsOptions) -> ValRows | None:
+    """``options.val``'s rows to predict (None without ``val``): all of them, or with ``val_split_from`` those
+    OpenOOD's ID split puts in ``val``. ConfigError naming both folders when a ``val`` id is not in the split
+    or a split val id is not in ``val``; reads only the id columns (checked before any model runs)."""
+    if options.val is None:
+        return None
+    folder = DatasetFolder(options.val)
+    config = folder.resolve_config(options.val_config, "val_config")
+    split = folder.resolve_split(config, options.val_split, "val_split")
+    ids = folder.read_table(config, split, ["id"]).column("id").to_pylist()
+    if options.val_split_from is None:
+        return ValRows(folder, config, split, None, len(ids))
+    source, source_split, values = _openood_split(DatasetFolder(options.val_split_from))
+    return ValRows(folder, config, split, _split_val(folder, ids, source, values), len(ids), (source, source_split))
+
+
+def _openood_split(source: DatasetFolder) -> tuple[DatasetFolder, str, dict[str, Any]]:
+    """``(source, split, {id: openood_v15})`` of a ``popular_ood`` build's OpenOOD ID split; ConfigError
+    naming ``val_split_from`` for another folder."""
+    benchmark = OPENOOD_V15_IMAGENET
+    config = benchmark.id_split_config
+    if source.name != benchmark.id_split_builder or config not in source.configs:
+        raise ConfigError(
+            f"{param('val_split_from')} {source.path}: expected a {benchmark.id_split_builder} build with config "
+            f"{config} (OpenOOD v1.5's benchmark_imglist/imagenet lists); it is {source.name} with {source.configs}"
+        )
+    split = source.resolve_split(config, None)
+    table = source.read_table(config, split, ["id", benchmark.id_split_column])
+    values = table.column(benchmark.id_split_column).to_pylist()
+    return source, split, dict(zip(table.column("id").to_pylist(), values, strict=True))
+
+
+def _split_val(folder: DatasetFolder, ids: list[str], source: DatasetFolder, values: dict[str, Any]) -> np.ndarray:
+    """Positions of the ids the split puts in OpenOOD's val; ConfigError when the two builds disagree."""
+    unknown = [image for image in ids if image not in values]
+    if unknown:
+        raise ConfigError(
+            f"{param('val')} {folder.path} holds {len(unknown):,} ids absent from the OpenOOD ID split of "
+            f"{param('val_split_from')} {source.path}, e.g. {unknown[0]!r}: expected ImageNet val images"
+        )
+    positions, absent = split_positions(values, OPENOOD_V15_IMAGENET.id_val_value, ids)
+    if absent or not len(positions):
+        raise ConfigError(
+            f"{param('val')} {folder.path} lacks {len(absent):,} of the {len(positions) + len(absent):,} val images "
+            f"of the OpenOOD ID split of {param('val_split_from')} {source.path}"
+            + (f", e.g. {absent[0]!r}" if absent else "")
+        )
+    return positions
 
 
 def check_stats_file(out: str | Path) -> Path:
@@ -104,12 +220,14 @@ def check_stats_file(out: str | Path) -> Path:
     if out.is_dir():
         raise ConfigError(f"{param('out')} {out}: is a folder; expected the path of a .safetensors file to write")
     check_outputs_file(work_file(out))
+    check_outputs_file(work_file(out, val=True))
     return out
 
 
-def work_file(out: Path) -> Path:
-    """Where predict keeps the train set's outputs while the statistics are fitted (its ``.partial`` folder)."""
-    return out.with_name(out.name + ".outputs.pt")
+def work_file(out: Path, val: bool = False) -> Path:
+    """Where predict keeps the train (``val``: the val) set's outputs while the statistics are fitted (its
+    ``.partial`` folder)."""
+    return out.with_name(out.name + (".val.outputs.pt" if val else ".outputs.pt"))
 
 
 def fit_stats(
@@ -146,11 +264,14 @@ def fit_stats(
     positions = _chosen(ids, labels, options.per_class, options.seed)
     weight, bias = last_layer(loaded.model)
     run = replace(options.predict, features=True)
+    val = val_rows(options)
+    val_set, val_batches = _predict_val(val, loaded, out, run) if val is not None else (None, None)
     batches = predict_batches(folder, loaded, work_file(out), config=config, split=split, options=run, rows=positions)
     chosen = labels if positions is None else labels[positions]
     source = FitChunks(lambda: _blocks(batches, chosen, torch.device(run.device)), len(chosen))
     stats = fit_detector_stats(
         source,
+        val=val_set,
         weight=weight,
         bias=bias,
         preset_name=options.preset,
@@ -160,9 +281,31 @@ def fit_stats(
         progress=options.progress,
     )
     stats.provenance = _provenance(loaded, folder, config, split, options, stats, total=len(ids), rows=len(chosen))
+    stats.provenance["val"] = _val_provenance(val)  # the set ReAct / KL-matching were fitted on (openood_v15)
     stats.save(out)
     batches.remove()
+    if val_batches is not None:
+        val_batches.remove()
     return out
+
+
+def _predict_val(val: ValRows, loaded: LoadedModel, out: Path, run: PredictOptions) -> tuple[FitSet, PredictedBatches]:
+    """The val rows' features and logits (in memory, on ``run.device``) and predict's batches of them."""
+    batches = predict_batches(
+        val.folder,
+        loaded,
+        work_file(out, val=True),
+        config=val.config,
+        split=val.split,
+        options=run,
+        rows=val.positions,
+    )
+    chunks = list(batches.chunks())
+    for chunk in chunks:
+        _check_finite(chunk, "val")
+    device = torch.device(run.device)
+    features = torch.cat([chunk["features"] for chunk in chunks]).to(device)
+    return FitSet(features, logits=torch.cat([chunk["logits"] for chunk in chunks]).to(device)), batches
 
 
 def last_layer(model: nn.Module) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -177,10 +320,9 @@ def last_layer(model: nn.Module) -> tuple[torch.Tensor | None, torch.Tensor | No
 
 
 def _detectors(options: FitStatsOptions) -> list[str]:
-    """The detectors asked for, less those the preset fits on the validation set (not read here)."""
-    settings = preset(options.preset)
-    on_val = {"react_energy": settings.react_fit == "val", "kl_matching": settings.klm_fit == "val"}
-    return [name for name in (options.detectors or DETECTORS) if not on_val.get(name)]
+    """The detectors asked for, less those the preset fits on the validation set when none is given."""
+    missing = left_out(options)
+    return [name for name in (options.detectors or DETECTORS) if name not in missing]
 
 
 def _ids_and_labels(folder: DatasetFolder, config: str, split: str) -> tuple[list[str], np.ndarray]:
@@ -208,7 +350,7 @@ def _blocks(batches: PredictedBatches, labels: np.ndarray, device: torch.device)
     parts: list[dict[str, Any]] = []
     start, widths = 0, None
     for chunk in batches.chunks():
-        _check_finite(chunk)
+        _check_finite(chunk, "train")
         found = (chunk["features"].shape[1], chunk["logits"].shape[1])
         if widths is not None and found != widths:
             raise OutputsError(
@@ -231,12 +373,12 @@ def _block(parts: Sequence[dict[str, Any]], labels: np.ndarray, device: torch.de
     return FitSet(features, torch.from_numpy(labels).to(device), logits)
 
 
-def _check_finite(chunk: dict[str, Any]) -> None:
+def _check_finite(chunk: dict[str, Any], role: str) -> None:
     for name in ("features", "logits"):
         bad = ~torch.isfinite(chunk[name]).all(dim=1)
         if bool(bad.any()):
             row = chunk["ids"][int(bad.nonzero()[0, 0])]
-            raise OutputsError(f"the model's {name} of train row {row!r} hold NaN or inf: no statistics can be fitted")
+            raise OutputsError(f"the model's {name} of {role} row {row!r} hold NaN or inf: no statistics can be fitted")
 
 
 def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: DetectorStats, *, total, rows) -> dict:
@@ -246,7 +388,7 @@ def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: 
         "weights": loaded.weights,
         "weights_sha256": weights_digest(loaded),
         "weights_tag": loaded.source.tag if loaded.source is not None else None,
-        "dataset": {"name": folder.name, "build": folder.build_info.get(SELF_HASH), "config": config, "split": split},
+        "dataset": _build(folder, config, split),
         "dataset_rows": total,
         "rows": rows,
         "per_class": options.per_class,
@@ -260,4 +402,46 @@ def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: 
     }
 
 
-__all__ = ["DEFAULT_KNN_ROWS", "FitStatsOptions", "check_stats_file", "fit_stats", "last_layer", "work_file"]
+def _val_provenance(val: ValRows | None) -> dict | None:
+    """The val set of the file's provenance: its build, rows, and the split build that chose them (or None)."""
+    if val is None:
+        return None
+    chosen = None
+    if val.split_from is not None:
+        source, split = val.split_from
+        benchmark = OPENOOD_V15_IMAGENET
+        chosen = {
+            "build": _build(source, benchmark.id_split_config, split),
+            "rows": f"{benchmark.id_split_column} == {benchmark.id_val_value!r}",
+        }
+    return {
+        "dataset": _build(val.folder, val.config, val.split),
+        "dataset_rows": val.total,
+        "rows": val.rows,
+        "split_from": chosen,
+    }
+
+
+def _build(folder: DatasetFolder, config: str, split: str) -> dict[str, Any]:
+    """A build's identity: builder, version, the sha256 of its build_info.json, config and split."""
+    return {
+        "name": folder.name,
+        "version": folder.version,
+        "build": folder.build_info.get(SELF_HASH),
+        "config": config,
+        "split": split,
+    }
+
+
+__all__ = [
+    "DEFAULT_KNN_ROWS",
+    "FitStatsOptions",
+    "ValRows",
+    "check_stats_file",
+    "fit_stats",
+    "last_layer",
+    "left_out",
+    "on_val",
+    "val_rows",
+    "work_file",
+]

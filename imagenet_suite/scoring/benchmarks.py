@@ -24,7 +24,7 @@ decimals in the tables (fractions in suite.json). Beside them, NINCO's conventio
 
 Detectors: every one the run's inputs allow on all sets (logits; with ``--features`` and ``--detector-stats`` the
 feature-based ones, with the hyper-parameters of the statistics file: ``ood fit-stats --preset openood_v15`` for
-OpenOOD's, whose ReAct and KL-matching are fitted on the ID val list). OpenOOD's automatic parameter search
+OpenOOD's, whose ReAct and KL-matching are fitted on the ID val list with ``--val`` and ``--val-split-from``). OpenOOD's automatic parameter search
 (APS) over ``val_openimage_o`` is not run: the preset's defaults are used.
 """
 
@@ -62,7 +62,8 @@ class BenchmarkSet:
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark: the ID set's split (a config of ``id_split_builder`` whose ``id_split_column`` is
-    ``id_split_value`` for the ID images), its OOD sets and the order of its groups (each reported with a
+    ``id_split_value`` for the ID images and ``id_val_value`` for the ID validation images some detectors are
+    fitted on: ``ood fit-stats --val-split-from``), its OOD sets and the order of its groups (each reported with a
     ``<group>ood`` mean row after its sets)."""
 
     name: str
@@ -73,6 +74,7 @@ class Benchmark:
     id_split_value: str
     sets: tuple[BenchmarkSet, ...]
     groups: tuple[str, ...]
+    id_val_value: str = "val"
 
     def builds(self) -> list[tuple[str, str]]:
         """Every (builder, config) the benchmark needs besides ImageNet val."""
@@ -96,6 +98,21 @@ OPENOOD_V15_IMAGENET = Benchmark(
     groups=("near", "far"),
 )
 BENCHMARKS = {benchmark.name: benchmark for benchmark in (OPENOOD_V15_IMAGENET,)}
+
+
+def split_positions(split: Mapping[str, object], value: object, ids: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Positions (ascending) in ``ids`` of the ids that ``split`` (``{id: value}``, e.g. a benchmark's ID split
+    column) gives ``value``, and the ids of that value which ``ids`` lacks (sorted).
+
+    Example:
+        >>> split = {"a": "test", "b": "val", "c": "val", "d": "val"}
+        >>> positions, absent = split_positions(split, "val", ["c", "a", "b"])
+        >>> positions.tolist(), absent
+        ([0, 2], ['d'])
+    """
+    positions = np.flatnonzero(np.array([split.get(image) == value for image in ids], dtype=bool))
+    wanted = {image for image, found in split.items() if found == value}
+    return positions, sorted(wanted - set(ids)) if len(positions) != len(wanted) else []
 
 
 def benchmark_table(
@@ -165,4 +182,5 @@ __all__ = [
     "benchmark_table",
     "header",
     "openood_frame_rows",
+    "split_positions",
 ]
