@@ -281,7 +281,7 @@ def choose_layout(resolver: SourceResolver, config: str, wanted: str) -> str:
     if wanted == "auto":
         if has_openood and has_original:
             raise ConfigError(
-                f"{config}: --manual-dir holds both the original release and OpenOOD v1.5's "
+                f"{config}: {param('manual_dir')} holds both the original release and OpenOOD v1.5's "
                 f"{'/'.join(spec.openood[:2])}/; pass {param('builder_options')} layout=original or layout=openood"
             )
         wanted = "openood" if has_openood or spec.original is None else "original"
@@ -364,7 +364,9 @@ def openood_images(resolver: SourceResolver, config: str, lists: dict[str, list]
     folder = _openood_folder(resolver, spec)
     root, set_folder, _ = spec.openood
     if folder is None:
-        raise ManualFileMissing(f"{root}/{set_folder}/ is not in --manual-dir (OpenOOD v1.5's images of {config})")
+        raise ManualFileMissing(
+            f"{root}/{set_folder}/ is not in {param('manual_dir')} (OpenOOD v1.5's images of {config})"
+        )
     members = {}
     for file_name, entries in lists.items():
         for line_no, (path, _) in enumerate(entries, start=1):

@@ -98,7 +98,7 @@ def test_both_layouts_give_the_same_rows_but_file_name(original, tmp_path):
         fx.write_openood_set(manual, config, fx.textures43(ids) if config == "textures" else ids)
     fx.write_mos(manual, "inaturalist", fx.set_ids("inaturalist"))  # both layouts of iNaturalist in one folder
     fx.copy_ninco_repository(fx.NINCO_DATA, manual / "NINCO")
-    with pytest.raises(ConfigError, match=r"inaturalist: --manual-dir holds both .* layout=original or layout=openood"):
+    with pytest.raises(ConfigError, match=r"inaturalist: manual_dir holds both .* layout=original or layout=openood"):
         build(manual, tmp_path / "ambiguous", ["inaturalist"])
     openood = build(manual, tmp_path / "out", ["inaturalist", "textures"], layout="openood")
     for config in ("inaturalist", "textures"):
