@@ -52,7 +52,8 @@ def benchmark_targets(benchmark: Benchmark, targets: Sequence[SuiteTarget]) -> d
     if missing:
         raise ConfigError(
             f"{param('benchmark')} {benchmark.name} reads builds that {param('datasets')} lacks: {', '.join(missing)} "
-            "(popular_ood built with OpenOOD v1.5's image lists benchmark_imglist/ in --manual-dir; ninco; imagenet_val)"
+            "(popular_ood built from a manual folder holding OpenOOD v1.5's image lists benchmark_imglist/; ninco; "
+            "imagenet_val)"
         )
     return {key: found[key] for key in benchmark.builds()}
 
@@ -121,7 +122,7 @@ def _rows_mask(column: str | None, target: SuiteTarget, ids: Sequence[str]) -> t
     if not bool(mask.any()):
         raise OutputsError(
             f"{target.key}: no row has {column} true: rebuild it with OpenOOD v1.5's image lists "
-            "(benchmark_imglist/imagenet/*.txt in --manual-dir)"
+            "(benchmark_imglist/imagenet/*.txt in its manual folder)"
         )
     return mask
 
