@@ -353,7 +353,7 @@ class SuiteOptions:
             with ``dedup``); None: ``RUN_DIR/predictions``.
         benchmark: a fixed OOD benchmark reported beside the papers' numbers (:data:`~imagenet_suite.scoring.benchmarks.BENCHMARKS`:
             ``openood-v1.5-imagenet``), in ``summary.benchmarks`` and suite.md; its builds must be among the datasets
-            (checked before any model is loaded); None: none.
+            (:func:`check_benchmark`; ``evaluate`` checks it before loading the model); None: none.
 
     Example:
         >>> from imagenet_suite.inference.evaluate import SuiteOptions
@@ -413,7 +413,7 @@ class SuiteOptions:
 
 def check_benchmark(targets: Sequence[SuiteTarget] | Sequence[str | Path], name: str | None) -> Benchmark | None:
     """The benchmark ``name`` (None: none) after checking that ``targets`` hold every build it reads
-    (ConfigError naming those missing); ``targets`` may be the dataset folders instead (:func:`suite_targets`)."""
+    (ConfigError naming those missing); ``targets`` may be the dataset folders instead (:func:`dataset_targets`)."""
     if name is None:
         return None
     if targets and not isinstance(targets[0], SuiteTarget):
