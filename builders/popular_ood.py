@@ -524,7 +524,7 @@ class PopularOod(Builder):
     def protocol(self) -> dict:
         if self.config.name == "openood_id_split":
             return {}
-        subsets = {name: name for name in ("ninco_sample", "ninco_cleaned", "openood_v15_test")}
+        subsets = {name: name for name in ("ninco_sample", "ninco_cleaned")}
         return {"ood": {"in_distribution": "imagenet_1k", "subsets": subsets}}
 
     def prepare(self, resolver: SourceResolver) -> Prepared:

@@ -164,14 +164,20 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.evaluate import SUITE_JSON, check_arguments, check_benchmark, run_suite
+    from imagenet_suite.inference.evaluate import (
+        SUITE_JSON,
+        check_arguments,
+        check_benchmark,
+        dataset_targets,
+        run_suite,
+    )
 
     if args.models is not None:
         return sweep(args)
     options = suite_options(args)
     head = zero_shot_options(args, str(options.predict.device))
     check_arguments(args.out, options)  # before the model is loaded or anything is written; run_suite checks again
-    check_benchmark(args.datasets, options.benchmark)
+    check_benchmark(dataset_targets(args.datasets), options.benchmark)
     state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed, zero_shot_options=head)
     suite = run_suite(loaded, args.datasets, args.out, options)

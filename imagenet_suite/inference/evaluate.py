@@ -411,13 +411,11 @@ class SuiteOptions:
             )
 
 
-def check_benchmark(targets: Sequence[SuiteTarget] | Sequence[str | Path], name: str | None) -> Benchmark | None:
-    """The benchmark ``name`` (None: none) after checking that ``targets`` hold every build it reads
-    (ConfigError naming those missing); ``targets`` may be the dataset folders instead (:func:`dataset_targets`)."""
+def check_benchmark(targets: Sequence[SuiteTarget], name: str | None) -> Benchmark | None:
+    """The benchmark ``name`` (None: none) after checking that ``targets`` (:func:`dataset_targets`) hold every
+    build it reads (ConfigError naming those missing)."""
     if name is None:
         return None
-    if targets and not isinstance(targets[0], SuiteTarget):
-        targets = dataset_targets(targets)
     benchmark = BENCHMARKS[name]
     if not any(target.folder.name == ID_DATASET for target in targets):
         raise ConfigError(f"{param('benchmark')} {name}: add a built imagenet_val folder to {param('datasets')}")

@@ -30,6 +30,7 @@ OpenOOD's, whose ReAct and KL-matching are fitted on the ID val list with ``--va
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -156,15 +157,21 @@ def benchmark_table(
     return table
 
 
+def percent2(value: float | None) -> str:
+    """A fraction as a percentage with two decimals, as OpenOOD prints its tables (— if absent).
+
+    Example:
+        >>> percent2(0.912345), percent2(None), percent2(float("nan"))
+        ('91.23', '—', '—')
+    """
+    return "—" if value is None or math.isnan(value) else f"{100 * value:.2f}"
+
+
 def openood_frame_rows(table: Mapping[str, Sequence[Mapping]], detector: str) -> list[tuple]:
     """One detector's rows as OpenOOD prints them: ``(set, FPR@95, AUROC, AUPR_IN, AUPR_OUT, ACC, FPR@95 (ID+))``,
     percentages with two decimals."""
-
-    def pct(value) -> str:
-        return "—" if value is None else f"{100 * value:.2f}"
-
     columns = [*OPENOOD_COLUMNS.values(), "acc", NINCO_COLUMN[1]]
-    return [(row["set"], *(pct(row.get(c)) for c in columns)) for row in table[detector]]
+    return [(row["set"], *(percent2(row.get(c)) for c in columns)) for row in table[detector]]
 
 
 def header() -> list[str]:
@@ -182,5 +189,6 @@ __all__ = [
     "benchmark_table",
     "header",
     "openood_frame_rows",
+    "percent2",
     "split_positions",
 ]

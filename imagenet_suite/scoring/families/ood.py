@@ -46,9 +46,7 @@ SUBSET_COLUMNS = ("ninco_sample", "ninco_cleaned")
 """Boolean columns of a whole OOD set whose true rows ``ood_detection_set`` also scores, each against every ID
 row (NINCO's convention), reported under the subgroup of its name: ``ninco_sample``, the images NINCO's authors
 inspected (a random ~400 of the set; the paper's "-f"), and ``ninco_cleaned``, those of them kept as free of
-ImageNet-1k objects (their released cleaned subsample; "-c"). A subset with no row gives no rows. OpenOOD
-v1.5's subset (``openood_v15_test``) is not scored here: OpenOOD compares it with its own ID split of ImageNet
-val (``evaluate --benchmark openood-v1.5-imagenet``)."""
+ImageNet-1k objects (their released cleaned subsample; "-c"). A subset with no row gives no rows."""
 
 
 def applies_to(column: str) -> Applies:

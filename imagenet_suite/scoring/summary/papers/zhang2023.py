@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...benchmarks import OPENOOD_V15_IMAGENET
+from ...benchmarks import OPENOOD_V15_IMAGENET, percent2
 from ._shared import write_csv
 
 NAME = OPENOOD_V15_IMAGENET.name
@@ -50,13 +50,13 @@ def markdown(frame: pd.DataFrame) -> list[str]:
     for (model, detector), part in means.groupby(["model", "detector"], sort=False):
         by_set = part.set_index("set")
         values = [by_set.loc[s, m] for s in ("nearood", "farood") for m in ("auroc", "fpr95_openood_v15")]
-        rows.append((model, detector, *(f"{100 * v:.2f}" for v in values), _percent(by_set["acc"].iloc[0])))
+        rows.append((model, detector, *(percent2(v) for v in values), percent2(_number(by_set["acc"].iloc[0]))))
     header = ["model", "detector", "near AUROC", "near FPR@95", "far AUROC", "far FPR@95", "ID ACC"]
     return lines + markdown_table(header, rows)
 
 
-def _percent(value: Any) -> str:
-    return "—" if value is None or pd.isna(value) else f"{100 * float(value):.2f}"
+def _number(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def write(frame: pd.DataFrame, folder: Path) -> list[Path]:
