@@ -469,7 +469,7 @@ def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(lo
     from imagenet_suite.inference import PredictOptions
     from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
     from imagenet_suite.scoring.summary.leaderboard import perturbation_accuracies
-    from imagenet_suite.scoring.summary.suite import read_suite
+    from imagenet_suite.scoring.summary.suite_json import read_suite
 
     @dataclasses.dataclass(frozen=True)
     class Quick(AttackOptions):  # the standard's 100 iterations and 5000 queries take minutes on a CPU

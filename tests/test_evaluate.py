@@ -33,7 +33,7 @@ from imagenet_suite.inference import evaluate as evaluate_module
 from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, percentile_interval
-from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
+from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import model_vs_human as mvh
 from tests.fixtures import ninco_archive as ninco_fx
@@ -288,7 +288,7 @@ def test_mce_ninco_real_and_lca_headlines(suite):
 
 def test_every_report_names_the_builds_it_read_and_suite_json_reads_back(suite, suite_folders):
     from imagenet_suite.files import sha256_file
-    from imagenet_suite.scoring.summary.suite import read_suite
+    from imagenet_suite.scoring.summary.suite_json import read_suite
 
     run_dir, result = suite
 

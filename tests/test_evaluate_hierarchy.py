@@ -27,7 +27,7 @@ from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
 from imagenet_suite.inference.evaluate import SuiteOptions, check_arguments, run_suite
 from imagenet_suite.scoring.outputs import ModelOutputs
-from imagenet_suite.scoring.summary.suite import read_suite
+from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.helpers import build_val
 

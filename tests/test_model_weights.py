@@ -27,7 +27,7 @@ from imagenet_suite.errors import ConfigError
 from imagenet_suite.files import sha256_file
 from imagenet_suite.inference import load_model, resolve_weights
 from imagenet_suite.inference import models as models_module
-from imagenet_suite.scoring.summary.suite import read_suite
+from imagenet_suite.scoring.summary.suite_json import read_suite
 from imagenet_suite.testing import tiny_val_build
 from tests.helpers import one_line
 

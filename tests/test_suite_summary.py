@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from imagenet_suite.scoring.summary.suite import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS, suite_summary
+from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
+from imagenet_suite.scoring.summary.suite import suite_summary
 
 
 def report(dataset: str, config: str, *rows: tuple[str, str, str, float]) -> dict:

@@ -108,16 +108,10 @@ from ..scoring.summary.intervals import (
     resample_report,
     write_uncertainty,
 )
-from ..scoring.summary.suite import (
-    ADVERSARIAL,
-    BUILD,
+from ..scoring.summary.json_schema import (
     COUNT,
-    ID_DATASET,
     SHA256,
-    SUITE_FORMAT,
-    SUITE_JSON,
     TEXT,
-    WEIGHTS_SOURCE,
     Fields,
     Maybe,
     Number,
@@ -125,9 +119,10 @@ from ..scoring.summary.suite import (
     check_json,
     describe_json,
     read_json,
-    read_suite,
-    suite_summary,
 )
+from ..scoring.summary.reports import ID_DATASET
+from ..scoring.summary.suite import suite_summary
+from ..scoring.summary.suite_json import ADVERSARIAL, BUILD, SUITE_FORMAT, SUITE_JSON, WEIGHTS_SOURCE, read_suite
 from ..scoring.threads import chunk_parallel_cpu
 from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
 from .benchmark import RunInputs, benchmark_targets, run_benchmark

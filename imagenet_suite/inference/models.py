@@ -51,7 +51,7 @@ from torch import nn
 from ..errors import ConfigError, param
 from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
-from ..scoring.summary.suite import WEIGHTS_KINDS, WEIGHTS_LIBRARIES, weights_tag_text
+from ..scoring.summary.suite_json import WEIGHTS_KINDS, WEIGHTS_LIBRARIES, weights_tag_text
 from . import zero_shot
 from .zero_shot import ZeroShotOptions
 

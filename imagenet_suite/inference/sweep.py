@@ -76,8 +76,9 @@ from ..core.executors import RayExecutor
 from ..errors import ConfigError, param
 from ..files import atomic_write_bytes, sha256_file
 from ..scoring.metrics.lca_distances import hierarchy_record
+from ..scoring.summary.json_schema import SHA256, TEXT, Fields, MapOf, Text, check_json, read_json
 from ..scoring.summary.leaderboard import Leaderboard, runs_leaderboard, write_leaderboard
-from ..scoring.summary.suite import SHA256, SUITE_JSON, TEXT, Fields, MapOf, Text, check_json, read_json
+from ..scoring.summary.suite_json import SUITE_JSON
 from .evaluate import (
     RUN_MANIFEST,
     OpenedRun,

@@ -17,8 +17,9 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
 * evaluation/ — results (``MetricRow``, ``ScoreReport``), options (one frozen options type per
   family, gathered in ``ScoreOptions``), context (``EvaluationContext``), family (``MetricFamily``),
   report (``score``: the evaluator);
-* summary/ — suite (one model's headline numbers; reading suite.json back), intervals (their bootstrap
-  intervals), leaderboard (many models), papers/ (one module per paper: the leaderboard's tables of that
+* summary/ — suite (one model's headline numbers, from reports, quba, imagenet_c and headlines), suite_json
+  (reading suite.json back, checked by json_schema), intervals (their bootstrap intervals), leaderboard (many
+  models), papers/ (one module per paper: the leaderboard's tables of that
   paper), groups (``--groups`` files), significance (paired tests of adjacent ranks);
 * presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group, correlation heatmap),
   suite_markdown.

@@ -1,7 +1,7 @@
 """``suite.md``: one model's suite evaluation (``suite.json``) as Markdown tables and plots.
 
 The heading names the model and its weights: the weights tag the spec resolved to, where the weights
-came from and their sha256 (:func:`~imagenet_suite.scoring.summary.suite.weights_label`). Sections: the
+came from and their sha256 (:func:`~imagenet_suite.scoring.summary.suite_json.weights_label`). Sections: the
 QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with what they need)
 and score; QUBA with AutoAttack (Table 8) when the run has it; the headline accuracy per dataset; ImageNet-C
 mCE; NINCO; ReaL, ASMA, LCA; the 95 % intervals (how they were computed, and which numbers have none and
@@ -22,7 +22,7 @@ import numpy as np
 from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS, quba_z_scores
 from ..summary.intervals import number_path
-from ..summary.suite import weights_label
+from ..summary.suite_json import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
 SUITE_MD = "suite.md"

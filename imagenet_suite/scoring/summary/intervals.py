@@ -46,7 +46,9 @@ from ...errors import ConfigError, RunFolderError, param
 from ...files import atomic_write_bytes
 from ..evaluation.preprocessing import HESSE2025, report_protocol
 from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
-from .suite import ID_DATASET, headline_row, json_path, suite_summary
+from .json_schema import json_path
+from .reports import ID_DATASET, headline_row
+from .suite import suite_summary
 
 METHOD = "percentile bootstrap over images"
 UNCERTAINTY_FOLDER = "uncertainty"

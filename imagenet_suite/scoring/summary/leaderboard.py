@@ -34,7 +34,7 @@ file / random init and the tag that chose its preprocessing, and the weights' sh
 ``leaderboard_models.csv`` has all of it, the tag, its source and location): two runs of one
 architecture with other weights are never one row to a reader (``models``).
 
-Each suite.json is read with :func:`~imagenet_suite.scoring.summary.suite.read_suite` (format and structure
+Each suite.json is read with :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` (format and structure
 checked). Runs that read different builds of one dataset split (same builder, config and split, another
 sha256 of build_info.json, or a run whose suite.json records no build) are refused, naming the dataset
 and the runs on each build, unless ``allow_mixed_builds``; then the Markdown lists the mixed builds first.
@@ -56,7 +56,7 @@ from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024
 from .papers._shared import with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
 from .significance import Significance, significance, significance_markdown, write_significance
-from .suite import SUITE_JSON, read_suite, weights_label
+from .suite_json import SUITE_JSON, read_suite, weights_label
 
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
 MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
@@ -88,7 +88,7 @@ class Leaderboard:
 
 
 def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Per model (index): ``weights`` (:func:`~imagenet_suite.scoring.summary.suite.weights_label`, sha256
+    """Per model (index): ``weights`` (:func:`~imagenet_suite.scoring.summary.suite_json.weights_label`, sha256
     in 12 digits), ``weights_sha256``, and the ``weights_source`` record's kind, library, architecture,
     tag, requested tag, loaded and location (empty for a suite.json before format 3, which records no tag)."""
     fields = ("kind", "library", "architecture", "tag", "requested", "loaded", "location", "seed")
@@ -107,7 +107,7 @@ def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
     two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
-    format or malformed (:func:`~imagenet_suite.scoring.summary.suite.read_suite`)."""
+    format or malformed (:func:`~imagenet_suite.scoring.summary.suite_json.read_suite`)."""
     suites: list[tuple[str, Path, dict[str, Any]]] = []
     for run_dir in map(Path, run_dirs):
         suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir)

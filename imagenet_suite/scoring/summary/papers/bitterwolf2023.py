@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..suite import reports_of
+from ..reports import reports_of
 from ._shared import percent, with_weights, write_csv
 
 NINCO, POPULAR = "ninco", "popular_subsamples"  # the ninco builder's configs

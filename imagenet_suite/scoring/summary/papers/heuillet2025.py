@@ -24,7 +24,8 @@ import pandas as pd
 
 from ...metrics import aggregates as metrics
 from ...metrics.robustness import CLEAN
-from ..suite import RELEASED_IMAGENET_C, released_imagenet_c_accuracy, report_value
+from ..imagenet_c import RELEASED_IMAGENET_C, released_imagenet_c_accuracy
+from ..reports import report_value
 from ._shared import with_weights, write_csv
 
 Voter = tuple[str, str]  # (dataset, perturbation type)

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
-from ..suite import ID_DATASET, report_value
+from ..reports import ID_DATASET, report_value
 from ._shared import file_stem, write_csv
 
 MIN_MODELS = 3

@@ -1,0 +1,251 @@
+"""A small declarative JSON schema check for the run folder's files (suite.json, adversarial.json,
+run.json, sweep.json, ...): :class:`Fields`, :class:`MapOf`, :class:`ListOf`, :class:`Number`,
+:class:`Text`, :class:`Boolean`, :class:`Maybe`, and the common leaves :data:`NUMBER`, :data:`COUNT`,
+:data:`TEXT`, :data:`SHA256`.
+
+:func:`check_json` raises one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the
+JSON path of the first value that does not fit (``datasets["imagenet_val"].metrics[0].value``) and what
+was expected; :func:`read_json` reads a file, with one such line when it cannot be read or parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import RunFolderError
+
+
+class Check:
+    """One node of a declarative JSON schema: :meth:`check` raises :class:`Mismatch` at the first
+    value that does not fit, with its JSON path."""
+
+    expected = "a value"
+
+    def check(self, value: Any, path: str) -> None:
+        raise NotImplementedError
+
+
+class Mismatch(Exception):
+    """Where a JSON value does not fit its schema: ``path``, what was expected, what was found."""
+
+    def __init__(self, path: str, expected: str, found: str | None):
+        self.path, self.found = path, found
+        where = path or "the top level"
+        super().__init__(
+            f"{where}: missing; expected {expected}"
+            if found is None
+            else f"{where}: expected {expected}, found {found}"
+        )
+
+
+@dataclass(frozen=True)
+class Number(Check):
+    """A JSON number (never a boolean or a string), finite; ``integer``: without a fraction part."""
+
+    integer: bool = False
+    minimum: float | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        kind = "an integer" if self.integer else "a finite number"
+        return kind + (f" >= {self.minimum:g}" if self.minimum is not None else "")
+
+    def check(self, value: Any, path: str) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or (self.integer and not isinstance(value, int)):
+            raise Mismatch(path, self.expected, describe_json(value))
+        if self.minimum is not None and value < self.minimum:
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Text(Check):
+    """A JSON string; ``pattern`` (a regular expression it must match in full) or ``choices``."""
+
+    pattern: str | None = None
+    choices: tuple[str, ...] | None = None
+    what: str = "a string"
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return f"one of {list(self.choices)}" if self.choices is not None else self.what
+
+    def check(self, value: Any, path: str) -> None:
+        if (
+            not isinstance(value, str)
+            or (self.pattern is not None and re.fullmatch(self.pattern, value) is None)
+            or (self.choices is not None and value not in self.choices)
+        ):
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Boolean(Check):
+    """A JSON boolean (never a number or a string)."""
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "true or false"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, bool):
+            raise Mismatch(path, self.expected, describe_json(value))
+
+
+@dataclass(frozen=True)
+class Maybe(Check):
+    """``inner`` or null."""
+
+    inner: Check
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return f"{self.inner.expected} or null"
+
+    def check(self, value: Any, path: str) -> None:
+        if value is None:
+            return
+        try:
+            self.inner.check(value, path)
+        except Mismatch as mismatch:
+            if mismatch.path != path:
+                raise
+            raise Mismatch(path, self.expected, mismatch.found) from mismatch
+
+
+@dataclass(frozen=True)
+class ListOf(Check):
+    """A JSON list of ``item`` (of ``length`` items when given)."""
+
+    item: Check
+    length: int | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "a list" if self.length is None else f"a list of {self.length}"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, list) or (self.length is not None and len(value) != self.length):
+            raise Mismatch(path, f"{self.expected} of {self.item.expected}", describe_json(value))
+        for index, item in enumerate(value):
+            self.item.check(item, f"{path}[{index}]")
+
+
+@dataclass(frozen=True)
+class MapOf(Check):
+    """A JSON object with any keys (only ``keys`` when given), each value a ``value``."""
+
+    value: Check
+    keys: tuple[str, ...] | None = None
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "an object"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise Mismatch(path, "an object", describe_json(value))
+        for key, item in value.items():
+            if self.keys is not None and key not in self.keys:
+                raise Mismatch(json_path(path, key, bracket=True), f"a key among {list(self.keys)}", "another key")
+            self.value.check(item, json_path(path, key, bracket=True))
+
+
+@dataclass(frozen=True)
+class Fields(Check):
+    """A JSON object with the ``required`` keys and perhaps the ``optional`` ones (other keys are ignored)."""
+
+    required: Mapping[str, Check]
+    optional: Mapping[str, Check] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "an object"
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise Mismatch(path, f"an object with keys {list(self.required)}", describe_json(value))
+        for key, check in self.required.items():
+            if key not in value:
+                raise Mismatch(json_path(path, key), check.expected, None)
+            check.check(value[key], json_path(path, key))
+        for key, check in self.optional.items():
+            if key in value:
+                check.check(value[key], json_path(path, key))
+
+    def extended(self, **fields: Check) -> Fields:
+        """This schema with ``fields`` required on top (replacing same-named ones)."""
+        return Fields({**self.required, **fields}, self.optional)
+
+
+def json_path(path: str, key: str, bracket: bool = False) -> str:
+    """``path.key`` for a key that is an identifier (and ``not bracket``), else ``path["key"]``."""
+    if not bracket and key.isidentifier():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
+
+
+def describe_json(value: Any) -> str:
+    """A JSON value for an error message: ``the string "0.5"``, ``true (a boolean)``, ``NaN``, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value if len(value) <= 40 else value[:40] + '...')}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def check_json(value: Any, schema: Check, where: str | Path) -> None:
+    """RunFolderError naming ``where`` (the file), the JSON path and what was expected, on a mismatch."""
+    try:
+        schema.check(value, "")
+    except Mismatch as mismatch:
+        raise RunFolderError(f"{where}: {mismatch}") from mismatch
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """A JSON file's value; RunFolderError naming it as ``what`` when it cannot be read or parsed."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunFolderError(f"{path}: not a readable {what} ({' '.join(str(err).split())})") from err
+
+
+NUMBER, COUNT, TEXT = Number(), Number(integer=True, minimum=0), Text()
+SHA256 = Text(pattern="[0-9a-f]{64}", what="a sha256 (64 lowercase hex digits)")
+
+
+__all__ = [
+    "COUNT",
+    "NUMBER",
+    "SHA256",
+    "TEXT",
+    "Boolean",
+    "Check",
+    "Fields",
+    "ListOf",
+    "MapOf",
+    "Maybe",
+    "Mismatch",
+    "Number",
+    "Text",
+    "check_json",
+    "describe_json",
+    "json_path",
+    "read_json",
+]

@@ -1,0 +1,356 @@
+"""suite.json, the file ``evaluate`` writes in a run folder: its name (:data:`SUITE_JSON`), its formats, its
+structure (:data:`SUITE_SCHEMAS`, with the schemas of its parts: :data:`BUILD`, :data:`ADVERSARIAL`,
+:data:`WEIGHTS_SOURCE`, :data:`HIERARCHY`, :data:`UNCERTAINTY`, ...), reading it back, and its weights in
+one phrase (:func:`weights_label`).
+
+Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
+run folder): its ``format`` must be :data:`SUITE_FORMAT`, :data:`SUITE_FORMAT_2` (the same keys but
+``weights_source``: the weights tag is unknown) or absent, the layout imagenet-suite wrote before it had
+one (also reports without ``provenance``: the builds they read are unknown) — and its structure must match
+:data:`SUITE_SCHEMAS` (checked with :mod:`imagenet_suite.scoring.summary.json_schema`).
+A mismatch is one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the JSON path
+(``datasets["imagenet_val"].metrics[0].value``) and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...errors import RunFolderError
+from ..metrics.quba import DIMENSIONS
+from .json_schema import (
+    COUNT,
+    NUMBER,
+    SHA256,
+    TEXT,
+    Boolean,
+    Fields,
+    ListOf,
+    MapOf,
+    Maybe,
+    Number,
+    Text,
+    check_json,
+    describe_json,
+    read_json,
+)
+
+SUITE_JSON = "suite.json"
+SUITE_FORMAT = "imagenet-suite.suite/3"
+"""``format`` of the suite.json written now: layout 2 plus ``weights_source`` (the weights tag and where the
+weights came from). Layout 2 and layout 1 (no ``format`` key, before formats) are read too."""
+SUITE_FORMAT_2 = "imagenet-suite.suite/2"
+
+
+BUILD = Fields(
+    {
+        "folder": TEXT,
+        "builder": TEXT,
+        "version": TEXT,
+        "config": TEXT,
+        "split": TEXT,
+        "build_info_sha256": SHA256,
+    }
+)
+"""One build of a dataset split: the folder read, the build's identity, the sha256 of its build_info.json."""
+METRIC_ROW = Fields(
+    {"metric": TEXT, "value": Maybe(NUMBER)},
+    {"variant": TEXT, "subgroup": TEXT, "numerator": Maybe(NUMBER), "denominator": Maybe(NUMBER)},
+)
+REPORT_1 = Fields({"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)})
+PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})
+"""What a report was computed from: the split scored, the split whose outputs were scored (ImageNet val's
+for a labels-only config), and the ImageNet-val outputs an OOD set was scored against (else null)."""
+REPORT_2 = REPORT_1.extended(provenance=PROVENANCE)
+AUTOATTACK = Fields(
+    {
+        "accuracy": NUMBER,
+        "norm": Text(choices=("Linf", "L2", "L1")),
+        "eps": NUMBER,
+        "version": TEXT,
+        "attacks": ListOf(TEXT),
+        "iterations": COUNT,
+        "queries": COUNT,
+        "library": TEXT,
+    }
+)
+"""One AutoAttack of adversarial.json: its robust accuracy and what it was run with."""
+ADVERSARIAL = Fields(
+    {
+        "requested_rows": Number(integer=True, minimum=1),
+        "seed": COUNT,
+        "batch_size": Number(integer=True, minimum=1),
+        "rows": COUNT,
+        "clean_accuracy": NUMBER,
+        "attack": TEXT,
+        "ids": ListOf(TEXT),
+    },
+    {
+        "fgsm_accuracy": NUMBER,
+        "pgd_accuracy": NUMBER,
+        "dataset": BUILD,
+        "autoattack": MapOf(AUTOATTACK),
+        "correct": MapOf(Text(pattern="[01]*", what="a string of 0s and 1s"), ("clean", "fgsm", "pgd")),
+    },
+)
+"""adversarial.json (and ``summary.adversarial``); ``fgsm_accuracy``/``pgd_accuracy``: when those attacks ran
+(always, in files written before ``--attack``); ``autoattack``: per AutoAttack perturbation type
+(``autoattack-linf``, ``autoattack-l2:eps=0.5``, ...) its :data:`AUTOATTACK` entry; ``dataset``: the
+ImageNet-val build attacked (absent in files written before builds were recorded); ``correct``: per
+attacked image (in ``ids`` order) whether the model was right, ``1``/``0``, clean and under FGSM and PGD
+(absent in files written before intervals)."""
+WEIGHTS_LIBRARIES = ("torchvision", "timm", "open_clip")
+"""Model libraries whose pretrained tags a run can name (``open_clip``: zero-shot vision-language models)."""
+WEIGHTS_KINDS = (*WEIGHTS_LIBRARIES, "file", "none")
+"""Where a run's weights came from: a library tag's pretrained weights, a file, or a random init."""
+WEIGHTS_SOURCE = Fields(
+    {
+        "kind": Text(choices=WEIGHTS_KINDS),
+        "library": Maybe(Text(choices=WEIGHTS_LIBRARIES)),
+        "architecture": TEXT,
+        "tag": Maybe(TEXT),
+        "requested": Maybe(TEXT),
+        "loaded": Boolean(),
+        "location": Maybe(TEXT),
+        "seed": Maybe(Number(integer=True)),
+    }
+)
+"""Which weights a run used (``imagenet_suite.inference.models.WeightsSource.record``): ``kind`` (the tag's
+pretrained weights from ``torchvision``, ``timm`` or ``open_clip``, a ``file``, or ``none``: a random init from ``seed``),
+the library's ``architecture`` and the weights ``tag`` the spec resolved to (``requested``: as the spec
+wrote it, null when it wrote none and the library's default was taken; ``loaded``: whether the tag's
+weights are the ones loaded, false with a file or a random init, where the tag chose the architecture's
+configuration and preprocessing only), and ``location`` (the URL, ``hf-hub:<repo id>`` or the file)."""
+HIERARCHY = Fields(
+    {
+        "kind": Text(choices=("wordnet", "kmeans")),
+        "build": Maybe(BUILD),
+        "shipped_sha256": Maybe(SHA256),
+        "paper_distance": TEXT,
+    },
+    {
+        "seed": Maybe(Number(integer=True)),
+        "sources": Maybe(MapOf(Fields({}, {"file": Maybe(TEXT), "sha256": Maybe(SHA256)}))),
+    },
+)
+"""The hierarchy of a run's LCA distances (``imagenet_suite.scoring.metrics.lca_distances.hierarchy_record``):
+its ``kind``, its ``build`` (null: the WordNet tree shipped with the package, its nodes CSV's sha256 in
+``shipped_sha256``), the build's ``seed``, ``options`` and ``sources``, and ``paper_distance``, the distance
+LCA-on-the-Line (Shi et al. 2024) reports with that kind of hierarchy."""
+FILE_RECORD = Fields({"path": TEXT, "sha256": SHA256})
+"""A file of the run folder (its path relative to the folder) and its sha256."""
+UNCERTAINTY = Fields(
+    {
+        "method": TEXT,
+        "resamples": Number(integer=True, minimum=1),
+        "seed": COUNT,
+        "ci95": MapOf(ListOf(NUMBER, length=2)),
+        "no_interval": MapOf(TEXT),
+        "samples": MapOf(ListOf(Fields({"rows": COUNT, "ids_sha256": SHA256}))),
+        "files": Fields({"replicates": FILE_RECORD, "correct": MapOf(FILE_RECORD.extended(rows=COUNT))}),
+    }
+)
+"""``summary.uncertainty`` (:mod:`imagenet_suite.scoring.summary.intervals`): the bootstrap's ``method``,
+``resamples`` and ``seed``; ``ci95``: ``{JSON path of a number in summary: [low, high]}``; ``no_interval``:
+``{JSON path: why it has none}``; ``samples``: per report key (and ``adversarial``: the attacked images),
+the sets of images it was resampled over (rows, sha256 of the sorted ids); ``files``: the replicates and, per dataset key, the per-image correctness
+of its headline accuracy, each with its sha256."""
+BENCHMARK_ROW = Fields(
+    {
+        "set": TEXT,
+        "fpr95_openood_v15": NUMBER,
+        "auroc": NUMBER,
+        "aupr_in": NUMBER,
+        "aupr_out": NUMBER,
+        "fpr95": NUMBER,
+        "acc": Maybe(NUMBER),
+    }
+)
+BENCHMARK = Fields(
+    {
+        "benchmark": TEXT,
+        "id": Fields({"rows": COUNT, "accuracy": Maybe(NUMBER), "build": BUILD, "split": BUILD}),
+        "sets": MapOf(Fields({"group": TEXT, "rows": COUNT, "build": BUILD})),
+        "detectors": MapOf(ListOf(BENCHMARK_ROW)),
+    },
+    {"citation": TEXT},
+)
+"""``summary.benchmarks[NAME]`` (:func:`imagenet_suite.inference.benchmark.run_benchmark`): the ID images (rows,
+top-1, the val build and the build of the split), each OOD set (group, rows, build) and per detector the rows
+of :func:`imagenet_suite.scoring.benchmarks.benchmark_table` (fractions)."""
+SUMMARY = Fields(
+    {
+        "quba": Fields(
+            {
+                "score": Maybe(NUMBER),
+                "dimensions": MapOf(Fields({"value": NUMBER, "sources": ListOf(TEXT), "note": TEXT}), DIMENSIONS),
+                "missing": MapOf(TEXT, DIMENSIONS),
+                "weights": MapOf(NUMBER, DIMENSIONS),
+            },
+            {"partial": MapOf(TEXT, DIMENSIONS)},
+        ),
+        "adversarial": Maybe(ADVERSARIAL),
+        "imagenet_c": Maybe(
+            Fields(
+                {
+                    "mce": NUMBER,
+                    "relative_mce": Maybe(NUMBER),
+                    "sets": COUNT,
+                    "corruptions": MapOf(Fields({"accuracy": NUMBER, "ce": NUMBER}, {"relative_ce": Maybe(NUMBER)})),
+                    "sources": ListOf(TEXT),
+                }
+            )
+        ),
+        "ninco": Maybe(
+            MapOf(
+                Fields(
+                    {},
+                    {
+                        "source": TEXT,
+                        "mean_auroc": Maybe(NUMBER),
+                        "mean_fpr95": Maybe(NUMBER),
+                        "unit_tests_failed": Fields(
+                            {"failed": Maybe(COUNT), "of": Maybe(COUNT), "rule": TEXT, "source": TEXT}
+                        ),
+                    },
+                )
+            )
+        ),
+        "real": Maybe(Fields({"real_top1_accuracy": NUMBER, "real_top5_accuracy": Maybe(NUMBER), "source": TEXT})),
+        "expert_labels": Maybe(MapOf(MapOf(NUMBER))),
+        "asma": MapOf(MapOf(NUMBER)),
+        "lca": MapOf(MapOf(NUMBER)),
+        "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
+    },
+    {  # absent in files written before
+        "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),
+        "benchmarks": Maybe(MapOf(BENCHMARK)),
+        "ninco_cleaning": Maybe(
+            MapOf(MapOf(MapOf(Fields({"fpr95": NUMBER, "auroc": NUMBER}, {"rows": Maybe(COUNT)}))))
+        ),
+        "protocols": MapOf(TEXT),
+        "uncertainty": Maybe(UNCERTAINTY),
+        "quba_autoattack": Fields(
+            {
+                "score": Maybe(NUMBER),
+                "adversarial_robustness": Maybe(NUMBER),
+                "missing": MapOf(TEXT, DIMENSIONS),
+                "note": TEXT,
+            },
+            {"partial": MapOf(TEXT, DIMENSIONS)},
+        ),
+    },
+)
+SUITE_1 = Fields(
+    {
+        "model": TEXT,
+        "weights": TEXT,
+        "weights_sha256": Maybe(SHA256),
+        "params": COUNT,
+        "imagenet_suite": TEXT,
+        "datasets": MapOf(REPORT_1),
+        "skipped": MapOf(TEXT),
+        "summary": SUMMARY,
+    },
+    {"hierarchy": Maybe(HIERARCHY)},  # absent in suite.json written before hierarchies were recorded
+)
+SUITE_2 = SUITE_1.extended(format=Text(choices=(SUITE_FORMAT_2,)), datasets=MapOf(REPORT_2))
+SUITE_SCHEMAS: dict[str | None, Fields] = {
+    None: SUITE_1,  # written before suite.json had a format: reports name no build
+    SUITE_FORMAT_2: SUITE_2,  # reports name their builds; the weights tag is not recorded
+    SUITE_FORMAT: SUITE_2.extended(format=Text(choices=(SUITE_FORMAT,)), weights_source=Maybe(WEIGHTS_SOURCE)),
+}
+
+
+def read_suite(path: str | Path) -> dict[str, Any]:
+    """A suite.json (``path``, or the one in run folder ``path``), checked: its format is one this version
+    reads and every key the summary, the Markdown and the leaderboard use is there with the right type.
+    RunFolderError (one line: the file, the JSON path, what was expected) otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SUITE_JSON
+    suite = read_json(path, "suite.json of `imagenet-suite evaluate`")
+    if not isinstance(suite, dict):
+        raise RunFolderError(
+            f"{path}: not a suite.json of `imagenet-suite evaluate` (expected an object, found {describe_json(suite)})"
+        )
+    if "format" in suite and (not isinstance(suite["format"], str) or suite["format"] not in SUITE_SCHEMAS):
+        raise RunFolderError(
+            f"{path}: format is {describe_json(suite['format'])}, but imagenet-suite {__version__} reads suite.json "
+            f"of format {json.dumps(SUITE_FORMAT)} or {json.dumps(SUITE_FORMAT_2)} (or without one, as written "
+            "before formats)"
+        )
+    check_json(suite, SUITE_SCHEMAS[suite.get("format")], path)
+    return suite
+
+
+def weights_tag_text(record: Mapping[str, Any]) -> str | None:
+    """The weights tag of a ``weights_source`` record as one phrase, e.g. ``torchvision
+    resnet50.IMAGENET1K_V2 (DEFAULT: no tag in the spec)`` or ``timm resnet50.a1_in1k``; None without one."""
+    if record.get("tag") is None:
+        return None
+    text = f"{record['library']} {record['architecture']}.{record['tag']}"
+    if record["library"] == "torchvision" and record.get("requested") in (None, "DEFAULT"):
+        text += " (DEFAULT" + (": no tag in the spec)" if record.get("requested") is None else ")")
+    elif record.get("requested") is None:
+        text += f" ({record['library']}'s default tag: no tag in the spec)"
+    return text
+
+
+def weights_label(suite: Mapping[str, Any], sha256_digits: int | None = 12) -> str:
+    """The weights of a suite.json in one phrase (suite.md, leaderboard rows): the tag and where the weights
+    came from, their sha256 (``sha256_digits`` of it; None: all), and, with a file or a random init, the
+    tag that chose the architecture and preprocessing. A suite.json before format 3 says the tag was not
+    recorded.
+
+    Example:
+        >>> source = {"kind": "none", "library": "timm", "architecture": "test_resnet", "tag": "r160_in1k",
+        ...           "requested": None, "loaded": False, "location": None, "seed": 0}
+        >>> weights_label({"weights": "none (seed 0)", "weights_sha256": None, "weights_source": source})
+        "none (seed 0); tag timm test_resnet.r160_in1k (timm's default tag: no tag in the spec) not loaded"
+        >>> weights_label({"weights": "pretrained", "weights_sha256": None})
+        'pretrained; weights tag not recorded'
+    """
+    sha = suite.get("weights_sha256")
+    sha_text = f", sha256 {sha[:sha256_digits] if sha256_digits else sha}" if sha else ""
+    source = suite.get("weights_source")
+    if source is None:
+        return f"{suite['weights']}{sha_text}; weights tag not recorded"
+    tag = weights_tag_text(source)
+    if source["loaded"]:
+        return f"{tag}{sha_text}"
+    label = f"none (seed {source['seed']})" if source["kind"] == "none" else f"file {source['location']}{sha_text}"
+    return label + (f"; tag {tag} not loaded" if tag else "")
+
+
+__all__ = [
+    "ADVERSARIAL",
+    "AUTOATTACK",
+    "BENCHMARK",
+    "BENCHMARK_ROW",
+    "BUILD",
+    "FILE_RECORD",
+    "HIERARCHY",
+    "METRIC_ROW",
+    "PROVENANCE",
+    "REPORT_1",
+    "REPORT_2",
+    "SUITE_1",
+    "SUITE_2",
+    "SUITE_FORMAT",
+    "SUITE_FORMAT_2",
+    "SUITE_JSON",
+    "SUITE_SCHEMAS",
+    "SUMMARY",
+    "UNCERTAINTY",
+    "WEIGHTS_KINDS",
+    "WEIGHTS_LIBRARIES",
+    "WEIGHTS_SOURCE",
+    "read_suite",
+    "weights_label",
+    "weights_tag_text",
+]
