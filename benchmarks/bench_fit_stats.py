@@ -88,7 +88,7 @@ def source_of(path: Path, rows: int, dim: int, device: str, logits: bool):
 
 
 def run_chunked(path: Path, rows: int, dim: int, out: Path, device: str, every: bool, knn_rows: int) -> None:
-    from imagenet_suite.scoring.metrics.ood_detectors import fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
 
     source, weight, bias = source_of(path, rows, dim, device, logits=every)
     detectors = None if every else ["mahalanobis", "relative_mahalanobis"]
@@ -112,7 +112,7 @@ def child(args) -> None:
     import sklearn.covariance  # noqa: F401
     import torch  # noqa: F401 -- the baseline's imports are every side's
 
-    import imagenet_suite.scoring.metrics.ood_detectors  # noqa: F401
+    import imagenet_suite.scoring.metrics.ood_detector_fit  # noqa: F401
 
     start = time.perf_counter()
     if args.side == "sklearn":

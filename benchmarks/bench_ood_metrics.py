@@ -82,7 +82,9 @@ class Clock:
 
 def suite(data: dict, device: str, clock: Clock) -> tuple[dict, dict]:
     from imagenet_suite.scoring.metrics import ood
-    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, FitSet, detector_scores, fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, detector_scores
+    from imagenet_suite.scoring.metrics.ood_fit import FitSet
 
     t = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in data.items()}
     stats = clock(

@@ -144,7 +144,8 @@ def detector_stats(model, tmp_path_factory) -> Path:
     """Every detector's statistics for the model (NINCO preset), fitted on 2 seeded feature rows per class
     with the model's own last layer: a file as ``ood fit-stats`` writes, without its provenance."""
     from imagenet_suite.inference.fit_stats import last_layer
-    from imagenet_suite.scoring.metrics.ood_detectors import FitSet, fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_fit import FitSet
 
     weight, bias = last_layer(model.model)
     generator = torch.Generator().manual_seed(0)
@@ -433,7 +434,8 @@ def test_ood_sets_without_imagenet_val_are_skipped_with_the_reason(suite_folders
 
 
 def test_features_and_detector_stats_reach_the_feature_based_detectors(suite_folders, model, tmp_path):
-    from imagenet_suite.scoring.metrics.ood_detectors import FitSet, fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
+    from imagenet_suite.scoring.metrics.ood_fit import FitSet
 
     o = _build("imagenet_o", tmp_path / "imagenet_o", ["default"], imagenet_o_sources(tmp_path / "o"))
     val_run = run_suite(
@@ -468,7 +470,8 @@ def _msp(saved: dict) -> np.ndarray:
 
 
 def test_openood_benchmark_reports_every_detector_on_every_set_as_openoods_code(suite, suite_folders, detector_stats):
-    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, DetectorStats, Embeddings, detector_scores
+    from imagenet_suite.scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
+    from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, detector_scores
     from imagenet_suite.scoring.presentation.suite_markdown import suite_markdown
     from tests.test_ood_benchmark import ninco_fpr, openood_compute_all_metrics
 

@@ -28,7 +28,9 @@ from imagenet_suite.inference import fit_stats as fit_module
 from imagenet_suite.inference.models import load_model, weights_digest
 from imagenet_suite.inference.predict import PredictOptions, predict, split_units
 from imagenet_suite.scoring.metrics import ood_fit
-from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, FitSet, fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detector_stats import DetectorStats
+from imagenet_suite.scoring.metrics.ood_fit import FitSet
 from imagenet_suite.seeding import class_stratified
 from tests.fixtures import imagenet_layouts as val_fx
 from tests.fixtures import imagenet_train as train_fx
@@ -221,7 +223,7 @@ def test_per_class_fits_the_rows_of_the_builders_subset(fitted, spec, train, tmp
 def test_evaluate_and_review_refuse_statistics_of_another_model(fitted, spec, train, tmp_path):
     from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
     from imagenet_suite.review.signals import SignalOptions, compute_signals
-    from imagenet_suite.scoring.metrics.ood_detectors import Embeddings
+    from imagenet_suite.scoring.metrics.ood_detector_stats import Embeddings
     from imagenet_suite.scoring.outputs import ModelOutputs
 
     other = load_model(spec, "none", seed=4)  # same architecture, other weights

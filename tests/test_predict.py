@@ -25,7 +25,7 @@ from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.inference import load_model
 from imagenet_suite.inference.predict import protocol_transform, split_units
 from imagenet_suite.scoring import ModelOutputs, score
-from imagenet_suite.scoring.metrics.ood_detectors import Embeddings
+from imagenet_suite.scoring.metrics.ood_detector_stats import Embeddings
 from tests.fixtures.imagenet_layouts import make_val_images, write_folders_layout
 
 ROWS = 10

@@ -21,7 +21,7 @@ from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.review.app import free_port
 from imagenet_suite.review.lookalikes import K
 from imagenet_suite.review.predictions import imagenet_display_names
-from imagenet_suite.scoring.metrics.ood_detectors import Embeddings
+from imagenet_suite.scoring.metrics.ood_detector_stats import Embeddings
 from tests.fixtures.review_datasets import build_tiny_ood, tiny_ood_ids, write_signal_inputs
 from tests.fixtures.review_process import STARTUP, ReviewProcess, kill, review_env
 from tests.helpers import build_val

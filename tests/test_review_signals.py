@@ -24,13 +24,8 @@ from imagenet_suite.review.load import LoadOptions, load_for_review
 from imagenet_suite.review.status import review_status
 from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
 from imagenet_suite.scoring.evaluation.report import score
-from imagenet_suite.scoring.metrics.ood_detectors import (
-    DETECTORS,
-    NEEDS_FEATURES,
-    DetectorStats,
-    Embeddings,
-    detector_scores,
-)
+from imagenet_suite.scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
+from imagenet_suite.scoring.metrics.ood_detectors import DETECTORS, NEEDS_FEATURES, detector_scores
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.fixtures.review_datasets import (
     CLASSES,

@@ -15,7 +15,10 @@ from sklearn.covariance import EmpiricalCovariance
 from sklearn.neighbors import NearestNeighbors
 
 from imagenet_suite.errors import ConfigError, OutputsError
+from imagenet_suite.scoring.metrics import ood_detector_fit as fitting
+from imagenet_suite.scoring.metrics import ood_detector_stats as dstats
 from imagenet_suite.scoring.metrics import ood_detectors as det
+from imagenet_suite.scoring.metrics import ood_fit
 
 C, D, N_TRAIN = 6, 12, 900
 
@@ -46,8 +49,8 @@ def model():
 @pytest.fixture(scope="module")
 def stats(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
-    return det.fit_detector_stats(
-        det.FitSet(t["train"], t["labels"], t["train_logits"]),
+    return fitting.fit_detector_stats(
+        ood_fit.FitSet(t["train"], t["labels"], t["train_logits"]),
         weight=t["weight"],
         bias=t["bias"],
         preset_name="ninco",
@@ -147,11 +150,11 @@ def test_knn(model, stats):
 
     bank = normalize(model["train"])
     for k in (1, 50):
-        stats_k = det.DetectorStats(**{**stats.__dict__, "knn_k": k})
+        stats_k = dstats.DetectorStats(**{**stats.__dict__, "knn_k": k})
         distances, _ = NearestNeighbors(n_neighbors=k).fit(bank).kneighbors(normalize(model["ood"]))
         close(ours("knn", model, stats_k, "ood"), -(distances[:, -1] ** 2), rtol=1e-9)
-    float32 = det.fit_detector_stats(
-        det.FitSet(torch.from_numpy(model["train"]), torch.from_numpy(model["labels"])), detectors=["knn"]
+    float32 = fitting.fit_detector_stats(
+        ood_fit.FitSet(torch.from_numpy(model["train"]), torch.from_numpy(model["labels"])), detectors=["knn"]
     )
     float32.knn_k = 50
     assert float32.knn_bank.dtype == torch.float32
@@ -180,17 +183,17 @@ def test_cosine_rcos_react(model, stats):
 
 def test_openood_preset_fits_on_val_with_its_hyper_parameters(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
-    train, val = det.FitSet(t["train"], t["labels"]), det.FitSet(t["val"], logits=t["val_logits"])
+    train, val = ood_fit.FitSet(t["train"], t["labels"]), ood_fit.FitSet(t["val"], logits=t["val_logits"])
     with pytest.raises(ConfigError, match="openood_v15 preset fits kl_matching on the ID validation set: pass val"):
-        det.fit_detector_stats(
-            det.FitSet(t["train"], t["labels"], t["train_logits"]),
+        fitting.fit_detector_stats(
+            ood_fit.FitSet(t["train"], t["labels"], t["train_logits"]),
             weight=t["weight"],
             bias=t["bias"],
             preset_name="openood_v15",
         )
     with pytest.raises(ConfigError, match="ViM dimension D=256 must be in 1..11"):
-        det.fit_detector_stats(train, val=val, weight=t["weight"], bias=t["bias"], preset_name="openood_v15")
-    stats = det.fit_detector_stats(
+        fitting.fit_detector_stats(train, val=val, weight=t["weight"], bias=t["bias"], preset_name="openood_v15")
+    stats = fitting.fit_detector_stats(
         train,
         val=val,
         weight=t["weight"],
@@ -206,9 +209,9 @@ def test_openood_preset_fits_on_val_with_its_hyper_parameters(model):
     )
     close(stats.klm_templates.numpy(), expected)
     assert (
-        det.PRESETS["ninco"].knn_k == 1000
-        and det.vim_dimension(2048, None) == 1000
-        and det.vim_dimension(768, None) == 512
+        dstats.PRESETS["ninco"].knn_k == 1000
+        and dstats.vim_dimension(2048, None) == 1000
+        and dstats.vim_dimension(768, None) == 512
     )
 
 
@@ -229,47 +232,49 @@ def test_exact_quantile_by_radix_select_matches_numpy(dtype):
     finite = np.isfinite(upcast)
     for q in (0.0, 0.01, 0.5, 0.9, 0.99, 1 - 0.95):
         expected = np.quantile(upcast[finite], q)
-        got = det.exact_quantile(tensor[torch.from_numpy(finite)], q, sort_limit=1000)  # forces the radix path
+        got = fitting.exact_quantile(tensor[torch.from_numpy(finite)], q, sort_limit=1000)  # forces the radix path
         assert got == expected, (q, got, expected)
     for q in (0.0, 1.0):  # with ±inf at the ends numpy interpolates inf - inf = nan; so does this
         with np.errstate(invalid="ignore"):
-            assert np.isnan(det.exact_quantile(tensor, q, sort_limit=10)) and np.isnan(np.quantile(upcast, q))
+            assert np.isnan(fitting.exact_quantile(tensor, q, sort_limit=10)) and np.isnan(np.quantile(upcast, q))
 
 
 def test_fitting_refuses_bad_inputs(model):
     t = {k: torch.from_numpy(v) for k, v in model.items()}
     with pytest.raises(OutputsError, match="class 6 has no train features"):
-        det.class_statistics(t["train"], t["labels"], C + 1)
+        fitting.class_statistics(t["train"], t["labels"], C + 1)
     with pytest.raises(OutputsError, match=r"^labels must be \[N\] = \[900\] \(one per features row\), got \(899,\)"):
-        det.FitSet(t["train"], t["labels"][:-1])
+        ood_fit.FitSet(t["train"], t["labels"][:-1])
     with pytest.raises(OutputsError, match=r"^train needs features \[N, d\] and their true labels"):
-        det.fit_detector_stats(det.FitSet(logits=t["train_logits"]))
+        fitting.fit_detector_stats(ood_fit.FitSet(logits=t["train_logits"]))
     with pytest.raises(OutputsError, match=r"last layer weight \(6, 11\)"):
-        det.fit_detector_stats(det.FitSet(t["train"], t["labels"]), weight=t["weight"][:, :11], bias=t["bias"])
+        fitting.fit_detector_stats(ood_fit.FitSet(t["train"], t["labels"]), weight=t["weight"][:, :11], bias=t["bias"])
     with pytest.raises(ConfigError, match="OOD detector 'vim': needs penultimate features"):
         det.detector_scores("vim", t["val_logits"], "logits", None, None)
     with pytest.raises(ConfigError, match="'maxlogit': needs raw logits, the outputs are 'probs'"):
         det.detector_scores("maxlogit", torch.softmax(t["val_logits"], 1), "probs")
-    knn = det.fit_detector_stats(det.FitSet(t["train"], t["labels"]), detectors=["knn"])  # ninco: K = 1000 > 900
+    knn = fitting.fit_detector_stats(
+        ood_fit.FitSet(t["train"], t["labels"]), detectors=["knn"]
+    )  # ninco: K = 1000 > 900
     with pytest.raises(ConfigError, match="'knn': needs K=1000 ≤ the 900 fitted train features"):
         det.detector_scores("knn", t["val_logits"], "logits", t["val"], knn)
     assert "knn" not in det.available_detectors("logits", True, knn)
     with pytest.raises(ConfigError, match="unknown OOD preset 'openood'"):
-        det.preset("openood")
+        dstats.preset("openood")
 
 
 def test_stats_and_features_round_trip(model, stats, tmp_path):
-    loaded = det.DetectorStats.load(stats.save(tmp_path / "stats.pt"))
+    loaded = dstats.DetectorStats.load(stats.save(tmp_path / "stats.pt"))
     assert loaded.vim_alpha == stats.vim_alpha and torch.equal(loaded.precision, stats.precision)
-    features = det.Embeddings(torch.from_numpy(model["ood"]), [f"o{i}" for i in range(120)])
+    features = dstats.Embeddings(torch.from_numpy(model["ood"]), [f"o{i}" for i in range(120)])
     for suffix in (".pt", ".npz"):
-        again = det.Embeddings.load(features.save(tmp_path / f"f{suffix}"))
+        again = dstats.Embeddings.load(features.save(tmp_path / f"f{suffix}"))
         assert again.ids == features.ids and torch.allclose(again.values.double(), features.values, atol=1e-6)
     assert torch.equal(features.aligned(["o3", "o1"], "x"), features.values[[3, 1]])
     with pytest.raises(OutputsError, match="OOD outputs: 1 ids have no features"):
         features.aligned(["o1", "zz"], "OOD outputs")
     with pytest.raises(OutputsError, match="features row 1 .*NaN"):
-        det.Embeddings(torch.tensor([[0.0], [float("nan")]]), ["a", "b"])
+        dstats.Embeddings(torch.tensor([[0.0], [float("nan")]]), ["a", "b"])
 
 
 def test_kl_matching_with_zero_probabilities_and_one_hot_templates():
@@ -282,6 +287,6 @@ def test_kl_matching_with_zero_probabilities_and_one_hot_templates():
     reference = np.array([[sp.rel_entr(p, q).sum() for q in templates.numpy()] for p in probs.numpy()])
     assert np.isinf(reference[:, 2]).all()
     scores = det.detector_scores(
-        "kl_matching", probs, "probs", stats=det.DetectorStats("ninco", klm_templates=templates)
+        "kl_matching", probs, "probs", stats=dstats.DetectorStats("ninco", klm_templates=templates)
     )
     np.testing.assert_allclose(scores.numpy(), -reference.min(axis=1), rtol=1e-12)

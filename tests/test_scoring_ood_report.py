@@ -20,7 +20,9 @@ from imagenet_suite.errors import ConfigError, OutputsError
 from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
 from imagenet_suite.scoring.evaluation.report import applicable_metrics, score
 from imagenet_suite.scoring.metrics import ood
-from imagenet_suite.scoring.metrics.ood_detectors import Embeddings, FitSet, fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detector_stats import Embeddings
+from imagenet_suite.scoring.metrics.ood_fit import FitSet
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.presentation import plots
 from tests.helpers import build_val

@@ -31,7 +31,9 @@ import imagenet_suite.core.runner as runner
 from imagenet_suite.core.runner import JOURNAL
 from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, OutputsError
-from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, Embeddings, FitSet, fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
+from imagenet_suite.scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
+from imagenet_suite.scoring.metrics.ood_fit import FitSet
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.helpers import build_val, folder_bytes, run_cli
 

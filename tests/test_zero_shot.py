@@ -128,7 +128,8 @@ def test_a_templates_file_gives_open_clips_zero_shot_logits(world, tmp_path):
 
 
 def test_features_give_ninco_mcm_and_cosine_by_hand(photo_run):
-    from imagenet_suite.scoring.metrics.ood_detectors import DetectorStats, detector_scores
+    from imagenet_suite.scoring.metrics.ood_detector_stats import DetectorStats
+    from imagenet_suite.scoring.metrics.ood_detectors import detector_scores
 
     outputs, stats = photo_run["outputs"], DetectorStats.load(photo_run["stats"])
     features, logits = outputs["features"].double(), outputs["logits"].double()

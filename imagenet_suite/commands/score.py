@@ -174,7 +174,7 @@ def ood_options(args: argparse.Namespace) -> OodOptions:
     """
     from ..scoring.evaluation.options import OodOptions
     from ..scoring.join import join_outputs
-    from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
+    from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
     from ..scoring.outputs import ModelOutputs
 
     if args.id_outputs is None:

@@ -17,13 +17,8 @@ import torch
 from ..errors import ConfigError, OutputsError, param
 from ..scoring.benchmarks import Benchmark, benchmark_table, split_positions
 from ..scoring.evaluation.preprocessing import HESSE2025
-from ..scoring.metrics.ood_detectors import (
-    NEEDS_FEATURES,
-    DetectorStats,
-    Embeddings,
-    available_detectors,
-    detector_scores,
-)
+from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
+from ..scoring.metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores
 from ..scoring.outputs import ModelOutputs
 
 SuiteTarget = Any  # imagenet_suite.inference.evaluate.SuiteTarget (not imported: evaluate imports this module)

@@ -98,7 +98,7 @@ from ..scoring.evaluation.preprocessing import (
 )
 from ..scoring.evaluation.report import applicable_metrics, score
 from ..scoring.metrics.lca_distances import hierarchy_record
-from ..scoring.metrics.ood_detectors import DetectorStats, Embeddings
+from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
 from ..scoring.presentation.suite_markdown import write_suite_markdown
 from ..scoring.summary.intervals import (

@@ -11,13 +11,13 @@ means), the raw logits (ViM's α, KL-matching) and the last layer ``W``, ``b`` (
    ``<out>.outputs.pt.partial/`` (resumable like predict: a stopped run computes only the batches it
    lacks; the folder is removed once the statistics are written). Disk while it runs: (d + C) x 4 bytes
    per image, 15.6 GB for a ResNet-50 on the 1,281,167 images.
-2. :func:`~imagenet_suite.scoring.metrics.ood_detectors.fit_detector_stats` reads those chunks pass by
+2. :func:`~imagenet_suite.scoring.metrics.ood_detector_fit.fit_detector_stats` reads those chunks pass by
    pass (:mod:`~imagenet_suite.scoring.metrics.ood_fit`: two passes, float64 sums, on ``predict.device``),
    so the features are never all in memory: memory is the sums (O(C·d + d² + C²) float64), the KNN bank
    (``knn_rows`` x d float32: a seeded uniform sample, :data:`DEFAULT_KNN_ROWS` by default; None keeps
    every row, NINCO's protocol, at N x d x 4 bytes) and one block of rows.
 3. The statistics are written as a format-2 file (``.safetensors``:
-   :meth:`~imagenet_suite.scoring.metrics.ood_detectors.DetectorStats.save`) whose provenance records
+   :meth:`~imagenet_suite.scoring.metrics.ood_detector_stats.DetectorStats.save`) whose provenance records
    the model, its weights' sha256, the dataset build, the rows, the seed and the options; ``evaluate``
    and ``review`` refuse it for another model.
 
@@ -26,7 +26,7 @@ on the ID *validation* set instead (``ReactPostprocessor.setup`` iterates ``id_l
 ImageNet-val images of ``benchmark_imglist/imagenet/val_imagenet.txt``): with ``val`` (a built ``imagenet_val``)
 and ``val_split_from`` (a built ``popular_ood`` whose ``openood_id_split`` config says which val ids are
 OpenOOD's ``val``), those rows are predicted too (in memory: 5,000 x (d + C) float32) and passed to
-:func:`~imagenet_suite.scoring.metrics.ood_detectors.fit_detector_stats` as ``val``; without ``val`` the two
+:func:`~imagenet_suite.scoring.metrics.ood_detector_fit.fit_detector_stats` as ``val``; without ``val`` the two
 detectors are left out.
 """
 
@@ -45,7 +45,9 @@ from .. import __version__, classes
 from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, OutputsError, param
 from ..scoring.benchmarks import OPENOOD_V15_IMAGENET, split_positions
-from ..scoring.metrics.ood_detectors import DETECTORS, DetectorStats, fit_detector_stats, preset
+from ..scoring.metrics.ood_detector_fit import fit_detector_stats
+from ..scoring.metrics.ood_detector_stats import DetectorStats, preset
+from ..scoring.metrics.ood_detectors import DETECTORS
 from ..scoring.metrics.ood_fit import QUERY_ELEMENTS, FitChunks, FitSet
 from ..seeding import class_stratified
 from .models import LoadedModel, weights_digest

@@ -2,7 +2,7 @@
 a zero-shot model's head record as ``zero_shot``).
 
 The outputs file is the scorer's contract (:class:`imagenet_suite.scoring.outputs.ModelOutputs`; the
-features part is read by :class:`~imagenet_suite.scoring.metrics.ood_detectors.Embeddings`), so
+features part is read by :class:`~imagenet_suite.scoring.metrics.ood_detector_stats.Embeddings`), so
 ``imagenet-suite score`` reads it unchanged.
 
 Data path: the split's rows, in dataset order, are cut into batches of ``batch_size`` consecutive rows

@@ -53,7 +53,7 @@ from tqdm.auto import tqdm
 
 from ..errors import ConfigError, ImagenetSuiteError, param
 from ..files import atomic_write_bytes
-from ..scoring.metrics.ood_detectors import DetectorStats
+from ..scoring.metrics.ood_detector_stats import DetectorStats
 from ..scoring.outputs import load_torch_file
 from .resume import torch_bytes
 

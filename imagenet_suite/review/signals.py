@@ -42,11 +42,10 @@ from ..scoring.metrics.ood import (
     numpy_quantile,
     unit_test_verdict,
 )
+from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
 from ..scoring.metrics.ood_detectors import (
     DETECTORS,
     NEEDS_FEATURES,
-    DetectorStats,
-    Embeddings,
     available_detectors,
     detector_scores,
     why_unavailable,

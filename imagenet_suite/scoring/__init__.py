@@ -11,7 +11,8 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
   (variable top-k, ASMA, averaging over seeds), multilabel_accuracy (Shankar et al.'s class-averaged
   multi-label accuracy, ImageNet-M mistakes), protocols (class mappings of ObjectNet and IN-9, border
   crop), object_focus (IN-9 object focus from two accuracies), robustness, lca_scoring +
-  lca_distances (LCA, top-5 LCA, ELCA), lca_on_the_line, ood (AUROC, FPR@95, AUPR) + ood_detectors,
+  lca_distances (LCA, top-5 LCA, ELCA), lca_on_the_line, ood (AUROC, FPR@95, AUPR) + ood_detectors
+  (scores), ood_detector_stats (train statistics, their files), ood_detector_fit + ood_fit (fitting them),
   quba, aggregates (Sum, Borda, MAC), uncertainty (bootstrap over images, McNemar, paired bootstrap test);
 * families/ — one ``MetricFamily`` per topic; ``FAMILIES``, the explicit list;
 * evaluation/ — results (``MetricRow``, ``ScoreReport``), options (one frozen options type per

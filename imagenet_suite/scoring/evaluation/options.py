@@ -27,7 +27,7 @@ from ..metrics.lca_scoring import DEFAULT_ELCA_VARIANT
 from ..metrics.ood import FAIL_THRESHOLD, TPR
 
 if TYPE_CHECKING:
-    from ..metrics.ood_detectors import DetectorStats, Embeddings
+    from ..metrics.ood_detector_stats import DetectorStats, Embeddings
     from ..outputs import ModelOutputs
 
 LCA_DISTANCES = ("info", "depth_two_sided", "depth_one_sided")

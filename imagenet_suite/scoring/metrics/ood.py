@@ -24,7 +24,8 @@ On a grouped OOD set (NINCO classes, unit tests, popular sets) each group is eva
 ID images; ``macro`` is the mean over groups (the paper's headline), ``pooled`` treats all OOD
 images as one set. Unit tests: a detector **fails** a test when its ``fpr95`` is > 10 %.
 
-This module holds the metrics only (detectors: :mod:`.ood_detectors`). The evaluator's OOD
+This module holds the metrics only (detectors: :mod:`.ood_detectors`; their train statistics:
+:mod:`.ood_detector_stats`, fitted by :mod:`.ood_detector_fit`). The evaluator's OOD
 families (``ood_detection``, ``ood_detection_datasets``, ``ood_unit_tests``) are wired in
 :mod:`imagenet_suite.scoring.families.ood` and read :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`;
 the per-group FPR plot is :func:`imagenet_suite.scoring.presentation.plots.per_group_fpr_plot`.
@@ -44,7 +45,9 @@ import torch
 from ...errors import OutputsError
 from ..threads import single_threaded_torch
 from .classification import Fraction
-from .ood_detectors import DETECTORS, PRESETS, numpy_lerp
+from .ood_detector_stats import PRESETS
+from .ood_detectors import DETECTORS
+from .ood_fit import numpy_lerp
 
 TPR = 0.95
 FAIL_THRESHOLD = 0.10

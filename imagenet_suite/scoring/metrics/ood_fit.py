@@ -25,6 +25,7 @@ statistic                       passes  what each pass accumulates
 ==============================  ======  ====================================================================
 
 Memory: O(C·d + d² + C²) float64 plus the KNN bank (its rows × d) and one chunk, whatever N is.
+Which of them each detector and anchor fits, and on which set: :mod:`.ood_detector_fit`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ BINS = 1 << DIGIT
 
 @dataclass(frozen=True, eq=False)
 class FitSet:
-    """Tensors of one set of ID images :func:`fit_detector_stats` fits on, row ``i`` the same image in each.
+    """Tensors of one set of ID images that :func:`~.ood_detector_fit.fit_detector_stats` fits on, row ``i``
+    the same image in each.
 
     Attributes:
         features: ``[N, d]`` penultimate features (any float dtype), or None.
@@ -58,7 +60,7 @@ class FitSet:
 
     Example:
         >>> import torch
-        >>> from imagenet_suite.scoring.metrics.ood_detectors import FitSet
+        >>> from imagenet_suite.scoring.metrics.ood_fit import FitSet
         >>> train = FitSet(torch.randn(100, 16), labels=torch.arange(100) % 4)
         >>> train.rows
         100
