@@ -25,8 +25,7 @@ from ..scoring.metrics.ood_detectors import (
     detector_scores,
 )
 from ..scoring.outputs import ModelOutputs
-
-SuiteTarget = Any  # imagenet_suite.inference.evaluate.SuiteTarget (not imported: evaluate imports this module)
+from .suite_targets import SuiteTarget
 
 
 @dataclass(frozen=True)

@@ -78,21 +78,12 @@ from ..files import atomic_write_bytes, sha256_file
 from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.summary.leaderboard import Leaderboard, runs_leaderboard, write_leaderboard
 from ..scoring.summary.suite import SHA256, SUITE_JSON, TEXT, Fields, MapOf, Text, check_json, read_json
-from .evaluate import (
-    RUN_MANIFEST,
-    OpenedRun,
-    SuiteOptions,
-    check_arguments,
-    check_benchmark,
-    dataset_build,
-    dataset_targets,
-    open_run,
-    ray_split_tasks,
-    run_suite,
-    write_outputs,
-)
+from .evaluate import OpenedRun, open_run, ray_split_tasks, run_suite, write_outputs
 from .models import LoadedModel, WeightsSource, load_model, resolve_weights
 from .ray_predict import RayPredictions
+from .run_folder import RUN_MANIFEST
+from .suite_options import SuiteOptions, check_arguments, check_benchmark
+from .suite_targets import dataset_build, dataset_targets
 from .zero_shot import ZeroShotOptions
 
 SWEEP_JSON = "sweep.json"
