@@ -90,7 +90,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from imagenet_suite.inference import PredictOptions, load_model
-    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import SuiteOptions
 
     loaded = load_model(f"timm:{args.model}", "none")
     images = Images(loaded.model)

@@ -61,7 +61,7 @@ def main() -> None:
     from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
     from imagenet_suite.inference import PredictOptions, load_model, predict
-    from imagenet_suite.inference.evaluate import SuiteOptions
+    from imagenet_suite.inference.suite_options import SuiteOptions
     from imagenet_suite.inference.sweep import read_models, run_sweep
 
     spec = f"timm:{args.model}"

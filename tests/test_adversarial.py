@@ -467,7 +467,8 @@ def test_attack_names_and_radii_are_checked_naming_attacks(monkeypatch):
 def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(loaded, val, tmp_path, monkeypatch):
     import imagenet_suite.inference.adversarial as adversarial
     from imagenet_suite.inference import PredictOptions
-    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import SuiteOptions
     from imagenet_suite.scoring.summary.leaderboard import perturbation_accuracies
     from imagenet_suite.scoring.summary.suite_json import read_suite
 

@@ -30,7 +30,8 @@ from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
-from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+from imagenet_suite.inference.evaluate import run_suite
+from imagenet_suite.inference.suite_options import SuiteOptions
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, percentile_interval
 from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS

@@ -25,7 +25,8 @@ from imagenet_suite.errors import ConfigError
 from imagenet_suite.hierarchies.imagenet1k import imagenet1k_distance_matrix
 from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
-from imagenet_suite.inference.evaluate import SuiteOptions, check_arguments, run_suite
+from imagenet_suite.inference.evaluate import run_suite
+from imagenet_suite.inference.suite_options import SuiteOptions, check_arguments
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.fixtures import imagenet_layouts as val_fx

@@ -170,7 +170,8 @@ def test_bad_executor_arguments_are_one_line_errors(capsys, tmp_path):
 def test_evaluate_on_ray_gives_the_local_reports(cluster, scratch, tmp_path):
     """``evaluate --executor ray``: one Ray task per dataset split predicts; every report equals the local run's."""
     from imagenet_suite.inference import PredictOptions, load_model
-    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import SuiteOptions
 
     folders = [first_build(BY_NAME[name], scratch) for name in ("imagenet_val", "imagenet_r")]
     model = load_model("timm:test_resnet", "none", seed=0)
@@ -185,7 +186,7 @@ def test_evaluate_on_ray_gives_the_local_reports(cluster, scratch, tmp_path):
 
 
 def test_evaluate_executor_arguments_are_checked(tmp_path):
-    from imagenet_suite.inference.evaluate import SuiteOptions
+    from imagenet_suite.inference.suite_options import SuiteOptions
 
     with pytest.raises(ConfigError, match="^ray_address is only used with executor ray") as refused:
         SuiteOptions(ray_address="localhost:1")

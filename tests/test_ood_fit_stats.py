@@ -221,7 +221,8 @@ def test_per_class_fits_the_rows_of_the_builders_subset(fitted, spec, train, tmp
 
 
 def test_evaluate_and_review_refuse_statistics_of_another_model(fitted, spec, train, tmp_path):
-    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import SuiteOptions
     from imagenet_suite.review.signals import SignalOptions, compute_signals
     from imagenet_suite.scoring.metrics.ood_detector_stats import Embeddings
     from imagenet_suite.scoring.outputs import ModelOutputs

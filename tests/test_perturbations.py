@@ -323,7 +323,8 @@ def test_evaluate_ranks_a_corruption_build_by_its_corrupted_accuracy(val, tmp_pa
     import dataclasses
 
     from imagenet_suite.inference import PredictOptions, load_model
-    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import SuiteOptions
     from imagenet_suite.scoring.summary.leaderboard import leaderboard
 
     out = build("common", [val], tmp_path / "common", builder_options={"corruptions": "contrast"})

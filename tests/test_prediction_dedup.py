@@ -24,9 +24,10 @@ from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.inference import PredictOptions, load_model, predict
-from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+from imagenet_suite.inference.evaluate import run_suite
 from imagenet_suite.inference.predict import PredictJob
 from imagenet_suite.inference.store import CHUNKS, ENTRIES, IMAGES, PredictionStore
+from imagenet_suite.inference.suite_options import SuiteOptions
 from tests.fixtures import human_accuracy as ha_fx
 from tests.helpers import REPO_ROOT
 

@@ -25,9 +25,11 @@ from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError
 from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
-from imagenet_suite.inference.evaluate import SuiteOptions, dataset_targets, protocol_targets, run_suite
+from imagenet_suite.inference.evaluate import run_suite
 from imagenet_suite.inference.gpu_decode import tensor_transform
 from imagenet_suite.inference.models import resize_only_transform, squash_transform
+from imagenet_suite.inference.suite_options import SuiteOptions
+from imagenet_suite.inference.suite_targets import dataset_targets, protocol_targets
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, leaderboard_markdown
 from tests.fixtures import imagenet_layouts as fx
 from tests.fixtures.patchml_sources import make_object_images
@@ -233,7 +235,8 @@ def test_an_outputs_record_of_another_protocol_is_refused(timm_run, builds, tmp_
     import shutil
 
     from imagenet_suite.errors import RunFolderError
-    from imagenet_suite.inference.evaluate import check_run_folder, run_manifest, suite_targets
+    from imagenet_suite.inference.run_folder import check_run_folder, run_manifest
+    from imagenet_suite.inference.suite_targets import suite_targets
 
     loaded, run_dir, _ = timm_run
     copy_dir = shutil.copytree(run_dir, tmp_path / "run")

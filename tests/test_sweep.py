@@ -247,7 +247,7 @@ def test_run_folder_names_are_distinct_and_stable(tmp_path):
 def test_a_models_file_line_gives_its_model_its_own_detector_statistics(tmp_path, monkeypatch):
     """``detector_stats=FILE`` on a line replaces ``--detector-stats`` for that model only, and a changed file
     changes the model's fingerprint (a sweep does not take it as done)."""
-    from imagenet_suite.inference.evaluate import SuiteOptions
+    from imagenet_suite.inference.suite_options import SuiteOptions
     from imagenet_suite.inference.sweep import _fingerprint
 
     monkeypatch.chdir(tmp_path)

@@ -202,7 +202,8 @@ def test_score_gives_real_style_and_asma_accuracy_by_hand(tmp_path):
 def test_evaluate_puts_the_v2_columns_in_the_anzaku2024_summary(tmp_path):
     """Labels planted from the model's own resize-only ranking, so the expected numbers are set by hand."""
     from imagenet_suite.inference import PredictOptions, load_model, predict
-    from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import SuiteOptions
 
     images = fx.v2_images(CONFIG)
     model = load_model("timm:test_resnet", "none", seed=0)

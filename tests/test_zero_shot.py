@@ -195,7 +195,7 @@ def test_openai80_and_taxonomy_prompts():
 def test_run_folder_of_another_head_is_refused(world, tmp_path):
     from imagenet_suite.errors import RunFolderError
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.evaluate import RUN_MANIFEST, check_run_folder, run_manifest
+    from imagenet_suite.inference.run_folder import RUN_MANIFEST, check_run_folder, run_manifest
     from imagenet_suite.inference.zero_shot import ZeroShotOptions
 
     def manifest(prompts: str) -> dict:

@@ -164,13 +164,10 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.evaluate import (
-        SUITE_JSON,
-        check_arguments,
-        check_benchmark,
-        dataset_targets,
-        run_suite,
-    )
+    from imagenet_suite.inference.evaluate import run_suite
+    from imagenet_suite.inference.suite_options import check_arguments, check_benchmark
+    from imagenet_suite.inference.suite_targets import dataset_targets
+    from imagenet_suite.scoring.summary.suite_json import SUITE_JSON
 
     if args.models is not None:
         return sweep(args)
@@ -237,9 +234,9 @@ def sweep(args) -> int:
 
 
 def suite_options(args):
-    """The :class:`~imagenet_suite.inference.evaluate.SuiteOptions` of the parsed arguments (checked when made)."""
-    from imagenet_suite.inference.evaluate import SuiteOptions
+    """The :class:`~imagenet_suite.inference.suite_options.SuiteOptions` of the parsed arguments (checked when made)."""
     from imagenet_suite.inference.predict import PredictOptions
+    from imagenet_suite.inference.suite_options import SuiteOptions
 
     predict = PredictOptions(
         device=resolve_device(args.device),

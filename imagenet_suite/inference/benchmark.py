@@ -20,8 +20,7 @@ from ..scoring.evaluation.preprocessing import HESSE2025
 from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
 from ..scoring.metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores
 from ..scoring.outputs import ModelOutputs
-
-SuiteTarget = Any  # imagenet_suite.inference.evaluate.SuiteTarget (not imported: evaluate imports this module)
+from .suite_targets import SuiteTarget
 
 
 @dataclass(frozen=True)

@@ -30,16 +30,12 @@ outputs were scored and, for an OOD set, the ImageNet-val split of the ID output
 ``{"folder", "builder", "version", "config", "split", "build_info_sha256"}`` (the sha256 of the folder's
 build_info.json, which pins every file of the build).
 
-The settings of a run are one :class:`SuiteOptions` (its ``predict`` part a
-:class:`~imagenet_suite.inference.predict.PredictOptions`), checked when made; the run folder and the
-files it names are checked by :func:`check_arguments` before any model is loaded. A run folder is
-checked before any work (:func:`check_run_folder`): run.json must name this model (spec,
-weights, parameter count), an existing suite.json must be of a format this version reads and well
-formed, and an outputs file is reused only when its record names the same build as the folder given
-now. Outputs predicted from another build are refused (one line naming both builds), not predicted
-again: the run folder is the evidence behind its suite.json, so it is not silently rewritten for other
-data (a wrong ``datasets`` folder is the usual cause); delete the file, or choose another ``run_dir``.
-An outputs file without a record (a run folder of an older imagenet-suite) is refused alike.
+The settings of a run are one :class:`~imagenet_suite.inference.suite_options.SuiteOptions` (its ``predict``
+part a :class:`~imagenet_suite.inference.predict.PredictOptions`), checked when made; the run folder and the
+files it names are checked by :func:`~imagenet_suite.inference.suite_options.check_arguments` before any model is
+loaded, and an existing run folder before any work
+(:func:`~imagenet_suite.inference.run_folder.check_run_folder`: run.json must name this model, and an outputs
+file is reused only when its record names the same build as the folder given now).
 
 LCA distances (``SuiteOptions.hierarchy``, ``evaluate --hierarchy DIR``) come from the ImageNet-1k WordNet
 tree shipped with the package, or from a built ``wordnet_hierarchy`` / ``kmeans_hierarchy`` folder over the
@@ -50,10 +46,8 @@ sources, and ``paper_distance``, the distance LCA-on-the-Line (Shi et al. 2024) 
 hierarchy, which is listed first). Reports are always scored afresh from the stored outputs, so a run
 folder evaluated again with another hierarchy has its LCA recomputed under it (outputs reused), never a mix.
 
-``<key>`` is ``<dataset>[/<config>][/<split>]`` (config and split only when the folder has several; the
-folder's directory name instead of the dataset when two folders hold the same dataset), plus
-``@<protocol>`` for a split evaluated under another protocol than ``hesse2025``; in file names ``/``
-becomes ``__``.
+``<key>`` names a dataset split under a protocol, ``<dataset>[/<config>][/<split>][@<protocol>]``
+(:mod:`~imagenet_suite.inference.suite_targets`); in file names ``/`` becomes ``__``.
 
 Evaluation protocols (``SuiteOptions.protocols``, ``evaluate --protocol``;
 :mod:`imagenet_suite.scoring.evaluation.preprocessing`): under ``hesse2025`` every split is predicted
@@ -73,29 +67,18 @@ side of every OOD set. Summary: :func:`imagenet_suite.scoring.summary.suite.suit
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core.executors import RayExecutor, check_executor, make_executor
-from ..dataset.folder import DatasetFolder
-from ..errors import ConfigError, DatasetFolderError, OutputsError, RunFolderError, param
+from ..core.executors import RayExecutor
+from ..errors import ConfigError, OutputsError, param
 from ..files import atomic_write_bytes
-from ..scoring.benchmarks import BENCHMARKS, Benchmark
 from ..scoring.evaluation.context import RESAMPLED
-from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions, OodOptions, ScoreOptions
-from ..scoring.evaluation.preprocessing import (
-    ANZAKU2024,
-    DEFAULT_PROTOCOLS,
-    HESSE2025,
-    check_protocols,
-    is_multilabel_set,
-    no_center_crop,
-    protocol_key,
-)
+from ..scoring.evaluation.options import LcaOptions, OodOptions, ScoreOptions
+from ..scoring.evaluation.preprocessing import ANZAKU2024, HESSE2025
 from ..scoring.evaluation.report import applicable_metrics, score
 from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
@@ -108,465 +91,30 @@ from ..scoring.summary.intervals import (
     resample_report,
     write_uncertainty,
 )
-from ..scoring.summary.json_schema import (
-    COUNT,
-    SHA256,
-    TEXT,
-    Fields,
-    Maybe,
-    Number,
-    Text,
-    check_json,
-    describe_json,
-    read_json,
-)
+from ..scoring.summary.json_schema import read_json
 from ..scoring.summary.reports import ID_DATASET
 from ..scoring.summary.suite import suite_summary
-from ..scoring.summary.suite_json import ADVERSARIAL, BUILD, SUITE_FORMAT, SUITE_JSON, WEIGHTS_SOURCE, read_suite
+from ..scoring.summary.suite_json import SUITE_FORMAT, SUITE_JSON
 from ..scoring.threads import chunk_parallel_cpu
-from .autoattack import DEFAULT_ATTACKS, ITERATIONS, QUERIES, AttackSpec, library_version, parse_attacks
-from .benchmark import RunInputs, benchmark_targets, run_benchmark
+from .adversarial_record import adversarial_record, attack_recorded
+from .autoattack import AttackSpec
+from .benchmark import RunInputs, run_benchmark
 from .models import LoadedModel, weights_digest
 from .predict import PredictJob, PredictOptions, predict, protocol_transform
-from .store import PredictionStore, check_store_folder
-from .zero_shot import ZeroShotClassifier, head_identity, zero_shot_detector_stats
-
-RUN_MANIFEST = "run.json"
-PREDICTIONS = "predictions"  # the run folder's prediction store
-ADVERSARIAL_JSON = "adversarial.json"
-ADVERSARIAL_PARTIAL = "adversarial.partial"
-RUN_FORMAT = "imagenet-suite.run/2"
-OUTPUTS_RECORD_FORMAT = "imagenet-suite.outputs-record/1"
-ZERO_SHOT_HEAD = Fields(
-    {
-        "prompts": TEXT,
-        "class_names": TEXT,
-        "prompts_sha256": SHA256,
-        "prompts_per_class": COUNT,
-        "logit_scale": Number(),
-        "logit_bias": Maybe(Number()),
-        "probabilities": TEXT,
-    }
+from .run_folder import (
+    ADVERSARIAL_JSON,
+    ADVERSARIAL_PARTIAL,
+    PREDICTIONS,
+    check_run_folder,
+    claim_run_folder,
+    json_bytes,
+    run_manifest,
+    write_outputs_record,
 )
-"""run.json's ``zero_shot``: what decides a zero-shot head's outputs (:func:`.zero_shot.head_identity`)."""
-RUN_SCHEMAS: dict[str | None, Fields] = {
-    None: Fields({"model": TEXT, "weights": SHA256}),  # before formats: "weights" held weights_digest()
-    RUN_FORMAT: Fields(
-        {
-            "format": Text(choices=(RUN_FORMAT,)),
-            "model": TEXT,
-            "weights": TEXT,
-            "weights_sha256": Maybe(SHA256),
-            "weights_digest": SHA256,
-            "params": COUNT,
-        },
-        # weights_source: absent in run.json written before tags were recorded; zero_shot: an open_clip model's head
-        {"weights_source": Maybe(WEIGHTS_SOURCE), "zero_shot": Maybe(ZERO_SHOT_HEAD)},
-    ),
-}
-OUTPUTS_RECORD = Fields({"format": Text(choices=(OUTPUTS_RECORD_FORMAT,)), "key": TEXT, "dataset": BUILD})
-
-
-@dataclass(frozen=True)
-class SuiteTarget:
-    """One dataset split of the suite under one evaluation protocol, and the key it is reported under
-    (``<key>`` under ``hesse2025``, ``<key>@<protocol>`` otherwise; a PatchML build keeps its key)."""
-
-    key: str
-    folder: DatasetFolder
-    config: str
-    split: str
-    protocol: str = HESSE2025
-
-    @property
-    def has_images(self) -> bool:
-        return "image" in self.folder.column_names(self.config)
-
-    @property
-    def file_stem(self) -> str:
-        return self.key.replace("/", "__")
-
-    @property
-    def build_says_no_crop(self) -> bool:
-        """The build's protocol says resize-only (PatchML): predicted so whatever the protocol."""
-        return no_center_crop(self.folder.protocol(self.config))
-
-    @property
-    def resize_only(self) -> bool:
-        """Whether predict is asked to resize without a centre crop (PredictOptions.resize_only)."""
-        return self.protocol == ANZAKU2024 and not self.build_says_no_crop
-
-    @property
-    def multilabel(self) -> bool:
-        """Whether Anzaku et al.'s multi-label metrics (ASMA) apply to it."""
-        return is_multilabel_set(self.folder.config_info(self.config)["features"], self.folder.protocol(self.config))
-
-    def under(self, protocol: str) -> SuiteTarget:
-        """This ``hesse2025`` target under ``protocol`` (its key suffixed by :func:`protocol_key`)."""
-        if protocol == self.protocol:
-            return self
-        return replace(self, key=protocol_key(self.key, protocol), protocol=protocol)
-
-
-def suite_targets(datasets: Sequence[str | Path], protocols: Sequence[str] = DEFAULT_PROTOCOLS) -> list[SuiteTarget]:
-    """Every (config, split) of every dataset folder under each of ``protocols`` that applies to it,
-    ImageNet val first (:func:`dataset_targets`, :func:`protocol_targets`)."""
-    return protocol_targets(dataset_targets(datasets), protocols)
-
-
-def protocol_targets(targets: Sequence[SuiteTarget], protocols: Sequence[str]) -> list[SuiteTarget]:
-    """The ``hesse2025`` ``targets`` under ``protocols``, in order: a PatchML build once, resize-only
-    (``anzaku2024``, its own key); a multi-label set under each protocol; any other split under
-    ``hesse2025`` only (none when it is not among ``protocols``)."""
-    protocols = check_protocols(protocols)
-    expanded: list[SuiteTarget] = []
-    for target in targets:
-        if target.build_says_no_crop:
-            expanded.append(replace(target, protocol=ANZAKU2024))
-        elif target.multilabel:
-            expanded += [target.under(protocol) for protocol in protocols]
-        elif HESSE2025 in protocols:
-            expanded.append(target)
-    return expanded
-
-
-def dataset_targets(datasets: Sequence[str | Path]) -> list[SuiteTarget]:
-    """Every (config, split) of every dataset folder, ImageNet val first, under ``hesse2025``.
-
-    A folder is named by its dataset (``imagenet_r``), or by its directory name when two folders hold
-    the same dataset; ConfigError on a folder that is not a built dataset or a repeated directory name.
-    """
-    folders = []
-    for path in datasets:
-        try:
-            folders.append((Path(path), DatasetFolder(path)))
-        except DatasetFolderError as err:
-            raise ConfigError(f"{param('datasets')} {path}: not a built dataset folder ({err})") from err
-    names = [folder.name for _, folder in folders]
-    targets: list[SuiteTarget] = []
-    for path, folder in folders:
-        name = folder.name if names.count(folder.name) == 1 else path.resolve().name
-        configs = folder.configs
-        for config in configs:
-            splits = folder.splits(config)
-            for split in splits:
-                key = name + (f"/{config}" if len(configs) > 1 else "") + (f"/{split}" if len(splits) > 1 else "")
-                targets.append(SuiteTarget(key, folder, config, split))
-    keys = [target.key for target in targets]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise ConfigError(f"{param('datasets')}: two folders give the same report key(s) {repeated}; rename one folder")
-    return sorted(targets, key=lambda target: (target.folder.name != ID_DATASET, keys.index(target.key)))
-
-
-def dataset_build(target: SuiteTarget) -> dict[str, str]:
-    """The build a target reads: its folder and the build's identity (``BUILD`` of suite.json)."""
-    folder = target.folder
-    return {
-        "folder": str(folder.path.resolve()),
-        "builder": folder.name,
-        "version": folder.version,
-        "config": target.config,
-        "split": target.split,
-        "build_info_sha256": folder.build_info_sha256,
-    }
-
-
-def same_build(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two builds are one (wherever their folders are now)."""
-    return all(a.get(key) == b.get(key) for key in ("builder", "version", "config", "split", "build_info_sha256"))
-
-
-def describe_build(build: dict[str, Any]) -> str:
-    return (
-        f"{build['builder']} {build['version']} config {build['config']} split {build['split']} "
-        f"(build_info.json sha256 {build['build_info_sha256'][:12]}, {build['folder']})"
-    )
-
-
-def _build_change(old: dict[str, Any], new: dict[str, Any]) -> str:
-    """What differs between the build outputs were predicted from and the one given now."""
-    fields = ("builder", "version", "config", "split")
-    if all(old[key] == new[key] for key in fields):
-        return (
-            f"predicted from another build of {old['builder']} {old['version']} (config {old['config']}, split "
-            f"{old['split']}): build_info.json sha256 {old['build_info_sha256'][:12]} in {old['folder']}, now "
-            f"{new['build_info_sha256'][:12]} in {new['folder']}"
-        )
-    return f"predicted from {describe_build(old)}, but {param('datasets')} now gives {describe_build(new)}"
-
-
-@dataclass(frozen=True)
-class SuiteOptions:
-    """How :func:`run_suite` evaluates a model: prediction, OOD statistics, attacks, where outputs are predicted.
-
-    Checked when made (ConfigError naming the field); the files and the executor are checked by
-    :func:`check_arguments`.
-
-    Attributes:
-        predict: how every dataset split is predicted (device, batch size, workers, precision,
-            ``features``; :class:`~imagenet_suite.inference.predict.PredictOptions`). With
-            ``features=True`` the penultimate features are stored too and the feature-based OOD detectors
-            run where their inputs allow. ``progress`` also prints a line per dataset split.
-        detector_stats: a file of fitted train statistics (``DetectorStats.save``) that some OOD detectors
-            need (as ``score --detector-stats``); None: those detectors are skipped.
-        adversarial: number of ImageNet-val images to attack, 0 or more (0: no attacks; the
-            adversarial-robustness dimension is then listed as missing).
-        adversarial_seed: seed of the attacked class-stratified subset, of PGD's random start and of
-            AutoAttack, 0 or more.
-        attacks: the attacks on those images (``evaluate --attack``; names or ``name:eps=VALUE``,
-            :mod:`~imagenet_suite.inference.autoattack`): ``fgsm``, ``pgd`` (Beyond Accuracy's; the
-            default), ``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1`` (Heuillet et al. 2025's
-            AutoAttack "standard" at ε 4/255, 2.0, 75). Only with ``adversarial``.
-        allow_partial: compute QUBA dimensions from partial inputs too (C-robustness from fewer than the
-            75 ImageNet-C sets), listed in ``summary.quba.partial``; False: such a dimension is missing
-            and there is no QUBA score.
-        executor: ``"local"`` (predict in this process) or ``"ray"`` (the outputs still missing are
-            predicted as one Ray task per dataset split; scoring, attacks and the summary stay here).
-        ray_address: the Ray cluster (only with ``executor="ray"``); None: ``$RAY_ADDRESS``, else a local
-            cluster of ``num_proc`` CPUs.
-        num_proc: CPUs of that local Ray cluster, at least 1.
-        gpus_per_task: GPUs each Ray prediction task reserves when ``predict.device`` is CUDA and the cluster
-            has GPUs, in (0, 1] (a fraction packs several tasks on one GPU;
-            :func:`~imagenet_suite.inference.ray_predict.task_resources`); only with ``executor="ray"``.
-        protocols: the evaluation protocols, at least one of ``hesse2025`` (every split with the model's
-            own preprocessing, centre crop: QUBA and the accuracy tables of Hesse et al. 2025) and
-            ``anzaku2024`` (the multi-label sets resized to the input size without a centre crop, for
-            ASMA: Anzaku et al. 2024, App. B); both by default, so one run gives both papers' numbers.
-        hierarchy: a built ``wordnet_hierarchy`` / ``kmeans_hierarchy`` folder over the 1000 ImageNet-1k
-            classes whose distances the LCA metrics use (e.g. a K-means hierarchy for LCA-on-the-Line's
-            latent hierarchies, Shi et al. 2024, App. F.2); None: the WordNet tree shipped with the package.
-        bootstrap: resamples of the percentile bootstrap over images behind the 95 % interval of every
-            headline number (``summary.uncertainty``; :mod:`imagenet_suite.scoring.summary.intervals`), 0 or
-            more (0: no intervals).
-        bootstrap_seed: seed of the resamples, 0 or more; two runs with the same seed resample the same
-            images alike (the leaderboard's paired tests need it).
-        dedup: predict each distinct image once (:class:`~imagenet_suite.inference.store.PredictionStore`):
-            ImageNet val's configs, ReaL's and the multi-labels' images are one forward pass per image, and the
-            other splits' rows are copied (byte-identical to predicting them); False: every split is predicted.
-        prediction_store: the store's folder, which runs of the same model and preprocessing may share (only
-            with ``dedup``); None: ``RUN_DIR/predictions``.
-        benchmark: a fixed OOD benchmark reported beside the papers' numbers (:data:`~imagenet_suite.scoring.benchmarks.BENCHMARKS`:
-            ``openood-v1.5-imagenet``), in ``summary.benchmarks`` and suite.md; its builds must be among the datasets
-            (:func:`check_benchmark`; ``evaluate`` checks it before loading the model); None: none.
-
-    Example:
-        >>> from imagenet_suite.inference.evaluate import SuiteOptions
-        >>> from imagenet_suite.inference.predict import PredictOptions
-        >>> options = SuiteOptions(predict=PredictOptions(batch_size=64, workers=0), adversarial=500)
-        >>> options.predict.batch_size, options.adversarial
-        (64, 500)
-        >>> SuiteOptions(adversarial=-3)
-        Traceback (most recent call last):
-        ...
-        imagenet_suite.errors.ConfigError: adversarial must be 0 (no attacks) or a number of images, got -3
-    """
-
-    predict: PredictOptions = field(default_factory=PredictOptions)
-    detector_stats: str | Path | None = None
-    adversarial: int = 0
-    adversarial_seed: int = 0
-    attacks: tuple[AttackSpec | str, ...] = DEFAULT_ATTACKS
-    allow_partial: bool = False
-    executor: str = "local"
-    ray_address: str | None = None
-    num_proc: int = 1
-    gpus_per_task: float = 1.0
-    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
-    hierarchy: str | Path | None = None
-    bootstrap: int = 1000
-    bootstrap_seed: int = 0
-    dedup: bool = True
-    prediction_store: str | Path | None = None
-    benchmark: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "protocols", check_protocols(self.protocols))
-        if not isinstance(self.predict, PredictOptions):
-            raise ConfigError(f"{param('predict')} must be a PredictOptions, got {type(self.predict).__name__}")
-        _at_least("adversarial", self.adversarial, 0, "must be 0 (no attacks) or a number of images")
-        _at_least("adversarial_seed", self.adversarial_seed, 0, "must be 0 or more")
-        object.__setattr__(self, "attacks", parse_attacks(self.attacks))
-        if not self.adversarial and self.attacks != parse_attacks(DEFAULT_ATTACKS):
-            raise ConfigError(f"{param('attacks')} is only used with {param('adversarial')} N (images to attack)")
-        _at_least("num_proc", self.num_proc, 1, "must be at least 1")
-        _at_least("bootstrap", self.bootstrap, 0, "must be 0 (no intervals) or a number of resamples")
-        _at_least("bootstrap_seed", self.bootstrap_seed, 0, "must be 0 or more")
-        check_executor(self.executor, self.ray_address)
-        gpus = self.gpus_per_task
-        if isinstance(gpus, bool) or not isinstance(gpus, int | float) or not 0 < gpus <= 1:
-            raise ConfigError(f"{param('gpus_per_task')} must be a number in (0, 1], got {gpus!r}")
-        if gpus != 1 and self.executor != "ray":
-            raise ConfigError(f"{param('gpus_per_task')} is only used with {param('executor')} ray")
-        if self.benchmark is not None and self.benchmark not in BENCHMARKS:
-            raise ConfigError(f"{param('benchmark')} must be one of {sorted(BENCHMARKS)}, got {self.benchmark!r}")
-        if self.prediction_store is not None and not self.dedup:
-            raise ConfigError(
-                f"{param('prediction_store')} is only used with {param('dedup')} (it keeps deduplicated predictions)"
-            )
-
-
-def check_benchmark(targets: Sequence[SuiteTarget], name: str | None) -> Benchmark | None:
-    """The benchmark ``name`` (None: none) after checking that ``targets`` (:func:`dataset_targets`) hold every
-    build it reads (ConfigError naming those missing)."""
-    if name is None:
-        return None
-    benchmark = BENCHMARKS[name]
-    if not any(target.folder.name == ID_DATASET for target in targets):
-        raise ConfigError(f"{param('benchmark')} {name}: add a built imagenet_val folder to {param('datasets')}")
-    benchmark_targets(benchmark, targets)
-    return benchmark
-
-
-def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
-    """ConfigError naming the parameter of :func:`run_suite` that cannot work, before any model is loaded
-    or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, ``options.hierarchy``
-    is a built hierarchy over the ImageNet-1k classes, the executor can be used (Ray installed, its cluster
-    reachable), AutoAttack is installed when an attack needs it."""
-    run_dir = Path(run_dir)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ConfigError(f"{param('run_dir')} {run_dir}: is a file; expected a run folder")
-    if options.detector_stats is not None and not Path(options.detector_stats).is_file():
-        raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
-    if options.hierarchy is not None:
-        hierarchy_record(options.hierarchy)
-    check_store_folder(options.prediction_store)
-    make_executor(options.executor, options.num_proc, options.ray_address, start=False)
-    if options.adversarial and any(spec.norm is not None for spec in options.attacks):
-        library_version()
-
-
-def lca_options(hierarchy: str | Path | None) -> LcaOptions:
-    """Every LCA distance under ``hierarchy``, the one LCA-on-the-Line reports with that kind of hierarchy
-    first (``info`` for WordNet, ``depth_one_sided`` for K-means: ``paper_distance`` of
-    :func:`~imagenet_suite.scoring.metrics.lca_distances.hierarchy_record`)."""
-    first = hierarchy_record(hierarchy)["paper_distance"]
-    distances = (first, *(distance for distance in LCA_DISTANCES if distance != first))
-    return LcaOptions(distances=distances, hierarchy=None if hierarchy is None else str(hierarchy))
-
-
-def _at_least(name: str, value: Any, minimum: int, rule: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{param(name)} {rule}, got {value!r}")
-
-
-def run_manifest(loaded: LoadedModel) -> dict[str, Any]:
-    """run.json: what identifies the model of a run folder (``weights_source``: the weights tag and where
-    the weights came from, :meth:`~imagenet_suite.inference.models.WeightsSource.record`)."""
-    return {
-        "format": RUN_FORMAT,
-        "model": loaded.spec,
-        "weights": loaded.weights,
-        "weights_sha256": loaded.weights_sha256,
-        "weights_digest": weights_digest(loaded),
-        "weights_source": loaded.source.record() if loaded.source is not None else None,
-        "params": sum(parameter.numel() for parameter in loaded.model.parameters()),
-        **({"zero_shot": head_identity(loaded.zero_shot)} if loaded.zero_shot is not None else {}),
-    }
-
-
-def check_run_folder(run_dir: str | Path, manifest: dict[str, Any], targets: Sequence[SuiteTarget]) -> None:
-    """Read-only checks of an existing run folder before any work (RunFolderError, one line): run.json
-    names this model (else: what differs), suite.json and adversarial.json are well formed and of a
-    format this version reads, and every outputs file present was predicted from the build given now."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        return
-    if (run_dir / RUN_MANIFEST).is_file():
-        _check_manifest(run_dir, manifest)
-    if (run_dir / SUITE_JSON).is_file():
-        read_suite(run_dir / SUITE_JSON)
-    if (run_dir / ADVERSARIAL_JSON).is_file():
-        check_json(read_json(run_dir / ADVERSARIAL_JSON, ADVERSARIAL_JSON), ADVERSARIAL, run_dir / ADVERSARIAL_JSON)
-    if (run_dir / ADVERSARIAL_PARTIAL).exists() and not (run_dir / ADVERSARIAL_PARTIAL).is_dir():
-        raise RunFolderError(
-            f"{run_dir / ADVERSARIAL_PARTIAL}: in the way (the attacks keep their finished batches there)"
-        )
-    for target in targets:
-        if target.has_images:
-            _check_outputs_record(run_dir, target, manifest["model"])
-
-
-def _check_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    path = run_dir / RUN_MANIFEST
-    found = read_json(path, "run.json of `imagenet-suite evaluate`")
-    if not isinstance(found, dict):
-        raise RunFolderError(f"{path}: expected an object, found {describe_json(found)}")
-    if "format" in found and found["format"] != RUN_FORMAT:
-        raise RunFolderError(
-            f"{path}: format is {describe_json(found['format'])}, but this imagenet-suite reads run.json of format "
-            f"{json.dumps(RUN_FORMAT)} (or without one, as written before formats); choose another {param('run_dir')}"
-        )
-    check_json(found, RUN_SCHEMAS[found.get("format")], path)
-    legacy = "format" not in found
-    digest = found["weights"] if legacy else found["weights_digest"]
-    differences = []
-    if found["model"] != manifest["model"]:
-        differences.append(f"model {found['model']} there, {manifest['model']} now")
-    if digest != manifest["weights_digest"]:
-        differences.append(f"weights {_weights_text(found, legacy)} there, {_weights_text(manifest)} now")
-    elif found.get("weights_source") and manifest["weights_source"]:
-        old, new = found["weights_source"].get("tag"), manifest["weights_source"].get("tag")
-        if old != new:  # same weights, but the tag's architecture configuration and preprocessing differ
-            differences.append(f"weights tag {old} there, {new} now")
-    if found.get("zero_shot") != manifest.get("zero_shot"):
-        differences.append(f"zero-shot head {_head_text(found)} there, {_head_text(manifest)} now")
-    if not differences and not legacy and found["params"] != manifest["params"]:
-        differences.append(
-            f"{found['params']} parameters there, {manifest['params']} now (same spec and weights: the model's code changed)"
-        )
-    if differences:
-        raise RunFolderError(
-            f"{param('run_dir')} {run_dir} holds the run of {found['model']}, not of this model: "
-            f"{'; '.join(differences)}; choose another {param('run_dir')}"
-        )
-
-
-def _head_text(manifest: dict[str, Any]) -> str:
-    head = manifest.get("zero_shot")
-    if not head:
-        return "none"
-    return f"{head['class_names']} names, {head['prompts']} prompts ({head['prompts_sha256'][:12]}), {head['probabilities']}"
-
-
-def _weights_text(manifest: dict[str, Any], legacy: bool = False) -> str:
-    if legacy:
-        return f"of digest {manifest['weights'][:12]} (a run.json of an older imagenet-suite names no more)"
-    sha = manifest["weights_sha256"]
-    return manifest["weights"] + (f" (sha256 {sha[:12]})" if sha else "")
-
-
-def _record_path(outputs: Path) -> Path:
-    """``RUN_DIR/builds/<key>.json`` of ``RUN_DIR/outputs/<key>.pt``."""
-    return outputs.parent.parent / "builds" / f"{outputs.stem}.json"
-
-
-def _check_outputs_record(run_dir: Path, target: SuiteTarget, model: str) -> None:
-    path = run_dir / "outputs" / f"{target.file_stem}.pt"
-    if not path.is_file():
-        return
-    record_path = _record_path(path)
-    if not record_path.is_file():
-        raise RunFolderError(
-            f"{path}: no record of the dataset build it was predicted from ({record_path} is missing: a run "
-            "folder of an older imagenet-suite, or a file put there by hand); delete it to predict again, or "
-            f"choose another {param('run_dir')}"
-        )
-    record = read_json(record_path, "outputs record of `imagenet-suite evaluate`")
-    check_json(record, OUTPUTS_RECORD, record_path)
-    stale = None
-    if record.get("protocol", target.protocol) != target.protocol:
-        stale = f"predicted under evaluation protocol {record['protocol']!r}, but its key is {target.protocol!r}'s"
-    elif "protocol" not in record and target.build_says_no_crop and model.startswith("torchvision:"):
-        stale = "predicted with a centre crop (torchvision models on PatchML were, before imagenet-suite resized them)"
-    if stale:
-        raise RunFolderError(f"{path}: {stale}; delete it to predict again, or choose another {param('run_dir')}")
-    now = dataset_build(target)
-    if not same_build(record["dataset"], now):
-        raise RunFolderError(
-            f"{path}: {_build_change(record['dataset'], now)}; delete it to predict again, or choose another "
-            f"{param('run_dir')}"
-        )
+from .store import PredictionStore
+from .suite_options import SuiteOptions, check_arguments, check_benchmark, lca_options
+from .suite_targets import SuiteTarget, dataset_build, dataset_targets, protocol_targets, same_build
+from .zero_shot import ZeroShotClassifier, zero_shot_detector_stats
 
 
 @dataclass
@@ -589,8 +137,9 @@ class OpenedRun:
 def open_run(
     loaded: LoadedModel, datasets: Sequence[str | Path], run_dir: str | Path, options: SuiteOptions
 ) -> OpenedRun:
-    """Check the arguments (:func:`check_arguments`) and the run folder (:func:`check_run_folder`) of
-    :func:`run_suite` and claim the folder for ``loaded`` (run.json); nothing is predicted or scored."""
+    """Check the arguments (:func:`~imagenet_suite.inference.suite_options.check_arguments`) and the run folder
+    (:func:`~imagenet_suite.inference.run_folder.check_run_folder`) of :func:`run_suite` and claim the folder for
+    ``loaded`` (run.json); nothing is predicted or scored."""
     check_arguments(run_dir, options)
     run_dir = Path(run_dir)
     base = dataset_targets(datasets)
@@ -608,7 +157,7 @@ def open_run(
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
     if options.dedup:
         run.store = PredictionStore(options.prediction_store or run_dir / PREDICTIONS)
-    _claim_run_folder(run_dir, manifest)
+    claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
     return OpenedRun(run, targets, id_targets, manifest)
 
@@ -621,13 +170,15 @@ def run_suite(
 ) -> dict[str, Any]:
     """Predict, score and summarise ``loaded`` on every split of ``datasets``; write the run folder.
 
-    Returns suite.json's content. ``options``: see :class:`SuiteOptions` (default: every default, on
-    the CPU, no attacks). With ``executor="ray"`` the outputs still missing are predicted as one Ray
-    task per dataset split (:func:`predict_on_ray`).
+    Returns suite.json's content. ``options``: see
+    :class:`~imagenet_suite.inference.suite_options.SuiteOptions` (default: every default, on the CPU, no
+    attacks). With ``executor="ray"`` the outputs still missing are predicted as one Ray task per dataset split
+    (:func:`predict_on_ray`).
 
     Example:
         >>> from imagenet_suite.inference import PredictOptions, load_model
-        >>> from imagenet_suite.inference.evaluate import SuiteOptions, run_suite
+        >>> from imagenet_suite.inference.evaluate import run_suite
+        >>> from imagenet_suite.inference.suite_options import SuiteOptions
         >>> suite = run_suite(load_model("timm:resnet50"),                                 # doctest: +SKIP
         ...                   ["datasets/imagenet_val-1.0.0", "datasets/imagenet_r-1.0.0"], "runs/resnet50",
         ...                   SuiteOptions(predict=PredictOptions(device="cuda"), adversarial=1000))
@@ -650,7 +201,7 @@ def run_suite(
             skipped[target.key] = reason
             continue
         reports[target.key] = report
-        atomic_write_bytes(run_dir / "reports" / f"{target.file_stem}.json", _json_bytes(report))
+        atomic_write_bytes(run_dir / "reports" / f"{target.file_stem}.json", json_bytes(report))
         if bootstrap is not None:
             replicated[target.key] = run.resample(report, bootstrap)
     attacks = None
@@ -694,7 +245,7 @@ def run_suite(
         "skipped": skipped,
         "summary": summary,
     }
-    atomic_write_bytes(run_dir / SUITE_JSON, _json_bytes(suite))
+    atomic_write_bytes(run_dir / SUITE_JSON, json_bytes(suite))
     write_suite_markdown(suite, run_dir)
     return suite
 
@@ -774,19 +325,6 @@ def _outputs_target(target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> 
     return target if target.has_images else id_targets.get(target.protocol)
 
 
-def _claim_run_folder(run_dir: Path, manifest: dict[str, Any]) -> None:
-    """Record the model in ``run.json`` (after :func:`check_run_folder`; a run.json written before formats
-    is rewritten in the current layout)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    recorded = run_dir / RUN_MANIFEST
-    if not recorded.is_file() or read_json(recorded, RUN_MANIFEST) != manifest:
-        atomic_write_bytes(recorded, _json_bytes(manifest))
-
-
-def _json_bytes(value: Any) -> bytes:
-    return (json.dumps(value, indent=1, allow_nan=False) + "\n").encode()
-
-
 @dataclass
 class _Run:
     """The settings of one run and the outputs it has computed (ImageNet val's, for the OOD sets)."""
@@ -826,19 +364,11 @@ class _Run:
     def record_outputs(self, target: SuiteTarget) -> None:
         """Write ``builds/<key>.json``, the build the outputs are about to be predicted from (and under which
         evaluation protocol)."""
-        record = {
-            "format": OUTPUTS_RECORD_FORMAT,
-            "key": target.key,
-            "dataset": dataset_build(target),
-            "protocol": target.protocol,
-        }
-        path = _record_path(self.outputs_path(target))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, _json_bytes(record))
+        write_outputs_record(self.outputs_path(target), target)
 
     def outputs(self, target: SuiteTarget) -> Path:
         """The target's outputs file, predicted unless already in the run folder (its record was checked by
-        :func:`check_run_folder`)."""
+        :func:`~imagenet_suite.inference.run_folder.check_run_folder`)."""
         path = self.outputs_path(target)
         if not path.is_file():
             if self.options.progress:
@@ -947,94 +477,8 @@ class _Run:
                 self.loaded, id_target.folder, options(todo), config=id_target.config, split=id_target.split
             )
         record = adversarial_record(recorded, result, key, build)
-        atomic_write_bytes(path, _json_bytes(record))
+        atomic_write_bytes(path, json_bytes(record))
         return record
 
 
-def attack_recorded(recorded: dict[str, Any] | None, spec: AttackSpec, options: Any) -> bool:
-    """Whether adversarial.json (``recorded``) holds ``spec``'s accuracy, measured with ``options``' settings."""
-    if recorded is None:
-        return False
-    if spec.norm is None:
-        return f"{spec.name}_accuracy" in recorded
-    entry = (recorded.get("autoattack") or {}).get(spec.label)
-    settings = options.autoattacks[spec.label].record()
-    return entry is not None and all(entry.get(name) == settings[name] for name in AUTOATTACK_SETTINGS)
-
-
-AUTOATTACK_SETTINGS = ("norm", "eps", "version", "iterations", "queries")
-"""What an AutoAttack accuracy of adversarial.json is reused for (the library version is recorded, not matched)."""
-FGSM_PGD_TEXT = {
-    "fgsm": "FGSM eps=8/255",
-    "pgd": "PGD eps=8/255 alpha=2/255 steps=10 random_start",
-}
-
-
-def adversarial_record(
-    recorded: dict[str, Any] | None, result: Any, key: dict[str, Any], build: dict[str, Any]
-) -> dict[str, Any]:
-    """adversarial.json: ``recorded``'s accuracies (when on the same rows) with ``result``'s added."""
-    record = {**key, "rows": result.clean.denominator, "clean_accuracy": result.clean.value}
-    old = recorded or {}
-    for name in FGSM_PGD_TEXT:
-        value = result.accuracy(name).value if name in result.correct else old.get(f"{name}_accuracy")
-        if value is not None:
-            record[f"{name}_accuracy"] = value
-    autoattack = dict(old.get("autoattack") or {})
-    for label, settings in result.autoattack.items():
-        autoattack[label] = {"accuracy": result.accuracy(label).value, **settings}
-    record["attack"] = attack_text(record, autoattack)
-    if autoattack:
-        record["autoattack"] = {label: autoattack[label] for label in sorted(autoattack)}
-    correct = {"clean": result.clean_correct} | {
-        name: result.correct[name] for name in FGSM_PGD_TEXT if name in result.correct
-    }
-    flags = {name: "".join("1" if flag else "0" for flag in found.tolist()) for name, found in correct.items()}
-    for name in FGSM_PGD_TEXT:  # an attack of the file reused: its flags, when the file has them
-        if name not in flags and (old.get("correct") or {}).get(name) is not None:
-            flags[name] = old["correct"][name]
-    return {**record, "ids": list(result.ids), "correct": flags, "dataset": build}
-
-
-def attack_text(record: dict[str, Any], autoattack: dict[str, Any]) -> str:
-    """The attacks of an adversarial.json in one line (``attack``), e.g. ``torchattacks FGSM eps=8/255; PGD
-    eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]``."""
-    parts = [text for name, text in FGSM_PGD_TEXT.items() if f"{name}_accuracy" in record]
-    if parts:
-        parts[0] = "torchattacks " + parts[0]
-    for label in sorted(autoattack):
-        entry = autoattack[label]
-        budget = (
-            ""
-            if (entry["iterations"], entry["queries"]) == (ITERATIONS, QUERIES)
-            else (f" ({entry['iterations']} iterations, {entry['queries']} queries)")
-        )
-        parts.append(
-            f"AutoAttack {entry['version']} {entry['norm']} eps={entry['eps']:.6g}{budget} ({entry['library']})"
-        )
-    return "; ".join(parts) + ", inputs in [0,1]"
-
-
-__all__ = [
-    "ADVERSARIAL_JSON",
-    "ADVERSARIAL_PARTIAL",
-    "OUTPUTS_RECORD_FORMAT",
-    "RUN_FORMAT",
-    "RUN_MANIFEST",
-    "SUITE_JSON",
-    "OpenedRun",
-    "SuiteOptions",
-    "SuiteTarget",
-    "check_arguments",
-    "check_run_folder",
-    "dataset_build",
-    "dataset_targets",
-    "lca_options",
-    "open_run",
-    "predict_on_ray",
-    "protocol_targets",
-    "run_manifest",
-    "run_suite",
-    "same_build",
-    "suite_targets",
-]
+__all__ = ["OpenedRun", "open_run", "predict_on_ray", "ray_split_tasks", "run_suite", "write_outputs"]

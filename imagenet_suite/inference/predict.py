@@ -365,7 +365,7 @@ class PredictOptions:
     """How :func:`predict` runs a model over a split: device, batches, loader, precision, preprocessing.
 
     Checked when made (ConfigError naming the field). ``evaluate`` runs every dataset with one of these
-    (:class:`~imagenet_suite.inference.evaluate.SuiteOptions`).
+    (:class:`~imagenet_suite.inference.suite_options.SuiteOptions`).
 
     Attributes:
         device: where the model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a ``torch.device``).

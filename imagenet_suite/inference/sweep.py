@@ -79,21 +79,12 @@ from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.summary.json_schema import SHA256, TEXT, Fields, MapOf, Text, check_json, read_json
 from ..scoring.summary.leaderboard import Leaderboard, runs_leaderboard, write_leaderboard
 from ..scoring.summary.suite_json import SUITE_JSON
-from .evaluate import (
-    RUN_MANIFEST,
-    OpenedRun,
-    SuiteOptions,
-    check_arguments,
-    check_benchmark,
-    dataset_build,
-    dataset_targets,
-    open_run,
-    ray_split_tasks,
-    run_suite,
-    write_outputs,
-)
+from .evaluate import OpenedRun, open_run, ray_split_tasks, run_suite, write_outputs
 from .models import LoadedModel, WeightsSource, load_model, resolve_weights
 from .ray_predict import RayPredictions
+from .run_folder import RUN_MANIFEST
+from .suite_options import SuiteOptions, check_arguments, check_benchmark
+from .suite_targets import dataset_build, dataset_targets
 from .zero_shot import ZeroShotOptions
 
 SWEEP_JSON = "sweep.json"
