@@ -19,22 +19,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData, param
-from imagenet_suite.hierarchies import export
-from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
 
 from ._citations import LCA_ON_THE_LINE, cite
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# NumPy and the hierarchies are imported where they are used: ``imagenet-suite list``/``info`` import this
+# module for its metadata only
 
 VECTOR_NAMES = ("features", "logits")
 
 
 def read_vectors(path: Path) -> tuple[list[str], np.ndarray]:
     """``(ids, vectors [N, D] float32)`` from an ``.npz`` (``np.savez(ids=..., features=...)``) or ``.pt`` dict."""
+    import numpy as np
+
     if not path.is_file():
         raise InvalidSourceData(f"{path}: no such outputs file")
     if path.suffix == ".npz":
@@ -96,6 +101,10 @@ class KmeansHierarchy(Builder):
     CITATION = cite(LCA_ON_THE_LINE)
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
+        import numpy as np
+
+        from imagenet_suite.hierarchies.kmeans import KMeansHierarchy
+
         if not self.options["outputs"]:
             raise InvalidSourceData(
                 f"kmeans_hierarchy needs {param('builder_options')} outputs=FILE (an .npz/.pt with ids and features or logits)"
@@ -138,6 +147,7 @@ class KmeansHierarchy(Builder):
     num_classes = 1000  # set by prepare() from the input dataset's label names
 
     def features(self):
+        from imagenet_suite.hierarchies import export
         from imagenet_suite.hierarchies.kmeans import num_levels
 
         return export.assignment_features(num_levels(self.num_classes))
@@ -147,12 +157,16 @@ class KmeansHierarchy(Builder):
 
     def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
         """Rows keyed by wnid; ``class_index`` is the class's index in the input dataset's label space."""
+        from imagenet_suite.hierarchies import export
+
         rows = {row["wnid"]: row for row in export.assignment_rows(prepared.data["hierarchy"])}
         for wnid in shard.keys:
             row = rows[wnid]
             yield {**row, "class_index": prepared.data["class_indices"][row["class_index"]]}
 
     def extra_files(self, prepared: Prepared) -> dict[str, bytes]:
+        from imagenet_suite.hierarchies import export
+
         return export.matrix_files(prepared.data["hierarchy"])
 
     def card_context(self, prepared: Prepared) -> dict:

@@ -33,9 +33,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-from PIL import Image
+from typing import TYPE_CHECKING
 
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
@@ -43,9 +41,16 @@ from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMiss
 from imagenet_suite.files import list_folder
 from imagenet_suite.images import inspect_image
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, rgb_floats
-from imagenet_suite.images.grid import Tile, captioned_grid
 
 from ._citations import ILSVRC, NINCO, cite
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    Recipe = Callable[[int, int, np.ndarray | None, np.random.Generator, dict], tuple[np.ndarray, dict]]
+
+# NumPy, Pillow and the picture grid are imported in the functions that use them: ``imagenet-suite list``/``info``
+# import this module for the builder's metadata only
 
 NUM_IMAGENET_VAL = 50_000
 RELEASED_PER_TEST = 400
@@ -66,6 +71,8 @@ def source_indices(name: str, num_source: int = NUM_IMAGENET_VAL, count: int = R
     """The sorted source-image indices of test ``name`` (upstream rule; int64, ``count`` of them)."""
     if not 0 < count <= num_source:
         raise ConfigError(f"images_per_test={count}: expected 1..{num_source} (the number of source images)")
+    import numpy as np
+
     state = np.random.RandomState(np.random.MT19937(np.random.SeedSequence(index_seed(name))))
     return np.sort(state.choice(num_source, count, replace=False))
 
@@ -93,6 +100,8 @@ def released_indices(unit_tests_csv: str | Path) -> dict[str, list[int]]:
 
 def gaussian_kernel(sigma: float, truncate: float = 4.0) -> tuple[np.ndarray, np.ndarray]:
     """Offsets and weights of scipy's 1-D Gaussian kernel (radius ``int(truncate*σ + 0.5)``, sum 1)."""
+    import numpy as np
+
     radius = int(truncate * float(sigma) + 0.5)
     offsets = np.arange(-radius, radius + 1)
     weights = np.exp(-0.5 / (float(sigma) ** 2) * offsets.astype(np.float64) ** 2)
@@ -100,6 +109,8 @@ def gaussian_kernel(sigma: float, truncate: float = 4.0) -> tuple[np.ndarray, np
 
 
 def _folded_spectrum(sigma: float, length: int, real: bool) -> np.ndarray:
+    import numpy as np
+
     offsets, weights = gaussian_kernel(sigma)
     folded = np.zeros(length)
     np.add.at(folded, offsets % length, weights)  # kernels longer than the image wrap around repeatedly
@@ -113,6 +124,7 @@ def gaussian_wrap(image: np.ndarray, sigma: float) -> np.ndarray:
     Equal (to ~1e-15) to ``scipy.ndimage.gaussian_filter(image, (σ, σ, 0), mode='wrap', truncate=4)``
     and to upstream's ``skimage.filters.gaussian(image, σ, channel_axis=2, mode='wrap')``.
     """
+    import numpy as np
     from scipy import ndimage
 
     if sigma < FFT_MIN_SIGMA:
@@ -128,8 +140,6 @@ def gaussian_wrap(image: np.ndarray, sigma: float) -> np.ndarray:
 # Each takes (height, width, source pixels or None, rng, options) and returns (float image, params).
 # Draw order follows upstream (parameters first, then the noise) so the recipes read alike.
 
-Recipe = Callable[[int, int, "np.ndarray | None", np.random.Generator, dict], tuple[np.ndarray, dict]]
-
 
 def _uniform(h, w, src, rng, opts):
     return rng.random((h, w, 3)), {}
@@ -141,6 +151,8 @@ def _gaussian(h, w, src, rng, opts):
 
 
 def _rademacher(h, w, src, rng, opts):
+    import numpy as np
+
     return (rng.random((h, w, 3)) > 0.5).astype(np.float64), {}
 
 
@@ -156,17 +168,23 @@ def _pixel_perm(h, w, src, rng, opts):
 
 def _constant(value):
     def recipe(h, w, src, rng, opts):
+        import numpy as np
+
         return np.full((h, w, 3), float(value)), {}
 
     return recipe
 
 
 def _grey(h, w, src, rng, opts):
+    import numpy as np
+
     grey = float(rng.random())
     return np.full((h, w, 3), grey), {"grey": grey}
 
 
 def _monochrome(h, w, src, rng, opts):
+    import numpy as np
+
     colour = rng.random(3)
     return np.broadcast_to(colour, (h, w, 3)).copy(), {"colour": colour.tolist()}
 
@@ -174,6 +192,8 @@ def _monochrome(h, w, src, rng, opts):
 def stripes(height: int, width: int, colours: np.ndarray, orientation: str) -> np.ndarray:
     """Upstream ``noise_stripes``: n equal stripes of ``height // n`` (or ``width // n``) pixels; the
     remainder takes the last colour."""
+    import numpy as np
+
     image = np.zeros((height, width, 3))
     n = len(colours)
     if orientation == "horizontal":
@@ -191,6 +211,8 @@ def stripes(height: int, width: int, colours: np.ndarray, orientation: str) -> n
 
 def _tricolour(primary: bool):
     def recipe(h, w, src, rng, opts):
+        import numpy as np
+
         orientation = ("horizontal", "vertical")[int(rng.integers(2))]
         colours = rng.integers(0, 2, size=(3, 3)).astype(np.float64) if primary else rng.random((3, 3))
         return stripes(h, w, colours, orientation), {"orientation": orientation, "colours": colours.tolist()}
@@ -212,16 +234,22 @@ SMOOTH_SIGMAS = [10, 15, 25, 40, 60, 85]
 
 def _per_channel(reduce, image: np.ndarray) -> np.ndarray:
     """``reduce`` of each channel of an H x W x 3 image (channel slices: ~20x faster than axis=(0, 1))."""
+    import numpy as np
+
     return np.array([reduce(image[..., c]) for c in range(image.shape[-1])])
 
 
 def _safe_divide(values: np.ndarray, scale: np.ndarray | float) -> np.ndarray:
     """``values / scale``; a zero scale (a constant image) gives 0 instead of NaN."""
+    import numpy as np
+
     return values / np.where(np.asarray(scale) > 0, scale, 1.0)
 
 
 def _scale_full(g: np.ndarray, per_channel: bool) -> np.ndarray:
     """Upstream ``scale_full_brightness_range`` (global) or ``..._per_channel``: min -> 0, max -> 1."""
+    import numpy as np
+
     shifted = g - (_per_channel(np.min, g) if per_channel else g.min())
     return _safe_divide(shifted, _per_channel(np.max, shifted) if per_channel else shifted.max())
 
@@ -235,6 +263,8 @@ def _low_freq(per_channel: bool):
 
 
 def _low_freq_colorrange(h, w, src, rng, opts):
+    import numpy as np
+
     sigma = float(rng.choice(SMOOTH_SIGMAS))
     centre = rng.random(3)
     deviation = float(rng.uniform(0.1, 0.3))
@@ -254,6 +284,8 @@ def _low_freq_pixel_perm(h, w, src, rng, opts):
 
 
 def _blobs(h, w, src, rng, opts):
+    import numpy as np
+
     sigma = float(rng.choice([1.5, 2, 2.5, 3, 3.5, 4]))
     g = gaussian_wrap((rng.random((h, w, 3)) < 0.7).astype(np.float64), sigma)  # Bernoulli(0.7)
     g[g < 0.75] = 0.0
@@ -305,6 +337,8 @@ def render(
     ``source`` is the source image as float64 RGB in [0, 1] (``np.asarray(rgb) / 255``), needed by
     the pixel-permutation tests only; the others use its size.
     """
+    import numpy as np
+
     unit = UNIT_TESTS[test]
     if unit.needs_pixels and (source is None or source.shape != (height, width, 3)):
         raise ValueError(f"{test} needs the source pixels as a {height}x{width}x3 array")
@@ -314,6 +348,8 @@ def render(
 
 def to_uint8(image: np.ndarray) -> np.ndarray:
     """Upstream's conversion: ``(clip(x, 0, 1) * 255).astype(uint8)`` (truncates, does not round)."""
+    import numpy as np
+
     return (np.clip(image, 0.0, 1.0) * 255).astype(np.uint8)
 
 
@@ -610,6 +646,10 @@ class OodUnitTests(Builder):
 def example_grid(examples: list[tuple[str, np.ndarray]], tile: int = 128, columns: int = 6) -> bytes:
     """A PNG grid of example images (test name, uint8 H x W x 3), each fitted into a ``tile`` box with a
     grey frame, its test name and the paper's name underneath (:func:`imagenet_suite.images.grid.captioned_grid`)."""
+    from PIL import Image
+
+    from imagenet_suite.images.grid import Tile, captioned_grid
+
     tiles = [
         Tile(Image.fromarray(pixels), (name, UNIT_TESTS[name].paper_name if name in UNIT_TESTS else ""))
         for name, pixels in examples
@@ -619,6 +659,8 @@ def example_grid(examples: list[tuple[str, np.ndarray]], tile: int = 128, column
 
 def synthetic_photo(height: int = 300, width: int = 400) -> np.ndarray:
     """A deterministic photo-like RGB source (sky, hills, a red ball), float64 in [0, 1], for pictures."""
+    import numpy as np
+
     rows, cols = np.mgrid[0:height, 0:width] / np.array([height, width])[:, None, None]
     image = np.empty((height, width, 3))
     image[...] = np.stack([0.45 + 0.3 * rows, 0.65 + 0.2 * rows, 0.95 - 0.1 * rows], axis=-1)  # sky

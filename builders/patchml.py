@@ -63,23 +63,27 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
-
-import numpy as np
-from PIL import Image, UnidentifiedImageError
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from imagenet_suite import classes
 from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
-from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
-from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData, param
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
-from imagenet_suite.images.grid import Tile, titled_grid
 
 from ._citations import ANZAKU_2024, ILSVRC, cite
 from .imagenet_val import ACCEPTED_LAYOUTS, ImagenetVal, Layout, read_images
+
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL import Image
+
+    from imagenet_suite.core.options import BuildOptions
+    from imagenet_suite.dataset.folder import DatasetFolder
+
+# NumPy, Pillow, Parquet (DatasetFolder) and the picture grid are imported in the functions that use them:
+# ``imagenet-suite list``/``info`` import this module for the builder's metadata only
 
 DEFAULT_GRID = "2:256,3:256,4:256,6:170,9:128"
 DEFAULT_CANVAS = 512
@@ -88,7 +92,7 @@ DUPLICATE_POLICIES = ("union", "drop", "resample")
 BAD_BOX_POLICIES = ("clip", "skip", "error")
 IMAGE_FORMATS = ("png", "jpeg")
 PNG_COMPRESS_LEVEL = 6
-RESAMPLE = Image.Resampling.BICUBIC
+RESAMPLE = "BICUBIC"  # the PIL.Image.Resampling filter of every resize (patches and the card picture)
 HEADER_BYTES = 1 << 16  # enough for the JPEG header (size) of nearly every ImageNet file; else the whole file
 TAKE_CHUNK = 128  # source ids read per DatasetFolder.take (bounds the row groups held at once)
 EXAMPLES_PER_K = 2  # composites of each k in the card picture
@@ -209,6 +213,8 @@ def build_pool(images: Iterable[ImageBoxes], bad_boxes: str = "clip", min_box_si
     InvalidSourceData under ``error``. Under ``skip`` they are dropped. Under ``clip``, outside boxes are
     clipped to the image and the ones that are empty after that are dropped. ``stats`` counts every case.
     """
+    import numpy as np
+
     stats = collections.Counter(
         {
             key: 0
@@ -277,6 +283,8 @@ def _checked_box(box: Sequence[int], width: int, height: int, policy: str, where
 
 def assign_patches(labels: np.ndarray, k: int, seed: int, duplicates: str = "union") -> tuple[np.ndarray, np.ndarray]:
     """The composites of one k, from the full pool (reset per k): ``(numbers j [n], pool positions [n, k])``."""
+    import numpy as np
+
     order = example_rng(seed, "patchml-pool", k).permutation(len(labels))
     if duplicates == "resample":
         chosen = _distinct_groups(order, labels, k)
@@ -292,6 +300,8 @@ def assign_patches(labels: np.ndarray, k: int, seed: int, duplicates: str = "uni
 
 def distinct_rows(values: np.ndarray) -> np.ndarray:
     """``[n]`` bool: the rows of ``[n, k]`` ``values`` without a repeated entry."""
+    import numpy as np
+
     if values.shape[1] < 2:
         return np.ones(len(values), dtype=bool)
     ordered = np.sort(values, axis=1)
@@ -317,6 +327,8 @@ def _distinct_groups(order: np.ndarray, labels: np.ndarray, k: int) -> np.ndarra
                 chosen.append(position)
                 seen.add(label)
         if len(chosen) < k:
+            import numpy as np
+
             return np.asarray(groups, dtype=np.int64).reshape(-1, k)  # leftovers dropped
         waiting.extendleft(reversed(deferred))
         groups.append(chosen)
@@ -374,6 +386,9 @@ def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = 
     ``sources``: encoded bytes of every ``source_id`` the row names. InvalidSourceData names the row and
     patch when a source is missing, a box is not inside its source image, or a patch leaves the canvas.
     """
+    from PIL import Image
+
+    resample = Image.Resampling[RESAMPLE]
     image = Image.new("RGB", (canvas, canvas))
     decoded: dict[str, Image.Image] = {}
     for i, patch in enumerate(row["patches"]):
@@ -394,7 +409,7 @@ def compose(row: Mapping[str, Any], sources: Mapping[str, bytes], canvas: int = 
             raise InvalidSourceData(
                 f"{where}: {width}x{height} at ({x}, {y}) is not inside the {canvas}x{canvas} canvas"
             )
-        image.paste(source.crop(box).resize((width, height), RESAMPLE), (x, y))
+        image.paste(source.crop(box).resize((width, height), resample), (x, y))
     return image
 
 
@@ -418,6 +433,8 @@ class FolderImages:
 
     def read(self, ids: Iterable[str]) -> dict[str, bytes]:
         """``{id: bytes}`` for ``ids``, read in dataset order ``TAKE_CHUNK`` at a time (few row groups each)."""
+        from imagenet_suite.dataset.folder import DatasetFolder
+
         folder = DatasetFolder(self.path)
         wanted = sorted(set(ids))
         out: dict[str, bytes] = {}
@@ -470,6 +487,8 @@ def _image_sizes(layout: Layout, ids: Sequence[str]) -> Iterator[tuple[int, int]
 
 
 def _size_of(data: bytes) -> tuple[int, int] | None:
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             return image.size
@@ -690,6 +709,10 @@ class PatchML(Builder):
 
     def provenance(self, prepared: Prepared, keys: Sequence[str]) -> list[dict]:
         """Provenance rows of ``keys``: placed from the seed, or read from the recipe."""
+        import numpy as np
+
+        from imagenet_suite.dataset.folder import DatasetFolder
+
         if "recipe" in prepared.data:
             table = DatasetFolder(prepared.data["recipe"]).take(list(keys), "recipe", None, list(PROVENANCE_COLUMNS))
             return table.to_pylist()
@@ -766,6 +789,8 @@ class PatchML(Builder):
 
 
 def _builder_of(path: Path) -> str | None:
+    from imagenet_suite.dataset.folder import DatasetFolder
+
     try:
         return DatasetFolder(path).name
     except (DatasetFolderError, OSError, KeyError):
@@ -774,6 +799,8 @@ def _builder_of(path: Path) -> str | None:
 
 def _label_counts_of(pool: Pool, composites: Mapping[int, tuple[np.ndarray, np.ndarray]]) -> list[tuple[int, int]]:
     """``(k, number of distinct labels)`` of every planned composite, in plan order."""
+    import numpy as np
+
     out = []
     for k, (_, positions) in composites.items():
         labels = np.sort(pool.labels[positions], axis=1)
@@ -870,6 +897,8 @@ def grid_markdown(counts: Mapping[str, Any]) -> str:
 
 def table2(folders: Sequence[str | Path]) -> str:
     """Table 2 (CSV) of several builds, e.g. the five seeds; reads each folder's ``counts.json``."""
+    from imagenet_suite.dataset.folder import DatasetFolder
+
     counts = []
     for path in folders:
         folder = DatasetFolder(path)
@@ -896,12 +925,16 @@ def example_grid(
 
     ``examples``: ``(composite image, label indices, k)``; the label names go three to a line.
     """
+    from PIL import Image
+
+    from imagenet_suite.images.grid import Tile, titled_grid
+
     tiles = []
     for image, labels, k in examples:
         names = [short_name(label) for label in labels]
         lines = tuple(", ".join(names[i : i + 3]) for i in range(0, len(names), 3))
         tiles.append(Tile(image, (f"k={k}, {len(labels)} labels", *lines)))
-    return titled_grid(tiles, columns=columns, panel=panel, dpi=dpi, resample=RESAMPLE)
+    return titled_grid(tiles, columns=columns, panel=panel, dpi=dpi, resample=Image.Resampling[RESAMPLE])
 
 
 def materialise(
@@ -914,7 +947,9 @@ def materialise(
     """Build the ``images`` config from a recipe folder and the val source (``val_dir``: a built imagenet_val
     with boxes, or ``options.manual_dir``: raw val files). Seed and builder options are the recipe's (those
     of ``options`` are replaced); the recipe and ``val_dir`` come before ``options.inputs``."""
+    from imagenet_suite.core.options import BuildOptions
     from imagenet_suite.core.runner import build_dataset
+    from imagenet_suite.dataset.folder import DatasetFolder
 
     options = options if options is not None else BuildOptions()
     folder = DatasetFolder(recipe_dir)
@@ -932,6 +967,10 @@ def materialise(
 
 def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
     """Picture (PNG bytes) of the first ``per_k`` composites of each k of a built ``images`` config."""
+    from PIL import Image
+
+    from imagenet_suite.dataset.folder import DatasetFolder
+
     folder = DatasetFolder(path)
     if folder.name != PatchML.NAME or "images" not in folder.configs:
         raise ConfigError(f"{path} is not a patchml folder with the images config")

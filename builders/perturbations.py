@@ -29,19 +29,25 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-
-import numpy as np
-from PIL import Image
+from typing import TYPE_CHECKING
 
 from imagenet_suite.core import registry
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import Source, SourceResolver
-from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, InvalidSourceData, param
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode
-from imagenet_suite.perturbations import corruptions as C
+from imagenet_suite.perturbations import names as N
 
 from ._citations import BEYOND_ACCURACY, HEUILLET_2025, IMAGENET_C, cite
+
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL import Image
+
+    from imagenet_suite.dataset.folder import DatasetFolder
+
+# The corruptions (NumPy, SciPy, OpenCV), Pillow and Parquet are imported in the functions that use them:
+# ``imagenet-suite list``/``info`` import this module for the builder's metadata, which needs only the names
 
 CLEAN = "clean"
 IMGAUG = "imgaug"
@@ -65,7 +71,7 @@ FROST_SOURCES = tuple(
         instructions=f"{name} from the imagecorruptions package (imagecorruptions/frost/) or "
         "ImageNet-C's create_c folder; put it in --manual-dir",
     )
-    for i, name in enumerate(C.FROST_FILES)
+    for i, name in enumerate(N.FROST_FILES)
 )
 # Resizing relative to corruption: where the corruption is applied and what is stored.
 APPLY_AT = {
@@ -95,8 +101,8 @@ class Plan:
 
 IMAGENET_C_REGENERATED = "imagenet_c_regenerated"  # config; not the released ImageNet-C (builder imagenet_c)
 DEFAULT_PLANS = {
-    IMAGENET_C_REGENERATED: Plan("imagenet_c", C.IMAGENET_C, C.SEVERITIES, "all", "crop224", "jpeg85", True),
-    "common": Plan("imagecorruptions", C.HEUILLET_COMMON, (3,), "block", "native_then_resize224", "png", True),
+    IMAGENET_C_REGENERATED: Plan("imagenet_c", N.IMAGENET_C, N.SEVERITIES, "all", "crop224", "jpeg85", True),
+    "common": Plan("imagecorruptions", N.HEUILLET_COMMON, (3,), "block", "native_then_resize224", "png", True),
     "imgaug": Plan("imagecorruptions", (IMGAUG,), (0,), "all", "native", "png", True),
 }
 
@@ -108,10 +114,12 @@ def resolve_plan(config: str, options: dict) -> Plan:
         if config == "imgaug":
             raise ConfigError("option corruptions does not apply to the imgaug config (use augmenter=...)")
         names = tuple(n.strip() for n in options["corruptions"].split(",") if n.strip())
-        names = C.IMAGENET_C + C.IMAGENET_C_EXTRA if names == ("all",) else names
+        names = N.CORRUPTION_NAMES if names == ("all",) else names
         for name in names:
-            if name not in C.CORRUPTIONS:
-                raise ConfigError(f"option corruptions: unknown corruption {name!r}; known: {sorted(C.CORRUPTIONS)}")
+            if name not in N.CORRUPTION_NAMES:
+                raise ConfigError(
+                    f"option corruptions: unknown corruption {name!r}; known: {sorted(N.CORRUPTION_NAMES)}"
+                )
         plan["corruptions"] = names
     if options["severities"]:
         plan["severities"] = _severities(options["severities"], config)
@@ -128,7 +136,7 @@ def _severities(text: str, config: str) -> tuple[int, ...]:
         values = tuple(int(v) for v in text.split(",") if v.strip())
     except ValueError as err:
         raise ConfigError(f"option severities={text!r}: expected comma-separated integers 1..5") from err
-    if config == "imgaug" or not values or any(v not in C.SEVERITIES for v in values):
+    if config == "imgaug" or not values or any(v not in N.SEVERITIES for v in values):
         raise ConfigError(f"option severities={text!r}: expected integers in 1..5 (not for the imgaug config)")
     return values
 
@@ -175,6 +183,10 @@ def check_carried(folder: DatasetFolder, config: str, carried: dict) -> None:
 
 
 def before_corruption(image: Image.Image, apply_at: str) -> Image.Image:
+    from PIL import Image
+
+    from imagenet_suite.perturbations import corruptions as C
+
     if apply_at == "crop224":
         return C.resize_short_center_crop(image)
     if apply_at == "resize224":
@@ -183,6 +195,8 @@ def before_corruption(image: Image.Image, apply_at: str) -> Image.Image:
 
 
 def after_corruption(pixels: np.ndarray, apply_at: str) -> Image.Image:
+    from PIL import Image
+
     image = Image.fromarray(pixels)
     return image.resize((224, 224), Image.BILINEAR) if apply_at == "native_then_resize224" else image
 
@@ -208,6 +222,8 @@ def parse_key(key: str) -> tuple[str, str, int]:
 
 @lru_cache(maxsize=4)
 def _open_folder(path: str) -> DatasetFolder:
+    from imagenet_suite.dataset.folder import DatasetFolder
+
     return DatasetFolder(path)
 
 
@@ -267,7 +283,7 @@ class Perturbations(Builder):
         "apply_at": Option(
             "", ("", *APPLY_AT), "where corruptions are applied relative to resizing; '' = the config's"
         ),
-        "flavor": Option("", ("", *C.FLAVORS), "reference implementation to follow; '' = the config's"),
+        "flavor": Option("", ("", *N.FLAVORS), "reference implementation to follow; '' = the config's"),
         "clean": Option(True, (True, False), "also store every source image unmodified (corruption 'clean')"),
         "augmenter": Option(
             "", help="imgaug config: an imgaug expression, e.g. Sequential([Fliplr(1.0), GaussianBlur(2.0)])"
@@ -276,7 +292,7 @@ class Perturbations(Builder):
     MANUAL_DOWNLOAD_INSTRUCTIONS = (
         "--input DIR: a built dataset (imagenet_val by default: imagenet-suite build "
         "imagenet_val --manual-dir ...). frost (imagenet_c_regenerated) downloads the 6 frost pictures "
-        "of imagecorruptions; offline, put " + ", ".join(C.FROST_FILES) + " in --manual-dir."
+        "of imagecorruptions; offline, put " + ", ".join(N.FROST_FILES) + " in --manual-dir."
     )
     HOMEPAGE = "https://github.com/hendrycks/robustness"
     LICENSE = "other"
@@ -322,6 +338,8 @@ class Perturbations(Builder):
         )
 
     def protocol(self) -> dict:
+        from imagenet_suite.perturbations import corruptions as C
+
         plan = asdict(self.recipe)
         plan.update(
             apply_at_meaning=APPLY_AT[self.recipe.apply_at],
@@ -388,6 +406,8 @@ class Perturbations(Builder):
         return "default" if "default" in folder.configs else folder.resolve_config(None)
 
     def split_keys(self, prepared: Prepared) -> dict[str, list[str]]:
+        from imagenet_suite.perturbations import corruptions as C
+
         out = {}
         for split, ids in prepared.data["splits"].items():
             assigned = (
@@ -402,6 +422,8 @@ class Perturbations(Builder):
 
     # -- rows ---------------------------------------------------------------------------------------
     def generate(self, prepared: Prepared, shard: Shard) -> Iterator[dict]:
+        from imagenet_suite.perturbations import corruptions as C
+
         folder = _open_folder(prepared.data["input"])
         keys = [parse_key(key) for key in shard.keys]
         source_ids = list(dict.fromkeys(source_id for source_id, _, _ in keys))
@@ -461,6 +483,10 @@ class Perturbations(Builder):
     def _perturb(
         self, image: Image.Image, corruption: str, severity: int, source_id: str, where: str, tools: _RowTools
     ) -> np.ndarray:
+        import numpy as np
+
+        from imagenet_suite.perturbations import corruptions as C
+
         rng = example_rng(self.seed, corruption, source_id)
         pixels = np.asarray(before_corruption(image, self.recipe.apply_at))
         try:

@@ -17,7 +17,6 @@ from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData
-from imagenet_suite.hierarchies import export
 
 from ._citations import LCA_ON_THE_LINE, cite
 
@@ -67,7 +66,11 @@ class WordnetHierarchy(Builder):
         LCA_ON_THE_LINE,
     )
 
+    # the hierarchies (NumPy) are imported where they are used: ``imagenet-suite list``/``info`` import this
+    # module for the builder's metadata only
     def features(self):
+        from imagenet_suite.hierarchies import export
+
         return export.nodes_features()
 
     def prepare(self, resolver: SourceResolver) -> Prepared:
@@ -97,6 +100,8 @@ class WordnetHierarchy(Builder):
             yield rows[wnid]
 
     def extra_files(self, prepared: Prepared) -> dict[str, bytes]:
+        from imagenet_suite.hierarchies import export
+
         return export.matrix_files(prepared.data["tree"])
 
     def card_context(self, prepared: Prepared) -> dict:

@@ -3,14 +3,13 @@
     uv run --frozen python docs/gen_builders.py
 
 One row per builder of the registry's package: NAME (linking its card template ``cards/<name>.md``,
-a page of the site through ``docs/hooks.py``), VERSION, CONFIGS, the first line of its module
-docstring (what it is) with a link to HOMEPAGE, and LICENSE. ``tests/test_docs.py`` regenerates the page in memory
+a page of the site through ``docs/hooks.py``), VERSION, CONFIGS, :meth:`~imagenet_suite.core.builder.Builder.summary`
+(the first line of its module docstring: what it is) with a link to HOMEPAGE, and LICENSE. ``tests/test_docs.py`` regenerates the page in memory
 and fails when the committed one differs.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 import sys
 from pathlib import Path
@@ -42,14 +41,6 @@ def _cell(text: str) -> str:
     return re.sub(r"``([^`]+)``", r"`\1`", text).replace("|", "\\|").strip()
 
 
-def summary(cls: type) -> str:
-    """The first line of the builder module's docstring, without its leading "``name``:"."""
-    doc = inspect.getdoc(inspect.getmodule(cls)) or ""
-    first = doc.strip().splitlines()[0] if doc.strip() else ""
-    text = re.sub(rf"^``{re.escape(cls.NAME)}``\s*:\s*", "", first)
-    return text[:1].upper() + text[1:]
-
-
 def configs(cls: type) -> str:
     names = [f"`{config.name}`" for config in cls.CONFIGS]
     if len(names) <= MAX_CONFIGS:
@@ -59,7 +50,7 @@ def configs(cls: type) -> str:
 
 def row(cls: type) -> str:
     card = cls.CARD_TEMPLATE or cls.NAME
-    what = _cell(summary(cls))
+    what = _cell(cls.summary())
     if cls.HOMEPAGE:
         what += f" [Homepage]({cls.HOMEPAGE})."
     cells = [f"[`{cls.NAME}`](cards/{card}.md)", cls.VERSION, configs(cls), what, f"`{cls.LICENSE}`"]

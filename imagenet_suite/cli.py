@@ -9,6 +9,11 @@ system (disk full, permission denied, a path that is not a folder) — becomes a
 file (one line, plus the accepted choices where it lists them) and exit code 2, never a traceback.
 ``--debug`` (before the command) or ``IMAGENET_SUITE_DEBUG=1`` prints the full traceback, with the
 chain of causes (every library error is raised ``from`` the one it replaces), before that line.
+
+A misspelt flag, command or choice gets "did you mean" (:mod:`imagenet_suite.commands._parser`). Building
+the parser imports every command module, and those import nothing heavy at the top: ``--help``, ``list``,
+``info`` and argument errors import no torch, datasets, FiftyOne, NumPy or Pillow
+(``tests/test_cli_startup.py``; timings: ``benchmarks/bench_cli.py``).
 """
 
 from __future__ import annotations
@@ -21,17 +26,31 @@ import pkgutil
 import sys
 import traceback
 
-from . import __version__, commands
+from . import commands
 from .commands._flags import attach, error_text
+from .commands._parser import Parser
 from .errors import ImagenetSuiteError
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, read only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+
+        print(f"imagenet-suite {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="imagenet-suite",
         description="Versioned HF datasets for the ImageNet evaluation ecosystem, hierarchies, review and scoring.",
     )
-    parser.add_argument("--version", action="version", version=f"imagenet-suite {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument(
         "--debug",
         action="store_true",

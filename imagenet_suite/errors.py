@@ -9,7 +9,7 @@ Library code never names a flag.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 _MARK = "\x00"  # around a parameter's name in a message: no path, argument or value can hold it
 _MARKED = re.compile(r"\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
@@ -34,6 +34,55 @@ def param(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"param() takes a Python identifier, got {name!r}")
     return f"{_MARK}{name}{_MARK}"
+
+
+LISTED = 10  # known choices a message names at most (more: the first ones, the last and their count)
+
+
+def closest(value: str, known: Iterable[str]) -> str | None:
+    """The one of ``known`` that ``value`` is most likely a misspelling of, or None when none is close:
+    :func:`difflib.get_close_matches` (the highest similarity ratio, at least 0.6).
+
+    Example:
+        ``objectnett`` is ``objectnet`` with one letter more (ratio 2·9/19 ≈ 0.95); ``cifar10`` shares
+        too little with either name:
+
+        >>> from imagenet_suite.errors import closest
+        >>> closest("objectnett", ["imagenet_a", "objectnet"])
+        'objectnet'
+        >>> closest("cifar10", ["imagenet_a", "objectnet"]) is None
+        True
+    """
+    import difflib
+
+    found = difflib.get_close_matches(value, list(known), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unknown_choice(value: str, known: Iterable[str], noun: str) -> str:
+    """How a message about ``value``, which is none of the ``known`` ``noun`` (a plural: "configs"), ends:
+    ``did you mean 'x'?`` for the :func:`closest` one, else the known ones (more than :data:`LISTED`: the
+    first, the last and their count).
+
+    Example:
+        >>> from imagenet_suite.errors import ConfigError, unknown_choice
+        >>> names = ["default", "boxes"]
+        >>> str(ConfigError(f"no config 'boxs'; {unknown_choice('boxs', names, 'configs')}"))
+        "no config 'boxs'; did you mean 'boxes'?"
+        >>> unknown_choice("labels", names, "configs")
+        'known configs: default, boxes'
+        >>> unknown_choice("x", [f"c{i}" for i in range(95)], "configs")
+        'known configs: c0, c1, c2, c3, c4, c5, c6, c7, c8, …, c94 (95 in all)'
+    """
+    known = [str(name) for name in known]
+    match = closest(value, known)
+    if match is not None:
+        return f"did you mean {match!r}?"
+    if not known:
+        return f"there are no {noun}"
+    if len(known) <= LISTED:
+        return f"known {noun}: {', '.join(known)}"
+    return f"known {noun}: {', '.join(known[: LISTED - 1])}, …, {known[-1]} ({len(known)} in all)"
 
 
 class ImagenetSuiteError(Exception):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, param
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def example_rng(seed: int, *key: str | int) -> np.random.Generator:
@@ -18,6 +19,8 @@ def example_rng(seed: int, *key: str | int) -> np.random.Generator:
     Independent of worker, process and iteration order: the same (seed, key) always gives the
     same stream, and different keys give independent streams (SeedSequence hashing).
     """
+    import numpy as np  # here, not at the top: the builders' metadata (``imagenet-suite list``) needs no NumPy
+
     digest = hashlib.sha256(json.dumps([str(k) for k in key]).encode()).digest()
     words = np.frombuffer(digest, dtype=np.uint32).tolist()
     seed_bits = int(seed) % (1 << 64)  # any integer seed, negative ones included

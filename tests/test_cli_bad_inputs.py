@@ -223,6 +223,27 @@ def _leaderboard(w: World, *flags: str, groups: str | None = None, name: str = "
 
 CASES: dict[str, dict[str, Case]] = {
     "build": {
+        "misspelt config": Case(
+            lambda w: ["build", "imagenet_val", "--config", "boxs", "--out", str(w.root / "b1")],
+            r"builder 'imagenet_val' has no config 'boxs'; did you mean 'boxes'\?$",
+        ),
+        "misspelt config of 95": Case(
+            lambda w: ["build", "imagenet_c", "--config", "gausian_noise_3", "--out", str(w.root / "b2")],
+            r"builder 'imagenet_c' has no config 'gausian_noise_3'; did you mean 'gaussian_noise_3'\?$",
+        ),
+        "unknown config of 95": Case(
+            lambda w: ["build", "imagenet_c", "--config", "x", "--out", str(w.root / "b3")],
+            r"no config 'x'; known configs: gaussian_noise_1, .*, saturate_5 \(95 in all\)$",
+        ),
+        "misspelt builder option": Case(
+            lambda w: ["build", "perturbations", "--option", "severites=3", "--out", str(w.root / "b4")],
+            r"builder 'perturbations' has no option 'severites'; did you mean 'severities'\?$",
+        ),
+        "misspelt flag": Case(
+            lambda w: ["build", "imagenet_val", "--out", str(w.root / "b5"), "--num-procs", "2"],
+            r"unrecognized arguments: --num-procs 2; did you mean --num-proc\?$",
+            usage=True,
+        ),
         "--out names a file": Case(
             lambda w: [
                 "build",
@@ -643,6 +664,24 @@ CASES: dict[str, dict[str, Case]] = {
         ),
     },
     "score": {
+        "misspelt --config of the dataset folder": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.outputs), "--config", "defualt"],
+            r"imagenet_val-1.0.0 has no config 'defualt'; did you mean 'default'\?$",
+        ),
+        "misspelt flag standing for a required one": Case(
+            lambda w: ["score", str(w.dataset), "--ouputs", str(w.outputs)],
+            r"unrecognized arguments: --ouputs; did you mean --outputs\?$",
+            usage=True,
+        ),
+        "misspelt choice": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.outputs), "--elca-variant", "mistake"],
+            r"argument --elca-variant: invalid choice: 'mistake' \(choose from .*\); did you mean 'mistakes'\?$",
+            usage=True,
+        ),
+        "misspelt metric": Case(
+            lambda w: ["score", str(w.dataset), "--outputs", str(w.outputs), "--metrics", "calibraton"],
+            r"unknown metric 'calibraton'; did you mean 'calibration'\?$",
+        ),
         "outputs missing": Case(
             lambda w: ["score", str(w.dataset), "--outputs", str(w.root / "none.npz")],
             r"outputs file .*none.npz does not exist",
@@ -734,7 +773,17 @@ CASES: dict[str, dict[str, Case]] = {
         ),
     },
     "info": {
-        "unknown builder": Case(lambda w: ["info", "objectnett"], r"unknown builder 'objectnett'"),
+        "misspelt builder": Case(
+            lambda w: ["info", "objectnett"], r"unknown builder 'objectnett'; did you mean 'objectnet'\?$"
+        ),
+        "unknown builder": Case(
+            lambda w: ["info", "cifar10"], r"unknown builder 'cifar10'; known builders: \w+, .* in all\)$"
+        ),
+        "misspelt flag": Case(
+            lambda w: ["info", "imagenet_val", "--featurs"],
+            r"unrecognized arguments: --featurs; did you mean --features\?$",
+            usage=True,
+        ),
     },
     "hierarchy": {
         "unknown class": Case(lambda w: ["hierarchy", "distance", "n99999999", "n01440764"], r"n99999999"),

@@ -221,7 +221,7 @@ def test_bad_options_are_named(options, error, message, val, tmp_path):
 
 
 def test_the_released_imagenet_c_name_is_not_a_config():
-    with pytest.raises(ConfigError, match=r"no config 'imagenet_c'; known configs: \['imagenet_c_regenerated'"):
+    with pytest.raises(ConfigError, match=r"no config 'imagenet_c'; did you mean 'imagenet_c_regenerated'\?$"):
         Perturbations("imagenet_c")
 
 

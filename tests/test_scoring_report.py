@@ -183,7 +183,7 @@ def test_json_round_trip_and_nan_as_null(val, tmp_path):
 
 def test_metric_selection_refusals(val):
     folder, outputs, _ = val
-    with pytest.raises(ConfigError, match="unknown metric\\(s\\) \\['lcaa'\\]"):
+    with pytest.raises(ConfigError, match="unknown metric 'lcaa'; did you mean 'lca'\\?$"):
         score(folder, outputs, metrics=["lcaa"])
     with pytest.raises(ConfigError, match="\\['shape_bias'\\] do not apply .*decision_mapping='imagenet_16'"):
         score(folder, outputs, metrics=["shape_bias"])

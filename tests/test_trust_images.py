@@ -81,7 +81,7 @@ def test_a_png_bomb_is_refused_from_its_header():
 
 
 def test_the_bound_is_the_callers():
-    assert DEFAULT_MAX_PIXELS == 89_478_485  # Pillow's MAX_IMAGE_PIXELS
+    assert DEFAULT_MAX_PIXELS == Image.MAX_IMAGE_PIXELS == 89_478_485  # Pillow's bound, written as a literal
     with pytest.raises(InvalidSourceData, match="2,000 pixels, more than the bound of 1,999"):
         inspect_image(jpeg(50, 40), "a.jpg", ImageChecks(max_pixels=1999))
     assert inspect_image(jpeg(50, 40), "a.jpg", ImageChecks(max_pixels=2000)).width == 50

@@ -153,8 +153,16 @@ def build_options(args):
 
 
 def run(args) -> int:
+    from imagenet_suite.core import registry
+
+    options = build_options(args)
+    # the builder, its configs and options checked before the runner (Parquet, progress bars) is imported:
+    # a misspelt name fails at once
+    registry.builders(
+        args.name, args.configs, seed=options.seed, options=options.builder_options, shard_size=options.shard_size
+    )
     from imagenet_suite.core.runner import build_dataset
 
-    folder = build_dataset(args.name, args.out, args.configs, build_options(args))
+    folder = build_dataset(args.name, args.out, args.configs, options)
     print(folder.resolve())
     return 0

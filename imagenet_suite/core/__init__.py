@@ -17,7 +17,24 @@ It imports nothing above it (scoring, review, builders, commands): the runner ta
 row transform (:class:`~.runner.RowTransform`) that review decisions plug into.
 """
 
-from .options import BuildOptions
-from .runner import build_dataset
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .options import BuildOptions
+    from .runner import build_dataset
+
+# imported on first use (PEP 562), so that importing ``imagenet_suite.core.registry`` or ``.builder`` — what the
+# builders' metadata (``imagenet-suite list``/``info``) needs — does not import the runner, Parquet and NumPy
+_LAZY = {"BuildOptions": ".options", "build_dataset": ".runner"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["BuildOptions", "build_dataset"]

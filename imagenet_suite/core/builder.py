@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..errors import ConfigError, param
+from ..errors import ConfigError, param, unknown_choice
 from ..seeding import (
     example_rng as example_rng,  # builders' only source of randomness (re-exported)
 )
@@ -120,6 +120,17 @@ class Builder:
 
     # -- declared metadata ------------------------------------------------------------------
     @classmethod
+    def summary(cls) -> str:
+        """What the dataset is, in one line: the first line of the builder module's docstring, without its
+        leading ``"``name``:"`` (``imagenet-suite list`` and the documentation's builders table show it)."""
+        import sys
+
+        doc = (getattr(sys.modules.get(cls.__module__), "__doc__", None) or "").strip()
+        first = doc.splitlines()[0].strip() if doc else ""
+        text = re.sub(rf"^``{re.escape(cls.NAME)}``\s*:\s*", "", first)
+        return text[:1].upper() + text[1:]
+
+    @classmethod
     def config_named(cls, name: str | None) -> BuilderConfig:
         if name is None:
             return cls.CONFIGS[0]
@@ -127,15 +138,19 @@ class Builder:
             if config.name == name:
                 return config
         raise ConfigError(
-            f"builder {cls.NAME!r} has no config {name!r}; known configs: {[c.name for c in cls.CONFIGS]}"
+            f"builder {cls.NAME!r} has no config {name!r}; {unknown_choice(name, (c.name for c in cls.CONFIGS), 'configs')}"
         )
 
     @classmethod
     def parse_options(cls, given: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(given) - set(cls.OPTIONS))
+        if len(unknown) == 1:
+            raise ConfigError(
+                f"builder {cls.NAME!r} has no option {unknown[0]!r}; {unknown_choice(unknown[0], cls.OPTIONS, 'options')}"
+            )
         if unknown:
             raise ConfigError(
-                f"builder {cls.NAME!r} has no option(s) {unknown}; known options: {sorted(cls.OPTIONS) or 'none'}"
+                f"builder {cls.NAME!r} has no options {unknown}; known options: {sorted(cls.OPTIONS) or 'none'}"
             )
         return {name: opt.parse(name, given.get(name, opt.default)) for name, opt in cls.OPTIONS.items()}
 

@@ -37,14 +37,17 @@ import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, ImagenetSuiteError, param
 from ..files import incomplete_path
 from .builder import Shard
-from .writer import ShardStats
+
+if TYPE_CHECKING:  # the writer (Parquet) is the runner's: BuildOptions, checked before a build, needs none
+    from .writer import ShardStats
 
 EXECUTORS = ("local", "ray")
-ShardFunction = Callable[..., ShardStats]  # (shard=, config_dir=, on_row=) -> stats of <config_dir>/<file>.incomplete
+ShardFunction = Callable[..., "ShardStats"]  # (shard=, config_dir=, on_row=) -> stats of <config_dir>/<file>.incomplete
 LOCAL_OBJECT_STORE_BYTES = 200 * 1024**2  # the embedded cluster's object store: shards pass through it one by one
 MAX_RETRIES = 3  # attempts after a worker process or node dies mid-shard
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
+from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, unknown_choice
 from .builder import Builder
 
 BUILDERS_PACKAGE = "imagenet_suite.builders"
@@ -53,5 +55,21 @@ def all_builders() -> dict[str, type[Builder]]:
 def get(name: str) -> type[Builder]:
     builders = all_builders()
     if name not in builders:
-        raise ConfigError(f"unknown builder {name!r}; known builders: {list(builders)}")
+        raise ConfigError(f"unknown builder {name!r}; {unknown_choice(name, builders, 'builders')}")
     return builders[name]
+
+
+def builders(
+    name: str,
+    configs: Sequence[str] | None = None,
+    *,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    shard_size: int | None = None,
+) -> list[Builder]:
+    """One builder ``name`` per config of ``configs`` (default: its first config; repeats dropped), made with
+    ``seed``, builder ``options`` and ``shard_size``: the request a build runs, checked (ConfigError naming an
+    unknown builder, config or option, or a bad option value) without importing anything the build needs."""
+    cls = get(name)
+    names = list(dict.fromkeys(configs or [cls.CONFIGS[0].name]))
+    return [cls(config, seed=seed, options=options, shard_size=shard_size) for config in names]

@@ -101,11 +101,10 @@ def build_dataset(
         >>> tmp.cleanup()
     """
     options = options if options is not None else BuildOptions()
-    builder_cls = registry.get(name)
-    names = list(dict.fromkeys(configs or [builder_cls.CONFIGS[0].name]))
-    builders = [
-        builder_cls(c, seed=options.seed, options=options.builder_options, shard_size=options.shard_size) for c in names
-    ]
+    builders = registry.builders(
+        name, configs, seed=options.seed, options=options.builder_options, shard_size=options.shard_size
+    )
+    builder_cls, names = type(builders[0]), [builder.config.name for builder in builders]
     if isinstance(options.executor, str):  # ConfigError on a bad combination (Ray missing, no cluster), at once
         make_executor(options.executor, options.num_proc, options.ray_address, start=False)
     transform = options.transform

@@ -21,22 +21,17 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import http.client
 import json
 import logging
 import os
 import re
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
-
-import platformdirs
-from tqdm.auto import tqdm
 
 from ..errors import ChecksumMismatch, ManualFileMissing, SourceError, param
 from ..files import (
@@ -131,6 +126,8 @@ class ResolvedSource:
 
 
 def default_cache_dir() -> Path:
+    import platformdirs
+
     env = os.environ.get("IMAGENET_SUITE_CACHE")
     return Path(env) if env else Path(platformdirs.user_cache_dir("imagenet-suite")) / "downloads"
 
@@ -491,6 +488,8 @@ class SourceResolver:
         replace_durably(part, target)
 
     def _open_url(self, source: Source, have: int):
+        import urllib.request  # here and below, not at the top: the builders' metadata needs no network code
+
         request = urllib.request.Request(source.url, headers={"Range": f"bytes={have}-"} if have else {})
         try:
             return urllib.request.urlopen(request, timeout=60)
@@ -502,6 +501,10 @@ class SourceResolver:
 
     def _receive(self, source: Source, response, part: Path, start: int, announced: int | None) -> int:
         """Write the response body to ``part`` (appending after ``start`` bytes); the bytes received."""
+        import http.client
+
+        from tqdm.auto import tqdm
+
         total = source.size or ((announced + start) if announced is not None else None)
         received = 0
         try:

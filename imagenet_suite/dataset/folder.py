@@ -46,7 +46,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError, DatasetFolderError, param
+from ..errors import ConfigError, DatasetFolderError, closest, param
 from ..files import cached_sha256, file_stamp
 
 FORMAT = "imagenet-suite/1"
@@ -116,7 +116,9 @@ class DatasetFolder:
                 raise ConfigError(f"{self.path} holds configs {self.configs}: name one with {param(name)}")
             return self.configs[0]
         if config not in self.build_info["configs"]:
-            raise ConfigError(f"{self.path} has no config {config!r}; it holds {self.configs}")
+            match = closest(config, self.configs)
+            hint = f"did you mean {match!r}?" if match else f"it holds {self.configs}"
+            raise ConfigError(f"{self.path} has no config {config!r}; {hint}")
         return config
 
     def splits(self, config: str | None = None) -> list[str]:

@@ -40,8 +40,6 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from PIL import Image, UnidentifiedImageError
-
 from ..errors import InvalidSourceData, param
 
 JPEG_SOI = b"\xff\xd8"
@@ -56,7 +54,9 @@ _NOT_A_HEADER_SEGMENT = frozenset([0xFF, 0xD8, 0xD9, *JPEG_STANDALONE_MARKERS])
 JPEG_MODES = {1: "L", 3: "RGB", 4: "CMYK"}  # Pillow's mode for each component count
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_IEND = b"IEND"
-DEFAULT_MAX_PIXELS = Image.MAX_IMAGE_PIXELS  # Pillow's bound (89,478,485), read once at import
+# Pillow's bound, PIL.Image.MAX_IMAGE_PIXELS (tests/test_trust_images.py checks they agree). A literal, so that
+# this module imports without Pillow: ``imagenet-suite --help`` and the builders' metadata need it, not Pillow.
+DEFAULT_MAX_PIXELS = 89_478_485
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,8 @@ _CHECKS: contextvars.ContextVar[ImageChecks] = contextvars.ContextVar("image_che
 @contextlib.contextmanager
 def image_checks(checks: ImageChecks) -> Iterator[ImageChecks]:
     """Use ``checks`` in :func:`inspect_image` within this context (and bound Pillow's decoder alike)."""
+    from PIL import Image
+
     token = _CHECKS.set(checks)
     pillow_bound = Image.MAX_IMAGE_PIXELS
     Image.MAX_IMAGE_PIXELS = checks.max_pixels  # Pillow's own bomb check agrees with ours
@@ -152,6 +154,8 @@ def decode(data: bytes, where: str, *, strict: bool = True) -> None:
 
 
 def _pillow_decode(data: bytes, where: str) -> None:
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
@@ -160,6 +164,8 @@ def _pillow_decode(data: bytes, where: str) -> None:
 
 
 def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHeader:
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             header = ImageHeader(image.format or "", image.mode, image.width, image.height)

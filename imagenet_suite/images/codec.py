@@ -17,14 +17,23 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Any, NamedTuple
-
-import numpy as np
-from PIL import Image, UnidentifiedImageError
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InvalidSourceData
 
-UNREADABLE = (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError)
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL import Image
+
+# Pillow and NumPy are imported by the functions that use them: an :class:`Encoding` declared by a builder
+# (``imagenet-suite list``/``info`` import the builders for their metadata) needs neither
+
+
+def _unreadable() -> tuple[type[BaseException], ...]:
+    """What Pillow raises on bytes it cannot read as an image."""
+    from PIL import Image, UnidentifiedImageError
+
+    return (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError)
 
 
 class DecodedImage(NamedTuple):
@@ -40,17 +49,21 @@ def decode_rgb(data: bytes, where: str) -> DecodedImage:
     Pillow's pixel bound (``Image.MAX_IMAGE_PIXELS``, set per build by
     :func:`imagenet_suite.images.image_checks`) applies.
     """
+    from PIL import Image
+
     try:
         with Image.open(io.BytesIO(data)) as opened:
             mode = opened.mode
             rgb = opened.convert("RGB")
-    except UNREADABLE as err:
+    except _unreadable() as err:
         raise InvalidSourceData(f"{where}: not a readable image ({err})") from err
     return DecodedImage(rgb, mode)
 
 
 def rgb_floats(image: Image.Image) -> np.ndarray:
     """An RGB image as a float64 ``H x W x 3`` array in [0, 1] (``pixels / 255``)."""
+    import numpy as np
+
     return np.asarray(image, dtype=np.float64) / 255
 
 
@@ -87,6 +100,9 @@ class Encoding:
 
 def encode(pixels: Image.Image | np.ndarray, encoding: Encoding) -> bytes:
     """The bytes of ``pixels`` (a PIL image, or a uint8 ``H x W [x C]`` array) encoded with ``encoding``."""
+    import numpy as np
+    from PIL import Image
+
     image = Image.fromarray(pixels) if isinstance(pixels, np.ndarray) else pixels
     buffer = io.BytesIO()
     image.save(buffer, format=encoding.format, **dict(encoding.settings))

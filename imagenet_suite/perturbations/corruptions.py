@@ -41,51 +41,17 @@ from PIL import Image
 from scipy.ndimage import gaussian_filter
 
 from ..errors import ImagenetSuiteError
+from .names import (
+    FAMILIES,
+    FLAVORS,
+    FROST_FILES,
+    HEUILLET_COMMON,
+    IMAGENET_C,
+    IMAGENET_C_EXTRA,
+    SEVERITIES,
+)
 
-FLAVORS = ("imagenet_c", "imagecorruptions")
-SEVERITIES = (1, 2, 3, 4, 5)
 MIN_SIDE = 32  # px, as imagecorruptions requires
-FROST_FILES = ("frost1.png", "frost2.png", "frost3.png", "frost4.jpg", "frost5.jpg", "frost6.jpg")  # upstream order
-
-IMAGENET_C = (
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-)
-IMAGENET_C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
-# Heuillet et al. 2025 (MaxHeuillet/robust_training, corruptions/common.py): 11 corruptions,
-# gaussian_noise/glass_blur/frost/fog commented out.
-HEUILLET_COMMON = (
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-)
-FAMILIES = {
-    "noise": ("gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise"),
-    "blur": ("defocus_blur", "glass_blur", "motion_blur", "zoom_blur", "gaussian_blur"),
-    "weather": ("snow", "frost", "fog", "brightness", "spatter"),
-    "digital": ("contrast", "elastic_transform", "pixelate", "jpeg_compression", "saturate"),
-}
 
 # Severity 1..5 constants, verbatim from the upstream code (both flavors share all but elastic).
 SEVERITY_CONSTANTS: dict[str, tuple] = {

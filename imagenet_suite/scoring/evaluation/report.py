@@ -24,7 +24,7 @@ import torch
 
 from ... import __version__
 from ...dataset.folder import DatasetFolder
-from ...errors import ConfigError
+from ...errors import ConfigError, unknown_choice
 from ..families import FAMILIES
 from ..join import JoinedSplit, join_outputs
 from ..metrics.lca_distances import hierarchy_record
@@ -84,6 +84,8 @@ def select_metrics(
             raise ConfigError(f"no metric family applies to columns {sorted(features)} with protocol {dict(protocol)}")
         return applicable
     unknown = [name for name in requested if name not in named]
+    if len(unknown) == 1:
+        raise ConfigError(f"unknown metric {unknown[0]!r}; {unknown_choice(unknown[0], sorted(named), 'metrics')}")
     if unknown:
         raise ConfigError(f"unknown metric(s) {unknown}; known: {sorted(named)}")
     inapplicable = [name for name in requested if name not in applicable]
