@@ -97,7 +97,7 @@ def test_fractions_divide_the_percent_columns_only():
 def test_column_names_are_the_leaderboards():
     assert reference.QUBA_DIMENSIONS == DIMENSIONS
     assert set(DIMENSIONS) <= set(reference.table("hesse2025_table12").columns)
-    assert reference.NINCO_DETECTORS == tuple(PAPER_COLUMNS)
+    assert tuple(PAPER_COLUMNS) == reference.NINCO_DETECTORS
     for name in ("bitterwolf2023_table3_fpr95", "bitterwolf2023_table4_auroc", "bitterwolf2023_table14_popular_fpr95"):
         assert set(reference.NINCO_DETECTORS) <= set(reference.table(name).columns)
     assert set(ROBUSTGEN_METRICS) <= set(reference.table("heuillet2025_results").columns)
