@@ -6,11 +6,13 @@ Run from the repository root with the upstream repositories' git directories and
     uv run --frozen python tools/reference_zoos.py --mirrors MIRRORS --papers PAPERS
 
 ``MIRRORS/<owner>+<name>/repo`` are git directories of the upstream repositories (read with ``git show``, at
-the commits pinned below); ``PAPERS`` holds the papers' text (``hesse2025.txt`` is not needed) and the
-transcriptions named in :data:`PAPER_FILES`. Every source's sha256 is checked against the one pinned here
-(a changed source stops the script), and every table written is described in ``manifest.json`` (sources,
-units, licence, columns, sha256). A changed table needs a new entry in :data:`VERSIONS` (the data's version,
-SemVer: MAJOR when rows or published values change, MINOR for added tables or columns, PATCH for metadata).
+the commits pinned below); ``PAPERS`` holds the four paper files of :data:`PAPER_FILES`: Beyond Accuracy's Table 12
+as a CSV transcription (the copy in tests/data/papers), NINCO's Tables 3, 4 and 8 as Markdown transcriptions, and
+the text of the NINCO and Anzaku et al. papers (for Table 14 and Tables 4-10). The sha256 of every repository file
+the pins name is checked (a changed source stops the script), and every table written is described in
+``manifest.json`` (sources, units, licence, columns, sha256). A changed table needs a new entry in
+:data:`VERSIONS` (the data's version, SemVer: MAJOR when rows or published values change, MINOR for added tables
+or columns, PATCH for metadata).
 """
 
 from __future__ import annotations
