@@ -43,6 +43,8 @@ def test_wheel_maps_top_level_folders_into_the_namespace(tmp_path):
         "imagenet_suite/cards/imagenet_val.md",
         "imagenet_suite/hierarchies/__init__.py",
         "imagenet_suite/cli.py",
+        "imagenet_suite/reference/data/manifest.json",  # package data: the reference zoos
+        "imagenet_suite/reference/data/hesse2025_table12.csv",
     ):
         assert expected in names
     assert not [n for n in names if n.startswith(("builders/", "hierarchies/", "cards/", "tests/"))]
