@@ -83,6 +83,7 @@ def sha256_file(path: str | Path) -> str:
 
 HASH_CACHE_ENV = "IMAGENET_SUITE_HASH_CACHE"
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within one timestamp tick
+LOCK_WAIT_S = 0  # how long a lookup waits for a hash cache another process holds locked: not at all
 
 
 def hash_cache_path() -> Path:
@@ -105,15 +106,19 @@ def file_stamp(stat: os.stat_result) -> tuple[int, int, int, int, int]:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def cached_sha256(path: str | Path) -> str:
+def cached_sha256(path: str | Path, expected: str | None = None) -> str:
     """Hex sha256 of a file, hashed only if it changed since the last hash remembered for it.
 
     The result is remembered in :func:`hash_cache_path` (SQLite, safe for concurrent processes)
     against :func:`file_stamp`. As in git's index, a file whose mtime or ctime is under 2 s old when
     it is hashed is not remembered ("racily clean": a change within the same timestamp tick would
-    not show in its stat), nor is one whose stat changed while it was hashed. A cache that cannot
-    be opened or written (read-only home, full disk) only costs the hash: every call then reads
-    the file.
+    not show in its stat), nor is one whose stat changed while it was hashed.
+
+    The cache is advisory: it can save a hash, never fail a file. ``expected``: the sha256 the caller
+    will compare with; a remembered hash that differs from it is not believed (a stale or edited row):
+    the file is hashed afresh, and its row replaced. A cache that cannot be opened or written
+    (read-only home, full disk), or that another process holds locked, only costs the hash: the
+    lookup gives up at once (no waiting on the lock) and the file is read.
 
     Example:
         >>> import tempfile, pathlib
@@ -125,7 +130,7 @@ def cached_sha256(path: str | Path) -> str:
     path = Path(path).resolve()
     before = file_stamp(os.stat(path))
     remembered = _HASH_CACHE.get(str(path), before)
-    if remembered is not None:
+    if remembered is not None and (expected is None or remembered == expected):
         return remembered
     started = time.time_ns()
     digest = sha256_file(path)
@@ -136,7 +141,11 @@ def cached_sha256(path: str | Path) -> str:
 
 
 class _HashCache:
-    """The SQLite table behind :func:`cached_sha256`: path -> (stamp, sha256); failures degrade to misses."""
+    """The SQLite table behind :func:`cached_sha256`: path -> (stamp, sha256); failures degrade to misses.
+
+    A locked database is not waited for (busy timeout 0): a lookup or a write that finds it locked is
+    a miss, and any transaction it opened is rolled back, so that no lock of ours outlives the call.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -155,6 +164,7 @@ class _HashCache:
 
     def _query(self, sql: str, args: tuple, commit: bool = False):
         with self._lock:
+            connection = None
             try:
                 connection = self._connect()
                 if connection is None:
@@ -164,6 +174,9 @@ class _HashCache:
                     connection.commit()
                 return row
             except sqlite3.Error:
+                if connection is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        connection.rollback()
                 return None
 
     def _connect(self) -> sqlite3.Connection | None:
@@ -171,12 +184,16 @@ class _HashCache:
         if self._connection is not None and self._opened_at == where and self._pid == os.getpid():
             return self._connection
         self._opened_at, self._pid, self._connection = where, os.getpid(), None
+        connection = None
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(where, timeout=30, check_same_thread=False)
+            connection = sqlite3.connect(where, timeout=LOCK_WAIT_S, check_same_thread=False)
             connection.execute("CREATE TABLE IF NOT EXISTS hashes (path TEXT PRIMARY KEY, stamp TEXT, sha256 TEXT)")
             connection.commit()
         except (OSError, sqlite3.Error):
+            if connection is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.close()
             return None
         self._connection = connection
         return connection
