@@ -156,6 +156,11 @@ def test_a_symlink_leaving_a_folder_is_refused(tmp_path):
     (tmp_path / "folder" / "in.JPEG").symlink_to(tmp_path / "outside.JPEG")
     with pytest.raises(SourceError, match="in.JPEG is a symlink to .*outside.JPEG, outside"):
         open_archive(tmp_path / "folder").names()
+    with pytest.raises(SourceError, match="in.JPEG is a symlink to .*outside.JPEG, outside"):
+        open_archive(tmp_path / "folder").read("in.JPEG")  # read by the name a release's list gives, unlisted
+    (tmp_path / "folder" / "sub").symlink_to(tmp_path)
+    with pytest.raises(SourceError, match="folder/sub leads to .*, outside .*folder: symlinks leaving"):
+        open_archive(tmp_path / "folder").read_head("sub/outside.JPEG", 2)
 
 
 def test_unsupported_file_type(tmp_path):
