@@ -274,9 +274,33 @@ def _tarfile_index(path: Path | str, window: _Window | None = None, start: int =
                         raise tarfile.ReadError(f"member {member.name!r} is cut off")
                     entry = (start + member.offset_data, member.size)
                     _add_member(members, member.name.removeprefix("./"), entry, path)
+                elif member.islnk():
+                    _add_member(members, member.name.removeprefix("./"), _link_target(members, member, path), path)
+    except tarfile.ReadError as err:
+        if str(err).startswith("file could not be opened successfully"):  # r:* tried every compression
+            raise InvalidSourceData(
+                f"{path}: not a tar archive (no tar header, and not gzip, bz2 or xz compressed)"
+            ) from err
+        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({_one_line(err)})") from err
     except (tarfile.TarError, *STREAM_ERRORS) as err:
-        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from err
+        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({_one_line(err)})") from err
     return members
+
+
+def _link_target(members: dict[str, tuple[int, int]], member: tarfile.TarInfo, where) -> tuple[int, int]:
+    """The entry of the member a hard link names (tar stores it first); InvalidSourceData if there is none."""
+    target = member.linkname.removeprefix("./")
+    if target not in members:
+        raise InvalidSourceData(
+            f"{where}: member {member.name!r} is a hard link to {member.linkname!r}, which the archive does not "
+            "hold before it (a damaged or hand-made tar)"
+        )
+    return members[target]
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line (``tarfile`` lists what it tried on several)."""
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 TAR_BLOCK = 512
