@@ -40,6 +40,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import ChecksumMismatch, InvalidSourceData, SourceError, param
+from imagenet_suite.files import read_text
 
 from ._citations import BEYOND_ACCURACY, cite
 from ._image_columns import image_features
@@ -133,7 +134,7 @@ def imagenet_to_in9() -> tuple[int, ...]:
 def read_in_to_in9(path: Path) -> tuple[int, ...]:
     """``in_to_in9.json`` (``{"<index>": <IN-9 class or -1>}`` for the 1000 indices) as 1000 ints."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, 'JSON of {"<index>": <IN-9 class>}'))
     except (OSError, ValueError) as err:
         raise InvalidSourceData(f"{path}: not readable JSON ({err})") from err
     expected_keys = {str(index) for index in range(classes.NUM_CLASSES)}

@@ -38,6 +38,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing, param
+from imagenet_suite.files import read_text
 
 from ._citations import ILSVRC, cite
 from .imagenet_val import (
@@ -93,8 +94,8 @@ class Annotations:
 def read_human_accuracy(path: Path) -> Annotations:
     """Parse and validate the release JSON; InvalidSourceData names the file, key and entry."""
     try:
-        data = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        data = json.loads(read_text(path, "the human-accuracy release JSON"))
+    except json.JSONDecodeError as err:
         raise InvalidSourceData(f"{path}: not valid JSON ({err})") from err
     if not isinstance(data, dict):
         raise InvalidSourceData(f"{path}: expected a JSON object with keys {list(TOP_LEVEL_KEYS)}")

@@ -20,6 +20,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.files import read_text
 
 from ._citations import ANZAKU_2024, ILSVRC, cite
 from .imagenet_val import NUM_VAL_IMAGES, ImagenetVal
@@ -44,8 +45,8 @@ def val_id(position: int) -> str:
 def read_real_json(path: Path) -> list[list[int]]:
     """The 50,000 label lists of ``real.json``, validated (class indices in 0..999)."""
     try:
-        labels = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        labels = json.loads(read_text(path, "ReaL's JSON list of label lists"))
+    except json.JSONDecodeError as err:
         raise InvalidSourceData(f"{path}: not valid JSON ({err})") from err
     if not isinstance(labels, list) or len(labels) != NUM_VAL_IMAGES:
         raise InvalidSourceData(

@@ -45,6 +45,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.builder import BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData, param
+from imagenet_suite.files import read_text
 
 from ._citations import ANZAKU_2024, LCA_ON_THE_LINE, cite
 from ._variants import STRICT_COUNTS, ClassFolderBuilder, check_count
@@ -187,8 +188,8 @@ def _json_object(path: Path) -> dict[str, Any]:
         return seen
 
     try:
-        value = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=pairs)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        value = json.loads(read_text(path, "a JSON object of image names -> label lists"), object_pairs_hook=pairs)
+    except json.JSONDecodeError as err:
         raise InvalidSourceData(f"{path}: not valid JSON ({err})") from err
     if not isinstance(value, dict) or not value:
         raise InvalidSourceData(

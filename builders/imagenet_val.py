@@ -30,7 +30,7 @@ from imagenet_suite.core.archives import TarIndex, index_tar, open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing, param
-from imagenet_suite.files import list_folder, sha256_file
+from imagenet_suite.files import decode_text, list_folder, read_text, sha256_file
 
 from ._citations import ANZAKU_2024, BEYOND_ACCURACY, ILSVRC, LCA_ON_THE_LINE, NINCO, cite
 from ._image_columns import image_features, image_row
@@ -156,7 +156,10 @@ def _read_devkit_labels(devkit_path: Path) -> list[int]:
     except (ValueError, KeyError, TypeError) as err:
         raise InvalidSourceData(f"{devkit_path}: {DEVKIT_META} is not the devkit's synsets table ({err})") from err
     labels = []
-    for line_no, line in enumerate(files[DEVKIT_GROUND_TRUTH].decode().split(), start=1):
+    ground_truth = decode_text(
+        files[DEVKIT_GROUND_TRUTH], f"{devkit_path}:{DEVKIT_GROUND_TRUTH}", "ILSVRC2012_IDs, one a line"
+    )
+    for line_no, line in enumerate(ground_truth.split(), start=1):
         ilsvrc_id = int(line) if line.isdigit() else -1
         if ilsvrc_id not in id_to_wnid:
             raise InvalidSourceData(
@@ -203,7 +206,8 @@ def _kaggle_layout(resolver: SourceResolver) -> Layout:
 
 
 def _check_synset_mapping(path: Path) -> None:
-    wnids = [line.split(" ", 1)[0] for line in path.read_text().splitlines() if line.strip()]
+    text = read_text(path, "the 1000 ImageNet-1k wnids, one '<wnid> <names>' a line")
+    wnids = [line.split(" ", 1)[0] for line in text.splitlines() if line.strip()]
     if tuple(wnids) != classes.imagenet_wnids():
         raise InvalidSourceData(f"{path}: expected the 1000 ImageNet-1k wnids in sorted order, one per line")
 
@@ -262,23 +266,20 @@ def _folders_layout(resolver: SourceResolver) -> Layout:
 def read_loc_solution(path: Path) -> dict[str, list[dict]]:
     """Kaggle ``LOC_val_solution.csv``: id -> boxes ``{wnid, xmin, ymin, xmax, ymax}`` (pixels, as released)."""
     out: dict[str, list[dict]] = {}
-    with open(path, newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header != ["ImageId", "PredictionString"]:
-            raise InvalidSourceData(f"{path}: expected header ImageId,PredictionString, got {header}")
-        for line_no, row in enumerate(reader, start=2):
-            parts = row[1].split() if len(row) == 2 else []
-            if len(row) != 2 or not parts or len(parts) % 5 or not VAL_ID.match(row[0]):
-                raise InvalidSourceData(
-                    f"{path}: line {line_no}: expected 'ILSVRC2012_val_N,<wnid x0 y0 x1 y1>...', got {row}"
-                )
-            try:
-                out[row[0]] = [_box(parts[i], *parts[i + 1 : i + 5]) for i in range(0, len(parts), 5)]
-            except ValueError as err:
-                raise InvalidSourceData(
-                    f"{path}: line {line_no}: box coordinates are not integers: {row[1]!r}"
-                ) from err
+    reader = csv.reader(io.StringIO(read_text(path, "a CSV of ImageId,PredictionString rows"), newline=""))
+    header = next(reader, None)
+    if header != ["ImageId", "PredictionString"]:
+        raise InvalidSourceData(f"{path}: expected header ImageId,PredictionString, got {header}")
+    for line_no, row in enumerate(reader, start=2):
+        parts = row[1].split() if len(row) == 2 else []
+        if len(row) != 2 or not parts or len(parts) % 5 or not VAL_ID.match(row[0]):
+            raise InvalidSourceData(
+                f"{path}: line {line_no}: expected 'ILSVRC2012_val_N,<wnid x0 y0 x1 y1>...', got {row}"
+            )
+        try:
+            out[row[0]] = [_box(parts[i], *parts[i + 1 : i + 5]) for i in range(0, len(parts), 5)]
+        except ValueError as err:
+            raise InvalidSourceData(f"{path}: line {line_no}: box coordinates are not integers: {row[1]!r}") from err
     return out
 
 

@@ -46,12 +46,12 @@ def read_vectors(path: Path) -> tuple[list[str], np.ndarray]:
         with np.load(path, allow_pickle=False) as archive:
             entries = {name: archive[name] for name in archive.files}
     elif path.suffix == ".pt":
-        import torch
+        from imagenet_suite.scoring.outputs import load_torch_file
 
-        entries = {
-            k: (v.float().numpy() if hasattr(v, "numpy") else v)
-            for k, v in torch.load(path, map_location="cpu", weights_only=True).items()
-        }
+        loaded = load_torch_file(path, InvalidSourceData, f"a dict of 'ids' and one of {VECTOR_NAMES}")
+        if not isinstance(loaded, dict):
+            raise InvalidSourceData(f"{path}: holds a {type(loaded).__name__}; expected a dict of 'ids' and vectors")
+        entries = {k: (v.float().numpy() if hasattr(v, "numpy") else v) for k, v in loaded.items()}
     else:
         raise InvalidSourceData(f"{path}: expected an .npz or .pt file")
     names = [n for n in VECTOR_NAMES if n in entries]

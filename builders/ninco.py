@@ -42,6 +42,7 @@ from imagenet_suite.core.ninco_review_logs import (
 )
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.files import decode_text
 from imagenet_suite.images import inspect_image
 
 from ._citations import NINCO, cite
@@ -191,12 +192,15 @@ def read_repo(resolver: SourceResolver) -> RepoData:
         logs = review_logs_from_archive(archive, f"{prefix}{ANNOTATIONS}/")
         source = resolved or resolver.resolve_folder("ninco_repo", clone, _data_files(archive, prefix, texts))
     file_lists = {
-        config: parse_file_list(texts[lst].decode("utf-8-sig"), top, f"{archive_path}:{prefix}{lst}")
+        config: parse_file_list(
+            decode_text(texts[lst], f"{archive_path}:{prefix}{lst}", "a CSV file list (image_location,class)"),
+            top,
+            f"{archive_path}:{prefix}{lst}",
+        )
         for config, (top, lst) in RELEASES.items()
     }
-    class_names = parse_class_names(
-        texts[CLASS_NAMES_CSV].decode("utf-8-sig"), f"{archive_path}:{prefix}{CLASS_NAMES_CSV}"
-    )
+    where = f"{archive_path}:{prefix}{CLASS_NAMES_CSV}"
+    class_names = parse_class_names(decode_text(texts[CLASS_NAMES_CSV], where, "NINCO's class-name table (CSV)"), where)
     for config, files in file_lists.items():
         check_counts(config, files, f"{archive_path}:{prefix}{RELEASES[config][1]}")
     return RepoData(source, file_lists, class_names, logs)

@@ -32,6 +32,7 @@ from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Prepared, Shard
 from imagenet_suite.core.sources import Source, SourceResolver
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing, param
+from imagenet_suite.files import read_text
 
 from ._citations import LCA_ON_THE_LINE, cite
 from ._image_columns import image_features
@@ -297,7 +298,7 @@ def find_release(resolver: SourceResolver) -> Path:
         where = resolver.manual_dir or f"(no {param('manual_dir')} given)"
         raise ManualFileMissing(f"ObjectNet: no {ROOT}/ folder in {where}. {hint}{OBJECTNET_ZIP.instructions}")
     for needed in ["images", *(f"mappings/{f}" for f in MAPPING_FILES)]:
-        if not (root / needed).exists():
+        if resolver.find_manual(f"{ROOT}/{needed}") is None:  # refuses a symlink leading out of the manual folder
             raise ManualFileMissing(
                 f"ObjectNet: {root / needed} is missing (an incomplete extraction of "
                 f"{OBJECTNET_ZIP.filename}?); expected images/ and mappings/{{{', '.join(MAPPING_FILES)}}}"
@@ -307,7 +308,7 @@ def find_release(resolver: SourceResolver) -> Path:
 
 def read_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path, "an ObjectNet mapping file (JSON)"))
     except (OSError, ValueError) as err:
         raise InvalidSourceData(f"{path}: not readable JSON ({err})") from err
 
@@ -323,7 +324,8 @@ def read_mapping(mappings: Path) -> dict[str, tuple[int, ...]]:
     folder_of = _invert(read_json(mappings / FOLDER_TO_LABEL), mappings / FOLDER_TO_LABEL)
     index_of_line = _index_of_line(read_json(mappings / PYTORCH_TO_LINE), mappings / PYTORCH_TO_LINE)
     lines_of: dict[str, list[int]] = {}
-    for line, name in enumerate((mappings / IMAGENET_NAMES).read_text(encoding="utf-8").splitlines()):
+    names = read_text(mappings / IMAGENET_NAMES, "ImageNet class names, one line per class")
+    for line, name in enumerate(names.splitlines()):
         lines_of.setdefault(name.strip(), []).append(line)
     mapping = {}
     for label, joined in read_json(mappings / OBJECTNET_TO_IMAGENET).items():

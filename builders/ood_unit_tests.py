@@ -28,6 +28,7 @@ The smooth-colour test (``low_freq_colorrange``) exists in two variants (option 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing, param
-from imagenet_suite.files import list_folder
+from imagenet_suite.files import list_folder, read_text
 from imagenet_suite.images import inspect_image
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, rgb_floats
 
@@ -80,18 +81,19 @@ def source_indices(name: str, num_source: int = NUM_IMAGENET_VAL, count: int = R
 def released_indices(unit_tests_csv: str | Path) -> dict[str, list[int]]:
     """Source indices of the released files, per test, from ``NINCO_OOD_unit_tests.csv`` (file order)."""
     out: dict[str, list[int]] = {}
-    with open(unit_tests_csv, newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        next(reader, None)
-        for line_no, (location, test) in enumerate(reader, start=2):
-            match = re.fullmatch(
-                rf"NINCO_OOD_unit_tests/{re.escape(test)}/{re.escape(test)}_\d{{3}}_"
-                rf"{re.escape(test)}_(\d{{5}})\.(png|jpg)",
-                location,
-            )
-            if match is None:
-                raise InvalidSourceData(f"{unit_tests_csv}: line {line_no}: unexpected unit-test file {location!r}")
-            out.setdefault(test, []).append(int(match.group(1)))
+    text = read_text(unit_tests_csv, "NINCO's CSV of unit-test files (image_location,class)")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    next(reader, None)
+    for line_no, record in enumerate(reader, start=2):
+        location, test = record if len(record) == 2 else ("", "")
+        match = re.fullmatch(
+            rf"NINCO_OOD_unit_tests/{re.escape(test)}/{re.escape(test)}_\d{{3}}_"
+            rf"{re.escape(test)}_(\d{{5}})\.(png|jpg)",
+            location,
+        )
+        if match is None:
+            raise InvalidSourceData(f"{unit_tests_csv}: line {line_no}: unexpected unit-test row {record!r}")
+        out.setdefault(test, []).append(int(match.group(1)))
     return out
 
 

@@ -70,6 +70,7 @@ from imagenet_suite.core.archives import open_archive
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard, example_rng
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver
 from imagenet_suite.errors import ConfigError, DatasetFolderError, InvalidSourceData, param
+from imagenet_suite.files import read_text
 from imagenet_suite.images.codec import Encoding, decode_rgb, encode, encoder_versions
 
 from ._citations import ANZAKU_2024, ILSVRC, cite
@@ -905,7 +906,7 @@ def table2(folders: Sequence[str | Path]) -> str:
         if folder.name != PatchML.NAME:
             raise ConfigError(f"{path} holds {folder.name}, not a patchml build")
         config = next(c for c in ("images", "recipe") if c in folder.configs)
-        counts.append(json.loads((folder.path / config / "counts.json").read_text()))
+        counts.append(json.loads(read_text(folder.file(f"{config}/counts.json"), "PatchML's counts (JSON)")))
     return table2_csv(sorted(counts, key=lambda c: c["seed"]))
 
 

@@ -37,6 +37,7 @@ from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared
 from imagenet_suite.core.ninco_review_logs import ANNOTATIONS, attach_released_files
 from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing, param
+from imagenet_suite.files import decode_text, read_text
 
 from ._citations import DTD, MOS, NATURAL_ADVERSARIAL_EXAMPLES, NINCO, OPENOOD_V15, SSB, VIM, cite
 from ._image_columns import image_features
@@ -59,6 +60,7 @@ MOS_URL = "http://pages.cs.wisc.edu/~huangrui/imagenet_ood_dataset/"
 VIM_COMMIT = "dabf9e5b242dbd31c15e09ff12af3d11f009f79c"
 OPENOOD_LISTS = "benchmark_imglist"  # OpenOOD v1.5's list folder (or .zip) in --manual-dir
 OPENOOD_LIST_FOLDER = "imagenet/"
+IMGLIST_FORMAT = "an OpenOOD image list ('<folder>/<path> <int label>' lines)"
 
 
 def _mos(root: str) -> Source:
@@ -262,9 +264,10 @@ def read_openood_lists(
     missing = [w for w in wanted if w not in texts]
     if missing:
         raise ManualFileMissing(f"{path}: {missing[0]!r} is missing (OpenOOD v1.5's {OPENOOD_LISTS}/imagenet/)")
-    lists = {
-        name: parse_imglist(texts[prefix + name].decode("utf-8"), folder, f"{path}:{prefix + name}") for name in files
-    }
+    lists = {}
+    for name in files:
+        where = f"{path}:{prefix + name}"
+        lists[name] = parse_imglist(decode_text(texts[prefix + name], where, IMGLIST_FORMAT), folder, where)
     return lists, resolved or resolver.resolve_folder(OPENOOD_LISTS_ZIP.name, path, wanted)
 
 
@@ -328,7 +331,8 @@ def vim_images(resolver: SourceResolver, spec: PopularSet) -> tuple[Images, Reso
     """OpenImage-O: ViM's list, read from the OpenImages test images (``test/`` folder or ``test.tar.gz``)."""
     listed = resolver.resolve(VIM_LIST)
     ids = []
-    for line_no, line in enumerate(listed.path.read_text().splitlines(), start=1):
+    text = read_text(listed.path, "ViM's OpenImage-O list (one '<16 hex>.jpg' a line)")
+    for line_no, line in enumerate(text.splitlines(), start=1):
         if not re.fullmatch(spec.pattern, line):
             raise InvalidSourceData(f"{listed.path}:{line_no}: {line[:80]!r} is not '<16 hex>.jpg'")
         ids.append(line)

@@ -17,6 +17,7 @@ from imagenet_suite import classes
 from imagenet_suite.core.builder import Builder, BuilderConfig, Option, Prepared, Shard
 from imagenet_suite.core.sources import ResolvedSource, SourceResolver, sha256_file
 from imagenet_suite.errors import InvalidSourceData
+from imagenet_suite.files import read_text
 
 from ._citations import LCA_ON_THE_LINE, cite
 
@@ -27,7 +28,8 @@ def read_wnids_file(path: Path) -> list[str]:
     """Wnids of a class list file: one per line (``n01440764`` or ``n01440764 tench``), order kept."""
     if not path.is_file():
         raise InvalidSourceData(f"{path}: no such wnids file")
-    wnids = [line.split()[0] for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    text = read_text(path, "a class list, one wnid a line")
+    wnids = [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]
     bad = [w for w in wnids if not (len(w) == 9 and w[0] == "n" and w[1:].isdigit())]
     if bad:
         raise InvalidSourceData(f"{path}: {bad[0]!r} is not a wnid (expected n + 8 digits, one per line)")

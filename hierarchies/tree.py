@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from imagenet_suite.errors import HierarchyError, UnknownClass
+from imagenet_suite.files import read_text
 
 NODE_COLUMNS = ("wnid", "name", "parent", "depth", "num_leaves", "class_index")
 
@@ -102,8 +104,8 @@ class Tree:
         path = Path(path)
         if not path.is_file():
             raise HierarchyError(f"nodes table {path} does not exist")
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
+        text = read_text(path, "a nodes table (CSV)", HierarchyError)
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
         if not rows or set(NODE_COLUMNS) - set(rows[0]):
             raise HierarchyError(f"{path}: expected a CSV with columns {list(NODE_COLUMNS)}")
         return cls.from_nodes_table(rows)

@@ -9,7 +9,10 @@ One place for three jobs every part of imagenet-suite needs:
   against the file's stat (device, inode, size, mtime and ctime in ns, as git's index does), so a
   reader re-hashes only a file that changed since its last full hash;
 * **listing a folder safely** — :func:`list_folder` walks a folder in a stable order and refuses a
-  symlink whose target leaves the folder (a source folder holds its own files);
+  symlink whose target leaves the folder (a source folder holds its own files); :func:`check_inside`
+  applies the same rule to files a release's own list names;
+* **reading text** — :func:`decode_text` / :func:`read_text`: every text file a builder reads (CSV,
+  TXT lists, JSON) is UTF-8, and a byte that is not is one error naming ``file:line``;
 * **durable atomic writes** — :func:`replace_durably` fsyncs the new file, renames it over the
   final name and fsyncs the folder, so that after a crash or power loss the final name holds
   either the old or the complete new bytes; :func:`atomic_write_bytes` writes bytes that way.
@@ -28,7 +31,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .errors import SourceError
+from .errors import ImagenetSuiteError, InvalidSourceData, SourceError
 
 CHUNK = 1 << 20
 INCOMPLETE = ".incomplete"  # suffix of a file being written, before it is renamed to its final name
@@ -83,6 +86,7 @@ def sha256_file(path: str | Path) -> str:
 
 HASH_CACHE_ENV = "IMAGENET_SUITE_HASH_CACHE"
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within one timestamp tick
+LOCK_WAIT_S = 0  # how long a lookup waits for a hash cache another process holds locked: not at all
 
 
 def hash_cache_path() -> Path:
@@ -105,15 +109,19 @@ def file_stamp(stat: os.stat_result) -> tuple[int, int, int, int, int]:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def cached_sha256(path: str | Path) -> str:
+def cached_sha256(path: str | Path, expected: str | None = None) -> str:
     """Hex sha256 of a file, hashed only if it changed since the last hash remembered for it.
 
     The result is remembered in :func:`hash_cache_path` (SQLite, safe for concurrent processes)
     against :func:`file_stamp`. As in git's index, a file whose mtime or ctime is under 2 s old when
     it is hashed is not remembered ("racily clean": a change within the same timestamp tick would
-    not show in its stat), nor is one whose stat changed while it was hashed. A cache that cannot
-    be opened or written (read-only home, full disk) only costs the hash: every call then reads
-    the file.
+    not show in its stat), nor is one whose stat changed while it was hashed.
+
+    The cache is advisory: it can save a hash, never fail a file. ``expected``: the sha256 the caller
+    will compare with; a remembered hash that differs from it is not believed (a stale or edited row):
+    the file is hashed afresh, and its row replaced. A cache that cannot be opened or written
+    (read-only home, full disk), or that another process holds locked, only costs the hash: the
+    lookup gives up at once (no waiting on the lock) and the file is read.
 
     Example:
         >>> import tempfile, pathlib
@@ -125,7 +133,7 @@ def cached_sha256(path: str | Path) -> str:
     path = Path(path).resolve()
     before = file_stamp(os.stat(path))
     remembered = _HASH_CACHE.get(str(path), before)
-    if remembered is not None:
+    if remembered is not None and (expected is None or remembered == expected):
         return remembered
     started = time.time_ns()
     digest = sha256_file(path)
@@ -136,7 +144,11 @@ def cached_sha256(path: str | Path) -> str:
 
 
 class _HashCache:
-    """The SQLite table behind :func:`cached_sha256`: path -> (stamp, sha256); failures degrade to misses."""
+    """The SQLite table behind :func:`cached_sha256`: path -> (stamp, sha256); failures degrade to misses.
+
+    A locked database is not waited for (busy timeout 0): a lookup or a write that finds it locked is
+    a miss, and any transaction it opened is rolled back, so that no lock of ours outlives the call.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -155,6 +167,7 @@ class _HashCache:
 
     def _query(self, sql: str, args: tuple, commit: bool = False):
         with self._lock:
+            connection = None
             try:
                 connection = self._connect()
                 if connection is None:
@@ -164,6 +177,9 @@ class _HashCache:
                     connection.commit()
                 return row
             except sqlite3.Error:
+                if connection is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        connection.rollback()
                 return None
 
     def _connect(self) -> sqlite3.Connection | None:
@@ -171,12 +187,16 @@ class _HashCache:
         if self._connection is not None and self._opened_at == where and self._pid == os.getpid():
             return self._connection
         self._opened_at, self._pid, self._connection = where, os.getpid(), None
+        connection = None
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(where, timeout=30, check_same_thread=False)
+            connection = sqlite3.connect(where, timeout=LOCK_WAIT_S, check_same_thread=False)
             connection.execute("CREATE TABLE IF NOT EXISTS hashes (path TEXT PRIMARY KEY, stamp TEXT, sha256 TEXT)")
             connection.commit()
         except (OSError, sqlite3.Error):
+            if connection is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.close()
             return None
         self._connection = connection
         return connection
@@ -226,6 +246,46 @@ def _list_into(found: list[str], folder: str, prefix: str, real_root: str, root:
             found.append(prefix + entry.name)
     for entry in folders:
         _list_into(found, entry.path, f"{prefix}{entry.name}/", real_root, root, visited)
+
+
+def check_inside(root: str | Path, files: Iterable[str], checked: set[str] | None = None) -> None:
+    """SourceError if one of ``files`` (relative POSIX paths below ``root``) is a symlink, or lies in a
+    folder reached through one, whose target is outside ``root`` — :func:`list_folder`'s rule, for files
+    named by a release's own list (or read one by one) instead of found by a walk.
+
+    Costs an ``lstat`` per file and a real path per distinct folder; ``checked``: folders already
+    found inside ``root`` (kept by a caller that checks file after file, e.g. an archive reader).
+
+    Example:
+        >>> import os, pathlib, tempfile
+        >>> base = pathlib.Path(tempfile.mkdtemp())
+        >>> (base / "release").mkdir()
+        >>> _ = (base / "release" / "a.jpg").write_bytes(b"a")
+        >>> _ = (base / "elsewhere.jpg").write_bytes(b"b")
+        >>> os.symlink(base / "elsewhere.jpg", base / "release" / "b.jpg")
+        >>> check_inside(base / "release", ["a.jpg"])
+        >>> check_inside(base / "release", ["a.jpg", "b.jpg"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.SourceError: .../release/b.jpg is a symlink to .../elsewhere.jpg, outside .../release: ...
+    """
+    root = os.fspath(root)
+    real_root = os.path.realpath(root)
+    checked = set() if checked is None else checked
+    for rel in files:
+        path = os.path.join(root, rel)
+        folder = os.path.dirname(path)
+        if folder not in checked:
+            real = os.path.realpath(folder)
+            if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+                raise SourceError(
+                    f"{folder} leads to {real}, outside {root}: symlinks leaving a source "
+                    "folder are refused (a source folder must hold the files it is built from); copy the "
+                    "files there, or point the option at the folder that holds them"
+                )
+            checked.add(folder)
+        if os.path.islink(path):
+            _refuse_escape(root, real_root, path, os.path.realpath(path))
 
 
 def inside(path: str | Path, folder: str | Path) -> bool:
@@ -303,6 +363,47 @@ def _bar(disable: bool, **options):
 class _NoBar:
     def update(self, n: int = 1) -> None:
         pass
+
+
+# -- text ------------------------------------------------------------------------------------------
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def decode_text(
+    data: bytes, where: str, expected: str = "text", error: type[ImagenetSuiteError] = InvalidSourceData
+) -> str:
+    """``data`` decoded as UTF-8 (a leading byte-order mark dropped, as spreadsheet programs write one).
+
+    A byte that is not UTF-8 raises ``error``, one line naming ``where:<line>`` (the line of the first
+    bad byte, counted from 1), the byte and its column, and ``expected`` (what the file should hold).
+    Newlines are kept as they are (``csv`` needs them; ``str.splitlines`` reads any).
+
+    Example:
+        >>> decode_text("n01440764 tench\\n".encode(), "wnids.txt")
+        'n01440764 tench\\n'
+        >>> decode_text(b"\\xef\\xbb\\xbfid,label\\n", "labels.csv")
+        'id,label\\n'
+        >>> decode_text(b"a.jpg 0\\nb\\xe9.jpg 1\\n", "list.txt", "an image list")
+        Traceback (most recent call last):
+        ...
+        imagenet_suite.errors.InvalidSourceData: list.txt:2: byte 0xe9 at column 2 is not UTF-8; expected an image list, UTF-8 encoded
+    """
+    body = data[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = body.count(b"\n", 0, err.start) + 1
+        column = err.start - body.rfind(b"\n", 0, err.start)
+        raise error(
+            f"{where}:{line}: byte 0x{body[err.start]:02x} at column {column} is not UTF-8; "
+            f"expected {expected}, UTF-8 encoded"
+        ) from err
+
+
+def read_text(path: str | Path, expected: str = "text", error: type[ImagenetSuiteError] = InvalidSourceData) -> str:
+    """The text of the file at ``path``: :func:`decode_text` of its bytes, naming ``path`` (OSError as raised)."""
+    return decode_text(Path(path).read_bytes(), str(path), expected, error)
 
 
 # -- durable writes --------------------------------------------------------------------------------
@@ -390,6 +491,8 @@ __all__ = [
     "INCOMPLETE",
     "atomic_write_bytes",
     "cached_sha256",
+    "check_inside",
+    "decode_text",
     "file_digests",
     "file_stamp",
     "folder_content_sha256",
@@ -401,6 +504,7 @@ __all__ = [
     "incomplete_path",
     "inside",
     "list_folder",
+    "read_text",
     "replace_durably",
     "sha256_file",
 ]

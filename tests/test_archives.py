@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import tarfile
 import zipfile
@@ -156,6 +157,11 @@ def test_a_symlink_leaving_a_folder_is_refused(tmp_path):
     (tmp_path / "folder" / "in.JPEG").symlink_to(tmp_path / "outside.JPEG")
     with pytest.raises(SourceError, match="in.JPEG is a symlink to .*outside.JPEG, outside"):
         open_archive(tmp_path / "folder").names()
+    with pytest.raises(SourceError, match="in.JPEG is a symlink to .*outside.JPEG, outside"):
+        open_archive(tmp_path / "folder").read("in.JPEG")  # read by the name a release's list gives, unlisted
+    (tmp_path / "folder" / "sub").symlink_to(tmp_path)
+    with pytest.raises(SourceError, match="folder/sub leads to .*, outside .*folder: symlinks leaving"):
+        open_archive(tmp_path / "folder").read_head("sub/outside.JPEG", 2)
 
 
 def test_unsupported_file_type(tmp_path):
@@ -290,7 +296,8 @@ def test_bad_nested_tar_is_named(tmp_path, case):
     if case == "cut off":
         path, match = _outer(tmp_path, {"n1.tar": inner[:1500]}), r"outer.tar:n1.tar: not a readable tar archive"
     elif case == "not a tar":
-        path, match = _outer(tmp_path, {"n1.tar": b"\xff\xd8 a JPEG"}), r"outer.tar:n1.tar: not a readable tar archive"
+        path = _outer(tmp_path, {"n1.tar": b"\xff\xd8 a JPEG"})
+        match = r"outer.tar:n1.tar: not a tar archive \(no tar header, and not gzip, bz2 or xz compressed\)$"
     else:
         path = tmp_path / "outer.tar.gz"
         with tarfile.open(path, "w:gz") as tar:
@@ -298,5 +305,42 @@ def test_bad_nested_tar_is_named(tmp_path, case):
             info.size = len(inner)
             tar.addfile(info, io.BytesIO(inner))
         match = r"outer.tar.gz: a gz-compressed tar; tars stored in it can only be read from a plain tar"
-    with pytest.raises(InvalidSourceData, match=match):
+    with pytest.raises(InvalidSourceData, match=match) as refused:
         index_nested_tar(path)
+    assert "\n" not in str(refused.value)  # tarfile lists each compression it tried on a line of its own
+
+
+def _hard_link(name: str, target: str):
+    def add(tar):
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname = tarfile.LNKTYPE, target
+        tar.addfile(info)
+
+    return add
+
+
+def test_a_hard_link_is_listed_with_its_targets_bytes_in_plain_compressed_and_nested_tars(tmp_path):
+    """tar stores a file's second name as a hard link to its first: extracting gives both, so does the index."""
+    from imagenet_suite.core.archives import index_nested_tar
+
+    members = PLAIN_MEMBERS[:2]
+    data = _tar_bytes(
+        members, tarfile.GNU_FORMAT, extra=_hard_link("val/copy.JPEG", "val/ILSVRC2012_val_00000001.JPEG")
+    )
+    (tmp_path / "a.tar").write_bytes(data)
+    (tmp_path / "a.tar.gz").write_bytes(gzip.compress(data))
+    for name in ("a.tar", "a.tar.gz"):
+        with open_archive(tmp_path / name) as archive:
+            assert archive.names() == ["val/ILSVRC2012_val_00000001.JPEG", "val/copy.JPEG"]
+            assert archive.read("val/copy.JPEG") == archive.read("val/ILSVRC2012_val_00000001.JPEG") == members[1][1]
+    with open_archive(_outer(tmp_path, {"n1.tar": data}), index_nested_tar(tmp_path / "outer.tar")) as archive:
+        assert archive.read("n1.tar/val/copy.JPEG") == members[1][1]
+
+
+def test_a_hard_link_to_nothing_before_it_is_refused_naming_both(tmp_path):
+    data = _tar_bytes(PLAIN_MEMBERS[:2], tarfile.GNU_FORMAT, extra=_hard_link("val/copy.JPEG", "val/gone.JPEG"))
+    (tmp_path / "a.tar").write_bytes(data)
+    with pytest.raises(
+        InvalidSourceData, match=r"a.tar: member 'val/copy.JPEG' is a hard link to 'val/gone.JPEG', which the archive"
+    ):
+        open_archive(tmp_path / "a.tar")

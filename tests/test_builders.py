@@ -937,3 +937,72 @@ def test_fixtures_are_laid_out_once_and_never_changed_by_a_bad_input(scratch):
     damaged(case, case.bad_inputs[0], scratch)
     assert folder_bytes(sources_of(case, scratch).manual_dir) == before
     assert json.loads((first_build(case, scratch) / "build_info.json").read_text())["builder"] == "imagenet_val"
+
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+
+def _symlinked_out(manual: Path, images: bool) -> list[Path]:
+    """Every file in a sub-folder of ``manual`` that is (``images``) or is not an image, replaced by a
+    symlink to a copy of it beside ``manual`` (outside it); the links made."""
+    outside = manual.parent / "outside"
+    links = []
+    for path in sorted(p for p in manual.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(manual)
+        if len(rel.parts) < 2 or (path.suffix.lower() in IMAGE_SUFFIXES) != images:
+            continue
+        target = outside / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        path.unlink()
+        path.symlink_to(target)
+        links.append(path)
+    return links
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("kind", ["images", "other files"])
+def test_files_symlinked_out_of_the_manual_dir_are_refused(case, kind, scratch, tmp_path):
+    """docs/building.md: a symlink in --manual-dir that leads outside it is refused — for a file found by a
+    walk, named by a release's own list, or read by name. Each file of the kind in a sub-folder of the
+    case's --manual-dir (top-level ones go through ``find_manual``) becomes a symlink to an identical
+    copy outside: the bytes are the same, only where they live differs."""
+    good = sources_of(case, scratch)
+    if good.manual_dir is None:
+        pytest.skip("reads no --manual-dir")
+    manual = tmp_path / "manual"
+    shutil.copytree(good.manual_dir, manual)
+    if not _symlinked_out(manual, kind == "images"):
+        pytest.skip(f"its --manual-dir has no {kind} in a sub-folder")
+    bad = Sources(manual, good.pins, good.inputs, good.options, good.seed)
+    with pytest.raises(SourceError, match=r"(is a symlink to|leads to) .*, outside .*: symlinks leaving"):
+        build(case, bad, tmp_path / "out")
+
+
+TEXT_SUFFIXES = (".txt", ".csv", ".tsv", ".json")
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_text_files_that_are_not_utf8_are_named_with_their_line(case, scratch, tmp_path):
+    """Every text file a build reads (lists, CSVs, JSON label files) goes through one decoder
+    (``imagenet_suite.files.decode_text``): a byte that is not UTF-8 is one error naming ``file:line``,
+    never a UnicodeDecodeError. Each text file of the case's --manual-dir that is not pinned (a pinned
+    one fails its sha256 first) gets a Latin-1 byte at the start of its first line."""
+    good = sources_of(case, scratch)
+    if good.manual_dir is None:
+        pytest.skip("reads no --manual-dir")
+    manual = tmp_path / "manual"
+    shutil.copytree(good.manual_dir, manual)
+    pinned = set(good.pins or {}) | {s.filename for s in registry.all_builders()[case.builder].SOURCES if s.sha256}
+    texts = [
+        p
+        for p in sorted(manual.rglob("*"))
+        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES and p.name not in pinned and p.name != "checksums.tsv"
+    ]
+    if not texts:
+        pytest.skip("its --manual-dir has no text file that is not pinned")
+    for path in texts:
+        path.write_bytes(b"\xe9" + path.read_bytes())
+    bad = Sources(manual, good.pins, good.inputs, good.options, good.seed)
+    with pytest.raises(InvalidSourceData, match=r":1: byte 0xe9 at column 1 is not UTF-8; expected .+, UTF-8 encoded$"):
+        build(case, bad, tmp_path / "out")

@@ -7,7 +7,9 @@ resume and its bad inputs; this file checks what is particular to the train set.
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 
 import pyarrow.parquet as pq
 import pytest
@@ -18,7 +20,7 @@ from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.errors import InvalidSourceData, ManualFileMissing
 from imagenet_suite.seeding import class_stratified
 from tests.fixtures import imagenet_train as fx
-from tests.helpers import folder_bytes
+from tests.helpers import folder_bytes, one_line, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +133,71 @@ def test_bad_kaggle_folders_are_refused_in_one_line(layouts, tmp_path, damage, e
     with pytest.raises(error, match=match) as raised:
         build(manual, tmp_path / "out")
     assert error is ManualFileMissing or "\n" not in str(raised.value)  # (a missing file lists the layouts)
+
+
+# -- class tars that are not what they should be: one line through the command line ---------------------------
+
+
+def _with_first_class_tar(root, images, make):
+    """The tar layout with the first class's tar made by ``make(wnid, members) -> (name, bytes)``, repinned."""
+    first = images[0].wnid
+    return fx.write_tar_layout(
+        root, images, lambda wnid, members: (make if wnid == first else fx.release_class_tar)(wnid, members)
+    )
+
+
+def _hard_link_tar(link: str, target: str, members) -> bytes:
+    """A class tar of ``members`` followed by ``link``, a hard link to ``target`` (as GNU tar stores the
+    second name of one file)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for image in members:
+            info = tarfile.TarInfo(image.file_name)
+            info.size = len(image.data)
+            tar.addfile(info, io.BytesIO(image.data))
+        info = tarfile.TarInfo(link)
+        info.type, info.linkname = tarfile.LNKTYPE, target
+        tar.addfile(info)
+    return out.getvalue()
+
+
+def _build_argv(manual, out) -> list[str]:
+    return ["build", "imagenet_train", "--manual-dir", str(manual), "--pins", str(manual / "checksums.tsv"),
+            "--no-progress", "--out", str(out)]  # fmt: skip
+
+
+def test_a_class_tar_that_is_not_a_tar_is_one_line_naming_it(images, tmp_path, capsys):
+    manual = _with_first_class_tar(tmp_path / "manual", images, lambda wnid, _: (f"{wnid}.tar", b"\xff\xd8 a JPEG"))
+    err = one_line(capsys, _build_argv(manual, tmp_path / "out"))
+    assert err.endswith(
+        f"ILSVRC2012_img_train.tar:{images[0].wnid}.tar: not a tar archive (no tar header, and not gzip, bz2 or xz "
+        "compressed)"
+    ), err
+
+
+def test_a_hard_link_in_a_class_tar_is_read_as_its_target_never_dropped(images, tmp_path, capsys):
+    """tar stores a file's second name as a hard link: the image is built under that name with the target's
+    bytes, as extracting the tar gives it (it was silently left out)."""
+    wnid = images[0].wnid
+    members = [image for image in images if image.wnid == wnid]
+    link = f"{wnid}_99999.JPEG"
+    manual = _with_first_class_tar(
+        tmp_path / "manual", images, lambda _, m: (f"{wnid}.tar", _hard_link_tar(link, members[0].file_name, m))
+    )
+    assert run_cli(*_build_argv(manual, tmp_path / "out")).returncode == 0
+    folder = next((tmp_path / "out").iterdir())
+    rows = {row["id"]: row for row in table(folder).to_pylist()}
+    assert len(rows) == len(images) + 1
+    assert rows[link[: -len(".JPEG")]]["image"]["bytes"] == members[0].data
+
+
+def test_a_hard_link_to_a_member_the_tar_lacks_is_one_line_naming_both(images, tmp_path, capsys):
+    wnid = images[0].wnid
+    manual = _with_first_class_tar(
+        tmp_path / "manual", images, lambda _, m: (f"{wnid}.tar", _hard_link_tar(f"{wnid}_99999.JPEG", "gone.JPEG", m))
+    )
+    err = one_line(capsys, _build_argv(manual, tmp_path / "out"))
+    assert err.endswith(
+        f"ILSVRC2012_img_train.tar:{wnid}.tar: member '{wnid}_99999.JPEG' is a hard link to 'gone.JPEG', which the "
+        "archive does not hold before it (a damaged or hand-made tar)"
+    ), err

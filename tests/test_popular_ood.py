@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,6 +25,7 @@ from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
 from imagenet_suite.errors import ConfigError, InvalidSourceData
 from tests.fixtures import popular_ood as fx
+from tests.helpers import one_line
 
 LOGS = {
     "inaturalist": "OOD_iNaturalist_MOS",
@@ -184,3 +187,81 @@ def test_imagenet_o_from_openood_gives_the_original_rows(original, tmp_path):
         assert row["file_name"] == f"images_largescale/imagenet_o/{image_id}"
         same = {**row, "file_name": "", "image": row["image"]["bytes"]}
         assert same == {**old[image_id], "file_name": "", "image": old[image_id]["image"]["bytes"]}
+
+
+# -- bad inputs through the command line: one line, exit 2 ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_manual_dirs(tmp_path_factory) -> dict[str, Path]:
+    """iNaturalist in OpenOOD's layout and OpenImage-O in ViM's (list + ``test/`` folder), each with a NINCO
+    clone: the two ways a listed image is read straight from a folder of --manual-dir."""
+    root = tmp_path_factory.mktemp("popular-small")
+    openood = root / "openood"
+    fx.write_openood_set(openood, "inaturalist", fx.set_ids("inaturalist", 6))
+    fx.copy_ninco_repository(fx.NINCO_DATA, openood / "NINCO")
+    vim = fx.write_vim(root / "vim", fx.set_ids("openimage_o", 6))
+    fx.copy_ninco_repository(fx.NINCO_DATA, vim / "NINCO")
+    fx.write_checksums(vim, ["openimage_o.txt"])
+    return {"inaturalist": openood, "openimage_o": vim}
+
+
+def _build_argv(manual: Path, config: str, out: Path) -> list[str]:
+    pins = ["--pins", str(manual / "checksums.tsv")] if (manual / "checksums.tsv").exists() else []
+    return ["build", "popular_ood", "--config", config, "--manual-dir", str(manual), *pins,
+            "--option", "strict_counts=false", "--offline", "--no-progress", "--out", str(out)]  # fmt: skip
+
+
+def _copy_with_first_image_replaced(manual: Path, config: str, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of ``manual`` and the path of its first listed image (removed, for the test to replace)."""
+    copy = Path(shutil.copytree(manual, tmp_path / "manual"))
+    folder = copy / ("images_largescale/inaturalist/images" if config == "inaturalist" else "test")
+    image = sorted(folder.iterdir())[0]
+    image.unlink()
+    return copy, image
+
+
+@pytest.mark.parametrize("config", ["inaturalist", "openimage_o"])
+@pytest.mark.parametrize("target", ["a JPEG", "a text file"])
+def test_a_listed_image_symlinked_out_of_the_manual_dir_is_refused(small_manual_dirs, config, target, tmp_path, capsys):
+    """As docs/building.md says (and imagenet_train does): never built from the file outside."""
+    manual, image = _copy_with_first_image_replaced(small_manual_dirs[config], config, tmp_path)
+    outside = tmp_path / ("outside.jpg" if target == "a JPEG" else "outside.txt")
+    outside.write_bytes(fx.image_bytes("anything") if target == "a JPEG" else b"not an image\n")
+    image.symlink_to(outside)
+    err = one_line(capsys, _build_argv(manual, config, tmp_path / "out"))
+    assert f"{image} is a symlink to {outside}, outside " in err and "symlinks leaving" in err, err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.parquet"))
+
+
+def test_a_listed_file_that_is_no_image_is_named_without_pillows_buffer(small_manual_dirs, tmp_path, capsys):
+    manual, image = _copy_with_first_image_replaced(small_manual_dirs["inaturalist"], "inaturalist", tmp_path)
+    image.write_bytes(b"not an image\n")
+    err = one_line(capsys, _build_argv(manual, "inaturalist", tmp_path / "out"))
+    assert f"images/{image.name}: not a readable image (not an image format Pillow knows)" in err, err
+    assert "BytesIO" not in err and "0x" not in err
+
+
+def test_an_openood_list_that_is_not_utf8_is_named_with_its_line(small_manual_dirs, tmp_path, capsys):
+    manual = Path(shutil.copytree(small_manual_dirs["inaturalist"], tmp_path / "manual"))
+    listed = manual / "benchmark_imglist/imagenet/test_inaturalist.txt"
+    lines = listed.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b"images/", b"images/caf\xe9-", 1)  # Latin-1, as a careless editor saves it
+    listed.write_bytes(b"".join(lines))
+    column = lines[2].index(b"\xe9") + 1
+    err = one_line(capsys, _build_argv(manual, "inaturalist", tmp_path / "out"))
+    assert re.search(
+        rf"benchmark_imglist:imagenet/test_inaturalist.txt:3: byte 0xe9 at column {column} is not UTF-8; expected "
+        r"an OpenOOD image list \('<folder>/<path> <int label>' lines\), UTF-8 encoded$",
+        err,
+    ), err
+
+
+def test_vims_list_that_is_not_utf8_is_named_with_its_line(small_manual_dirs, tmp_path, capsys):
+    manual = Path(shutil.copytree(small_manual_dirs["openimage_o"], tmp_path / "manual"))
+    listed = manual / "openimage_o.txt"
+    listed.write_bytes(listed.read_bytes() + b"\xff\xfe.jpg\n")
+    fx.write_checksums(manual, ["openimage_o.txt"])
+    lines = len(listed.read_bytes().splitlines())
+    err = one_line(capsys, _build_argv(manual, "openimage_o", tmp_path / "out"))
+    assert f"openimage_o.txt:{lines}: byte 0xff at column 1 is not UTF-8; expected ViM's OpenImage-O list" in err, err

@@ -9,7 +9,9 @@ file is written.
 from __future__ import annotations
 
 import io
+import pickle
 import re
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -121,3 +123,16 @@ def test_predict_checks_its_arguments_before_loading_the_model(world, tmp_path, 
     err = one_line(capsys, _predict(world["dataset"], tmp_path / out, *extra, model="resnet50"))
     assert re.search(message, err), err
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing left behind (no .partial folder)
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_a_raw_pickle_is_refused_in_one_line_without_torchs_warning(world, tmp_path, capsys, protocol):
+    """A plain ``pickle.dump`` of the outputs (not torch's format): our line only, no warning from torch about
+    the pickle protocol above it (warnings go to stderr outside pytest)."""
+    raw = tmp_path / "raw.pt"
+    raw.write_bytes(pickle.dumps({"ids": world["ids"], "logits": [[0.0] * 1000] * len(world["ids"])}, protocol))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        err = one_line(capsys, ["score", str(world["dataset"]), "--outputs", str(raw)])
+    assert f"{raw}: not a readable torch file" in err, err
+    assert [str(w.message) for w in caught] == []

@@ -3,7 +3,7 @@
 Only the printed token URL lets a client in (it sets the cookie, then the page loads); a foreign
 ``Host`` (DNS rebinding) is refused; ``/media`` serves the dataset's images and nothing else — not
 ``/etc/passwd``, not a file beside the cache, not a symlink in the cache pointing out — even with
-the cookie. The embedded mongod listens on no TCP port, only on a unix socket in a 0700 folder; the
+the cookie. Error answers carry no stack (a ``..`` path, a websocket upgrade). The embedded mongod listens on no TCP port, only on a unix socket in a 0700 folder; the
 token is in no command line. A SIGTERM stops the whole tree.
 """
 
@@ -84,6 +84,7 @@ def test_the_app_lets_in_only_the_token_holder_and_serves_only_review_files(tmp_
         assert status == 200 and b"<html" in html.lower()
         assert probe.get("/fiftyone")[0] == 200
         assert probe.get("/fiftyone", {"Host": "attacker.example", "Cookie": probe.cookie})[0] == 403
+        _assert_errors_carry_no_stack(probe)
 
         images = sorted((tmp_path / "cache").rglob("*.png"))
         assert images, "review open materialised no image"
@@ -109,6 +110,24 @@ def test_the_app_lets_in_only_the_token_holder_and_serves_only_review_files(tmp_
         kill(alive)
         kill([psutil.Process(review.process.pid)] if review.process.poll() is None else [])
         assert not alive, f"left running after SIGTERM: {[p.cmdline()[:4] for p in alive]}"
+
+
+def _assert_errors_carry_no_stack(probe: Probe) -> None:
+    """With the cookie: a ``..`` path is refused (400; it was FiftyOne's 500 with the traceback), a file the
+    /plugins mount cannot serve shows no stack, and a websocket upgrade is refused (403; it was a 500)."""
+    status, _, body = probe.get("/plugins/../..")
+    assert status == 400 and b"Traceback" not in body
+    status, _, body = probe.get("/plugins/none/index.js")
+    assert b"Traceback" not in body and b'File "' not in body, (status, body[:300])
+    upgrade = {
+        "Connection": "Upgrade",
+        "Upgrade": "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    }
+    for target in ("/graphql", "/"):
+        status, _, body = probe.get(target, upgrade)
+        assert status == 403 and b"Traceback" not in body, (target, status, body[:300])
 
 
 def _assert_database_has_no_tcp_port(processes, port: int, token: str) -> None:

@@ -3,7 +3,8 @@
 The stand-in echoes what reaches it (path, query, body) and serves ``/media?filepath=`` like
 FiftyOne does (any file), so each test shows what the guard lets through. Host allowlist, token ->
 cookie -> redirect, 403 without, Origin, websockets, ``/media`` roots (``..``, symlinks), the
-``list_files`` operator, lifespan.
+``list_files`` operator, lifespan; error pages without a stack (debug off, 5xx bodies replaced, ``..``
+segments refused, a websocket the app fails on closed).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -319,3 +321,73 @@ def test_media_roots_and_outermost(tmp_path):
         tmp_path / "a",
         tmp_path / "x",
     ]
+
+
+# -- error pages carry no stack -------------------------------------------------------------------------------
+
+
+def _failing_app(static: os.PathLike) -> Starlette:
+    """FiftyOne's app as it fails: made with ``debug=True``; a route that raises, one that answers its
+    error as ``{"kind": ..., "stack": traceback}`` (fiftyone/server/decorators.py), and the static mount
+    at ``/`` that asserts on a websocket."""
+
+    async def raising(request: Request):
+        raise RuntimeError("secret detail of the server")
+
+    async def stack_in_json(request: Request):
+        return JSONResponse({"kind": "Server Error", "stack": 'Traceback (most recent call last):\n  File "x.py"'}, 500)
+
+    async def teapot(request: Request):
+        return JSONResponse({"detail": "Malformed JSON body"}, 418)
+
+    return Starlette(
+        debug=True,
+        routes=[
+            Route("/boom", raising, methods=["GET", "POST"]),
+            Route("/stack", stack_in_json, methods=["GET", "POST"]),
+            Route("/teapot", teapot),
+            Mount("/", app=StaticFiles(directory=static, html=True)),
+        ],
+    )
+
+
+def test_the_apps_debug_mode_is_turned_off(tmp_path):
+    app = _failing_app(tmp_path)
+    ReviewGuard(app, SESSION, MediaRoots([]))
+    assert app.debug is False
+
+
+@pytest.mark.parametrize("path", ["/boom", "/stack"])
+def test_a_server_error_reaches_the_client_as_one_plain_line(tmp_path, path):
+    """Neither Starlette's debug page (the traceback, with source lines) nor FiftyOne's ``stack`` reaches
+    the client; the status stays, and the cookie a token bought still comes."""
+    client = TestClient(
+        ReviewGuard(_failing_app(tmp_path), SESSION, MediaRoots([])), base_url=BASE, raise_server_exceptions=False
+    )
+    for reply in (client.get(path, headers=AUTH), client.post(f"{path}?token={TOKEN}")):
+        assert reply.status_code == 500 and reply.headers["content-type"].startswith("text/plain")
+        assert reply.text == "500: the App server failed on this request (the App server's log has the details)\n"
+        assert "Traceback" not in reply.text and "secret" not in reply.text
+    assert reply.headers["set-cookie"].startswith(f"{SESSION.cookie_name}=")
+    teapot = client.get("/teapot", headers=AUTH)  # a 4xx of the app carries no stack: kept as it is
+    assert teapot.status_code == 418 and teapot.json() == {"detail": "Malformed JSON body"}
+
+
+@pytest.mark.parametrize("path", ["/plugins/../..", "/plugins/..", "/./fiftyone", "/media/../etc/passwd"])
+def test_dot_segments_are_refused_before_any_route(roots, path):
+    """A browser resolves ``.`` and ``..`` before it asks; FiftyOne's /plugins mount failed on them with a 500."""
+    app = ReviewGuard(_fiftyone_stand_in(), SESSION, MediaRoots([]))
+    assert _raw_get(app, path, [(b"host", f"127.0.0.1:{PORT}".encode()), *_auth()])["status"] == 400
+    assert _raw_get(app, "/plugins/x..y/a.js", [(b"host", f"127.0.0.1:{PORT}".encode()), *_auth()])["status"] == 200
+
+
+def _auth() -> list[tuple[bytes, bytes]]:
+    return [(b"authorization", f"token {TOKEN}".encode())]
+
+
+def test_a_websocket_the_app_cannot_serve_is_closed_not_a_server_error(tmp_path):
+    client = TestClient(ReviewGuard(_failing_app(tmp_path), SESSION, MediaRoots([])), base_url=BASE)
+    headers = {"Host": f"127.0.0.1:{PORT}", "Cookie": f"{SESSION.cookie_name}={SESSION.cookie_value}"}
+    with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect("/graphql", headers=headers) as socket:
+        socket.receive_text()
+    assert closed.value.code == 1008 and "no websocket" in closed.value.reason

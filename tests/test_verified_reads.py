@@ -3,14 +3,19 @@
 A shard rewritten with one label changed (valid Parquet), one flipped byte inside a stored image,
 a truncated shard and a ``build_info.json`` whose self-hash is wrong are refused by ``score``,
 ``predict`` and ``evaluate`` in one line naming the file (with both hashes where they differ); a
-file's sha256 is remembered against its stat, so a later read re-hashes only what changed.
+file's sha256 is remembered against its stat, so a later read re-hashes only what changed; what is
+remembered is advisory (a row that disagrees is re-hashed, a locked cache is skipped at once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -201,3 +206,79 @@ def test_extra_files_and_input_datasets_go_through_the_same_check(folder):
 
 def test_build_info_sha256_is_the_identity_of_the_build(folder):
     assert DatasetFolder(folder).build_info_sha256 == files.sha256_file(folder / "build_info.json")
+
+
+# -- the hash cache is advisory --------------------------------------------------------------------------
+
+
+def _cache_rows(where: Path) -> dict[str, str]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(where)) as connection:
+        return dict(connection.execute("SELECT path, sha256 FROM hashes").fetchall())
+
+
+def test_a_cache_row_that_disagrees_with_the_file_is_hashed_again_not_believed(folder, outputs, monkeypatch, capsys):
+    """An intact shard whose remembered hash is wrong (a stale or edited row) is re-hashed and served, as
+    ``verify`` would; the row is put right. Only the file's own bytes can fail it."""
+    import sqlite3
+
+    monkeypatch.setattr(files, "RACY_NS", 0)  # the shards were just written: let them be remembered at once
+    assert cli.main(["score", str(folder), "--outputs", str(outputs)]) == 0
+    shard = str(first_shard(folder).resolve())
+    where = files.hash_cache_path()
+    assert _cache_rows(where)[shard] == files.sha256_file(shard)
+    with contextlib.closing(sqlite3.connect(where)) as connection, connection:
+        connection.execute("UPDATE hashes SET sha256 = ? WHERE path = ?", ("0" * 64, shard))
+    capsys.readouterr()
+    assert cli.main(["score", str(folder), "--outputs", str(outputs)]) == 0, capsys.readouterr().err
+    assert "top1_accuracy" in capsys.readouterr().out
+    assert _cache_rows(where)[shard] == files.sha256_file(shard)
+
+    flip_a_byte_inside_an_image(folder)  # the file itself changed: refused as before
+    assert cli.main(["score", str(folder), "--outputs", str(outputs)]) == 2
+    assert "modified or corrupt" in one_error_line(capsys, "score")
+
+
+@pytest.fixture
+def locked_cache(tmp_path, monkeypatch):
+    """A hash cache that another process holds under an exclusive SQLite lock while the test runs."""
+    where = tmp_path / "locked" / "file-hashes.sqlite"
+    where.parent.mkdir()
+    monkeypatch.setenv(files.HASH_CACHE_ENV, str(where))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys\n"
+            f"c = sqlite3.connect({str(where)!r}, isolation_level=None)\n"
+            "c.execute('CREATE TABLE IF NOT EXISTS hashes (path TEXT PRIMARY KEY, stamp TEXT, sha256 TEXT)')\n"
+            "c.execute('BEGIN EXCLUSIVE')\n"
+            "print('locked', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield where
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+
+
+def test_a_cache_locked_by_another_process_is_skipped_at_once(folder, outputs, locked_cache, monkeypatch, capsys):
+    """The lookup does not wait for the lock (SQLite's busy timeout was 30 s a lookup: minutes for a
+    ``score``); the file is hashed instead. The bounds below are loose: the point is seconds, not minutes."""
+    monkeypatch.setattr(files, "RACY_NS", 0)  # a lookup and a write for every file
+    shard = first_shard(folder)
+    started = time.monotonic()
+    assert files.cached_sha256(shard) == files.sha256_file(shard)
+    assert time.monotonic() - started < 5
+
+    started = time.monotonic()
+    assert cli.main(["score", str(folder), "--outputs", str(outputs)]) == 0, capsys.readouterr().err
+    assert time.monotonic() - started < 20
+    assert "top1_accuracy" in capsys.readouterr().out

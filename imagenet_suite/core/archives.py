@@ -24,7 +24,11 @@ headers once per process. A :class:`TarIndex` is picklable; pass it (or its
 Member names are POSIX relative paths inside the archive (``"val/n01440764/x.JPEG"``); only
 regular files are listed. An archive that holds one name twice (after dropping a leading ``./``)
 is refused, naming both copies: which one a reader gets would otherwise depend on the reader.
-A folder's symlinks must stay inside it (:func:`imagenet_suite.files.list_folder`).
+A folder's symlinks must stay inside it (:func:`imagenet_suite.files.list_folder` when listing,
+:func:`imagenet_suite.files.check_inside` at every read). A tar's hard link (``tar`` stores the second
+name of a file that has two that way) is listed with its target's bytes, as extracting the tar would
+give it; one whose target the tar does not hold before it is refused, naming both. A tar that is not
+one is a one-line error.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidSourceData
-from ..files import list_folder
+from ..files import check_inside, list_folder
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 COMPRESSIONS = {"gz": (b"\x1f\x8b", gzip.open), "bz2": (b"BZh", bz2.open), "xz": (b"\xfd7zXZ", lzma.open)}
@@ -127,11 +131,13 @@ def open_archive(path: str | Path, index: TarIndex | None = None) -> Archive:
 
 
 class FolderArchive(Archive):
-    """A plain folder: members are its files (symlinks leaving it are refused when listing)."""
+    """A plain folder: members are its files; a symlink leading out of it is refused (SourceError naming
+    it) when listing and when reading, so a member named by a release's own list is checked too."""
 
     def __init__(self, path: Path):
         self.path = path
         self._names: list[str] | None = None
+        self._inside: set[str] = set()  # folders found inside self.path (check_inside's cache)
 
     def names(self) -> list[str]:
         if self._names is None:
@@ -143,6 +149,7 @@ class FolderArchive(Archive):
 
     def read_head(self, name: str, size: int) -> bytes:
         try:
+            check_inside(self.path, [name], self._inside)
             with open(os.path.join(self.path, name), "rb") as handle:
                 return handle.read(size)
         except FileNotFoundError as err:
@@ -255,7 +262,8 @@ def _scan_tar(path: Path) -> TarIndex:
 
 
 def _tarfile_index(path: Path | str, window: _Window | None = None, start: int = 0) -> dict[str, tuple[int, int]]:
-    """Every regular member by ``tarfile`` (any header kind, any compression); InvalidSourceData if unreadable.
+    """Every regular member by ``tarfile`` (any header kind, any compression; a hard link as its target);
+    InvalidSourceData if unreadable.
     ``window``: read the tar from there (a tar stored at byte ``start`` of another one; offsets are the file's)."""
     members: dict[str, tuple[int, int]] = {}
     try:
@@ -266,9 +274,33 @@ def _tarfile_index(path: Path | str, window: _Window | None = None, start: int =
                         raise tarfile.ReadError(f"member {member.name!r} is cut off")
                     entry = (start + member.offset_data, member.size)
                     _add_member(members, member.name.removeprefix("./"), entry, path)
+                elif member.islnk():
+                    _add_member(members, member.name.removeprefix("./"), _link_target(members, member, path), path)
+    except tarfile.ReadError as err:
+        if str(err).startswith("file could not be opened successfully"):  # r:* tried every compression
+            raise InvalidSourceData(
+                f"{path}: not a tar archive (no tar header, and not gzip, bz2 or xz compressed)"
+            ) from err
+        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({_one_line(err)})") from err
     except (tarfile.TarError, *STREAM_ERRORS) as err:
-        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({err})") from err
+        raise InvalidSourceData(f"{path}: not a readable tar archive, or truncated ({_one_line(err)})") from err
     return members
+
+
+def _link_target(members: dict[str, tuple[int, int]], member: tarfile.TarInfo, where) -> tuple[int, int]:
+    """The entry of the member a hard link names (tar stores it first); InvalidSourceData if there is none."""
+    target = member.linkname.removeprefix("./")
+    if target not in members:
+        raise InvalidSourceData(
+            f"{where}: member {member.name!r} is a hard link to {member.linkname!r}, which the archive does not "
+            "hold before it (a damaged or hand-made tar)"
+        )
+    return members[target]
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line (``tarfile`` lists what it tried on several)."""
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 TAR_BLOCK = 512

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ..errors import InvalidSourceData
+from ..files import decode_text
 from .archives import Archive, open_archive
 
 ANNOTATIONS = "cleaning_annotations"  # the logs' folder in the repository's data/
@@ -83,9 +84,9 @@ def review_logs_from_archive(archive: Archive, prefix: str) -> list[dict]:
     rows: list[dict] = []
     for name in wanted:
         folder, file_name = name[len(prefix) :].split("/")
-        rows += parse_review_log(
-            texts[name].decode("utf-8-sig"), file_name[:-4], LOG_KINDS[folder], f"{archive.path}:{name}"
-        )
+        where = f"{archive.path}:{name}"
+        text = decode_text(texts[name], where, "a review log (CSV: index,image_location,decision)")
+        rows += parse_review_log(text, file_name[:-4], LOG_KINDS[folder], where)
     return rows
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import logging
 import os
@@ -36,11 +37,13 @@ from typing import TypeVar
 from ..errors import ChecksumMismatch, ManualFileMissing, SourceError, param
 from ..files import (
     CHUNK,
+    check_inside,
     file_digests,
     folder_digests,
     folder_listing,
     inside,
     list_folder,
+    read_text,
     replace_durably,
     sha256_file,
 )
@@ -144,15 +147,13 @@ def read_pins_file(path: str | Path) -> dict[str, dict]:
     SourceError names the file (and line) when it is missing, unreadable or malformed: a size that
     is not a number, a sha256 that is not 64 hex digits, a file pinned twice.
     """
+    expected = "a checksums.tsv (file, size, sha256 per line)"
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle, delimiter="\t"))
+        rows = list(csv.reader(io.StringIO(read_text(path, expected, SourceError), newline=""), delimiter="\t"))
     except FileNotFoundError as err:
-        raise SourceError(
-            f"{param('pins')} {path}: no such file (expected a checksums.tsv: file, size, sha256 per line)"
-        ) from err
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise SourceError(f"{param('pins')} {path}: cannot be read as a UTF-8 checksums.tsv ({err})") from err
+        raise SourceError(f"{param('pins')} {path}: no such file (expected {expected})") from err
+    except (OSError, csv.Error) as err:
+        raise SourceError(f"{param('pins')} {path}: cannot be read as {expected} ({err})") from err
     pins: dict[str, dict] = {}
     for line_no, row in enumerate(rows, start=1):
         if not row or row[0].startswith("#"):
@@ -249,13 +250,19 @@ class SourceResolver:
         """A folder as a source, fingerprinted by the bytes of every file in it.
 
         ``files``: the relative POSIX paths the builder reads (default: every file below ``path``,
-        :func:`imagenet_suite.files.list_folder`, which refuses symlinks leading outside). The
+        :func:`imagenet_suite.files.list_folder`); a symlink among them (or above them) that leads
+        outside ``path`` is refused either way (SourceError naming it). The
         content sha256 (of the sorted ``path<TAB>sha256`` lines) is computed at once, or with
         ``defer_verification`` in the background: then the result's ``sha256`` is None until
         :meth:`settle`; its ``listing`` (names and sizes) is known at once.
         """
         path = Path(path)
-        files = sorted(list_folder(path) if files is None else files)
+        if files is None:
+            files = list_folder(path)
+        else:
+            files = list(files)
+            check_inside(path, files)
+        files = sorted(files)
         listing, size = folder_listing(path, files)
         key = ("folder", os.path.realpath(path), listing)
         if key not in self._verified:

@@ -174,7 +174,7 @@ class DatasetFolder:
             )
         stamp = file_stamp(stat)
         if self._checked.get(rel) != stamp:
-            digest = cached_sha256(path)
+            digest = cached_sha256(path, expected=meta["sha256"])  # a remembered hash that disagrees is re-hashed
             if digest != meta["sha256"]:
                 raise DatasetFolderError(
                     f"{path}: sha256 {digest}, {BUILD_INFO} says {meta['sha256']} (modified or corrupt "

@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import InvalidSourceData, param
+from .codec import unreadable_reason
 
 JPEG_SOI = b"\xff\xd8"
 JPEG_EOI = b"\xff\xd9"
@@ -160,7 +161,7 @@ def _pillow_decode(data: bytes, where: str) -> None:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as err:
-        raise InvalidSourceData(f"{where}: not a readable image, or truncated ({err})") from err
+        raise InvalidSourceData(f"{where}: not a readable image, or truncated ({unreadable_reason(err)})") from err
 
 
 def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHeader:
@@ -170,7 +171,7 @@ def _pillow_header(data: bytes, where: str, max_pixels: int | None) -> ImageHead
         with Image.open(io.BytesIO(data)) as image:
             header = ImageHeader(image.format or "", image.mode, image.width, image.height)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as err:
-        raise InvalidSourceData(f"{where}: not a readable image ({err})") from err
+        raise InvalidSourceData(f"{where}: not a readable image ({unreadable_reason(err)})") from err
     except Image.DecompressionBombError as err:
         raise InvalidSourceData(f"{where}: {err} (raise the bound with {param('max_pixels')})") from err
     check_pixels(header, where, max_pixels)

@@ -16,6 +16,7 @@ JPEG files unless asked to.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -34,6 +35,30 @@ def _unreadable() -> tuple[type[BaseException], ...]:
     from PIL import Image, UnidentifiedImageError
 
     return (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError)
+
+
+_BUFFER = re.compile(r"\s*<_io\.BytesIO object at 0x[0-9a-fA-F]+>")
+
+
+def unreadable_reason(err: BaseException) -> str:
+    """What Pillow says about bytes it cannot read, for an error message that names the file itself.
+
+    Pillow names the in-memory buffer it was handed (``cannot identify image file <_io.BytesIO object
+    at 0x7f…>``), which tells a user nothing; that part is dropped.
+
+    Example:
+        >>> from PIL import UnidentifiedImageError
+        >>> unreadable_reason(UnidentifiedImageError("cannot identify image file <_io.BytesIO object at 0x7f5e4b314680>"))
+        'not an image format Pillow knows'
+        >>> unreadable_reason(OSError("image file is truncated (3 bytes not processed)"))
+        'image file is truncated (3 bytes not processed)'
+    """
+    from PIL import UnidentifiedImageError
+
+    text = _BUFFER.sub("", str(err)).strip()
+    if isinstance(err, UnidentifiedImageError) or text == "cannot identify image file":
+        return "not an image format Pillow knows"
+    return text or type(err).__name__
 
 
 class DecodedImage(NamedTuple):
@@ -56,7 +81,7 @@ def decode_rgb(data: bytes, where: str) -> DecodedImage:
             mode = opened.mode
             rgb = opened.convert("RGB")
     except _unreadable() as err:
-        raise InvalidSourceData(f"{where}: not a readable image ({err})") from err
+        raise InvalidSourceData(f"{where}: not a readable image ({unreadable_reason(err)})") from err
     return DecodedImage(rgb, mode)
 
 

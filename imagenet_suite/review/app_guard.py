@@ -19,6 +19,14 @@ in order:
    file checked is the file served.
 
 Websockets that fail a rule are closed before they are accepted (the server answers 403).
+
+Errors never show the server's insides: a path with a ``.`` or ``..`` segment (which no browser sends:
+it resolves them first) is refused with 400 before it reaches a file route; the wrapped app runs with
+its web framework's debug mode off (Starlette's ``debug``, which FiftyOne turns on, renders a 500 as
+the full traceback with source lines), every 5xx response of the app reaches the client as one plain
+line without its body (FiftyOne's routes answer errors with ``{"stack": traceback}``; the App
+server's log keeps the details), and a websocket the app fails on before accepting it (FiftyOne's
+app has no websocket endpoint: its static mount asserts on one) is closed (403), not a 500.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -36,6 +45,7 @@ MEDIA_PATH = "/media"
 OPERATOR_PREFIX = "/operators"
 FILE_OPERATORS = frozenset({"@voxel51/operators/list_files"})  # operators that read a path from the request
 MAX_OPERATOR_BODY = 64 * 1024 * 1024  # bytes of an /operators request read to check it
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,7 @@ class ReviewGuard:
     """ASGI middleware enforcing the rules of this module for one :class:`Session` and its media roots."""
 
     def __init__(self, app, session: Session, media: MediaRoots):
-        self.app = app
+        self.app = _hiding_server_errors(without_debug(app))
         self.session = session
         self.media = media
 
@@ -117,6 +127,8 @@ class ReviewGuard:
         refusal = self._refusal(request)
         if refusal is not None:
             return await _refuse(scope, send, *refusal)
+        if scope["type"] == "websocket":
+            return await _websocket(self.app, scope, receive, send)
         given_token = self.session.token_matches(_only(request.params(TOKEN_PARAM)))
         if given_token and scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             return await self._redirect_without_token(request, send)
@@ -138,6 +150,8 @@ class ReviewGuard:
             return 403, "cross-origin request refused"
         if not self._authenticated(request):
             return 403, "missing or wrong token: open the App at the URL printed by `imagenet-suite review open`"
+        if any(segment in (".", "..") for segment in request.scope["path"].split("/")):
+            return 400, "a path with '.' or '..' segments (a browser resolves them before it asks)"
         return None
 
     def _authenticated(self, request: _Request) -> bool:
@@ -194,6 +208,74 @@ class ReviewGuard:
         params = call.get("params") or {}
         path = params.get("path") if isinstance(params, dict) else None
         return not path or (isinstance(path, str) and self.media.resolve(path) is not None)
+
+
+def without_debug(app):
+    """``app`` with its web framework's debug mode off (a Starlette app's ``debug``; anything else as is).
+
+    In debug mode Starlette answers an unhandled exception with the full traceback, local source
+    included; FiftyOne's server app is made with ``debug=True``.
+    """
+    if getattr(app, "debug", False) is True:
+        app.debug = False
+        if hasattr(app, "middleware_stack"):
+            app.middleware_stack = None  # Starlette builds it, debug setting included, at the next request
+    return app
+
+
+def _hiding_server_errors(app):
+    """``app`` whose 5xx responses to http requests are :func:`_without_error_bodies`."""
+
+    async def hiding(scope, receive, send):
+        await app(scope, receive, _without_error_bodies(send) if scope["type"] == "http" else send)
+
+    return hiding
+
+
+def _without_error_bodies(send):
+    """``send`` that answers any 5xx response with one plain line, its own headers and body dropped
+    (the cookie added by :func:`_with_cookie` still comes, below this)."""
+    hiding = False
+
+    async def sending(message):
+        nonlocal hiding
+        if message["type"] == "http.response.start" and message["status"] >= 500:
+            hiding = True
+            status = message["status"]
+            body = f"{status}: the App server failed on this request (the App server's log has the details)\n"
+            await _respond(
+                send,
+                status,
+                body.encode(),
+                [(b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store")],
+            )
+        elif not hiding:
+            await send(message)
+
+    return sending
+
+
+async def _websocket(app, scope, receive, send) -> None:
+    """Hand a websocket to ``app``; if it fails before accepting or closing it, close it (the server
+    answers 403) instead of letting the server answer 500."""
+    answered = False
+
+    async def sending(message):
+        nonlocal answered
+        answered = answered or message["type"] in (
+            "websocket.accept",
+            "websocket.close",
+            "websocket.http.response.start",
+        )
+        await send(message)
+
+    try:
+        await app(scope, receive, sending)
+    except Exception:
+        if answered:
+            raise
+        _LOG.warning("the App refused a websocket to %s it cannot serve", scope.get("path"), exc_info=True)
+        await send({"type": "websocket.close", "code": 1008, "reason": "no websocket is served here"})
 
 
 def _only(values: list[str]) -> str | None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
@@ -430,12 +431,16 @@ def load_torch_file(
     never calls them — and named as such, with the global it names (never torch's advice to load it
     with ``weights_only=False``). ``mmap``: map the file instead of reading it (files in torch's zip
     format; older files are read whole), so that tensor shapes can be checked before their data is read.
+    A raw pickle (not torch's format) is refused like any unreadable file, without torch's warning about
+    its pickle protocol: the error line is all that is printed.
     """
     name = name or str(path)
     if mmap and not zipfile.is_zipfile(path):
         mmap = False  # torch's legacy (pre-1.6) format cannot be mapped
     try:
-        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Detected pickle protocol", category=UserWarning)
+            return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as err:
         text = str(err)
         found = _GLOBAL.search(text)
