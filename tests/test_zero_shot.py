@@ -303,3 +303,227 @@ def test_a_sweep_gives_each_open_clip_model_the_head_of_its_flags(world, tmp_pat
     )
     assert "done before" not in again.stderr
     assert again.returncode != 0 and "another" in again.stderr.lower()  # the run folder of the photo head is refused
+
+
+# -- prompts against the text encoder's context, and the bounds of a prompts file (issue #40, probes 4 and 7) --
+
+LONG = "a photo of a " + "very " * 100 + "nice {}."  # probe 4: its class name lies past CLIP's 77 tokens
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Building the open_clip model fails the test: a refusal must come before it (and so before any image)."""
+    from imagenet_suite.inference import zero_shot
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was built before the prompts were refused")
+
+    monkeypatch.setattr(zero_shot, "create_clip", refuse)
+
+
+def assert_one_line(result, expect: str) -> None:
+    import re
+
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert re.search(expect, lines[0]), lines[0]
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_template_whose_class_name_is_past_the_context_is_refused_before_the_model_is_built(
+    world, tmp_path, no_model, command
+):
+    """Probe 4: open_clip cut such a prompt to its context, so every class got the same text (1000 equal
+    logits in every row, exit 0). The tiny model's context is 24 tokens."""
+    prompts = tmp_path / "long.txt"
+    prompts.write_text("a photo of a {}.\n\n" + LONG + "\n")
+    common = ["--model", f"open_clip:{ARCH}", "--weights", str(world["weights"]), "--device", "cpu"]
+    common += ["--prompts", str(prompts), "--no-progress"]
+    if command == "predict":
+        result = run_cli("predict", str(world["val"].path), "--out", str(tmp_path / "o.pt"), *common, check=False)
+    else:
+        result = run_cli("evaluate", "--datasets", str(world["val"].path), "--out", str(tmp_path / "run"), *common,
+                         check=False)  # fmt: skip
+    assert_one_line(
+        result,
+        rf"prompts file {prompts} line 3: the class name falls beyond the 24-token context of open_clip:{ARCH}'s "
+        r"text encoder: 'a photo of a very very very .* … .*\.' is 1\d\d tokens and keeps its class name "
+        r"only in its first 1\d\d \(<start> and <end> included\), so open_clip would cut the name off",
+    )
+    assert not (tmp_path / "o.pt").exists() and not (tmp_path / "run").exists()
+
+
+def test_a_sweep_refuses_the_template_for_its_open_clip_model_before_building_it(world, tmp_path, no_model):
+    prompts = tmp_path / "long.txt"
+    prompts.write_text(LONG + "\n")
+    zoo = tmp_path / "zoo.txt"
+    zoo.write_text(f"open_clip:{ARCH} weights={world['weights']}\n")
+    result = run_cli(
+        "evaluate", "--models", str(zoo), "--datasets", str(world["val"].path), "--out", str(tmp_path / "sweep"),
+        "--device", "cpu", "--no-progress", "--prompts", str(prompts), check=False,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr  # a sweep records a model that fails and goes on with the others
+    assert f"prompts file {prompts} line 1: the class name falls beyond the 24-token context" in result.stderr
+
+
+def test_the_probe_template_against_clips_77_token_context():
+    """With CLIP's own tokenizer (its BPE ships with open_clip): the probe's template gives every class the
+    same 77 tokens, and is refused; CLIP's 80 templates fit for every class name."""
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference.zero_shot import Prompts, check_context, class_names, parse_prompts
+
+    tokenizer = open_clip.get_tokenizer("ViT-B-32")
+    names = class_names("clip")
+    tokens = tokenizer([LONG.format(name) for name in names])
+    assert tokens.shape == (1000, 77) and bool((tokens == tokens[0]).all())  # the defect: one text for all
+    long = Prompts("file", templates=(LONG,), text="file:long.txt", lines=(1,))
+    with pytest.raises(ConfigError, match=r"^prompts file long.txt line 1: .* 77-token context of m's text encoder: "):
+        check_context(tokenizer, long, names, "m")
+    assert check_context(tokenizer, parse_prompts("openai80"), names, "m") == []
+
+
+def test_the_context_check_agrees_with_every_filled_prompt(caplog):
+    """For templates on both sides of a 16-token context, the check (which fills a template with every name
+    only near the context) refuses exactly when some class's prompt keeps its name past the context, and warns
+    exactly when some prompt is cut after it, as tokenising all 1000 prompts says."""
+    from open_clip.tokenizer import SimpleTokenizer
+
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference.zero_shot import Prompts, check_context, class_names
+
+    tokenizer = SimpleTokenizer(context_length=16)
+    names = class_names("clip")
+    encode = lambda text: len(tokenizer.encode(text)) + 2  # noqa: E731 (what open_clip's call sees)
+    templates = ["a {}.", "{}, " + "very " * 6 + "nice.", "{}, " + "very " * 9 + "nice."]
+    templates += ["a " + "very " * k + "nice {}." for k in (3, 6, 7, 8, 9, 12)]
+    for template in templates:
+        before, after = template.split("{}")
+        refused = any(encode(before + name) > 16 for name in names)
+        cut = any(encode(before + name + after) > 16 for name in names)
+        prompts = Prompts("file", templates=(template,), text="file:t.txt", lines=(1,))
+        try:
+            warnings = check_context(tokenizer, prompts, names, "m")
+        except ConfigError:
+            assert refused, template
+            continue
+        assert not refused and bool(warnings) == cut, template
+    assert {refused for refused in (any(encode(t.split("{}")[0] + n) > 16 for n in names) for t in templates)} == {
+        True,
+        False,
+    }  # both outcomes were tried
+
+
+def test_a_template_cut_only_after_the_class_name_is_a_warning_and_open_clips_cut(world, tmp_path, caplog):
+    templates = ("a photo of a {}.", "a photo of a {}, " + "very " * 30 + "nice.")
+    prompts = tmp_path / "tail.txt"
+    prompts.write_text("\n".join(templates) + "\n")
+    with caplog.at_level(logging.WARNING):
+        predict(world, tmp_path / "o.pt", "--prompts", str(prompts))
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warnings) == 1 and warnings[0].startswith(f"prompts file {prompts} line 2: 'a photo of a "), warnings
+    assert "tokens, more than the 24-token context of" in warnings[0] and "(the class name is kept)" in warnings[0]
+    assert_open_clip_logits(torch.load(tmp_path / "o.pt"), open_clip_logits(world, templates))  # cut as open_clip
+
+
+@pytest.mark.parametrize(
+    "content, expect",
+    [
+        (  # probe 7: 20,000 templates (600 KB) grew to 21.6 GB
+            "".join(f"a photo number {k} of the {{}}.\n" for k in range(20_000)).encode(),
+            r"prompts file .*many.txt is 628,890 bytes, more than a prompts file may hold \(at most 65,536 bytes, "
+            r"1,000 templates of at most 1,000 characters; CLIP's 80 ImageNet templates are 2.6 KB\)$",
+        ),
+        (
+            "".join(f"a {k} {{}}\n" for k in range(1001)).encode(),
+            r"prompts file .*many.txt line 1001: more than 1,000 templates \(at most 65,536 bytes",
+        ),
+        (  # probe 7: one 100 KB template took 140 s
+            ("a " + "x" * 100_000 + " {}\n").encode(),
+            r"prompts file .*many.txt is 100,006 bytes, more than a prompts file may hold",
+        ),
+        (
+            ("a {}\n" + "a " + "x" * 1_500 + " {}\n").encode(),
+            r"prompts file .*many.txt line 2: a template of 1,505 characters, more than 1,000 \(at most 65,536 bytes",
+        ),
+        (
+            b"a {}\nb\xe9 {}\n",
+            r"prompts file .*many.txt:2: byte 0xe9 at column 2 is not UTF-8; expected prompt templates, one per line",
+        ),
+    ],
+    ids=["20000 templates", "1001 templates", "100 KB template", "1500-character template", "not UTF-8"],
+)
+def test_a_prompts_file_past_its_bounds_is_refused_in_seconds_before_the_model_loads(
+    world, tmp_path, monkeypatch, content, expect
+):
+    import time
+
+    from imagenet_suite.inference import zero_shot
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the tokenizer or the model was made before the prompts file was refused")
+
+    monkeypatch.setattr(zero_shot, "tokenizer_of", refuse)
+    (tmp_path / "many.txt").write_bytes(content)
+    started = time.monotonic()
+    result = predict(world, tmp_path / "o.pt", "--prompts", str(tmp_path / "many.txt"), check=False)
+    assert time.monotonic() - started < 5
+    assert_one_line(result, expect)
+
+
+def test_many_templates_are_encoded_a_batch_at_a_time_and_averaged_as_open_clip_does(world, tmp_path):
+    """The text tower never gets more than ``text_batch_size`` prompts, whole classes or parts of one, and the
+    class embeddings are open_clip's ``build_zero_shot_classifier``'s (memory does not grow with templates)."""
+    from imagenet_suite.inference import load_model
+    from imagenet_suite.inference.zero_shot import ClassPrompts, ZeroShotOptions, class_names, encode_prompts
+
+    templates = tuple(f"a photo number {k} of the {{}}." for k in range(7))
+    (tmp_path / "seven.txt").write_text("\n".join(templates) + "\n")
+    clip = load_model(f"open_clip:{ARCH}", world["weights"], zero_shot_options=ZeroShotOptions("photo", progress=False))
+    clip = clip.model.clip
+    tokenizer = open_clip.get_tokenizer(ARCH)
+    names = class_names("clip")[:5]
+    expected = open_clip.build_zero_shot_classifier(clip, tokenizer, names, templates, num_classes_per_batch=5).T
+    real, sizes = clip.encode_text, []
+
+    def recorded(tokens, normalize=False):
+        sizes.append(len(tokens))
+        return real(tokens, normalize=normalize)
+
+    clip.encode_text = recorded
+    for batch, parts in ((3, [3, 3, 1] * 5), (14, [14, 14, 7]), (1024, [35])):
+        options = ZeroShotOptions(str(tmp_path / "seven.txt"), text_batch_size=batch, progress=False)
+        sizes.clear()
+        got = encode_prompts(clip, tokenizer, ClassPrompts(options.parsed, names), options)
+        assert sizes == parts
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_class_prompts_are_made_row_by_row_with_the_recorded_sha256():
+    """The prompts of a head are made when encoded, and their sha256 (written row by row) is the one run
+    folders and text-embedding caches recorded before: ``json.dumps`` of the whole list."""
+    import hashlib
+
+    from imagenet_suite.inference.zero_shot import ClassPrompts, Prompts, class_names, parse_prompts, prompts_digest
+
+    rows = ClassPrompts(parse_prompts("openai80"), class_names("clip"))
+    assert len(rows) == 1000 and rows.per_class == 80 and rows[-1][0] == "a bad photo of a toilet paper."
+    for prompts in (rows, ClassPrompts(Prompts("file", templates=("une photo d'un {} — très belle.",)), ["tench"])):
+        whole = json.dumps([list(row) for row in prompts], ensure_ascii=False)  # the second is not ASCII
+        assert prompts_digest(prompts) == hashlib.sha256(whole.encode()).hexdigest()
+
+
+def test_a_tokenizer_that_drops_tokens_of_its_choice_gets_no_prompt_past_its_context():
+    """CLIPA's tokenizers shorten a long text by a reduction mask (random or syntax-chosen tokens), which may
+    drop the class name wherever it is: a prompt past the context is refused even with the name first."""
+    from open_clip.tokenizer import SimpleTokenizer
+
+    from imagenet_suite.errors import ConfigError
+    from imagenet_suite.inference.zero_shot import Prompts, check_context
+
+    reduced = SimpleTokenizer(context_length=10, reduction_mask="simple")
+    long = Prompts("file", templates=("{}, a very very very very nice one.",), text="file:t.txt", lines=(1,))
+    with pytest.raises(ConfigError, match=r"^prompts file t.txt line 1: 'tench, a very .*' is 13 tokens, more than the "
+                       r"10-token context of m's text encoder, whose tokenizer drops tokens of its own choice"):  # fmt: skip
+        check_context(reduced, long, ["tench"], "m")
+    assert len(check_context(SimpleTokenizer(context_length=10), long, ["tench"], "m")) == 1  # cut at the end: kept
+    assert check_context(reduced, Prompts("photo", text="photo"), ["tench"], "m") == []

@@ -300,9 +300,11 @@ def _open_clip_classifier(
     spec: str, chosen: WeightsSource, weights: str | Path | None, seed: int, options: ZeroShotOptions
 ) -> LoadedModel:
     """An ``open_clip:`` model as a :class:`~imagenet_suite.inference.zero_shot.ZeroShotClassifier`: the tokenizer
-    first (fails fast), the model as its tag configures it (the tag's file fetched and hashed when loaded, else
-    ``weights`` or a seeded random init), then the head of ``options``."""
+    first and every prompt checked against its context (fails fast), the model as its tag configures it (the
+    tag's file fetched and hashed when loaded, else ``weights`` or a seeded random init), then the head of
+    ``options``."""
     tokenizer = zero_shot.tokenizer_of(spec, chosen.architecture)
+    zero_shot.check_context(tokenizer, options.parsed, zero_shot.class_names(options.class_names), spec)
     checkpoint = None
     if chosen.loaded:
         try:

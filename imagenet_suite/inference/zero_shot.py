@@ -20,12 +20,11 @@ classifier, :class:`ZeroShotClassifier`, the way the papers do:
   class means for NINCO's ``cosine`` and MCM (``rcos``, T = 1) detectors.
 * **Preprocessing**: open_clip's own eval transform of the tag (``preprocess_val``).
 
-Class names (:data:`CLASS_NAMES`): ``clip`` — the curated names of CLIP's ImageNet notebook
-(Radford et al. 2021; open_clip's ``IMAGENET_CLASSNAMES``), the list Beyond Accuracy, NINCO and
-LCA-on-the-Line prompt with; ``wordnet`` — each class's first WordNet lemma (not unique: two "crane").
-Prompts (:func:`parse_prompts`): ``openai80`` (CLIP's 80 ImageNet templates), ``photo`` ("a photo of
-a {}", LCA-on-the-Line and NINCO), ``taxonomy[:depth]`` (LCA-on-the-Line App. G.1,
-:func:`taxonomy_prompt`) or a FILE of templates, one per line with one ``{}``.
+Class names (:data:`CLASS_NAMES`: ``clip``, CLIP's curated list, or ``wordnet``), prompt sets
+(:func:`parse_prompts`: ``openai80``, ``photo``, ``taxonomy[:depth]`` or a bounded FILE of templates) and
+the check of every prompt against the text encoder's context (:func:`check_context`, with the model's own
+tokenizer before the model is built: a class name past the context is refused, text cut after it is a
+warning) live in :mod:`~imagenet_suite.inference.zero_shot_prompts`.
 
 Text embeddings are cached (:func:`cached_text_embeddings`) per (architecture, tag, weights sha256,
 device type, open_clip version, prompt texts) under ``$IMAGENET_SUITE_ZERO_SHOT_CACHE`` or the user
@@ -56,17 +55,24 @@ from ..files import atomic_write_bytes
 from ..scoring.metrics.ood_detector_stats import DetectorStats
 from ..scoring.outputs import load_torch_file
 from .resume import torch_bytes
+from .zero_shot_prompts import (
+    CLASS_NAMES,
+    PROMPT_SETS,
+    ClassPrompts,
+    Prompts,
+    check_context,
+    class_names,
+    import_open_clip,
+    parse_prompts,
+    prompt_texts,
+    prompts_digest,
+    read_templates,
+    taxonomy_prompt,
+    templates_of,
+)
 
 _LOG = logging.getLogger(__name__)
 
-PROMPT_SETS = ("openai80", "photo", "taxonomy")
-PHOTO_TEMPLATE = "a photo of a {}"
-TAXONOMY_LINK = ", which is a type of "
-DEFAULT_TAXONOMY_DEPTH = 2
-CLASS_NAMES = {
-    "clip": "the curated names of CLIP's ImageNet notebook (Radford et al. 2021; open_clip's IMAGENET_CLASSNAMES)",
-    "wordnet": "the first WordNet lemma of each class (timm's imagenet_synset_to_lemma.txt)",
-}
 PROBABILITIES = {
     "softmax": "logits s·cos (+ b); the scorer applies softmax once (CLIP, open_clip's zero-shot evaluation, "
     "LCA-on-the-Line (Shi et al. 2024); NINCO's MCM is softmax(cos / 1) over the features)",
@@ -78,164 +84,6 @@ DEFAULT_LOGIT_SCALE = 100.0
 CACHE_ENV = "IMAGENET_SUITE_ZERO_SHOT_CACHE"
 CACHE_FORMAT = "imagenet-suite-text-embeddings/1"
 CACHE_CONTRACT = "a text-embedding cache file of imagenet-suite (format, key, embeddings, sha256)"
-INSTALL = "install the zeroshot extra (`pip install imagenet-suite[zeroshot]`, or `uv sync --extra zeroshot`)"
-
-
-def import_open_clip() -> Any:
-    """The ``open_clip`` module; ConfigError saying how to install it when it is missing."""
-    try:
-        import open_clip
-    except ImportError as err:
-        raise ConfigError(f"open_clip models need open-clip-torch, which is not installed: {INSTALL}") from err
-    return open_clip
-
-
-# -- prompts -----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Prompts:
-    """A parsed prompt set: ``kind`` ``openai80``, ``photo``, ``taxonomy`` or ``file``; ``depth`` (taxonomy:
-    ancestors after the class name); ``templates`` (a file's lines); ``text``: how the record names it."""
-
-    kind: str
-    depth: int | None = None
-    templates: tuple[str, ...] = ()
-    text: str = ""
-
-
-def parse_prompts(spec: str) -> Prompts:
-    """``openai80``, ``photo``, ``taxonomy``, ``taxonomy:<depth>`` or the path of a templates file (read
-    now, :func:`read_templates`); ConfigError naming ``prompts`` otherwise.
-
-    Example:
-        >>> parse_prompts("taxonomy:3").depth, parse_prompts("taxonomy").depth, parse_prompts("photo").kind
-        (3, 2, 'photo')
-        >>> parse_prompts("taxonomy:0")
-        Traceback (most recent call last):
-        ...
-        imagenet_suite.errors.ConfigError: prompts 'taxonomy:0': the depth must be a whole number ≥ 1 (ancestors after the class name)
-    """
-    if spec in ("openai80", "photo"):
-        return Prompts(spec, text=spec)
-    name, colon, depth = spec.partition(":")
-    if name == "taxonomy":
-        if colon and not (depth.isdigit() and int(depth) >= 1):
-            raise ConfigError(
-                f"{param('prompts')} {spec!r}: the depth must be a whole number ≥ 1 (ancestors after the class name)"
-            )
-        value = int(depth) if colon else DEFAULT_TAXONOMY_DEPTH
-        return Prompts("taxonomy", depth=value, text=f"taxonomy:{value}")
-    path = Path(spec)
-    if not path.is_file():
-        raise ConfigError(
-            f"{param('prompts')} {spec!r} is not one of {', '.join(PROMPT_SETS)}, taxonomy:<depth>, nor a file of "
-            "templates (one per line, each with one {})"
-        )
-    return Prompts("file", templates=read_templates(path), text=f"file:{path}")
-
-
-def read_templates(path: str | Path) -> tuple[str, ...]:
-    """The templates of a prompts file: one per non-blank line (whitespace at the ends removed), each with
-    exactly one ``{}`` where the class name goes and no other brace; ConfigError naming the line.
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "templates.txt"
-        >>> _ = path.write_text("a photo of a {}.\\n\\n  a drawing of the {}.  \\n")
-        >>> read_templates(path)
-        ('a photo of a {}.', 'a drawing of the {}.')
-        >>> _ = path.write_text("a photo of a {c}.\\n")
-        >>> read_templates(path)
-        Traceback (most recent call last):
-        ...
-        imagenet_suite.errors.ConfigError: prompts file ...templates.txt line 1: 'a photo of a {c}.' must hold exactly one {} (the class name) and no other brace
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"prompts file {path} cannot be read as UTF-8 text ({err})") from err
-    templates = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line:
-            continue
-        if line.count("{}") != 1 or line.replace("{}", "").count("{") or line.replace("{}", "").count("}"):
-            raise ConfigError(
-                f"prompts file {path} line {number}: {line!r} must hold exactly one {{}} (the class name) and no other brace"
-            )
-        templates.append(line)
-    if not templates:
-        raise ConfigError(f"prompts file {path} holds no template (one per line, each with one {{}})")
-    return tuple(templates)
-
-
-def class_names(source: str) -> tuple[str, ...]:
-    """The 1000 ImageNet-1k class names of ``source`` (:data:`CLASS_NAMES`), in class-index order.
-
-    Example:
-        WordNet's first lemmas repeat where CLIP's curated list tells the classes apart (``"crane bird"``
-        and ``"construction crane"`` there):
-
-        >>> names = class_names("wordnet")
-        >>> names[:2], names[134], names[517]
-        (('tench', 'goldfish'), 'crane', 'crane')
-    """
-    if source == "clip":
-        return tuple(import_open_clip().IMAGENET_CLASSNAMES)
-    if source == "wordnet":
-        from ..classes import imagenet_wnids, readable_name
-
-        return tuple(readable_name(wnid) for wnid in imagenet_wnids())
-    raise ConfigError(f"{param('class_names')} {source!r} is not one of {', '.join(CLASS_NAMES)}")
-
-
-def taxonomy_prompt(name: str, class_index: int, depth: int) -> str:
-    """LCA-on-the-Line (Shi et al. 2024, App. G.1)'s "A, which is a type of B, which is a type of C" for one
-    class: its ``name``, then its ``depth`` nearest ancestors in the ImageNet-1k WordNet tree shipped with
-    the package (parent first; the root, ``physical_entity``, never), each as its synset's first lemma.
-
-    The paper names neither the ancestors (its "dalmatian, ... dog, ... animal" skips some) nor a wrapper
-    around the sentence: here they are consecutive, and the sentence is the whole prompt.
-
-    Example:
-        >>> taxonomy_prompt("Dalmatian", 251, 2)
-        'Dalmatian, which is a type of dog, which is a type of canine'
-        >>> taxonomy_prompt("tench", 0, 1)
-        'tench, which is a type of cyprinid'
-    """
-    from ..hierarchies.imagenet1k import imagenet1k_tree
-
-    tree = imagenet1k_tree()
-    ancestors = tree.ancestors(class_index)[1:-1][:depth]
-    words = [tree.node(wnid).name.split(".")[0].replace("_", " ") for wnid in ancestors]
-    return TAXONOMY_LINK.join([name, *words])
-
-
-def prompt_texts(prompts: Prompts, names: Sequence[str]) -> list[tuple[str, ...]]:
-    """The prompts of each class (class-index order): the templates filled with its name (``.format``, as
-    open_clip's ``build_zero_shot_classifier``), or its one taxonomy prompt.
-
-    Example:
-        >>> prompt_texts(parse_prompts("photo"), ["tench", "goldfish"])
-        [('a photo of a tench',), ('a photo of a goldfish',)]
-        >>> prompt_texts(Prompts("file", templates=("a {}.", "art of the {}.")), ["tench"])
-        [('a tench.', 'art of the tench.')]
-    """
-    if prompts.kind == "taxonomy":
-        return [(taxonomy_prompt(name, index, int(prompts.depth)),) for index, name in enumerate(names)]
-    return [tuple(template.format(name) for template in templates_of(prompts)) for name in names]
-
-
-def templates_of(prompts: Prompts) -> tuple[str, ...]:
-    """The templates (``{}`` for the class name) of a template prompt set: CLIP's 80 (open_clip's
-    ``OPENAI_IMAGENET_TEMPLATES``, written out), :data:`PHOTO_TEMPLATE`, or a file's."""
-    if prompts.kind == "openai80":
-        return tuple(template("{}") for template in import_open_clip().OPENAI_IMAGENET_TEMPLATES)
-    if prompts.kind == "photo":
-        return (PHOTO_TEMPLATE,)
-    return prompts.templates
 
 
 # -- options -----------------------------------------------------------------------------------------
@@ -455,8 +303,7 @@ def build_classifier(
 ) -> ZeroShotClassifier:
     """The :class:`ZeroShotClassifier` of ``clip``: the class text embeddings of ``options`` (cached), the
     logit scale and bias, and the probability convention."""
-    names = class_names(options.class_names)
-    prompts = prompt_texts(options.parsed, names)
+    prompts = ClassPrompts(options.parsed, class_names(options.class_names))
     text = cached_text_embeddings(clip, tokenizer, prompts, key, options)
     scale, bias = logit_scale_and_bias(clip, options.logit_scale)
     output = "logits"
@@ -477,7 +324,7 @@ def logit_scale_and_bias(clip: nn.Module, logit_scale: float | str | None) -> tu
 
 
 def head_record(
-    options: ZeroShotOptions, prompts: list[tuple[str, ...]], scale: float, bias: float | None, text: torch.Tensor
+    options: ZeroShotOptions, prompts: Sequence[tuple[str, ...]], scale: float, bias: float | None, text: torch.Tensor
 ) -> dict[str, Any]:
     """What the outputs file, predict's resume manifest and run.json record of a zero-shot head."""
     return {
@@ -511,11 +358,6 @@ def head_identity(record: dict[str, Any]) -> dict[str, Any]:
     return {"prompts": "file" if prompts.startswith("file:") else prompts, **{key: record[key] for key in IDENTITY}}
 
 
-def prompts_digest(prompts: list[tuple[str, ...]]) -> str:
-    """sha256 of the prompt texts (JSON of the per-class lists, in class order)."""
-    return hashlib.sha256(json.dumps([list(row) for row in prompts], ensure_ascii=False).encode()).hexdigest()
-
-
 def tensor_digest(tensor: torch.Tensor) -> str:
     """sha256 of a tensor's bytes (contiguous, on the CPU) and its dtype and shape."""
     data = tensor.detach().cpu().contiguous()
@@ -527,25 +369,36 @@ def tensor_digest(tensor: torch.Tensor) -> str:
 
 
 def encode_prompts(
-    clip: nn.Module, tokenizer: Callable, prompts: list[tuple[str, ...]], options: ZeroShotOptions
+    clip: nn.Module, tokenizer: Callable, prompts: Sequence[tuple[str, ...]], options: ZeroShotOptions
 ) -> torch.Tensor:
     """``[C, d]`` float32 on the CPU: per class, its prompts encoded (L2-normalised), averaged and normalised
-    again, as open_clip's ``build_zero_shot_classifier``; on ``options.device``, ``text_batch_size``
-    prompts at a time. The model goes back to where it was (a loaded model stays on the CPU)."""
+    again, as open_clip's ``build_zero_shot_classifier``; on ``options.device``, at most ``text_batch_size``
+    prompts at a time — whole classes while a class has no more prompts than that, else each class in
+    parts whose embeddings are summed, so that memory does not grow with the prompts per class. The model
+    goes back to where it was (a loaded model stays on the CPU)."""
     device = torch.device(options.device)
     per_class = len(prompts[0])
-    classes_per_batch = max(1, options.text_batch_size // per_class)
+    batch_size = options.text_batch_size
     home = next(clip.parameters()).device
     clip.to(device)
+
+    def encoded(texts: Sequence[str]) -> torch.Tensor:
+        return clip.encode_text(tokenizer(list(texts)).to(device), normalize=True).float()
+
     rows = []
     bar = tqdm(total=len(prompts), unit="class", desc="zero-shot head", disable=not options.progress)
     try:
         with torch.inference_mode():
+            classes_per_batch = max(1, batch_size // per_class)
             for start in range(0, len(prompts), classes_per_batch):
                 batch = prompts[start : start + classes_per_batch]
-                tokens = tokenizer([text for row in batch for text in row]).to(device)
-                embeddings = clip.encode_text(tokens, normalize=True).float()
-                embeddings = embeddings.reshape(len(batch), per_class, -1).mean(dim=1)
+                if per_class <= batch_size:
+                    embeddings = encoded([text for row in batch for text in row])
+                    embeddings = embeddings.reshape(len(batch), per_class, -1).mean(dim=1)
+                else:  # one class whose prompts are more than a batch: summed part by part
+                    (row,) = batch
+                    total = sum(encoded(row[at : at + batch_size]).sum(dim=0) for at in range(0, per_class, batch_size))
+                    embeddings = (total / per_class)[None]
                 rows.append((embeddings / embeddings.norm(dim=1, keepdim=True)).cpu())
                 bar.update(len(batch))
     finally:
@@ -554,7 +407,7 @@ def encode_prompts(
     return torch.cat(rows)
 
 
-def cache_key(key: ModelKey, prompts: list[tuple[str, ...]], options: ZeroShotOptions) -> dict[str, str] | None:
+def cache_key(key: ModelKey, prompts: Sequence[tuple[str, ...]], options: ZeroShotOptions) -> dict[str, str] | None:
     """The record a cached file must hold to be used (None: not cached — a random init, or no cache)."""
     if key.weights_sha256 is None or cache_folder(options) is None:
         return None
@@ -569,7 +422,7 @@ def cache_key(key: ModelKey, prompts: list[tuple[str, ...]], options: ZeroShotOp
 
 
 def cached_text_embeddings(
-    clip: nn.Module, tokenizer: Callable, prompts: list[tuple[str, ...]], key: ModelKey, options: ZeroShotOptions
+    clip: nn.Module, tokenizer: Callable, prompts: Sequence[tuple[str, ...]], key: ModelKey, options: ZeroShotOptions
 ) -> torch.Tensor:
     """:func:`encode_prompts`, read from the cache when a checked file is there, else computed and written
     (atomically). A file that fails its check is named in one warning line and replaced."""
@@ -645,17 +498,21 @@ __all__ = [
     "CLASS_NAMES",
     "PROBABILITIES",
     "PROMPT_SETS",
+    "ClassPrompts",
     "ModelKey",
     "Prompts",
     "ZeroShotClassifier",
     "ZeroShotHead",
     "ZeroShotOptions",
     "build_classifier",
+    "check_context",
     "class_names",
     "head_identity",
     "parse_prompts",
     "prompt_texts",
+    "prompts_digest",
     "read_templates",
     "taxonomy_prompt",
+    "templates_of",
     "zero_shot_detector_stats",
 ]
