@@ -499,6 +499,11 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _fit_stats(w.dataset, w.root / "s6.safetensors", "--val", str(w.dataset)),
             r"--val: the ninco preset fits every detector on the train set and reads no val set",
         ),
+        "--train an imagenet_val build (not a train split)": Case(
+            lambda w: _fit_stats(w.dataset, w.root / "s7.safetensors"),
+            r"--train .*: the build is imagenet_val \(split 'validation'\), not ImageNet's train split "
+            r"\(imagenet_train 'train'\): .*; pass --allow-non-train to fit on it anyway",
+        ),
         "--train not a built dataset": Case(
             lambda w: _fit_stats(w.root, w.root / "s5.safetensors"),
             r"bad-inputs.* is not an imagenet-suite dataset folder",

@@ -367,3 +367,97 @@ def test_val_inputs_that_cannot_be_fitted_are_one_line_errors(spec, train, val, 
         assert result.returncode == 2 and len(lines) == 1, result.stderr
         assert lines[0].startswith(f"imagenet-suite ood: error: {expected}"), lines[0]
     assert not (tmp_path / "bad.safetensors").exists()
+
+
+# -- semantic checks before any work (issue #40, probe 5) ---------------------------------------------------
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Loading a model fails the test: a refusal must come before it (the command imports load_model late)."""
+    import imagenet_suite.inference
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded before the inputs were refused")
+
+    monkeypatch.setattr(imagenet_suite.inference, "load_model", refuse)
+
+
+def one_line(result, expected: str) -> None:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"imagenet-suite ood: error: {expected}"), lines[0]
+
+
+def test_a_val_build_as_train_is_refused_before_the_model_loads(spec, val, tmp_path, no_model):
+    """Probe 5: `--train` an imagenet_val build fitted "train" statistics on the evaluation set, exit 0."""
+    result = fit_cli(spec, val, tmp_path / "s.safetensors", "--no-progress", check=False)
+    one_line(
+        result,
+        f"--train {val}: the build is imagenet_val (split 'validation'), not ImageNet's train split (imagenet_train "
+        "'train'): the statistics would be fitted on images the detectors are then evaluated on; pass "
+        "--allow-non-train to fit on it anyway (recorded in the file's provenance)",
+    )
+    assert not list(tmp_path.iterdir())  # nothing written, not even predict's work folder
+
+
+def test_allow_non_train_fits_on_another_split_and_records_it(spec, val, tmp_path):
+    out = tmp_path / "val.safetensors"
+    fit_cli(spec, val, out, "--allow-non-train", "--detectors", "knn", "--no-progress")
+    provenance = DetectorStats.load(out).provenance
+    assert provenance["allow_non_train"] is True and provenance["dataset"]["name"] == "imagenet_val"
+    assert provenance["rows"] == 8
+
+
+def test_the_train_split_is_recorded_as_not_overridden(fitted):
+    assert DetectorStats.load(fitted["path"]).provenance["allow_non_train"] is False  # (another test edits "stats")
+
+
+def test_classes_without_train_rows_are_refused_before_a_library_model_loads(train, tmp_path, no_model):
+    """A 1000-class library model on a train build of 3 classes: the class means cannot be fitted, which the
+    fit found only after predicting every image. Now the labels say so before the model is loaded."""
+    argv = ["ood", "fit-stats", "--model", "timm:test_resnet", "--weights", "none", "--train", str(train)]
+    result = run_cli(*argv, "--out", str(tmp_path / "s.safetensors"), "--device", "cpu", check=False)
+    one_line(
+        result,
+        f"--train {train} (default/train, 15 rows) has no row of 997 of the model's 1,000 classes, e.g. class 3 "
+        "(n01491361): the class means of mahalanobis, relative_mahalanobis, cosine, rcos need a row of every class",
+    )
+    # detectors that need no class means do not need every class
+    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_coverage, train_rows
+
+    options = FitStatsOptions(detectors=("knn", "vim"))
+    check_coverage(train_rows(train, None, None, options), 1000, options)
+
+
+def test_a_user_models_classes_are_checked_once_loaded_before_any_image(train, tmp_path, monkeypatch):
+    """A user model's classes are known only once it is built: a 4-class head on a build of classes 0..2 is
+    refused then, before predict reads an image (and with --per-class, on the rows drawn)."""
+    path = tmp_path / "four.py"
+    path.write_text(
+        "from torch import nn\n\ndef make():\n"
+        "    return nn.Sequential(nn.Conv2d(3, 8, 3, stride=8), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4))\n"
+    )
+
+    def no_images(*args, **kwargs):
+        raise AssertionError("images were read before the classes were checked")
+
+    monkeypatch.setattr(fit_module, "predict_batches", no_images)
+    result = fit_cli(
+        f"{path}:make", train, tmp_path / "s.safetensors", "--per-class", "2", "--no-progress", check=False
+    )
+    one_line(
+        result,
+        f"--train {train} (default/train, 6 rows, 2 per class) has no row of 1 of the model's 4 classes, e.g. "
+        "class 3 (n01491361)",
+    )
+
+
+def test_labels_that_are_not_imagenet_classes_are_refused(train, monkeypatch):
+    from imagenet_suite.inference.fit_stats import FitStatsOptions, train_rows
+
+    ids = DatasetFolder(train).read_table("default", "train", ["id"]).column("id").to_pylist()
+    labels = np.array([0] * 14 + [1000])
+    monkeypatch.setattr(fit_module, "_ids_and_labels", lambda *a: (ids, labels))
+    with pytest.raises(ConfigError, match=rf"^train .*: row '{ids[-1]}' has label 1000, not an ImageNet-1k class"):
+        train_rows(train, None, None, FitStatsOptions())

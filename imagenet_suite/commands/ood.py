@@ -1,8 +1,10 @@
 """``imagenet-suite ood fit-stats --model MODEL --train DIR [--per-class N] --out FILE``: the train-set
 statistics of the OOD detectors for one model.
 
-Runs the model over a built train split (``imagenet_train``; ``--per-class N``: the seeded
-class-stratified N images per class a ``subset=N`` build holds), fits every statistic NINCO's
+Runs the model over a built train split (``imagenet_train``; another build, e.g. ``imagenet_val``, is
+refused unless ``--allow-non-train``; ``--per-class N``: the seeded class-stratified N images per class a
+``subset=N`` build holds; the classes the detectors need are checked from the labels before the model
+loads), fits every statistic NINCO's
 feature-based detectors need — class means, shared and global precisions, the KNN bank, the ReAct clip,
 ViM's principal space and α, KL-matching templates — in float64, pass by pass over predict's batches
 (never all features in memory), and writes them with their provenance (model, weights sha256,
@@ -59,6 +61,12 @@ def register(subparsers) -> None:
     )
     fit.add_argument("--preset", default="ninco", help="detector hyper-parameters: ninco (default) or openood_v15")
     fit.add_argument("--detectors", nargs="+", metavar="NAME", help="fit only for these detectors (default: all)")
+    fit.add_argument(
+        "--allow-non-train",
+        action="store_true",
+        help="fit on a build that is not ImageNet's train split (e.g. imagenet_val: statistics of the evaluation "
+        "set), which is otherwise refused; recorded in the file's provenance",
+    )
     fit.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when available)")
     fit.add_argument("--batch-size", type=int, default=256)
     fit.add_argument("--workers", type=int, default=None, help="DataLoader workers (default: min(4, CPUs))")
@@ -89,7 +97,16 @@ def _rows_or_all(value: str) -> int | None:
 def run_fit_stats(args) -> int:
     from imagenet_suite.dataset.folder import DatasetFolder
     from imagenet_suite.inference import load_model
-    from imagenet_suite.inference.fit_stats import FitStatsOptions, check_stats_file, fit_stats, left_out, val_rows
+    from imagenet_suite.inference.fit_stats import (
+        FitStatsOptions,
+        check_coverage,
+        check_stats_file,
+        fit_stats,
+        left_out,
+        library_classes,
+        train_rows,
+        val_rows,
+    )
     from imagenet_suite.inference.predict import PredictOptions
 
     # every argument first: a run that cannot finish is refused before a model is loaded or data read
@@ -111,9 +128,11 @@ def run_fit_stats(args) -> int:
         val_config=args.val_config,
         val_split=args.val_split,
         val_split_from=args.val_split_from,
+        allow_non_train=args.allow_non_train,
     )
     check_stats_file(args.out)
-    folder = DatasetFolder(args.train)
+    rows = train_rows(DatasetFolder(args.train), args.config, args.split, options)  # a train split, its labels
+    check_coverage(rows, library_classes(args.model), options)  # every class a library model has
     val_rows(options)  # the val set and its split agree, before a model is loaded
     missing = left_out(options)
     if missing:
@@ -124,5 +143,5 @@ def run_fit_stats(args) -> int:
         )
     state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed)
-    print(fit_stats(folder, loaded, args.out, config=args.config, split=args.split, options=options))
+    print(fit_stats(rows, loaded, args.out, options=options))
     return 0

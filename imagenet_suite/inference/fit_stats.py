@@ -4,6 +4,12 @@ NINCO (Bitterwolf et al. 2023) fits 8 of its 11 detectors on the model's penulti
 ImageNet-1k *training* set, passed through the model's test transform, with the true labels (class
 means), the raw logits (ViM's α, KL-matching) and the last layer ``W``, ``b`` (ViM, ReAct). Here:
 
+0. Before the model is loaded (:func:`train_rows`): the split must be ImageNet's train split (an
+   ``imagenet_train`` build; ``allow_non_train`` takes another, recorded in the provenance: statistics
+   fitted on an evaluation set make its OOD scores optimistic), its labels ImageNet-1k classes, and — for
+   the detectors that need class means — every class must have a row among those used
+   (:func:`check_coverage`: against the 1000 ImageNet-1k classes for a library model, and once the model is
+   loaded against its own classes, before any image is read).
 1. :func:`~.predict.predict_batches` runs the model over the split (a built ``imagenet_train``; with
    ``per_class``, the seeded class-stratified draw of :func:`imagenet_suite.seeding.class_stratified`,
    the same images as a build with ``subset=N``) with the features on: the classifier's input, as
@@ -54,6 +60,8 @@ from .models import LoadedModel, weights_digest
 from .predict import PredictedBatches, PredictOptions, check_outputs_file, classifier_of, predict_batches
 
 DEFAULT_KNN_ROWS = 100_000  # KNN bank rows: 100 per class; 100,000 x 2048 x 4 bytes = 0.8 GB
+TRAIN_SPLITS = {"imagenet_train": "train"}  # builder -> its split of ImageNet's training images
+CLASS_MEAN_DETECTORS = ("mahalanobis", "relative_mahalanobis", "cosine", "rcos")  # need a row of every class
 FEATURES = "penultimate: the input of the classifier (predict --features), the model's test transform"
 
 
@@ -77,6 +85,8 @@ class FitStatsOptions:
         val_config, val_split: its config and split (default: the only one).
         val_split_from: a built ``popular_ood`` folder whose ``openood_id_split`` config selects the val
             rows (ids whose ``openood_v15`` is ``val``: OpenOOD's 5,000), or None: every row of ``val``.
+        allow_non_train: fit on a split that is not ImageNet's train split (:data:`TRAIN_SPLITS`), e.g. an
+            ``imagenet_val`` build, instead of refusing it; recorded in the file's provenance.
 
     Example:
         >>> FitStatsOptions(per_class=100).knn_rows
@@ -98,6 +108,7 @@ class FitStatsOptions:
     val_config: str | None = None
     val_split: str | None = None
     val_split_from: str | Path | None = None
+    allow_non_train: bool = False
 
     def __post_init__(self) -> None:
         for name, what in (("per_class", "images per class"), ("knn_rows", "KNN bank rows")):
@@ -109,6 +120,8 @@ class FitStatsOptions:
                 )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ConfigError(f"{param('seed')} must be 0 or more, got {self.seed!r}")
+        if not isinstance(self.allow_non_train, bool):
+            raise ConfigError(f"{param('allow_non_train')} must be True or False, got {self.allow_non_train!r}")
         preset(self.preset)
         unknown = sorted(set(self.detectors or ()) - set(DETECTORS))
         if unknown:
@@ -137,6 +150,89 @@ def on_val(preset_name: str) -> list[str]:
     return [
         name for name, fit in (("react_energy", settings.react_fit), ("kl_matching", settings.klm_fit)) if fit == "val"
     ]
+
+
+@dataclass(frozen=True)
+class TrainRows:
+    """The train rows :func:`fit_stats` fits on, read and checked before a model is loaded
+    (:func:`train_rows`): ``folder``'s ``config``/``split``, every row's ``ids`` and ``labels``, the
+    ``positions`` of the rows used (None: every row) and ``counts``, the rows used of each ImageNet-1k class."""
+
+    folder: DatasetFolder
+    config: str
+    split: str
+    ids: list[str]
+    labels: np.ndarray
+    positions: np.ndarray | None
+    counts: np.ndarray
+
+    @property
+    def chosen(self) -> np.ndarray:
+        """The labels of the rows used."""
+        return self.labels if self.positions is None else self.labels[self.positions]
+
+
+def train_rows(
+    train: str | Path | DatasetFolder, config: str | None, split: str | None, options: FitStatsOptions
+) -> TrainRows:
+    """The rows of ``train`` that :func:`fit_stats` fits on, from the build's id and label columns alone:
+    ConfigError naming ``train`` for a build that is not ImageNet's train split (:data:`TRAIN_SPLITS`) unless
+    ``options.allow_non_train``, a build without labels, or a label that is not an ImageNet-1k class."""
+    folder = train if isinstance(train, DatasetFolder) else DatasetFolder(train)
+    config = folder.resolve_config(config)
+    split = folder.resolve_split(config, split)
+    if TRAIN_SPLITS.get(folder.name) != split and not options.allow_non_train:
+        raise ConfigError(
+            f"{param('train')} {folder.path}: the build is {folder.name} (split {split!r}), not ImageNet's train split "
+            f"({', '.join(f'{name} {part!r}' for name, part in TRAIN_SPLITS.items())}): the statistics would be fitted "
+            f"on images the detectors are then evaluated on; pass {param('allow_non_train')} to fit on it anyway "
+            "(recorded in the file's provenance)"
+        )
+    if "label" not in folder.column_names(config):
+        raise ConfigError(f"{folder.path} config {config!r} has no 'label' column: the statistics need true labels")
+    ids, labels = _ids_and_labels(folder, config, split)
+    wrong = np.flatnonzero((labels < 0) | (labels >= classes.NUM_CLASSES))
+    if len(wrong):
+        raise ConfigError(
+            f"{param('train')} {folder.path}: row {ids[wrong[0]]!r} has label {labels[wrong[0]]}, not an ImageNet-1k "
+            f"class index 0..{classes.NUM_CLASSES - 1} ({len(wrong):,} such rows): the class statistics need true labels"
+        )
+    positions = _chosen(ids, labels, options.per_class, options.seed)
+    chosen = labels if positions is None else labels[positions]
+    counts = np.bincount(chosen, minlength=classes.NUM_CLASSES)
+    return TrainRows(folder, config, split, ids, labels, positions, counts)
+
+
+def check_coverage(rows: TrainRows, num_classes: int | None, options: FitStatsOptions) -> None:
+    """ConfigError naming ``train`` when the detectors asked for need class means
+    (:data:`CLASS_MEAN_DETECTORS`) and a class of the model's ``num_classes`` has no row among those used
+    (None: the model's classes are not known yet, nothing to check)."""
+    wanted = [name for name in CLASS_MEAN_DETECTORS if name in _detectors(options)]
+    if num_classes is None or not wanted:
+        return
+    counts = np.zeros(num_classes, dtype=np.int64)
+    known = min(num_classes, len(rows.counts))
+    counts[:known] = rows.counts[:known]
+    missing = np.flatnonzero(counts == 0)
+    if not len(missing):
+        return
+    first = int(missing[0])
+    name = f" ({classes.imagenet_wnids()[first]})" if first < classes.NUM_CLASSES else ""
+    drawn = f", {options.per_class} per class" if options.per_class is not None else ""
+    raise ConfigError(
+        f"{param('train')} {rows.folder.path} ({rows.config}/{rows.split}, {int(rows.counts.sum()):,} rows{drawn}) has "
+        f"no row of {len(missing):,} of the model's {num_classes:,} classes, e.g. class {first}{name}: the class means "
+        f"of {', '.join(wanted)} need a row of every class; fit on a build of every class, or leave those detectors "
+        f"out ({param('detectors')})"
+    )
+
+
+def library_classes(spec: str) -> int | None:
+    """The classes of the model ``spec`` names, known before it is loaded: an ImageNet-1k classifier's 1000
+    for a timm, torchvision or open_clip model, None for a user model."""
+    from .models import resolve_weights
+
+    return classes.NUM_CLASSES if resolve_weights(spec, "none").library is not None else None
 
 
 def left_out(options: FitStatsOptions) -> list[str]:
@@ -233,7 +329,7 @@ def work_file(out: Path, val: bool = False) -> Path:
 
 
 def fit_stats(
-    train: str | Path | DatasetFolder,
+    train: str | Path | DatasetFolder | TrainRows,
     loaded: LoadedModel,
     out: str | Path,
     *,
@@ -242,6 +338,11 @@ def fit_stats(
     options: FitStatsOptions | None = None,
 ) -> Path:
     """Fit ``loaded``'s detector statistics on a built train split and write them to ``out`` (``.safetensors``).
+
+    ``train``: the build (checked by :func:`train_rows`, with ``config`` and ``split``), or its rows as
+    :func:`train_rows` gave them. The coverage of the model's classes is checked before any image is read
+    (:func:`check_coverage`: the classes of its last layer; a model without an ``nn.Linear`` head, of its
+    first logits).
 
     Example:
         >>> from imagenet_suite.inference import PredictOptions, load_model
@@ -257,20 +358,25 @@ def fit_stats(
     """
     options = FitStatsOptions() if options is None else options
     out = check_stats_file(out)
-    folder = train if isinstance(train, DatasetFolder) else DatasetFolder(train)
-    config = folder.resolve_config(config)
-    split = folder.resolve_split(config, split)
-    if "label" not in folder.column_names(config):
-        raise ConfigError(f"{folder.path} config {config!r} has no 'label' column: the statistics need true labels")
-    ids, labels = _ids_and_labels(folder, config, split)
-    positions = _chosen(ids, labels, options.per_class, options.seed)
+    rows = train if isinstance(train, TrainRows) else train_rows(train, config, split, options)
+    folder, config, split = rows.folder, rows.config, rows.split
     weight, bias = last_layer(loaded.model)
+    check_coverage(rows, None if weight is None else len(weight), options)  # before any image is read
     run = replace(options.predict, features=True)
     val = val_rows(options)
     val_set, val_batches = _predict_val(val, loaded, out, run) if val is not None else (None, None)
-    batches = predict_batches(folder, loaded, work_file(out), config=config, split=split, options=run, rows=positions)
-    chosen = labels if positions is None else labels[positions]
-    source = FitChunks(lambda: _blocks(batches, chosen, torch.device(run.device)), len(chosen))
+    batches = predict_batches(
+        folder, loaded, work_file(out), config=config, split=split, options=run, rows=rows.positions
+    )
+    chosen = rows.chosen
+
+    def blocks() -> Iterator[FitSet]:
+        for number, block in enumerate(_blocks(batches, chosen, torch.device(run.device))):
+            if number == 0 and weight is None:  # no linear head: the model's classes are its logits'
+                check_coverage(rows, block.logits.shape[1], options)
+            yield block
+
+    source = FitChunks(blocks, len(chosen))
     stats = fit_detector_stats(
         source,
         val=val_set,
@@ -282,7 +388,7 @@ def fit_stats(
         seed=options.seed,
         progress=options.progress,
     )
-    stats.provenance = _provenance(loaded, folder, config, split, options, stats, total=len(ids), rows=len(chosen))
+    stats.provenance = _provenance(loaded, folder, config, split, options, stats, total=len(rows.ids), rows=len(chosen))
     stats.provenance["val"] = _val_provenance(val)  # the set ReAct / KL-matching were fitted on (openood_v15)
     stats.save(out)
     batches.remove()
@@ -400,6 +506,7 @@ def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: 
         "preprocessing": options.predict.transform_name or "model default",
         "amp": options.predict.amp,
         "sums": "float64, two passes over the rows (imagenet_suite.scoring.metrics.ood_fit)",
+        "allow_non_train": options.allow_non_train,
         "imagenet_suite": __version__,
     }
 
@@ -436,14 +543,20 @@ def _build(folder: DatasetFolder, config: str, split: str) -> dict[str, Any]:
 
 
 __all__ = [
+    "CLASS_MEAN_DETECTORS",
     "DEFAULT_KNN_ROWS",
+    "TRAIN_SPLITS",
     "FitStatsOptions",
+    "TrainRows",
     "ValRows",
+    "check_coverage",
     "check_stats_file",
     "fit_stats",
     "last_layer",
     "left_out",
+    "library_classes",
     "on_val",
+    "train_rows",
     "val_rows",
     "work_file",
 ]
