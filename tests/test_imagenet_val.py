@@ -206,8 +206,10 @@ def test_folder_that_is_not_a_wnid(val_layouts, tmp_path):
 
 
 def test_unknown_config_name(val_layouts, tmp_path):
-    with pytest.raises(ConfigError, match="no config 'boxs'.*default.*boxes"):
+    with pytest.raises(ConfigError, match="no config 'boxs'; did you mean 'boxes'"):
         build_val(val_layouts, "tar", tmp_path, configs=("boxs",))
+    with pytest.raises(ConfigError, match="no config 'labels'; known configs: default, boxes"):
+        build_val(val_layouts, "tar", tmp_path, configs=("labels",))
 
 
 def test_one_label_space_for_every_builder():
