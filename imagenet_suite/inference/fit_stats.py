@@ -390,6 +390,7 @@ def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: 
         "weights": loaded.weights,
         "weights_sha256": weights_digest(loaded),
         "weights_tag": loaded.source.tag if loaded.source is not None else None,
+        **({"code_sha256": loaded.code_sha256} if loaded.code_sha256 is not None else {}),  # a user model's file
         "dataset": _build(folder, config, split),
         "dataset_rows": total,
         "rows": rows,
