@@ -56,7 +56,7 @@ def model_code_sha256(spec: str) -> str | None:
         return sha256_file(source) if Path(source).is_file() else None
     try:
         found = importlib.util.find_spec(source)
-    except (ImportError, ValueError):
+    except Exception:  # a parent package that fails to import: loading the model fails later, naming it
         return None
     origin = getattr(found, "origin", None) if found is not None else None
     return sha256_file(origin) if origin and Path(origin).is_file() else None
