@@ -1,6 +1,7 @@
 """``ood fit-stats`` on a train fixture: every statistic equals numpy/sklearn on the same features (predict's,
-read back), the chunked two-pass fit equals the in-memory one, the file (format 2) is deterministic and
-records its provenance, and evaluate / review refuse statistics of another model.
+read back), the chunked two-pass fit equals the in-memory one, the file (format 3) is deterministic and
+records its provenance and a content hash (a file changed by one byte is refused by every reader: issue 40,
+probe 2), and evaluate / review refuse statistics of another model.
 
 The model is a tiny user model (a file callable, random init, 8-d features, 3 classes) over an
 ``imagenet_train`` build of 15 images of classes 0..2, so every class has rows. The ``openood_v15`` preset's
@@ -24,6 +25,7 @@ from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import ConfigError, OutputsError
+from imagenet_suite.files import sha256_file
 from imagenet_suite.inference import fit_stats as fit_module
 from imagenet_suite.inference.models import load_model, weights_digest
 from imagenet_suite.inference.predict import PredictOptions, predict, split_units
@@ -38,6 +40,7 @@ from tests.fixtures import popular_ood as ood_fx
 from tests.helpers import run_cli
 
 PER_CLASS, LABELS = (6, 5, 4), (0, 1, 2)
+STATS_V2 = "imagenet-suite-detector-stats/2"  # the format before the content hash, written out independently
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +148,11 @@ def test_the_file_records_its_provenance_and_is_byte_deterministic(fitted, spec,
 
     with safe_open(fitted["path"], framework="pt") as handle:
         metadata = json.loads(handle.metadata()["imagenet_suite"])
-    assert metadata["format"] == "imagenet-suite-detector-stats/2"
+    assert metadata["format"] == "imagenet-suite-detector-stats/3"
     provenance = metadata["provenance"]
     build = json.loads((train / "build_info.json").read_text())
     assert provenance["model"] == spec and provenance["weights_sha256"] == weights_digest(fitted["loaded"])
+    assert provenance["code_sha256"] == sha256_file(spec.rpartition(":")[0])  # a user model: its source file
     assert provenance["dataset"] == {
         "name": "imagenet_train",
         "version": build["version"],
@@ -252,10 +256,84 @@ def test_format_1_files_still_load_and_provenance_needs_format_2(fitted, tmp_pat
     stats.provenance = {}
     legacy = DetectorStats.load(stats.save(tmp_path / "stats.pt"))
     assert legacy.provenance == {} and torch.equal(legacy.precision, stats.precision)
+    entries = torch.load(tmp_path / "stats.pt", weights_only=True)  # format 1 carries the content hash too
+    entries["knn_k"] += 1
+    torch.save(entries, tmp_path / "edited.pt")
+    with pytest.raises(OutputsError, match=r"edited\.pt: content sha256 [0-9a-f]{64}, but the file records"):
+        DetectorStats.load(tmp_path / "edited.pt")
     legacy.refuse_other_model("any:model", "0" * 64, "stats.pt")  # nothing recorded: nothing to refuse
     (tmp_path / "bad.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{not json")
     with pytest.raises(OutputsError, match=r"bad.safetensors: not a readable safetensors file"):
         DetectorStats.load(tmp_path / "bad.safetensors")
+
+
+def test_statistics_of_a_user_model_whose_code_changed_are_refused(fitted, spec):
+    stats, loaded = DetectorStats.load(fitted["path"]), fitted["loaded"]
+    stats.refuse_other_model(spec, weights_digest(loaded), fitted["path"], loaded.code_sha256)  # its own code
+    edited = "0" * 64
+    with pytest.raises(ConfigError, match=r"fitted for .*tiny\.py:make with model code sha256 [0-9a-f]{12}…, but "):
+        stats.refuse_other_model(spec, weights_digest(loaded), fitted["path"], edited)
+
+
+def _safetensors_header(data: bytes) -> tuple[int, dict]:
+    size = int.from_bytes(data[:8], "little")
+    return size, json.loads(data[8 : 8 + size])
+
+
+def test_a_statistics_file_changed_by_one_byte_is_refused(fitted, spec, val, tmp_path, capsys):
+    """Issue 40, probe 2: one exponent byte of ``precision[0, 0]`` flipped (still a readable safetensors file
+    of finite values) is refused by every reader — DetectorStats.load (evaluate, score, review, a sweep's
+    ``detector_stats=``) — in one line naming the file and both hashes; ``evaluate`` exits 2 before any work."""
+    from safetensors.torch import load_file
+
+    data = bytearray(fitted["path"].read_bytes())
+    size, header = _safetensors_header(data)
+    begin, _ = header["precision"]["data_offsets"]
+    data[8 + size + begin + 7] ^= 0x01  # float64, little-endian: byte 7 holds the sign and the exponent's top bits
+    changed = tmp_path / "changed.safetensors"
+    changed.write_bytes(bytes(data))
+    precision = load_file(changed)["precision"]
+    original = load_file(fitted["path"])["precision"]
+    assert torch.isfinite(precision).all() and precision[0, 0] != original[0, 0]
+    assert torch.equal(precision.flatten()[1:], original.flatten()[1:])
+    recorded = json.loads(header["__metadata__"]["imagenet_suite"])["content_sha256"]
+    with pytest.raises(OutputsError) as raised:
+        DetectorStats.load(changed)
+    message = str(raised.value)
+    assert message.startswith(f"{changed}: content sha256 ") and "\n" not in message
+    assert message.endswith(
+        f", but the file records {recorded}: it changed since it was written; fit the statistics again (ood fit-stats)"
+    )
+    run = tmp_path / "run"
+    argv = ["evaluate", "--model", spec, "--weights", "none", "--seed", "3", "--datasets", str(val), "--out", str(run),
+            "--features", "--detector-stats", str(changed), "--workers", "0", "--batch-size", "4", "--no-progress"]  # fmt: skip
+    result = run_cli(*argv, check=False)
+    assert result.returncode == 2 and result.stderr.strip() == f"imagenet-suite evaluate: error: {message}"
+    assert not run.exists()
+
+
+def test_a_statistics_file_without_a_content_hash_is_read_with_a_warning(fitted, tmp_path, caplog):
+    """A format-2 file (written before the content hash) is read as before, with one warning line saying
+    that a change to it cannot be detected and how to get a checked file; a format-3 file without its hash
+    is refused."""
+    from safetensors.torch import load_file, save_file
+
+    _, header = _safetensors_header(fitted["path"].read_bytes())
+    metadata = json.loads(header["__metadata__"]["imagenet_suite"])
+    del metadata["content_sha256"]
+    older = tmp_path / "format2.safetensors"
+    save_file(load_file(fitted["path"]), older, {"imagenet_suite": json.dumps({**metadata, "format": STATS_V2})})
+    with caplog.at_level("WARNING"):
+        stats = DetectorStats.load(older)
+    assert torch.equal(stats.precision, load_file(fitted["path"])["precision"])
+    assert [record.getMessage() for record in caplog.records] == [
+        f"detector statistics {older}: {STATS_V2} without a content hash (written by an older imagenet-suite): a "
+        "change to it since cannot be detected; fit it again (ood fit-stats) for a file checked on every read"
+    ]
+    stripped = tmp_path / "stripped.safetensors"
+    save_file(load_file(fitted["path"]), stripped, {"imagenet_suite": json.dumps(metadata)})
+    with pytest.raises(OutputsError, match=r"stripped\.safetensors: a imagenet-suite-detector-stats/3 file holds"):
+        DetectorStats.load(stripped)
 
 
 def test_split_units_takes_only_the_rows_asked_for(train):

@@ -417,8 +417,15 @@ BAD_RUN_FILES = {
     ),
     "an outputs record of another layout": (
         "builds/imagenet_val.json",
-        lambda suite: json.dumps({"format": "imagenet-suite.outputs-record/1", "key": "imagenet_val"}),
+        lambda suite: json.dumps({"format": "imagenet-suite.outputs-record/2", "key": "imagenet_val"}),
         r"builds/imagenet_val\.json: dataset: missing; expected an object",
+    ),
+    "an outputs record without the file's sha256 (of an older imagenet-suite)": (
+        "builds/imagenet_val.json",
+        lambda suite: json.dumps({"format": "imagenet-suite.outputs-record/1", "key": "imagenet_val"}),
+        r"outputs/imagenet_val\.pt: its record \S+/builds/imagenet_val\.json \(imagenet-suite\.outputs-record/1, a "
+        r"run folder of an older imagenet-suite\) holds no sha256 of it, so it cannot be verified; delete it to "
+        r"predict again, or choose another --out$",
     ),
 }
 

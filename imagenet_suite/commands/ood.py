@@ -8,8 +8,9 @@ loads), fits every statistic NINCO's
 feature-based detectors need — class means, shared and global precisions, the KNN bank, the ReAct clip,
 ViM's principal space and α, KL-matching templates — in float64, pass by pass over predict's batches
 (never all features in memory), and writes them with their provenance (model, weights sha256,
-dataset, rows, seed) to a ``.safetensors`` file that ``evaluate --detector-stats``, ``score`` and
-``review`` read (``evaluate`` and ``review`` refuse it for another model); prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
+dataset, rows, seed) and a content hash to a ``.safetensors`` file that ``evaluate --detector-stats``,
+``score`` and ``review`` read (each checks the hash; ``evaluate`` and ``review`` refuse it for another model);
+prints the file. Logic: :mod:`imagenet_suite.inference.fit_stats`.
 
 ``--preset openood_v15`` (OpenOOD v1.5) fits ReAct and KL-matching on the ID validation set: ``--val DIR`` (a
 built ``imagenet_val``) with ``--val-split-from DIR`` (a built ``popular_ood`` with config ``openood_id_split``)

@@ -581,7 +581,9 @@ def _manifest(
     autoattacks: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
     """What produced the chunks of a resume folder: a run that differs in any of it does not reuse them."""
+    code = {"code_sha256": loaded.code_sha256} if loaded.code_sha256 is not None else {}  # a user model's file
     return {
+        **code,
         "model": loaded.spec,
         "weights": weights_digest(loaded),
         "weights_tag": loaded.source.tag if loaded.source is not None else None,

@@ -5,9 +5,10 @@ A *run folder* holds everything one model's evaluation produced::
 
     RUN_DIR/run.json                  the model it belongs to: spec, weights, their sha256 and tag,
                                       parameters (a folder of another model is refused, naming what differs)
-    RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present); a multi-label
-                                      set also has outputs/<key>@anzaku2024.pt, predicted resize-only
-    RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first)
+    RUN_DIR/outputs/<key>.pt          predict's outputs per dataset split (reused when present and unchanged);
+                                      a multi-label set also has outputs/<key>@anzaku2024.pt, predicted resize-only
+    RUN_DIR/builds/<key>.json         the dataset build outputs/<key>.pt is predicted from (written first), and
+                                      the file's sha256 once it is written (checked whenever the file is reused)
     RUN_DIR/predictions/              the prediction store (unless SuiteOptions.prediction_store names another):
                                       which images each outputs file holds, by sha256, so that an image held by
                                       several splits is predicted once (:mod:`~imagenet_suite.inference.store`)
@@ -34,8 +35,9 @@ The settings of a run are one :class:`~imagenet_suite.inference.suite_options.Su
 part a :class:`~imagenet_suite.inference.predict.PredictOptions`), checked when made; the run folder and the
 files it names are checked by :func:`~imagenet_suite.inference.suite_options.check_arguments` before any model is
 loaded, and an existing run folder before any work
-(:func:`~imagenet_suite.inference.run_folder.check_run_folder`: run.json must name this model, and an outputs
-file is reused only when its record names the same build as the folder given now).
+(:func:`~imagenet_suite.inference.run_folder.check_run_folder`: run.json must name this model — for a user
+model, the same code too —, and an outputs file is reused only when its record names the same build as the
+folder given now and the sha256 recorded when it was written is still the file's).
 
 LCA distances (``SuiteOptions.hierarchy``, ``evaluate --hierarchy DIR``) come from the ImageNet-1k WordNet
 tree shipped with the package, or from a built ``wordnet_hierarchy`` / ``kmeans_hierarchy`` folder over the
@@ -67,6 +69,7 @@ side of every OOD set. Summary: :func:`imagenet_suite.scoring.summary.suite.suit
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -75,7 +78,7 @@ from typing import Any
 from .. import __version__
 from ..core.executors import RayExecutor
 from ..errors import ConfigError, OutputsError, param
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, sha256_file
 from ..scoring.evaluation.context import RESAMPLED
 from ..scoring.evaluation.options import LcaOptions, OodOptions, ScoreOptions
 from ..scoring.evaluation.preprocessing import ANZAKU2024, HESSE2025
@@ -108,6 +111,7 @@ from .run_folder import (
     check_run_folder,
     claim_run_folder,
     json_bytes,
+    reusable_outputs,
     run_manifest,
     write_outputs_record,
 )
@@ -131,7 +135,7 @@ class OpenedRun:
         ``run.outputs(target)`` here, or as one Ray task)."""
         needed = (_outputs_target(target, self.id_targets) for target in self.targets)
         unique = {target.key: target for target in needed if target is not None}
-        return [target for target in unique.values() if not self.run.outputs_path(target).is_file()]
+        return [target for target in unique.values() if not reusable_outputs(self.run.outputs_path(target))]
 
 
 def open_run(
@@ -151,7 +155,7 @@ def open_run(
     device = str(options.predict.device)
     stats = DetectorStats.load(options.detector_stats, device) if options.detector_stats is not None else None
     if stats is not None:
-        stats.refuse_other_model(loaded.spec, weights_digest(loaded), options.detector_stats)
+        stats.refuse_other_model(loaded.spec, weights_digest(loaded), options.detector_stats, loaded.code_sha256)
     if stats is None and isinstance(loaded.model, ZeroShotClassifier):  # NINCO's cosine and MCM: text embeddings
         stats = zero_shot_detector_stats(loaded.model).to(device)
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
@@ -314,6 +318,9 @@ def write_outputs(run: _Run, target: SuiteTarget, task: Any, data: bytes | list[
     else:
         path = run.outputs_path(target)
         path.parent.mkdir(parents=True, exist_ok=True)
+        write_outputs_record(
+            path, target, hashlib.sha256(data).hexdigest()
+        )  # the file is absent or untrusted until then
         atomic_write_bytes(path, data)
     if run.options.progress:
         print(f"predicted {target.key} on Ray")
@@ -367,16 +374,19 @@ class _Run:
         write_outputs_record(self.outputs_path(target), target)
 
     def outputs(self, target: SuiteTarget) -> Path:
-        """The target's outputs file, predicted unless already in the run folder (its record was checked by
-        :func:`~imagenet_suite.inference.run_folder.check_run_folder`)."""
+        """The target's outputs file, predicted unless already in the run folder with its sha256 recorded (the
+        record and the file's sha256 were checked by
+        :func:`~imagenet_suite.inference.run_folder.check_run_folder`); the sha256 of a file predicted here is
+        recorded once it is written."""
         path = self.outputs_path(target)
-        if not path.is_file():
+        if not reusable_outputs(path):
             if self.options.progress:
                 print(f"predict {target.key}")
             self.record_outputs(target)
             options = self.predict_options(target)
             predictor = self.store.predict if self.store is not None else predict
             predictor(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
+            write_outputs_record(path, target, sha256_file(path))
         return path
 
     def score_target(self, target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> tuple[dict | None, str]:

@@ -22,10 +22,11 @@ means), the raw logits (ViM's α, KL-matching) and the last layer ``W``, ``b`` (
    so the features are never all in memory: memory is the sums (O(C·d + d² + C²) float64), the KNN bank
    (``knn_rows`` x d float32: a seeded uniform sample, :data:`DEFAULT_KNN_ROWS` by default; None keeps
    every row, NINCO's protocol, at N x d x 4 bytes) and one block of rows.
-3. The statistics are written as a format-2 file (``.safetensors``:
+3. The statistics are written as a format-3 file (``.safetensors``:
    :meth:`~imagenet_suite.scoring.metrics.ood_detector_stats.DetectorStats.save`) whose provenance records
-   the model, its weights' sha256, the dataset build, the rows, the seed and the options; ``evaluate``
-   and ``review`` refuse it for another model.
+   the model, its weights' sha256 (a user model's code too), the dataset build, the rows, the seed and the
+   options, and whose content hash every reader checks; ``evaluate`` and ``review`` refuse it for another
+   model.
 
 The ``openood_v15`` preset (OpenOOD v1.5, Zhang et al. 2023) fits ReAct's clip and the KL-matching templates
 on the ID *validation* set instead (``ReactPostprocessor.setup`` iterates ``id_loader_dict['val']``, the 5,000
@@ -496,6 +497,7 @@ def _provenance(loaded, folder, config, split, options: FitStatsOptions, stats: 
         "weights": loaded.weights,
         "weights_sha256": weights_digest(loaded),
         "weights_tag": loaded.source.tag if loaded.source is not None else None,
+        **({"code_sha256": loaded.code_sha256} if loaded.code_sha256 is not None else {}),  # a user model's file
         "dataset": _build(folder, config, split),
         "dataset_rows": total,
         "rows": rows,

@@ -4,7 +4,8 @@
 
 :func:`load_model` returns a :class:`LoadedModel`: the ``nn.Module`` in eval mode, its preprocessing
 (PIL RGB image -> ``[3, H, W]`` float tensor), and what identifies the run (the model string, the
-weights and their sha256, and the library's weights tag, :class:`WeightsSource`).
+weights and their sha256, the library's weights tag, :class:`WeightsSource`, and for a user model the
+sha256 of its source file, :mod:`~imagenet_suite.inference.user_models`).
 
 Weights tags: a library model names its weights the library's way — ``torchvision:resnet50.IMAGENET1K_V1``
 (a member of ``torchvision.models.get_model_weights("resnet50")``, ``DEFAULT`` included) or
@@ -38,8 +39,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,9 +52,9 @@ from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
 from ..scoring.summary.suite_json import WEIGHTS_KINDS, WEIGHTS_LIBRARIES, weights_tag_text
 from . import zero_shot
+from .user_models import MODEL_FORMS, load_callable, load_user_model
 from .zero_shot import ZeroShotOptions
 
-MODEL_FORMS = "timm:<name>, torchvision:<name>, open_clip:<arch>, <module>:<callable> or <path/to/file.py>:<callable>"
 WEIGHT_SUFFIXES = (".safetensors", ".pt", ".pth")
 
 Transform = Callable[[Any], torch.Tensor]
@@ -156,7 +155,9 @@ class LoadedModel:
     timm's data config (input size, interpolation, mean, std, crop) when the transform came from timm;
     ``source``: the weights tag and where the weights came from (None for a LoadedModel made by hand);
     ``zero_shot``: how an ``open_clip:`` model's zero-shot head was made (class names, prompts, logit scale,
-    probability convention: :func:`~imagenet_suite.inference.zero_shot.head_record`), None for other models.
+    probability convention: :func:`~imagenet_suite.inference.zero_shot.head_record`), None for other models;
+    ``code_sha256``: the sha256 of a user model's source file, as executed (the ``.py`` named, or the
+    module's file: :mod:`~imagenet_suite.inference.user_models`), None for library models.
     """
 
     model: nn.Module
@@ -167,6 +168,7 @@ class LoadedModel:
     data_config: dict[str, Any] | None
     source: WeightsSource | None = None
     zero_shot: dict[str, Any] | None = None
+    code_sha256: str | None = None
 
 
 def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0) -> WeightsSource:
@@ -240,18 +242,18 @@ def load_model(
         raise ConfigError(
             f"model {spec!r}: zero-shot options (prompts, class names, ...) apply to open_clip: models only"
         )
-    digest = None
+    digest = code = None
     if chosen.library == "timm":
         model, digest = _timm_model(spec, chosen, seed)
     elif chosen.library == "torchvision":
         model, digest = _torchvision_model(spec, chosen, seed)
     else:
-        model = _user_model(spec, source, name, seed=seed)
+        model, code = load_user_model(spec, source, name, seed=seed)
     if chosen.kind == "file":
         digest = load_weights(model, Path(str(weights)), spec)
     model.eval()
     transform, data_config = default_transform(model, source, name)
-    return LoadedModel(model, transform, spec, chosen.weights_text(), digest, data_config, chosen)
+    return LoadedModel(model, transform, spec, chosen.weights_text(), digest, data_config, chosen, code_sha256=code)
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -483,40 +485,6 @@ def _unfetchable(spec: str, chosen: WeightsSource, err: Exception) -> ConfigErro
         f"({type(err).__name__}: {' '.join(str(err).split())[:200]}); pass {param('weights')} FILE, or "
         f"{param('weights')} none for a random init"
     )
-
-
-def _user_model(spec: str, source: str, name: str, seed: int) -> nn.Module:
-    factory = load_callable(spec, source, name)
-    try:
-        model = _seeded(seed, factory)
-    except Exception as err:
-        raise ConfigError(f"model {spec!r}: {name}() failed ({type(err).__name__}: {err})") from err
-    if not isinstance(model, nn.Module):
-        raise ConfigError(f"model {spec!r}: {name}() returned {type(model).__name__!r}, not a torch nn.Module")
-    return model
-
-
-def load_callable(spec: str, source: str, name: str) -> Callable[..., Any]:
-    """The callable ``name`` of a module path or a ``.py`` file (ConfigError naming what is missing)."""
-    if source.endswith(".py"):
-        path = Path(source)
-        if not path.is_file():
-            raise ConfigError(f"{spec!r}: file {path} does not exist")
-        module_spec = importlib.util.spec_from_file_location(f"imagenet_suite_user_{path.stem}", path)
-        module = importlib.util.module_from_spec(module_spec)
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as err:
-            raise ConfigError(f"{spec!r}: importing {path} failed ({type(err).__name__}: {err})") from err
-    else:
-        try:
-            module = importlib.import_module(source)
-        except ImportError as err:
-            raise ConfigError(f"{spec!r}: cannot import module {source!r} ({err}); expected {MODEL_FORMS}") from err
-    factory = getattr(module, name, None)
-    if not callable(factory):
-        raise ConfigError(f"{spec!r}: {source} has no callable {name!r}")
-    return factory
 
 
 def load_weights(model: nn.Module, path: Path, spec: str) -> str:

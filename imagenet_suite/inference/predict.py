@@ -669,7 +669,8 @@ def check_outputs_file(out: str | Path) -> Path:
 
 def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedModel, options: PredictOptions) -> dict:
     """What produced the chunks of a ``.partial`` folder: a run that differs in any of it does not reuse them
-    (``preprocessing`` only with ``resize_only``, so folders of earlier versions stay reusable)."""
+    (``preprocessing`` only with ``resize_only``, ``code_sha256`` only for a user model, so folders of earlier
+    versions stay reusable). :meth:`PredictJob.identity` (the prediction store's) is built from it."""
     manifest = {
         "dataset": folder.name,
         "build": folder.build_info.get(SELF_HASH),
@@ -686,6 +687,8 @@ def _manifest(folder: DatasetFolder, config: str, split: str, loaded: LoadedMode
     }
     if loaded.zero_shot is not None:  # the zero-shot head: class names, prompts, logit scale, probabilities
         manifest["zero_shot"] = head_identity(loaded.zero_shot)
+    if loaded.code_sha256 is not None:  # a user model's source file: an edited model is another model
+        manifest["code_sha256"] = loaded.code_sha256
     if options.resize_only:
         manifest["preprocessing"] = "resize only, no center crop"
     return manifest

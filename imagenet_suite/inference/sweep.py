@@ -22,24 +22,28 @@ The sweep folder (``out_dir``)::
     OUT/<run folder>/                   one run folder of :mod:`~imagenet_suite.inference.evaluate` per model
     OUT/sweep.json                      the sweep manifest (:data:`SWEEP_FORMAT`), rewritten after each model:
                                         {"format", "imagenet_suite", "datasets", "models": {run folder: {"model",
-                                        "weights", "seed", "entry", "weights_tag", "status", ...}}, "failures",
-                                        "leaderboard"}
+                                        "weights", "seed", "entry", "weights_tag"[, "code_sha256"], "status", ...}},
+                                        "failures", "leaderboard"}
     OUT/failures/<run folder>.txt       the traceback of a model that failed (removed once it succeeds)
     OUT/leaderboard/                    what ``imagenet-suite leaderboard`` writes for the run folders of the
                                         models that are done, in the models' order (written afresh at the end)
 
 A run folder is named after its model (:func:`run_folder_name`): the spec with ``:`` written ``+``, ``/``
 written ``~`` and any other character but letters, digits, ``.``, ``_`` and ``-`` percent-encoded, then
-``@none-seed<N>`` for a random init or ``@sha256-<16 hex digits of the weights file>`` for a weights file:
-the same model always gets the same folder, two models never share one. A status is ``done`` (with the
-sha256 of its suite.json and a fingerprint of what it was computed from: the model, the dataset builds,
-the options that change results and the imagenet-suite version; ``seconds``: its wall time), ``failed``
-(``stage``: ``load``, ``predict`` or ``evaluate``, and ``error``, one line) or ``pending``.
+``@none-seed<N>`` for a random init or ``@sha256-<16 hex digits of the weights file>`` for a weights file,
+and for a user model ``-code-<16 hex digits of its source file>`` (``code_sha256``:
+:mod:`~imagenet_suite.inference.user_models`): the same model always gets the same folder, two models never
+share one, and an edited model file is a new model. A status is ``done`` (with the sha256 of its suite.json
+and a fingerprint of what it was computed from: the model — a user model's code included —, the dataset
+builds, the options that change results and the imagenet-suite version; ``seconds``: its wall time),
+``failed`` (``stage``: ``load``, ``predict`` or ``evaluate``, and ``error``, one line) or ``pending``.
 
-Resume: a model whose manifest entry is ``done`` with the same fingerprint and whose suite.json still has
-the recorded sha256 is skipped (not even loaded); any other model is evaluated, and its run folder reuses
-the outputs it holds (:func:`~imagenet_suite.inference.evaluate.run_suite`), so a sweep stopped part-way
-predicts only what is missing when it is started again. A model that fails (to load, to predict, to
+Resume: a model whose manifest entry is ``done`` with the same fingerprint, whose suite.json still has
+the recorded sha256 and whose outputs files still have theirs
+(:func:`~imagenet_suite.inference.run_folder.check_outputs_files`; a changed one fails the model, unloaded)
+is skipped (not even loaded); any other model is evaluated, and its run folder reuses the outputs it holds
+(:func:`~imagenet_suite.inference.evaluate.run_suite`, each checked against its recorded sha256), so a sweep
+stopped part-way predicts only what is missing when it is started again. A model that fails (to load, to predict, to
 score) is recorded and reported, and the sweep goes on with the others; :class:`SweepResult` lists the
 failures (the command exits non-zero). A KeyboardInterrupt stops the sweep (what is done stays recorded).
 
@@ -73,7 +77,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..core.executors import RayExecutor
-from ..errors import ConfigError, param
+from ..errors import ConfigError, RunFolderError, param
 from ..files import atomic_write_bytes, sha256_file
 from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.summary.json_schema import SHA256, TEXT, Fields, MapOf, Text, check_json, read_json
@@ -82,9 +86,10 @@ from ..scoring.summary.suite_json import SUITE_JSON
 from .evaluate import OpenedRun, open_run, ray_split_tasks, run_suite, write_outputs
 from .models import LoadedModel, WeightsSource, load_model, resolve_weights
 from .ray_predict import RayPredictions
-from .run_folder import RUN_MANIFEST
+from .run_folder import RUN_MANIFEST, check_outputs_files
 from .suite_options import SuiteOptions, check_arguments, check_benchmark
 from .suite_targets import dataset_build, dataset_targets
+from .user_models import model_code_sha256
 from .zero_shot import ZeroShotOptions
 
 SWEEP_JSON = "sweep.json"
@@ -141,7 +146,8 @@ def run_folder_name(spec: str, weights_tag: str | None = None) -> str:
 class ModelEntry:
     """One model of a sweep, checked (:meth:`make`): ``spec``, ``weights`` and ``seed`` as
     :func:`~imagenet_suite.inference.models.load_model` takes them, ``where`` it was given (``zoo.txt:3``,
-    or the spec), its run folder's name and the weights it selects."""
+    or the spec), its run folder's name, the weights it selects and, for a user model, the sha256 of its
+    source file (:func:`~imagenet_suite.inference.user_models.model_code_sha256`)."""
 
     spec: str
     weights: str | None
@@ -151,6 +157,7 @@ class ModelEntry:
     source: WeightsSource
     zero_shot: ZeroShotOptions | None = None
     detector_stats: str | None = None
+    code_sha256: str | None = None
 
     def options(self, options: SuiteOptions) -> SuiteOptions:
         """The suite options of this model: ``options`` with its own ``detector_stats`` file, if it names one."""
@@ -185,16 +192,19 @@ class ModelEntry:
             if not path.is_file():
                 raise ConfigError(prefix + f"weights file {path} does not exist")
             tag = f"sha256-{sha256_file(path)[:16]}"
+        code = model_code_sha256(spec) if source.library is None else None
+        if code is not None:
+            tag = f"{tag}-code-{code[:16]}" if tag else f"code-{code[:16]}"
         chosen = None if weights is None else str(weights)
         head = (zero_shot or ZeroShotOptions()) if source.library == "open_clip" else None
-        return cls(spec, chosen, seed, where, run_folder_name(spec, tag), source, head)
+        return cls(spec, chosen, seed, where, run_folder_name(spec, tag), source, head, code_sha256=code)
 
     def load(self) -> LoadedModel:
         return load_model(self.spec, self.weights, seed=self.seed, zero_shot_options=self.zero_shot)
 
     def record(self) -> dict[str, Any]:
         """Its part of sweep.json: ``model``, ``weights``, ``seed`` (random init only), ``entry``,
-        ``weights_tag``."""
+        ``weights_tag``, ``code_sha256`` (user models only)."""
         seed = self.seed if self.source.kind == "none" else None
         return {
             "model": self.spec,
@@ -204,6 +214,7 @@ class ModelEntry:
             "weights_tag": self.source.tag_text(),
             **({"zero_shot": _head_choice(self.zero_shot)} if self.zero_shot is not None else {}),
             **({"detector_stats": self.detector_stats} if self.detector_stats is not None else {}),
+            **({"code_sha256": self.code_sha256} if self.code_sha256 is not None else {}),
         }
 
 
@@ -372,7 +383,9 @@ class _Sweep:
         return self.out / entry.run_name
 
     def skip(self, entry: ModelEntry, bar) -> bool:
-        """Whether ``entry`` is done with these inputs (its record carried over, the bar moved on)."""
+        """Whether ``entry`` needs no work now: done with these inputs (its record carried over), or done but
+        with an outputs file changed since (recorded as failed, unloaded: evaluating it again would refuse the
+        run folder alike); the bar moved on."""
         found = self.previous.get(entry.run_name) or {}
         suite = self.run_dir(entry) / SUITE_JSON
         done = (
@@ -382,6 +395,12 @@ class _Sweep:
             and sha256_file(suite) == found.get("suite_sha256")
         )
         if done:
+            try:
+                check_outputs_files(self.run_dir(entry))
+            except RunFolderError as err:
+                self.failed(entry, "evaluate", err)
+                bar.update()
+                return True
             self.records[entry.run_name] = found
             self.log(entry, "done before (skipped)")
             bar.update()

@@ -3,8 +3,9 @@
 * :class:`Preset`, :data:`PRESETS`: the hyper-parameters of the two anchors (``ninco``, ``openood_v15``);
 * :data:`STATS_FIELDS`: the statistics each detector needs;
 * :class:`DetectorStats`: the fitted statistics (:func:`~.ood_detector_fit.fit_detector_stats` fits them),
-  saved in format 1 (:data:`STATS_FORMAT`, ``torch.save``) or 2 (:data:`STATS_FORMAT_V2`, safetensors and
-  JSON metadata), every entry checked when read back (:func:`check_stats_entries`), and checked against
+  saved in format 3 (:data:`STATS_FORMAT_V3`: safetensors and JSON metadata with a content hash) or 1
+  (:data:`STATS_FORMAT`, ``torch.save``, with a content hash entry), every entry checked when read back
+  (:func:`check_stats_entries`: the content hash first, :func:`stats_content_sha256`), and checked against
   the model they are used with (:meth:`DetectorStats.refuse_other_model`,
   :meth:`DetectorStats.refuse_other_outputs`);
 * :class:`Embeddings`: penultimate features with the dataset id of each row (a ``.pt``/``.npz`` file).
@@ -12,7 +13,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -23,6 +26,8 @@ import torch
 from ...errors import ConfigError, OutputsError, param
 from ...files import atomic_write_bytes
 from ..outputs import Expected, load_torch_file, read_npz_entries, read_pt_entries
+
+_LOG = logging.getLogger(__name__)
 
 STATS_FIELDS = {
     "kl_matching": ("klm_templates",),
@@ -190,11 +195,12 @@ class DetectorStats:
         return DetectorStats(**moved)
 
     def save(self, path: str | Path) -> Path:
-        """Write the statistics: a ``.safetensors`` path in format 2 (:data:`STATS_FORMAT_V2`: the tensors,
-        and the format, the other fields and :attr:`provenance` as one JSON object in the metadata key
-        :data:`STATS_METADATA_KEY`), any other in format 1
-        (:data:`STATS_FORMAT`: every field but the provenance, with ``torch.save``). Tensors on the CPU;
-        the same statistics give the same bytes."""
+        """Write the statistics: a ``.safetensors`` path in format 3 (:data:`STATS_FORMAT_V3`: the tensors,
+        and the format, the other fields, :attr:`provenance` and ``content_sha256`` as one JSON object in the
+        metadata key :data:`STATS_METADATA_KEY`), any other in format 1 (:data:`STATS_FORMAT`: every field
+        but the provenance, and ``content_sha256``, with ``torch.save``). ``content_sha256`` is
+        :func:`stats_content_sha256` of everything else, checked by :meth:`load`. Tensors on the CPU; the
+        same statistics give the same bytes."""
         path = Path(path)
         if path.suffix == ".safetensors":
             atomic_write_bytes(path, self._safetensors_bytes())
@@ -202,10 +208,11 @@ class DetectorStats:
         if self.provenance:
             raise ConfigError(
                 f"{path}: statistics with a provenance (model, weights, dataset) are saved in the "
-                f"{STATS_FORMAT_V2} format only: give a .safetensors path"
+                f"{STATS_FORMAT_V3} format only: give a .safetensors path"
             )
         entries = {name: (v.cpu() if isinstance(v := getattr(self, name), torch.Tensor) else v) for name in V1_FIELDS}
-        torch.save({"format": STATS_FORMAT, **entries}, path)
+        entries = {"format": STATS_FORMAT, **entries}
+        torch.save({**entries, CONTENT_SHA256: stats_content_sha256(entries)}, path)
         return path
 
     def _safetensors_bytes(self) -> bytes:
@@ -217,7 +224,14 @@ class DetectorStats:
             if getattr(self, name) is not None
         }
         scalars = {name: getattr(self, name) for name in V1_FIELDS if name not in STATS_SHAPES}
-        header = {"format": STATS_FORMAT_V2, "fields": scalars, "provenance": self.provenance}
+        entries = {"format": STATS_FORMAT_V3, **tensors, **scalars, "provenance": self.provenance}
+        entries.update({name: None for name in STATS_SHAPES if name not in tensors})
+        header = {
+            "format": STATS_FORMAT_V3,
+            "fields": scalars,
+            "provenance": self.provenance,
+            CONTENT_SHA256: stats_content_sha256(entries),
+        }
         metadata = {
             STATS_METADATA_KEY: json.dumps(header, sort_keys=True)
         }  # one key: safetensors orders keys at random
@@ -225,8 +239,10 @@ class DetectorStats:
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> DetectorStats:
-        """Read a file of :meth:`save` (by its suffix: ``.safetensors`` format 2, else format 1), every entry
-        checked (:func:`check_stats_entries`); one line naming the file and what was expected otherwise.
+        """Read a file of :meth:`save` (by its suffix: ``.safetensors`` format 3 or 2, else format 1), every
+        entry checked (:func:`check_stats_entries`: first the content hash); one line naming the file and what
+        was expected otherwise. A file without a content hash (format 2, or format 1 written before
+        imagenet-suite wrote one) is read with a one-line warning that a change to it cannot be detected.
         Format-1 files without a ``format`` entry (written before it was added) are read when they hold
         exactly every field, each checked as well."""
         path = Path(path)
@@ -239,10 +255,13 @@ class DetectorStats:
         )
         return cls(**check_stats_entries(path, data)).to(device)
 
-    def refuse_other_model(self, model: str, weights_sha256: str, where: str | Path) -> None:
+    def refuse_other_model(
+        self, model: str, weights_sha256: str, where: str | Path, code_sha256: str | None = None
+    ) -> None:
         """ConfigError when :attr:`provenance` names another model spec or other weights (sha256 as
-        :func:`~imagenet_suite.inference.models.weights_digest` gives it) than the model they are used with;
-        statistics without a provenance (format 1, or fitted in Python) are taken as they are.
+        :func:`~imagenet_suite.inference.models.weights_digest` gives it) than the model they are used with,
+        or (where it records one) another ``code_sha256``, a user model's source file; statistics without a
+        provenance (format 1, or fitted in Python) are taken as they are.
 
         Example:
             >>> stats = DetectorStats("ninco", provenance={"model": "timm:resnet50", "weights_sha256": "ab" * 32})
@@ -253,6 +272,12 @@ class DetectorStats:
             imagenet_suite.errors.ConfigError: detector_stats stats.safetensors: fitted for timm:resnet50 with weights abababababab…, not timm:resnet50 with weights cdcdcdcdcdcd…; fit statistics for this model (ood fit-stats)
         """
         fitted = (self.provenance.get("model"), self.provenance.get("weights_sha256"))
+        recorded_code = self.provenance.get("code_sha256")
+        if recorded_code is not None and fitted == (model, weights_sha256) and recorded_code != code_sha256:
+            raise ConfigError(
+                f"{_stats_named(where)}: fitted for {model} with model code sha256 {str(recorded_code)[:12]}…, but "
+                f"its code is now {str(code_sha256)[:12]}…; fit statistics for this model (ood fit-stats)"
+            )
         if not self.provenance or fitted == (model, weights_sha256):
             return
         raise ConfigError(
@@ -331,8 +356,10 @@ def _read_safetensors(path: Path) -> dict:
     except json.JSONDecodeError as err:
         raise OutputsError(f"{path}: its {STATS_METADATA_KEY!r} metadata is not JSON ({err})") from err
     found = header.get("format") if isinstance(header, dict) else None
-    if found != STATS_FORMAT_V2:
-        raise OutputsError(f"{path}: format {found!r}; a .safetensors statistics file is {STATS_FORMAT_V2}")
+    if found not in (STATS_FORMAT_V2, STATS_FORMAT_V3):
+        raise OutputsError(
+            f"{path}: format {found!r}; a .safetensors statistics file is {STATS_FORMAT_V3} (or {STATS_FORMAT_V2})"
+        )
     scalars, provenance = header.get("fields"), header.get("provenance")
     if not isinstance(scalars, dict):
         raise OutputsError(f"{path}: its 'fields' must be a JSON object, got {scalars!r:.80}")
@@ -340,12 +367,15 @@ def _read_safetensors(path: Path) -> dict:
     clashing = sorted(set(scalars) & set(tensors))
     if clashing:
         raise OutputsError(f"{path}: {clashing} are both tensors and fields")
-    return {"format": STATS_FORMAT_V2, **tensors, **scalars, "provenance": provenance}
+    hashed = {CONTENT_SHA256: header[CONTENT_SHA256]} if CONTENT_SHA256 in header else {}
+    return {"format": found, **tensors, **scalars, "provenance": provenance, **hashed}
 
 
 STATS_FORMAT = "imagenet-suite-detector-stats/1"  # torch.save of a dict of the fields
 STATS_FORMAT_V2 = "imagenet-suite-detector-stats/2"  # safetensors: tensors + JSON fields and provenance
-STATS_METADATA_KEY = "imagenet_suite"  # format 2: {"format", "fields", "provenance"} as JSON under this key
+STATS_FORMAT_V3 = "imagenet-suite-detector-stats/3"  # format 2 + content_sha256 in the JSON
+STATS_METADATA_KEY = "imagenet_suite"  # formats 2, 3: {"format", "fields", "provenance"[, "content_sha256"]} as JSON
+CONTENT_SHA256 = "content_sha256"  # format 3's JSON key, format 1's entry: stats_content_sha256 of the rest
 V1_FIELDS = tuple(f.name for f in fields(DetectorStats) if f.name != "provenance")
 CHECKED_ROWS = 256  # rows of a review's outputs checked against the fitted last layer
 LAST_LAYER_TOLERANCE = 0.05  # |logits − (W h + b)| relative to 1 + the row's largest |logit|
@@ -367,10 +397,63 @@ STATS_SHAPES = {
 _SYMBOLS = {"C": "classes", "d": "feature dimensions", "M": "bank rows", "K": "columns"}
 
 
+def stats_content_sha256(entries: dict) -> str:
+    """The content hash of a statistics file: sha256 over every tensor entry (in name order: a line
+    ``name dtype [shape]``, then its bytes, little-endian as safetensors stores them) and then the JSON of
+    every other entry — format, scalars, provenance; ``content_sha256`` itself left out — with sorted keys.
+    It does not depend on the container (safetensors or ``torch.save``), only on what is read back.
+
+    Example:
+        Changing one value changes it; the same content gives the same hash:
+
+        >>> a = {"format": "f", "x": torch.zeros(2, dtype=torch.float64), "knn_k": 5}
+        >>> b = {**a, "x": torch.tensor([0.0, 1.0], dtype=torch.float64)}
+        >>> stats_content_sha256(a) == stats_content_sha256(dict(a)), stats_content_sha256(a) == stats_content_sha256(b)
+        (True, False)
+    """
+    digest = hashlib.sha256()
+    plain = {}
+    for name in sorted(entries):
+        value = entries[name]
+        if name == CONTENT_SHA256:
+            continue
+        if isinstance(value, torch.Tensor):
+            flat = value.detach().cpu().contiguous().reshape(-1)
+            digest.update(f"{name} {flat.dtype} {list(value.shape)}\n".encode())
+            digest.update(flat.view(torch.uint8).numpy().tobytes())
+        else:
+            plain[name] = value
+    digest.update(json.dumps(plain, sort_keys=True, default=repr).encode())
+    return digest.hexdigest()
+
+
+def _check_content_hash(path: Path, data: dict, format_name: str) -> None:
+    """OutputsError when the file's ``content_sha256`` is not :func:`stats_content_sha256` of its entries; a
+    one-line warning when it has none (format 2, or format 1 written before the hash)."""
+    recorded = data.get(CONTENT_SHA256)
+    if recorded is None:
+        if format_name == STATS_FORMAT_V3:
+            raise OutputsError(f"{path}: a {STATS_FORMAT_V3} file holds {CONTENT_SHA256!r}; this one has none")
+        _LOG.warning(
+            "detector statistics %s: %s without a content hash (written by an older imagenet-suite): a change to "
+            "it since cannot be detected; fit it again (ood fit-stats) for a file checked on every read",
+            path,
+            format_name,
+        )
+        return
+    actual = stats_content_sha256(data)
+    if actual != recorded:
+        raise OutputsError(
+            f"{path}: content sha256 {actual}, but the file records {recorded}: it changed since it was written; "
+            "fit the statistics again (ood fit-stats)"
+        )
+
+
 def check_stats_entries(path: Path, data) -> dict:
     """The fields of a DetectorStats file, every one checked: the format, exactly the known fields, the
-    preset, each tensor's dtype (float), rank, finiteness and its sizes against the others (C, d), the
-    scalars, and (format 2) the provenance. OutputsError naming ``path`` and what was expected.
+    content hash (:func:`stats_content_sha256`; OutputsError when it differs, a warning when the file has
+    none), the preset, each tensor's dtype (float), rank, finiteness and its sizes against the others (C,
+    d), the scalars, and (formats 2, 3) the provenance. OutputsError naming ``path`` and what was expected.
 
     Example:
         >>> from pathlib import Path
@@ -387,16 +470,18 @@ def check_stats_entries(path: Path, data) -> dict:
     if not isinstance(data, dict):
         raise OutputsError(f"{path}: expected {STATS_CONTRACT}, got a {type(data).__name__}")
     data = dict(data)
+    hashed = {CONTENT_SHA256: data.pop(CONTENT_SHA256)} if CONTENT_SHA256 in data and data.get("format") else {}
     found = data.pop("format", None)
-    known = list(V1_FIELDS) + (["provenance"] if found == STATS_FORMAT_V2 else [])
+    known = list(V1_FIELDS) + (["provenance"] if found in (STATS_FORMAT_V2, STATS_FORMAT_V3) else [])
     if found is None and set(data) != set(known):
         raise OutputsError(
             f"{path}: no 'format' entry and not every field of a DetectorStats file ({STATS_FORMAT}, "
             f"fields {known}); found {sorted(map(str, data))}"
         )
-    if found is not None and found not in (STATS_FORMAT, STATS_FORMAT_V2):
+    if found is not None and found not in (STATS_FORMAT, STATS_FORMAT_V2, STATS_FORMAT_V3):
         raise OutputsError(
-            f"{path}: format {found!r}; this version of imagenet-suite reads {STATS_FORMAT} and {STATS_FORMAT_V2}"
+            f"{path}: format {found!r}; this version of imagenet-suite reads {STATS_FORMAT}, {STATS_FORMAT_V2} and "
+            f"{STATS_FORMAT_V3}"
         )
     format_name = found or STATS_FORMAT
     missing = [name for name in known if name not in data]
@@ -405,6 +490,7 @@ def check_stats_entries(path: Path, data) -> dict:
         raise OutputsError(f"{path}: missing entries {missing}; a {format_name} file holds every field {known}")
     if unknown:
         raise OutputsError(f"{path}: unknown entries {unknown}; a {format_name} file holds the fields {known}")
+    _check_content_hash(path, {"format": found, **data, **hashed} if found else data, format_name)
     if not isinstance(data["preset"], str) or data["preset"] not in PRESETS:
         raise OutputsError(f"{path}: 'preset' is {data['preset']!r}, expected one of {list(PRESETS)}")
     _check_stats_scalars(path, data)
