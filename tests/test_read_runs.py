@@ -446,7 +446,7 @@ BAD_ARGUMENTS = {
     "--batch-size": (("--batch-size", "0"), r"--batch-size must be at least 1, got 0"),
     "--adversarial": (("--adversarial", "-2"), r"--adversarial must be 0 \(no attacks\) or a number of images, got -2"),
     "--adversarial-seed": (("--adversarial", "2", "--adversarial-seed", "-1"), r"--adversarial-seed must be 0 or more"),
-    "--num-proc": (("--num-proc", "0"), r"--num-proc must be at least 1, got 0"),
+    "--num-proc": (("--num-proc", "0"), r"--num-proc must be ≥ 1, got 0"),
     "--detector-stats": (("--detector-stats", "{root}/none.pt"), r"--detector-stats \S+/none\.pt: no such file"),
 }
 
