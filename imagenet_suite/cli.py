@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         _report(err, f"imagenet-suite {args.command}: error: {error_text(err, args)}", debug)
         return 2
     except OSError as err:
-        _report(err, f"imagenet-suite {args.command}: error: {describe_os_error(err)}", debug)
+        _report(err, f"imagenet-suite {args.command}: error: {describe_os_error(err, args.command)}", debug)
         return 2
     except KeyboardInterrupt as err:
         _report(err, "interrupted", debug)
@@ -105,14 +105,17 @@ def _report(err: BaseException, line: str, debug: bool) -> None:
     print(line, file=sys.stderr)
 
 
-def describe_os_error(err: OSError) -> str:
-    """One line for an OSError: what failed, on which file, and what to do where that is clear."""
+def describe_os_error(err: OSError, command: str | None = None) -> str:
+    """One line for an OSError: what failed, on which file, and what to do where that is clear (a full disk
+    during ``build``: the finished shards are kept and the next run resumes)."""
     what = " ".join((err.strerror or str(err)).split())
     where = " -> ".join(os.fsdecode(f) for f in (err.filename, err.filename2) if f is not None)
     text = f"{where}: {what}" if where else what
     if err.errno == errno.ENOSPC or "No space left on device" in str(err):  # pyarrow's OSError has only a message
         text += (
             " (disk full: free space there or choose another --out; finished shards are kept and the next run resumes)"
+            if command == "build"
+            else " (disk full: free space there, or write elsewhere)"
         )
     return text
 

@@ -64,7 +64,7 @@ from tqdm.auto import tqdm
 
 from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, write_problem
 from ..limits import check_limit
 from ..scoring.evaluation.preprocessing import no_center_crop
 from ..scoring.metrics.protocols import border_crop
@@ -658,13 +658,9 @@ def check_outputs_file(out: str | Path) -> Path:
         raise ConfigError(
             f"{param('out')} {out}: {partial} is in the way (predict keeps its partial outputs there); remove it"
         )
-    folder = out.absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ConfigError(f"{param('out')} {out}: {folder} is a file, not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"{param('out')} {out}: the folder {folder} is not writable")
+    problem = write_problem(out)
+    if problem is not None:
+        raise ConfigError(f"{param('out')} {out}: {problem}")
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.executors import check_executor, make_executor
 from ..errors import ConfigError, param
+from ..files import write_problem
 from ..limits import check_limit
 from ..scoring.benchmarks import BENCHMARKS, Benchmark
 from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions
@@ -23,6 +24,7 @@ from ..scoring.summary.reports import ID_DATASET
 from .autoattack import DEFAULT_ATTACKS, AttackSpec, library_version, parse_attacks
 from .benchmark import benchmark_targets
 from .predict import PredictOptions
+from .run_folder import PREDICTIONS
 from .store import check_store_folder
 from .suite_targets import SuiteTarget
 
@@ -156,17 +158,25 @@ def check_benchmark(targets: Sequence[SuiteTarget], name: str | None) -> Benchma
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
     """ConfigError naming the parameter of :func:`~imagenet_suite.inference.evaluate.run_suite` that cannot
-    work, before any model is loaded or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, ``options.hierarchy``
-    is a built hierarchy over the ImageNet-1k classes, the executor can be used (Ray installed, its cluster
-    reachable), AutoAttack is installed when an attack needs it."""
+    work, before any model is loaded or any file is written: ``run_dir`` is not a file and can be written
+    (:func:`~imagenet_suite.files.write_problem`), so can the prediction store (``options.prediction_store``, or
+    ``RUN_DIR/predictions``), ``options.detector_stats`` exists, ``options.hierarchy`` is a built hierarchy over
+    the ImageNet-1k classes, the executor can be used (Ray installed, its cluster reachable), AutoAttack is
+    installed when an attack needs it."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"{param('run_dir')} {run_dir}: is a file; expected a run folder")
+    problem = write_problem(run_dir, folder=True)
+    if problem is not None:
+        raise ConfigError(f"{param('run_dir')} {run_dir}: {problem}")
     if options.detector_stats is not None and not Path(options.detector_stats).is_file():
         raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
     if options.hierarchy is not None:
         hierarchy_record(options.hierarchy)
-    check_store_folder(options.prediction_store)
+    if options.prediction_store is not None:
+        check_store_folder(options.prediction_store)
+    elif options.dedup:
+        check_store_folder(run_dir / PREDICTIONS, "run_dir")
     make_executor(options.executor, options.num_proc, options.ray_address, start=False)
     if options.adversarial and any(spec.norm is not None for spec in options.attacks):
         library_version()
