@@ -2,7 +2,8 @@
 
 A value outside its bound is refused (ConfigError naming the parameter: :func:`imagenet_suite.errors.param`)
 before any work: the options dataclasses that hold these parameters check them when made (``PredictOptions``,
-``SuiteOptions``, ``FitStatsOptions``, ``AttackOptions``, ``BuildOptions``, ``Bootstrap``), and ``cli.main``
+``SuiteOptions``, ``FitStatsOptions``, ``AttackOptions``, ``BuildOptions``, ``Bootstrap``; ``grid_of_folder`` of
+``patchml`` its ``per_k``), and ``cli.main``
 checks the parsed arguments of the same names first (:func:`check_limits`), before a command imports torch or
 loads a model: this module imports nothing heavy. Both run :func:`check_limit`, so a value gets the same message
 either way.
