@@ -223,7 +223,9 @@ def test_a_suite_json_written_before_formats_is_read(tmp_path, capsys):
     legacy_bad = suite_json("timm:old", 0.5, legacy=True)
     legacy_bad["summary"]["accuracies"]["imagenet_val"]["value"] = "0.5"  # the same checks, without provenance
     bad = write_run(tmp_path, "legacy-bad", legacy_bad)
-    assert 'accuracies["imagenet_val"].value: expected a number in [0, 1]' in one_line(capsys, leaderboard(tmp_path, bad))
+    assert 'accuracies["imagenet_val"].value: expected a number in [0, 1]' in one_line(
+        capsys, leaderboard(tmp_path, bad)
+    )
 
 
 def test_runs_on_different_builds_are_refused_unless_allowed(tmp_path, capsys):

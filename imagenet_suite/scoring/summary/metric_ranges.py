@@ -77,7 +77,7 @@ def metric_range(metric: str, variant: str = "") -> Number:
     return NUMBER
 
 
-class MetricRow(Check):
+class MetricRowSchema(Check):
     """One row of a report's ``metrics``: its fields (``metric``, ``value``; optionally ``variant``,
     ``subgroup``, ``numerator``, ``denominator``), its value in its metric's range (:func:`metric_range`; null
     allowed: NaN is written so), and a numerator no larger than its denominator."""
@@ -127,7 +127,7 @@ __all__ = [
     "DIMENSION_RANGES",
     "INFO_BITS",
     "REPORT_RANGES",
-    "MetricRow",
+    "MetricRowSchema",
     "expert_label_range",
     "lca_range",
     "metric_range",

@@ -44,7 +44,7 @@ from .json_schema import (
     read_json,
     schema_at,
 )
-from .metric_ranges import DIMENSION_RANGES, MetricRow, expert_label_range, lca_range
+from .metric_ranges import DIMENSION_RANGES, MetricRowSchema, expert_label_range, lca_range
 
 SUITE_JSON = "suite.json"
 SUITE_FORMAT = "imagenet-suite.suite/3"
@@ -64,7 +64,7 @@ BUILD = Fields(
     }
 )
 """One build of a dataset split: the folder read, the build's identity, the sha256 of its build_info.json."""
-METRIC_ROW = MetricRow()
+METRIC_ROW = MetricRowSchema()
 """A report row, its value in its metric's range (:mod:`~imagenet_suite.scoring.summary.metric_ranges`)."""
 REPORT_1 = Fields({"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)})
 PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})
