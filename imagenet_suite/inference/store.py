@@ -31,7 +31,9 @@ the sha256 stored with it, a prediction file against its entry's sha256 and shap
 logits and features). An entry that fails (an outputs file deleted or rewritten since, a
 damaged chunk) is named in one warning line and set aside as ``<entry>.rejected`` (a chunk with it), and
 its images are predicted again. Writes are atomic and names are content hashes, so processes sharing a
-store never read half a file; two that predict one image at once keep equal bytes.
+store never read half a file; two that predict one image at once keep equal bytes. A write that fails (a full
+disk) is one ConfigError naming the file and the parameter that chose the store (:func:`writing`); what the
+store holds is kept for the next run. :func:`check_store_folder` checks the folder before a model is loaded.
 """
 
 from __future__ import annotations
