@@ -967,10 +967,14 @@ def materialise(
 
 
 def grid_of_folder(path: str | Path, per_k: int = EXAMPLES_PER_K) -> bytes:
-    """Picture (PNG bytes) of the first ``per_k`` composites of each k of a built ``images`` config."""
+    """Picture (PNG bytes) of the first ``per_k`` composites of each k of a built ``images`` config (``per_k``: 1
+    to 100, :data:`imagenet_suite.limits.LIMITS`; ConfigError naming it otherwise)."""
     from PIL import Image
 
     from imagenet_suite.dataset.folder import DatasetFolder
+    from imagenet_suite.limits import check_limit
+
+    check_limit("per_k", per_k)
 
     folder = DatasetFolder(path)
     if folder.name != PatchML.NAME or "images" not in folder.configs:

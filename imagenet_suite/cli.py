@@ -10,6 +10,11 @@ file (one line, plus the accepted choices where it lists them) and exit code 2, 
 ``--debug`` (before the command) or ``IMAGENET_SUITE_DEBUG=1`` prints the full traceback, with the
 chain of causes (every library error is raised ``from`` the one it replaces), before that line.
 
+The numbers that scale a run (``--batch-size``, ``--workers``, ``--num-proc``, ``--bootstrap``, ``--adversarial``,
+``--per-class``, ``--knn-rows``, ``--per-k``) are checked against their bounds (:mod:`imagenet_suite.limits`) as
+soon as the arguments are parsed, with the message the library's options would give: a bad one is refused before
+a command imports torch or loads a model.
+
 A misspelt flag, command or choice gets "did you mean" (:mod:`imagenet_suite.commands._parser`). Building
 the parser imports every command module, and those import nothing heavy at the top: ``--help``, ``list``,
 ``info`` and argument errors import no torch, datasets, FiftyOne, NumPy or Pillow
@@ -30,6 +35,7 @@ from . import commands
 from .commands._flags import attach, error_text
 from .commands._parser import Parser
 from .errors import ImagenetSuiteError
+from .limits import check_limits
 
 
 class _Version(argparse.Action):
@@ -74,12 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = args.debug or debug_from_environment()
     try:
+        check_limits(args)  # the bounded numbers (--batch-size, --bootstrap, ...) before a command imports torch
         return int(args.func(args) or 0)
     except ImagenetSuiteError as err:
         _report(err, f"imagenet-suite {args.command}: error: {error_text(err, args)}", debug)
         return 2
     except OSError as err:
-        _report(err, f"imagenet-suite {args.command}: error: {describe_os_error(err)}", debug)
+        _report(err, f"imagenet-suite {args.command}: error: {describe_os_error(err, args.command)}", debug)
         return 2
     except KeyboardInterrupt as err:
         _report(err, "interrupted", debug)
@@ -98,14 +105,17 @@ def _report(err: BaseException, line: str, debug: bool) -> None:
     print(line, file=sys.stderr)
 
 
-def describe_os_error(err: OSError) -> str:
-    """One line for an OSError: what failed, on which file, and what to do where that is clear."""
+def describe_os_error(err: OSError, command: str | None = None) -> str:
+    """One line for an OSError: what failed, on which file, and what to do where that is clear (a full disk
+    during ``build``: the finished shards are kept and the next run resumes)."""
     what = " ".join((err.strerror or str(err)).split())
     where = " -> ".join(os.fsdecode(f) for f in (err.filename, err.filename2) if f is not None)
     text = f"{where}: {what}" if where else what
     if err.errno == errno.ENOSPC or "No space left on device" in str(err):  # pyarrow's OSError has only a message
         text += (
             " (disk full: free space there or choose another --out; finished shards are kept and the next run resumes)"
+            if command == "build"
+            else " (disk full: free space there, or write elsewhere)"
         )
     return text
 

@@ -448,6 +448,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True, s
     machine also leaves the old or the new file (False for caches that are rebuilt when lost).
     ``shared``: several processes or threads may write ``path`` at once (a cache filled in parallel);
     each then writes its own ``path.<pid>.<thread>.incomplete`` and the last rename wins.
+    An OSError that names no file (a write or fsync failing: disk full) is raised again naming ``path``.
     """
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}{INCOMPLETE}") if shared else None
@@ -459,11 +460,43 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True, s
                 handle.flush()
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        if err.filename is None and err.errno is not None:
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def write_problem(path: str | Path, *, folder: bool = False) -> str | None:
+    """Why nothing can be written at ``path`` — a file, or with ``folder`` a folder made if absent — or None when
+    it can: the nearest folder on the way to it that exists (the folder itself, if it does) is a file, or one
+    this process may not write in. Nothing is created; whether ``path`` itself is of the right kind (a file
+    where a folder is expected, ...) is the caller's to say.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from imagenet_suite.files import write_problem
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (root / "a-file").write_text("")
+        >>> write_problem(root / "new" / "out.pt") is None, write_problem(root, folder=True) is None
+        (True, True)
+        >>> write_problem(root / "a-file" / "store", folder=True) == f"{root / 'a-file'} is a file, not a folder"
+        True
+    """
+    target = Path(path).absolute()
+    nearest = target if folder and target.is_dir() else target.parent
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        return f"{nearest} is a file, not a folder"
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        return f"the folder {nearest} is not writable"
+    return None
 
 
 def _hash_folder_main() -> None:
@@ -507,4 +540,5 @@ __all__ = [
     "read_text",
     "replace_durably",
     "sha256_file",
+    "write_problem",
 ]

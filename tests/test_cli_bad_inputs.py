@@ -221,6 +221,28 @@ def _leaderboard(w: World, *flags: str, groups: str | None = None, name: str = "
     return ["leaderboard", str(run), "--out", str(w.root / "board"), *flags]
 
 
+HUGE = "1000000000"  # a pasted number: each scaling flag refuses it (issue 40)
+
+
+def _unloadable(w: World) -> str:
+    """A user model whose module raises when imported: a row run with it whose one-line error is the row's was
+    refused before any model was loaded (loading it first ends in "importing ... failed (RuntimeError: ...)")."""
+    path = w.root / "unloadable_model.py"
+    if not path.exists():
+        path.write_text('raise RuntimeError("the model was loaded before the arguments were checked")\n')
+    return f"{path}:make"
+
+
+def _unloaded(w: World, command: str, out: str, *extra: str) -> list[str]:
+    """``predict``, ``evaluate`` or ``ood fit-stats`` of :func:`_unloadable` on the good dataset, plus ``extra``."""
+    model = ["--model", _unloadable(w), "--weights", "none"]
+    if command == "predict":
+        return ["predict", str(w.dataset), *model, "--out", str(w.root / f"{out}.pt"), *extra]
+    if command == "evaluate":
+        return ["evaluate", *model, "--datasets", str(w.dataset), "--out", str(w.root / out), *extra]
+    return ["ood", "fit-stats", *model, "--train", str(w.dataset), "--out", str(w.root / f"{out}.safetensors"), *extra]
+
+
 CASES: dict[str, dict[str, Case]] = {
     "build": {
         "misspelt config": Case(
@@ -375,6 +397,19 @@ CASES: dict[str, dict[str, Case]] = {
             ],
             r"--num-proc must be ≥ 1, got 0",
         ),
+        "--num-proc huge": Case(
+            lambda w: [
+                "build",
+                "imagenet_val",
+                "--manual-dir",
+                str(w.tar),
+                "--num-proc",
+                HUGE,
+                "--out",
+                str(w.root / "o14"),
+            ],
+            r"--num-proc must be at most 512 \(processes or CPUs: .*\), got 1,000,000,000$",
+        ),
         "--max-pixels -5": Case(
             lambda w: ["build", "imagenet_val", "--max-pixels", "-5", "--out", str(w.root / "o10")],
             r"argument --max-pixels: expected a positive number of pixels or 'none'",
@@ -474,6 +509,45 @@ CASES: dict[str, dict[str, Case]] = {
             r"--device cuda: this machine has no CUDA device",
             no_cuda=True,
         ),
+        # issue 40: each scaling number and each path refused before the model is loaded
+        "--batch-size huge": Case(
+            lambda w: _unloaded(w, "predict", "h1", "--batch-size", HUGE),
+            r"--batch-size must be at most 65,536 \(images per model call: .*\), got 1,000,000,000$",
+        ),
+        "--workers huge": Case(
+            lambda w: _unloaded(w, "predict", "h2", "--workers", HUGE),
+            r"--workers must be at most 512 \(DataLoader worker processes: .*\), got 1,000,000,000$",
+        ),
+        "--prediction-store below a file": Case(
+            lambda w: _unloaded(w, "predict", "h3", "--prediction-store", str(w.a_file / "store")),
+            r"--prediction-store .*a-file.txt/store: .*a-file.txt is a file, not a folder$",
+        ),
+        "--out below a file": Case(
+            lambda w: [
+                "predict",
+                str(w.dataset),
+                "--model",
+                _unloadable(w),
+                "--weights",
+                "none",
+                "--out",
+                str(w.a_file / "o.pt"),
+            ],
+            r"--out .*a-file.txt/o.pt: .*a-file.txt is a file, not a folder$",
+        ),
+        "--zero-shot-stats is a folder": Case(
+            lambda w: [
+                "predict",
+                str(w.dataset),
+                "--model",
+                "open_clip:ViT-B-32.openai",
+                "--out",
+                str(w.root / "h4.pt"),
+                "--zero-shot-stats",
+                str(w.root),
+            ],
+            r"--zero-shot-stats .*: is a folder; expected the path of a file to write$",
+        ),
     },
     "ood": {
         "--out not .safetensors": Case(
@@ -509,6 +583,20 @@ CASES: dict[str, dict[str, Case]] = {
             r"bad-inputs.* is not an imagenet-suite dataset folder",
         ),
         "no subcommand": Case(lambda w: ["ood"], r"the following arguments are required: SUBCOMMAND", usage=True),
+        "--per-class huge": Case(
+            lambda w: _unloaded(w, "ood", "h1", "--per-class", HUGE),
+            r"--per-class must be at most 1,300 \(images per class: .*\), got 1,000,000,000$",
+        ),
+        "--knn-rows huge": Case(
+            lambda w: _unloaded(w, "ood", "h2", "--knn-rows", HUGE),
+            r"--knn-rows must be at most 1,281,167 \(KNN bank rows: .*\), got 1,000,000,000$",
+        ),
+        "--batch-size huge": Case(
+            lambda w: _unloaded(w, "ood", "h3", "--batch-size", HUGE), r"--batch-size must be at most 65,536 .*"
+        ),
+        "--workers huge": Case(
+            lambda w: _unloaded(w, "ood", "h4", "--workers", HUGE), r"--workers must be at most 512 .*"
+        ),
     },
     "evaluate": {
         "a folder that is not a built dataset": Case(
@@ -616,6 +704,33 @@ CASES: dict[str, dict[str, Case]] = {
         "--prediction-store is a file": Case(
             lambda w: _evaluate(w.dataset, w.root / "e15", "--prediction-store", str(w.a_file)),
             r"--prediction-store .*a-file.txt: is a file; expected a folder \(made if absent\)$",
+        ),
+        "--bootstrap huge (runs until killed before)": Case(
+            lambda w: _unloaded(w, "evaluate", "h1", "--bootstrap", HUGE),
+            r"--bootstrap must be at most 100,000 \(bootstrap resamples: 100 times the default\), got 1,000,000,000$",
+        ),
+        "--adversarial huge": Case(
+            lambda w: _unloaded(w, "evaluate", "h2", "--adversarial", HUGE),
+            r"--adversarial must be at most 50,000 \(images to attack: the images of ImageNet-1k val\), "
+            r"got 1,000,000,000$",
+        ),
+        "--batch-size huge": Case(
+            lambda w: _unloaded(w, "evaluate", "h3", "--batch-size", HUGE), r"--batch-size must be at most 65,536 .*"
+        ),
+        "--workers huge": Case(
+            lambda w: _unloaded(w, "evaluate", "h4", "--workers", HUGE), r"--workers must be at most 512 .*"
+        ),
+        "--num-proc huge": Case(
+            lambda w: _unloaded(w, "evaluate", "h5", "--executor", "ray", "--num-proc", HUGE),
+            r"--num-proc must be at most 512 \(processes or CPUs: .*\), got 1,000,000,000$",
+        ),
+        "--out below a file": Case(
+            lambda w: [*_unloaded(w, "evaluate", "h6")[:-2], "--out", str(w.a_file / "run")],
+            r"--out .*a-file.txt/run: .*a-file.txt is a file, not a folder$",
+        ),
+        "--prediction-store below a file": Case(
+            lambda w: _unloaded(w, "evaluate", "h7", "--prediction-store", str(w.a_file / "store")),
+            r"--prediction-store .*a-file.txt/store: .*a-file.txt is a file, not a folder$",
         ),
         "--prediction-store with --no-dedup": Case(
             lambda w: _evaluate(w.dataset, w.root / "e16", "--prediction-store", str(w.root / "s"), "--no-dedup"),
@@ -837,6 +952,24 @@ CASES: dict[str, dict[str, Case]] = {
         "grid: not a patchml build": Case(
             lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png")],
             r"imagenet_val-1.0.0 is not a patchml folder with the images config",
+        ),
+        "materialise: --num-proc huge": Case(
+            lambda w: [
+                "patchml",
+                "materialise",
+                str(w.dataset),
+                "--input",
+                str(w.dataset),
+                "--num-proc",
+                HUGE,
+                "--out",
+                str(w.root / "m4"),
+            ],
+            r"--num-proc must be at most 512 .*, got 1,000,000,000$",
+        ),
+        "grid: --per-k huge": Case(
+            lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"), "--per-k", HUGE],
+            r"--per-k must be at most 100 \(composites of each k: .*\), got 1,000,000,000$",
         ),
         "grid: --per-k 0": Case(
             lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"), "--per-k", "0"],

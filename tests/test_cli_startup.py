@@ -1,7 +1,7 @@
 """What the CLI imports to answer what needs no model and no data: none of the heavy libraries.
 
-``--help``, ``list``, ``info`` and argument errors (argparse's, and the library's "did you mean" for a
-builder, config or option) run in a fresh interpreter, in-process through ``cli.main``; afterwards none of
+``--help``, ``list``, ``info`` and argument errors (argparse's, the library's "did you mean" for a
+builder, config or option, and a number out of its bound) run in a fresh interpreter, in-process through ``cli.main``; afterwards none of
 torch, datasets, FiftyOne, NumPy, Pillow, pyarrow, ... may be in ``sys.modules``. ``list`` and ``info``
 import every builder module for its declarations, so this holds every builder module to importing its
 heavy libraries inside the functions that use them. A behavioural check, not a timing:
@@ -82,6 +82,10 @@ CASES = [
     (["build", "imagenet_c", "--config", "gausian_noise_3", "--out", "unused"], 2),  # a misspelt config
     (["build", "perturbations", "--option", "severites=3", "--out", "unused"], 2),  # a misspelt builder option
     (["build", "imagenet_val", "--num-proc", "0", "--out", "unused"], 2),  # a value BuildOptions refuses
+    # a number out of its bound (imagenet_suite.limits), refused before the command imports torch (issue 40)
+    (["predict", "unused", "--model", "m", "--out", "o.pt", "--batch-size", "1000000000"], 2),
+    (["evaluate", "--model", "m", "--datasets", "unused", "--out", "unused", "--bootstrap", "1000000000"], 2),
+    (["ood", "fit-stats", "--model", "m", "--train", "unused", "--out", "o.safetensors", "--per-class", "0"], 2),
 ]
 
 

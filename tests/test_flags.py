@@ -54,7 +54,7 @@ def test_every_command_writes_parameters_as_its_own_flags():
 def test_the_one_line_error_names_the_flag(capsys, tmp_path):
     argv = ["evaluate", "--model", "timm:test_resnet", "--datasets", str(tmp_path), "--out", str(tmp_path / "run")]
     assert cli.main([*argv, "--num-proc", "0", "--device", "cpu"]) == 2
-    assert capsys.readouterr().err == "imagenet-suite evaluate: error: --num-proc must be at least 1, got 0\n"
+    assert capsys.readouterr().err == "imagenet-suite evaluate: error: --num-proc must be ≥ 1, got 0\n"
 
 
 @pytest.mark.parametrize("package", ["inference", "scoring", "review"])

@@ -143,11 +143,11 @@ BAD_SUITES = {
     ),
     "an accuracy held as a string": (
         _set(ACC, "0.5"),
-        r'summary\.accuracies\["imagenet_val"\]\.value: expected a finite number, found the string "0\.5"$',
+        r'summary\.accuracies\["imagenet_val"\]\.value: expected a number in \[0, 1\], found the string "0\.5"$',
     ),
     "a boolean for a number": (
         _set(("summary", "quba", "dimensions", "accuracy", "value"), True),
-        r"summary\.quba\.dimensions\[\"accuracy\"\]\.value: expected a finite number, found true \(a boolean\)$",
+        r"summary\.quba\.dimensions\[\"accuracy\"\]\.value: expected a number in \[0, 1\], found true \(a boolean\)$",
     ),
     "a metric row value as a string": (
         _set(("datasets", "imagenet_val", "metrics", 0, "value"), "high"),
@@ -155,7 +155,7 @@ BAD_SUITES = {
     ),
     "NaN where a finite number is expected": (
         _set(ACC, float("nan")),
-        r'summary\.accuracies\["imagenet_val"\]\.value: expected a finite number, found NaN$',
+        r'summary\.accuracies\["imagenet_val"\]\.value: expected a number in \[0, 1\], found NaN$',
     ),
     "a fractional parameter count": (
         _set(("params",), 1.5),
@@ -223,7 +223,9 @@ def test_a_suite_json_written_before_formats_is_read(tmp_path, capsys):
     legacy_bad = suite_json("timm:old", 0.5, legacy=True)
     legacy_bad["summary"]["accuracies"]["imagenet_val"]["value"] = "0.5"  # the same checks, without provenance
     bad = write_run(tmp_path, "legacy-bad", legacy_bad)
-    assert 'accuracies["imagenet_val"].value: expected a finite number' in one_line(capsys, leaderboard(tmp_path, bad))
+    assert 'accuracies["imagenet_val"].value: expected a number in [0, 1]' in one_line(
+        capsys, leaderboard(tmp_path, bad)
+    )
 
 
 def test_runs_on_different_builds_are_refused_unless_allowed(tmp_path, capsys):
@@ -391,7 +393,7 @@ BAD_RUN_FILES = {
     "suite.json with an accuracy as a string": (
         "suite.json",
         lambda suite: json.dumps(_with(suite, ("summary", "quba", "dimensions", "accuracy", "value"), "0.25")),
-        r'suite\.json: summary\.quba\.dimensions\["accuracy"\]\.value: expected a finite number, found the string',
+        r'suite\.json: summary\.quba\.dimensions\["accuracy"\]\.value: expected a number in \[0, 1\], found the string',
     ),
     "run.json that is not JSON": ("run.json", lambda suite: "{model", r"run\.json: not a readable run\.json"),
     "run.json of an unknown format": (
@@ -402,7 +404,7 @@ BAD_RUN_FILES = {
     "adversarial.json with an accuracy as a string": (
         "adversarial.json",
         lambda suite: json.dumps({**ATTACKS, "clean_accuracy": "0.5"}),
-        r"adversarial\.json: clean_accuracy: expected a finite number, found the string \"0\.5\"",
+        r"adversarial\.json: clean_accuracy: expected a number in \[0, 1\], found the string \"0\.5\"",
     ),
     "adversarial.json with an AutoAttack of an unknown norm": (
         "adversarial.json",
@@ -453,7 +455,7 @@ BAD_ARGUMENTS = {
     "--batch-size": (("--batch-size", "0"), r"--batch-size must be at least 1, got 0"),
     "--adversarial": (("--adversarial", "-2"), r"--adversarial must be 0 \(no attacks\) or a number of images, got -2"),
     "--adversarial-seed": (("--adversarial", "2", "--adversarial-seed", "-1"), r"--adversarial-seed must be 0 or more"),
-    "--num-proc": (("--num-proc", "0"), r"--num-proc must be at least 1, got 0"),
+    "--num-proc": (("--num-proc", "0"), r"--num-proc must be ≥ 1, got 0"),
     "--detector-stats": (("--detector-stats", "{root}/none.pt"), r"--detector-stats \S+/none\.pt: no such file"),
 }
 

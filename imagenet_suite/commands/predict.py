@@ -167,6 +167,7 @@ def run(args) -> int:
     head = zero_shot_options(args, str(options.device))
     check_outputs_file(args.out)
     check_store_folder(args.prediction_store)
+    check_written_file(args.zero_shot_stats, "zero_shot_stats")
     folder = DatasetFolder(args.folder)
     state_weights(args.model, args.weights, args.seed)
     loaded = load_model(args.model, args.weights, seed=args.seed, zero_shot_options=head)
@@ -178,6 +179,21 @@ def run(args) -> int:
     out = predictor(folder, loaded, args.out, config=args.config, split=args.split, options=options)
     print(out)
     return 0
+
+
+def check_written_file(path: Path | None, parameter: str) -> None:
+    """ConfigError naming ``parameter`` unless ``path`` is None or a file this command can write (not a folder;
+    :func:`~imagenet_suite.files.write_problem`): checked before the model is loaded."""
+    from imagenet_suite.errors import ConfigError, param
+    from imagenet_suite.files import write_problem
+
+    if path is None:
+        return
+    if path.is_dir():
+        raise ConfigError(f"{param(parameter)} {path}: is a folder; expected the path of a file to write")
+    problem = write_problem(path)
+    if problem is not None:
+        raise ConfigError(f"{param(parameter)} {path}: {problem}")
 
 
 def state_weights(spec: str, weights: str | None, seed: int) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError, param
 from ..images import DEFAULT_MAX_PIXELS, ImageChecks
+from ..limits import check_limit
 from .executors import Executor, check_executor
 from .transform import RowTransform
 
@@ -32,8 +33,8 @@ class BuildOptions:
         seed: seed of seeded builders (an integer; ignored by the others, recorded always).
         manual_dir: folder holding manually supplied (gated) source files; None: no such folder. A
             symlink in it that leads outside it is refused.
-        num_proc: worker processes computing shards (≥ 1); with ``executor="ray"`` and no cluster,
-            the CPUs of the local Ray cluster started.
+        num_proc: worker processes computing shards, 1 to 512 (:data:`imagenet_suite.limits.LIMITS`); with
+            ``executor="ray"`` and no cluster, the CPUs of the local Ray cluster started.
         builder_options: the builder's options by name (``Builder.OPTIONS``; values as Python
             values or as the strings the command line passes, e.g. ``{"nested": "true"}``).
         offline: never download (None: ``$IMAGENET_SUITE_OFFLINE`` / ``$HF_HUB_OFFLINE`` decide).
@@ -93,8 +94,7 @@ class BuildOptions:
 
     def __post_init__(self) -> None:
         _integer("seed", self.seed)
-        if _integer("num_proc", self.num_proc) < 1:
-            raise ConfigError(f"{param('num_proc')} must be ≥ 1, got {self.num_proc}")
+        check_limit("num_proc", self.num_proc)
         if self.shard_size is not None and _integer("shard_size", self.shard_size) < 1:
             raise ConfigError(f"{param('shard_size')} must be ≥ 1, got {self.shard_size}")
         if self.max_pixels is not None and _integer("max_pixels", self.max_pixels) < 1:

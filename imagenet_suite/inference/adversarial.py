@@ -292,7 +292,7 @@ class AttackOptions:
             fewer).
         seed: seed of the subset, of the DataLoader workers and (plus the batch index) of PGD's random
             start and AutoAttack's seed, 0 or more.
-        batch_size: images per attack batch, at least 1. The random starts are seeded per batch, so it
+        batch_size: images per attack batch, 1 to 65,536. The random starts are seeded per batch, so it
             is part of what a result depends on.
         attacks: the attacks, in the order they run on each batch: names or ``name:eps=VALUE``
             (:func:`~imagenet_suite.inference.autoattack.parse_attacks`; ``fgsm``, ``pgd``,
@@ -305,7 +305,8 @@ class AttackOptions:
             least 5). Fewer: a quick, weaker check, recorded with the result.
         autoattack_queries: AutoAttack's Square queries (standard: 5000; at least 1).
         device: where the model and the attacks run (``"cpu"``, ``"cuda"``, ... or a ``torch.device``).
-        workers: DataLoader workers reading the images, 0 or more; None: ``min(4, CPUs)``.
+        workers: DataLoader workers reading the images, 0 to 512; None: ``min(4, CPUs)``. Both bounds:
+            :data:`imagenet_suite.limits.LIMITS`.
         resume: a folder that keeps each finished batch's correct flags (:mod:`~imagenet_suite.inference.resume`):
             a run stopped part-way computes only the batches it lacks when run again with the same
             settings; removed when the run finishes. None: nothing is kept.

@@ -160,7 +160,11 @@ def open_run(
         stats = zero_shot_detector_stats(loaded.model).to(device)
     run = _Run(loaded, run_dir, options.predict, stats, lca_options(options.hierarchy))
     if options.dedup:
-        run.store = PredictionStore(options.prediction_store or run_dir / PREDICTIONS)
+        run.store = (
+            PredictionStore(options.prediction_store)
+            if options.prediction_store is not None
+            else PredictionStore(run_dir / PREDICTIONS, "run_dir")
+        )
     claim_run_folder(run_dir, manifest)
     (run_dir / "reports").mkdir(exist_ok=True)
     return OpenedRun(run, targets, id_targets, manifest)

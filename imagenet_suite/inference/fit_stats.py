@@ -51,6 +51,7 @@ from torch import nn
 from .. import __version__, classes
 from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, OutputsError, param
+from ..limits import check_limit
 from ..scoring.benchmarks import OPENOOD_V15_IMAGENET, split_positions
 from ..scoring.metrics.ood_detector_fit import fit_detector_stats
 from ..scoring.metrics.ood_detector_stats import DetectorStats, preset
@@ -73,12 +74,14 @@ class FitStatsOptions:
     Attributes:
         predict: how the model runs (device, batches, workers, precision); the features are always on.
             The statistics are fitted on the same device.
-        per_class: images per class (a seeded class-stratified draw), or None: every row.
+        per_class: images per class (a seeded class-stratified draw; all of a smaller class), 1 to 1,300 (the
+            largest class of ImageNet-1k train), or None: every row.
         seed: seed of the ``per_class`` draw and of the KNN bank's sample.
         preset: the anchor's hyper-parameters (``ninco``; ``openood_v15`` fits ReAct and KL-matching on
             the ID validation set ``val``: without it those two are left out).
-        knn_rows: rows of the KNN bank (a seeded uniform sample when fewer than the train rows), or None:
-            every row (NINCO's protocol; N x d x 4 bytes in memory and in the file).
+        knn_rows: rows of the KNN bank (a seeded uniform sample when fewer than the train rows), 1 to
+            1,281,167 (the images of ImageNet-1k train), or None: every row (NINCO's protocol; N x d x 4 bytes
+            in memory and in the file). Both bounds: :data:`imagenet_suite.limits.LIMITS`.
         detectors: the detectors to fit for (default: every one the model allows).
         progress: progress bars (stderr).
         val: a built folder of ID validation images (``imagenet_val``) for the detectors the preset fits
@@ -112,13 +115,8 @@ class FitStatsOptions:
     allow_non_train: bool = False
 
     def __post_init__(self) -> None:
-        for name, what in (("per_class", "images per class"), ("knn_rows", "KNN bank rows")):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigError(
-                    f"{param(name)} must be a number of {what}, at least 1, or None "
-                    f"({'every row' if name == 'per_class' else 'all rows'}); got {value!r}"
-                )
+        check_limit("per_class", self.per_class)
+        check_limit("knn_rows", self.knn_rows)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ConfigError(f"{param('seed')} must be 0 or more, got {self.seed!r}")
         if not isinstance(self.allow_non_train, bool):

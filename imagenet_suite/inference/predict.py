@@ -64,7 +64,8 @@ from tqdm.auto import tqdm
 
 from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, write_problem
+from ..limits import check_limit
 from ..scoring.evaluation.preprocessing import no_center_crop
 from ..scoring.metrics.protocols import border_crop
 from ..scoring.outputs import load_torch_file
@@ -369,11 +370,12 @@ class PredictOptions:
 
     Attributes:
         device: where the model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a ``torch.device``).
-        batch_size: images per model call, at least 1 (a short last batch is padded to it, or to the
+        batch_size: images per model call, 1 to 65,536 (a short last batch is padded to it, or to the
             split's rows when it has fewer). Also the unit of resuming: a ``.partial`` folder is reused only
             by a run with the same batch size.
-        workers: DataLoader worker processes reading and decoding images, 0 or more (0: in this
-            process); None: ``min(4, CPUs)``. Outputs do not depend on it.
+        workers: DataLoader worker processes reading and decoding images, 0 to 512 (0: in this
+            process); None: ``min(4, CPUs)``. Outputs do not depend on it. The bounds of both:
+            :data:`imagenet_suite.limits.LIMITS`.
         features: also store the penultimate features (the input of the classifier), ``[N, d]``.
         amp: autocast (float16 on CUDA, bfloat16 on the CPU); outputs are stored as float32.
         gpu_decode: decode baseline/progressive YCbCr JPEGs with ``torchvision.io.decode_jpeg`` on
@@ -635,12 +637,11 @@ class PredictJob:
 
 
 def check_loader_arguments(workers: int | None, batch_size: int) -> None:
-    """ConfigError naming the parameter unless ``workers`` is None (the default) or >= 0 and
-    ``batch_size`` >= 1 (:class:`PredictOptions` calls it when made)."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
-        raise ConfigError(f"{param('workers')} must be 0 or more, got {workers} (0: read images in the main process)")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"{param('batch_size')} must be at least 1, got {batch_size}")
+    """ConfigError naming the parameter unless ``workers`` is None (the default) or within its bound and
+    ``batch_size`` within its bound (:data:`imagenet_suite.limits.LIMITS`: 0..512 workers, 1..65,536 images;
+    :class:`PredictOptions` calls it when made)."""
+    check_limit("workers", workers)
+    check_limit("batch_size", batch_size)
 
 
 def check_outputs_file(out: str | Path) -> Path:
@@ -657,13 +658,9 @@ def check_outputs_file(out: str | Path) -> Path:
         raise ConfigError(
             f"{param('out')} {out}: {partial} is in the way (predict keeps its partial outputs there); remove it"
         )
-    folder = out.absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ConfigError(f"{param('out')} {out}: {folder} is a file, not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"{param('out')} {out}: the folder {folder} is not writable")
+    problem = write_problem(out)
+    if problem is not None:
+        raise ConfigError(f"{param('out')} {out}: {problem}")
     return out
 
 

@@ -31,19 +31,23 @@ the sha256 stored with it, a prediction file against its entry's sha256 and shap
 logits and features). An entry that fails (an outputs file deleted or rewritten since, a
 damaged chunk) is named in one warning line and set aside as ``<entry>.rejected`` (a chunk with it), and
 its images are predicted again. Writes are atomic and names are content hashes, so processes sharing a
-store never read half a file; two that predict one image at once keep equal bytes.
+store never read half a file; two that predict one image at once keep equal bytes. A write that fails (a full
+disk) is one ConfigError naming the file and the parameter that chose the store (:func:`writing`); what the
+store holds is kept for the next run. :func:`check_store_folder` checks the folder before a model is loaded.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +59,7 @@ from tqdm.auto import tqdm
 
 from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, write_problem
 from ..scoring.outputs import load_torch_file
 from .models import LoadedModel
 from .predict import PredictJob, PredictOptions, check_outputs_file
@@ -165,18 +169,21 @@ class Found:
 
 class Shelf:
     """The predictions of one identity in a store folder: lookups by image sha256, reads checked, writes
-    atomic (:class:`PredictionStore` makes one per identity and keeps its index between calls)."""
+    atomic (:class:`PredictionStore` makes one per identity and keeps its index between calls). A write that
+    fails is a ConfigError naming the file and ``parameter`` (:func:`writing`)."""
 
-    def __init__(self, folder: Path, identity: dict[str, Any]):
+    def __init__(self, folder: Path, identity: dict[str, Any], parameter: str = "prediction_store"):
         self.folder = folder
         self.identity = identity
+        self.parameter = parameter
         self._index: dict[str, _Entry] = {}
-        (folder / ENTRIES).mkdir(parents=True, exist_ok=True)
-        (folder / CHUNKS).mkdir(exist_ok=True)
-        recorded = folder / IDENTITY
-        wanted = json.dumps(identity, indent=1, sort_keys=True).encode()
-        if not recorded.is_file() or recorded.read_bytes() != wanted:
-            atomic_write_bytes(recorded, wanted, shared=True)
+        with writing(folder.parent, parameter):
+            (folder / ENTRIES).mkdir(parents=True, exist_ok=True)
+            (folder / CHUNKS).mkdir(exist_ok=True)
+            recorded = folder / IDENTITY
+            wanted = json.dumps(identity, indent=1, sort_keys=True).encode()
+            if not recorded.is_file() or recorded.read_bytes() != wanted:
+                atomic_write_bytes(recorded, wanted, shared=True)
 
     def lookup(self, hashes: Sequence[str]) -> Found:
         """Which entry holds each image (the first by entry name when several do)."""
@@ -219,7 +226,8 @@ class Shelf:
         data = chunk if isinstance(chunk, bytes) else torch_bytes(chunk)
         sha256 = hashlib.sha256(data).hexdigest()
         path = self.folder / CHUNKS / f"{sha256}.pt"
-        atomic_write_bytes(path, data, durable=False, shared=True)
+        with writing(self.folder.parent, self.parameter):
+            atomic_write_bytes(path, data, durable=False, shared=True)
         self._add_entry(path, sha256, hashes, durable=False)
 
     def add_file(self, path: Path, data: bytes, hashes: Sequence[str]) -> None:
@@ -245,7 +253,8 @@ class Shelf:
             "images_sha256": _list_sha256(hashes),
         }
         name = hashlib.sha256(relative.encode()).hexdigest()
-        atomic_write_bytes(self.folder / ENTRIES / f"{name}.json", _json_bytes(entry), durable=durable, shared=True)
+        with writing(self.folder.parent, self.parameter):
+            atomic_write_bytes(self.folder / ENTRIES / f"{name}.json", _json_bytes(entry), durable=durable, shared=True)
         self._index[name] = self._entry(self.folder / relative, sha256, hashes)
 
     @staticmethod
@@ -337,6 +346,8 @@ class PredictionStore:
 
     ``root`` is made when first written to. One instance keeps each identity's index in memory between
     calls; other processes may share the folder (they see each other's entries at the next lookup).
+    ``parameter``: the parameter that chose ``root`` (``prediction_store``; ``run_dir`` for a run folder's own
+    store), which a failed write into it names (:func:`writing`).
 
     Example:
         The two rows of ``tiny_val_build`` are the same black picture (one image, two ids):
@@ -364,8 +375,9 @@ class PredictionStore:
         >>> hook.remove()
     """
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, parameter: str = "prediction_store"):
         self.root = Path(root)
+        self.parameter = parameter
         self._shelves: dict[str, Shelf] = {}
         self._hashes: dict[tuple[str, str, str], list[str]] = {}
 
@@ -373,7 +385,7 @@ class PredictionStore:
         """The predictions of ``identity`` (:meth:`PredictJob.identity`)."""
         digest = hashlib.sha256(_json_bytes(identity)).hexdigest()
         if digest not in self._shelves:
-            self._shelves[digest] = Shelf(self.root / digest, identity)
+            self._shelves[digest] = Shelf(self.root / digest, identity, self.parameter)
         return self._shelves[digest]
 
     def image_hashes(self, folder: DatasetFolder, config: str, split: str, progress: bool = False) -> list[str]:
@@ -387,9 +399,10 @@ class PredictionStore:
         hashes = _read_hash_list(path, rows) if path.is_file() else None
         if hashes is None:
             hashes = image_sha256(folder, config, split, progress)
-            path.parent.mkdir(parents=True, exist_ok=True)
             record = {"format": STORE_FORMAT, "images": hashes, "images_sha256": _list_sha256(hashes)}
-            atomic_write_bytes(path, _json_bytes(record), shared=True)
+            with writing(self.root, self.parameter):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(path, _json_bytes(record), shared=True)
         self._hashes[key] = hashes
         return hashes
 
@@ -507,10 +520,33 @@ def predict_chunks(job: PredictJob, positions: Sequence[int]) -> list[bytes]:
     return [chunks[index] for index in sorted(chunks)]
 
 
-def check_store_folder(path: str | Path | None) -> None:
-    """ConfigError naming ``prediction_store`` unless it is None, a folder, or absent (made when written)."""
-    if path is not None and Path(path).exists() and not Path(path).is_dir():
-        raise ConfigError(f"{param('prediction_store')} {path}: is a file; expected a folder (made if absent)")
+@contextmanager
+def writing(root: Path, parameter: str) -> Iterator[None]:
+    """A write into the store at ``root`` that fails (disk full, a read-only or foreign folder) raised again as
+    one ConfigError naming the file it was writing and ``parameter``, the choice of store: what the store holds
+    already is kept, and the next run reuses it."""
+    try:
+        yield
+    except OSError as err:
+        what = " ".join((err.strerror or str(err)).split())
+        room = "free space there or " if err.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        raise ConfigError(
+            f"{param(parameter)} {root}: cannot write {os.fsdecode(err.filename or root)}: {what} ({room}choose "
+            f"another {param(parameter)}; the predictions it holds are kept and reused by the next run)"
+        ) from err
+
+
+def check_store_folder(path: str | Path | None, parameter: str = "prediction_store") -> None:
+    """ConfigError naming ``parameter`` unless ``path`` is None, or a folder this process can write in, or absent
+    and can be made (:func:`~imagenet_suite.files.write_problem`: no file on the way, a writable folder above).
+    Commands run it before a model is loaded."""
+    if path is None:
+        return
+    if Path(path).exists() and not Path(path).is_dir():
+        raise ConfigError(f"{param(parameter)} {path}: is a file; expected a folder (made if absent)")
+    problem = write_problem(path, folder=True)
+    if problem is not None:
+        raise ConfigError(f"{param(parameter)} {path}: {problem}")
 
 
 __all__ = [
@@ -523,4 +559,5 @@ __all__ = [
     "forward_into",
     "image_sha256",
     "predict_chunks",
+    "writing",
 ]

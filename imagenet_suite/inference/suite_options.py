@@ -14,6 +14,8 @@ from typing import Any
 
 from ..core.executors import check_executor, make_executor
 from ..errors import ConfigError, param
+from ..files import write_problem
+from ..limits import check_limit
 from ..scoring.benchmarks import BENCHMARKS, Benchmark
 from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions
 from ..scoring.evaluation.preprocessing import DEFAULT_PROTOCOLS, check_protocols
@@ -22,6 +24,7 @@ from ..scoring.summary.reports import ID_DATASET
 from .autoattack import DEFAULT_ATTACKS, AttackSpec, library_version, parse_attacks
 from .benchmark import benchmark_targets
 from .predict import PredictOptions
+from .run_folder import PREDICTIONS
 from .store import check_store_folder
 from .suite_targets import SuiteTarget
 
@@ -41,7 +44,7 @@ class SuiteOptions:
             run where their inputs allow. ``progress`` also prints a line per dataset split.
         detector_stats: a file of fitted train statistics (``DetectorStats.save``) that some OOD detectors
             need (as ``score --detector-stats``); None: those detectors are skipped.
-        adversarial: number of ImageNet-val images to attack, 0 or more (0: no attacks; the
+        adversarial: number of ImageNet-val images to attack, 0 to 50,000 (0: no attacks; the
             adversarial-robustness dimension is then listed as missing).
         adversarial_seed: seed of the attacked class-stratified subset, of PGD's random start and of
             AutoAttack, 0 or more.
@@ -56,7 +59,7 @@ class SuiteOptions:
             predicted as one Ray task per dataset split; scoring, attacks and the summary stay here).
         ray_address: the Ray cluster (only with ``executor="ray"``); None: ``$RAY_ADDRESS``, else a local
             cluster of ``num_proc`` CPUs.
-        num_proc: CPUs of that local Ray cluster, at least 1.
+        num_proc: CPUs of that local Ray cluster, 1 to 512.
         gpus_per_task: GPUs each Ray prediction task reserves when ``predict.device`` is CUDA and the cluster
             has GPUs, in (0, 1] (a fraction packs several tasks on one GPU;
             :func:`~imagenet_suite.inference.ray_predict.task_resources`); only with ``executor="ray"``.
@@ -68,8 +71,8 @@ class SuiteOptions:
             classes whose distances the LCA metrics use (e.g. a K-means hierarchy for LCA-on-the-Line's
             latent hierarchies, Shi et al. 2024, App. F.2); None: the WordNet tree shipped with the package.
         bootstrap: resamples of the percentile bootstrap over images behind the 95 % interval of every
-            headline number (``summary.uncertainty``; :mod:`imagenet_suite.scoring.summary.intervals`), 0 or
-            more (0: no intervals).
+            headline number (``summary.uncertainty``; :mod:`imagenet_suite.scoring.summary.intervals`), 0 to
+            100,000 (0: no intervals).
         bootstrap_seed: seed of the resamples, 0 or more; two runs with the same seed resample the same
             images alike (the leaderboard's paired tests need it).
         dedup: predict each distinct image once (:class:`~imagenet_suite.inference.store.PredictionStore`):
@@ -80,6 +83,9 @@ class SuiteOptions:
         benchmark: a fixed OOD benchmark reported beside the papers' numbers (:data:`~imagenet_suite.scoring.benchmarks.BENCHMARKS`:
             ``openood-v1.5-imagenet``), in ``summary.benchmarks`` and suite.md; its builds must be among the datasets
             (:func:`check_benchmark`; ``evaluate`` checks it before loading the model); None: none.
+
+    The bounds of ``adversarial``, ``num_proc``, ``bootstrap`` (and of ``predict``'s batch size and workers) are
+    :data:`imagenet_suite.limits.LIMITS`'s.
 
     Example:
         >>> from imagenet_suite.inference.suite_options import SuiteOptions
@@ -115,13 +121,13 @@ class SuiteOptions:
         object.__setattr__(self, "protocols", check_protocols(self.protocols))
         if not isinstance(self.predict, PredictOptions):
             raise ConfigError(f"{param('predict')} must be a PredictOptions, got {type(self.predict).__name__}")
-        _at_least("adversarial", self.adversarial, 0, "must be 0 (no attacks) or a number of images")
+        check_limit("adversarial", self.adversarial)
         _at_least("adversarial_seed", self.adversarial_seed, 0, "must be 0 or more")
         object.__setattr__(self, "attacks", parse_attacks(self.attacks))
         if not self.adversarial and self.attacks != parse_attacks(DEFAULT_ATTACKS):
             raise ConfigError(f"{param('attacks')} is only used with {param('adversarial')} N (images to attack)")
-        _at_least("num_proc", self.num_proc, 1, "must be at least 1")
-        _at_least("bootstrap", self.bootstrap, 0, "must be 0 (no intervals) or a number of resamples")
+        check_limit("num_proc", self.num_proc)
+        check_limit("bootstrap", self.bootstrap)
         _at_least("bootstrap_seed", self.bootstrap_seed, 0, "must be 0 or more")
         check_executor(self.executor, self.ray_address)
         gpus = self.gpus_per_task
@@ -152,17 +158,25 @@ def check_benchmark(targets: Sequence[SuiteTarget], name: str | None) -> Benchma
 
 def check_arguments(run_dir: str | Path, options: SuiteOptions) -> None:
     """ConfigError naming the parameter of :func:`~imagenet_suite.inference.evaluate.run_suite` that cannot
-    work, before any model is loaded or any file is written: ``run_dir`` is not a file, ``options.detector_stats`` exists, ``options.hierarchy``
-    is a built hierarchy over the ImageNet-1k classes, the executor can be used (Ray installed, its cluster
-    reachable), AutoAttack is installed when an attack needs it."""
+    work, before any model is loaded or any file is written: ``run_dir`` is not a file and can be written
+    (:func:`~imagenet_suite.files.write_problem`), so can the prediction store (``options.prediction_store``, or
+    ``RUN_DIR/predictions``), ``options.detector_stats`` exists, ``options.hierarchy`` is a built hierarchy over
+    the ImageNet-1k classes, the executor can be used (Ray installed, its cluster reachable), AutoAttack is
+    installed when an attack needs it."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"{param('run_dir')} {run_dir}: is a file; expected a run folder")
+    problem = write_problem(run_dir, folder=True)
+    if problem is not None:
+        raise ConfigError(f"{param('run_dir')} {run_dir}: {problem}")
     if options.detector_stats is not None and not Path(options.detector_stats).is_file():
         raise ConfigError(f"{param('detector_stats')} {options.detector_stats}: no such file")
     if options.hierarchy is not None:
         hierarchy_record(options.hierarchy)
-    check_store_folder(options.prediction_store)
+    if options.prediction_store is not None:
+        check_store_folder(options.prediction_store)
+    elif options.dedup:
+        check_store_folder(run_dir / PREDICTIONS, "run_dir")
     make_executor(options.executor, options.num_proc, options.ray_address, start=False)
     if options.adversarial and any(spec.norm is not None for spec in options.attacks):
         library_version()

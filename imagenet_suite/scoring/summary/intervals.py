@@ -44,6 +44,7 @@ import torch
 
 from ...errors import ConfigError, RunFolderError, param
 from ...files import atomic_write_bytes
+from ...limits import check_limit
 from ..evaluation.preprocessing import HESSE2025, report_protocol
 from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
 from .json_schema import json_path
@@ -85,8 +86,8 @@ ID_METRICS = ("calibration_error", "class_balance")
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """How many resamples (at least 1) and their seed (0 or more); ConfigError naming ``bootstrap`` or
-    ``bootstrap_seed`` otherwise (``evaluate --bootstrap``, ``--bootstrap-seed``).
+    """How many resamples (1 to 100,000: :data:`imagenet_suite.limits.LIMITS`) and their seed (0 or more);
+    ConfigError naming ``bootstrap`` or ``bootstrap_seed`` otherwise (``evaluate --bootstrap``, ``--bootstrap-seed``).
 
     Example:
         >>> Bootstrap(resamples=0)
@@ -105,6 +106,7 @@ class Bootstrap:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise ConfigError(f"{param(name)} {rule}, got {value!r}")
+        check_limit("bootstrap", self.resamples)
 
 
 def summary_reads(report: Mapping[str, Any], row: RowKey) -> bool:

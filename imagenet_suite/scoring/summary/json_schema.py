@@ -1,11 +1,14 @@
 """A small declarative JSON schema check for the run folder's files (suite.json, adversarial.json,
 run.json, sweep.json, ...): :class:`Fields`, :class:`MapOf`, :class:`ListOf`, :class:`Number`,
 :class:`Text`, :class:`Boolean`, :class:`Maybe`, and the common leaves :data:`NUMBER`, :data:`COUNT`,
-:data:`TEXT`, :data:`SHA256`.
+:data:`FRACTION`, :data:`NON_NEGATIVE`, :data:`TEXT`, :data:`SHA256`.
 
-:func:`check_json` raises one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the
-JSON path of the first value that does not fit (``datasets["imagenet_val"].metrics[0].value``) and what
-was expected; :func:`read_json` reads a file, with one such line when it cannot be read or parsed.
+A number is checked for its range too (:class:`Number`'s ``minimum`` and ``maximum``: an accuracy is a
+fraction in [0, 1], a count is 0 or more), not only for being finite. :func:`check_json` raises one
+:class:`~imagenet_suite.errors.RunFolderError` line naming the file, the JSON path of the first value that
+does not fit (``datasets["imagenet_val"].metrics[0].value``) and what was expected; :func:`read_json` reads
+a file, with one such line when it cannot be read or parsed. :func:`schema_at` finds the check of one path
+(:func:`parse_json_path` reads a path back).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,23 +47,36 @@ class Mismatch(Exception):
         )
 
 
+ROUNDING = 1e-9
+"""How far a float may lie outside its range (floating-point rounding of a computed fraction), never more."""
+
+
 @dataclass(frozen=True)
 class Number(Check):
-    """A JSON number (never a boolean or a string), finite; ``integer``: without a fraction part."""
+    """A JSON number (never a boolean or a string), finite; ``integer``: without a fraction part; from
+    ``minimum`` to ``maximum`` where given (a float within :data:`ROUNDING` of a bound passes)."""
 
     integer: bool = False
     minimum: float | None = None
+    maximum: float | None = None
 
     @property
     def expected(self) -> str:  # type: ignore[override]
         kind = "an integer" if self.integer else "a finite number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{'an integer' if self.integer else 'a number'} in [{self.minimum:g}, {self.maximum:g}]"
+        if self.maximum is not None:
+            return f"{kind} <= {self.maximum:g}"
         return kind + (f" >= {self.minimum:g}" if self.minimum is not None else "")
 
     def check(self, value: Any, path: str) -> None:
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not math.isfinite(value) or (self.integer and not isinstance(value, int)):
             raise Mismatch(path, self.expected, describe_json(value))
-        if self.minimum is not None and value < self.minimum:
+        slack = 0 if isinstance(value, int) else ROUNDING
+        if (self.minimum is not None and value < self.minimum - slack) or (
+            self.maximum is not None and value > self.maximum + slack
+        ):
             raise Mismatch(path, self.expected, describe_json(value))
 
 
@@ -139,14 +155,21 @@ class ListOf(Check):
 
 @dataclass(frozen=True)
 class MapOf(Check):
-    """A JSON object with any keys (only ``keys`` when given), each value a ``value``."""
+    """A JSON object with any keys (only ``keys`` when given), each value a ``value`` — or, where ``by_key``
+    gives one for its key (``by_key(key)``, None: ``value``), that check."""
 
     value: Check
     keys: tuple[str, ...] | None = None
+    by_key: Callable[[str], Check | None] | None = None
 
     @property
     def expected(self) -> str:  # type: ignore[override]
         return "an object"
+
+    def value_check(self, key: str) -> Check:
+        """The check of the value at ``key``."""
+        found = self.by_key(key) if self.by_key is not None else None
+        return self.value if found is None else found
 
     def check(self, value: Any, path: str) -> None:
         if not isinstance(value, dict):
@@ -154,7 +177,7 @@ class MapOf(Check):
         for key, item in value.items():
             if self.keys is not None and key not in self.keys:
                 raise Mismatch(json_path(path, key, bracket=True), f"a key among {list(self.keys)}", "another key")
-            self.value.check(item, json_path(path, key, bracket=True))
+            self.value_check(key).check(item, json_path(path, key, bracket=True))
 
 
 @dataclass(frozen=True)
@@ -189,6 +212,51 @@ def json_path(path: str, key: str, bracket: bool = False) -> str:
     if not bracket and key.isidentifier():
         return f"{path}.{key}" if path else key
     return f"{path}[{json.dumps(key)}]"
+
+
+_PATH_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def parse_json_path(path: str) -> tuple[str, ...] | None:
+    """The keys of a path :func:`json_path` wrote, or None when ``path`` is not one.
+
+    Example:
+        >>> parse_json_path('accuracies["imagenet_c/fog_2"].value')
+        ('accuracies', 'imagenet_c/fog_2', 'value')
+        >>> parse_json_path("quba..score") is None, parse_json_path('a["b"]c') is None
+        (True, True)
+    """
+    keys, at = [], 0
+    while at < len(path):
+        dotted = at > 0 and path.startswith(".", at)
+        found = _PATH_KEY.match(path, at + dotted)
+        if found is None or (found[1] is not None and at > 0 and not dotted) or (found[2] is not None and dotted):
+            return None
+        keys.append(found[1] if found[1] is not None else json.loads(found[2]))
+        at = found.end()
+    return tuple(keys) if keys else None
+
+
+def schema_at(schema: Check, keys: tuple[str, ...]) -> Check | None:
+    """The check of the value at ``keys`` under ``schema`` (through :class:`Fields`, :class:`MapOf` and
+    :class:`Maybe`), or None where the schema says nothing of it.
+
+    Example:
+        >>> schema = Fields({"scores": MapOf(FRACTION)})
+        >>> schema_at(schema, ("scores", "top1")).expected, schema_at(schema, ("other",))
+        ('a number in [0, 1]', None)
+    """
+    check: Check | None = schema
+    for key in keys:
+        while isinstance(check, Maybe):
+            check = check.inner
+        if isinstance(check, Fields):
+            check = check.required.get(key, check.optional.get(key))
+        elif isinstance(check, MapOf) and (check.keys is None or key in check.keys):
+            check = check.value_check(key)
+        else:
+            return None
+    return check
 
 
 def describe_json(value: Any) -> str:
@@ -227,12 +295,19 @@ def read_json(path: str | Path, what: str) -> Any:
 
 
 NUMBER, COUNT, TEXT = Number(), Number(integer=True, minimum=0), Text()
+FRACTION = Number(minimum=0, maximum=1)
+"""A share (an accuracy, an error rate, AUROC, ECE): a number in [0, 1]."""
+NON_NEGATIVE = Number(minimum=0)
+"""A number 0 or more (a ratio of accuracies, a distance, an error relative to AlexNet's)."""
 SHA256 = Text(pattern="[0-9a-f]{64}", what="a sha256 (64 lowercase hex digits)")
 
 
 __all__ = [
     "COUNT",
+    "FRACTION",
+    "NON_NEGATIVE",
     "NUMBER",
+    "ROUNDING",
     "SHA256",
     "TEXT",
     "Boolean",
@@ -247,5 +322,7 @@ __all__ = [
     "check_json",
     "describe_json",
     "json_path",
+    "parse_json_path",
     "read_json",
+    "schema_at",
 ]

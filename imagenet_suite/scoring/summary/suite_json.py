@@ -24,6 +24,8 @@ from ...errors import RunFolderError
 from ..metrics.quba import DIMENSIONS
 from .json_schema import (
     COUNT,
+    FRACTION,
+    NON_NEGATIVE,
     NUMBER,
     SHA256,
     TEXT,
@@ -32,12 +34,17 @@ from .json_schema import (
     ListOf,
     MapOf,
     Maybe,
+    Mismatch,
     Number,
     Text,
     check_json,
     describe_json,
+    json_path,
+    parse_json_path,
     read_json,
+    schema_at,
 )
+from .metric_ranges import DIMENSION_RANGES, MetricRowSchema, expert_label_range, lca_range
 
 SUITE_JSON = "suite.json"
 SUITE_FORMAT = "imagenet-suite.suite/3"
@@ -57,10 +64,8 @@ BUILD = Fields(
     }
 )
 """One build of a dataset split: the folder read, the build's identity, the sha256 of its build_info.json."""
-METRIC_ROW = Fields(
-    {"metric": TEXT, "value": Maybe(NUMBER)},
-    {"variant": TEXT, "subgroup": TEXT, "numerator": Maybe(NUMBER), "denominator": Maybe(NUMBER)},
-)
+METRIC_ROW = MetricRowSchema()
+"""A report row, its value in its metric's range (:mod:`~imagenet_suite.scoring.summary.metric_ranges`)."""
 REPORT_1 = Fields({"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)})
 PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})
 """What a report was computed from: the split scored, the split whose outputs were scored (ImageNet val's
@@ -68,9 +73,9 @@ for a labels-only config), and the ImageNet-val outputs an OOD set was scored ag
 REPORT_2 = REPORT_1.extended(provenance=PROVENANCE)
 AUTOATTACK = Fields(
     {
-        "accuracy": NUMBER,
+        "accuracy": FRACTION,
         "norm": Text(choices=("Linf", "L2", "L1")),
-        "eps": NUMBER,
+        "eps": NON_NEGATIVE,
         "version": TEXT,
         "attacks": ListOf(TEXT),
         "iterations": COUNT,
@@ -85,13 +90,13 @@ ADVERSARIAL = Fields(
         "seed": COUNT,
         "batch_size": Number(integer=True, minimum=1),
         "rows": COUNT,
-        "clean_accuracy": NUMBER,
+        "clean_accuracy": FRACTION,
         "attack": TEXT,
         "ids": ListOf(TEXT),
     },
     {
-        "fgsm_accuracy": NUMBER,
-        "pgd_accuracy": NUMBER,
+        "fgsm_accuracy": FRACTION,
+        "pgd_accuracy": FRACTION,
         "dataset": BUILD,
         "autoattack": MapOf(AUTOATTACK),
         "correct": MapOf(Text(pattern="[01]*", what="a string of 0s and 1s"), ("clean", "fgsm", "pgd")),
@@ -162,18 +167,18 @@ of its headline accuracy, each with its sha256."""
 BENCHMARK_ROW = Fields(
     {
         "set": TEXT,
-        "fpr95_openood_v15": NUMBER,
-        "auroc": NUMBER,
-        "aupr_in": NUMBER,
-        "aupr_out": NUMBER,
-        "fpr95": NUMBER,
-        "acc": Maybe(NUMBER),
+        "fpr95_openood_v15": FRACTION,
+        "auroc": FRACTION,
+        "aupr_in": FRACTION,
+        "aupr_out": FRACTION,
+        "fpr95": FRACTION,
+        "acc": Maybe(FRACTION),
     }
 )
 BENCHMARK = Fields(
     {
         "benchmark": TEXT,
-        "id": Fields({"rows": COUNT, "accuracy": Maybe(NUMBER), "build": BUILD, "split": BUILD}),
+        "id": Fields({"rows": COUNT, "accuracy": Maybe(FRACTION), "build": BUILD, "split": BUILD}),
         "sets": MapOf(Fields({"group": TEXT, "rows": COUNT, "build": BUILD})),
         "detectors": MapOf(ListOf(BENCHMARK_ROW)),
     },
@@ -182,12 +187,16 @@ BENCHMARK = Fields(
 """``summary.benchmarks[NAME]`` (:func:`imagenet_suite.inference.benchmark.run_benchmark`): the ID images (rows,
 top-1, the val build and the build of the split), each OOD set (group, rows, build) and per detector the rows
 of :func:`imagenet_suite.scoring.benchmarks.benchmark_table` (fractions)."""
+DIMENSION = {
+    name: Fields({"value": value, "sources": ListOf(TEXT), "note": TEXT}) for name, value in DIMENSION_RANGES.items()
+}
+"""``summary.quba.dimensions[NAME]``: the dimension's value in its range, the reports it came from, a note."""
 SUMMARY = Fields(
     {
         "quba": Fields(
             {
                 "score": Maybe(NUMBER),
-                "dimensions": MapOf(Fields({"value": NUMBER, "sources": ListOf(TEXT), "note": TEXT}), DIMENSIONS),
+                "dimensions": MapOf(Fields({"value": NUMBER}), DIMENSIONS, DIMENSION.get),
                 "missing": MapOf(TEXT, DIMENSIONS),
                 "weights": MapOf(NUMBER, DIMENSIONS),
             },
@@ -197,10 +206,12 @@ SUMMARY = Fields(
         "imagenet_c": Maybe(
             Fields(
                 {
-                    "mce": NUMBER,
+                    "mce": NON_NEGATIVE,
                     "relative_mce": Maybe(NUMBER),
                     "sets": COUNT,
-                    "corruptions": MapOf(Fields({"accuracy": NUMBER, "ce": NUMBER}, {"relative_ce": Maybe(NUMBER)})),
+                    "corruptions": MapOf(
+                        Fields({"accuracy": FRACTION, "ce": NON_NEGATIVE}, {"relative_ce": Maybe(NUMBER)})
+                    ),
                     "sources": ListOf(TEXT),
                 }
             )
@@ -211,8 +222,8 @@ SUMMARY = Fields(
                     {},
                     {
                         "source": TEXT,
-                        "mean_auroc": Maybe(NUMBER),
-                        "mean_fpr95": Maybe(NUMBER),
+                        "mean_auroc": Maybe(FRACTION),
+                        "mean_fpr95": Maybe(FRACTION),
                         "unit_tests_failed": Fields(
                             {"failed": Maybe(COUNT), "of": Maybe(COUNT), "rule": TEXT, "source": TEXT}
                         ),
@@ -220,24 +231,24 @@ SUMMARY = Fields(
                 )
             )
         ),
-        "real": Maybe(Fields({"real_top1_accuracy": NUMBER, "real_top5_accuracy": Maybe(NUMBER), "source": TEXT})),
-        "expert_labels": Maybe(MapOf(MapOf(NUMBER))),
-        "asma": MapOf(MapOf(NUMBER)),
-        "lca": MapOf(MapOf(NUMBER)),
-        "accuracies": MapOf(Fields({"metric": TEXT, "value": NUMBER}, {"clean_accuracy": NUMBER})),
+        "real": Maybe(Fields({"real_top1_accuracy": FRACTION, "real_top5_accuracy": Maybe(FRACTION), "source": TEXT})),
+        "expert_labels": Maybe(MapOf(MapOf(FRACTION, by_key=expert_label_range))),
+        "asma": MapOf(MapOf(FRACTION)),
+        "lca": MapOf(MapOf(NON_NEGATIVE, by_key=lca_range)),
+        "accuracies": MapOf(Fields({"metric": TEXT, "value": FRACTION}, {"clean_accuracy": FRACTION})),
     },
     {  # absent in files written before
-        "anzaku2024": Maybe(MapOf(MapOf(NUMBER))),
+        "anzaku2024": Maybe(MapOf(MapOf(FRACTION))),
         "benchmarks": Maybe(MapOf(BENCHMARK)),
         "ninco_cleaning": Maybe(
-            MapOf(MapOf(MapOf(Fields({"fpr95": NUMBER, "auroc": NUMBER}, {"rows": Maybe(COUNT)}))))
+            MapOf(MapOf(MapOf(Fields({"fpr95": FRACTION, "auroc": FRACTION}, {"rows": Maybe(COUNT)}))))
         ),
         "protocols": MapOf(TEXT),
         "uncertainty": Maybe(UNCERTAINTY),
         "quba_autoattack": Fields(
             {
                 "score": Maybe(NUMBER),
-                "adversarial_robustness": Maybe(NUMBER),
+                "adversarial_robustness": Maybe(NON_NEGATIVE),
                 "missing": MapOf(TEXT, DIMENSIONS),
                 "note": TEXT,
             },
@@ -285,7 +296,34 @@ def read_suite(path: str | Path) -> dict[str, Any]:
             "before formats)"
         )
     check_json(suite, SUITE_SCHEMAS[suite.get("format")], path)
+    check_intervals(suite, path)
     return suite
+
+
+def check_intervals(suite: Mapping[str, Any], where: str | Path) -> None:
+    """RunFolderError naming ``where`` and the interval's JSON path unless every 95 % interval of
+    ``summary.uncertainty.ci95`` has ``low <= high`` and both ends in the range of the number it belongs to (its
+    check in :data:`SUMMARY`: an accuracy's interval lies in [0, 1]).
+
+    Each end of a percentile bootstrap interval is a quantile of resampled values of the number, so it lies in
+    the number's range; the number itself need not lie inside its interval (a statistic biased under resampling,
+    such as ECE, or a handful of resamples), so that is not required.
+    """
+    uncertainty = suite["summary"].get("uncertainty")
+    for number, (low, high) in (uncertainty or {}).get("ci95", {}).items():
+        at = json_path("summary.uncertainty.ci95", number, bracket=True)
+        keys = parse_json_path(number)
+        check = schema_at(SUMMARY, keys) if keys is not None else None
+        while isinstance(check, Maybe):
+            check = check.inner
+        try:
+            if isinstance(check, Number):
+                check.check(low, f"{at}[0]")
+                check.check(high, f"{at}[1]")
+            if low > high:
+                raise Mismatch(at, "[low, high] with low <= high", f"[{low!r}, {high!r}]")
+        except Mismatch as mismatch:
+            raise RunFolderError(f"{where}: {mismatch}") from mismatch
 
 
 def weights_tag_text(record: Mapping[str, Any]) -> str | None:
@@ -350,6 +388,7 @@ __all__ = [
     "WEIGHTS_KINDS",
     "WEIGHTS_LIBRARIES",
     "WEIGHTS_SOURCE",
+    "check_intervals",
     "read_suite",
     "weights_label",
     "weights_tag_text",

@@ -1,0 +1,134 @@
+"""The range of every number a score report and suite.json's summary hold, as checks of
+:mod:`~imagenet_suite.scoring.summary.json_schema`: what the suite.json reader holds each number to, so that a
+hand-edited or damaged file (an accuracy of 1e300) is refused before anything ranks it.
+
+* Shares — accuracies, error rates, AUROC, AUPR, FPR@95, ECE, ACE, class balance, shape bias, ASMA — lie in
+  [0, 1] (:data:`~.json_schema.FRACTION`).
+* Counts (ImageNet-M mistakes, failed unit tests) and ratios of accuracies (C-robustness, relative corruption
+  accuracy, the QUBA robustness dimensions) are 0 or more (:data:`~.json_schema.NON_NEGATIVE`).
+* LCA distances are 0 or more; in the ``info`` distance (bits, log2 of the classes under the LCA of a
+  hierarchy over the 1000 ImageNet-1k classes) at most log2(1000) (:data:`INFO_BITS`).
+* A counted row's ``numerator`` and ``denominator`` are 0 or more, the numerator at most the denominator.
+* A metric this table does not know is held to being finite only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .json_schema import (
+    FRACTION,
+    NON_NEGATIVE,
+    NUMBER,
+    TEXT,
+    Check,
+    Fields,
+    Maybe,
+    Mismatch,
+    Number,
+    describe_json,
+    json_path,
+)
+
+INFO_BITS = Number(minimum=0, maximum=math.log2(1000))
+"""An LCA distance in the ``info`` distance: log2 of the classes under the LCA, of at most 1000."""
+
+_FRACTIONS = (
+    r"(real_)?top\d+_accuracy",
+    r"(mean_)?per_class_accuracy",
+    r"ece|ace|calibration_error",
+    r"class_balance(_accuracy|_confidence)?",
+    r"shape_bias|accuracy16",
+    r"auroc|fpr95|fpr95_openood_v15|aupr_in|aupr_out|unit_test_failed",
+    r"(mean_|pooled_)?corruption_accuracy|clean_accuracy",
+    r"asma|asma_coverage|multilabel_real_accuracy|multilabel_proportion|subgroup_accuracy",
+    r"multilabel_accuracy(_pooled)?|multilabel_problematic",
+)
+_NON_NEGATIVE = (r"c_robustness|relative_corruption_accuracy", r"imagenet_m_mistakes|unit_tests_failed")
+_LCA = r"lca|top\d+_lca|elca"
+REPORT_RANGES: tuple[tuple[re.Pattern[str], Number], ...] = (
+    *((re.compile(pattern), FRACTION) for pattern in _FRACTIONS),
+    *((re.compile(pattern), NON_NEGATIVE) for pattern in _NON_NEGATIVE),
+)
+"""Report metric names (full matches) and their ranges; the LCA rows' range depends on the distance
+(:func:`metric_range`)."""
+
+
+def metric_range(metric: str, variant: str = "") -> Number:
+    """The range of a report row's value: by its ``metric`` name (and, for LCA rows, the distance its ``variant``
+    names first).
+
+    Example:
+        >>> metric_range("top5_accuracy").expected, metric_range("c_robustness").expected
+        ('a number in [0, 1]', 'a finite number >= 0')
+        >>> metric_range("lca", "info").expected, metric_range("elca", "depth_one_sided/all").expected
+        ('a number in [0, 9.96578]', 'a finite number >= 0')
+        >>> metric_range("a_new_metric").expected
+        'a finite number'
+    """
+    if re.fullmatch(_LCA, metric):
+        return INFO_BITS if variant.split("/")[0] == "info" else NON_NEGATIVE
+    for pattern, check in REPORT_RANGES:
+        if pattern.fullmatch(metric):
+            return check
+    return NUMBER
+
+
+class MetricRowSchema(Check):
+    """One row of a report's ``metrics``: its fields (``metric``, ``value``; optionally ``variant``,
+    ``subgroup``, ``numerator``, ``denominator``), its value in its metric's range (:func:`metric_range`; null
+    allowed: NaN is written so), and a numerator no larger than its denominator."""
+
+    expected = "an object"
+    COUNTS = Fields(
+        {"metric": TEXT, "value": Maybe(NUMBER)},
+        {"variant": TEXT, "subgroup": TEXT, "numerator": Maybe(NON_NEGATIVE), "denominator": Maybe(NON_NEGATIVE)},
+    )
+
+    def check(self, value: Any, path: str) -> None:
+        self.COUNTS.check(value, path)
+        Maybe(metric_range(value["metric"], value.get("variant", ""))).check(value["value"], json_path(path, "value"))
+        numerator, denominator = value.get("numerator"), value.get("denominator")
+        if numerator is not None and denominator is not None and numerator > denominator:
+            raise Mismatch(
+                json_path(path, "numerator"), f"at most the denominator ({denominator!r})", describe_json(numerator)
+            )
+
+
+DIMENSION_RANGES: Mapping[str, Number] = {
+    "accuracy": FRACTION,
+    "adversarial_robustness": NON_NEGATIVE,  # attacked accuracy over clean accuracy: FGSM may beat clean
+    "c_robustness": NON_NEGATIVE,
+    "ood_robustness": NON_NEGATIVE,
+    "calibration_error": FRACTION,
+    "class_balance": FRACTION,
+    "object_focus": Number(minimum=0, maximum=2),  # 1 - (mixed_same - mixed_rand) accuracy
+    "shape_bias": FRACTION,
+    "params_millions": NON_NEGATIVE,
+}
+"""The range of each QUBA dimension's value (:data:`~imagenet_suite.scoring.metrics.quba.DIMENSIONS`, Hesse et al.
+2025; :mod:`imagenet_suite.scoring.summary.quba`)."""
+
+
+def expert_label_range(key: str) -> Number:
+    """``summary.expert_labels``' entries: ``imagenet_m_mistakes/<variant>`` counts, the others shares."""
+    return NON_NEGATIVE if key.startswith("imagenet_m_mistakes") else FRACTION
+
+
+def lca_range(distance: str) -> Number:
+    """``summary.lca``'s entries, by distance (:func:`metric_range` of an ``lca`` row)."""
+    return metric_range("lca", distance)
+
+
+__all__ = [
+    "DIMENSION_RANGES",
+    "INFO_BITS",
+    "REPORT_RANGES",
+    "MetricRowSchema",
+    "expert_label_range",
+    "lca_range",
+    "metric_range",
+]
