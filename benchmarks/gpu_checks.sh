@@ -40,7 +40,8 @@ step cuda_tests 110 $py -m pytest -q -p no:cacheprovider -o addopts= -rs \
     "tests/test_scoring_classification.py::test_cuda_results_equal_cpu_results" \
     "tests/test_scoring_multilabel.py::test_cuda_gives_the_cpu_results" \
     "tests/test_scoring_report.py::test_cuda_report_equals_cpu_report" \
-    "tests/test_adversarial.py::test_autoattack_on_cuda_is_seeded_and_leaves_the_cuda_rng_alone"
+    "tests/test_adversarial.py::test_autoattack_on_cuda_is_seeded_and_leaves_the_cuda_rng_alone" \
+    "tests/test_adversarial_hesse2025.py::test_on_cuda_too_the_tensors_and_accuracies_equal_theirs"
 step bench_predict 170 $py benchmarks/bench_predict.py --model resnet50 --device cuda --batch-size 256 --amp \
     --images 5000 --workers 12 --rounds 2
 step bench_scoring 60 $py benchmarks/bench_scoring.py --sizes 1000 --device cuda --repeat 3

@@ -140,8 +140,9 @@ def test_fgsm_and_pgd_equal_torchattacks_called_directly(loaded, val):
     result = adversarial_accuracy(
         dataclasses.replace(loaded, model=recording),
         val,
-        AttackOptions(n=9, seed=3, batch_size=4, eps=EPS, alpha=ALPHA, workers=0, progress=False),
-    )
+        AttackOptions(n=9, seed=3, batch_size=4, eps=EPS, alpha=ALPHA, attack_convention="pixel", workers=0,
+                      progress=False),
+    )  # fmt: skip
     labels = val.read_table("default", "validation", ["label"]).column("label").to_pylist()
     all_ids = val.read_table("default", "validation", ["id"]).column("id").to_pylist()
     assert list(result.ids) == [all_ids[p] for p in stratified_subset(labels, 9, 3)]
@@ -169,6 +170,7 @@ def test_fgsm_and_pgd_equal_torchattacks_called_directly(loaded, val):
         assert 0 < int(flags.sum()) < 9
     assert bool((clean & ~pgd).any()) and bool((clean & ~fgsm).any())
     assert (result.eps, result.alpha, result.steps, result.random_start) == (EPS, ALPHA, 10, True)
+    assert result.attack_convention == result.summary()["attack_convention"] == "pixel"
 
     # moving the Normalize into the model leaves the clean predictions of the model's own eval path
     table = val.take(list(result.ids), "default", "validation", ["image"])
@@ -259,15 +261,27 @@ PINNED = [1, 2, 3, 6]  # stratified_subset([0, 0, 0, 1, 1, 1, 2, 2, 2], 4, seed=
 
 
 def test_a_transform_without_normalize_and_a_dataset_without_label_are_one_line_errors(loaded, val, tmp_path):
+    """A transform ending in no Normalize has no [0, 1] pixel space to attack in: an error under the ``pixel``
+    convention and for AutoAttack; Beyond Accuracy's ``hesse2025`` attacks its output as it is (as their
+    code does for RobustBench's models, whose normalisation is inside the model)."""
     for transform in (
         lambda image: transforms.functional.to_tensor(image),
         transforms.Compose([transforms.ToTensor()]),
     ):
         custom = dataclasses.replace(loaded, transform=transform)
-        with pytest.raises(ConfigError) as caught:
-            adversarial_accuracy(custom, val, AttackOptions(n=2, workers=0, progress=False))
-        message = str(caught.value)
-        assert "does not end in a Normalize" in message and "timm:test_convnext" in message and "\n" not in message
+        for options in (
+            AttackOptions(n=2, attack_convention="pixel", workers=0, progress=False),
+            AttackOptions(n=2, attacks=("fgsm", "autoattack-linf"), workers=0, progress=False),
+        ):
+            with pytest.raises(ConfigError) as caught:
+                adversarial_accuracy(custom, val, options)
+            message = str(caught.value)
+            assert "does not end in a Normalize" in message and "timm:test_convnext" in message and "\n" not in message
+    bare = dataclasses.replace(
+        loaded, transform=transforms.Compose([transforms.Resize((SIZE, SIZE)), transforms.ToTensor()])
+    )
+    result = adversarial_accuracy(bare, val, AttackOptions(n=2, steps=1, workers=0, progress=False))
+    assert result.attack_convention == "hesse2025" and len(result.ids) == 2
 
     copy = tmp_path / "unlabelled"
     shutil.copytree(val.path, copy)
@@ -286,7 +300,12 @@ def test_attack_options_are_checked_when_made_naming_the_parameter():
         ({"n": 0}, r"^n must be at least 1 \(rows to attack\), got 0"),
         ({"n": 2, "batch_size": 0}, r"^batch_size must be at least 1, got 0"),
         ({"n": 2, "workers": -1}, r"^workers must be 0 or more, got -1"),
-        ({"n": 2, "eps": 2.0}, r"^eps must be a number in \[0, 1\] \(pixel units\), got 2.0"),
+        ({"n": 2, "eps": 2.0}, r"^eps must be a number in \[0, 1\], got 2.0"),
+        (
+            {"n": 2, "attack_convention": "pixels"},
+            r"^attack_convention must be hesse2025 or pixel, got 'pixels'; "
+            r"did you mean 'pixel'\?",
+        ),
         ({"n": 2, "steps": -1}, r"^steps must be 0 or more, got -1"),
     ):
         with pytest.raises(ConfigError, match=message) as refused:
@@ -412,6 +431,8 @@ def test_a_resumed_run_gives_the_flags_of_an_uninterrupted_one_byte_for_byte(loa
     assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "unit_0000000.pt"]
     with pytest.raises(ConfigError, match=r"holds partial outputs of a different run \(differs in \['seed'\]\)"):
         adversarial_accuracy(loaded, val, dataclasses.replace(resumable, seed=2))
+    with pytest.raises(ConfigError, match=r"a different run \(differs in \['attack_convention'\]\)"):
+        adversarial_accuracy(loaded, val, dataclasses.replace(resumable, attack_convention="pixel"))
 
     calls.clear()
     monkeypatch.setattr(adversarial, "attack_batch", lambda *args: calls.append(args[-1]) or real(*args))
@@ -504,9 +525,11 @@ def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(lo
         "iterations": 5, "queries": 10, "library": "pyautoattack 0.2.0",
     }  # fmt: skip
     assert attacks["attack"] == (
-        "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start; AutoAttack standard Linf "
-        "eps=0.0156863 (5 iterations, 10 queries) (pyautoattack 0.2.0), inputs in [0,1]"
+        "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start on the normalised inputs, "
+        "clamped to [0,1] (hesse2025: Beyond Accuracy's code); AutoAttack standard Linf eps=0.0156863 (5 iterations, "
+        "10 queries) (pyautoattack 0.2.0), inputs in [0,1]"
     )
+    assert attacks["attack_convention"] == "hesse2025"
     # Beyond Accuracy's Table 8 variant: AA-A / A as the adversarial dimension, the other eight as QUBA's
     variant = first["summary"]["quba_autoattack"]
     assert variant["adversarial_robustness"] == linf["accuracy"] / attacks["clean_accuracy"]

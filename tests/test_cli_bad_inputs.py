@@ -629,6 +629,15 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _evaluate(w.dataset, w.root / "e8", "--attack", "autoattack-linf"),
             r"--attack is only used with --adversarial N \(images to attack\)$",
         ),
+        "--attack-convention misspelt": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e21", "--adversarial", "2", "--attack-convention", "pixels"),
+            r"argument --attack-convention: invalid choice: 'pixels' \(choose from .*\); did you mean 'pixel'\?$",
+            usage=True,
+        ),
+        "--attack-convention without --adversarial": Case(
+            lambda w: _evaluate(w.dataset, w.root / "e22", "--attack-convention", "pixel"),
+            r"--attack-convention is only used with --adversarial N \(images to attack\)$",
+        ),
         "--out is a file": Case(
             lambda w: _evaluate(w.dataset, w.a_file), r"--out .*a-file.txt: is a file; expected a run folder"
         ),

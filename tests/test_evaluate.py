@@ -263,6 +263,7 @@ def test_dimensions_follow_beyond_accuracy_from_the_reports(suite):
     expected = 0.0 if min(ratio) == 0 else math.sqrt(ratio[0] * ratio[1])
     assert values["adversarial_robustness"] == pytest.approx(expected)
     assert attacks["rows"] == VAL_ROWS and attacks["clean_accuracy"] == PLANTED / VAL_ROWS
+    assert attacks["attack_convention"] == "hesse2025"  # Beyond Accuracy's protocol, the default
 
 
 def test_mce_ninco_real_and_lca_headlines(suite):
@@ -348,6 +349,76 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
     assert again["summary"]["quba"]["score"] is None
     assert again["datasets"]["imagenet_val"] == first["datasets"]["imagenet_val"]
     assert "QUBA score: not computed" in (run_dir / "suite.md").read_text()
+
+
+def test_pixel_space_attacks_are_no_quba_dimension_and_each_run_says_its_convention(
+    suite, suite_folders, model, tmp_path, monkeypatch
+):
+    """``attack_convention="pixel"`` attacks in [0, 1] pixels: recorded, shown in suite.md and the leaderboard's
+    QUBA table, never z-scored with QUBA's μ/σ (Beyond Accuracy's protocol, ``hesse2025``, the module's run)
+    and never reused by a run of the other convention; an adversarial.json that records none is ``pixel``."""
+    import imagenet_suite.inference.adversarial as adversarial
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, leaderboard_markdown
+
+    _, hesse = suite
+    attacked = []
+    real = adversarial.adversarial_accuracy
+    monkeypatch.setattr(adversarial, "adversarial_accuracy", lambda *a, **k: attacked.append(a[2]) or real(*a, **k))
+    run_dir = tmp_path / "pixel"
+
+    def evaluate(convention: str) -> dict:
+        attacked.clear()
+        chosen = dataclasses.replace(options(adversarial=VAL_ROWS), attack_convention=convention)
+        return run_suite(model, [suite_folders["imagenet_val"]], run_dir, chosen)
+
+    pixel = evaluate("pixel")
+    record = json.loads((run_dir / "adversarial.json").read_text())
+    assert pixel["summary"]["adversarial"] == record and record["attack_convention"] == "pixel"
+    assert [o.attack_convention for o in attacked] == ["pixel"]
+    assert record["attack"].endswith("steps=10 random_start in [0,1] pixel space (pixel)")
+    # the same clean predictions under both conventions (the model's Normalize, on the device or in the model)
+    assert record["correct"]["clean"] == hesse["summary"]["adversarial"]["correct"]["clean"]
+    assert record["ids"] == hesse["summary"]["adversarial"]["ids"]
+    why = pixel["summary"]["quba"]["missing"]["adversarial_robustness"]
+    assert why.startswith("attacked under the 'pixel' convention") and "--attack-convention hesse2025" in why
+    assert "adversarial_robustness" not in pixel["summary"]["quba"]["dimensions"]
+    clean, fgsm, pgd = (record[f"{name}_accuracy"] for name in ("clean", "fgsm", "pgd"))
+    ar = 0.0 if min(fgsm, pgd) == 0 else math.sqrt(fgsm / clean * pgd / clean)
+    text = (run_dir / "suite.md").read_text()
+    assert "FGSM/PGD attack convention `pixel`: FGSM/PGD in [0,1] pixel space" in text
+    assert f"AR = GM(FGSM-A / A, PGD-A / A) = {ar:.4g} (not a QUBA dimension" in text
+    hesse_md = (suite[0] / "suite.md").read_text()
+    assert "FGSM/PGD attack convention `hesse2025`: FGSM/PGD on the model's normalised inputs" in hesse_md
+    assert "(QUBA's adversarial robustness)" in hesse_md
+
+    # the leaderboard: a convention column, no adversarial dimension (so no score) for the pixel run, and
+    # Heuillet et al.'s voters of the two conventions kept apart
+    board = leaderboard({"hesse": hesse, "pixel": pixel})
+    assert board.quba["attack_convention"].to_dict() == {"hesse": "hesse2025", "pixel": "pixel"}
+    assert math.isnan(board.quba.loc["pixel", "adversarial_robustness"]) and math.isnan(board.quba.loc["pixel", "quba"])
+    assert board.quba.loc["hesse", "adversarial_robustness"] == hesse["summary"]["quba"]["dimensions"][
+        "adversarial_robustness"]["value"]  # fmt: skip
+    assert board.missing["pixel"]["adversarial_robustness"] == why
+    markdown = leaderboard_markdown(board)
+    assert "`attack_convention`: where a model's FGSM/PGD perturbed. Only `hesse2025`" in markdown
+    assert f"`adversarial_robustness` ({why})" in markdown
+    subset = f"adversarial ({VAL_ROWS} rows, seed 0)"
+    voters = board.perturbation_accuracies
+    assert voters.loc["pixel", (subset, "fgsm@pixel")] == fgsm and math.isnan(voters.loc["pixel", (subset, "fgsm")])
+    assert voters.loc["hesse", (subset, "pgd")] == hesse["summary"]["adversarial"]["pgd_accuracy"]
+    assert math.isnan(voters.loc["hesse", (subset, "pgd@pixel")])
+
+    # the other convention's adversarial.json is not reused: attacked afresh, the module's run again
+    again = evaluate("hesse2025")
+    assert [o.attack_convention for o in attacked] == ["hesse2025"]
+    assert again["summary"]["adversarial"] == hesse["summary"]["adversarial"]  # same images, seed, batches
+    # a file that records no convention was attacked in pixels: reused by a pixel run only
+    older = {key: value for key, value in record.items() if key != "attack_convention"}
+    (run_dir / "adversarial.json").write_text(json.dumps(older))
+    assert evaluate("pixel")["summary"]["adversarial"] == record and attacked == []
+    (run_dir / "adversarial.json").write_text(json.dumps(older))
+    assert evaluate("hesse2025")["summary"]["adversarial"] == again["summary"]["adversarial"]
+    assert [o.attack_convention for o in attacked] == ["hesse2025"]
 
 
 def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path, capsys):

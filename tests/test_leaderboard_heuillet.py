@@ -130,7 +130,8 @@ def test_perturbation_types_of_each_kind_of_report(tmp_path):
         "clean_accuracy": 0.75,
         "fgsm_accuracy": 0.25,
         "pgd_accuracy": 0.125,
-        "attack": "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]",
+        "attack": "torchattacks FGSM eps=8/255; PGD eps=8/255 alpha=2/255 steps=10 random_start on the normalised inputs, clamped to [0,1] (hesse2025: Beyond Accuracy's code)",
+        "attack_convention": "hesse2025",
         "ids": [f"v{i}" for i in range(8)],
         "dataset": val_build(SHA_A),  # the ImageNet-val build of the run's val report
     }
@@ -188,6 +189,7 @@ ADVERSARIAL_TYPES = ("clean", "fgsm", "pgd", "autoattack-linf", "autoattack-l2",
 def attacked(accuracies: dict[str, float]) -> dict:
     """adversarial.json as ``evaluate --attack fgsm,pgd,autoattack-...`` writes it, with ``accuracies`` by type."""
     record = {"requested_rows": 8, "seed": 0, "batch_size": 4, "rows": 8, "attack": "FGSM, PGD, AutoAttack"}
+    record["attack_convention"] = "hesse2025"
     record |= {f"{type_}_accuracy": accuracies[type_] for type_ in ("clean", "fgsm", "pgd")}
     autoattack = {}
     for type_, norm, eps in (

@@ -4,6 +4,8 @@ dimensions that are missing or undefined."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
@@ -64,7 +66,13 @@ def test_a_zero_accuracy_leaves_the_normalised_dimensions_undefined_not_nan():
     zero = report("imagenet_val", "default", ("top1_accuracy", "", "", 0.0))
     summary = suite_summary({"val": zero, "reg": REGENERATED}, allow_partial=True)
     assert summary["quba"]["missing"]["c_robustness"] == "undefined: its normalising accuracy is 0"
-    attacks = {"clean_accuracy": 0.0, "fgsm_accuracy": 0.0, "pgd_accuracy": 0.0, "rows": 4}
+    attacks = {
+        "clean_accuracy": 0.0,
+        "fgsm_accuracy": 0.0,
+        "pgd_accuracy": 0.0,
+        "rows": 4,
+        "attack_convention": "hesse2025",
+    }
     summary = suite_summary({"val": zero}, adversarial=attacks)
     assert summary["quba"]["missing"]["adversarial_robustness"] == "undefined: its normalising accuracy is 0"
 
@@ -87,7 +95,13 @@ def _all_dimensions_but_c(c_reports: dict) -> dict:
 
 
 SHAPE_CONFIGS = ("sketch", "stylized", "edge", "silhouette")
-ATTACKS = {"clean_accuracy": 0.8, "fgsm_accuracy": 0.2, "pgd_accuracy": 0.1, "rows": 16}
+ATTACKS = {
+    "clean_accuracy": 0.8,
+    "fgsm_accuracy": 0.2,
+    "pgd_accuracy": 0.1,
+    "rows": 16,
+    "attack_convention": "hesse2025",
+}
 
 
 def test_quba_needs_all_75_imagenet_c_sets_unless_partial_is_allowed():
@@ -163,3 +177,35 @@ def test_beyond_accuracys_autoattack_variant_replaces_the_adversarial_dimension(
     assert summary["quba"]["missing"] == {"adversarial_robustness": "needs FGSM and PGD: evaluate --adversarial N "
                                           "--attack fgsm,pgd[,...]"}  # fmt: skip
     assert summary["quba_autoattack"]["score"] == pytest.approx(variant["score"])
+
+
+def test_only_attacks_under_beyond_accuracys_convention_give_the_adversarial_dimension():
+    """QUBA's μ/σ of the adversarial dimension are of Beyond Accuracy's protocol (``hesse2025``: the normalised
+    inputs attacked, clamped to [0, 1]): FGSM/PGD attacked in [0, 1] pixels (``pixel``), or recorded by an
+    imagenet-suite that attacked in pixels without saying so (no ``attack_convention``), are on another scale:
+    the dimension is missing with the reason, so is the score; Table 8's AutoAttack variant is not affected."""
+    from imagenet_suite.perturbations.corruptions import IMAGENET_C, SEVERITIES
+
+    rows = [("corruption_accuracy", "top1", f"{c}/{s}", 0.5) for c in IMAGENET_C for s in SEVERITIES]
+    reports = _all_dimensions_but_c({"reg": report("perturbations", "imagenet_c_regenerated", *rows)})
+    linf = {"accuracy": 0.1, "norm": "Linf", "eps": 4 / 255, "version": "standard", "attacks": ["apgd-ce"]}
+    ours = suite_summary(
+        reports, params_millions=25.6, adversarial={**ATTACKS, "autoattack": {"autoattack-linf": linf}}
+    )
+    assert ours["quba"]["dimensions"]["adversarial_robustness"]["value"] == pytest.approx(math.sqrt(0.25 * 0.125))
+    older = {key: value for key, value in ATTACKS.items() if key != "attack_convention"}
+    for attacks, why in (
+        ({**ATTACKS, "attack_convention": "pixel"}, "attacked under the 'pixel' convention (FGSM/PGD in [0,1] pixel"),
+        (older, "by an imagenet-suite that did not record it), on another scale than QUBA's mu/sigma"),
+    ):
+        summary = suite_summary(
+            reports, params_millions=25.6, adversarial={**attacks, "autoattack": {"autoattack-linf": linf}}
+        )
+        quba = summary["quba"]
+        assert list(quba["missing"]) == ["adversarial_robustness"] and quba["score"] is None
+        assert why in quba["missing"]["adversarial_robustness"]
+        assert quba["missing"]["adversarial_robustness"].endswith(
+            "evaluate --adversarial N --attack-convention hesse2025"
+        )
+        assert summary["adversarial"] == {**attacks, "autoattack": {"autoattack-linf": linf}}  # recorded as it was
+        assert summary["quba_autoattack"] == ours["quba_autoattack"]

@@ -263,3 +263,19 @@ def test_a_models_file_line_gives_its_model_its_own_detector_statistics(tmp_path
     before = _fingerprint(own, {})
     Path("a.safetensors").write_bytes(b"statistics of model a, fitted again")
     assert _fingerprint(own, {}) != before
+
+
+def test_the_attack_convention_is_part_of_a_sweeps_fingerprint(tmp_path, monkeypatch):
+    """A sweep attacked under one convention is not taken as done for the other: the options a run's results
+    depend on (and so every model's fingerprint) name the attack convention."""
+    from imagenet_suite.inference.suite_options import SuiteOptions
+    from imagenet_suite.inference.sweep import _fingerprint, result_options
+
+    monkeypatch.chdir(tmp_path)
+    Path("zoo.txt").write_text("timm:test_resnet weights=none\n")
+    (entry,) = read_models_file("zoo.txt")
+    hesse, pixel = (SuiteOptions(adversarial=8, attack_convention=name) for name in ("hesse2025", "pixel"))
+    assert result_options(hesse)["attack_convention"] == "hesse2025" == SuiteOptions(adversarial=8).attack_convention
+    assert result_options(pixel)["attack_convention"] == "pixel"
+    fingerprints = {_fingerprint(entry, {"options": result_options(o)}) for o in (hesse, pixel)}
+    assert len(fingerprints) == 2

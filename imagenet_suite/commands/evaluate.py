@@ -21,6 +21,7 @@ from ._flags import rename
 from .predict import add_zero_shot_arguments, resolve_device, state_weights, zero_shot_options
 
 BENCHMARK_NAMES = ("openood-v1.5-imagenet",)  # imagenet_suite.scoring.benchmarks.BENCHMARKS, without importing torch
+ATTACK_CONVENTIONS = ("hesse2025", "pixel")  # imagenet_suite.scoring.metrics.quba.ATTACK_CONVENTIONS, without NumPy
 
 
 def register(subparsers) -> None:
@@ -82,6 +83,14 @@ def register(subparsers) -> None:
         help="attacks on those images, comma-separated (default: fgsm,pgd): fgsm, pgd (Beyond Accuracy, L-inf 8/255), "
         "autoattack-linf, autoattack-l2, autoattack-l1 (AutoAttack standard at eps 4/255, 2.0, 75: Heuillet et al. "
         "2025; needs imagenet-suite[autoattack]); NAME:eps=VALUE sets an AutoAttack radius, e.g. autoattack-linf:eps=8/255",
+    )
+    parser.add_argument(
+        "--attack-convention",
+        choices=ATTACK_CONVENTIONS,
+        default="hesse2025",
+        help="where FGSM and PGD perturb: hesse2025 (default) = the model's normalised inputs clamped to [0,1], as "
+        "Beyond Accuracy's code (Hesse et al. 2025), the scale of QUBA's mu/sigma; pixel = [0,1] pixel space (a "
+        "robustness claim's threat model; no QUBA adversarial dimension). AutoAttack always runs in pixels",
     )
     parser.add_argument(
         "--protocol",
@@ -252,6 +261,7 @@ def suite_options(args):
         adversarial=args.adversarial,
         adversarial_seed=args.adversarial_seed,
         attacks=args.attacks,
+        attack_convention=args.attack_convention,
         allow_partial=args.allow_partial,
         executor=args.executor,
         ray_address=args.ray_address,

@@ -4,11 +4,14 @@ and PGD (and AutoAttack), model in the loop.
 Its code (visinf/beyond-accuracy) runs ``torchattacks==3.5.1`` with ``torchattacks.FGSM(model, eps=8/255)`` and
 ``torchattacks.PGD(model, eps=8/255, alpha=2/255, steps=10, random_start=True)`` (L-inf, untargeted,
 cross-entropy) and reports ``AR = GM(FGSM-A / A, PGD-A / A)``, where A is the clean accuracy on the
-same images. The attacks here are exactly those calls, with one documented change: the threat model
-is defined in [0, 1] pixel space (Hesse et al. fed already-normalised tensors to torchattacks). An image
-is the model's own eval preprocessing *without* its final Normalize (resize, crop, to-tensor; the
-dataset protocol's steps first, as in ``predict``), and :class:`PixelSpaceModel` applies that
-Normalize inside the attacked module, so eps, alpha and the [0, 1] clamp are in pixels.
+same images. The attacks here are exactly those calls. Where they perturb is the attack convention
+(``AttackOptions.attack_convention``, :mod:`~imagenet_suite.inference.attack_space`): ``hesse2025`` (the
+default) attacks the normalised tensors the model's eval transform yields, as their code does, clamped to
+[0, 1] by torchattacks: the scale of QUBA's μ/σ; ``pixel`` attacks in [0, 1] pixel space, the model's
+Normalize inside the attacked module (:class:`PixelSpaceModel`), so eps, alpha and the clamp are in pixels.
+An image is read as the model's own eval preprocessing *without* its final Normalize (resize, crop,
+to-tensor; the dataset protocol's steps first, as in ``predict``); ``hesse2025`` applies that Normalize
+on the device (the same float32 operations).
 
 Rows: a seeded, class-stratified subset of ``n`` rows of the split (:func:`stratified_subset`; all
 rows when ``n`` is at least the split's size), in dataset order, cut into batches of ``batch_size``.
@@ -26,7 +29,9 @@ only the batches it lacks.
 Determinism: PGD's random start draws from torch's global RNG. Batch ``i`` is attacked under
 ``torch.manual_seed(seed + i)`` inside ``torch.random.fork_rng`` (the caller's RNG state is kept), and
 AutoAttack with ``seed + i``, so a result depends on ``seed`` and ``batch_size`` but not on the number
-of workers, on resuming or on earlier RNG use.
+of workers, on resuming or on earlier RNG use. (Beyond Accuracy's ``eval.py`` seeds torch once per
+process, so its random starts depend on all that was drawn before; on one batch seeded just before, the
+draw is the same.)
 On CUDA, bit-identical reruns also need deterministic kernels (``torch.use_deterministic_algorithms``);
 otherwise a rare gradient sign may differ.
 
@@ -37,16 +42,14 @@ gives AR = 0, like ``scipy.stats.mstats.gmean`` in Beyond Accuracy's code.
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
@@ -56,6 +59,8 @@ from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
 from ..scoring.metrics.classification import Fraction
 from ..scoring.outputs import load_torch_file
+from .adversarial_rows import ids_and_labels, stratified_subset
+from .attack_space import HESSE2025, PIXEL, PixelSpaceModel, check_attack_convention, pixel_space
 from .autoattack import (
     DEFAULT_ATTACKS,
     FGSM,
@@ -67,17 +72,13 @@ from .autoattack import (
     check_budget,
     parse_attacks,
 )
-from .models import LoadedModel, Transform, weights_digest
+from .models import LoadedModel, weights_digest
 from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
 from .resume import drop_if_empty, missing_chunks, partial_folder, remove_partial, write_chunk
 
 EPS = 8 / 255
 ALPHA = 2 / 255
 STEPS = 10
-NUM_CLASSES = 1000
-# Protocol keys that evaluate a dataset in another label space than 1000-way argmax (ImageNet-A/R,
-# ObjectNet, the 16-class sets): the attacks here are defined on 1000-way argmax and CE only.
-OTHER_LABEL_SPACES = ("class_subset", "class_mapping", "decision_mapping")
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,9 +88,10 @@ class AdversarialResult:
     ``ids`` are the attacked rows (dataset order); ``labels`` their 1000-way labels; ``clean_correct`` and
     ``correct[label]`` (per attack, its :attr:`~imagenet_suite.inference.autoattack.AttackSpec.label`:
     ``fgsm``, ``pgd``, ``autoattack-linf``, ...) are bool tensors aligned with ``ids``. The FGSM/PGD
-    settings (``eps``, ``alpha``, ``steps``, ``random_start``; eps and alpha in [0, 1] pixel units), each
-    AutoAttack's record (``autoattack[label]``: norm, eps, version, iterations, queries, library) and what
-    the random starts depend on (``seed``, ``batch_size``) label the result.
+    settings (``eps``, ``alpha``, ``steps``, ``random_start``; in units of the tensor attacked, which
+    ``attack_convention`` says: ``hesse2025`` the normalised one, ``pixel`` [0, 1] pixels), each
+    AutoAttack's record (``autoattack[label]``: norm, eps, version, iterations, queries, library; always in
+    pixels) and what the random starts depend on (``seed``, ``batch_size``) label the result.
     """
 
     ids: tuple[str, ...]
@@ -103,6 +105,7 @@ class AdversarialResult:
     seed: int
     batch_size: int
     autoattack: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    attack_convention: str = HESSE2025
 
     @property
     def clean(self) -> Fraction:
@@ -147,9 +150,9 @@ class AdversarialResult:
             return math.nan
         return adversarial_robustness(self.clean.value, self.fgsm.value, self.pgd.value)
 
-    def summary(self) -> dict[str, float | int | bool]:
+    def summary(self) -> dict[str, float | int | bool | str]:
         """The scalars (accuracies; with FGSM and PGD their ratios and AR) and the attack settings, for a report."""
-        found: dict[str, float | int | bool] = {"rows": len(self.ids), "clean_accuracy": self.clean.value}
+        found: dict[str, float | int | bool | str] = {"rows": len(self.ids), "clean_accuracy": self.clean.value}
         found |= {f"{label}_accuracy": self.accuracy(label).value for label in self.correct}
         if FGSM in self.correct and PGD in self.correct:
             found |= {
@@ -164,6 +167,7 @@ class AdversarialResult:
             "random_start": self.random_start,
             "seed": self.seed,
             "batch_size": self.batch_size,
+            "attack_convention": self.attack_convention,
         }
 
 
@@ -185,102 +189,6 @@ def adversarial_robustness(clean: float, fgsm: float, pgd: float) -> float:
     return math.sqrt((fgsm / clean) * (pgd / clean))
 
 
-def stratified_subset(labels: Sequence[int], n: int, seed: int) -> list[int]:
-    """Sorted row positions of a seeded, class-stratified subset of ``n`` rows.
-
-    Per-class counts are as equal as ``n`` and the class sizes allow (a class smaller than its share
-    gives all its rows; the rest is spread over the others). Which classes get the rows that do not
-    divide evenly, and which rows of a class are taken, are drawn from ``np.random.default_rng(seed)``
-    (the same on every platform). ``n`` at least the number of rows gives every row.
-    """
-    if n < 1:
-        raise ConfigError(f"the adversarial subset needs at least 1 row, got {n}")
-    labels = np.asarray(labels, dtype=np.int64)
-    if n >= len(labels):
-        return list(range(len(labels)))
-    _, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
-    rng = np.random.default_rng(seed)
-    preference = rng.permutation(len(counts))  # classes early in it get the rows that do not divide evenly
-    quota = _quotas(counts, n, preference)
-    by_class = np.argsort(inverse, kind="stable")  # row positions grouped by class, dataset order within
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    chosen = [rng.permutation(by_class[starts[c] : starts[c + 1]])[: quota[c]] for c in range(len(counts))]
-    return sorted(int(position) for position in np.concatenate(chosen))
-
-
-def _quotas(counts: np.ndarray, n: int, preference: np.ndarray) -> np.ndarray:
-    """Rows per class summing to ``n`` (< counts.sum()): the highest level every class fills up to,
-    plus one more row for the first classes in ``preference`` that still have rows."""
-    low, high = 0, int(counts.max())
-    while low < high:
-        middle = (low + high + 1) // 2
-        if int(np.minimum(counts, middle).sum()) <= n:
-            low = middle
-        else:
-            high = middle - 1
-    quota = np.minimum(counts, low)
-    left = n - int(quota.sum())
-    quota[[c for c in preference if counts[c] > low][:left]] += 1
-    return quota
-
-
-class PixelSpaceModel(nn.Module):
-    """``model((x - mean) / std)`` for images ``x`` in [0, 1]: the model's Normalize moved inside it."""
-
-    def __init__(self, model: nn.Module, mean: Sequence[float], std: Sequence[float]):
-        super().__init__()
-        self.model = model
-        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1), persistent=False)
-        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1), persistent=False)
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return self.model((images - self.mean) / self.std)
-
-
-def pixel_space(loaded: LoadedModel) -> tuple[LoadedModel, tuple[float, ...], tuple[float, ...]]:
-    """``loaded`` with a preprocessing that stops before its final Normalize (images in [0, 1]), and
-    that Normalize's mean and std.
-
-    Understands timm's ``create_transform`` (a Compose ending in Normalize) and torchvision's weights
-    transforms (``ImageClassification``, with ``mean``/``std``); anything else is a ConfigError. The
-    data config's mean/std become 0/1 too, so a protocol's resize without centre crop (built from the
-    data config) also stays in pixels.
-    """
-    transform, mean, std = _without_normalize(loaded.transform)
-    if transform is None:
-        raise ConfigError(
-            f"model {loaded.spec!r}: its preprocessing ({type(loaded.transform).__name__}) does not end in a "
-            "Normalize, so the attack cannot run in [0, 1] pixel space"
-        )
-    config = loaded.data_config
-    if config is not None:
-        config = {**config, "mean": (0.0,) * len(mean), "std": (1.0,) * len(std)}
-    return replace(loaded, transform=transform, data_config=config), mean, std
-
-
-def _without_normalize(transform: Any) -> tuple[Transform | None, tuple[float, ...], tuple[float, ...]]:
-    from torchvision import transforms
-    from torchvision.transforms._presets import ImageClassification
-
-    if isinstance(transform, transforms.Compose) and transform.transforms:
-        *steps, last = transform.transforms
-        if isinstance(last, transforms.Normalize):
-            return transforms.Compose(steps), _floats(last.mean), _floats(last.std)
-        inner, mean, std = _without_normalize(last)
-        if inner is not None:
-            return transforms.Compose([*steps, inner]), mean, std
-    elif isinstance(transform, ImageClassification):  # resize, crop, to float, normalize (mean, std)
-        mean, std = _floats(transform.mean), _floats(transform.std)
-        pixels = copy.copy(transform)
-        pixels.mean, pixels.std = [0.0] * len(mean), [1.0] * len(std)  # x - 0 and x / 1 are exact
-        return pixels, mean, std
-    return None, (), ()
-
-
-def _floats(values: Any) -> tuple[float, ...]:
-    return tuple(float(v) for v in torch.as_tensor(values).flatten().tolist())
-
-
 @dataclass(frozen=True)
 class AttackOptions:
     """Which images :func:`adversarial_accuracy` attacks, with which attacks, and how it runs.
@@ -298,9 +206,14 @@ class AttackOptions:
             (:func:`~imagenet_suite.inference.autoattack.parse_attacks`; ``fgsm``, ``pgd``,
             ``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1``), default ``("fgsm", "pgd")``.
             Stored as :class:`~imagenet_suite.inference.autoattack.AttackSpec`.
-        eps: the L∞ radius of FGSM and PGD, in [0, 1] pixel units (default 8/255).
-        alpha: PGD's step size, in [0, 1] pixel units (default 2/255).
+        eps: the L∞ radius of FGSM and PGD (default 8/255), in units of the tensor ``attack_convention``
+            attacks: normalised values (``hesse2025``) or [0, 1] pixels (``pixel``); in [0, 1].
+        alpha: PGD's step size, in the same units (default 2/255).
         steps: PGD's number of steps, 0 or more (default 10).
+        attack_convention: where FGSM and PGD perturb (:mod:`~imagenet_suite.inference.attack_space`):
+            ``hesse2025`` (default), the normalised tensors the model's eval transform yields, clamped to
+            [0, 1], as Beyond Accuracy's code (the scale of QUBA's μ/σ); ``pixel``, [0, 1] pixel space with
+            the model's Normalize inside the attacked module. AutoAttack always runs in pixels.
         autoattack_iterations: AutoAttack's APGD-CE, APGD-T and FAB-T iterations (standard: 100; at
             least 5). Fewer: a quick, weaker check, recorded with the result.
         autoattack_queries: AutoAttack's Square queries (standard: 5000; at least 1).
@@ -331,6 +244,7 @@ class AttackOptions:
     eps: float = EPS
     alpha: float = ALPHA
     steps: int = STEPS
+    attack_convention: str = HESSE2025
     autoattack_iterations: int = ITERATIONS
     autoattack_queries: int = QUERIES
     device: str | torch.device = "cpu"
@@ -351,7 +265,8 @@ class AttackOptions:
         for name in ("eps", "alpha"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                raise ConfigError(f"{param(name)} must be a number in [0, 1] (pixel units), got {value!r}")
+                raise ConfigError(f"{param(name)} must be a number in [0, 1], got {value!r}")
+        check_attack_convention(self.attack_convention)
         object.__setattr__(self, "attacks", parse_attacks(self.attacks))
         check_budget(self.autoattack_iterations, self.autoattack_queries)
 
@@ -378,9 +293,11 @@ def adversarial_accuracy(
 
     FGSM is ``torchattacks.FGSM(m, eps=eps)``, PGD ``torchattacks.PGD(m, eps=eps, alpha=alpha,
     steps=steps, random_start=True)``, AutoAttack its authors' ``AutoAttack(m, norm, eps,
-    version='standard')`` (:mod:`~imagenet_suite.inference.autoattack`), with ``m`` the model behind its
-    own Normalize (:class:`PixelSpaceModel`) and the settings of ``options`` (:class:`AttackOptions`);
-    labels are the dataset's 1000-way ``label`` column. Each batch is predicted clean, then attacked by
+    version='standard')`` (:mod:`~imagenet_suite.inference.autoattack`), with the settings of ``options``
+    (:class:`AttackOptions`). FGSM and PGD: under ``attack_convention="hesse2025"`` ``m`` is the model
+    itself and the images its eval transform's normalised tensors (Beyond Accuracy's code); under
+    ``"pixel"`` ``m`` is the model behind its own Normalize (:class:`PixelSpaceModel`) and the images
+    [0, 1] pixels, as for AutoAttack always. Labels are the dataset's 1000-way ``label`` column. Each batch is predicted clean, then attacked by
     each attack in turn. The model is in eval mode and its parameters do not require grad during the run
     (both restored afterwards); gradients are taken with respect to the images only. With
     ``options.resume`` each finished batch's flags are kept there until the run finishes.
@@ -399,8 +316,9 @@ def adversarial_accuracy(
     folder = dataset if isinstance(dataset, DatasetFolder) else DatasetFolder(dataset)
     config = folder.resolve_config(config)
     split = folder.resolve_split(config, split)
-    ids, labels = _ids_and_labels(folder, config, split)
-    pixel_loaded, mean, std = pixel_space(loaded)
+    ids, labels = ids_and_labels(folder, config, split)
+    pixels_needed = options.attack_convention == PIXEL or bool(autoattacks)
+    pixel_loaded, mean, std = pixel_space(loaded, required=pixels_needed)
     positions = stratified_subset(labels.tolist(), options.n, options.seed)
     units = split_units(folder, config, split, options.batch_size, positions)
     chosen_ids = [ids[p] for p in positions]
@@ -437,6 +355,7 @@ def adversarial_accuracy(
         seed=options.seed,
         batch_size=options.batch_size,
         autoattack=records,
+        attack_convention=options.attack_convention,
     )
 
 
@@ -518,12 +437,18 @@ class BatchAttack(Protocol):
 @dataclass(frozen=True)
 class Torchattack:
     """A torchattacks attack as a :class:`BatchAttack`; ``seeded``: run under ``torch.manual_seed(seed)``
-    inside ``fork_rng`` (PGD's random start; the caller's RNG state is kept)."""
+    inside ``fork_rng`` (PGD's random start; the caller's RNG state is kept); ``normalised`` (the
+    ``hesse2025`` convention): the [0, 1] images become the tensors the model's eval transform yields
+    (``model.normalise``, ``model`` a :class:`PixelSpaceModel`), which ``attack``, made on the bare model,
+    perturbs and the bare model predicts."""
 
     attack: Any
     seeded: bool = False
+    normalised: bool = False
 
     def __call__(self, model: nn.Module, images: torch.Tensor, labels: torch.Tensor, seed: int) -> torch.Tensor:
+        if self.normalised:
+            images, model = model.normalise(images), model.model
         if not self.seeded:
             return _predict(model, self.attack(images, labels)) == labels
         cuda = list(range(torch.cuda.device_count())) if images.device.type == "cuda" else []
@@ -533,16 +458,20 @@ class Torchattack:
         return _predict(model, adversarial) == labels
 
 
-def _batch_attacks(model: nn.Module, options: AttackOptions) -> list[BatchAttack]:
-    """``options.attacks`` as :class:`BatchAttack` s against ``model``, in order."""
+def _batch_attacks(model: PixelSpaceModel, options: AttackOptions) -> list[BatchAttack]:
+    """``options.attacks`` as :class:`BatchAttack` s against ``model``, in order (FGSM and PGD against the
+    bare model under the ``hesse2025`` convention)."""
     import torchattacks
 
     autoattacks = options.autoattacks
+    normalised = options.attack_convention == HESSE2025
+    target = model.model if normalised else model
     made: dict[str, BatchAttack] = {
-        FGSM: Torchattack(torchattacks.FGSM(model, eps=options.eps)),
+        FGSM: Torchattack(torchattacks.FGSM(target, eps=options.eps), normalised=normalised),
         PGD: Torchattack(
-            torchattacks.PGD(model, eps=options.eps, alpha=options.alpha, steps=options.steps, random_start=True),
+            torchattacks.PGD(target, eps=options.eps, alpha=options.alpha, steps=options.steps, random_start=True),
             seeded=True,
+            normalised=normalised,
         ),
     }
     return [made[spec.name] if spec.norm is None else autoattacks[spec.label] for spec in options.attacks]
@@ -597,6 +526,7 @@ def _manifest(
         "batch_size": options.batch_size,
         "attacks": [spec.label for spec in options.attacks],
         "fgsm_pgd": {"eps": options.eps, "alpha": options.alpha, "steps": options.steps, "random_start": True},
+        "attack_convention": options.attack_convention,
         "autoattack": {label: dict(record) for label, record in autoattacks.items()},
     }
 
@@ -627,33 +557,6 @@ def _inputs_only(model: nn.Module) -> Iterator[None]:
             parameter.requires_grad_(flag)
         for module, training in modules:
             module.training = training
-
-
-def _ids_and_labels(folder: DatasetFolder, config: str, split: str) -> tuple[list[str], torch.Tensor]:
-    """The split's ids and 1000-way labels (ConfigError naming the dataset when it has none)."""
-    where = f"{folder.name} ({folder.path}) config {config!r}"
-    label = folder.config_info(config)["features"].get("label")
-    if not isinstance(label, dict) or label.get("_type") != "ClassLabel":
-        raise ConfigError(f"{where} has no 'label' column: the adversarial attacks need the 1000-way ImageNet label")
-    if len(label.get("names") or []) != NUM_CLASSES:
-        raise ConfigError(f"{where}: its 'label' has {len(label.get('names') or [])} classes, not ImageNet's 1000")
-    other = [key for key in OTHER_LABEL_SPACES if folder.protocol(config).get(key)]
-    if other:
-        raise ConfigError(
-            f"{where} is scored in another label space (protocol {other[0]!r}); the adversarial attacks "
-            "are defined on 1000-way argmax (Beyond Accuracy, Hesse et al. 2025: ImageNet val)"
-        )
-    if "image" not in folder.column_names(config):
-        raise ConfigError(f"{where} has no 'image' column to attack")
-    table = folder.read_table(config, split, ["id", "label"])
-    labels = torch.tensor(table.column("label").to_pylist(), dtype=torch.int64)
-    if len(labels) == 0:
-        raise ConfigError(f"{where} split {split!r} has no rows to attack")
-    outside = ((labels < 0) | (labels >= NUM_CLASSES)).nonzero()
-    if len(outside):
-        row = int(outside[0, 0])
-        raise ConfigError(f"{where} split {split!r}: row {row} has label {int(labels[row])}, outside 0..999")
-    return table.column("id").to_pylist(), labels
 
 
 __all__ = [

@@ -1,12 +1,18 @@
 """adversarial.json of a run folder (the attacks of :func:`~imagenet_suite.inference.evaluate.run_suite`): whether it
 holds an attack's accuracy measured with the settings asked for now (:func:`attack_recorded`), the record with new
 accuracies added to those it holds (:func:`adversarial_record`), and its attacks in one line (:func:`attack_text`).
+
+The record's key (``requested_rows``, ``seed``, ``batch_size``, ``attack_convention``) says which run it can
+serve: ``evaluate`` reuses a file only when all four match (a file without ``attack_convention``, written
+before conventions were recorded, is of the ``pixel`` one).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..scoring.summary.quba import attack_convention_of
+from .attack_space import HESSE2025
 from .autoattack import ITERATIONS, QUERIES, AttackSpec
 
 
@@ -27,6 +33,11 @@ FGSM_PGD_TEXT = {
     "fgsm": "FGSM eps=8/255",
     "pgd": "PGD eps=8/255 alpha=2/255 steps=10 random_start",
 }
+CONVENTION_TEXT = {
+    HESSE2025: "on the normalised inputs, clamped to [0,1] (hesse2025: Beyond Accuracy's code)",
+    "pixel": "in [0,1] pixel space (pixel)",
+}
+"""How FGSM and PGD met the images, by attack convention, in :func:`attack_text`."""
 
 
 def adversarial_record(
@@ -57,10 +68,14 @@ def adversarial_record(
 
 def attack_text(record: dict[str, Any], autoattack: dict[str, Any]) -> str:
     """The attacks of an adversarial.json in one line (``attack``), e.g. ``torchattacks FGSM eps=8/255; PGD
-    eps=8/255 alpha=2/255 steps=10 random_start, inputs in [0,1]``."""
+    eps=8/255 alpha=2/255 steps=10 random_start on the normalised inputs, clamped to [0,1] (hesse2025:
+    Beyond Accuracy's code)``; AutoAttack's then end with ``, inputs in [0,1]``."""
     parts = [text for name, text in FGSM_PGD_TEXT.items() if f"{name}_accuracy" in record]
     if parts:
         parts[0] = "torchattacks " + parts[0]
+        parts[-1] += " " + CONVENTION_TEXT[attack_convention_of(record)]
+    if not autoattack:
+        return "; ".join(parts)
     for label in sorted(autoattack):
         entry = autoattack[label]
         budget = (
@@ -74,4 +89,11 @@ def attack_text(record: dict[str, Any], autoattack: dict[str, Any]) -> str:
     return "; ".join(parts) + ", inputs in [0,1]"
 
 
-__all__ = ["AUTOATTACK_SETTINGS", "FGSM_PGD_TEXT", "adversarial_record", "attack_recorded", "attack_text"]
+__all__ = [
+    "AUTOATTACK_SETTINGS",
+    "CONVENTION_TEXT",
+    "FGSM_PGD_TEXT",
+    "adversarial_record",
+    "attack_recorded",
+    "attack_text",
+]

@@ -13,10 +13,11 @@ A *run folder* holds everything one model's evaluation produced::
                                       which images each outputs file holds, by sha256, so that an image held by
                                       several splits is predicted once (:mod:`~imagenet_suite.inference.store`)
     RUN_DIR/reports/<key>.json        the score report per dataset split
-    RUN_DIR/adversarial.json          the attacks' accuracies (with --adversarial N; FGSM/PGD, AutoAttack with
-                                      --attack; reused for the same N, seed, batch size and ImageNet-val
-                                      build, only the attacks it lacks run; adversarial.partial/ keeps the
-                                      finished batches of a run that stopped)
+    RUN_DIR/adversarial.json          the attacks' accuracies (with --adversarial N; FGSM/PGD under
+                                      --attack-convention, AutoAttack with --attack; reused for the same N,
+                                      seed, batch size, attack convention and ImageNet-val build, only the
+                                      attacks it lacks run; adversarial.partial/ keeps the finished batches
+                                      of a run that stopped)
     RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "weights_source",
                                        "params", "imagenet_suite", "hierarchy", "datasets": {key: report +
                                        "provenance"}, "skipped": {key: reason}, "summary": {...}}
@@ -95,6 +96,7 @@ from ..scoring.summary.intervals import (
     write_uncertainty,
 )
 from ..scoring.summary.json_schema import read_json
+from ..scoring.summary.quba import attack_convention_of
 from ..scoring.summary.reports import ID_DATASET
 from ..scoring.summary.suite import suite_summary
 from ..scoring.summary.suite_json import SUITE_FORMAT, SUITE_JSON
@@ -219,7 +221,9 @@ def run_suite(
                 f"{param('adversarial')} attacks ImageNet-val images: add a built imagenet_val folder to "
                 f"{param('datasets')}"
             )
-        attacks = run.adversarial(id_target, options.adversarial, options.adversarial_seed, options.attacks)
+        attacks = run.adversarial(
+            id_target, options.adversarial, options.adversarial_seed, options.attacks, options.attack_convention
+        )
     params = manifest["params"]
     summary = suite_summary(
         reports, params_millions=params / 1e6, adversarial=attacks, allow_partial=options.allow_partial
@@ -450,19 +454,21 @@ class _Run:
         )
 
     def adversarial(
-        self, id_target: SuiteTarget, rows: int, seed: int, attacks: Sequence[AttackSpec]
+        self, id_target: SuiteTarget, rows: int, seed: int, attacks: Sequence[AttackSpec], convention: str
     ) -> dict[str, Any]:
-        """The attacks' accuracies on ``rows`` seeded, class-stratified val images: adversarial.json, where
-        the attacks it lacks are added (all of them when it was measured on another subset or build)."""
+        """The attacks' accuracies on ``rows`` seeded, class-stratified val images under the attack
+        ``convention``: adversarial.json, where the attacks it lacks are added (all of them when it was
+        measured on another subset, build or convention)."""
         from .adversarial import AttackOptions, adversarial_accuracy
 
         path = self.run_dir / ADVERSARIAL_JSON
         batch_size = min(self.options.batch_size, 64)  # the random starts are seeded per batch: part of the key
-        key = {"requested_rows": rows, "seed": seed, "batch_size": batch_size}
+        key = {"requested_rows": rows, "seed": seed, "batch_size": batch_size, "attack_convention": convention}
         build = dataset_build(id_target)
         recorded = None
         if path.is_file():  # checked by check_run_folder
             found = read_json(path, ADVERSARIAL_JSON)
+            found = {**found, "attack_convention": attack_convention_of(found)}  # none recorded: pixel space
             same = all(found.get(name) == value for name, value in key.items())
             if same and found.get("dataset") is not None and same_build(found["dataset"], build):
                 recorded = found
@@ -473,6 +479,7 @@ class _Run:
                 seed=seed,
                 batch_size=batch_size,
                 attacks=tuple(specs),
+                attack_convention=convention,
                 device=self.options.device,
                 resume=self.run_dir / ADVERSARIAL_PARTIAL,
                 progress=self.options.progress,

@@ -21,6 +21,7 @@ from ..scoring.evaluation.options import LCA_DISTANCES, LcaOptions
 from ..scoring.evaluation.preprocessing import DEFAULT_PROTOCOLS, check_protocols
 from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.summary.reports import ID_DATASET
+from .attack_space import HESSE2025, check_attack_convention
 from .autoattack import DEFAULT_ATTACKS, AttackSpec, library_version, parse_attacks
 from .benchmark import benchmark_targets
 from .predict import PredictOptions
@@ -52,6 +53,11 @@ class SuiteOptions:
             :mod:`~imagenet_suite.inference.autoattack`): ``fgsm``, ``pgd`` (Beyond Accuracy's; the
             default), ``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1`` (Heuillet et al. 2025's
             AutoAttack "standard" at ε 4/255, 2.0, 75). Only with ``adversarial``.
+        attack_convention: where FGSM and PGD perturb (:mod:`~imagenet_suite.inference.attack_space`):
+            ``hesse2025`` (the default; the normalised tensors the model's eval transform yields, clamped to
+            [0, 1], as Beyond Accuracy's code: the scale of QUBA's μ/σ) or ``pixel`` ([0, 1] pixel space:
+            a robustness claim's threat model; no QUBA adversarial dimension then). Only with
+            ``adversarial``. AutoAttack always runs in pixels.
         allow_partial: compute QUBA dimensions from partial inputs too (C-robustness from fewer than the
             75 ImageNet-C sets), listed in ``summary.quba.partial``; False: such a dimension is missing
             and there is no QUBA score.
@@ -104,6 +110,7 @@ class SuiteOptions:
     adversarial: int = 0
     adversarial_seed: int = 0
     attacks: tuple[AttackSpec | str, ...] = DEFAULT_ATTACKS
+    attack_convention: str = HESSE2025
     allow_partial: bool = False
     executor: str = "local"
     ray_address: str | None = None
@@ -126,6 +133,11 @@ class SuiteOptions:
         object.__setattr__(self, "attacks", parse_attacks(self.attacks))
         if not self.adversarial and self.attacks != parse_attacks(DEFAULT_ATTACKS):
             raise ConfigError(f"{param('attacks')} is only used with {param('adversarial')} N (images to attack)")
+        check_attack_convention(self.attack_convention)
+        if not self.adversarial and self.attack_convention != HESSE2025:
+            raise ConfigError(
+                f"{param('attack_convention')} is only used with {param('adversarial')} N (images to attack)"
+            )
         check_limit("num_proc", self.num_proc)
         check_limit("bootstrap", self.bootstrap)
         _at_least("bootstrap_seed", self.bootstrap_seed, 0, "must be 0 or more")

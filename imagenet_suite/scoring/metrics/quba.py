@@ -58,6 +58,19 @@ QUBA_STD = np.array(
 )
 QUBA_SIGNS = np.array([1, 1, 1, 1, -1, 1, 1, 1, -1], dtype=float)
 DEFAULT_WEIGHTS: dict[str, float] = dict(zip(DIMENSIONS, (1, 1 / 3, 1 / 3, 1 / 3, 1, 1, 1 / 2, 1 / 2, 1), strict=True))
+ATTACK_CONVENTIONS: dict[str, str] = {
+    "hesse2025": "FGSM/PGD on the model's normalised inputs (its eval transform, Normalize included), "
+    "the attacked tensor clamped to [0,1]: Beyond Accuracy's code (Hesse et al. 2025)",
+    "pixel": "FGSM/PGD in [0,1] pixel space (the model's Normalize inside the attacked module)",
+}
+"""Where FGSM and PGD perturb (``evaluate --attack-convention``; recorded as ``attack_convention`` in
+adversarial.json): the tensors Beyond Accuracy's dataloader yields (already normalised by the weights'
+transforms; ε 8/255 and torchattacks' [0, 1] clamp then act on normalised values), or [0, 1] pixels (the
+threat model of robustness claims)."""
+QUBA_ATTACK_CONVENTION = "hesse2025"
+"""The attack convention of the adversarial dimension's μ/σ (0.186/0.111 over the paper's 326 models): its
+code's. An adversarial robustness measured under another convention is on another scale and is no QUBA
+dimension."""
 
 
 def quba_weights(weights: Mapping[str, float] | None = None) -> np.ndarray:

@@ -3,7 +3,8 @@
 The heading names the model and its weights: the weights tag the spec resolved to, where the weights
 came from and their sha256 (:func:`~imagenet_suite.scoring.summary.suite_json.weights_label`). Sections: the
 QUBA dimensions (value, signed z-score, weight, source reports; missing dimensions with what they need)
-and score; QUBA with AutoAttack (Table 8) when the run has it; the headline accuracy per dataset; ImageNet-C
+and score; QUBA with AutoAttack (Table 8) when the run has it; the attacks (their convention, accuracies and
+ratios to the clean accuracy) when the run has them; the headline accuracy per dataset; ImageNet-C
 mCE; NINCO; ReaL, ASMA, LCA; the 95 % intervals (how they were computed, and which numbers have none and
 why); skipped datasets; the hierarchy of the LCA distances; the dataset builds each report read. A number
 with a bootstrap interval (``summary.uncertainty.ci95``) is shown as ``value [low, high]``. Plots
@@ -20,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from ...files import atomic_write_bytes
-from ..metrics.quba import DIMENSIONS, quba_z_scores
+from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTION, quba_z_scores
 from ..summary.intervals import number_path
+from ..summary.quba import attack_convention_of, geometric_mean
 from ..summary.suite_json import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
@@ -112,6 +114,39 @@ def quba_autoattack_section(variant: Mapping[str, Any] | None) -> list[str]:
         partial = " — partial" if variant.get("partial") else ""
         return lines + [f"**QUBA score (AutoAttack): {variant['score']:.3f}{partial}**", ""]
     return lines + ["No score; missing:", ""] + [f"- `{n}`: {why}" for n, why in variant["missing"].items()] + [""]
+
+
+def adversarial_section(adversarial: Mapping[str, Any] | None) -> list[str]:
+    """The attacks of ``summary.adversarial``: where FGSM and PGD perturbed (the attack convention), each
+    attack's accuracy and its ratio to the clean accuracy of the same images, and Beyond Accuracy's AR,
+    said to be QUBA's adversarial dimension only under its convention."""
+    if not adversarial:
+        return []
+    convention = attack_convention_of(adversarial)
+    clean = adversarial["clean_accuracy"]
+    lines = [
+        "## Adversarial attacks",
+        "",
+        f"{adversarial['rows']} ImageNet-val images (seed {adversarial['seed']}, batches of "
+        f"{adversarial['batch_size']}); FGSM/PGD attack convention `{convention}`: {ATTACK_CONVENTIONS[convention]}"
+        + ("" if "attack_convention" in adversarial else " (not recorded: an older imagenet-suite's file)")
+        + ". AutoAttack runs in [0,1] pixels.",
+        "",
+    ]
+    accuracies = {name: adversarial.get(f"{name}_accuracy") for name in ("fgsm", "pgd")}
+    accuracies |= {label: entry["accuracy"] for label, entry in (adversarial.get("autoattack") or {}).items()}
+    rows = [("clean", clean, None)]
+    rows += [(name, value, value / clean if clean else None) for name, value in accuracies.items() if value is not None]
+    lines += table(("attack", "accuracy", "/ clean accuracy"), rows)
+    if accuracies["fgsm"] is None or accuracies["pgd"] is None or not clean:
+        return lines
+    robustness = geometric_mean([accuracies["fgsm"] / clean, accuracies["pgd"] / clean])
+    role = (
+        "QUBA's adversarial robustness"
+        if convention == QUBA_ATTACK_CONVENTION
+        else f"not a QUBA dimension: QUBA's mu/sigma are of the `{QUBA_ATTACK_CONVENTION}` convention"
+    )
+    return [*lines, f"AR = GM(FGSM-A / A, PGD-A / A) = {robustness:.4g} ({role})", ""]
 
 
 def other_sections(summary: Mapping[str, Any]) -> list[str]:
@@ -296,6 +331,7 @@ def suite_markdown(suite: Mapping[str, Any]) -> str:
     ]
     lines += quba_section(summary["quba"], Intervals(summary))
     lines += quba_autoattack_section(summary.get("quba_autoattack"))
+    lines += adversarial_section(summary.get("adversarial"))
     lines += other_sections(summary)
     lines += benchmark_sections(summary.get("benchmarks"))
     lines += uncertainty_section(summary)

@@ -3,7 +3,9 @@ Table 8 variant with AutoAttack as the adversarial dimension.
 
 :func:`quba_dimensions` gives each dimension either its value (``{"value", "sources", "note"}``) or what it
 needs (the table of :mod:`imagenet_suite.scoring.summary.suite` says which report feeds which); a
-dimension is computed from complete inputs only unless ``allow_partial``. :func:`quba_autoattack` gives
+dimension is computed from complete inputs only unless ``allow_partial``; the adversarial one only from attacks
+under :data:`~imagenet_suite.scoring.metrics.quba.QUBA_ATTACK_CONVENTION` (:func:`attack_convention_of`), the
+scale of its μ/σ. :func:`quba_autoattack` gives
 ``summary.quba_autoattack`` when the attacks include :data:`AUTOATTACK_QUBA`. The scores themselves (Eq. 1,
 z-scoring) are :mod:`imagenet_suite.scoring.metrics.quba`'s.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 from ...perturbations.corruptions import IMAGENET_C, SEVERITIES
 from ..metrics.object_focus import object_focus
-from ..metrics.quba import DIMENSIONS, quba_score_autoattack
+from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTION, quba_score_autoattack
 from .imagenet_c import corruption_accuracies, per_corruption_means
 from .reports import ID_DATASET, ReportDict, first_value
 
@@ -111,11 +113,35 @@ def _shape_bias(reports: Mapping[str, ReportDict]) -> dict[str, Any]:
     return _dimension(found[1], [found[0]])
 
 
+UNRECORDED_ATTACK_CONVENTION = "pixel"
+"""The attack convention of an adversarial.json that records none: imagenet-suite attacked in [0, 1] pixel
+space before it recorded conventions."""
+
+
+def attack_convention_of(adversarial: Mapping[str, Any]) -> str:
+    """Where the FGSM and PGD of an adversarial.json (or ``summary.adversarial``) perturbed: its
+    ``attack_convention``, :data:`UNRECORDED_ATTACK_CONVENTION` when it records none.
+
+    Example:
+        >>> attack_convention_of({"attack_convention": "hesse2025"}), attack_convention_of({"rows": 10})
+        ('hesse2025', 'pixel')
+    """
+    return adversarial.get("attack_convention", UNRECORDED_ATTACK_CONVENTION)
+
+
 def _adversarial(adversarial: Mapping[str, Any] | None) -> dict[str, Any]:
     if not adversarial:
         raise Missing("needs the attacks: evaluate --adversarial N (with an imagenet_val folder)")
     if "fgsm_accuracy" not in adversarial or "pgd_accuracy" not in adversarial:
         raise Missing("needs FGSM and PGD: evaluate --adversarial N --attack fgsm,pgd[,...]")
+    convention = attack_convention_of(adversarial)
+    if convention != QUBA_ATTACK_CONVENTION:
+        older = "" if "attack_convention" in adversarial else ", by an imagenet-suite that did not record it"
+        raise Missing(
+            f"attacked under the {convention!r} convention ({ATTACK_CONVENTIONS[convention]}{older}), on another scale "
+            f"than QUBA's mu/sigma, which are of Beyond Accuracy's protocol: evaluate --adversarial N "
+            f"--attack-convention {QUBA_ATTACK_CONVENTION}"
+        )
     clean, fgsm, pgd = (float(adversarial[name]) for name in ("clean_accuracy", "fgsm_accuracy", "pgd_accuracy"))
     value = geometric_mean([fgsm / clean, pgd / clean]) if clean else math.nan
     return _dimension(value, ["adversarial"], f"{adversarial.get('rows')} val images, {adversarial.get('attack', '')}")
@@ -223,7 +249,9 @@ __all__ = [
     "AUTOATTACK_QUBA",
     "OOD_SETS",
     "SHAPE_BIAS_SET_CONFIGS",
+    "UNRECORDED_ATTACK_CONVENTION",
     "Missing",
+    "attack_convention_of",
     "geometric_mean",
     "ood_accuracies",
     "quba_autoattack",

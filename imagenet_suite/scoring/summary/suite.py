@@ -15,7 +15,10 @@ Output (:func:`suite_summary`, JSON-ready):
 
   =========================  ====================================================================
   accuracy                   ImageNet val top-1 (``imagenet_val``)
-  adversarial_robustness     GM(FGSM-A / A, PGD-A / A), A the clean accuracy of the same attacked subset
+  adversarial_robustness     GM(FGSM-A / A, PGD-A / A), A the clean accuracy of the same attacked subset;
+                             only from attacks under Beyond Accuracy's ``hesse2025`` convention (the
+                             normalised inputs; ``attack_convention`` of adversarial.json), the scale of
+                             QUBA's μ/σ: a ``pixel`` run lists it as missing
   c_robustness               mean top-1 over the 15 × 5 ImageNet-C sets (mean over severities, then
                              corruptions) / A; released ``imagenet_c`` configs, else the regenerated
                              ``perturbations``; all 75 sets needed (``allow_partial``: those present,
@@ -33,8 +36,8 @@ Output (:func:`suite_summary`, JSON-ready):
   (:func:`~imagenet_suite.scoring.summary.quba.quba_autoattack`):
   ``{"score", "adversarial_robustness", "missing", "partial", "note"}``.
 * ``adversarial`` — adversarial.json (:data:`~imagenet_suite.scoring.summary.suite_json.ADVERSARIAL`): the
-  attacked subset, clean, FGSM and PGD accuracies, and per AutoAttack perturbation type its accuracy and
-  settings (``autoattack``).
+  attacked subset, clean, FGSM and PGD accuracies, where FGSM and PGD perturbed (``attack_convention``), and
+  per AutoAttack perturbation type its accuracy and settings (``autoattack``).
 * ``imagenet_c`` — mCE and relative mCE (Hendrycks & Dietterich 2019): per corruption the error
   averaged over its severities divided by AlexNet's
   (:data:`~imagenet_suite.scoring.summary.imagenet_c.ALEXNET_ERRORS`); relative CE subtracts the clean

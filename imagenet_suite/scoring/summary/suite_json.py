@@ -21,7 +21,7 @@ from typing import Any
 
 from ... import __version__
 from ...errors import RunFolderError
-from ..metrics.quba import DIMENSIONS
+from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS
 from .json_schema import (
     COUNT,
     FRACTION,
@@ -97,13 +97,17 @@ ADVERSARIAL = Fields(
     {
         "fgsm_accuracy": FRACTION,
         "pgd_accuracy": FRACTION,
+        "attack_convention": Text(choices=tuple(ATTACK_CONVENTIONS)),
         "dataset": BUILD,
         "autoattack": MapOf(AUTOATTACK),
         "correct": MapOf(Text(pattern="[01]*", what="a string of 0s and 1s"), ("clean", "fgsm", "pgd")),
     },
 )
 """adversarial.json (and ``summary.adversarial``); ``fgsm_accuracy``/``pgd_accuracy``: when those attacks ran
-(always, in files written before ``--attack``); ``autoattack``: per AutoAttack perturbation type
+(always, in files written before ``--attack``); ``attack_convention``: where FGSM and PGD perturbed
+(``hesse2025``: the model's normalised inputs, Beyond Accuracy's protocol, the only one QUBA's adversarial
+dimension takes; ``pixel``: [0, 1] pixels; absent in files written before conventions were recorded,
+which attacked in pixels: :func:`~imagenet_suite.scoring.summary.quba.attack_convention_of`); ``autoattack``: per AutoAttack perturbation type
 (``autoattack-linf``, ``autoattack-l2:eps=0.5``, ...) its :data:`AUTOATTACK` entry; ``dataset``: the
 ImageNet-val build attacked (absent in files written before builds were recorded); ``correct``: per
 attacked image (in ``ids`` order) whether the model was right, ``1``/``0``, clean and under FGSM and PGD

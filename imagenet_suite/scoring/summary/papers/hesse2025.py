@@ -33,8 +33,16 @@ import numpy as np
 import pandas as pd
 
 from ....errors import ConfigError, param
-from ...metrics.quba import DIMENSIONS, quba_score_autoattack, quba_table, quba_weights, rank_descending
+from ...metrics.quba import (
+    DIMENSIONS,
+    QUBA_ATTACK_CONVENTION,
+    quba_score_autoattack,
+    quba_table,
+    quba_weights,
+    rank_descending,
+)
 from ..groups import ModelGroups
+from ..quba import attack_convention_of
 from ._shared import with_weights, write_csv
 
 STARS = ((0.05, "***"), (0.1, "**"), (0.2, "*"))  # Table 2's marks: p below each threshold
@@ -79,13 +87,17 @@ def quba_ranking(
 ) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
     """``(table, missing)``: per model (index, best first) the nine dimensions of its suite.json, ``quba`` and
     ``quba_rank`` (:func:`~imagenet_suite.scoring.metrics.quba.quba_table` with ``weights``; none for a model
-    missing a dimension) and ``partial`` (the dimensions computed from partial inputs); ``missing``:
+    missing a dimension), ``attack_convention`` (where its FGSM/PGD perturbed, ``hesse2025`` or ``pixel``; none
+    without attacks: a ``pixel`` run has no adversarial dimension, so no score) and ``partial`` (the dimensions
+    computed from partial inputs); ``missing``:
     ``{model: {dimension: what it needs}}``. When a run attacked with AutoAttack L∞ 4/255
     (``summary.quba_autoattack``), ``quba_autoattack`` and its rank: Table 8's QUBA, AutoAttack's
     robustness as the adversarial dimension (same ``weights``)."""
-    rows, missing, partial, autoattack = {}, {}, {}, {}
+    rows, missing, partial, autoattack, conventions = {}, {}, {}, {}, {}
     for name, suite in suites.items():
         quba = suite["summary"]["quba"]
+        attacked = suite["summary"].get("adversarial")
+        conventions[name] = attack_convention_of(attacked) if attacked else None
         rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
         partial[name] = ", ".join(f"{dim} ({note})" for dim, note in (quba.get("partial") or {}).items())
         if quba["missing"]:
@@ -96,7 +108,9 @@ def quba_ranking(
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(DIMENSIONS)).astype(float)
     complete = table.dropna()
     scored = quba_table(complete, weights) if len(complete) else complete.assign(quba=[], quba_rank=[])
-    table = table.join(scored[["quba", "quba_rank"]]).assign(partial=pd.Series(partial))
+    table = table.join(scored[["quba", "quba_rank"]]).assign(
+        attack_convention=pd.Series(conventions, dtype=object), partial=pd.Series(partial)
+    )
     if autoattack:
         scores = {
             name: quba_score_autoattack(values, weights)
@@ -290,6 +304,13 @@ def markdown(
     lines += table(list(ranked.columns), ranked.itertuples(index=False))
     for model, dims in missing.items():
         lines += [f"- `{model}` has no QUBA score; missing: " + ", ".join(f"`{d}` ({r})" for d, r in dims.items())]
+    if quba["attack_convention"].notna().any():
+        lines += [
+            "",
+            f"`attack_convention`: where a model's FGSM/PGD perturbed. Only `{QUBA_ATTACK_CONVENTION}` (the normalised "
+            "inputs, clamped to [0,1]: Beyond Accuracy's code, on whose scale QUBA's mu/sigma are) gives the "
+            "adversarial dimension; a `pixel` run ([0,1] pixel space) lists it as missing.",
+        ]
     lines += ["", "![QUBA ranks](leaderboard_quba.png)", ""]
     lines += _groups_markdown(result, table)
     lines += _correlations_markdown(result, table)

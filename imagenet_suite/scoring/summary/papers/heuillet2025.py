@@ -23,8 +23,10 @@ import numpy as np
 import pandas as pd
 
 from ...metrics import aggregates as metrics
+from ...metrics.quba import QUBA_ATTACK_CONVENTION
 from ...metrics.robustness import CLEAN
 from ..imagenet_c import RELEASED_IMAGENET_C, released_imagenet_c_accuracy
+from ..quba import attack_convention_of
 from ..reports import report_value
 from ._shared import with_weights, write_csv
 
@@ -46,8 +48,9 @@ def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
     * The released ImageNet-C (one report per ``<corruption>_<severity>`` config) is one dataset,
       ``imagenet_c``, with one type per ``<corruption>/<severity>``: its top-1 accuracy.
     * The adversarial attack (``summary.adversarial``) is one dataset, ``adversarial (<rows> rows, seed
-      <seed>)`` (the attacked subset), with types ``clean``, ``fgsm`` and ``pgd`` (those run) and one per
-      AutoAttack run (``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1``: Heuillet et al.'s
+      <seed>)`` (the attacked subset), with types ``clean``, ``fgsm`` and ``pgd`` (those run; ``fgsm@pixel``
+      and ``pgd@pixel`` when attacked under the ``pixel`` attack convention, so two conventions never share a
+      voter) and one per AutoAttack run (``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1``: Heuillet et al.'s
       adversarial types at their radii; another radius is part of the name, ``autoattack-l2:eps=0.5``).
 
     Other reports (ImageNet val, ImageNet-R, ...) have no perturbation types: they are no voters.
@@ -90,9 +93,11 @@ def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
     adversarial = suite["summary"].get("adversarial")
     if adversarial:
         name = f"adversarial ({adversarial['rows']} rows, seed {adversarial['seed']})"
+        convention = attack_convention_of(adversarial)
         for type_ in ("clean", "fgsm", "pgd"):
             if f"{type_}_accuracy" in adversarial:
-                found[(name, type_)] = float(adversarial[f"{type_}_accuracy"])
+                named = type_ if type_ == CLEAN or convention == QUBA_ATTACK_CONVENTION else f"{type_}@{convention}"
+                found[(name, named)] = float(adversarial[f"{type_}_accuracy"])
         for type_, entry in (adversarial.get("autoattack") or {}).items():
             found[(name, type_)] = float(entry["accuracy"])
     return found
