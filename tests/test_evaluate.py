@@ -467,7 +467,15 @@ def _rows(folder: Path, config: str, columns: list[str], split: str = "test") ->
 
 
 def _msp(saved: dict) -> np.ndarray:
-    return torch.softmax(saved["logits"].double(), dim=1).max(dim=1).values.numpy()
+    """MSP as OpenOOD v1.5's ``BasePostprocessor`` computes it: ``torch.softmax`` of the float32 logits."""
+    return torch.softmax(saved["logits"].float(), dim=1).max(dim=1).values.numpy()
+
+
+def _ninco_msp(saved: dict) -> np.ndarray:
+    """MSP as NINCO's ``evaluate.py`` computes it: ``scipy.special.softmax`` of the float32 logits (float32)."""
+    from scipy.special import softmax
+
+    return softmax(saved["logits"].float().numpy(), axis=-1).max(axis=-1)
 
 
 def test_openood_benchmark_reports_every_detector_on_every_set_as_openoods_code(suite, suite_folders, detector_stats):
@@ -536,7 +544,7 @@ def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, t
     board = runs_leaderboard([run_dir])
     write_leaderboard(board, tmp_path / "board")
     table = pd.read_csv(tmp_path / "board" / "leaderboard_ninco_cleaning.csv")
-    id_scores = _msp(_outputs(run_dir, "imagenet_val"))
+    id_scores = _ninco_msp(_outputs(run_dir, "imagenet_val"))
     checked = 0
     for config in ("places", "inaturalist", "textures"):
         key = f"popular_ood/{config}"
@@ -544,7 +552,7 @@ def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, t
         columns = _rows(suite_folders["popular_ood"], config, ["id", "ninco_sample", "ninco_cleaned"])
         sample = dict(zip(columns["id"], columns["ninco_sample"], strict=True))
         cleaned = dict(zip(columns["id"], columns["ninco_cleaned"], strict=True))
-        ood = _msp(saved)
+        ood = _ninco_msp(saved)
         masks = {
             "full": np.ones(len(ood), dtype=bool),
             "sample": np.array([sample[i] for i in saved["ids"]]),
