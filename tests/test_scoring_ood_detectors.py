@@ -96,7 +96,7 @@ def test_logit_detectors(model, stats):
         # may differ from numpy's in the last bit
         msp = ref_softmax(logits.astype(np.float32)).max(axis=1)
         assert msp.dtype == np.float32
-        close(ours("msp", model, stats, which), msp, rtol=2 ** -23)
+        close(ours("msp", model, stats, which), msp, rtol=2**-23)
         close(ours("maxlogit", model, stats, which), logits.max(axis=1))
         close(ours("energy", model, stats, which), scipy.special.logsumexp(logits, axis=1))
     probs = torch.from_numpy(ref_softmax(model["val_logits"]))
