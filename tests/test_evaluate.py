@@ -413,14 +413,18 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     for key, result in board.lca_on_the_line.items():
         assert key != "imagenet_val" and result.correlations.n == 3
         assert (tmp_path / "board" / f"lca_on_the_line_{key.replace('/', '__')}.png").is_file()
-    # LCA-on-the-Line's inputs are the reports' rows: ImageNet-val LCA (`info`), OOD top-1 and top-5
+    # LCA-on-the-Line's inputs are the reports' rows: ImageNet-val LCA in the paper's distance for the set (App.
+    # E.2: `depth_two_sided` for ImageNet-A, `info` for ImageNet-R), the other beside it, OOD top-1 and top-5
     suites = load_suites(runs)
     inputs = board.on_the_line.inputs.set_index(["model", "ood_dataset"])
     assert {key for _, key in inputs.index} >= {"imagenet_a", "imagenet_r"}
     for (model, key), row in inputs.iterrows():
         report = _report(suites[model], key)
         assert row.ood_top1 == _value(report, "top1_accuracy") and row.ood_top5 == _value(report, "top5_accuracy")
-        assert row.id_lca == _value(_report(suites[model], "imagenet_val"), "lca", "info")
+        paper, other = ("depth_two_sided", "info") if key == "imagenet_a" else ("info", "depth_two_sided")
+        assert (row.lca_distance, row.other_distance) == (paper, other)
+        assert row.id_lca == _value(_report(suites[model], "imagenet_val"), "lca", paper)
+        assert row.id_lca_other == _value(_report(suites[model], "imagenet_val"), "lca", other)
     for table in ("aggregates", "dataset_level", "perturbation_accuracies", "mac"):
         assert (tmp_path / "board" / f"leaderboard_{table}.csv").is_file()
 
