@@ -484,14 +484,18 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     for key, result in board.lca_on_the_line.items():
         assert key != "imagenet_val" and result.correlations.n == 3
         assert (tmp_path / "board" / f"lca_on_the_line_{key.replace('/', '__')}.png").is_file()
-    # LCA-on-the-Line's inputs are the reports' rows: ImageNet-val LCA (`info`), OOD top-1 and top-5
+    # LCA-on-the-Line's inputs are the reports' rows: ImageNet-val LCA in the paper's distance for the set (App.
+    # E.2: `depth_two_sided` for ImageNet-A, `info` for ImageNet-R), the other beside it, OOD top-1 and top-5
     suites = load_suites(runs)
     inputs = board.on_the_line.inputs.set_index(["model", "ood_dataset"])
     assert {key for _, key in inputs.index} >= {"imagenet_a", "imagenet_r"}
     for (model, key), row in inputs.iterrows():
         report = _report(suites[model], key)
         assert row.ood_top1 == _value(report, "top1_accuracy") and row.ood_top5 == _value(report, "top5_accuracy")
-        assert row.id_lca == _value(_report(suites[model], "imagenet_val"), "lca", "info")
+        paper, other = ("depth_two_sided", "info") if key == "imagenet_a" else ("info", "depth_two_sided")
+        assert (row.lca_distance, row.other_distance) == (paper, other)
+        assert row.id_lca == _value(_report(suites[model], "imagenet_val"), "lca", paper)
+        assert row.id_lca_other == _value(_report(suites[model], "imagenet_val"), "lca", other)
     for table in ("aggregates", "dataset_level", "perturbation_accuracies", "mac"):
         assert (tmp_path / "board" / f"leaderboard_{table}.csv").is_file()
 
@@ -538,7 +542,15 @@ def _rows(folder: Path, config: str, columns: list[str], split: str = "test") ->
 
 
 def _msp(saved: dict) -> np.ndarray:
-    return torch.softmax(saved["logits"].double(), dim=1).max(dim=1).values.numpy()
+    """MSP as OpenOOD v1.5's ``BasePostprocessor`` computes it: ``torch.softmax`` of the float32 logits."""
+    return torch.softmax(saved["logits"].float(), dim=1).max(dim=1).values.numpy()
+
+
+def _ninco_msp(saved: dict) -> np.ndarray:
+    """MSP as NINCO's ``evaluate.py`` computes it: ``scipy.special.softmax`` of the float32 logits (float32)."""
+    from scipy.special import softmax
+
+    return softmax(saved["logits"].float().numpy(), axis=-1).max(axis=-1)
 
 
 def test_openood_benchmark_reports_every_detector_on_every_set_as_openoods_code(suite, suite_folders, detector_stats):
@@ -607,7 +619,7 @@ def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, t
     board = runs_leaderboard([run_dir])
     write_leaderboard(board, tmp_path / "board")
     table = pd.read_csv(tmp_path / "board" / "leaderboard_ninco_cleaning.csv")
-    id_scores = _msp(_outputs(run_dir, "imagenet_val"))
+    id_scores = _ninco_msp(_outputs(run_dir, "imagenet_val"))
     checked = 0
     for config in ("places", "inaturalist", "textures"):
         key = f"popular_ood/{config}"
@@ -615,7 +627,7 @@ def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, t
         columns = _rows(suite_folders["popular_ood"], config, ["id", "ninco_sample", "ninco_cleaned"])
         sample = dict(zip(columns["id"], columns["ninco_sample"], strict=True))
         cleaned = dict(zip(columns["id"], columns["ninco_cleaned"], strict=True))
-        ood = _msp(saved)
+        ood = _ninco_msp(saved)
         masks = {
             "full": np.ones(len(ood), dtype=bool),
             "sample": np.array([sample[i] for i in saved["ids"]]),

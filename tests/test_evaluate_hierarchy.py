@@ -127,6 +127,7 @@ def test_the_hierarchy_is_recorded_in_suite_json_reports_and_suite_md(runs, kmea
     built = DatasetFolder(folder)
     record = second["hierarchy"]
     assert record["kind"] == "kmeans" and record["paper_distance"] == "depth_one_sided"
+    assert record["paper_distances"] == {}  # K-means: the same distance for every OOD set
     assert record["build"] == {
         "folder": str(folder.resolve()),
         "builder": "kmeans_hierarchy",
@@ -146,6 +147,13 @@ def test_the_hierarchy_is_recorded_in_suite_json_reports_and_suite_md(runs, kmea
     sha = record["build"]["build_info_sha256"]
     assert f"kmeans_hierarchy {built.version}, build_info.json sha256 {sha}, seed 0" in second_md
     assert "reports `depth_one_sided` with a kmeans hierarchy" in second_md
+    # WordNet: the depth-based LCA predicts ImageNet-Sketch and ImageNet-A (Shi et al. App. E.2), named in suite.md
+    wordnet_sets = {"imagenet_sketch": "depth_two_sided", "imagenet_a": "depth_two_sided"}
+    assert third["hierarchy"]["paper_distances"] == wordnet_sets
+    assert (
+        "reports `info` with a wordnet hierarchy (its Table 1 on every set), and correlates OOD accuracy with the "
+        "ImageNet-val LCA in that distance but `depth_two_sided` for `imagenet_sketch`, `imagenet_a` (App. E.2"
+    ) in (run_dir / "suite.md").read_text()
     for suite in (first, third):
         assert suite["hierarchy"]["kind"] == "wordnet" and suite["hierarchy"]["build"] is None
         shipped = suite["hierarchy"]["shipped_sha256"]

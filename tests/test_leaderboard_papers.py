@@ -325,11 +325,20 @@ def test_runs_without_paper_data_say_what_is_needed(tmp_path, capsys):
 # --------------------------------------------------------------------------- LCA-on-the-Line (Shi et al. 2024)
 
 
-def lca_suite(name: str, id_top1: float, id_lca: float, ood: dict[str, tuple[float, float | None]], **meta) -> dict:
-    """A run with ImageNet-val top-1 and LCA (``info``; and ``depth_two_sided``) and OOD top-1 (and top-5)."""
+def lca_suite(
+    name: str,
+    id_top1: float,
+    id_lca: float,
+    ood: dict[str, tuple[float, float | None]],
+    depth: float | None = None,
+    **meta,
+) -> dict:
+    """A run with ImageNet-val top-1 and LCA (``info``; and ``depth_two_sided``, default ``id_lca`` + 1) and OOD
+    top-1 (and top-5) on sets keyed and named by their builder."""
     suite = suite_json(name, id_top1)
     val = suite["datasets"]["imagenet_val"]
-    val["metrics"] += [row("lca", id_lca + 1, "depth_two_sided"), row("lca", id_lca, "info")]
+    depth = id_lca + 1 if depth is None else depth
+    val["metrics"] += [row("lca", depth, "depth_two_sided"), row("lca", id_lca, "info")]
     val["meta"].update(meta)
     reports = {}
     for key, (top1, top5) in ood.items():
@@ -363,7 +372,11 @@ def test_lca_on_the_line_per_group_reproduces_the_papers_objectnet_rows(objectne
     groups = ModelGroups.from_mapping(
         {name: "VLM" if vlm else "VM" for name, vlm in zip(suites, objectnet.is_vlm, strict=True)}
     )
-    stats_table = leaderboard(suites, groups=groups).on_the_line.statistics.set_index(["group", "indicator"])
+    statistics = leaderboard(suites, groups=groups).on_the_line.statistics
+    # ObjectNet: the paper's distance is `info`; `depth_two_sided` (here info + 1: the same statistics) beside it
+    assert set(statistics.loc[statistics.paper & (statistics.indicator == "ImageNet LCA"), "distance"]) == {"info"}
+    assert set(statistics.loc[~statistics.paper, "distance"]) == {"depth_two_sided"}
+    stats_table = statistics[statistics.paper].set_index(["group", "indicator"])
     assert set(stats_table.target) == {"OOD top-1"}  # no top-5 in these results
     for key, published in PAPER_ROWS.items():
         entry = stats_table.loc[key]
@@ -398,6 +411,10 @@ def test_lca_top5_baseline_hierarchy_and_figures(tmp_path, capsys):
             (c.r2, c.pearson, c.kendall_tau_b, c.spearman, result.mae_in_sample), abs=1e-12
         )
     # top-5 only where every model has it; both indicators; all models and the VM group (VLM has one model)
+    assert set(zip(table.indicator, table.distance.fillna(""), table.paper, strict=True)) == {
+        ("ImageNet LCA", "depth_one_sided", True),  # K-means: the paper's distance on every set, no other
+        ("ImageNet top-1", "", True),
+    }
     combos = set(zip(table.ood_dataset, table.indicator, table.target, strict=True))
     assert combos == set(
         zip(*(table[table.group == "VM"][c] for c in ("ood_dataset", "indicator", "target")), strict=True)
@@ -412,7 +429,8 @@ def test_lca_top5_baseline_hierarchy_and_figures(tmp_path, capsys):
     assert set(table.group) == {"ALL", "VM"}
     text = (out / "leaderboard.md").read_text()
     assert "No rows for the groups with fewer than 3 models: VLM." in text
-    assert "distance `depth_one_sided`; hierarchy: kmeans_hierarchy/default (build abababababab)" in text
+    assert "(hierarchy: kmeans_hierarchy/default (build abababababab)) in the distance the paper uses" in text
+    assert "| imagenet_r | VM | ImageNet LCA | `depth_one_sided` | paper | OOD top-1 | 3 |" in text
     for name in ("lca_on_the_line_imagenet_r.png", "top1_on_the_line_imagenet_r.png", "lca_on_the_line_imagenet_a.png"):
         assert (out / name).read_bytes()[:4] == b"\x89PNG" and f"]({name})" in text
     inputs = pd.read_csv(out / "leaderboard_lca_inputs.csv")
@@ -438,6 +456,61 @@ def kmeans_lca_suite(name, id_top1, id_lca, ood, hierarchy=KMEANS) -> dict:
     return suite
 
 
+def test_lca_distance_per_shifted_set_is_the_papers(tmp_path, capsys):
+    """Shi et al. App. E.2: the ImageNet LCA of ImageNet-Sketch and ImageNet-A is the tree-depth one
+    (`depth_two_sided`), of ImageNet-R (and V2, ObjectNet) the information-based one; each row names its distance,
+    the other beside it. Here depth and info order the models differently, so the two lines differ."""
+    ood = {"imagenet_sketch": (0.3, None), "imagenet_a": (0.1, None), "imagenet_r": (0.4, None)}
+    values = {  # model -> (ImageNet top-1, info, depth_two_sided, OOD top-1 shift)
+        "m:a": (0.80, 6.0, 11.0, 0.00),
+        "m:b": (0.70, 6.5, 10.0, 0.05),
+        "m:c": (0.75, 6.2, 12.5, -0.02),
+        "m:d": (0.60, 7.0, 12.0, -0.04),
+    }
+    runs = [
+        write_run(
+            tmp_path,
+            m.replace(":", "_"),
+            lca_suite(m, top1, info, {k: (y + shift, None) for k, (y, _) in ood.items()}, depth=depth),
+        )
+        for m, (top1, info, depth, shift) in values.items()
+    ]
+    out = run_cli(tmp_path, runs, capsys=capsys)
+    table = pd.read_csv(out / "leaderboard_lca_on_the_line.csv").query("indicator == 'ImageNet LCA'")
+    papers = {"imagenet_sketch": "depth_two_sided", "imagenet_a": "depth_two_sided", "imagenet_r": "info"}
+    for entry in table.itertuples():
+        assert entry.paper == (entry.distance == papers[entry.ood_dataset]), entry
+        x = [values[m][1 if entry.distance == "info" else 2] for m in values]
+        y = [ood[entry.ood_dataset][0] + values[m][3] for m in values]
+        assert entry.r2 == pytest.approx(analyze(x, y).correlations.r2, abs=1e-12)
+    assert len(table) == 6  # per set: the paper's distance and the other
+    inputs = pd.read_csv(out / "leaderboard_lca_inputs.csv").set_index(["model", "ood_dataset"])
+    assert inputs.loc[("m:c", "imagenet_a"), ["id_lca", "lca_distance", "id_lca_other", "other_distance"]].tolist() == [
+        12.5, "depth_two_sided", 6.2, "info"
+    ]  # fmt: skip
+    assert inputs.loc[("m:c", "imagenet_r"), ["id_lca", "lca_distance"]].tolist() == [6.2, "info"]
+    text = (out / "leaderboard.md").read_text()
+    assert "`depth_two_sided` for ImageNet-Sketch and ImageNet-A" in text
+    assert "| imagenet_a | ALL | ImageNet LCA | `depth_two_sided` | paper | OOD top-1 | 4 |" in text
+    assert "| imagenet_a | ALL | ImageNet LCA | `info` | other | OOD top-1 | 4 |" in text
+    assert "| imagenet_r | ALL | ImageNet LCA | `info` | paper | OOD top-1 | 4 |" in text
+    board = leaderboard(load_suites(runs))
+    assert board.on_the_line.line_distances == papers
+    depth_a = [values[m][2] for m in values]
+    assert board.lca_on_the_line["imagenet_a"].correlations.r2 == pytest.approx(
+        analyze(depth_a, [0.1 + values[m][3] for m in values]).correlations.r2, abs=1e-12
+    )
+    # a run without the depth-based LCA: no paper rows for Sketch and A, said so; the info rows stay
+    del_depth = load_suites(runs)
+    for suite in list(del_depth.values())[:1]:
+        metrics = suite["datasets"]["imagenet_val"]["metrics"]
+        metrics[:] = [r for r in metrics if r.get("variant") != "depth_two_sided"]
+    board = leaderboard(del_depth)
+    assert set(board.lca_on_the_line) == {"imagenet_r"}
+    assert sorted(board.on_the_line.lacking) == [f"{k} `depth_two_sided`" for k in sorted(ood)]  # R: the other
+    assert "No LCA rows for imagenet_a `depth_two_sided`: `m:a` lack that distance." in leaderboard_markdown(board)
+
+
 def test_runs_under_different_hierarchies_get_no_lca_line(tmp_path):
     other = {**KMEANS, "build": {**KMEANS["build"], "build_info_sha256": "cd" * 32}}
     suites = {
@@ -447,7 +520,7 @@ def test_runs_under_different_hierarchies_get_no_lca_line(tmp_path):
     board = leaderboard(suites)
     assert set(board.on_the_line.statistics.indicator) == {"ImageNet top-1"}
     assert len(board.on_the_line.hierarchies) == 2
-    assert "different hierarchies or distances: no LCA line" in leaderboard_markdown(board)
+    assert "different hierarchies: no LCA line" in leaderboard_markdown(board)
 
 
 # --------------------------------------------------------------------------- Anzaku et al. 2024
@@ -473,6 +546,8 @@ def anzaku_reports(top1: float, real: float, asma: float, patch: tuple[float, ..
 
 
 def test_anzaku_top1_real_asma_table_and_delta_rank(tmp_path, capsys):
+    """ΔRank ranks the top-1 of the table beside it, resized without a centre crop (Anzaku et al. App. B): m1 is
+    first there (79 % against 78 %) though second by the centre-crop top-1 (70 % against 80 %)."""
     runs = [
         write_run(
             tmp_path,
@@ -482,7 +557,7 @@ def test_anzaku_top1_real_asma_table_and_delta_rank(tmp_path, capsys):
         write_run(
             tmp_path,
             "m1",
-            with_reports(suite_json("timm:m1", 0.7), **anzaku_reports(0.69, 0.80, 0.55, (0.5, 0.6), True)),
+            with_reports(suite_json("timm:m1", 0.7), **anzaku_reports(0.79, 0.80, 0.55, (0.5, 0.6), True)),
         ),
     ]
     board = leaderboard(load_suites(runs))
@@ -499,14 +574,24 @@ def test_anzaku_top1_real_asma_table_and_delta_rank(tmp_path, capsys):
         "PatchML seeds",
         "ΔRank",
     ]
-    assert table.loc["timm:m0"].tolist() == pytest.approx([0.78, 0.85, 0.6, 0.68, 0.75, 0.5, 0.35, 2, -1])
-    assert table.loc["timm:m1", "PatchML ASMA"] == pytest.approx(0.55) and table.loc["timm:m1", "ΔRank"] == 1
-    assert board.delta_rank.to_dict() == {"timm:m0": -1, "timm:m1": 1}
-    text = (run_cli(tmp_path, runs, capsys=capsys) / "leaderboard.md").read_text()
+    assert table.loc["timm:m0"].tolist() == pytest.approx([0.78, 0.85, 0.6, 0.68, 0.75, 0.5, 0.35, 2, 0])
+    assert table.loc["timm:m1", "PatchML ASMA"] == pytest.approx(0.55) and table.loc["timm:m1", "ΔRank"] == 0
+    assert board.delta_rank.to_dict() == {"timm:m0": 0, "timm:m1": 0}  # by the centre-crop top-1: -1 and +1
+    out = run_cli(tmp_path, runs, capsys=capsys)
+    text = (out / "leaderboard.md").read_text()
     line = next(
         line for line in text.split("### Top-1, ReaL and ASMA", 1)[1].splitlines() if line.startswith("| timm:m0 |")
     )
-    assert line.endswith("| 78.0 | 85.0 | 60.0 | 68.0 | 75.0 | 50.0 | 35.0 | 2 | -1 |")
+    assert line.endswith("| 78.0 | 85.0 | 60.0 | 68.0 | 75.0 | 50.0 | 35.0 | 2 | 0 |")
+    section = text.split("### ΔRank: ImageNet top-1 (resized, no centre crop) vs PatchML ASMA", 1)[1]
+    assert "not the centre-crop top-1; ranks are dense" in section
+    lines = [line for line in section.splitlines() if line.startswith("| timm:m")]
+    assert lines[0].endswith("| 78.0 | 2 | 35.0 | 2 | 0 | 2 |") and lines[1].endswith("| 79.0 | 1 | 55.0 | 1 | 0 | 2 |")
+    csv = pd.read_csv(out / "leaderboard_delta_rank.csv", index_col="model")
+    assert list(csv.columns) == [
+        "ImageNet val top-1 (resized, no centre crop)", "top-1 rank", "PatchML ASMA", "ASMA rank", "ΔRank"
+    ]  # fmt: skip
+    assert csv.loc["timm:m1"].tolist() == pytest.approx([0.79, 1, 0.55, 1, 0])
     assert "PatchML ASMA is the mean over seeds 0, 1 in every run" in text
 
 

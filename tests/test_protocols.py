@@ -211,8 +211,9 @@ def test_delta_rank_averages_the_patchml_seeds(timm_run):
     _, _, suite = timm_run
     other = copy.deepcopy(suite)
     other["model"] = "other"
-    accuracy = other["summary"]["quba"]["dimensions"]["accuracy"]
-    accuracy["value"] -= 0.5  # ranks second on ImageNet top-1
+    # ranks second on ImageNet top-1 resized without a centre crop (ΔRank's, the table's), first by the centre crop
+    other["summary"]["anzaku2024"]["imagenet_real@anzaku2024"]["top1_accuracy"] -= 0.5
+    other["summary"]["quba"]["dimensions"]["accuracy"]["value"] += 0.5
     mean = (suite["summary"]["asma"]["patchml-s0"]["exact"] + suite["summary"]["asma"]["patchml-s1"]["exact"]) / 2
     # "other": a mean ASMA above the first model's only with both seeds averaged (not from its first seed)
     other["summary"]["asma"]["patchml-s0"]["exact"] = mean - 0.2

@@ -188,11 +188,11 @@ def test_average_over_seeds(tmp_path):
 
 
 def test_delta_rank_follows_the_paper():
-    top1 = pd.Series({"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.7})
+    top1 = pd.Series({"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.7})
     asma = pd.Series({"a": 0.1, "b": 0.5, "c": 0.6, "d": 0.2})
     delta = ml.delta_rank(top1, asma)
-    # top-1 ranks a1 b2 c3 d3 (ties share the best rank); ASMA ranks c1 b2 d3 a4
-    assert delta.to_dict() == {"a": -3, "b": 0, "c": 2, "d": 0}
+    # top-1 ranks a1 b2 c2 d3 (dense: the tie shares rank 2, d is 3rd, not 4th); ASMA ranks c1 b2 d3 a4
+    assert delta.to_dict() == {"a": -3, "b": 0, "c": 1, "d": 0}
     with pytest.raises(ConfigError, match="same distinct models"):
         ml.delta_rank(top1, asma.drop("a"))
     with pytest.raises(ConfigError, match="NaN"):

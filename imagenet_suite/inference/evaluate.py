@@ -45,8 +45,9 @@ tree shipped with the package, or from a built ``wordnet_hierarchy`` / ``kmeans_
 1000 ImageNet-1k classes (checked before any model is loaded). suite.json's ``hierarchy`` and each report
 with LCA rows (``meta["hierarchy"]``) name it
 (:func:`~imagenet_suite.scoring.metrics.lca_distances.hierarchy_record`: the build, its seed, options and
-sources, and ``paper_distance``, the distance LCA-on-the-Line (Shi et al. 2024) reports with that kind of
-hierarchy, which is listed first). Reports are always scored afresh from the stored outputs, so a run
+sources, ``paper_distance``, the distance LCA-on-the-Line (Shi et al. 2024) reports with that kind of
+hierarchy, which is listed first, and ``paper_distances``, the OOD sets whose ImageNet LCA the paper takes in
+another). Reports are always scored afresh from the stored outputs, so a run
 folder evaluated again with another hierarchy has its LCA recomputed under it (outputs reused), never a mix.
 
 ``<key>`` names a dataset split under a protocol, ``<dataset>[/<config>][/<split>][@<protocol>]``

@@ -30,9 +30,31 @@ HIERARCHY_DATASETS = ("wordnet_hierarchy", "kmeans_hierarchy")
 KINDS = {None: "wordnet", "wordnet_hierarchy": "wordnet", "kmeans_hierarchy": "kmeans"}
 PAPER_DISTANCE = {"wordnet": "info", "kmeans": "depth_one_sided"}
 """The distance LCA-on-the-Line (Shi et al. 2024) reports LCA in, per kind of hierarchy: information
-content for the WordNet tree (the paper's code uses it for every dataset), and ``max(M) − M`` = levels
-from the ground truth up to the deepest shared cluster (``depth_one_sided``) for a K-means hierarchy
-(App. F.2 and its ``create_hierarchy.py``)."""
+content for the WordNet tree (its Tables 1 and 2, and the released code for every dataset), and ``max(M) − M``
+= levels from the ground truth up to the deepest shared cluster (``depth_one_sided``) for a K-means hierarchy
+(App. F.2 and its ``create_hierarchy.py``). :data:`PAPER_DISTANCE_BY_DATASET` holds the OOD sets whose ImageNet
+LCA the paper takes in another distance."""
+PAPER_DISTANCE_BY_DATASET = {"wordnet": {"imagenet_sketch": "depth_two_sided", "imagenet_a": "depth_two_sided"}}
+"""Per kind of hierarchy, the OOD sets (builder names) for which LCA-on-the-Line predicts with the ImageNet LCA in
+another distance than :data:`PAPER_DISTANCE`: App. E.2 "we adopt lcad_i for ObjectNet, ImageNet-R and
+ImageNet-v2, and lcad_d for ImageNet-S, and ImageNet-A", lcad_d being its Eq. 6, the tree-depth path through the
+LCA ``(d(y) − d(lca)) + (d(y') − d(lca))`` (``depth_two_sided``; the released code's commented-out depth option
+would give ``depth_one_sided``). The released per-model values are all ``info``."""
+PAPER_DISTANCES = {"wordnet": ("info", "depth_two_sided"), "kmeans": ("depth_one_sided",)}
+"""Every distance LCA-on-the-Line uses with a kind of hierarchy (WordNet: its lcad_i and lcad_d)."""
+
+
+def paper_distance(kind: str, dataset: str | None = None) -> str:
+    """The distance of the ImageNet LCA that LCA-on-the-Line correlates with OOD set ``dataset`` (a builder name;
+    None: its default) under a ``kind`` (``wordnet`` / ``kmeans``) hierarchy.
+
+    Example:
+        >>> paper_distance("wordnet", "imagenet_r"), paper_distance("wordnet", "imagenet_sketch")
+        ('info', 'depth_two_sided')
+        >>> paper_distance("kmeans", "imagenet_a"), paper_distance("wordnet")
+        ('depth_one_sided', 'info')
+    """
+    return PAPER_DISTANCE_BY_DATASET.get(kind, {}).get(dataset, PAPER_DISTANCE[kind])
 
 
 def distance_matrix(distance: str, hierarchy: str | Path | None = None) -> np.ndarray:
@@ -58,12 +80,14 @@ def hierarchy_record(hierarchy: str | Path | None = None) -> dict[str, Any]:
     """Which hierarchy LCA distances come from, checked and JSON-ready.
 
     ``{"kind": "wordnet" | "kmeans", "build": {"folder", "builder", "version", "config", "split",
-    "build_info_sha256"} | None, "shipped_sha256", "seed", "options", "sources", "paper_distance"}``:
+    "build_info_sha256"} | None, "shipped_sha256", "seed", "options", "sources", "paper_distance",
+    "paper_distances"}``:
     ``build`` is the hierarchy's build (None for the tree shipped with the package, whose nodes CSV's
     sha256 is ``shipped_sha256``); ``seed``, ``options`` (the builder options: for K-means ``nested``,
     ``n_init``, ``classes`` and the ``outputs`` file) and ``sources`` (``{name: {"file", "sha256"}}``: what it
     was built from, e.g. the model outputs and the labelled dataset of a K-means hierarchy) come from its
-    build_info.json; ``paper_distance`` is :data:`PAPER_DISTANCE` of its kind. ConfigError naming
+    build_info.json; ``paper_distance`` is :data:`PAPER_DISTANCE` of its kind and ``paper_distances`` the OOD sets
+    the paper predicts with another (:data:`PAPER_DISTANCE_BY_DATASET`, ``{builder: distance}``). ConfigError naming
     ``hierarchy`` for a path that is not a built dataset folder, not a hierarchy build, or a hierarchy
     over other classes than the 1000 ImageNet-1k classes.
 
@@ -71,6 +95,8 @@ def hierarchy_record(hierarchy: str | Path | None = None) -> dict[str, Any]:
         >>> record = hierarchy_record()
         >>> record["kind"], record["build"], record["paper_distance"]
         ('wordnet', None, 'info')
+        >>> record["paper_distances"]
+        {'imagenet_sketch': 'depth_two_sided', 'imagenet_a': 'depth_two_sided'}
     """
     if hierarchy is None:
         from ...hierarchies.imagenet1k import SHIPPED_NODES_CSV
@@ -101,6 +127,7 @@ def _record(kind, build, shipped, seed, options, sources) -> dict[str, Any]:
         "options": options,
         "sources": sources,
         "paper_distance": PAPER_DISTANCE[kind],
+        "paper_distances": dict(PAPER_DISTANCE_BY_DATASET.get(kind, {})),
     }
 
 
@@ -159,4 +186,12 @@ def _class_wnids(folder: DatasetFolder) -> tuple[str, ...]:
     return tuple(wnid for _, wnid in leaves)
 
 
-__all__ = ["HIERARCHY_DATASETS", "PAPER_DISTANCE", "distance_matrix", "hierarchy_record"]
+__all__ = [
+    "HIERARCHY_DATASETS",
+    "PAPER_DISTANCE",
+    "PAPER_DISTANCES",
+    "PAPER_DISTANCE_BY_DATASET",
+    "distance_matrix",
+    "hierarchy_record",
+    "paper_distance",
+]

@@ -1,12 +1,12 @@
 """OOD detectors on torch tensors: every score is larger for "more in-distribution".
 
 The detectors of NINCO (Bitterwolf et al. 2023) and OpenOOD v1.5, computed on the device of the tensors given,
-in row chunks, in float64 (KNN: float32 like faiss):
+in row chunks, in float64 (MSP and KNN: float32, see below):
 
 =====================  =====================================================  ====================
 detector               score (larger = ID)                                    needs
 =====================  =====================================================  ====================
-msp                    max softmax probability                                outputs (any kind)
+msp                    max softmax probability, float32 (below)               outputs (any kind)
 maxlogit               max logit                                              logits
 energy                 logsumexp(logits) (T = 1)                              logits
 kl_matching            −min_c KL(p ‖ d_c), d_c = mean softmax of the fit      outputs + stats
@@ -23,6 +23,14 @@ react_energy           logsumexp(W·min(h, r) + b)                             f
 =====================  =====================================================  ====================
 
 ``h`` are penultimate ("pre-logit") features, ``W``/``b`` the last linear layer (``o = W h + b``).
+
+MSP is the float32 softmax of the float32 outputs, as both authors' code computes it: OpenOOD v1.5's
+``BasePostprocessor.postprocess`` (``torch.softmax(net(data), dim=1)`` of the float32 logits, then
+``torch.max``) and NINCO's ``evaluate.py`` (``scipy.special.softmax`` of the float32 logits its
+``extract_features`` saved, which keeps float32; ``detection_methods.evaluate_MSP`` takes the max). A confident
+model's top probability rounds to 1.0 (or 0.99999994, ...) in float32 for many images, and those ties are part of
+the published AUROC/AUPR/FPR@95; a float64 softmax would break them. The float32 values are returned as float64
+(exactly), like every other score. KNN is float32 like faiss.
 The detectors that need statistics take them as a :class:`~.ood_detector_stats.DetectorStats` (saveable;
 :data:`~.ood_detector_stats.PRESETS` holds the hyper-parameters of the two anchors, ``ninco`` and
 ``openood_v15``), which :func:`~.ood_detector_fit.fit_detector_stats` computes once from a
@@ -166,7 +174,7 @@ def detector_scores(
 
 def _score_chunk(name, outputs, kind, features, stats) -> torch.Tensor:
     if name == "msp":
-        return _probabilities(outputs, kind).max(dim=1).values
+        return msp_float32(outputs, kind)
     if name == "maxlogit":
         return outputs.double().max(dim=1).values
     if name == "energy":
@@ -197,6 +205,29 @@ def _score_chunk(name, outputs, kind, features, stats) -> torch.Tensor:
     )
     residual = torch.linalg.vector_norm((h - stats.vim_origin) @ stats.vim_null_space, dim=1)
     return torch.logsumexp(logits, dim=1) - stats.vim_alpha * residual
+
+
+def msp_float32(outputs: torch.Tensor, kind: str = "logits") -> torch.Tensor:
+    """Max softmax probability [N] as OpenOOD v1.5 and NINCO compute it: in float32 (module docstring), returned
+    as float64. ``kind``: ``logits`` (softmax), ``probs`` (as given) or ``log_probs`` (exp).
+
+    Example:
+        Logits (20, 0, 0): the float32 softmax is exactly 1.0 (e⁻²⁰ is below half an ulp of 1), where float64
+        gives 1 − 2e⁻²⁰ ≈ 1 − 4.1e-9:
+
+        >>> import torch
+        >>> logits = torch.tensor([[20.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+        >>> msp_float32(logits).tolist()[0], torch.softmax(logits.double(), dim=1).max(dim=1).values[0].item() < 1
+        (1.0, True)
+        >>> float(msp_float32(logits)[1]) == float(torch.tensor(1 / 3, dtype=torch.float32))
+        True
+    """
+    values = outputs.float()
+    if kind == "logits":
+        values = torch.softmax(values, dim=1)
+    elif kind == "log_probs":
+        values = values.exp()
+    return values.max(dim=1).values.double()
 
 
 def _probabilities(outputs: torch.Tensor, kind: str) -> torch.Tensor:

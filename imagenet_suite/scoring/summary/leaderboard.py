@@ -22,8 +22,8 @@
 * OpenOOD v1.5, Zhang et al. 2023 (:mod:`~imagenet_suite.scoring.summary.papers.zhang2023`): ``openood_v15`` —
   near/far-OOD AUROC and FPR@95 per model and detector, from runs with ``--benchmark openood-v1.5-imagenet``.
 * Anzaku et al. 2024 (:mod:`~imagenet_suite.scoring.summary.papers.anzaku2024`): ``anzaku2024`` — top-1,
-  ReaL and ASMA per model; ``delta_rank`` — rank(ImageNet top-1) − rank(PatchML ASMA, ``exact``, mean over
-  the run's PatchML seeds), when every model has both.
+  ReaL and ASMA per model; ``delta_rank`` — rank(ImageNet top-1 resized without a centre crop, the table's)
+  − rank(PatchML ASMA, ``exact``, mean over the run's PatchML seeds), dense ranks, when every model has both.
 * ``significance`` — with the run folders (``folders``): the 95 % intervals of each run's numbers and a paired
   test between adjacent models of the QUBA ranking and of every dataset's accuracy
   (:mod:`imagenet_suite.scoring.summary.significance`).

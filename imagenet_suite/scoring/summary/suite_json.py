@@ -144,12 +144,15 @@ HIERARCHY = Fields(
     {
         "seed": Maybe(Number(integer=True)),
         "sources": Maybe(MapOf(Fields({}, {"file": Maybe(TEXT), "sha256": Maybe(SHA256)}))),
+        "paper_distances": MapOf(TEXT),
     },
 )
 """The hierarchy of a run's LCA distances (``imagenet_suite.scoring.metrics.lca_distances.hierarchy_record``):
 its ``kind``, its ``build`` (null: the WordNet tree shipped with the package, its nodes CSV's sha256 in
-``shipped_sha256``), the build's ``seed``, ``options`` and ``sources``, and ``paper_distance``, the distance
-LCA-on-the-Line (Shi et al. 2024) reports with that kind of hierarchy."""
+``shipped_sha256``), the build's ``seed``, ``options`` and ``sources``, ``paper_distance``, the distance
+LCA-on-the-Line (Shi et al. 2024) reports with that kind of hierarchy, and ``paper_distances`` (``{OOD builder:
+distance}``, absent in runs before it was recorded), the OOD sets the paper predicts with the ImageNet LCA in
+another distance (WordNet: ``depth_two_sided`` for ImageNet-Sketch and ImageNet-A, App. E.2)."""
 FILE_RECORD = Fields({"path": TEXT, "sha256": SHA256})
 """A file of the run folder (its path relative to the folder) and its sha256."""
 UNCERTAINTY = Fields(

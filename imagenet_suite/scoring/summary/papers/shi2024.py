@@ -4,17 +4,22 @@ For every OOD dataset key every model has (a report with a top-1 accuracy other 
 :func:`tables` fits the paper's line (:func:`~imagenet_suite.scoring.metrics.lca_on_the_line.analyze`,
 both axes min-max scaled over the models, OLS, in-sample MAE in scaled units: Tables 2, 3 and 9) for
 
-* the indicator ``ImageNet LCA`` (the ImageNet-val report's LCA over mistakes, distance ``info`` — the
-  information-based LCA the paper reports — else the first distance reported) and the baseline
-  ``ImageNet top-1``;
+* the indicator ``ImageNet LCA``: the ImageNet-val report's LCA over mistakes in the distance the paper uses for
+  that OOD set (:func:`~imagenet_suite.scoring.metrics.lca_distances.paper_distance`: with the WordNet tree the
+  information content ``info`` for ImageNetV2, ImageNet-R, ObjectNet and any other set, the tree-depth path
+  ``depth_two_sided`` for ImageNet-Sketch and ImageNet-A, App. E.2; ``depth_one_sided`` with a K-means
+  hierarchy), its row marked ``paper``; beside it the paper's other WordNet distance, under its own name
+  (``paper`` false);
+* the baseline ``ImageNet top-1``;
 * the target ``OOD top-1`` and, where every model's report has it, ``OOD top-5`` (Table 2's Top5 rows);
 * all models (``ALL``) and each group of ``leaderboard --groups`` with at least three models (the paper's
   VLM and VM rows);
 
 and reports R², Pearson r, Kendall τ-b (scipy's default, the paper's code), Spearman ρ and the MAE.
-Correlations are signed (the paper prints absolute values; LCA's are negative). The hierarchy an LCA
-came from is the one its report names (``meta.hierarchy``); a report that names none was scored on the
-package's WordNet tree, the only one ``evaluate`` used before it recorded hierarchies.
+Correlations are signed (the paper prints absolute values; LCA's are negative). A distance some run lacks gets
+no rows (``lacking`` says which). The hierarchy an LCA came from is the one its report names
+(``meta.hierarchy``); a report that names none was scored on the package's WordNet tree, the only one
+``evaluate`` used before it recorded hierarchies. Runs on different hierarchies get no LCA rows.
 """
 
 from __future__ import annotations
@@ -28,13 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...metrics.lca_distances import PAPER_DISTANCES, paper_distance
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
 from ..reports import ID_DATASET, report_value
 from ._shared import file_stem, write_csv
 
 MIN_MODELS = 3
-PAPER_DISTANCE = "info"
 ALL = "ALL"
 LCA, TOP1 = "ImageNet LCA", "ImageNet top-1"  # the indicators (x)
 WORDNET = "the package's WordNet tree (no hierarchy recorded)"
@@ -43,24 +48,29 @@ STATISTICS = ("r2", "pearson", "kendall_tau_b", "spearman", "mae_in_sample")
 
 @dataclass
 class OnTheLineTables:
-    """``statistics`` (long: ood_dataset, group, indicator, target, models, R², Pearson, Kendall τ-b,
-    Spearman, MAE), ``inputs`` (long: model, group, ood_dataset, the x and y values), and the fitted lines
-    of all models against OOD top-1 (``lines``: LCA, ``baselines``: ImageNet top-1) by OOD dataset key."""
+    """``statistics`` (long: ood_dataset, group, indicator, distance — the LCA's, empty for top-1 —, paper —
+    whether the row is the paper's convention for that set —, target, models, R², Pearson, Kendall τ-b, Spearman,
+    MAE), ``inputs`` (long: model, group, ood_dataset, the x values — ``id_lca`` in the paper's distance
+    ``lca_distance``, ``id_lca_other`` in ``other_distance`` — and the y values), and the fitted lines of all
+    models against OOD top-1 (``lines``: LCA in the paper's distance, named in ``line_distances``;
+    ``baselines``: ImageNet top-1) by OOD dataset key."""
 
     statistics: pd.DataFrame
     inputs: pd.DataFrame
     lines: dict[str, OnTheLine] = field(default_factory=dict)
     baselines: dict[str, OnTheLine] = field(default_factory=dict)
-    distances: list[str] = field(default_factory=list)  # the LCA distances the runs' x values are
+    distances: list[str] = field(default_factory=list)  # the LCA distances of the rows
     hierarchies: list[str] = field(default_factory=list)
     model_groups: dict[str, str] = field(default_factory=dict)  # model -> its (first) group, for the figures
     small_groups: list[str] = field(default_factory=list)  # groups with fewer than three models: no rows
+    line_distances: dict[str, str] = field(default_factory=dict)  # OOD key -> the distance of its LCA line
+    lacking: dict[str, list[str]] = field(default_factory=dict)  # "<key> `<distance>`" -> runs without it
 
 
-def id_lca(suite: Mapping[str, Any]) -> tuple[float, str, str] | None:
-    """``(LCA, distance, hierarchy)`` of a run's ImageNet-val report: the paper's distance of the recorded
-    hierarchy's kind (``meta.hierarchy.paper_distance``: ``info`` for WordNet, ``depth_one_sided`` for
-    K-means) if reported, else ``info``, else the first; None without LCA rows."""
+def id_lcas(suite: Mapping[str, Any]) -> tuple[dict[str, float], str, str] | None:
+    """``({distance: LCA}, kind, hierarchy)`` of a run's ImageNet-val report: every distance it reports, the kind
+    of the recorded hierarchy (``wordnet`` without a record) and its label (:func:`hierarchy_label`); None
+    without LCA rows."""
     for report in suite["datasets"].values():
         meta = report.get("meta", {})
         if meta.get("dataset") != ID_DATASET:
@@ -72,10 +82,21 @@ def id_lca(suite: Mapping[str, Any]) -> tuple[float, str, str] | None:
         }
         if found:
             recorded = meta.get("hierarchy")
-            paper = recorded.get("paper_distance") if isinstance(recorded, Mapping) else None
-            distance = next((d for d in (paper, PAPER_DISTANCE) if d in found), next(iter(found)))
-            return found[distance], distance, hierarchy_label(meta)
+            kind = recorded.get("kind") if isinstance(recorded, Mapping) else None
+            return found, kind if kind in PAPER_DISTANCES else "wordnet", hierarchy_label(meta)
     return None
+
+
+def id_lca(suite: Mapping[str, Any], dataset: str | None = None) -> tuple[float, str, str] | None:
+    """``(LCA, distance, hierarchy)`` of a run's ImageNet-val report in the distance LCA-on-the-Line correlates
+    with OOD set ``dataset`` (a builder name; None: the paper's default for the hierarchy's kind); None without
+    LCA rows or without that distance."""
+    found = id_lcas(suite)
+    if found is None:
+        return None
+    values, kind, hierarchy = found
+    distance = paper_distance(kind, dataset)
+    return (values[distance], distance, hierarchy) if distance in values else None
 
 
 def hierarchy_label(meta: Mapping[str, Any]) -> str:
@@ -121,19 +142,24 @@ def ood_keys(suites: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def _inputs(suites: Mapping[str, Mapping[str, Any]], model_groups: Mapping[str, str]) -> pd.DataFrame:
     rows, keys = [], ood_keys(suites)
     for name, suite in suites.items():
-        lca = id_lca(suite)
+        lcas = id_lcas(suite)
+        values, kind, hierarchy = lcas if lcas is not None else ({}, "wordnet", None)
         top1 = suite["summary"]["quba"]["dimensions"].get("accuracy", {}).get("value")
         for key in keys:
             report = suite["datasets"].get(key, {})
+            distance = paper_distance(kind, report.get("meta", {}).get("dataset"))
+            other = next((d for d in PAPER_DISTANCES[kind] if d != distance), None)
             rows.append(
                 {
                     "model": name,
                     "group": model_groups.get(name, ""),
                     "ood_dataset": key,
                     "id_top1": np.nan if top1 is None else float(top1),
-                    "id_lca": np.nan if lca is None else lca[0],
-                    "lca_distance": None if lca is None else lca[1],
-                    "hierarchy": None if lca is None else lca[2],
+                    "id_lca": values.get(distance, np.nan),
+                    "lca_distance": None if lcas is None else distance,
+                    "id_lca_other": values.get(other, np.nan) if other else np.nan,
+                    "other_distance": None if lcas is None else other,
+                    "hierarchy": hierarchy,
                     "ood_top1": float(suite["summary"]["accuracies"][key]["value"]),
                     "ood_top5": _or_nan(report_value(report, "top5_accuracy")),
                 }
@@ -145,6 +171,8 @@ def _inputs(suites: Mapping[str, Mapping[str, Any]], model_groups: Mapping[str, 
         "id_top1",
         "id_lca",
         "lca_distance",
+        "id_lca_other",
+        "other_distance",
         "hierarchy",
         "ood_top1",
         "ood_top5",
@@ -167,34 +195,60 @@ def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None =
         for model in models:
             model_groups.setdefault(model, group)
     inputs = _inputs(suites, model_groups)
-    mixed = inputs["hierarchy"].dropna().nunique() > 1 or inputs["lca_distance"].dropna().nunique() > 1
-    rows, lines, baselines = [], {}, {}
+    mixed = inputs["hierarchy"].dropna().nunique() > 1
+    rows, lines, baselines, line_distances, lacking = [], {}, {}, {}, {}
     for key, part in inputs.groupby("ood_dataset", sort=True):
         part = part.set_index("model")
+        indicators = [] if mixed else _lca_indicators(key, part, lacking)
+        indicators.append((TOP1, "", True, "id_top1"))
         for group, models in members.items():
             if len(models) < MIN_MODELS:
                 continue
-            for indicator, x_column in ((LCA, "id_lca"), (TOP1, "id_top1")):
-                if indicator == LCA and mixed:  # LCAs of other hierarchies or distances are not one axis
-                    continue
+            for indicator, distance, paper, x_column in indicators:
                 for target, y_column in (("OOD top-1", "ood_top1"), ("OOD top-5", "ood_top5")):
                     result = _fit(part.loc[models, x_column], part.loc[models, y_column])
                     if result is None:
                         continue
-                    rows.append(_statistics_row(key, group, indicator, target, result))
-                    if group == ALL and target == "OOD top-1":
+                    rows.append(_statistics_row(key, group, indicator, distance, paper, target, result))
+                    if group == ALL and target == "OOD top-1" and paper:
                         (lines if indicator == LCA else baselines)[key] = result
-    statistics = pd.DataFrame(rows, columns=["ood_dataset", "group", "indicator", "target", "models", *STATISTICS])
+                        if indicator == LCA:
+                            line_distances[key] = distance
+    statistics = pd.DataFrame(
+        rows, columns=["ood_dataset", "group", "indicator", "distance", "paper", "target", "models", *STATISTICS]
+    )
     return OnTheLineTables(
         statistics=statistics,
         inputs=inputs,
         lines=lines,
         baselines=baselines,
-        distances=sorted(set(inputs["lca_distance"].dropna())),
+        distances=sorted(set(statistics["distance"]) - {""}),
         hierarchies=sorted(set(inputs["hierarchy"].dropna())),
         model_groups=model_groups,
         small_groups=[group for group, models in members.items() if len(models) < MIN_MODELS],
+        line_distances=line_distances,
+        lacking=lacking,
     )
+
+
+def _lca_indicators(key: str, part: pd.DataFrame, lacking: dict[str, list[str]]) -> list[tuple[str, str, bool, str]]:
+    """``(indicator, distance, paper, x column)`` of the LCA rows of one OOD key: the paper's distance, then the
+    other; a distance some run lacks is left out and noted in ``lacking``."""
+    found = []
+    for x_column, distance_column, paper in (
+        ("id_lca", "lca_distance", True),
+        ("id_lca_other", "other_distance", False),
+    ):
+        distances = set(part[distance_column].dropna())
+        if len(distances) != 1:
+            continue
+        distance = distances.pop()
+        without = sorted(part.index[part[x_column].isna()])
+        if without:
+            lacking[f"{key} `{distance}`"] = without
+            continue
+        found.append((LCA, distance, paper, x_column))
+    return found
 
 
 def _fit(x: pd.Series, y: pd.Series) -> OnTheLine | None:
@@ -204,12 +258,16 @@ def _fit(x: pd.Series, y: pd.Series) -> OnTheLine | None:
     return analyze(x.to_numpy(), y.to_numpy(), scale="minmax")
 
 
-def _statistics_row(key: str, group: str, indicator: str, target: str, result: OnTheLine) -> dict[str, Any]:
+def _statistics_row(
+    key: str, group: str, indicator: str, distance: str, paper: bool, target: str, result: OnTheLine
+) -> dict[str, Any]:
     c = result.correlations
     return {
         "ood_dataset": key,
         "group": group,
         "indicator": indicator,
+        "distance": distance,
+        "paper": paper,
         "target": target,
         "models": c.n,
         "r2": c.r2,
@@ -230,29 +288,34 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
             "Needs at least three runs with an OOD dataset in common and an ImageNet-val top-1 (and LCA) in each.",
             "",
         ]
-    distance = ", ".join(f"`{d}`" for d in result.distances) or "—"
     hierarchy = "; ".join(result.hierarchies) or "—"
     lines += [
-        f"x: ImageNet-val LCA over mistakes (distance {distance}; hierarchy: {hierarchy}) or ImageNet top-1 (the "
-        "baseline); y: OOD top-1 or top-5. Both axes min-max scaled over the models, OLS line; correlations "
-        "signed (the paper prints absolute values); MAE in-sample, in scaled units (Table 3).",
+        f"x: ImageNet-val LCA over mistakes (hierarchy: {hierarchy}) in the distance the paper uses for each OOD set "
+        "(App. E.2: information content `info` for ImageNetV2, ImageNet-R and ObjectNet — and here for any other "
+        "set —, the tree-depth path through the LCA `depth_two_sided` for ImageNet-Sketch and ImageNet-A; "
+        '`depth_one_sided` with a K-means hierarchy), marked "paper", the other WordNet distance beside it '
+        "under its own name; or ImageNet top-1 (the baseline). y: OOD top-1 or top-5. Both axes min-max scaled "
+        "over the models, OLS line; correlations signed (the paper prints absolute values); MAE in-sample, in "
+        "scaled units (Table 3).",
         "",
     ]
-    if len(result.hierarchies) > 1 or len(result.distances) > 1:
-        lines += ["The runs' LCAs come from different hierarchies or distances: no LCA line, the baseline only.", ""]
-    if len(result.distances) > 1 or len(result.hierarchies) > 1:
-        lines += ["**The runs' LCA come from different distances or hierarchies; their x values differ in kind.**", ""]
+    if len(result.hierarchies) > 1:
+        lines += ["**The runs' LCAs come from different hierarchies: no LCA line, the baseline only.**", ""]
+    for which, models in result.lacking.items():
+        named = ", ".join(f"`{m}`" for m in models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+        lines += [f"No LCA rows for {which}: {named} lack that distance.", ""]
     if result.lines:
         heading = "LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled, with the baseline"
     else:
         heading = "ImageNet top-1 vs OOD accuracy, min-max scaled (not every run has an ImageNet-val LCA)"
     lines += [f"### {heading}: R², Pearson, Kendall τ-b, Spearman, MAE (Tables 2, 3 and 9)", ""]
-    stats = result.statistics
     rows = [
         (
             r.ood_dataset,
             r.group,
             r.indicator,
+            f"`{r.distance}`" if r.distance else "—",
+            "paper" if r.paper else "other",
             r.target,
             r.models,
             r.r2,
@@ -261,12 +324,14 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
             r.spearman,
             r.mae_in_sample,
         )
-        for r in stats.itertuples()
+        for r in result.statistics.itertuples()
     ]
     header = (
         "OOD dataset",
         "group",
         "x",
+        "LCA distance",
+        "convention",
         "y",
         "models",
         "R²",
@@ -295,8 +360,9 @@ def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
         return written
     write_csv(folder, "lca_on_the_line", result.statistics, written, index=False)
     write_csv(folder, "lca_inputs", result.inputs, written, index=False)
-    for prefix, fits, x_label in (("lca", result.lines, LCA), ("top1", result.baselines, TOP1)):
+    for prefix, fits in (("lca", result.lines), ("top1", result.baselines)):
         for key, line in fits.items():
+            x_label = f"{LCA} ({result.line_distances[key]})" if prefix == "lca" else TOP1
             models = result.inputs.loc[result.inputs["ood_dataset"] == key, "model"]
             groups = [result.model_groups.get(m, "other") for m in models] if result.model_groups else None
             written.append(
@@ -319,6 +385,7 @@ __all__ = [
     "OnTheLineTables",
     "hierarchy_label",
     "id_lca",
+    "id_lcas",
     "markdown",
     "ood_keys",
     "tables",
