@@ -82,12 +82,15 @@ def quba_ranking(
     missing a dimension) and ``partial`` (the dimensions computed from partial inputs); ``missing``:
     ``{model: {dimension: what it needs}}``. When a run attacked with AutoAttack L∞ 4/255
     (``summary.quba_autoattack``), ``quba_autoattack`` and its rank: Table 8's QUBA, AutoAttack's
-    robustness as the adversarial dimension (same ``weights``)."""
-    rows, missing, partial, autoattack = {}, {}, {}, {}
+    robustness as the adversarial dimension (same ``weights``). When a run is of a zero-shot model,
+    ``probabilities``: how its dimensions followed Beyond Accuracy's wrapper probabilities (``quba.probabilities``
+    of its suite.json: ``hesse2025, recomputed from the logits`` or ``hesse2025, the run's outputs``)."""
+    rows, missing, partial, autoattack, probabilities = {}, {}, {}, {}, {}
     for name, suite in suites.items():
         quba = suite["summary"]["quba"]
         rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
         partial[name] = ", ".join(f"{dim} ({note})" for dim, note in (quba.get("partial") or {}).items())
+        probabilities[name] = quba.get("probabilities", "")
         if quba["missing"]:
             missing[name] = dict(quba["missing"])
         robustness = (suite["summary"].get("quba_autoattack") or {}).get("adversarial_robustness")
@@ -97,6 +100,8 @@ def quba_ranking(
     complete = table.dropna()
     scored = quba_table(complete, weights) if len(complete) else complete.assign(quba=[], quba_rank=[])
     table = table.join(scored[["quba", "quba_rank"]]).assign(partial=pd.Series(partial))
+    if any(probabilities.values()):
+        table["probabilities"] = pd.Series(probabilities)
     if autoattack:
         scores = {
             name: quba_score_autoattack(values, weights)
@@ -290,6 +295,14 @@ def markdown(
     lines += table(list(ranked.columns), ranked.itertuples(index=False))
     for model, dims in missing.items():
         lines += [f"- `{model}` has no QUBA score; missing: " + ", ".join(f"`{d}` ({r})" for d, r in dims.items())]
+    if "probabilities" in quba.columns:
+        lines += [
+            "",
+            "`probabilities`: a zero-shot model's dimensions follow Beyond Accuracy's wrappers, which return "
+            "softmax(100·cos) (SigLIP: sigmoid(s·cos + b)) that every metric softmaxes again; computed from the "
+            "run's logits (`--probabilities softmax`: its attacks ran on the logits, so no adversarial dimension) "
+            "or from its outputs (`--probabilities hesse2025`).",
+        ]
     lines += ["", "![QUBA ranks](leaderboard_quba.png)", ""]
     lines += _groups_markdown(result, table)
     lines += _correlations_markdown(result, table)
