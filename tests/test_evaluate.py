@@ -445,6 +445,7 @@ def test_cli_evaluate_and_its_bad_inputs(suite_folders, tmp_path, capsys):
 def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_path, capsys):
     from imagenet_suite.scoring.metrics.aggregates import borda_score
     from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
+    from imagenet_suite.scoring.summary.papers.heuillet2025 import PAPER_TYPES
 
     datasets = [suite_folders[name] for name in ("imagenet_val", "imagenet_a", "imagenet_r", "imagenet_c")]
     runs = []
@@ -460,7 +461,8 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     board = leaderboard(load_suites(runs))
     names = [f"{MODEL} (seed{seed})" for seed in range(3)]
     assert sorted(board.accuracies.index) == names
-    # Heuillet et al. 2025's voters: the released ImageNet-C sets are one dataset, one type per set
+    # Heuillet et al.'s aggregation over every perturbation type of the runs: the released ImageNet-C sets are
+    # one dataset, one type per set (not the paper's five types, which need attacks and a `common` build)
     voters = [("imagenet_c", "gaussian_noise/1"), ("imagenet_c", "gaussian_noise/3")]
     assert list(board.perturbation_accuracies.columns) == voters
     c_sets = board.accuracies[["imagenet_c/gaussian_noise_1", "imagenet_c/gaussian_noise_3"]]
@@ -477,7 +479,8 @@ def test_leaderboard_ranks_models_and_fits_lca_on_the_line(suite_folders, tmp_pa
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "has no QUBA score; missing:" in text
     assert "## QUBA (Beyond Accuracy, Hesse et al. 2025)" in text
-    assert "## Sum / Borda / MAC (Heuillet et al. 2025: voters are dataset × perturbation type)" in text
+    assert "### Sum / Borda / MAC over every (dataset, perturbation type) of the runs (not Heuillet" in text
+    assert board.heuillet2025.ranked == [] and list(board.heuillet2025.missing[names[0]]) == list(PAPER_TYPES)
     assert "2 voters (dataset, perturbation type) over 1 dataset." in text
     assert "## Dataset-level Sum / Borda (one voter per dataset's headline accuracy; not Heuillet" in text
     assert ("## LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1" in text) == bool(board.lca_on_the_line)

@@ -53,6 +53,13 @@ folder evaluated again with another hierarchy has its LCA recomputed under it (o
 ``<key>`` names a dataset split under a protocol, ``<dataset>[/<config>][/<split>][@<protocol>]``
 (:mod:`~imagenet_suite.inference.suite_targets`); in file names ``/`` becomes ``__``.
 
+A zero-shot (``open_clip:``) model is also scored under each paper's convention
+(:mod:`~imagenet_suite.inference.zero_shot_papers`): ObjectNet predicted again with LCA-on-the-Line's 113-way
+head over ObjectNet's class names (``objectnet@objectnet113``, its own outputs file), and, when its outputs are
+logits (``--probabilities softmax``), ImageNet val and the ``shape_bias_sets`` configs scored again on Beyond
+Accuracy's wrapper output of those logits (report ``<key>@hesse2025_probabilities``, no outputs file of its
+own), which QUBA reads (:func:`~imagenet_suite.scoring.summary.suite.suite_summary`).
+
 Evaluation protocols (``SuiteOptions.protocols``, ``evaluate --protocol``;
 :mod:`imagenet_suite.scoring.evaluation.preprocessing`): under ``hesse2025`` every split is predicted
 with the model's own preprocessing (resize + centre crop), as Hesse et al. 2025 (QUBA) and the
@@ -98,7 +105,7 @@ from ..scoring.summary.intervals import (
 )
 from ..scoring.summary.json_schema import read_json
 from ..scoring.summary.quba import attack_convention_of
-from ..scoring.summary.reports import ID_DATASET
+from ..scoring.summary.reports import ID_DATASET, WRAPPER_PROBABILITIES_KEY
 from ..scoring.summary.suite import suite_summary
 from ..scoring.summary.suite_json import SUITE_FORMAT, SUITE_JSON
 from ..scoring.threads import chunk_parallel_cpu
@@ -122,6 +129,7 @@ from .store import PredictionStore
 from .suite_options import SuiteOptions, check_arguments, check_benchmark, lca_options
 from .suite_targets import SuiteTarget, dataset_build, dataset_targets, protocol_targets, same_build
 from .zero_shot import ZeroShotClassifier, zero_shot_detector_stats
+from .zero_shot_papers import head_model, paper_targets, rescored_on_wrapper_output, wrapper_output
 
 
 @dataclass
@@ -150,7 +158,7 @@ def open_run(
     check_arguments(run_dir, options)
     run_dir = Path(run_dir)
     base = dataset_targets(datasets)
-    targets = protocol_targets(base, options.protocols)
+    targets = paper_targets(loaded, protocol_targets(base, options.protocols))  # a zero-shot model's other heads
     id_target = next((t for t in base if t.folder.name == ID_DATASET and t.has_images), None)
     id_targets = {HESSE2025: id_target, ANZAKU2024: id_target.under(ANZAKU2024)} if id_target is not None else {}
     manifest = run_manifest(loaded)
@@ -200,21 +208,24 @@ def run_suite(
     run, targets, id_targets, manifest = opened.run, opened.targets, opened.id_targets, opened.manifest
     run_dir, id_target = run.run_dir, id_targets.get(HESSE2025)
     benchmark = check_benchmark(targets, options.benchmark)
-    if options.executor == "ray":
-        predict_on_ray(run, opened.missing_outputs(), options.num_proc, options.ray_address, options.gpus_per_task)
+    if options.executor == "ray":  # the splits of a zero-shot model's other heads are predicted here
+        todo = [target for target in opened.missing_outputs() if not target.head]
+        predict_on_ray(run, todo, options.num_proc, options.ray_address, options.gpus_per_task)
     reports: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     bootstrap = Bootstrap(options.bootstrap, options.bootstrap_seed) if options.bootstrap else None
     replicated: dict[str, ReportReplicates] = {}
     for target in targets:
-        report, reason = run.score_target(target, id_targets)
-        if report is None:
-            skipped[target.key] = reason
-            continue
-        reports[target.key] = report
-        atomic_write_bytes(run_dir / "reports" / f"{target.file_stem}.json", json_bytes(report))
-        if bootstrap is not None:
-            replicated[target.key] = run.resample(report, bootstrap)
+        for wrapper in (False, True) if rescored_on_wrapper_output(loaded, target) else (False,):
+            key = target.key + (WRAPPER_PROBABILITIES_KEY if wrapper else "")
+            report, reason = run.score_target(target, id_targets, wrapper)
+            if report is None:
+                skipped[key] = reason
+                continue
+            reports[key] = report
+            atomic_write_bytes(run_dir / "reports" / f"{key.replace('/', '__')}.json", json_bytes(report))
+            if bootstrap is not None:
+                replicated[key] = run.resample(report, bootstrap)
     attacks = None
     if options.adversarial:
         if id_target is None:
@@ -227,7 +238,11 @@ def run_suite(
         )
     params = manifest["params"]
     summary = suite_summary(
-        reports, params_millions=params / 1e6, adversarial=attacks, allow_partial=options.allow_partial
+        reports,
+        params_millions=params / 1e6,
+        adversarial=attacks,
+        allow_partial=options.allow_partial,
+        zero_shot=loaded.zero_shot,
     )
     summary["benchmarks"] = None
     if benchmark is not None:
@@ -243,6 +258,7 @@ def run_suite(
             params_millions=params / 1e6,
             adversarial=attacks,
             allow_partial=options.allow_partial,
+            zero_shot=loaded.zero_shot,
         )
         summary["uncertainty"] = write_uncertainty(run_dir, record, table, replicated, summary["accuracies"])
     suite = {
@@ -254,6 +270,7 @@ def run_suite(
         "params": params,
         "imagenet_suite": __version__,
         "hierarchy": hierarchy_record(options.hierarchy),
+        **({"zero_shot": dict(loaded.zero_shot)} if loaded.zero_shot is not None else {}),
         "datasets": reports,
         "skipped": skipped,
         "summary": summary,
@@ -353,6 +370,7 @@ class _Run:
     id_outputs: ModelOutputs | None = None  # loaded once, for every OOD set
     estimates: dict[Any, Any] = field(default_factory=dict)  # the last report's artifacts[RESAMPLED]
     store: PredictionStore | None = None  # with SuiteOptions.dedup
+    heads: dict[str, LoadedModel] = field(default_factory=dict)  # a zero-shot model's other heads, by target key
 
     @property
     def device(self) -> str:
@@ -394,18 +412,36 @@ class _Run:
             self.record_outputs(target)
             options = self.predict_options(target)
             predictor = self.store.predict if self.store is not None else predict
-            predictor(target.folder, self.loaded, path, config=target.config, split=target.split, options=options)
+            predictor(
+                target.folder, self.model(target), path, config=target.config, split=target.split, options=options
+            )
             write_outputs_record(path, target, sha256_file(path))
         return path
 
-    def score_target(self, target: SuiteTarget, id_targets: dict[str, SuiteTarget]) -> tuple[dict | None, str]:
+    def model(self, target: SuiteTarget) -> LoadedModel:
+        """The model that predicts ``target``: the run's, or its zero-shot model with another head
+        (:func:`~imagenet_suite.inference.zero_shot_papers.head_model`, made once)."""
+        if not target.head:
+            return self.loaded
+        if target.key not in self.heads:
+            self.heads[target.key] = head_model(self.loaded, target)
+        return self.heads[target.key]
+
+    def score_target(
+        self, target: SuiteTarget, id_targets: dict[str, SuiteTarget], wrapper: bool = False
+    ) -> tuple[dict | None, str]:
         """``(report dict, "")`` or ``(None, why it was skipped)``. ``id_targets``: the ImageNet-val split
-        per protocol (empty without one)."""
+        per protocol (empty without one); ``wrapper``: scored on Beyond Accuracy's wrapper output of a zero-shot
+        model's logits (:func:`~imagenet_suite.inference.zero_shot_papers.wrapper_output`)."""
         folder, config = target.folder, target.config
         id_target = id_targets.get(HESSE2025)
         applicable = applicable_metrics(folder.config_info(config)["features"], folder.protocol(config))
         if not applicable:
             return None, f"no metric family applies to config {config!r} (columns {folder.column_names(config)})"
+        try:
+            head = self.model(target).zero_shot if target.head else None
+        except ConfigError as err:
+            return None, f"not predicted with the {target.head} head: {err}"
         if folder.protocol(config).get("ood") and id_target is None:
             return None, "an OOD set is scored against the ImageNet-val outputs: add a built imagenet_val folder"
         outputs_target = _outputs_target(target, id_targets)
@@ -413,6 +449,8 @@ class _Run:
             return None, "no images to run the model on, and no imagenet_val folder whose outputs it could join"
         path = self.outputs(outputs_target)
         outputs = ModelOutputs.load(path, device=self.device)
+        if wrapper:
+            outputs = replace(outputs, values=wrapper_output(outputs.values.float(), self.loaded.zero_shot))
         options = ScoreOptions(lca=self.lca, ood=self.ood_options(target, id_target, path))
         try:
             report = score(folder, outputs, config, target.split, options=options)
@@ -428,6 +466,10 @@ class _Run:
         }
         found = report.to_dict()
         found["meta"] = {**found["meta"], "preprocessing": self.preprocessing(outputs_target)}
+        if head is not None:
+            found["meta"]["zero_shot_head"] = head["head"]
+        if wrapper:
+            found["meta"]["probabilities"] = "Beyond Accuracy's wrapper output of the stored logits, softmaxed again"
         self.estimates = report.artifacts.get(RESAMPLED, {})
         return {**found, "provenance": provenance}, ""
 

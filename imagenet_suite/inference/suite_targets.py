@@ -4,8 +4,8 @@ reported under, and the build it reads.
 
 ``<key>`` is ``<dataset>[/<config>][/<split>]`` (config and split only when the folder has several; the
 folder's directory name instead of the dataset when two folders hold the same dataset), plus
-``@<protocol>`` for a split evaluated under another protocol than ``hesse2025``; in file names ``/``
-becomes ``__``.
+``@<protocol>`` for a split evaluated under another protocol than ``hesse2025``, ``@<head>`` for a split predicted
+with a zero-shot model's other head (``objectnet113``); in file names ``/`` becomes ``__``.
 
 A *build* (:func:`dataset_build`) is ``{"folder", "builder", "version", "config", "split",
 "build_info_sha256"}`` (the sha256 of the folder's build_info.json, which pins every file of the build): what
@@ -26,6 +26,7 @@ from ..scoring.evaluation.preprocessing import (
     ANZAKU2024,
     DEFAULT_PROTOCOLS,
     HESSE2025,
+    KEY_SEPARATOR,
     check_protocols,
     is_multilabel_set,
     no_center_crop,
@@ -44,6 +45,7 @@ class SuiteTarget:
     config: str
     split: str
     protocol: str = HESSE2025
+    head: str = ""  # a zero-shot model's other head for this split (``objectnet113``); "": the model's own
 
     @property
     def has_images(self) -> bool:
@@ -67,6 +69,10 @@ class SuiteTarget:
     def multilabel(self) -> bool:
         """Whether Anzaku et al.'s multi-label metrics (ASMA) apply to it."""
         return is_multilabel_set(self.folder.config_info(self.config)["features"], self.folder.protocol(self.config))
+
+    def with_head(self, head: str) -> SuiteTarget:
+        """This target predicted with a zero-shot model's head ``head``, reported under ``<key>@<head>``."""
+        return replace(self, key=f"{self.key}{KEY_SEPARATOR}{head}", head=head)
 
     def under(self, protocol: str) -> SuiteTarget:
         """This ``hesse2025`` target under ``protocol`` (its key suffixed by :func:`protocol_key`)."""

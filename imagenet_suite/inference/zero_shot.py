@@ -311,7 +311,9 @@ def build_classifier(
         output = "sigmoid" if bias is not None else "softmax"
     head = ZeroShotHead(text, scale, bias, output)
     record = head_record(options, prompts, scale, bias, text)
-    return ZeroShotClassifier(clip, head, record)
+    classifier = ZeroShotClassifier(clip, head, record)
+    classifier.options, classifier.key = options, key  # for a head over other classes (ObjectNet's 113)
+    return classifier
 
 
 def logit_scale_and_bias(clip: nn.Module, logit_scale: float | str | None) -> tuple[float, float | None]:

@@ -87,6 +87,12 @@ def quba_section(quba: Mapping[str, Any], ci: Intervals | None = None) -> list[s
     ]
     score = ci(quba["score"], "quba", "score")
     lines = ["## QUBA (Beyond Accuracy, Hesse et al. 2025)", ""]
+    if quba.get("probabilities"):
+        lines += [
+            f"A zero-shot model: probabilities {quba['probabilities']} (Beyond Accuracy's wrappers return "
+            "softmax(100·cos), SigLIP's sigmoid(s·cos + b), which every metric softmaxes again).",
+            "",
+        ]
     lines += table(("dimension", "value", "z", "weight", "from", "note"), rows)
     partial = quba.get("partial") or {}
     if quba["score"] is not None and partial:

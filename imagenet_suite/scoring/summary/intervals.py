@@ -292,6 +292,7 @@ def bootstrap_summary(
     adversarial: Mapping[str, Any] | None = None,
     allow_partial: bool = False,
     weights: Mapping[str, float] | None = None,
+    zero_shot: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """``(summary.uncertainty without files, replicates table)`` for the point ``summary`` of ``reports``.
 
@@ -307,7 +308,12 @@ def bootstrap_summary(
         rows = {key: _rows_of(report, replicated.get(key), pick) for key, report in reports.items()}
         attack = _attack_of(adversarial, attacked, pick)
         return suite_summary(
-            rows, params_millions=params_millions, adversarial=attack, weights=weights, allow_partial=allow_partial
+            rows,
+            params_millions=params_millions,
+            adversarial=attack,
+            weights=weights,
+            allow_partial=allow_partial,
+            zero_shot=zero_shot,
         )
 
     identity = summary_of(None)

@@ -10,10 +10,12 @@
   missing dimensions are named; ``hesse2025`` — group comparisons with t-tests (Table 2, ``groups``), the
   Spearman matrix of the nine dimensions (Table 10, Fig. 4), the top five under other weightings (Fig. 5).
 * ``accuracies`` — the headline accuracy of every dataset key (model × dataset).
-* Heuillet et al. 2025 (:mod:`~imagenet_suite.scoring.summary.papers.heuillet2025`):
-  ``perturbation_accuracies``, ``aggregates``, ``mac_per_dataset``, ``mac`` — Sum, Borda and Mean Absolute
-  Correlation over (dataset, perturbation type) voters as the paper and its code compute them;
-  ``dataset_level``, ``dataset_level_mac`` — not the paper's quantities: one voter per dataset key.
+* Heuillet et al. 2025 (:mod:`~imagenet_suite.scoring.summary.papers.heuillet2025`): ``heuillet2025`` — Sum,
+  Borda and Mean Absolute Correlation over the paper's five perturbation types on ImageNet val (clean,
+  AutoAttack ℓ∞ / ℓ2 / ℓ1 at its radii, common corruptions) as the paper and its code compute them;
+  ``perturbation_accuracies``, ``aggregates``, ``mac_per_dataset``, ``mac`` — not the paper's threat model:
+  the same aggregation over every (dataset, perturbation type) of the runs; ``dataset_level``,
+  ``dataset_level_mac`` — not the paper's quantities: one voter per dataset key.
 * NINCO, Bitterwolf et al. 2023 (:mod:`~imagenet_suite.scoring.summary.papers.bitterwolf2023`): ``ninco`` —
   models × detectors: mean FPR@95 and AUROC on NINCO, unit tests failed, the cleaned popular datasets.
 * LCA-on-the-Line, Shi et al. 2024 (:mod:`~imagenet_suite.scoring.summary.papers.shi2024`): ``on_the_line`` —
@@ -68,9 +70,9 @@ class Leaderboard:
 
     quba: pd.DataFrame
     accuracies: pd.DataFrame
-    perturbation_accuracies: pd.DataFrame  # a_{model,dataset}(type): one column per voter (dataset, type)
-    aggregates: pd.DataFrame  # Heuillet et al. 2025: score_sum, sum_rank, borda, borda_rank, incomplete_datasets
-    mac_per_dataset: pd.Series  # Heuillet et al. 2025's MAC of each dataset (NaN: fewer than two types)
+    perturbation_accuracies: pd.DataFrame  # every (dataset, type) of the runs: one column per voter
+    aggregates: pd.DataFrame  # over those: score_sum, sum_rank, borda, borda_rank, incomplete_datasets
+    mac_per_dataset: pd.Series  # over those: the MAC of each dataset (NaN: fewer than two types)
     mac: float  # their average over the datasets (nanmean)
     dataset_level: pd.DataFrame  # not the paper's: one voter per dataset key's headline accuracy
     dataset_level_mac: float  # not the paper's MAC: between datasets' headline accuracies
@@ -80,6 +82,7 @@ class Leaderboard:
     mixed_builds: MixedBuilds = field(default_factory=dict)  # ranked anyway (allow_mixed_builds)
     models: pd.DataFrame = field(default_factory=pd.DataFrame)  # per model: its weights (models_table)
     hesse2025: hesse2025.Hesse2025 | None = None  # Table 2, Table 10, Fig. 5 of Beyond Accuracy
+    heuillet2025: heuillet2025.Heuillet2025 | None = None  # the paper's five types on ImageNet: Sum, Borda, MAC
     ninco: bitterwolf2023.NincoTables | None = None  # NINCO's models x detectors tables
     on_the_line: shi2024.OnTheLineTables | None = None  # LCA-on-the-Line's statistics, all and per group
     anzaku2024: pd.DataFrame = field(default_factory=pd.DataFrame)  # top-1 / ReaL / ASMA per model
@@ -171,6 +174,7 @@ def leaderboard(
         mixed_builds=mixed,
         models=models_table(suites),
         hesse2025=hesse2025.analyses(quba, groups, quba_weights),
+        heuillet2025=heuillet2025.paper_tables(suites),
         ninco=bitterwolf2023.tables(suites),
         on_the_line=on_the_line,
         anzaku2024=anzaku2024.table(suites, delta),

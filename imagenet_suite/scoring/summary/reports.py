@@ -16,6 +16,16 @@ from ..evaluation.preprocessing import report_protocol
 
 ReportDict = Mapping[str, Any]
 ID_DATASET = "imagenet_val"
+WRAPPER_PROBABILITIES_KEY = "@hesse2025_probabilities"
+"""Key suffix of a zero-shot run's report scored again on Beyond Accuracy's wrapper probabilities (``evaluate``
+of an ``open_clip:`` model with ``--probabilities softmax``): the QUBA dimensions read it in place of the report
+of the key without it (:func:`beyond_accuracy_view`), every other number ignores it (:func:`without_recomputed`)."""
+WRAPPER_PROBABILITY_SETS = (ID_DATASET, "shape_bias_sets")
+"""The builders whose QUBA rows depend on the probabilities: calibration and class balance (ImageNet val), the
+16-class decisions of the OOD sets and the cue-conflict shape bias (``shape_bias_sets``, mean probabilities)."""
+OBJECTNET_HEAD_KEY = "@objectnet113"
+"""Key suffix of a zero-shot run's ObjectNet report with LCA-on-the-Line's 113-way head (ObjectNet's class
+names prompted; ``evaluate`` of an ``open_clip:`` model)."""
 HEADLINE_METRICS = (
     "mean_corruption_accuracy",  # first: a perturbations build's top1_accuracy pools its clean rows
     "real_top1_accuracy",
@@ -93,6 +103,29 @@ def headline_row(report: ReportDict) -> Mapping[str, Any] | None:
     return None
 
 
+def without_recomputed(reports: Mapping[str, ReportDict]) -> dict[str, ReportDict]:
+    """The reports without those scored again on Beyond Accuracy's wrapper probabilities
+    (:data:`WRAPPER_PROBABILITIES_KEY`)."""
+    return {key: report for key, report in reports.items() if not key.endswith(WRAPPER_PROBABILITIES_KEY)}
+
+
+def beyond_accuracy_view(reports: Mapping[str, ReportDict]) -> dict[str, ReportDict]:
+    """The reports with each one scored again on Beyond Accuracy's wrapper probabilities in place of the report
+    it was scored again from (same key without :data:`WRAPPER_PROBABILITIES_KEY`).
+
+    Example:
+        >>> view = beyond_accuracy_view({"imagenet_val": "softmax once", "imagenet_val@hesse2025_probabilities": "twice",
+        ...                              "imagenet_r": "r"})
+        >>> view
+        {'imagenet_val': 'twice', 'imagenet_r': 'r'}
+    """
+    view = without_recomputed(reports)
+    for key, report in reports.items():
+        if key.endswith(WRAPPER_PROBABILITIES_KEY):
+            view[key.removesuffix(WRAPPER_PROBABILITIES_KEY)] = report
+    return view
+
+
 def under(reports: Mapping[str, ReportDict], protocol: str) -> dict[str, ReportDict]:
     """The reports measured under evaluation ``protocol`` (:func:`~imagenet_suite.scoring.evaluation.preprocessing.report_protocol`)."""
     return {key: report for key, report in reports.items() if report_protocol(report) == protocol}
@@ -101,7 +134,11 @@ def under(reports: Mapping[str, ReportDict], protocol: str) -> dict[str, ReportD
 __all__ = [
     "HEADLINE_METRICS",
     "ID_DATASET",
+    "OBJECTNET_HEAD_KEY",
+    "WRAPPER_PROBABILITIES_KEY",
+    "WRAPPER_PROBABILITY_SETS",
     "ReportDict",
+    "beyond_accuracy_view",
     "first_value",
     "headline_accuracy",
     "headline_row",
@@ -109,4 +146,5 @@ __all__ = [
     "report_value",
     "reports_of",
     "under",
+    "without_recomputed",
 ]

@@ -78,7 +78,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..evaluation.preprocessing import HESSE2025, PROTOCOLS
-from ..metrics.quba import DEFAULT_WEIGHTS, quba_score
+from ..metrics.quba import DEFAULT_WEIGHTS, DIMENSIONS, quba_score
 from .headlines import (
     anzaku2024_summary,
     asma_summary,
@@ -91,7 +91,19 @@ from .headlines import (
 )
 from .imagenet_c import imagenet_c_summary
 from .quba import quba_autoattack, quba_dimensions
-from .reports import ReportDict, under
+from .reports import ReportDict, beyond_accuracy_view, under, without_recomputed
+
+WRAPPER_TEXT = {
+    True: "hesse2025, recomputed from the logits",
+    False: "hesse2025, the run's outputs",
+}
+"""``quba.probabilities`` of a zero-shot run: Beyond Accuracy's wrapper probabilities (softmax(s·cos), or
+sigmoid(s·cos + b) with a logit bias), softmaxed again by every metric as the paper's code does: computed from
+the stored logits (``--probabilities softmax``, True) or the outputs themselves (``hesse2025``, False)."""
+ZERO_SHOT_ATTACKS = (
+    "a zero-shot model's FGSM and PGD attacked its logits (--probabilities softmax); Beyond Accuracy attacks its "
+    "wrapper's output, softmax(s·cos): evaluate with --probabilities hesse2025"
+)
 
 
 def suite_summary(
@@ -101,16 +113,34 @@ def suite_summary(
     adversarial: Mapping[str, Any] | None = None,
     weights: Mapping[str, float] | None = None,
     allow_partial: bool = False,
+    zero_shot: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every headline number the reports allow (module docstring); JSON-ready (NaN as None).
 
     ``allow_partial``: compute QUBA dimensions from partial inputs too (C-robustness from fewer than
-    the 75 ImageNet-C sets), listing them under ``quba.partial``.
+    the 75 ImageNet-C sets), listing them under ``quba.partial``. ``zero_shot``: the head record of a
+    zero-shot model (:func:`~imagenet_suite.inference.zero_shot.head_record`; None for other models): QUBA
+    then follows Beyond Accuracy's wrappers (``quba.probabilities`` says how). With ``probabilities``
+    ``softmax`` (the outputs are logits) its probability-dependent dimensions are read from the reports
+    scored again on the wrapper's probabilities (:data:`~imagenet_suite.scoring.summary.reports.WRAPPER_PROBABILITIES_KEY`),
+    and the adversarial dimension is missing: its attacks ran on the logits, not on the wrapper's output.
     """
-    present, missing = quba_dimensions(reports, params_millions, adversarial, allow_partial)
+    plain = without_recomputed(reports)
+    on_logits = zero_shot is not None and zero_shot.get("probabilities") == "softmax"
+    present, missing = quba_dimensions(
+        beyond_accuracy_view(reports) if on_logits else plain, params_millions, adversarial, allow_partial
+    )
+    if on_logits:
+        present.pop("adversarial_robustness", None)
+        missing = {
+            name: ZERO_SHOT_ATTACKS if name == "adversarial_robustness" else missing[name]
+            for name in DIMENSIONS
+            if name in missing or name == "adversarial_robustness"
+        }
     partial = {name: entry["note"] for name, entry in present.items() if entry.pop("partial", False)}
     score = quba_score({name: entry["value"] for name, entry in present.items()}, weights) if not missing else None
     accuracy = present.get("accuracy", {}).get("value")
+    probabilities = {} if zero_shot is None else {"probabilities": WRAPPER_TEXT[on_logits]}
     summary = {
         "quba": {
             "score": score,
@@ -118,19 +148,20 @@ def suite_summary(
             "missing": missing,
             "weights": {**DEFAULT_WEIGHTS, **(weights or {})},
             "partial": partial,
+            **probabilities,
         },
         "adversarial": dict(adversarial) if adversarial else None,
         **quba_autoattack(present, missing, partial, adversarial, weights),
-        "imagenet_c": imagenet_c_summary(reports, accuracy),
-        "ninco": ninco_summary(reports),
-        "ninco_cleaning": ninco_cleaning_summary(reports),
-        "real": real_summary(reports),
-        "expert_labels": expert_labels_summary(reports),
-        "asma": asma_summary(reports),
-        "anzaku2024": anzaku2024_summary(reports),
-        "lca": lca_summary(reports),
-        "accuracies": headline_accuracies(under(reports, HESSE2025)),
-        "protocols": {name: PROTOCOLS[name] for name in PROTOCOLS if under(reports, name)},
+        "imagenet_c": imagenet_c_summary(plain, accuracy),
+        "ninco": ninco_summary(plain),
+        "ninco_cleaning": ninco_cleaning_summary(plain),
+        "real": real_summary(plain),
+        "expert_labels": expert_labels_summary(plain),
+        "asma": asma_summary(plain),
+        "anzaku2024": anzaku2024_summary(plain),
+        "lca": lca_summary(plain),
+        "accuracies": headline_accuracies(under(plain, HESSE2025)),
+        "protocols": {name: PROTOCOLS[name] for name in PROTOCOLS if under(plain, name)},
     }
     return _finite(summary)
 

@@ -207,7 +207,7 @@ SUMMARY = Fields(
                 "missing": MapOf(TEXT, DIMENSIONS),
                 "weights": MapOf(NUMBER, DIMENSIONS),
             },
-            {"partial": MapOf(TEXT, DIMENSIONS)},
+            {"partial": MapOf(TEXT, DIMENSIONS), "probabilities": TEXT},  # probabilities: a zero-shot model's
         ),
         "adversarial": Maybe(ADVERSARIAL),
         "imagenet_c": Maybe(
@@ -277,10 +277,23 @@ SUITE_1 = Fields(
     {"hierarchy": Maybe(HIERARCHY)},  # absent in suite.json written before hierarchies were recorded
 )
 SUITE_2 = SUITE_1.extended(format=Text(choices=(SUITE_FORMAT_2,)), datasets=MapOf(REPORT_2))
+ZERO_SHOT = Fields(
+    {
+        "class_names": TEXT,
+        "prompts": TEXT,
+        "prompts_per_class": COUNT,
+        "logit_scale": NUMBER,
+        "logit_bias": Maybe(NUMBER),
+        "probabilities": Text(choices=("softmax", "hesse2025")),
+    }
+)
+"""``zero_shot`` of a suite.json: an ``open_clip:`` model's head record (``imagenet_suite.inference.zero_shot.head_record``;
+absent for other models and in files written before it was recorded)."""
+SUITE_3 = SUITE_2.extended(format=Text(choices=(SUITE_FORMAT,)), weights_source=Maybe(WEIGHTS_SOURCE))
 SUITE_SCHEMAS: dict[str | None, Fields] = {
     None: SUITE_1,  # written before suite.json had a format: reports name no build
     SUITE_FORMAT_2: SUITE_2,  # reports name their builds; the weights tag is not recorded
-    SUITE_FORMAT: SUITE_2.extended(format=Text(choices=(SUITE_FORMAT,)), weights_source=Maybe(WEIGHTS_SOURCE)),
+    SUITE_FORMAT: Fields(SUITE_3.required, {**SUITE_3.optional, "zero_shot": ZERO_SHOT}),
 }
 
 
@@ -395,6 +408,7 @@ __all__ = [
     "WEIGHTS_KINDS",
     "WEIGHTS_LIBRARIES",
     "WEIGHTS_SOURCE",
+    "ZERO_SHOT",
     "check_intervals",
     "read_suite",
     "weights_label",

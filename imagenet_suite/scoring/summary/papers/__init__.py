@@ -6,7 +6,8 @@ module                 paper and what it computes (each module: the tables, ``ma
 ``hesse2025``          Beyond Accuracy (QUBA), Hesse et al. 2025: QUBA table with custom weights,
                        group comparisons with t-tests (Table 2), Spearman matrix of the nine dimensions
                        (Table 10, Fig. 4), top five under other weightings (Fig. 5)
-``heuillet2025``       Heuillet et al. 2025: Sum, Borda and MAC over (dataset, perturbation type) voters
+``heuillet2025``       Heuillet et al. 2025: Sum, Borda and MAC over its five perturbation types on
+                       ImageNet val (and over every (dataset, perturbation type) of the runs)
 ``bitterwolf2023``     NINCO, Bitterwolf et al. 2023: models × detectors (Tables 3, 4, 14), unit tests failed
 ``shi2024``            LCA-on-the-Line, Shi et al. 2024: ImageNet LCA / top-1 vs OOD top-1 / top-5 lines
                        with R², Pearson, Kendall τ-b, Spearman, MAE, per group (Tables 2, 3, 9)

@@ -92,14 +92,17 @@ def quba_ranking(
     computed from partial inputs); ``missing``:
     ``{model: {dimension: what it needs}}``. When a run attacked with AutoAttack L∞ 4/255
     (``summary.quba_autoattack``), ``quba_autoattack`` and its rank: Table 8's QUBA, AutoAttack's
-    robustness as the adversarial dimension (same ``weights``)."""
-    rows, missing, partial, autoattack, conventions = {}, {}, {}, {}, {}
+    robustness as the adversarial dimension (same ``weights``). When a run is of a zero-shot model,
+    ``probabilities``: how its dimensions followed Beyond Accuracy's wrapper probabilities (``quba.probabilities``
+    of its suite.json: ``hesse2025, recomputed from the logits`` or ``hesse2025, the run's outputs``)."""
+    rows, missing, partial, autoattack, conventions, probabilities = {}, {}, {}, {}, {}, {}
     for name, suite in suites.items():
         quba = suite["summary"]["quba"]
         attacked = suite["summary"].get("adversarial")
         conventions[name] = attack_convention_of(attacked) if attacked else None
         rows[name] = {dim: quba["dimensions"].get(dim, {}).get("value", np.nan) for dim in DIMENSIONS}
         partial[name] = ", ".join(f"{dim} ({note})" for dim, note in (quba.get("partial") or {}).items())
+        probabilities[name] = quba.get("probabilities", "")
         if quba["missing"]:
             missing[name] = dict(quba["missing"])
         robustness = (suite["summary"].get("quba_autoattack") or {}).get("adversarial_robustness")
@@ -111,6 +114,8 @@ def quba_ranking(
     table = table.join(scored[["quba", "quba_rank"]]).assign(
         attack_convention=pd.Series(conventions, dtype=object), partial=pd.Series(partial)
     )
+    if any(probabilities.values()):
+        table["probabilities"] = pd.Series(probabilities)
     if autoattack:
         scores = {
             name: quba_score_autoattack(values, weights)
@@ -310,6 +315,14 @@ def markdown(
             f"`attack_convention`: where a model's FGSM/PGD perturbed. Only `{QUBA_ATTACK_CONVENTION}` (the normalised "
             "inputs, clamped to [0,1]: Beyond Accuracy's code, on whose scale QUBA's mu/sigma are) gives the "
             "adversarial dimension; a `pixel` run ([0,1] pixel space) lists it as missing.",
+        ]
+    if "probabilities" in quba.columns:
+        lines += [
+            "",
+            "`probabilities`: a zero-shot model's dimensions follow Beyond Accuracy's wrappers, which return "
+            "softmax(100·cos) (SigLIP: sigmoid(s·cos + b)) that every metric softmaxes again; computed from the "
+            "run's logits (`--probabilities softmax`: its attacks ran on the logits, so no adversarial dimension) "
+            "or from its outputs (`--probabilities hesse2025`).",
         ]
     lines += ["", "![QUBA ranks](leaderboard_quba.png)", ""]
     lines += _groups_markdown(result, table)

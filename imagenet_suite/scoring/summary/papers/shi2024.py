@@ -36,7 +36,7 @@ import pandas as pd
 from ...metrics.lca_distances import PAPER_DISTANCES, paper_distance
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
-from ..reports import ID_DATASET, report_value
+from ..reports import ID_DATASET, OBJECTNET_HEAD_KEY, report_value
 from ._shared import file_stem, write_csv
 
 MIN_MODELS = 3
@@ -44,6 +44,9 @@ ALL = "ALL"
 LCA, TOP1 = "ImageNet LCA", "ImageNet top-1"  # the indicators (x)
 WORDNET = "the package's WordNet tree (no hierarchy recorded)"
 STATISTICS = ("r2", "pearson", "kendall_tau_b", "spearman", "mae_in_sample")
+MAPPED_HEAD = "@imagenet1k_head"
+"""Appended to an OOD dataset's rows where zero-shot models are scored through their ImageNet-1k head and the
+dataset's class mapping, not LCA-on-the-Line's head over the dataset's own class names (ObjectNet)."""
 
 
 @dataclass
@@ -128,46 +131,58 @@ def hierarchy_label(meta: Mapping[str, Any]) -> str:
 
 
 def ood_keys(suites: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The dataset keys every run reports a top-1 headline for, except ImageNet val (sorted)."""
+    """The dataset keys every run reports a top-1 headline for, except ImageNet val and a zero-shot model's
+    ObjectNet report with LCA-on-the-Line's head (``<key>@objectnet113``: it stands in for ``<key>``) (sorted)."""
     keys = set.intersection(*(set(suite["summary"]["accuracies"]) for suite in suites.values()))
     found = []
     for key in sorted(keys):
         entries = [suite["summary"]["accuracies"][key] for suite in suites.values()]
         datasets = {suite["datasets"].get(key, {}).get("meta", {}).get("dataset") for suite in suites.values()}
-        if datasets != {ID_DATASET} and all(entry["metric"] == "top1_accuracy" for entry in entries):
+        if key.endswith(OBJECTNET_HEAD_KEY) or datasets == {ID_DATASET}:
+            continue
+        if all(entry["metric"] == "top1_accuracy" for entry in entries):
             found.append(key)
     return found
 
 
 def _inputs(suites: Mapping[str, Mapping[str, Any]], model_groups: Mapping[str, str]) -> pd.DataFrame:
+    """One row per model and OOD dataset. A zero-shot model's ObjectNet top-1 and top-5 are those of its
+    113-way head (``<key>@objectnet113``, LCA-on-the-Line's) under ``<key>``; when any run has one, the rows of
+    ``<key>`` through the 1000-way head and the class mapping follow, under ``<key>`` + :data:`MAPPED_HEAD`."""
     rows, keys = [], ood_keys(suites)
+    twins = {
+        key for key in keys if any(key + OBJECTNET_HEAD_KEY in s["summary"]["accuracies"] for s in suites.values())
+    }
     for name, suite in suites.items():
         lcas = id_lcas(suite)
         values, kind, hierarchy = lcas if lcas is not None else ({}, "wordnet", None)
         top1 = suite["summary"]["quba"]["dimensions"].get("accuracy", {}).get("value")
         for key in keys:
-            report = suite["datasets"].get(key, {})
-            distance = paper_distance(kind, report.get("meta", {}).get("dataset"))
-            other = next((d for d in PAPER_DISTANCES[kind] if d != distance), None)
-            rows.append(
-                {
-                    "model": name,
-                    "group": model_groups.get(name, ""),
-                    "ood_dataset": key,
-                    "id_top1": np.nan if top1 is None else float(top1),
-                    "id_lca": values.get(distance, np.nan),
-                    "lca_distance": None if lcas is None else distance,
-                    "id_lca_other": values.get(other, np.nan) if other else np.nan,
-                    "other_distance": None if lcas is None else other,
-                    "hierarchy": hierarchy,
-                    "ood_top1": float(suite["summary"]["accuracies"][key]["value"]),
-                    "ood_top5": _or_nan(report_value(report, "top5_accuracy")),
-                }
-            )
+            for label, source in _sources(suite, key, key in twins):
+                report = suite["datasets"].get(source, {})
+                distance = paper_distance(kind, report.get("meta", {}).get("dataset"))
+                other = next((d for d in PAPER_DISTANCES[kind] if d != distance), None)
+                rows.append(
+                    {
+                        "model": name,
+                        "group": model_groups.get(name, ""),
+                        "ood_dataset": label,
+                        "zero_shot_head": _head_text(report),
+                        "id_top1": np.nan if top1 is None else float(top1),
+                        "id_lca": values.get(distance, np.nan),
+                        "lca_distance": None if lcas is None else distance,
+                        "id_lca_other": values.get(other, np.nan) if other else np.nan,
+                        "other_distance": None if lcas is None else other,
+                        "hierarchy": hierarchy,
+                        "ood_top1": float(suite["summary"]["accuracies"][source]["value"]),
+                        "ood_top5": _or_nan(report_value(report, "top5_accuracy")),
+                    }
+                )
     columns = [
         "model",
         "group",
         "ood_dataset",
+        "zero_shot_head",
         "id_top1",
         "id_lca",
         "lca_distance",
@@ -178,6 +193,19 @@ def _inputs(suites: Mapping[str, Mapping[str, Any]], model_groups: Mapping[str, 
         "ood_top5",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _sources(suite: Mapping[str, Any], key: str, twinned: bool) -> list[tuple[str, str]]:
+    """``[(row label, report key)]`` of one run's OOD dataset ``key``: the paper's (a zero-shot run's 113-way
+    head when it has one), and, when some run has a 113-way head, the 1000-way head + mapping beside it."""
+    twin = key + OBJECTNET_HEAD_KEY
+    paper = twin if twin in suite["summary"]["accuracies"] else key
+    return [(key, paper), (key + MAPPED_HEAD, key)] if twinned else [(key, paper)]
+
+
+def _head_text(report: Mapping[str, Any]) -> str:
+    head = report.get("meta", {}).get("zero_shot_head")
+    return "113-way: ObjectNet's class names" if head else ""
 
 
 def _or_nan(value: float | None) -> float:
@@ -304,6 +332,15 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
     for which, models in result.lacking.items():
         named = ", ".join(f"`{m}`" for m in models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
         lines += [f"No LCA rows for {which}: {named} lack that distance.", ""]
+    mapped = sorted({key for key in result.statistics["ood_dataset"] if key.endswith(MAPPED_HEAD)})
+    if mapped:
+        rows = ", ".join(f"`{key.removesuffix(MAPPED_HEAD)}`" for key in mapped)
+        lines += [
+            f"Zero-shot models on {rows}: ObjectNet's 113 class names prompted as the paper's code does (a 113-way "
+            f"head, the paper's); on {', '.join(f'`{key}`' for key in mapped)}: the 1000-way ImageNet head and "
+            "the class mapping (max over each class's ImageNet logits), as the other models (not the paper's).",
+            "",
+        ]
     if result.lines:
         heading = "LCA-on-the-Line (Shi et al. 2024): ImageNet LCA vs OOD top-1, min-max scaled, with the baseline"
     else:
@@ -381,6 +418,7 @@ def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
 __all__ = [
     "ALL",
     "LCA",
+    "MAPPED_HEAD",
     "TOP1",
     "OnTheLineTables",
     "hierarchy_label",
