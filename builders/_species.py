@@ -42,7 +42,8 @@ SPECIES_INSTRUCTIONS = (
     "github.com/hendrycks/anomaly-seg), unpack what it holds into one folder species/ laid out as "
     "species/<superclass>/<species>/<image> (the paths of NINCO's all_species.csv, e.g. "
     f"species/amphibians/acris_gryllus/17507922.jpg; superclasses {', '.join(SUPERCLASSES)}) and put species/ in "
-    "--manual-dir. No sha256 is published: the first build records the sha256 of every file in build_info.json."
+    "--manual-dir. No sha256 is published: the first build records the folder's fingerprint (a sha256 over every "
+    "file's sha256) in build_info.json."
 )
 
 

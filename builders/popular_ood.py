@@ -16,7 +16,7 @@ Configs (one split, ``test``; rows sorted by ``id``; each image stored as its or
 * ``ssb_hard``: SSB-hard (Vaze et al. 2022) as OpenOOD v1.5 ships it (49,000 images);
 * ``species``: Species (Hendrycks et al. 2022), every image of a ``species/<superclass>/<species>/<file>``
   folder in --manual-dir (its only release is a Google Drive folder: no archive to pin; the first build
-  records the sha256 of every file);
+  records a sha256 over every file's sha256);
 * ``openood_id_split``: no images: OpenOOD v1.5's test/val split of the 50,000 ImageNet-val ids.
 
 ``id`` is the image's path relative to the set's root, the same in both layouts. The NINCO columns
