@@ -68,6 +68,13 @@ NATURAL_ADVERSARIAL_EXAMPLES = r"""@inproceedings{hendrycks2021nae,
   booktitle = {Conference on Computer Vision and Pattern Recognition (CVPR)}, year = {2021},
   eprint = {1907.07174}, archivePrefix = {arXiv}}"""
 
+SCALING_OOD = r"""@inproceedings{hendrycks2022scaling,
+  title = {Scaling Out-of-Distribution Detection for Real-World Settings},
+  author = {Dan Hendrycks and Steven Basart and Mantas Mazeika and Andy Zou and Joe Kwon and Mohammadreza Mostajabi
+            and Jacob Steinhardt and Dawn Song},
+  booktitle = {International Conference on Machine Learning (ICML)}, year = {2022},
+  eprint = {1911.11132}, archivePrefix = {arXiv}}"""
+
 IMAGENET_SKETCH = r"""@inproceedings{wang2019learning,
   title = {Learning Robust Global Representations by Penalizing Local Predictive Power},
   author = {Haohan Wang and Songwei Ge and Zachary Lipton and Eric P. Xing},

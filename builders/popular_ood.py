@@ -1,4 +1,4 @@
-"""``popular_ood``: the popular ImageNet OOD test sets in full (iNaturalist, SUN, Places, Textures, OpenImage-O, ImageNet-O, SSB-hard), joined to NINCO's review and OpenOOD v1.5's lists.
+"""``popular_ood``: the popular ImageNet OOD test sets in full (iNaturalist, SUN, Places, Textures, OpenImage-O, ImageNet-O, SSB-hard, Species), joined to NINCO's review and OpenOOD v1.5's lists.
 
 Configs (one split, ``test``; rows sorted by ``id``; each image stored as its original bytes):
 
@@ -14,6 +14,9 @@ Configs (one split, ``test``; rows sorted by ``id``; each image stored as its or
   ``images_largescale/imagenet_o/``; ``filtered_against``: the ImageNet-1k class of the image's
   folder, as in the ``imagenet_o`` builder (metadata, not a label);
 * ``ssb_hard``: SSB-hard (Vaze et al. 2022) as OpenOOD v1.5 ships it (49,000 images);
+* ``species``: Species (Hendrycks et al. 2022), every image of a ``species/<superclass>/<species>/<file>``
+  folder in --manual-dir (its only release is a Google Drive folder: no archive to pin; the first build
+  records a sha256 over every file's sha256);
 * ``openood_id_split``: no images: OpenOOD v1.5's test/val split of the 50,000 ImageNet-val ids.
 
 ``id`` is the image's path relative to the set's root, the same in both layouts. The NINCO columns
@@ -39,8 +42,9 @@ from imagenet_suite.core.sources import ResolvedSource, Source, SourceResolver
 from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing, param
 from imagenet_suite.files import decode_text, read_text
 
-from ._citations import DTD, MOS, NATURAL_ADVERSARIAL_EXAMPLES, NINCO, OPENOOD_V15, SSB, VIM, cite
+from ._citations import DTD, MOS, NATURAL_ADVERSARIAL_EXAMPLES, NINCO, OPENOOD_V15, SCALING_OOD, SSB, VIM, cite
 from ._image_columns import image_features
+from ._species import SPECIES_INSTRUCTIONS, SPECIES_ROOT, check_superclasses, species_images
 from ._variants import (
     STRICT_COUNTS,
     Images,
@@ -122,16 +126,18 @@ class PopularSet:
 
     ``pattern`` matches an ``id``; ``openood``: (root folder, set folder, {list file: "test"/"val"}) of
     the OpenOOD v1.5 layout; ``log``: NINCO's review log of the set and how its ``image_location``
-    becomes an ``id`` (None: not a path of this set).
+    becomes an ``id`` (None: not a path of this set); ``index_in_sample``: the log's ``index`` is the
+    image's position among the logged images themselves (Species: 0–399), not in the whole release.
     """
 
     pattern: str
-    counts: dict[str, int]  # layout -> published number of images
+    counts: dict[str, int | None]  # layout -> published number of images (None: none published)
     original: Source | None
     root: str = ""  # the original release's root folder
     openood: tuple[str, str, dict[str, str]] | None = None
     log: str | None = None
     log_id: Callable[[str], str | None] | None = None
+    index_in_sample: bool = False
 
 
 def _strip(prefix: str) -> Callable[[str], str | None]:
@@ -200,6 +206,17 @@ SETS = {
         {"openood": 49_000},
         None,
         openood=("images_largescale", "ssb_hard", {"test_ssb_hard.txt": "test"}),
+    ),
+    # No image count is published ("700 000 images"); all_species.csv's index runs 0–399 over its own
+    # sorted image_location column, so the index is checked against the logged images, not the release.
+    "species": PopularSet(
+        r"[a-z]+/[^/]+/[^/]+\.(?i:jpe?g|png|gif)",
+        {"original": None},
+        None,
+        SPECIES_ROOT,
+        log="all_species",
+        log_id=_strip(f"{SPECIES_ROOT}/"),
+        index_in_sample=True,
     ),
 }
 ID_SPLIT_LISTS = {"test_imagenet.txt": "test", "val_imagenet.txt": "val"}
@@ -287,7 +304,7 @@ def choose_layout(resolver: SourceResolver, config: str, wanted: str) -> str:
                 f"{config}: {param('manual_dir')} holds both the original release and OpenOOD v1.5's "
                 f"{'/'.join(spec.openood[:2])}/; pass {param('builder_options')} layout=original or layout=openood"
             )
-        wanted = "openood" if has_openood or spec.original is None else "original"
+        wanted = "openood" if has_openood or "original" not in spec.counts else "original"
     if wanted not in spec.counts:
         raise ConfigError(f"{config}: layout={wanted} is not a release of this set (known: {sorted(spec.counts)})")
     return wanted
@@ -304,6 +321,8 @@ def original_images(resolver: SourceResolver, config: str) -> tuple[Images, Reso
     spec = SETS[config]
     if config == "openimage_o":
         return vim_images(resolver, spec)
+    if config == "species":
+        return species_images(resolver, spec.pattern)
     located = locate(resolver, spec.original, spec.root)
     names, index = list_members(located)
     where = str(located.source.path)
@@ -401,8 +420,8 @@ def ninco_columns(repo: RepoData, config: str, listing: list[str], exact: bool, 
     """id -> NINCO columns for the images of the set's review log, and how many logged images were absent.
 
     ``listing``: the release's ids sorted as NINCO listed them (the log's ``index`` is a position in
-    it); ``exact``: every index must equal its position (the complete release), else only their
-    order must agree. A logged image missing from ``listing`` raises InvalidSourceData unless
+    it; with ``index_in_sample``, Species, in the logged images among them); ``exact``: every index must
+    equal its position (the complete release), else only their order must agree. A logged image missing from ``listing`` raises InvalidSourceData unless
     ``absent_ok(id)`` (OpenOOD's Textures43 lacks 4 categories; ``strict_counts=false``: a partial copy).
     """
     spec = SETS[config]
@@ -410,6 +429,9 @@ def ninco_columns(repo: RepoData, config: str, listing: list[str], exact: bool, 
     where = f"{repo.source.path}:{ANNOTATIONS}/annotations_subsampled_datasets/{spec.log}.csv"
     if not rows:
         raise InvalidSourceData(f"{where}: the review log is missing or empty")
+    if spec.index_in_sample:
+        logged = {spec.log_id(row["image_location"]) for row in rows}
+        listing = [image_id for image_id in listing if image_id in logged]
     order = sorted(listing, key=_ninco_sort_key(config))
     position = {image_id: k for k, image_id in enumerate(order)}
     columns, absent, last = {}, 0, -1
@@ -427,8 +449,9 @@ def ninco_columns(repo: RepoData, config: str, listing: list[str], exact: bool, 
             )
         found = position[image_id]
         if (exact and found != row["index"]) or found <= last:
+            listed = "logged images" if spec.index_in_sample else "release"
             raise InvalidSourceData(
-                f"{line}: index {row['index']} but {image_id!r} is at position {found} of the sorted release "
+                f"{line}: index {row['index']} but {image_id!r} is at position {found} of the sorted {listed} "
                 "(not the release NINCO inspected)"
             )
         last = found
@@ -464,11 +487,13 @@ def ninco_listing(config: str, ids: list[str]) -> list[str]:
 
 class PopularOod(Builder):
     NAME = "popular_ood"
-    VERSION = "1.0.0"
+    VERSION = "1.1.0"
     RELEASE_NOTES = {
         "1.0.0": "Initial release: iNaturalist, SUN, Places (MOS), Textures (DTD / OpenOOD's Textures43), "
         "OpenImage-O, ImageNet-O, SSB-hard (OpenOOD v1.5) in full, with NINCO's review decisions and OpenOOD v1.5's "
-        "test/val membership; OpenOOD v1.5's ImageNet-val split."
+        "test/val membership; OpenOOD v1.5's ImageNet-val split.",
+        "1.1.0": "New config species: Species (Hendrycks et al. 2022) from a species/ folder in --manual-dir, joined to "
+        "NINCO's review log all_species.csv (the paper's Tables 15–18 'Spc-f' / 'Spc-c').",
     }
     CONFIGS = (
         BuilderConfig("inaturalist", "10,000 iNaturalist plant images (MOS)", shard_size=2000),
@@ -478,6 +503,7 @@ class PopularOod(Builder):
         BuilderConfig("openimage_o", "17,632 OpenImages test images (ViM's OpenImage-O)", shard_size=2000),
         BuilderConfig("imagenet_o", "ImageNet-O's 2,000 images (Hendrycks et al. 2021)", shard_size=2000),
         BuilderConfig("ssb_hard", "49,000 ImageNet-21k images of SSB-hard (OpenOOD v1.5)", shard_size=2000),
+        BuilderConfig("species", "Species: iNaturalist images of species outside ImageNet-21k", shard_size=2000),
         BuilderConfig(
             "openood_id_split",
             "OpenOOD v1.5's test/val split of ImageNet val, no images",
@@ -501,11 +527,12 @@ class PopularOod(Builder):
         "The MOS tars, DTD, ViM's list, imagenet-o.tar and the NINCO repository download by themselves. Put in "
         "--manual-dir: the OpenImages test images (test/ or test.tar.gz) for openimage_o; for OpenOOD v1.5's "
         f"layout its images_largescale/ and images_classic/ folders and {OPENOOD_LISTS}/ (or {OPENOOD_LISTS}.zip), needed by "
-        "ssb_hard and openood_id_split. Offline: the tars (or extracted folders) and a NINCO/ clone there too."
+        "ssb_hard and openood_id_split. Offline: the tars (or extracted folders) and a NINCO/ clone there too. "
+        f"For species: {SPECIES_INSTRUCTIONS}"
     )
     HOMEPAGE = "https://github.com/deeplearning-wisc/large_scale_ood"
     LICENSE = "other"
-    CITATION = cite(MOS, DTD, VIM, NATURAL_ADVERSARIAL_EXAMPLES, SSB, OPENOOD_V15, NINCO)
+    CITATION = cite(MOS, DTD, VIM, NATURAL_ADVERSARIAL_EXAMPLES, SSB, SCALING_OOD, OPENOOD_V15, NINCO)
 
     def features(self):
         from datasets import Features, Value
@@ -545,7 +572,10 @@ class PopularOod(Builder):
         else:
             images, source = original_images(resolver, config)
         where = str(source.path)
-        check_count(len(images.members), spec.counts[layout], strict, where, f"{config} images")
+        if spec.counts[layout] is not None:
+            check_count(len(images.members), spec.counts[layout], strict, where, f"{config} images")
+        else:  # Species: no published image count; its 10 superclass folders are checked instead
+            check_superclasses(list(images.members), strict, where)
         ids = sorted(images.members)
         sources = {source.name: source, **({lists_source.name: lists_source} if lists_source else {})}
         splits = openood_splits(config, lists) if lists else {}

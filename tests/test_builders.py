@@ -275,6 +275,10 @@ def _remove(name: str):
     return lambda manual: (manual / name).unlink()
 
 
+def _copy(name: str, to: str):
+    return lambda manual: (manual / to).write_bytes((manual / name).read_bytes())
+
+
 def _flip_last_byte(name: str):
     def damage(manual: Path) -> None:
         data = bytearray((manual / name).read_bytes())
@@ -706,7 +710,7 @@ CASES = [
         {
             **{
                 c: {"test": _popular_rows(c)}
-                for c in ("inaturalist", "sun", "places", "textures", "openimage_o", "imagenet_o")
+                for c in ("inaturalist", "sun", "places", "textures", "openimage_o", "imagenet_o", "species")
             },
             "ssb_hard": {"test": _popular_rows("ssb_hard")},
             "openood_id_split": {"test": len(POPULAR_VAL_IDS)},
@@ -739,6 +743,12 @@ CASES = [
                 InvalidSourceData,
                 r"imagenet_o:n00000001/x_0.5.JPEG: class folder 'n00000001' is not one of the 1000 ImageNet-1k wnids",
                 _imagenet_o_image_in("n00000001"),
+            ),
+            BadInput(
+                "a Species image outside <superclass>/<species>/<file>",
+                InvalidSourceData,
+                r"species: unexpected file 'fungi/loose\.jpg' \(expected species/<superclass>/<species>/<image>",
+                _copy("species/fungi/amanita_muscaria/1000001.jpg", "species/fungi/loose.jpg"),
             ),
         ),
     ),

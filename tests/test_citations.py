@@ -104,6 +104,7 @@ EXPECTED_KEYS = {
         "wang2022vim",
         "hendrycks2021nae",
         "vaze2022openset",
+        "hendrycks2022scaling",
         "zhang2023openood",
         NINCO,
     ],

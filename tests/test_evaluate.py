@@ -131,7 +131,7 @@ def suite_folders(tmp_path_factory, model) -> dict[str, Path]:
     val_ids = [image.image_id for image in planted_val_images(model)]
     popular_manual = popular_fx.write_openood_manual_dir(root / "popular-src", val_ids)
     folders["popular_ood"] = build_dataset(
-        "popular_ood", root / "popular_ood", [*BENCHMARK_SETS, "places", "openood_id_split"],
+        "popular_ood", root / "popular_ood", [*BENCHMARK_SETS, "places", "species", "openood_id_split"],
         options=BuildOptions(manual_dir=popular_manual, builder_options={"strict_counts": False}, offline=True, progress=False),
     )  # fmt: skip
     return folders
@@ -624,7 +624,7 @@ def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, t
     table = pd.read_csv(tmp_path / "board" / "leaderboard_ninco_cleaning.csv")
     id_scores = _ninco_msp(_outputs(run_dir, "imagenet_val"))
     checked = 0
-    for config in ("places", "inaturalist", "textures"):
+    for config in ("places", "inaturalist", "textures", "species"):
         key = f"popular_ood/{config}"
         saved = _outputs(run_dir, key)
         columns = _rows(suite_folders["popular_ood"], config, ["id", "ninco_sample", "ninco_cleaned"])
@@ -651,10 +651,11 @@ def test_full_vs_cleaned_table_equals_a_hand_computation(suite, suite_folders, t
                 rows.loc[metric, "sample"] - rows.loc[metric, "cleaned"]
             )
         checked += 1
-    assert checked == 3 and set(table["detector"]) == set(board.ninco.cleaning["detector"])
+    assert checked == 4 and set(table["detector"]) == set(board.ninco.cleaning["detector"])
     assert "popular_ood/ssb_hard" not in set(table["dataset"])  # NINCO's SSB-hard sample is not in OpenOOD's set
     markdown = (tmp_path / "board" / "leaderboard.md").read_text()
     assert (
-        "### Full vs cleaned popular OOD sets (%, Tables 15–19)" in markdown and "#### popular_ood/places" in markdown
+        "### Full vs cleaned popular OOD sets (%, Tables 15–18)" in markdown and "#### popular_ood/places" in markdown
     )
+    assert "#### popular_ood/species (OOD images: " in markdown  # NINCO's "Spc-f" / "Spc-c" columns
     assert "## OpenOOD v1.5 ImageNet-1k, Zhang et al. 2023" in markdown

@@ -1,4 +1,5 @@
-"""popular_ood: the NINCO join against the REAL review logs and released list, both layouts, the index check.
+"""popular_ood: the NINCO join against the REAL review logs and released list, both layouts, the index check,
+Species read from its folder.
 
 The fixtures (tests/fixtures/popular_ood.py) hold every image the real NINCO logs name, so the counts
 below are the real ones, read from tests/data/ninco, never typed in.
@@ -7,6 +8,7 @@ below are the real ones, read from tests/data/ninco, never typed in.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import shutil
@@ -17,13 +19,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from imagenet_suite.builders._species import SUPERCLASSES
 from imagenet_suite.builders.ninco import RepoData
 from imagenet_suite.builders.popular_ood import TEXTURES43_REMOVED, ninco_columns
 from imagenet_suite.core.ninco_review_logs import SUBSAMPLED_LOGS, parse_review_log
 from imagenet_suite.core.options import BuildOptions
 from imagenet_suite.core.runner import build_dataset
 from imagenet_suite.core.sources import read_pins_file
-from imagenet_suite.errors import ConfigError, InvalidSourceData
+from imagenet_suite.errors import ConfigError, InvalidSourceData, ManualFileMissing
 from tests.fixtures import popular_ood as fx
 from tests.helpers import one_line
 
@@ -33,6 +36,7 @@ LOGS = {
     "textures": "textures",
     "openimage_o": "openimage_o",
     "imagenet_o": "imagenet_o",
+    "species": "all_species",
 }
 
 
@@ -76,8 +80,8 @@ def original(tmp_path_factory) -> Path:
 def test_the_ninco_columns_equal_the_real_log_and_released_list(original, config):
     built = rows(original, config)
     cleaned = {r["ninco_file_name"] for r in built.values() if r["ninco_cleaned"]}
-    assert cleaned == released(SUBSAMPLED_LOGS[LOGS[config]])  # 383 / 153 / 288 / 368 / 309 files
-    assert sum(r["ninco_sample"] for r in built.values()) == len(fx.logged_ids(config))  # 400 / 405 / 400 / 400 / 400
+    assert cleaned == released(SUBSAMPLED_LOGS[LOGS[config]])  # 383 / 153 / 288 / 368 / 309 / 172 files
+    assert sum(r["ninco_sample"] for r in built.values()) == len(fx.logged_ids(config))  # 400 / 405 / 400 / ... / 400
     assert all(
         r["ninco_file_name"] == "" and r["ninco_decision"] == "" for r in built.values() if not r["ninco_sample"]
     )
@@ -265,3 +269,81 @@ def test_vims_list_that_is_not_utf8_is_named_with_its_line(small_manual_dirs, tm
     lines = len(listed.read_bytes().splitlines())
     err = one_line(capsys, _build_argv(manual, "openimage_o", tmp_path / "out"))
     assert f"openimage_o.txt:{lines}: byte 0xff at column 1 is not UTF-8; expected ViM's OpenImage-O list" in err, err
+
+
+# -- Species: a species/ folder in --manual-dir, NINCO's all_species.csv ---------------------------------------
+
+
+def _folder_sha256(folder: Path) -> str:
+    """The fingerprint of a folder source, computed here: sha256 of the sorted '<path>\t<sha256>' lines."""
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    lines = "".join(f"{f}\t{hashlib.sha256((folder / f).read_bytes()).hexdigest()}\n" for f in files)
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def species_manual(tmp_path_factory) -> Path:
+    """Every image of the real all_species.csv (400, in the 10 superclasses) and 3 more, with a NINCO clone."""
+    manual = tmp_path_factory.mktemp("species") / "manual"
+    fx.write_species(manual, fx.set_ids("species"))
+    fx.copy_ninco_repository(fx.NINCO_DATA, manual / "NINCO")
+    return manual
+
+
+def test_species_builds_with_strict_counts_every_index_its_position_among_the_logged(species_manual, tmp_path):
+    """strict_counts on (the default): the 10 superclass folders are there and every index of the real log is its
+    image's position among the 400 logged images (the log's own order); rows are the files, byte for byte."""
+    logged = fx.logged_ids("species")
+    assert len(logged) == 400 and {i.split("/")[0] for i in logged} == set(SUPERCLASSES)
+    built = build(species_manual, tmp_path / "out", ["species"], strict_counts=True)
+    table = rows(built, "species")
+    assert list(table) == fx.set_ids("species")
+    for image_id, row in table.items():
+        assert row["file_name"] == f"species/{image_id}"
+        assert row["image"]["bytes"] == (species_manual / "species" / image_id).read_bytes()
+    assert table["mammals/zalophus_wollebaeki/1000002.png"]["image"]["bytes"].startswith(b"\x89PNG")  # as released
+    log = (fx.NINCO_DATA / "data/cleaning_annotations/annotations_subsampled_datasets/all_species.csv").read_text()
+    decisions = {r["image_location"]: r["decision"] for r in csv.DictReader(log.splitlines())}
+    assert {i: r["ninco_decision"] for i, r in table.items() if r["ninco_sample"]} == {
+        loc.removeprefix("species/"): d for loc, d in decisions.items()
+    }
+    record = json.loads((built / "build_info.json").read_text())["configs"]["species"]["sources"]["species"]
+    assert record["kind"] == "folder" and record["sha256"] == _folder_sha256(species_manual / "species")
+
+
+def test_species_refuses_a_partial_copy_and_a_log_out_of_order(species_manual, tmp_path):
+    partial = Path(shutil.copytree(species_manual, tmp_path / "partial"))
+    shutil.rmtree(partial / "species" / "protozoa")
+    with pytest.raises(
+        InvalidSourceData, match=r"species: the superclass folders are not Species' 10 \(missing protozoa\)"
+    ):
+        build(partial, tmp_path / "out", ["species"], strict_counts=True)
+    built = rows(build(partial, tmp_path / "lenient", ["species"]), "species")  # strict_counts=false: built anyway
+    present = [i for i in fx.logged_ids("species") if not i.startswith("protozoa/")]
+    assert sum(r["ninco_sample"] for r in built.values()) == len(present) < 400  # the log's protozoa are absent
+    repo = _species_repo("0,species/fish/a/1.jpg,o\n1,species/fish/b/2.jpg,i\n")
+    listing = ["fish/a/1.jpg", "fish/aa/0.jpg", "fish/b/2.jpg"]  # a non-logged image between them: positions 0, 1
+    columns, _ = ninco_columns(repo, "species", listing, exact=True, absent_ok=lambda _: False)
+    assert {i: c["ninco_decision"] for i, c in columns.items()} == {"fish/a/1.jpg": "o", "fish/b/2.jpg": "i"}
+    swapped = _species_repo("1,species/fish/a/1.jpg,o\n0,species/fish/b/2.jpg,i\n")
+    with pytest.raises(
+        InvalidSourceData,
+        match=r"all_species.csv:2: index 1 but 'fish/a/1.jpg' is at position 0 of the sorted logged images",
+    ):
+        ninco_columns(swapped, "species", listing, exact=False, absent_ok=lambda _: False)
+
+
+def _species_repo(rows_text: str) -> RepoData:
+    entries = parse_review_log("index,image_location,decision\n" + rows_text, "all_species", "subsampled_dataset", "x")
+    return RepoData(SimpleNamespace(path=Path("NINCO")), {"ninco": [], "popular_subsamples": []}, {}, entries)
+
+
+def test_species_without_its_folder_says_how_to_get_it(tmp_path, capsys):
+    manual = tmp_path / "manual"
+    fx.copy_ninco_repository(fx.NINCO_DATA, manual / "NINCO")
+    with pytest.raises(
+        ManualFileMissing, match=r"species/ is not in manual_dir: download the Google Drive folder https://drive"
+    ):
+        build(manual, tmp_path / "out", ["species"])
+    err = one_line(capsys, _build_argv(manual, "species", tmp_path / "out"))
+    assert "species/ is not in --manual-dir: " in err and "species/<superclass>/<species>/<image>" in err, err

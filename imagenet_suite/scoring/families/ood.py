@@ -6,7 +6,7 @@ for NINCO classes, ``source_dataset`` for the popular OOD sets, ``test`` for uni
 ``ood_detection_set`` applies to an OOD set without groups (ImageNet-O: ``protocol.ood`` is ``true``; the full popular
 OOD sets of ``popular_ood``), and also scores the subsets its ``protocol.ood.subsets`` names among
 :data:`SUBSET_COLUMNS` (NINCO's inspected samples and their cleaned part: the "-f" and "-c" columns of
-Bitterwolf et al. 2023, Tables 15–19). Every group is
+Bitterwolf et al. 2023, Tables 15–18). Every group is
 scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
 detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
 

@@ -48,7 +48,7 @@ Output (:func:`suite_summary`, JSON-ready):
   and AUROC (NINCO's convention: ImageNet val positive) on the ``full`` set, on NINCO's inspected sample
   (``ninco_sample``, the paper's "-f") and on its cleaned part (``ninco_cleaned``, "-c"), each with its
   OOD rows (:func:`~imagenet_suite.scoring.summary.headlines.ninco_cleaning_summary`; Bitterwolf et al.
-  2023, Tables 15–19).
+  2023, Tables 15–18).
 * ``expert_labels`` — Shankar et al.'s multi-label accuracy (lenient, strict; per-class mean and
   pooled) and ImageNet-M mistakes out of 68 (``imagenet_multilabel`` reports).
 * ``real`` (ReaL top-1), ``asma`` (per PatchML / ReaL report, per variant), ``lca`` (per report, per

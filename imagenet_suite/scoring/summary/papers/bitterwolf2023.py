@@ -9,7 +9,7 @@ models × OOD detectors, as the paper's tables lay them out.
 * Table 14 — mean FPR@95 over the cleaned subsamples of the 11 popular OOD datasets (the ``ninco`` build's
   ``popular_subsamples`` config, ``<detector>:macro`` rows), with every dataset's own FPR@95 and AUROC in
   the CSV (the "-c" columns of Tables 15–18).
-* Tables 15–19 — full vs cleaned: per model, detector and full popular OOD set (a ``popular_ood`` build),
+* Tables 15–18 — full vs cleaned: per model, detector and full popular OOD set (a ``popular_ood`` build),
   FPR@95 and AUROC on the full set, on the images NINCO's authors inspected ("-f": their random sample of the
   set) and on the part they kept ("-c"), and the differences full − cleaned and sample − cleaned, from
   ``summary.ninco_cleaning`` of each run.
@@ -118,7 +118,7 @@ CLEANING_COLUMNS = [
 
 
 def cleaning_frame(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Tables 15–19 long (:data:`CLEANING_COLUMNS`): per model, dataset (report key), detector and metric
+    """Tables 15–18 long (:data:`CLEANING_COLUMNS`): per model, dataset (report key), detector and metric
     (``fpr95``, ``auroc``) the value on the full set, NINCO's inspected sample and its cleaned part (NaN where
     the set has no such part), and the differences full − cleaned and sample − cleaned."""
     rows = []
@@ -199,8 +199,8 @@ def markdown(result: NincoTables | None, models: pd.DataFrame) -> list[str]:
 
 def _cleaning(frame: pd.DataFrame, table) -> list[str]:
     """One table per full popular OOD set: model × detector rows, FPR@95 and AUROC on the full set, the
-    inspected sample ("-f"), the cleaned part ("-c") and the differences (Tables 15–19)."""
-    lines = ["### Full vs cleaned popular OOD sets (%, Tables 15–19)", ""]
+    inspected sample ("-f"), the cleaned part ("-c") and the differences (Tables 15–18)."""
+    lines = ["### Full vs cleaned popular OOD sets (%, Tables 15–18)", ""]
     if not len(frame):
         return lines + ["No run reports a full popular OOD set with NINCO subsets (`popular_ood` builds).", ""]
     lines += [
