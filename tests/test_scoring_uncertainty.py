@@ -21,7 +21,7 @@ import pytest
 import torch
 from scipy import stats
 
-from imagenet_suite.scoring.metrics import calibration, class_balance, ood, row_statistics, uncertainty
+from imagenet_suite.scoring.metrics import ace_replicates, calibration, class_balance, ood, row_statistics, uncertainty
 from imagenet_suite.scoring.metrics.uncertainty import (
     GroupSums,
     bootstrap_counts,
@@ -142,15 +142,16 @@ def test_ece_on_resamples_is_the_ece_of_the_resampled_rows(convention):
         )
 
 
+@pytest.mark.parametrize("method", ace_replicates.METHODS)
 @pytest.mark.parametrize(("scale", "rows"), [(2.0, 40), (60.0, 40), (2.0, 300)])
-def test_ace_on_resamples_is_the_ace_of_the_resampled_rows(scale, rows):
+def test_ace_on_resamples_is_the_ace_of_the_resampled_rows(scale, rows, method):
     # scale 60: many probabilities underflow to 0, below ACE's threshold; 300 rows: runs of 128 summed at once
     rng = torch.Generator().manual_seed(4)
     logits = torch.randn(rows, 12, generator=rng) * scale
     labels = torch.randint(0, 12, (rows,), generator=rng)
     normalizer = row_statistics.row_statistics(logits, "logits", labels).normalizer
     counts = bootstrap_counts(2, [f"img{i:03d}" for i in range(rows)], range(5))
-    found = calibration.adaptive_calibration_error_replicates(logits, labels, normalizer, counts)
+    found = ace_replicates.adaptive_calibration_error_replicates(logits, labels, normalizer, counts, method=method)
     for b in range(5):
         rows = _rows(counts[b])
         resampled = row_statistics.row_statistics(logits[rows], "logits", labels[rows]).normalizer

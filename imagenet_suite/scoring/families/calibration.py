@@ -14,6 +14,7 @@ from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
 from ..evaluation.options import CalibrationOptions
 from ..evaluation.results import MetricRow
 from ..metrics import calibration
+from ..metrics.ace_replicates import RESAMPLE_CHUNK_ELEMENTS, ClasswiseAceReplicates
 from ..metrics.uncertainty import derived, resampled
 
 
@@ -37,12 +38,8 @@ def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> lis
     if ece is None:
         ece = calibration.expected_calibration_error(stats.confidence, ctx.top1_correct)
     rows.append(MetricRow("calibration_error", calibration.calibration_error(ece, ace), "sqrt(ece*ace)"))
-    ace_resampled = resampled(
-        [ctx.ids],
-        lambda counts: calibration.adaptive_calibration_error_replicates(
-            ctx.scores, ctx.labels, stats.normalizer, counts[0], options.ace_bins, columns=ctx.class_subset
-        ),
-    )
+    ace = ClasswiseAceReplicates(ctx.scores, ctx.labels, stats.normalizer, options.ace_bins, columns=ctx.class_subset)
+    ace_resampled = resampled([ctx.ids], lambda counts: ace(counts[0]), chunk_elements=RESAMPLE_CHUNK_ELEMENTS)
     ctx.resample("ace", "adaptive_classwise", "", ace_resampled)
     product = derived(torch.mul, _ece_resampled(ctx, calibration.DEFAULT_ECE_CONVENTION), ace_resampled)
     ctx.resample("calibration_error", "sqrt(ece*ace)", "", derived(torch.sqrt, product))

@@ -226,13 +226,16 @@ class Resampled:
     ``samples``: the ids of each sample, in the row order of the tensors the function reads (one sample;
     two for an OOD number: ID then OOD images). ``compute``: see :data:`Replicates`. ``correct`` and
     ``included``: for a :func:`proportion`, the per-image 0/1 and which images count (rows of the
-    first sample), so a McNemar test can pair two models' images.
+    first sample), so a McNemar test can pair two models' images. ``chunk_elements``: how many counts
+    (resamples x images of the widest sample) ``compute`` is best given at once, when more than a caller's
+    default (a function that prepares per call, like class-wise ACE's column products); None: the default.
     """
 
     samples: tuple[tuple[str, ...], ...]
     compute: Replicates
     correct: torch.Tensor | None = None
     included: torch.Tensor | None = None
+    chunk_elements: int | None = None
 
     def replicates(self, counts: Sequence[torch.Tensor]) -> torch.Tensor:
         """``[R]`` float64: the number on the resamples whose counts are given, one tensor per sample."""
@@ -414,18 +417,20 @@ def derived(function: Callable[..., torch.Tensor], *parts: Resampled) -> Resampl
     def compute(counts: Sequence[torch.Tensor]) -> torch.Tensor:
         return function(*(part.compute(counts) for part in parts))
 
-    return Resampled(samples, compute)
+    preferred = [part.chunk_elements for part in parts if part.chunk_elements is not None]
+    return Resampled(samples, compute, chunk_elements=max(preferred, default=None))
 
 
-def resampled(samples: Sequence[Sequence[str]], compute: Replicates) -> Resampled:
-    """A :class:`Resampled` of any function of the counts (the ``*_replicates`` functions of the metrics).
+def resampled(samples: Sequence[Sequence[str]], compute: Replicates, chunk_elements: int | None = None) -> Resampled:
+    """A :class:`Resampled` of any function of the counts (the ``*_replicates`` functions of the metrics);
+    ``chunk_elements``: see :class:`Resampled`.
 
     Example:
         >>> count = resampled([["a", "b"]], lambda counts: counts[0][:, 0].double())
         >>> count.replicates([torch.tensor([[1, 1], [2, 0]])]).tolist()
         [1.0, 2.0]
     """
-    return Resampled(tuple(tuple(ids) for ids in samples), compute)
+    return Resampled(tuple(tuple(ids) for ids in samples), compute, chunk_elements=chunk_elements)
 
 
 def finite_share(values: torch.Tensor | np.ndarray) -> float:

@@ -159,9 +159,11 @@ def resample_report(
 
 def resample(estimates: Mapping[RowKey, Resampled], bootstrap: Bootstrap) -> ReportReplicates:
     """Every number of ``estimates`` on the identity resample and on ``bootstrap.resamples`` resamples, chunk by
-    chunk (at most :data:`CHUNK_ELEMENTS` counts of the widest sample at a time); the numbers of one chunk
-    get the same count tensors, so numbers sharing work (:class:`~imagenet_suite.scoring.metrics.uncertainty.GroupSums`)
-    do it once."""
+    chunk: each number gets at most :data:`CHUNK_ELEMENTS` counts of the widest sample at a time, or its own
+    ``chunk_elements`` when it asks for more (the counts are drawn once, at the largest chunk, and handed out
+    in views). Numbers given the same chunk get the same count tensors, so numbers sharing work
+    (:class:`~imagenet_suite.scoring.metrics.uncertainty.GroupSums`) do it once. The draws do not depend on
+    the chunks: resample b is the same whatever the chunking."""
     # keyed by the ids' object: hashing a tuple of millions of ids per lookup would cost more than the draws
     samples = {id(ids): Sample(ids) for estimate in estimates.values() for ids in estimate.samples}
     described = {sample.digest: {"rows": len(sample.ids), "ids_sha256": sample.digest} for sample in samples.values()}
@@ -171,13 +173,28 @@ def resample(estimates: Mapping[RowKey, Resampled], bootstrap: Bootstrap) -> Rep
     ones = {key: torch.ones(1, len(sample.ids), dtype=torch.int64) for key, sample in samples.items()}
     for row, estimate in estimates.items():
         result.identity[row] = float(estimate.replicates([ones[id(ids)] for ids in estimate.samples])[0])
-    step = max(1, min(bootstrap.resamples, CHUNK_ELEMENTS // max(1, *(len(s.ids) for s in samples.values()))))
+    widest = max(1, *(len(s.ids) for s in samples.values()))
+
+    def step_of(estimate: Resampled) -> int:
+        elements = max(CHUNK_ELEMENTS, estimate.chunk_elements or 0)
+        return max(1, min(bootstrap.resamples, elements // widest))
+
+    steps = {row: step_of(estimate) for row, estimate in estimates.items()}
+    largest = max(steps.values())
     parts: dict[RowKey, list[torch.Tensor]] = {row: [] for row in estimates}
-    for start in range(0, bootstrap.resamples, step):
-        chosen = range(start, min(bootstrap.resamples, start + step))
+    for start in range(0, bootstrap.resamples, largest):
+        chosen = range(start, min(bootstrap.resamples, start + largest))
         counts = {key: sample.counts(bootstrap.seed, chosen) for key, sample in samples.items()}
+        views: dict[int, list[dict[int, torch.Tensor]]] = {}
         for row, estimate in estimates.items():
-            parts[row].append(estimate.replicates([counts[id(ids)] for ids in estimate.samples]))
+            step = steps[row]
+            if step not in views:
+                views[step] = [
+                    {key: found[first : first + step] for key, found in counts.items()}
+                    for first in range(0, len(chosen), step)
+                ]
+            for view in views[step]:
+                parts[row].append(estimate.replicates([view[id(ids)] for ids in estimate.samples]))
     result.replicates = {row: torch.cat(chunks).numpy() for row, chunks in parts.items()}
     return result
 
