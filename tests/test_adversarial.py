@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import logging
 import math
 import shutil
 
@@ -293,6 +294,21 @@ def test_a_transform_without_normalize_and_a_dataset_without_label_are_one_line_
         adversarial_accuracy(loaded, copy, AttackOptions(n=2, workers=0, progress=False))
     message = str(caught.value)
     assert "imagenet_val" in message and "no 'label' column" in message and "\n" not in message
+
+
+def test_more_images_asked_than_the_split_has_attacks_all_and_says_so(loaded, val, caplog):
+    """Issue 39: ``--adversarial`` above the split's rows attacks every row, with one warning line."""
+    with caplog.at_level(logging.WARNING, logger="imagenet_suite.inference.adversarial"):
+        result = adversarial_accuracy(loaded, val, AttackOptions(n=ROWS + 5, steps=1, workers=0, progress=False))
+    assert len(result.ids) == ROWS
+    lines = [r.getMessage() for r in caplog.records if r.name == "imagenet_suite.inference.adversarial"]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert f"{ROWS + 5:,} images to attack were asked for (--adversarial)" in lines[0]
+    assert f"has {ROWS:,}: all of them are attacked" in lines[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="imagenet_suite.inference.adversarial"):
+        adversarial_accuracy(loaded, val, AttackOptions(n=ROWS, steps=1, workers=0, progress=False))
+    assert not [r for r in caplog.records if r.name == "imagenet_suite.inference.adversarial"]
 
 
 def test_attack_options_are_checked_when_made_naming_the_parameter():

@@ -42,6 +42,7 @@ gives AR = 0, like ``scipy.stats.mstats.gmean`` in Beyond Accuracy's code.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -75,6 +76,8 @@ from .autoattack import (
 from .models import LoadedModel, weights_digest
 from .predict import BatchImages, Unit, check_loader_arguments, protocol_transform, split_units
 from .resume import drop_if_empty, missing_chunks, partial_folder, remove_partial, write_chunk
+
+_LOG = logging.getLogger(__name__)
 
 EPS = 8 / 255
 ALPHA = 2 / 255
@@ -320,6 +323,16 @@ def adversarial_accuracy(
     pixels_needed = options.attack_convention == PIXEL or bool(autoattacks)
     pixel_loaded, mean, std = pixel_space(loaded, required=pixels_needed)
     positions = stratified_subset(labels.tolist(), options.n, options.seed)
+    if len(positions) < options.n:
+        _LOG.warning(
+            "adversarial: %s images to attack were asked for (--adversarial); %s %s/%s has %s: all of them are "
+            "attacked (suite.json: summary.adversarial rows and requested_rows)",
+            f"{options.n:,}",
+            folder.path.name,
+            config,
+            split,
+            f"{len(positions):,}",
+        )
     units = split_units(folder, config, split, options.batch_size, positions)
     chosen_ids = [ids[p] for p in positions]
     chosen_labels = labels[positions]
