@@ -18,7 +18,7 @@ import pytest
 from imagenet_suite import cli
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, QUBA_MEAN, QUBA_SIGNS, QUBA_STD
 from tests.helpers import one_line
-from tests.test_leaderboard_papers import lca_suite, with_dimensions
+from tests.test_leaderboard_papers import anzaku_reports, lca_suite, ninco_reports, with_dimensions, with_reports
 from tests.test_read_runs import suite_json, write_run
 
 WEIGHTS = {
@@ -178,3 +178,65 @@ def test_shi2024_refuses_a_run_without_an_imagenet_lca(tmp_path, capsys):
     run = write_run(tmp_path, "plain", with_weights_source(suite_json("timm:plain", 0.7)))
     line = refused(tmp_path, [run], "--reference", "shi2024", capsys=capsys)
     assert "'timm:plain'" in line and "no ImageNet-val LCA" in line and "none of the shifted sets" in line
+
+
+# --------------------------------------------------------------------------- NINCO (Bitterwolf et al. 2023)
+
+
+def test_bitterwolf2023_detector_ranks_among_the_published_models(tmp_path, capsys):
+    """MSP at 0.2 + 0 and ViM at 0.2 + 0.1 mean FPR@95 (``ninco_reports(0.2)``), AUROC 0.5 higher: ranked among
+    NINCO's published models (Table 3, Table 4) that have the detector, lower FPR@95 first."""
+    suite = with_reports(suite_json("timm:ood_model", 0.8), **ninco_reports(0.2))
+    run = write_run(tmp_path, "ood_model", with_weights_source(suite))
+    code, _, err = run_cli(tmp_path, [run], "--reference", "bitterwolf2023", capsys=capsys)
+    assert code == 0, err
+    found = pd.read_csv(tmp_path / "board" / "leaderboard_reference_bitterwolf2023_detectors.csv", index_col="model")
+    ours = found.loc["timm:ood_model"].set_index("detector")
+    assert sorted(ours.index) == ["msp", "vim"] and (ours["source"] == "this run").all()
+    published = found[found["source"] == "published"]
+    for detector, fpr, auroc in (("msp", 0.2, 0.7), ("vim", 0.3, 0.8)):
+        pool = published[published["detector"] == detector]
+        assert ours.loc[detector, "fpr95"] == pytest.approx(fpr)
+        assert ours.loc[detector, "fpr95_rank"] == 1 + (pool["fpr95"] < fpr).sum()
+        assert ours.loc[detector, "auroc_rank"] == 1 + (pool["auroc"] > auroc).sum()
+        assert (
+            ours.loc[detector, "fpr95_rank_low"]
+            <= ours.loc[detector, "fpr95_rank"]
+            <= ours.loc[detector, "fpr95_rank_high"]
+        )
+    # the published rows: Table 3's MSP column of ViT-B-384-21k (51.8 %) unchanged, 26 models with MSP
+    assert published[published["detector"] == "msp"].loc["ViT-B-384-21k", "fpr95"] == pytest.approx(0.518)
+    assert (published["detector"] == "msp").sum() == 26
+    text = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "### Among the published models (NINCO" in text and "| timm:ood_model | MSP | 20.0 |" in text
+
+
+# --------------------------------------------------------------------------- Anzaku et al. 2024
+
+
+def test_anzaku2024_delta_rank_among_the_published_models(tmp_path, capsys):
+    reports = anzaku_reports(0.85, 0.9, 0.7, (0.7, 0.72), False)
+    run = write_run(
+        tmp_path, "ml_model", with_weights_source(with_reports(suite_json("timm:ml_model", 0.8), **reports))
+    )
+    code, _, err = run_cli(tmp_path, [run], "--reference", "anzaku2024", capsys=capsys)
+    assert code == 0, err
+    found = pd.read_csv(tmp_path / "board" / "leaderboard_reference_anzaku2024_delta_rank.csv", index_col="model")
+    published = found[found["source"] == "published"]
+    ours = found.loc["timm:ml_model"]
+    assert len(published) == 315 and ours["top1"] == pytest.approx(0.85) and ours["asma_patchml"] == pytest.approx(0.71)
+    # the printed ΔRank's convention: top-1 dense (distinct published values above), ASMA the position
+    top1_rank = 1 + len(set(published["top1"][published["top1"] > 0.85].round(6)))
+    asma_rank = 1 + (published["asma_patchml"] > 0.71).sum()
+    assert ours["top1_rank"] == top1_rank and ours["asma_rank"] == asma_rank
+    assert ours["delta_rank"] == top1_rank - asma_rank
+    # published rows keep their printed ΔRank
+    assert (published["delta_rank"] == published["top1_rank"] - published["asma_rank"]).all()
+    text = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "### Among the published models (Anzaku et al. 2024" in text and "| timm:ml_model | this run |" in text
+
+
+def test_heuillet2025_has_no_comparable_published_row(tmp_path, capsys):
+    run = quba_run(tmp_path, "timm:m", 0.0)
+    line = refused(tmp_path, [run], "--reference", "heuillet2025", capsys=capsys)
+    assert "--reference: heuillet2025:" in line and "not evaluated on ImageNet" in line

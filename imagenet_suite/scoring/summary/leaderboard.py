@@ -303,9 +303,11 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += table(list(acc.columns), acc.itertuples(index=False))
     lines += heuillet2025.markdown(board)
     lines += bitterwolf2023.markdown(board.ninco, board.models)
+    lines += _reference_markdown(board, "bitterwolf2023")
     lines += shi2024.markdown(board.on_the_line)
     lines += _reference_markdown(board, "shi2024")
     lines += anzaku2024.markdown(board.anzaku2024, board.delta_rank, board.models)
+    lines += _reference_markdown(board, "anzaku2024")
     lines += zhang2023.markdown(board.openood_v15)
     lines += significance_markdown(board.significance)
     return "\n".join(lines).rstrip() + "\n"

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,32 +34,29 @@ import pandas as pd
 from ...errors import ConfigError, RunFolderError, param, unknown_choice
 from ...reference import PAPERS, REFERENCE_VERSION, load
 from ..metrics.quba import DIMENSIONS, QUBA_ATTACK_CONVENTION, quba_score
-from .papers import hesse2025, shi2024
+from .papers import anzaku2024, bitterwolf2023, hesse2025, shi2024
 from .quba import attack_convention_of, geometric_mean
 from .rank_uncertainty import Resampling, line_uncertainty, score_ranks
+from .reference_ninco_anzaku import (
+    anzaku2024_markdown,
+    anzaku2024_section,
+    bitterwolf2023_markdown,
+    bitterwolf2023_section,
+)
+from .reference_tables import (
+    PUBLISHED,
+    THIS_RUN,
+    ReferenceSection,
+    check_names,
+    number_text,
+    protocol_text,
+    shown_rows,
+)
 from .suite_json import weights_label
 
-PUBLISHED, THIS_RUN = "published", "this run"
-TOP_SHOWN = 10  # leaderboard.md shows the published top ten ...
-NEIGHBOURS = 2  # ... and the rows this close to a run's
 RANK_COLUMNS = ("rank", "rank_low", "rank_high", "rank_median", "p_rank_le_1", "p_rank_le_5", "p_rank_le_10")
 SHI2024_SETS = shi2024.REFERENCE_SETS
 """LCA-on-the-Line's five shifted sets, by our builder names (the reference data's ``ood_dataset``)."""
-
-
-@dataclass
-class ReferenceSection:
-    """The runs placed among one paper's published models: ``tables`` by name (``leaderboard_reference_<paper>
-    _<name>.csv``; model-indexed, ``source`` published / this run, ``protocol`` what differs from the paper's),
-    ``shown`` the rows leaderboard.md shows of each (all of the runs', the published ones around them),
-    ``mismatches`` ``{run: [what differs]}`` (placed anyway: ``allow_protocol_mismatch``), ``notes``."""
-
-    reference: str
-    title: str
-    tables: dict[str, pd.DataFrame]
-    shown: dict[str, pd.DataFrame] = field(default_factory=dict)
-    mismatches: dict[str, list[str]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def check_references(references: Sequence[str]) -> tuple[str, ...]:
@@ -125,32 +121,6 @@ def _mismatches(reference: str, suites: Mapping[str, Mapping[str, Any]], allow: 
     return found
 
 
-def _protocol(mismatches: Mapping[str, list[str]], name: str) -> str:
-    return "; ".join(mismatches.get(name, ()))
-
-
-def _check_names(published: pd.Index, runs: Sequence[str]) -> None:
-    clash = sorted(set(published) & set(runs))
-    if clash:
-        raise ConfigError(f"run {clash[0]!r} has the name of a published model; give its run folder another name")
-
-
-def shown_rows(table: pd.DataFrame, top: int = TOP_SHOWN, neighbours: int = NEIGHBOURS) -> pd.DataFrame:
-    """The rows of ``table`` (ordered, ``source`` column) leaderboard.md shows: the first ``top`` and those
-    within ``neighbours`` positions of a run's row, every run's row included.
-
-    Example:
-        >>> table = pd.DataFrame({"source": ["published"] * 6 + ["this run"] + ["published"] * 6})
-        >>> shown_rows(table, top=2, neighbours=1).index.tolist()
-        [0, 1, 5, 6, 7]
-    """
-    runs = np.flatnonzero(table["source"].to_numpy() == THIS_RUN)
-    keep = set(range(min(top, len(table))))
-    for position in runs:
-        keep.update(range(max(0, position - neighbours), min(len(table), position + neighbours + 1)))
-    return table.iloc[sorted(keep)]
-
-
 # ------------------------------------------------------------------------------------ Hesse et al. 2025
 
 
@@ -199,7 +169,7 @@ def hesse2025_section(
             "protocol": "",
         }
     ).set_index(pd.Index(zoo["id"], name="model"))
-    _check_names(published.index, list(suites))
+    check_names(published.index, list(suites))
     rows = {}
     for name, suite in suites.items():
         dims = run_dimensions(suite)
@@ -210,7 +180,7 @@ def hesse2025_section(
             "paper_rank": math.nan,
             **dims,
             "quba": score,
-            "protocol": _protocol(mismatches, name),
+            "protocol": protocol_text(mismatches, name),
         }
     runs = pd.DataFrame.from_dict(rows, orient="index", columns=list(published.columns))
     table = pd.concat([published, runs.rename_axis("model")])
@@ -285,7 +255,7 @@ def shi2024_section(
     del replicates  # the LCA's image replicates are not recorded: the interval is over the published pool
     zoo = load("shi2024_results")
     inputs = {name: shi2024_inputs(suite) for name, suite in suites.items()}
-    _check_names(pd.Index(zoo["model"].unique()), list(suites))
+    check_names(pd.Index(zoo["model"].unique()), list(suites))
     predictions, lines = [], []
     for ood in SHI2024_SETS:
         part = zoo[zoo["ood_dataset"] == ood].set_index("model")
@@ -305,7 +275,7 @@ def shi2024_section(
             weights=[weights_label(suites[n]) if n in runs else part.loc[n, "group"] for n in found.table.index],
             id_top1=id_top1.to_numpy(),
             id_lca=x.to_numpy(),
-            protocol=[_protocol(mismatches, name) for name in found.table.index],
+            protocol=[protocol_text(mismatches, name) for name in found.table.index],
         )
         predictions.append(frame.sort_values("measured", ascending=False, kind="stable"))
     columns = ["ood_dataset", "source", "weights", "id_top1", "id_lca", "measured", "predicted", "predicted_low",
@@ -338,52 +308,59 @@ def markdown(section: ReferenceSection | None) -> list[str]:
     """The section's part of ``leaderboard.md`` (under its paper's section); nothing for None."""
     if section is None:
         return []
-    from ..presentation.suite_markdown import WithInterval, table
+    from ..presentation.suite_markdown import table
 
     lines = [f"### Among the published models ({section.title}; `--reference {section.reference}`)", ""]
     lines += [*section.notes, ""]
-    if section.reference == "hesse2025":
-        shown = section.shown["quba"]
-        header = ("rank", "model", "source", "weights", "QUBA", "rank 95 % interval", "P(rank ≤ 10)",
-                  "Table 12 rank", "protocol")  # fmt: skip
-        rows, previous = [], None
-        for position, (model, row) in zip(_positions(section.tables["quba"], shown), shown.iterrows(), strict=True):
-            if previous is not None and position > previous + 1:
-                rows.append(("…",) + ("",) * (len(header) - 1))
-            previous = position
-            ranked = not math.isnan(row["rank"])
-            rows.append((
-                _number(row["rank"], "{:.0f}"), model, row["source"], row["weights"], _number(row["quba"], "{:.2f}" if row["source"] == PUBLISHED else "{:.4f}"),
-                f"[{row['rank_low']:.0f}, {row['rank_high']:.0f}]" if ranked else None,
-                _number(row["p_rank_le_10"], "{:.3f}"), _number(row["paper_rank"], "{:.0f}"), row["protocol"],
-            ))  # fmt: skip
-        lines += table(header, rows)
-        lines += [f"All {len(section.tables['quba'])} rows: `leaderboard_reference_hesse2025_quba.csv`.", ""]
-    elif section.reference == "shi2024":
-        rows = [
-            (ood, int(r.models), int(r.runs), WithInterval(r.r2, (r.r2_low, r.r2_high)), r.slope, r.intercept)
-            for ood, r in section.tables["lines"].iterrows()
-        ]
-        lines += table(("shifted set", "published models", "runs", "R² [95 %]", "slope per bit", "intercept"), rows)
-        rows = [
-            (r.ood_dataset, model, r.weights, r.id_lca, r.measured,
-             WithInterval(r.predicted, (r.predicted_low, r.predicted_high)), r.residual, r.p_below, r.protocol)
-            for model, r in section.shown["predictions"].iterrows()
-        ]  # fmt: skip
-        header = ("shifted set", "model", "weights", "ImageNet LCA", "measured OOD top-1", "predicted [95 %]",
-                  "residual", "p_below", "protocol")  # fmt: skip
-        lines += table(header, rows) if rows else ["No run has an ImageNet LCA and one of the five shifted sets.", ""]
-        lines += ["Every row, the published models' too: `leaderboard_reference_shi2024_predictions.csv`.", ""]
-    return lines
+    return lines + MARKDOWN[section.reference](section, table)
+
+
+def hesse2025_markdown(section: ReferenceSection, table) -> list[str]:
+    """The published top ten and the rows around each run's, elided rows as …."""
+    shown = section.shown["quba"]
+    header = ("rank", "model", "source", "weights", "QUBA", "rank 95 % interval", "P(rank ≤ 10)", "Table 12 rank",
+              "protocol")  # fmt: skip
+    rows, previous = [], None
+    for position, (model, row) in zip(_positions(section.tables["quba"], shown), shown.iterrows(), strict=True):
+        if previous is not None and position > previous + 1:
+            rows.append(("…",) + ("",) * (len(header) - 1))
+        previous = position
+        ranked = not math.isnan(row["rank"])
+        rows.append((
+            number_text(row["rank"], "{:.0f}"), model, row["source"], row["weights"],
+            number_text(row["quba"], "{:.2f}" if row["source"] == PUBLISHED else "{:.4f}"),
+            f"[{row['rank_low']:.0f}, {row['rank_high']:.0f}]" if ranked else None,
+            number_text(row["p_rank_le_10"], "{:.3f}"), number_text(row["paper_rank"], "{:.0f}"), row["protocol"],
+        ))  # fmt: skip
+    return table(header, rows) + [
+        f"All {len(section.tables['quba'])} rows: `leaderboard_reference_hesse2025_quba.csv`.",
+        "",
+    ]
+
+
+def shi2024_markdown(section: ReferenceSection, table) -> list[str]:
+    """The lines (R² with its interval) and the runs' predicted vs measured OOD top-1."""
+    from ..presentation.suite_markdown import WithInterval
+
+    rows = [
+        (ood, int(r.models), int(r.runs), WithInterval(r.r2, (r.r2_low, r.r2_high)), r.slope, r.intercept)
+        for ood, r in section.tables["lines"].iterrows()
+    ]
+    lines = table(("shifted set", "published models", "runs", "R² [95 %]", "slope per bit", "intercept"), rows)
+    rows = [
+        (r.ood_dataset, model, r.weights, r.id_lca, r.measured,
+         WithInterval(r.predicted, (r.predicted_low, r.predicted_high)), r.residual, r.p_below, r.protocol)
+        for model, r in section.shown["predictions"].iterrows()
+    ]  # fmt: skip
+    header = ("shifted set", "model", "weights", "ImageNet LCA", "measured OOD top-1", "predicted [95 %]",
+              "residual", "p_below", "protocol")  # fmt: skip
+    lines += table(header, rows) if rows else ["No run has an ImageNet LCA and one of the five shifted sets.", ""]
+    return lines + ["Every row, the published models' too: `leaderboard_reference_shi2024_predictions.csv`.", ""]
 
 
 def _positions(full: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
     where = {name: i for i, name in enumerate(full.index)}
     return [where[name] for name in shown.index]
-
-
-def _number(value: float, spec: str) -> str | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else spec.format(value)
 
 
 def write(section: ReferenceSection | None, folder) -> list:
@@ -399,11 +376,29 @@ def write(section: ReferenceSection | None, folder) -> list:
 CHECKS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "hesse2025": hesse2025.reference_mismatches,
     "shi2024": shi2024.reference_mismatches,
+    "bitterwolf2023": bitterwolf2023.reference_mismatches,
+    "anzaku2024": anzaku2024.reference_mismatches,
 }
 """Each paper's check of a run's protocol (its module's ``reference_mismatches``)."""
-PLACERS = {"hesse2025": hesse2025_section, "shi2024": shi2024_section}
-UNPLACED: dict[str, str] = {}
-"""Papers whose published rows cannot hold a run yet, with the reason."""
+PLACERS = {
+    "hesse2025": hesse2025_section,
+    "shi2024": shi2024_section,
+    "bitterwolf2023": bitterwolf2023_section,
+    "anzaku2024": anzaku2024_section,
+}
+"""Each paper's placement of the runs: ``(suites, mismatches, replicates, resampling) -> ReferenceSection``."""
+MARKDOWN = {
+    "hesse2025": hesse2025_markdown,
+    "shi2024": shi2024_markdown,
+    "bitterwolf2023": bitterwolf2023_markdown,
+    "anzaku2024": anzaku2024_markdown,
+}
+UNPLACED: dict[str, str] = {
+    "heuillet2025": "Heuillet et al. 2025 published models fine-tuned on 12 other datasets (FFT-50, ...), not evaluated "
+    "on ImageNet: a run of imagenet-suite has no comparable published row (their aggregates: "
+    "imagenet_suite.reference.load('heuillet2025_results'))",
+}
+"""Papers whose published rows cannot hold a run, with the reason."""
 
 
 __all__ = [
