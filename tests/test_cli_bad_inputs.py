@@ -802,7 +802,7 @@ CASES: dict[str, dict[str, Case]] = {
         ),
         "--reference a paper without comparable rows": Case(
             lambda w: _leaderboard(w, "--reference", "heuillet2025"),
-            r"--reference: heuillet2025: Heuillet et al. 2025 published models fine-tuned on 12 other datasets",
+            r"--reference: heuillet2025: Heuillet et al. 2025 published backbones fine-tuned on six downstream datasets",
         ),
     },
     "score": {

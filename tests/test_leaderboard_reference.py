@@ -240,3 +240,34 @@ def test_heuillet2025_has_no_comparable_published_row(tmp_path, capsys):
     run = quba_run(tmp_path, "timm:m", 0.0)
     line = refused(tmp_path, [run], "--reference", "heuillet2025", capsys=capsys)
     assert "--reference: heuillet2025:" in line and "not evaluated on ImageNet" in line
+
+
+def test_hesse2025_rank_interval_over_images_and_the_pool_is_a_direct_resampling(table12):
+    """With a run's image-bootstrap replicates of its QUBA, resample b ranks replicate b among pool draw b (the
+    library call; the replicates are made up here, as ``run_replicates`` reads them from ``--bootstrap`` runs)."""
+    from imagenet_suite.scoring.summary.rank_uncertainty import Resampling
+    from imagenet_suite.scoring.summary.reference_rows import reference_sections
+
+    dims = dict(zip(DIMENSIONS, QUBA_MEAN + QUBA_SIGNS * 0.905 * QUBA_STD, strict=True))
+    suite = with_weights_source(with_dimensions(suite_json("timm:r", 0.5), dims))
+    suite["summary"]["adversarial"] = dict(ATTACKS)
+    resamples, seed = 200, 3
+    draws = 0.905 + np.random.default_rng(7).normal(0, 0.05, resamples)
+    found = reference_sections(
+        {"timm:r": suite},
+        ["hesse2025"],
+        replicates={"quba.score": pd.DataFrame({"timm:r": draws})},
+        resampling=Resampling(resamples, seed),
+    )["hesse2025"].tables["quba"]
+    pool = table12["quba"].to_numpy()[::-1]  # Table 12's order read from the best: the pool's order
+    uniforms = np.random.default_rng(seed).random((resamples, 326))
+    ranks = np.array(
+        [1 + (pool[np.floor(u * 326).astype(int)] > d).sum() for u, d in zip(uniforms, draws, strict=True)]
+    )
+    ours = found.loc["timm:r"]
+    assert ours["rank"] == 1 + (pool > 0.905).sum()
+    assert ours["p_rank_le_10"] == pytest.approx((ranks <= 10).mean(), abs=1e-12)
+    assert (ours["rank_low"], ours["rank_high"]) == (
+        np.quantile(ranks, 0.025, method="lower"),
+        np.quantile(ranks, 0.975, method="higher"),
+    )

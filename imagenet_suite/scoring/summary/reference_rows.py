@@ -394,9 +394,9 @@ MARKDOWN = {
     "anzaku2024": anzaku2024_markdown,
 }
 UNPLACED: dict[str, str] = {
-    "heuillet2025": "Heuillet et al. 2025 published models fine-tuned on 12 other datasets (FFT-50, ...), not evaluated "
-    "on ImageNet: a run of imagenet-suite has no comparable published row (their aggregates: "
-    "imagenet_suite.reference.load('heuillet2025_results'))",
+    "heuillet2025": "Heuillet et al. 2025 published backbones fine-tuned on six downstream datasets (FFT-50, FFT-5, "
+    "LP-50), not evaluated on ImageNet: a run of imagenet-suite has no comparable published row (their "
+    "measurements: imagenet_suite.reference.load('heuillet2025_results'))",
 }
 """Papers whose published rows cannot hold a run, with the reason."""
 
