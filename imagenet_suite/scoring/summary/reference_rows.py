@@ -52,6 +52,7 @@ from .reference_tables import (
     protocol_text,
     shown_rows,
 )
+from .reports import OBJECTNET_HEAD_KEY
 from .suite_json import weights_label
 
 RANK_COLUMNS = ("rank", "rank_low", "rank_high", "rank_median", "p_rank_le_1", "p_rank_le_5", "p_rank_le_10")
@@ -213,31 +214,33 @@ def hesse2025_section(
 
 def shi2024_inputs(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """A run's inputs to LCA-on-the-Line's lines: ``{shifted set: {id_top1, id_lca, ood_top1}}`` for each of
-    :data:`SHI2024_SETS` it reports (the first key, sorted, whose report is of that builder), ``id_lca`` the
-    information-based LCA of its ImageNet-val report (the reference data's distance for every set); empty
-    without an ImageNet-val LCA in ``info``."""
+    :data:`SHI2024_SETS` it reports a top-1 for (the first key, sorted, whose report is of that builder; for a
+    zero-shot model's ObjectNet its 113-way head, ``<key>@objectnet113``, as the leaderboard's LCA section
+    takes it), ``id_top1`` its ImageNet-val accuracy (the QUBA dimension), ``id_lca`` the information-based LCA
+    of its ImageNet-val report (the reference data's distance for every set); empty without an ImageNet-val LCA
+    in ``info`` on the WordNet tree."""
     found = shi2024.id_lcas(suite)
     if found is None or "info" not in found[0] or found[1] != "wordnet":
         return {}
     accuracies = suite["summary"]["accuracies"]
-    id_top1 = next(
-        (entry["value"] for key, entry in sorted(accuracies.items())
-         if suite["datasets"].get(key, {}).get("meta", {}).get("dataset") == "imagenet_val"),
-        None,
-    )  # fmt: skip
+    id_top1 = suite["summary"]["quba"]["dimensions"].get("accuracy", {}).get("value")
     inputs = {}
     for ood in SHI2024_SETS:
-        for key in sorted(accuracies):
-            if (
-                suite["datasets"].get(key, {}).get("meta", {}).get("dataset") == ood
-                and accuracies[key]["value"] is not None
-            ):
-                inputs[ood] = {
-                    "id_top1": math.nan if id_top1 is None else float(id_top1),
-                    "id_lca": found[0]["info"],
-                    "ood_top1": float(accuracies[key]["value"]),
-                }
-                break
+        keys = [
+            key
+            for key in sorted(accuracies)
+            if not key.endswith(OBJECTNET_HEAD_KEY)
+            and suite["datasets"].get(key, {}).get("meta", {}).get("dataset") == ood
+            and accuracies[key].get("metric") == "top1_accuracy"
+        ]
+        if not keys:
+            continue
+        key = keys[0] + OBJECTNET_HEAD_KEY if keys[0] + OBJECTNET_HEAD_KEY in accuracies else keys[0]
+        inputs[ood] = {
+            "id_top1": math.nan if id_top1 is None else float(id_top1),
+            "id_lca": found[0]["info"],
+            "ood_top1": float(accuracies[key]["value"]),
+        }
     return inputs
 
 
