@@ -315,6 +315,9 @@ def markdown(section: ReferenceSection | None) -> list[str]:
 
     lines = [f"### Among the published models ({section.title}; `--reference {section.reference}`)", ""]
     lines += [*section.notes, ""]
+    if section.mismatches:
+        lines += ["Placed with `--allow-protocol-mismatch`, though measured otherwise than the paper measured:", ""]
+        lines += [f"- `{name}`: {'; '.join(issues)}" for name, issues in section.mismatches.items()] + [""]
     return lines + MARKDOWN[section.reference](section, table)
 
 
