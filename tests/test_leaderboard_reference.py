@@ -33,6 +33,7 @@ WEIGHTS = {
 }
 ATTACKS = {"requested_rows": 8, "seed": 0, "batch_size": 4, "rows": 8, "attack": "FGSM, PGD", "ids": list("abcdefgh")}
 ATTACKS |= {"clean_accuracy": 0.8, "fgsm_accuracy": 0.2, "pgd_accuracy": 0.05, "attack_convention": "hesse2025"}
+EQ1_WEIGHTS = np.array([1, 1 / 3, 1 / 3, 1 / 3, 1, 1, 0.5, 0.5, 1])  # Hesse et al. 2025, Eq. 1, in DIMENSIONS order
 RESAMPLES, SEED = 1000, 0  # the leaderboard's bootstrap settings (rank_uncertainty.Resampling's defaults)
 
 
@@ -100,6 +101,19 @@ def test_hesse2025_a_run_is_ranked_among_the_326_published_models(tmp_path, caps
     assert ours["rank_low"] == np.quantile(ranks, 0.025, method="lower")
     assert ours["rank_high"] == np.quantile(ranks, 0.975, method="higher")
     assert ours["rank_low"] <= ours["rank"] <= ours["rank_high"]
+    # Fig. 5's weightings: with every z = 0.955 the run's QUBA stays 0.955 under any weights; its rank is 1 + the
+    # published models above it under the same weights, recomputed by hand (Eq. 1) from their nine dimensions (the
+    # project page's values, which the reference data holds and the tests' copy of the PDF rounds)
+    from imagenet_suite.reference import load
+
+    page = load("hesse2025_table12")[list(DIMENSIONS)].to_numpy(dtype=float)
+    weighted = pd.read_csv(tmp_path / "board" / "leaderboard_reference_hesse2025_weightings.csv")
+    assert len(weighted) == 6 and np.allclose(weighted["quba"], 0.955)
+    for row in weighted.itertuples():
+        doubled = row.doubled.split(", ")
+        weights = np.array([2.0 if d in doubled else 1.0 for d in DIMENSIONS]) * EQ1_WEIGHTS
+        pool = (QUBA_SIGNS * (page - QUBA_MEAN) / QUBA_STD) @ weights / weights.sum()
+        assert row.rank == 1 + (pool > 0.955).sum() and row.best_quba == pytest.approx(pool.max()), row
     # leaderboard.md: the run's row among published rows, marked as such; stdout: the run's row
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     section = text.split("### Among the published models (Beyond Accuracy")[1]
@@ -153,7 +167,7 @@ def test_shi2024_predicted_and_measured_ood_top1_on_the_published_line(tmp_path,
     code, _, err = run_cli(tmp_path, [run], "--reference", "shi2024", capsys=capsys)
     assert code == 0, err
     board = tmp_path / "board"
-    lines = pd.read_csv(board / "leaderboard_reference_shi2024_lines.csv", index_col="model")
+    lines = pd.read_csv(board / "leaderboard_reference_shi2024_lines.csv", index_col="ood_dataset")
     predictions = pd.read_csv(board / "leaderboard_reference_shi2024_predictions.csv", index_col="model")
     for ood, measured, file in (("imagenet_r", 0.3, "imagenet_r"), ("imagenet_a", 0.2, "imagenet_a")):
         released = pd.read_csv(test_data / "lca-on-the-line" / f"imagenet_lca_vs_{file}_top1.csv", sep=";")

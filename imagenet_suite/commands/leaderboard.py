@@ -84,8 +84,9 @@ def run(args) -> int:
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
     for paper, section in board.reference.items():
         for name, frame in section.shown.items():
-            runs = frame[frame["source"] == "this run"].drop(columns=["source", "weights"])
+            if "source" in frame.columns:  # a table of published and run rows: the runs' rows
+                frame = frame[frame["source"] == "this run"].drop(columns=["source", "weights"])
             print(f"\namong the published models of {paper} ({name}):")
-            print(runs.to_string(float_format=lambda v: f"{v:.4g}"))
+            print(frame.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])
     return 0

@@ -203,10 +203,35 @@ def hesse2025_section(
         f"{round(100 * resampling.level)} % over {resampling.resamples} resamples of {over} (seed "
         f"{resampling.seed}); P(rank ≤ k): the share of resamples.",
     ]
-    section = ReferenceSection("hesse2025", PAPERS["hesse2025"], {"quba": table}, notes=notes)
+    tables = {"quba": table, "weightings": hesse2025_weightings(table)}
+    section = ReferenceSection("hesse2025", PAPERS["hesse2025"], tables, notes=notes)
     section.shown["quba"] = shown_rows(table)
+    section.shown["weightings"] = tables["weightings"]
     section.mismatches = dict(mismatches)
     return section
+
+
+def hesse2025_weightings(table: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 5 with the runs: for each of :data:`~imagenet_suite.scoring.summary.papers.hesse2025.WEIGHTING_SETUPS`
+    (the paper's weights, those of the named dimensions doubled) and each run with a QUBA, its QUBA and its rank
+    among the published models' QUBA under the same weights, recomputed from their nine dimensions (the project
+    page's values: Table 12 prints the paper's weights only), and the published model ranked first (``best``,
+    ``best_quba``). ``table``: :func:`hesse2025_section`'s ``quba``."""
+    base = hesse2025.resolve_weights(None)
+    published = table[table["source"] == PUBLISHED]
+    runs = table[(table["source"] == THIS_RUN) & table["quba"].notna()]
+    rows = []
+    for setup, doubled in hesse2025.WEIGHTING_SETUPS.items():
+        weights = {name: value * (2 if name in doubled else 1) for name, value in base.items()}
+        pool = np.asarray(quba_score(published[list(DIMENSIONS)].to_numpy(dtype=float), weights))
+        best = int(np.argmax(pool))
+        for name, row in runs.iterrows():
+            score = float(quba_score(row[list(DIMENSIONS)].to_numpy(dtype=float), weights))
+            rows.append({
+                "setup": setup, "doubled": ", ".join(doubled), "model": name, "quba": score,
+                "rank": int(1 + (pool > score).sum()), "best": published.index[best], "best_quba": float(pool[best]),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=["setup", "doubled", "model", "quba", "rank", "best", "best_quba"])
 
 
 # ------------------------------------------------------------------------------------- Shi et al. 2024
@@ -338,10 +363,19 @@ def hesse2025_markdown(section: ReferenceSection, table) -> list[str]:
             f"[{row['rank_low']:.0f}, {row['rank_high']:.0f}]" if ranked else None,
             number_text(row["p_rank_le_10"], "{:.3f}"), number_text(row["paper_rank"], "{:.0f}"), row["protocol"],
         ))  # fmt: skip
-    return table(header, rows) + [
-        f"All {len(section.tables['quba'])} rows: `leaderboard_reference_hesse2025_quba.csv`.",
-        "",
-    ]
+    lines = table(header, rows)
+    lines += [f"All {len(section.tables['quba'])} rows: `leaderboard_reference_hesse2025_quba.csv`.", ""]
+    weighted = section.shown["weightings"]
+    if len(weighted):
+        lines += [
+            "Under Fig. 5's weightings (the weights of the named dimensions doubled; the published QUBA recomputed "
+            "from the project page's dimensions; `leaderboard_reference_hesse2025_weightings.csv`):",
+            "",
+        ]
+        rows = [(r.setup, r.doubled, r.model, f"{r.quba:.4f}", r.rank, f"{r.best} ({r.best_quba:.3f})")
+                for r in weighted.itertuples()]  # fmt: skip
+        lines += table(("emphasis", "doubled", "model", "QUBA", "rank among the 326", "published first"), rows)
+    return lines
 
 
 def shi2024_markdown(section: ReferenceSection, table) -> list[str]:
@@ -375,7 +409,10 @@ def write(section: ReferenceSection | None, folder) -> list:
 
     written: list = []
     for name, frame in section.tables.items() if section is not None else ():
-        write_csv(folder, f"reference_{section.reference}_{name}", frame, written)
+        indexed = frame.index.name == "model"  # else its index is a column of its own (or a RangeIndex)
+        if not indexed and not isinstance(frame.index, pd.RangeIndex):
+            frame = frame.reset_index()
+        write_csv(folder, f"reference_{section.reference}_{name}", frame, written, index=indexed)
     return written
 
 
