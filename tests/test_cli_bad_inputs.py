@@ -791,6 +791,19 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: _leaderboard(w, "--quba-weights", "0,0,0,0,0,0,0,0,0"),
             r"--quba-weights '0,0,0,0,0,0,0,0,0': the nine weights sum to 0$",
         ),
+        "--reference a misspelt paper": Case(
+            lambda w: _leaderboard(w, "--reference", "hesse2025,shi2042"),
+            r"--reference: no reference zoo 'shi2042'; did you mean 'shi2024'\?$",
+        ),
+        "--reference a run of another protocol": Case(
+            lambda w: _leaderboard(w, "--reference", "hesse2025"),
+            r"run 'timm:m' was not evaluated under the protocol of Beyond Accuracy \(QUBA\), Hesse et al. 2025: weights "
+            r"tag not recorded .*; pass --allow-protocol-mismatch to place it",
+        ),
+        "--reference a paper without comparable rows": Case(
+            lambda w: _leaderboard(w, "--reference", "heuillet2025"),
+            r"--reference: heuillet2025: Heuillet et al. 2025 published backbones fine-tuned on six downstream datasets",
+        ),
     },
     "score": {
         "misspelt --config of the dataset folder": Case(

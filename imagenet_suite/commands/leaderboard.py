@@ -6,6 +6,9 @@ and writes ``leaderboard.md`` (one section per paper), one CSV per table and the
 one dataset split are refused unless ``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
 ``--groups FILE`` (a CSV of model, group and optionally setup) adds Beyond Accuracy's group comparisons and
 LCA-on-the-Line's per-group rows; ``--quba-weights`` scores QUBA with other weights than the paper's.
+``--reference PAPER`` places the runs among a paper's published models (the reference zoos,
+:mod:`imagenet_suite.scoring.summary.reference_rows`); a run whose protocol differs from the paper's is refused
+unless ``--allow-protocol-mismatch``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,21 @@ def register(subparsers) -> None:
         "ood_robustness, calibration_error, class_balance, object_focus, shape_bias, params_millions) or "
         "dimension=weight pairs overriding the paper's (e.g. shape_bias=-0.5)",
     )
+    parser.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="PAPER",
+        help="place the runs among a paper's published models (repeatable or comma-separated): hesse2025 "
+        "(QUBA rank among Table 12's 326, rank interval, P(rank <= 10)), shi2024 (predicted vs measured OOD top-1 "
+        "on the line of the 75 published models)",
+    )
+    parser.add_argument(
+        "--allow-protocol-mismatch",
+        action="store_true",
+        help="with --reference: place a run whose protocol differs from the paper's (weights tag not recorded, "
+        "another attack convention, partial inputs) and say what differs in its row, instead of refusing it",
+    )
     parser.set_defaults(func=run)
 
 
@@ -48,12 +66,27 @@ def run(args) -> int:
     from imagenet_suite.scoring.summary.groups import read_groups
     from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard, write_leaderboard
 
+    if args.reference:
+        from imagenet_suite.scoring.summary.reference_rows import check_references
+
+        check_references(args.reference)  # a misspelt paper fails before any run is read
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
     board = runs_leaderboard(  # models named in the order of the run folders
-        args.runs, allow_mixed_builds=args.allow_mixed_builds, quba_weights=weights, groups=groups
+        args.runs,
+        allow_mixed_builds=args.allow_mixed_builds,
+        quba_weights=weights,
+        groups=groups,
+        reference=args.reference,
+        allow_protocol_mismatch=args.allow_protocol_mismatch,
     )
     written = write_leaderboard(board, args.out)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
+    for paper, section in board.reference.items():
+        for name, frame in section.shown.items():
+            if "source" in frame.columns:  # a table of published and run rows: the runs' rows
+                frame = frame[frame["source"] == "this run"].drop(columns=["source", "weights"])
+            print(f"\namong the published models of {paper} ({name}):")
+            print(frame.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])
     return 0

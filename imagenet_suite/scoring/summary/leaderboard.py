@@ -88,6 +88,7 @@ class Leaderboard:
     anzaku2024: pd.DataFrame = field(default_factory=pd.DataFrame)  # top-1 / ReaL / ASMA per model
     openood_v15: pd.DataFrame = field(default_factory=pd.DataFrame)  # OpenOOD v1.5's benchmark rows (long)
     significance: Significance | None = None  # intervals and adjacent-rank tests (with the run folders)
+    reference: dict[str, Any] = field(default_factory=dict)  # {paper: reference_rows.ReferenceSection}: --reference
 
 
 def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -132,9 +133,16 @@ def leaderboard(
     quba_weights: Mapping[str, float] | None = None,
     groups: ModelGroups | None = None,
     folders: Mapping[str, str | Path] | None = None,
+    reference: Sequence[str] = (),
+    allow_protocol_mismatch: bool = False,
 ) -> Leaderboard:
     """All tables for ``{model name: suite.json content}`` (at least one model); with ``folders`` (``{model
     name: run folder}``) also the intervals and paired tests, read from the run folders.
+
+    ``reference``: papers (keys of :data:`imagenet_suite.reference.PAPERS`, or comma-separated lists of them)
+    among whose published models the runs are placed (:func:`~imagenet_suite.scoring.summary.reference_rows.reference_sections`:
+    ConfigError naming an unknown one; RunFolderError for a run whose protocol differs from the paper's, unless
+    ``allow_protocol_mismatch``, which places it with what differs in its row).
 
     ``quba_weights``: QUBA weights by dimension overriding the paper's (Fig. 5; ConfigError naming an unknown
     dimension or weights summing to 0); ``groups``: the models' groups for Beyond Accuracy's Table 2 and
@@ -148,6 +156,7 @@ def leaderboard(
         raise RunFolderError(describe_mixed_builds(mixed) + f"; pass {param('allow_mixed_builds')} to rank them anyway")
     if groups is not None:
         groups.check_models(suites)
+    placed = _placed(suites, folders, reference, allow_protocol_mismatch) if reference else {}
     names = list(suites)
     hesse2025.resolve_weights(quba_weights)  # a bad weight fails before any table
     quba, missing = hesse2025.quba_ranking(suites, quba_weights)
@@ -180,13 +189,33 @@ def leaderboard(
         anzaku2024=anzaku2024.table(suites, delta),
         openood_v15=zhang2023.table(suites),
         significance=significance(suites, folders, quba, accuracies, allow_mixed_builds) if folders else None,
+        reference=placed,
     )
+
+
+def _placed(
+    suites: Mapping[str, Mapping[str, Any]],
+    folders: Mapping[str, str | Path] | None,
+    reference: Sequence[str],
+    allow_protocol_mismatch: bool,
+) -> dict[str, Any]:
+    """The runs among the published models of each paper of ``reference``, with the runs' image-bootstrap
+    replicates of QUBA (read from ``folders``) where they have them."""
+    from .rank_uncertainty import run_replicates
+    from .reference_rows import check_references, reference_sections
+
+    papers = check_references(reference)
+    replicates = (
+        {"quba.score": run_replicates(suites, folders, "quba.score")} if folders and "hesse2025" in papers else {}
+    )
+    return reference_sections(suites, papers, allow_protocol_mismatch=allow_protocol_mismatch, replicates=replicates)
 
 
 def runs_leaderboard(run_dirs: Sequence[str | Path], **options: Any) -> Leaderboard:
     """:func:`leaderboard` of run folders (``imagenet-suite leaderboard RUN_DIR...``): their suite.json
     (:func:`load_suites`), and the folders for the intervals and paired tests; ``options``: the other
-    arguments of :func:`leaderboard` (``allow_mixed_builds``, ``quba_weights``, ``groups``)."""
+    arguments of :func:`leaderboard` (``allow_mixed_builds``, ``quba_weights``, ``groups``, ``reference``,
+    ``allow_protocol_mismatch``)."""
     suites = load_suites(run_dirs)
     return leaderboard(suites, folders=dict(zip(suites, map(Path, run_dirs), strict=True)), **options)
 
@@ -268,16 +297,29 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         lines.append("")
     analyses = board.hesse2025 if board.hesse2025 is not None else hesse2025.analyses(board.quba)
     lines += hesse2025.markdown(board.quba, board.missing, analyses, board.models)
+    lines += _reference_markdown(board, "hesse2025")
     lines += ["## Accuracy per dataset", ""]
     acc = with_weights(board.accuracies, board.models)
     lines += table(list(acc.columns), acc.itertuples(index=False))
     lines += heuillet2025.markdown(board)
     lines += bitterwolf2023.markdown(board.ninco, board.models)
+    lines += _reference_markdown(board, "bitterwolf2023")
     lines += shi2024.markdown(board.on_the_line)
+    lines += _reference_markdown(board, "shi2024")
     lines += anzaku2024.markdown(board.anzaku2024, board.delta_rank, board.models)
+    lines += _reference_markdown(board, "anzaku2024")
     lines += zhang2023.markdown(board.openood_v15)
     lines += significance_markdown(board.significance)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _reference_markdown(board: Leaderboard, paper: str) -> list[str]:
+    """The runs among ``paper``'s published models (``--reference``), under the paper's section."""
+    if paper not in board.reference:
+        return []
+    from .reference_rows import markdown
+
+    return markdown(board.reference[paper])
 
 
 def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
@@ -297,6 +339,11 @@ def write_leaderboard(board: Leaderboard, folder: str | Path) -> list[Path]:
     written += anzaku2024.write(board.anzaku2024, board.delta_rank, folder)
     written += zhang2023.write(board.openood_v15, folder)
     written += write_significance(board.significance, folder)
+    if board.reference:
+        from .reference_rows import write as write_reference
+
+        for section in board.reference.values():
+            written += write_reference(section, folder)
     written.append(folder / "leaderboard.md")
     atomic_write_bytes(written[-1], leaderboard_markdown(board).encode())
     return written

@@ -43,4 +43,25 @@ def file_stem(key: str) -> str:
     return key.replace("/", "__")
 
 
-__all__ = ["file_stem", "percent", "with_weights", "write_csv"]
+def weights_mismatch(suite: dict) -> list[str]:
+    """What keeps a run's weights from being compared with a paper's published models (``leaderboard
+    --reference``): a suite.json that records no weights tag (written before format 3), or a random init; empty
+    when the tag is recorded (pretrained weights, or a file with the tag that chose its architecture and
+    preprocessing).
+
+    Example:
+        >>> weights_mismatch({"weights": "pretrained"})
+        ['weights tag not recorded (a suite.json before format 3): which weights were evaluated is unknown']
+        >>> source = {"kind": "timm", "tag": "a1_in1k", "loaded": True}
+        >>> weights_mismatch({"weights_source": source}), weights_mismatch({"weights_source": {**source, "kind": "none"}})
+        ([], ['random init (weights none): no trained weights'])
+    """
+    source = suite.get("weights_source")
+    if source is None or (source.get("tag") is None and source.get("kind") != "file"):
+        return ["weights tag not recorded (a suite.json before format 3): which weights were evaluated is unknown"]
+    if source.get("kind") == "none":
+        return ["random init (weights none): no trained weights"]
+    return []
+
+
+__all__ = ["file_stem", "percent", "weights_mismatch", "with_weights", "write_csv"]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ...metrics.multilabel import DEFAULT_VARIANT
 from ...metrics.multilabel import delta_rank as delta_rank_of
-from ._shared import percent, with_weights, write_csv
+from ._shared import percent, weights_mismatch, with_weights, write_csv
 
 PATCHML = "patchml"
 IMAGENET_V1 = "imagenet_real"  # the ImageNet val build whose anzaku2024 report is the paper's ImageNetV1 columns
@@ -203,6 +203,27 @@ def write(frame: pd.DataFrame, delta: pd.Series | None, folder: Path) -> list[Pa
     return written
 
 
+def reference_mismatches(suite: Mapping[str, Any]) -> list[str]:
+    """What keeps a run from getting a ΔRank among the 315 models of Tables 4–10 (``leaderboard --reference
+    anzaku2024``): the run must record its weights tag and have both sides of ΔRank measured as the paper
+    measured them: the ImageNet-val top-1 resized without a centre crop (:func:`resize_only_top1`, the
+    ``anzaku2024`` protocol) and PatchML's ASMA (:func:`patchml_asma`). Empty when it matches.
+
+    Example:
+        >>> source = {"kind": "timm", "tag": "a1_in1k", "loaded": True}
+        >>> reference_mismatches({"weights_source": source, "datasets": {}, "summary": {"asma": {}}})
+        ['no ImageNet-val top-1 resized without a centre crop (the anzaku2024 protocol on an imagenet_real folder)', 'no PatchML ASMA (a patchml folder)']
+    """
+    found = weights_mismatch(suite)
+    if resize_only_top1(suite) is None:
+        found.append(
+            "no ImageNet-val top-1 resized without a centre crop (the anzaku2024 protocol on an imagenet_real folder)"
+        )
+    if not patchml_asma(suite):
+        found.append("no PatchML ASMA (a patchml folder)")
+    return found
+
+
 __all__ = [
     "IMAGENET_V1",
     "PATCHML",
@@ -211,6 +232,7 @@ __all__ = [
     "delta_rank_frame",
     "markdown",
     "patchml_asma",
+    "reference_mismatches",
     "resize_only_top1",
     "table",
     "write",

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..reports import reports_of
-from ._shared import percent, with_weights, write_csv
+from ._shared import percent, weights_mismatch, with_weights, write_csv
 
 NINCO, POPULAR = "ninco", "popular_subsamples"  # the ninco builder's configs
 PAPER_COLUMNS: dict[str, str] = {  # detector -> the paper's column name, in the paper's column order
@@ -283,6 +283,27 @@ def write(result: NincoTables | None, folder: Path) -> list[Path]:
     return written
 
 
+def reference_mismatches(suite: Mapping[str, Any]) -> list[str]:
+    """What keeps a run from being ranked among the 28 models of NINCO's Tables 3 and 4 (``leaderboard --reference
+    bitterwolf2023``): the run must record its weights tag and have NINCO's mean FPR@95 or AUROC over the 64
+    classes (a ``ninco`` report: ImageNet val the ID set) for at least one of the paper's detectors
+    (:data:`PAPER_COLUMNS`). Empty when it matches.
+
+    Example:
+        >>> source = {"kind": "timm", "tag": "a1_in1k", "loaded": True}
+        >>> reference_mismatches({"weights_source": source, "summary": {"ninco": {"gradnorm": {"mean_fpr95": 0.5}}}})
+        ["no NINCO mean FPR@95 or AUROC of the paper's detectors (evaluate with a ninco folder)"]
+    """
+    found = weights_mismatch(suite)
+    ninco = suite["summary"].get("ninco") or {}
+    if not any(
+        detector in PAPER_COLUMNS and (entry.get("mean_fpr95") is not None or entry.get("mean_auroc") is not None)
+        for detector, entry in ninco.items()
+    ):
+        found.append("no NINCO mean FPR@95 or AUROC of the paper's detectors (evaluate with a ninco folder)")
+    return found
+
+
 __all__ = [
     "CLEANING_COLUMNS",
     "NINCO",
@@ -291,6 +312,7 @@ __all__ = [
     "NincoTables",
     "cleaning_frame",
     "markdown",
+    "reference_mismatches",
     "tables",
     "write",
 ]

@@ -43,7 +43,7 @@ from ...metrics.quba import (
 )
 from ..groups import ModelGroups
 from ..quba import attack_convention_of
-from ._shared import with_weights, write_csv
+from ._shared import weights_mismatch, with_weights, write_csv
 
 STARS = ((0.05, "***"), (0.1, "**"), (0.2, "*"))  # Table 2's marks: p below each threshold
 CORRELATION_ALPHA = 0.05  # Fig. 4 crosses out entries with p above it
@@ -432,6 +432,40 @@ def write(quba: pd.DataFrame, result: Hesse2025, folder: Path) -> list[Path]:
     return written
 
 
+# ----------------------------------------------------------------------------------------- reference zoo
+
+
+def reference_mismatches(suite: Mapping[str, Any]) -> list[str]:
+    """What keeps a run from being ranked among Table 12's 326 models (``leaderboard --reference hesse2025``):
+    the run must record its weights tag (:func:`~._shared.weights_mismatch`), have all nine dimensions, each from
+    complete inputs (no ``quba.partial``: a partial ImageNet-C, say), measured under the paper's protocol
+    (suite.json's QUBA reads only ``hesse2025`` reports: each model's own preprocessing, centre crop), and its
+    FGSM/PGD attacked under the ``hesse2025`` convention (``summary.adversarial.attack_convention``; QUBA's μ/σ
+    are on that scale). Empty when it matches.
+
+    Example:
+        A run attacked in pixel space (no recorded convention), its adversarial dimension missing for it:
+
+        >>> suite = {"weights_source": {"kind": "timm", "tag": "a1_in1k", "loaded": True},
+        ...          "summary": {"adversarial": {"rows": 2}, "quba": {"missing": {"adversarial_robustness": "x"}}}}
+        >>> reference_mismatches(suite)
+        ["attack convention 'pixel', not 'hesse2025'"]
+    """
+    found = weights_mismatch(suite)
+    summary = suite["summary"]
+    attacked = summary.get("adversarial")
+    convention = attack_convention_of(attacked) if attacked else None
+    if convention is not None and convention != QUBA_ATTACK_CONVENTION:
+        found.append(f"attack convention {convention!r}, not {QUBA_ATTACK_CONVENTION!r}")
+    quba = summary["quba"]
+    for dimension, reason in (quba.get("missing") or {}).items():
+        if dimension == "adversarial_robustness" and convention not in (None, QUBA_ATTACK_CONVENTION):
+            continue  # said above
+        found.append(f"no {dimension} ({reason})")
+    found += [f"{dimension} from partial inputs ({note})" for dimension, note in (quba.get("partial") or {}).items()]
+    return found
+
+
 __all__ = [
     "CORRELATION_ALPHA",
     "STARS",
@@ -442,6 +476,7 @@ __all__ = [
     "group_comparisons",
     "markdown",
     "quba_ranking",
+    "reference_mismatches",
     "resolve_weights",
     "stars",
     "student_t_test",

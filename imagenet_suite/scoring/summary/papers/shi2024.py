@@ -37,13 +37,15 @@ from ...metrics.lca_distances import PAPER_DISTANCES, paper_distance
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
 from ..reports import ID_DATASET, OBJECTNET_HEAD_KEY, report_value
-from ._shared import file_stem, write_csv
+from ._shared import file_stem, weights_mismatch, write_csv
 
 MIN_MODELS = 3
 ALL = "ALL"
 LCA, TOP1 = "ImageNet LCA", "ImageNet top-1"  # the indicators (x)
 WORDNET = "the package's WordNet tree (no hierarchy recorded)"
 STATISTICS = ("r2", "pearson", "kendall_tau_b", "spearman", "mae_in_sample")
+REFERENCE_SETS = ("imagenet_v2", "imagenet_sketch", "imagenet_r", "imagenet_a", "objectnet")
+"""The five shifted sets of LCA-on-the-Line's released results (the reference zoo), by our builder names."""
 MAPPED_HEAD = "@imagenet1k_head"
 """Appended to an OOD dataset's rows where zero-shot models are scored through their ImageNet-1k head and the
 dataset's class mapping, not LCA-on-the-Line's head over the dataset's own class names (ObjectNet)."""
@@ -415,6 +417,29 @@ def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
     return written
 
 
+def reference_mismatches(suite: Mapping[str, Any]) -> list[str]:
+    """What keeps a run from being placed on the lines of LCA-on-the-Line's 75 published models (``leaderboard
+    --reference shi2024``): the run must record its weights tag, have the ImageNet-val LCA in the released
+    results' distance (``info``, information content, on the WordNet tree: a K-means or other hierarchy is
+    another axis) and a top-1 on at least one of :data:`REFERENCE_SETS`. Empty when it matches.
+
+    Example:
+        >>> source = {"kind": "timm", "tag": "a1_in1k", "loaded": True}
+        >>> reference_mismatches({"weights_source": source, "datasets": {}, "summary": {"accuracies": {}}})
+        ['no ImageNet-val LCA (evaluate with an imagenet_val folder scores it on the WordNet tree)', 'none of the shifted sets imagenet_v2, imagenet_sketch, imagenet_r, imagenet_a, objectnet']
+    """
+    found = weights_mismatch(suite)
+    lcas = id_lcas(suite)
+    if lcas is None:
+        found.append("no ImageNet-val LCA (evaluate with an imagenet_val folder scores it on the WordNet tree)")
+    elif lcas[1] != "wordnet" or "info" not in lcas[0]:
+        found.append(f"ImageNet-val LCA on {lcas[2]} ({', '.join(sorted(lcas[0]))}), not `info` on the WordNet tree")
+    datasets = {suite["datasets"].get(key, {}).get("meta", {}).get("dataset") for key in suite["summary"]["accuracies"]}
+    if not datasets & set(REFERENCE_SETS):
+        found.append(f"none of the shifted sets {', '.join(REFERENCE_SETS)}")
+    return found
+
+
 __all__ = [
     "ALL",
     "LCA",
@@ -426,6 +451,7 @@ __all__ = [
     "id_lcas",
     "markdown",
     "ood_keys",
+    "reference_mismatches",
     "tables",
     "write",
 ]
