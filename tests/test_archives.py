@@ -249,8 +249,13 @@ def test_other_tars_fall_back_to_tarfile(tmp_path, case):
     with open(tmp_path / "a.tar", "rb") as handle:
         assert plain_tar_index(handle) is None
     if case in ("pax", "gnu long name", "symlink"):  # tarfile reads these: same index as tarfile's
+        expected = _tarfile_index(data)
+        if case == "symlink":  # a symbolic link to a member is read as that member
+            expected["link"] = expected["val/ILSVRC2012_val_00000001.JPEG"]
         with open_archive(tmp_path / "a.tar") as archive:
-            assert archive.index().members == _tarfile_index(data)
+            assert archive.index().members == expected
+            if case == "symlink":
+                assert archive.read("link") == members[1][1]
     else:  # cut off inside a member: tarfile's error, naming the file
         with pytest.raises(InvalidSourceData, match="a.tar: not a readable tar archive"):
             open_archive(tmp_path / "a.tar")
@@ -335,6 +340,21 @@ def test_a_hard_link_is_listed_with_its_targets_bytes_in_plain_compressed_and_ne
             assert archive.read("val/copy.JPEG") == archive.read("val/ILSVRC2012_val_00000001.JPEG") == members[1][1]
     with open_archive(_outer(tmp_path, {"n1.tar": data}), index_nested_tar(tmp_path / "outer.tar")) as archive:
         assert archive.read("n1.tar/val/copy.JPEG") == members[1][1]
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../outside.JPEG", "val/missing.JPEG"])
+def test_a_symbolic_link_to_no_member_is_refused_naming_both(tmp_path, target):
+    def link(tar):
+        info = tarfile.TarInfo("val/link.JPEG")
+        info.type, info.linkname = tarfile.SYMTYPE, target
+        tar.addfile(info)
+
+    (tmp_path / "a.tar").write_bytes(_tar_bytes(PLAIN_MEMBERS[:2], tarfile.GNU_FORMAT, extra=link))
+    with pytest.raises(InvalidSourceData) as caught:
+        open_archive(tmp_path / "a.tar")
+    message = str(caught.value)
+    assert f"member 'val/link.JPEG' is a symbolic link to {target!r}, which the archive does not hold" in message
+    assert "\n" not in message
 
 
 def test_a_hard_link_to_nothing_before_it_is_refused_naming_both(tmp_path):

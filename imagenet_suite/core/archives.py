@@ -39,6 +39,7 @@ import gzip
 import io
 import lzma
 import os
+import posixpath
 import tarfile
 import threading
 import zipfile
@@ -274,7 +275,7 @@ def _tarfile_index(path: Path | str, window: _Window | None = None, start: int =
                         raise tarfile.ReadError(f"member {member.name!r} is cut off")
                     entry = (start + member.offset_data, member.size)
                     _add_member(members, member.name.removeprefix("./"), entry, path)
-                elif member.islnk():
+                elif member.islnk() or member.issym():
                     _add_member(members, member.name.removeprefix("./"), _link_target(members, member, path), path)
     except tarfile.ReadError as err:
         if str(err).startswith("file could not be opened successfully"):  # r:* tried every compression
@@ -288,11 +289,18 @@ def _tarfile_index(path: Path | str, window: _Window | None = None, start: int =
 
 
 def _link_target(members: dict[str, tuple[int, int]], member: tarfile.TarInfo, where) -> tuple[int, int]:
-    """The entry of the member a hard link names (tar stores it first); InvalidSourceData if there is none."""
-    target = member.linkname.removeprefix("./")
+    """The entry of the member a hard link names (tar stores it first), or a symbolic link's target inside the
+    archive (its path relative to the link's folder); InvalidSourceData if the archive holds no such member
+    before it (a symbolic link out of the archive included: never read from outside it, never dropped)."""
+    if member.issym():
+        kind = "symbolic link"
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), member.linkname))
+        target = target.removeprefix("./") if not member.linkname.startswith("/") else member.linkname
+    else:
+        kind, target = "hard link", member.linkname.removeprefix("./")
     if target not in members:
         raise InvalidSourceData(
-            f"{where}: member {member.name!r} is a hard link to {member.linkname!r}, which the archive does not "
+            f"{where}: member {member.name!r} is a {kind} to {member.linkname!r}, which the archive does not "
             "hold before it (a damaged or hand-made tar)"
         )
     return members[target]
