@@ -428,6 +428,25 @@ def test_the_app_page_is_served_with_the_enterprise_popover_off():
     assert client.head("/").status_code == 200
 
 
+def test_a_large_html_answer_passes_unchanged():
+    """An HTML answer over MAX_PAGE streamed in parts is passed on as it came (no settings, its length kept)."""
+    from starlette.responses import StreamingResponse
+
+    from imagenet_suite.review.app_page import MAX_PAGE
+
+    part = b"<head>" + b"x" * (MAX_PAGE // 2)
+
+    async def big(request: Request):
+        async def parts():
+            for _ in range(3):
+                yield part
+
+        return StreamingResponse(parts(), media_type="text/html", headers={"content-length": str(3 * len(part))})
+
+    reply = TestClient(ReviewPage(Starlette(routes=[Route("/", big)]))).get("/")
+    assert reply.content == 3 * part and int(reply.headers["content-length"]) == 3 * len(part)
+
+
 def test_the_installed_app_reads_the_popover_key_the_page_sets():
     """A FiftyOne upgrade that renames the pop-over's localStorage key or the button's id fails here."""
     scripts = [p.read_text(errors="replace") for p in (_fiftyone_static() / "assets").glob("*.js")]

@@ -4,11 +4,12 @@ FiftyOne 1.22's App opens an "Explore Enterprise" pop-over (with an invisible ba
 every click until it is dismissed) on the first visit of each browser profile; no App or server
 setting turns it off: the App shows it unless its own localStorage key
 (:data:`ENTERPRISE_POPOVER_KEY`) says it was dismissed. :class:`ReviewPage` serves the App's HTML
-page with :data:`PAGE_SETTINGS` first in its ``<head>``: a script that records that dismissal before
+page with :data:`HEAD_SETTINGS` first in its ``<head>``: a script that records that dismissal before
 the App's (deferred, module) scripts run, and a style that hides the "Explore Enterprise" header
 button (a link to an external site the offline App cannot reach). At the top of the page, above
 the App (the App's root gets the rest of the height: nothing is covered), one line says how to
-review (:data:`HOW_TO_REVIEW`: the tags and the export command, with this page's dataset): FiftyOne
+review (:data:`BODY_SETTINGS`, :data:`HOW_TO_REVIEW`: the tags and the export command, with this
+page's dataset): FiftyOne
 1.22 shows neither a dataset's description nor a saved view's (only its edit dialog does). Nothing
 else of the page changes; every other response passes through untouched.
 
@@ -82,14 +83,17 @@ class ReviewPage:
             if start is None:
                 return await send(message)
             body.append(message.get("body", b""))
-            if message.get("more_body") and sum(map(len, body)) <= MAX_PAGE:
+            more = message.get("more_body", False)
+            if more and sum(map(len, body)) <= MAX_PAGE:
                 return None
-            page = b"".join(body)
-            page = with_settings(page) if not message.get("more_body") else page
-            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
-            headers.append((b"content-length", str(len(page)).encode()))
-            await send({**start, "headers": headers})
-            await send({"type": "http.response.body", "body": page, "more_body": message.get("more_body", False)})
+            if more:  # larger than a page: passed on as it came, its headers untouched
+                await send(start)
+                await send({"type": "http.response.body", "body": b"".join(body), "more_body": True})
+            else:
+                page = with_settings(b"".join(body))
+                headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                await send({**start, "headers": [*headers, (b"content-length", str(len(page)).encode())]})
+                await send({"type": "http.response.body", "body": page, "more_body": False})
             start = None
             body.clear()
 
