@@ -4,6 +4,8 @@ Every ``imagenet-suite ...`` line of a bash block in README.md, DEVELOPERS.md an
 site's pages (``docs/*.md``, ``docs/papers/*.md``) is parsed by the real argument parser (optional ``[parts]`` included,
 the first of ``a|b`` alternatives taken), and every ``from imagenet_suite... import ...`` line of a
 python block is executed. A renamed command, flag, config or module fails here, naming the line.
+Every such command line is written ``uv run imagenet-suite ...``, so that it runs as printed right
+after ``uv sync`` (no activated environment assumed).
 """
 
 from __future__ import annotations
@@ -34,13 +36,18 @@ def _blocks(language: str) -> list[tuple[str, str]]:
     return found
 
 
-def _command_lines() -> list[tuple[str, str]]:
+def _raw_command_lines() -> list[tuple[str, str]]:
+    """``(document, line)`` for every bash line that runs ``imagenet-suite``, as printed."""
     lines = []
     for doc, line in _blocks("bash"):
-        line = line.split(" #")[0].strip().removeprefix("uv run ")
-        if line.startswith("imagenet-suite "):
+        line = line.split(" #")[0].strip()
+        if line.removeprefix("uv run ").startswith("imagenet-suite "):
             lines.append((doc, line))
     return lines
+
+
+def _command_lines() -> list[tuple[str, str]]:
+    return [(doc, line.removeprefix("uv run ")) for doc, line in _raw_command_lines()]
 
 
 def _argv(line: str) -> list[str]:
@@ -51,6 +58,14 @@ def _argv(line: str) -> list[str]:
 
 COMMANDS = _command_lines()
 IMPORTS = [(doc, line.strip()) for doc, line in _blocks("python") if line.strip().startswith("from imagenet_suite")]
+
+
+def test_every_documented_command_runs_as_printed_after_uv_sync():
+    """After ``uv sync`` the console script is in ``.venv/bin`` only: a bare ``imagenet-suite`` is
+    "command not found" in a fresh shell, so every example says ``uv run``."""
+    bare = [f"{doc}: {line}" for doc, line in _raw_command_lines() if not line.startswith("uv run imagenet-suite ")]
+    assert not bare, "commands without the `uv run ` prefix:\n" + "\n".join(bare)
+    assert sum(doc == "README.md" for doc, _ in _raw_command_lines()) >= 20
 
 
 def test_the_documents_have_examples():

@@ -1,11 +1,14 @@
 """The real App: ``imagenet-suite review open`` (embedded mongod) driven by headless Chromium, then SIGKILL.
 
-A person's session, end to end: the printed URL (with its session token) opens the App, which trades
-the token for a cookie and drops it from the address bar; the dataset's samples appear in the grid
-with readable class names, the saved view ``contamination_candidates`` is picked from the view menu
-and shows the confident OOD samples, two of them are tagged ``id`` with the App's tag button; then
-the review process and its mongod are killed with SIGKILL, and a new process exports exactly those
-decisions. Screenshots are kept in ``test-artifacts/``.
+A person's session, end to end, in a fresh browser profile where nothing was dismissed before: the
+printed URL (with its session token) opens the App, which trades the token for a cookie and drops it
+from the address bar; the first screen is ready to review — the saved view ``contamination_candidates``
+selected (the confident OOD samples, most confident first), nothing covering the grid (FiftyOne's
+"Explore Enterprise" pop-over is off), each tile's chips labelled (``truth: …``, ``model: …``,
+``MSP: …``), a "how to review" line above the App names the tags and the export command; two candidates are tagged ``id``
+with the App's tag button and ``decided_id`` shows them; then the review process and its mongod are killed with SIGKILL, and a new process exports
+exactly those decisions. The review process printed no deprecation warning. Screenshots are kept
+in ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ import psutil
 import pytest
 
 from imagenet_suite.review.app import free_port
+from imagenet_suite.review.app_page import NOTE_ID
 from imagenet_suite.review.decision_table import read_decision_table
-from tests.fixtures.review_datasets import CLASSES, PER_CLASS, build_tiny_ood, tiny_ood_ids, write_outputs
+from imagenet_suite.review.predictions import imagenet_display_names
+from tests.fixtures.review_datasets import CLASSES, build_tiny_ood, tiny_ood_ids, write_outputs
 from tests.fixtures.review_process import (
     STARTUP,
     ReviewProcess,
@@ -38,7 +43,6 @@ from tests.helpers import REPO_ROOT
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ARTIFACTS = REPO_ROOT / "test-artifacts"
-ENTERPRISE_POPOVER = "fiftyone-enterprise-tooltip-seen"  # the App's localStorage key for its upsell popover
 CONFIDENT = {"waffles_002_1002": (931, 0.97), "donuts_001_1001": (500, 0.9), "s_sky_003_1003": (10, 0.6)}
 
 pytestmark = pytest.mark.skipif(
@@ -83,7 +87,7 @@ def test_review_in_the_app_survives_sigkill(tmp_path):
     try:
         url = review.wait_for_url(STARTUP)
         name = review.dataset_name()
-        assert url.startswith(f"http://127.0.0.1:{port}/datasets/{name}?token=")
+        assert url.startswith(f"http://127.0.0.1:{port}/datasets/{name}?view=contamination-candidates&token=")
         processes = review.tree()
         mongod = next(p for p in processes if p.name() == "mongod")
         _assert_app_on_loopback_and_no_database_port(processes, port)
@@ -104,6 +108,8 @@ def test_review_in_the_app_survives_sigkill(tmp_path):
         table = _export_in_a_new_process(name, tmp_path)
         assert {d.id: d.decision for d in table.decisions} == dict.fromkeys(candidates[:2], "id")
         assert all(d.reviewer == "alice" and d.timestamp for d in table.decisions)
+        log = (tmp_path / "review-open.log").read_text()
+        assert "Warning" not in log and "oldest supported" not in log, log  # mongoengine's, FiftyOne's MongoDB check
     finally:
         if driver is not None:
             driver.quit()
@@ -131,7 +137,7 @@ def _assert_embedded_and_journaled(processes, mongod, tmp: Path, token: str) -> 
 
 
 def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
-    """What a person does: look at the grid, pick the candidates view, tag the two most confident ``id``."""
+    """What a person does: look at the first screen, tag the two most confident ``id``, check the views."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
@@ -139,22 +145,8 @@ def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
     wait = WebDriverWait(driver, 240)
     tiles = lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=looker]")  # noqa: E731
     driver.get(url)  # the token buys a cookie; the App's address bar no longer shows it
-    assert driver.current_url == url.split("?")[0]
-    driver.execute_script(f"localStorage.setItem('{ENTERPRISE_POPOVER}', 'true')")  # its "Dismiss", clicked once
-    driver.refresh()
-    wait.until(lambda d: len(tiles(d)) == 12)
-    wait.until(lambda d: len(_chips(d, "ground_truth")) == 12)  # every tile shows its readable class
-    assert sorted(_chips(driver, "ground_truth")) == sorted(r for r, _ in CLASSES.values() for _ in range(PER_CLASS))
-    _screenshot(driver, "review-app-grid.png")
-
-    _pick_view(
-        driver,
-        wait,
-        "contamination-candidates",
-        also=("unreviewed", "by-predicted-imagenet-class", "class-donuts", "decided-id"),
-    )
-    wait.until(lambda d: len(tiles(d)) == len(candidates))
-    _screenshot(driver, "review-app-candidates.png")
+    assert driver.current_url == url.replace(url[url.index("&token=") :], "")
+    _assert_first_screen_ready(driver, wait, tiles, candidates)
 
     boxes = driver.find_elements(By.CSS_SELECTOR, "[data-cy=looker-checkbox-input-]")
     for box in boxes[:2]:
@@ -167,8 +159,56 @@ def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
     _pick_view(driver, wait, "decided-id")  # the App reads back what its server stored
     wait.until(lambda d: len(tiles(d)) == 2)
     _screenshot(driver, "review-app-decided.png")
-    assert sorted(_chips(driver, "msp")) == sorted(f"{CONFIDENT[i][1]:g}" for i in candidates[:2])
+    msp = sorted(chip for chip in _chips(driver, "card") if chip.startswith("MSP: "))
+    assert msp == sorted(f"MSP: {CONFIDENT[i][1]:.2f}" for i in candidates[:2])
     return candidates[:2]
+
+
+def _assert_first_screen_ready(driver, wait, tiles, candidates: list[str]) -> None:
+    """Nothing dismissed beforehand: the candidates view is selected, most confident first, nothing covers
+    the grid, the first tile's chips are labelled, the how-to-review line is shown, the views are listed."""
+    from selenium.webdriver.common.by import By
+
+    wait.until(lambda d: len(tiles(d)) == len(candidates))
+    wait.until(lambda d: len(_chips(d, "card")) == 3 * len(candidates))
+    _screenshot(driver, "review-app-first-screen.png")
+    selection = driver.find_element(By.CSS_SELECTOR, "[data-cy=saved-views-selection]")
+    assert "contamination_candidates" in selection.get_attribute("textContent")
+    assert not driver.find_elements(By.CSS_SELECTOR, ".MuiPopover-root, .MuiBackdrop-root, .MuiModal-root")
+    assert not driver.find_elements(By.XPATH, "//*[text()='Accelerate your workflow']")  # the pop-over's title
+    assert not any(e.is_displayed() for e in driver.find_elements(By.XPATH, "//*[text()='Explore Enterprise']"))
+    first = tiles(driver)[0]
+    for x, y in ((0.95, 0.05), (0.5, 0.5), (0.05, 0.95)):  # top right (where the pop-over sat), centre, bottom left
+        hit = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "const e = document.elementFromPoint(r.left + r.width * arguments[1], r.top + r.height * arguments[2]);"
+            "return arguments[0].contains(e);",
+            first,
+            x,
+            y,
+        )
+        assert hit, f"something covers the first tile at ({x}, {y})"
+    top = candidates[0]
+    class_index, msp = CONFIDENT[top]
+    expected = [f"truth: {CLASSES[top.rsplit('_', 2)[0]][0]}", f"model: {imagenet_display_names()[class_index]}"]
+    chips = [e.get_attribute("textContent") for e in first.find_elements(By.CSS_SELECTOR, "[data-cy=tag-card]")]
+    assert chips == [*expected, f"MSP: {msp:.2f}"]  # the most confident candidate first, its chips labelled
+    truths = [c.removeprefix("truth: ") for c in _chips(driver, "card") if c.startswith("truth: ")]
+    assert truths == [CLASSES[c.rsplit("_", 2)[0]][0] for c in candidates]  # every tile: its readable class
+    note = driver.find_element(By.ID, NOTE_ID)  # the how-to-review line, above the App: it covers nothing
+    name = driver.current_url.split("/datasets/")[1].split("?")[0]
+    text = note.get_attribute("textContent")
+    assert note.is_displayed() and f"review export {name} --out decisions.csv" in text, text
+    header_top = driver.find_element(By.CSS_SELECTOR, "#root").rect["y"]
+    assert note.rect["y"] + note.rect["height"] <= header_top + 1  # rects are in fractional pixels
+    selection.click()
+    for view in ("unreviewed", "by-predicted-imagenet-class", "class-donuts", "decided-id"):
+        assert driver.find_elements(By.CSS_SELECTOR, f"[data-cy=saved-views-{view}-selection-option]"), view
+    _screenshot(driver, "review-app-view-menu.png")
+    option = driver.find_element(By.CSS_SELECTOR, "[data-cy=saved-views-contamination-candidates-selection-option]")
+    driver.execute_script("arguments[0].click()", option)  # the selected view again: the menu closes
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-cy=saved-views-decided-id-selection-option]"))
+    wait.until(lambda d: len(tiles(d)) == len(candidates))
 
 
 def _chips(driver, field: str) -> list[str]:

@@ -28,7 +28,6 @@ from tests.helpers import build_val
 from tests.test_review_app import (
     CHROMEDRIVER,
     CHROMIUM,
-    ENTERPRISE_POPOVER,
     _browser,
     _chips,
     _export_in_a_new_process,
@@ -94,15 +93,13 @@ def _tag_the_lookalike_in_the_app(driver, url: str) -> list[str]:
 
     wait = WebDriverWait(driver, 240)
     tiles = lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=looker]")  # noqa: E731
-    driver.get(url)
-    driver.execute_script(f"localStorage.setItem('{ENTERPRISE_POPOVER}', 'true')")
-    driver.refresh()
-    wait.until(lambda d: len(tiles(d)) > 0)
+    driver.get(url)  # a fresh profile: nothing dismissed; the App opens on a saved view
     slug = "lookalikes-" + PLANTED_FOR.replace("_", "-")
     _pick_view(driver, wait, slug, also=("lookalike-suspects", "most-id-like-knn", "failed-unit-tests"))
     wait.until(lambda d: len(tiles(d)) == K + 1)
-    wait.until(lambda d: len(_chips(d, "ground_truth")) == K + 1)
-    classes = _chips(driver, "ground_truth")
+    truths = lambda d: [c.removeprefix("truth: ") for c in _chips(d, "card") if c.startswith("truth: ")]  # noqa: E731
+    wait.until(lambda d: len(truths(d)) == K + 1)
+    classes = truths(driver)
     _screenshot(driver, "review-app-lookalikes.png")
     box = driver.find_elements(By.CSS_SELECTOR, "[data-cy=looker-checkbox-input-]")[0]
     driver.execute_script("arguments[0].click()", box)

@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit
 import psutil
 
 from imagenet_suite.review.app import free_port
+from imagenet_suite.review.app_page import BODY_SETTINGS, HEAD_SETTINGS
 from tests.fixtures.review_datasets import build_tiny_ood
 from tests.fixtures.review_process import (
     ReviewProcess,
@@ -76,12 +77,13 @@ def test_the_app_lets_in_only_the_token_holder_and_serves_only_review_files(tmp_
         assert probe.get(f"/fiftyone?token={token}", {"Host": f"attacker.example:{port}"})[0] == 403
 
         status, headers, _ = probe.get(urlsplit(url).path + "?" + urlsplit(url).query)  # the printed URL
-        assert status == 302 and headers["location"] == page
+        assert status == 302 and headers["location"] == f"{page}?view=unreviewed"  # no outputs: no candidates view
         cookie = headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and token not in cookie
         probe.cookie = cookie.split(";")[0]
         status, _, html = probe.get(page)
         assert status == 200 and b"<html" in html.lower()
+        assert HEAD_SETTINGS in html and BODY_SETTINGS in html  # the review's page: pop-over off, how-to line
         assert probe.get("/fiftyone")[0] == 200
         assert probe.get("/fiftyone", {"Host": "attacker.example", "Cookie": probe.cookie})[0] == 403
         _assert_errors_carry_no_stack(probe)

@@ -4,15 +4,18 @@ The stand-in echoes what reaches it (path, query, body) and serves ``/media?file
 FiftyOne does (any file), so each test shows what the guard lets through. Host allowlist, token ->
 cookie -> redirect, 403 without, Origin, websockets, ``/media`` roots (``..``, symlinks), the
 ``list_files`` operator, lifespan; error pages without a stack (debug off, 5xx bodies replaced, ``..``
-segments refused, a websocket the app fails on closed).
+segments refused, a websocket the app fails on closed). And the App's page as the review serves it
+(:mod:`imagenet_suite.review.app_page`): FiftyOne's installed ``index.html`` with the pop-over off.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
+from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
@@ -24,6 +27,14 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from imagenet_suite.review.app_guard import ReviewGuard, Session
+from imagenet_suite.review.app_page import (
+    BODY_SETTINGS,
+    ENTERPRISE_BUTTON_ID,
+    ENTERPRISE_POPOVER_KEY,
+    HEAD_SETTINGS,
+    ReviewPage,
+    with_settings,
+)
 from imagenet_suite.review.media_paths import MediaRoots, outermost
 
 PORT = 5151
@@ -391,3 +402,53 @@ def test_a_websocket_the_app_cannot_serve_is_closed_not_a_server_error(tmp_path)
     with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect("/graphql", headers=headers) as socket:
         socket.receive_text()
     assert closed.value.code == 1008 and "no websocket" in closed.value.reason
+
+
+def _fiftyone_static() -> Path:
+    """The installed App's static folder (found without importing FiftyOne)."""
+    return Path(importlib.util.find_spec("fiftyone").submodule_search_locations[0]) / "server" / "static"
+
+
+def test_the_app_page_is_served_with_the_enterprise_popover_off():
+    """FiftyOne's own index.html through ReviewPage: the settings come first in <head>, before the App's
+    module scripts, the how-to-review note first in <body>, before the App's root; the length header
+    matches; other files pass byte for byte."""
+    static = _fiftyone_static()
+    client = TestClient(ReviewPage(Starlette(routes=[Mount("/", StaticFiles(directory=static, html=True))])))
+    page = client.get("/")
+    original = (static / "index.html").read_bytes()
+    assert page.status_code == 200 and page.content == with_settings(original) != original
+    assert int(page.headers["content-length"]) == len(page.content)
+    head = page.content.split(b"<head>", 1)[1]
+    assert head.startswith(HEAD_SETTINGS) and head.index(HEAD_SETTINGS) < head.index(b'<script type="module"')
+    body = page.content.split(b"<body>", 1)[1]
+    assert body.startswith(BODY_SETTINGS) and body.index(b'<div id="root">') > len(BODY_SETTINGS)
+    asset = next((static / "assets").glob("*.css"))
+    assert client.get(f"/assets/{asset.name}").content == asset.read_bytes()
+    assert client.head("/").status_code == 200
+
+
+def test_a_large_html_answer_passes_unchanged():
+    """An HTML answer over MAX_PAGE streamed in parts is passed on as it came (no settings, its length kept)."""
+    from starlette.responses import StreamingResponse
+
+    from imagenet_suite.review.app_page import MAX_PAGE
+
+    part = b"<head>" + b"x" * (MAX_PAGE // 2)
+
+    async def big(request: Request):
+        async def parts():
+            for _ in range(3):
+                yield part
+
+        return StreamingResponse(parts(), media_type="text/html", headers={"content-length": str(3 * len(part))})
+
+    reply = TestClient(ReviewPage(Starlette(routes=[Route("/", big)]))).get("/")
+    assert reply.content == 3 * part and int(reply.headers["content-length"]) == 3 * len(part)
+
+
+def test_the_installed_app_reads_the_popover_key_the_page_sets():
+    """A FiftyOne upgrade that renames the pop-over's localStorage key or the button's id fails here."""
+    scripts = [p.read_text(errors="replace") for p in (_fiftyone_static() / "assets").glob("*.js")]
+    popover = [s for s in scripts if "Explore Enterprise" in s]
+    assert popover and all(ENTERPRISE_POPOVER_KEY in s and ENTERPRISE_BUTTON_ID in s for s in popover)

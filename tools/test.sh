@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# THE test command (README, DEVELOPERS.md, .ci/run): installs the system packages the tests need
+# when they are missing, then runs the whole suite (or what the arguments select) with pytest:
+#   tools/test.sh                          # everything: about 7 minutes on 2 CPU cores
+#   tools/test.sh tests/test_docs.py -q    # arguments go to pytest
+# System packages (Debian/Ubuntu, through apt-get, as root or with passwordless sudo):
+#   wordnet-base     WordNet 3.0 (/usr/share/wordnet), read by the hierarchy and review tests
+#   chromium, chromium-driver   headless Chromium that drives the review App tests
+# Where they cannot be installed the script says so in one line and exits 1 before running pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(wordnet-base chromium chromium-driver)
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "tools/test.sh: the tests need ${missing[*]} (Debian/Ubuntu packages) and this system has no apt-get: install their equivalents by hand" >&2
+    exit 1
+  fi
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    as_root=(sudo)
+  else
+    echo "tools/test.sh: the tests need ${missing[*]}; run 'sudo apt-get install -y ${missing[*]}' once (not root, no passwordless sudo)" >&2
+    exit 1
+  fi
+  echo "tools/test.sh: installing ${missing[*]} (apt-get)" >&2
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+    echo "tools/test.sh: apt-get could not install ${missing[*]} (Debian's package names; on Ubuntu install chromium and its driver by hand)" >&2
+    exit 1
+  fi
+fi
+
+if ! command -v uv >/dev/null 2>&1; then
+  echo "tools/test.sh: uv is not installed: 'pip install uv' (README, Install)" >&2
+  exit 1
+fi
+exec uv run --frozen --all-extras pytest "$@"
