@@ -2,7 +2,8 @@
 
 Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``; format and structure checked first)
 and writes ``leaderboard.md`` (one section per paper), one CSV per table and the figures
-(:mod:`imagenet_suite.scoring.summary.leaderboard`); prints the QUBA table. Runs made on different builds of
+(:mod:`imagenet_suite.scoring.summary.leaderboard`), and ``leaderboard.html``, the same as one self-contained
+page (:mod:`imagenet_suite.scoring.presentation.html_leaderboard`); prints the QUBA table. Runs made on different builds of
 one dataset split are refused unless ``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
 ``--groups FILE`` (a CSV of model, group and optionally setup) adds Beyond Accuracy's group comparisons and
 LCA-on-the-Line's per-group rows; ``--quba-weights`` scores QUBA with other weights than the paper's.
@@ -20,7 +21,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders of `imagenet-suite evaluate`"
     )
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for leaderboard.md, CSVs, PNGs")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="folder for leaderboard.md, leaderboard.html, CSVs, PNGs"
+    )
     parser.add_argument(
         "--allow-mixed-builds",
         action="store_true",
@@ -45,8 +48,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from imagenet_suite.scoring.metrics.quba import parse_quba_weights
+    from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
     from imagenet_suite.scoring.summary.groups import read_groups
-    from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard, write_leaderboard
+    from imagenet_suite.scoring.summary.leaderboard import load_suites, runs_leaderboard, write_leaderboard
 
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
@@ -54,6 +58,9 @@ def run(args) -> int:
         args.runs, allow_mixed_builds=args.allow_mixed_builds, quba_weights=weights, groups=groups
     )
     written = write_leaderboard(board, args.out)
+    options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,
+               "groups": str(args.groups.resolve()) if args.groups is not None else None}  # fmt: skip
+    write_leaderboard_html(board, load_suites(args.runs), args.out, args.runs, options)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])
     return 0

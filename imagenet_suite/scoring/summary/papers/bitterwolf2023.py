@@ -275,6 +275,7 @@ def write(result: NincoTables | None, folder: Path) -> list[Path]:
         long = pd.concat(
             {"failed": result.unit_tests_failed.stack(), "of": result.unit_tests_of.stack()}, axis=1
         ).rename_axis(["model", "detector"])
+        long = long.dropna()  # a model without NINCO unit tests has no row (stack keeps its NaN)
         write_csv(folder, "ninco_unit_tests", long.astype(int).reset_index(), written, index=False)
     if len(result.popular):
         write_csv(folder, "ninco_popular", result.popular, written, index=False)
