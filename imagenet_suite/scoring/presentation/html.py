@@ -6,12 +6,15 @@ or the reason it is not drawn: what is missing and which command adds it) — an
 one HTML file with its style and its ~30 lines of sorting script inlined: no network at view time, nothing
 beside it, so the file can be mailed or attached to a supplement. Clicking a column header sorts the rows
 by that column (numbers as numbers, ascending then descending; a missing value, shown as —, always last).
+A table longer than :data:`SHOWN_ROWS` rows shows its first rows and carries the rest as JSON (sorting
+sorts all; a button shows all), so a leaderboard of hundreds of runs opens in well under two seconds.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -22,6 +25,7 @@ import pandas as pd
 
 MISSING = "—"  # one notation for a missing value everywhere; the reason goes in the cell's title or a note
 UP, DOWN = "↑", "↓"  # higher is better, lower is better
+SHOWN_ROWS = 100  # rows of a table written as HTML; the others wait as JSON until the reader sorts or asks
 
 
 @dataclass(frozen=True)
@@ -104,11 +108,12 @@ def cell_text(value: Any, percent: bool = False) -> tuple[str, str]:
         number = float(value)
         if math.isnan(number):
             return MISSING, ""
+        key = f"{number:.9g}"  # sorts as the number (nine digits: shorter JSON than repr, same order in practice)
         if percent:
-            return f"{100 * number:.1f}", repr(number)
+            return f"{100 * number:.1f}", key
         if float(number).is_integer() and abs(number) < 1e15:
-            return f"{int(number)}", repr(number)
-        return f"{number:.4g}", repr(number)
+            return f"{int(number)}", key
+        return f"{number:.4g}", key
     return str(value), str(value)
 
 
@@ -130,8 +135,18 @@ def _numeric(series: pd.Series) -> bool:
     )
 
 
+def _compact(shown: str, key: str, reason: str) -> list[str]:
+    """A cell in the JSON of a long table: ``[shown]`` when its sort key is the text shown, else ``[shown, key]``,
+    and the reason it is missing third when there is one."""
+    if reason:
+        return [shown, key, reason]
+    return [shown] if key == shown else [shown, key]
+
+
 def render_table(table: Table) -> str:
-    """One ``<table class="sortable">`` with its caption and note."""
+    """One ``<table class="sortable">`` with its caption and note. Only the first :data:`SHOWN_ROWS` rows are
+    HTML; a longer table carries all its rows as JSON beside it, drawn by the script when the reader sorts
+    or asks for all (a page of 300 runs stays quick to open)."""
     frame = table.frame
     columns = list(frame.columns)
     numeric = {column: _numeric(frame[column]) for column in columns}
@@ -140,21 +155,32 @@ def render_table(table: Table) -> str:
         "</th>"
         for c in columns
     )
+    data = [
+        [[*cell_text(value, column in table.percent), table.reasons.get((position, column), "")]
+         for column, value in zip(columns, values, strict=True)]
+        for position, values in enumerate(frame.itertuples(index=False, name=None))
+    ]  # fmt: skip
     rows = []
-    for position, values in enumerate(frame.itertuples(index=False, name=None)):
-        cells = []
-        for column, value in zip(columns, values, strict=True):
-            shown, key = cell_text(value, column in table.percent)
-            reason = table.reasons.get((position, column))
+    for cells in data[:SHOWN_ROWS]:
+        html_cells = []
+        for column, (shown, key, reason) in zip(columns, cells, strict=True):
             title = f' title="{html.escape(reason)}"' if reason else ""
             kind = "missing" if shown == MISSING else "num" if numeric[column] else "text"
-            cells.append(f'<td data-sort="{html.escape(key)}" class="{kind}"{title}>{html.escape(shown)}</td>')
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+            html_cells.append(f'<td data-sort="{html.escape(key)}" class="{kind}"{title}>{html.escape(shown)}</td>')
+        rows.append("<tr>" + "".join(html_cells) + "</tr>")
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
+    more = ""
+    if len(data) > SHOWN_ROWS:
+        text = json.dumps([[_compact(*cell) for cell in cells] for cells in data], ensure_ascii=False,
+                          separators=(",", ":")).replace("</", "<\\/")  # fmt: skip
+        more = (
+            f'<script type="application/json" class="rows">{text}</script><p class="more">The first {SHOWN_ROWS} of '
+            f'{len(data)} rows (sorting sorts all of them). <button type="button">Show all {len(data)} rows</button></p>'
+        )
     return (
         f'<div class="table"><h3>{html.escape(table.name)}</h3>{note}'
         f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div></div>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>{more}</div>"
     )
 
 
@@ -204,31 +230,53 @@ th[aria-sort=ascending]::after{content:" ▲";font-size:.8em}th[aria-sort=descen
 figure{display:inline-block;vertical-align:top;margin:1em 1em 0 0;max-width:100%}figure svg{max-width:100%;height:auto}
 figcaption{font-weight:600;margin-bottom:.3em}
 .missing-figure{border:1px dashed #bbb;border-radius:4px;padding:.6em 1em;background:#fcfcfc;max-width:40em}
-.missing-note{color:#8a4b00;margin:.2em 0}
+.missing-note{color:#8a4b00;margin:.2em 0}.more{color:#555;font-size:.9em}
+section{content-visibility:auto;contain-intrinsic-size:auto 900px}
 """
 
 SCRIPT = """
+function escaped(text) {
+  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
 document.querySelectorAll('table.sortable').forEach(function (table) {
-  var headers = table.tHead.rows[0].cells;
+  var headers = table.tHead.rows[0].cells, body = table.tBodies[0], box = table.parentNode.parentNode;
+  var source = box.querySelector('script.rows'), button = box.querySelector('p.more button');
+  var data = null, limit = body.rows.length;
+  function rows() {  // every row: [[shown, sort key, why missing], ...], from the JSON or the table itself
+    if (data === null) {
+      data = source ? JSON.parse(source.textContent) : Array.prototype.map.call(body.rows, function (row) {
+        return Array.prototype.map.call(row.cells, function (cell) {
+          return [cell.textContent, cell.getAttribute('data-sort'), cell.getAttribute('title') || ''];
+        });
+      });
+    }
+    return data;
+  }
+  function key(cell) { return cell.length > 1 ? cell[1] : cell[0]; }
+  function draw() {
+    body.innerHTML = rows().slice(0, limit).map(function (row) {
+      return '<tr>' + row.map(function (cell, i) {
+        var kind = key(cell) === '' ? 'missing' : headers[i].classList.contains('num') ? 'num' : 'text';
+        var title = cell[2] ? ' title="' + escaped(cell[2]) + '"' : '';
+        return '<td data-sort="' + escaped(key(cell)) + '" class="' + kind + '"' + title + '>' + escaped(cell[0]) + '</td>';
+      }).join('') + '</tr>';
+    }).join('');
+  }
+  if (button) {
+    button.addEventListener('click', function () { limit = rows().length; draw(); button.parentNode.remove(); });
+  }
   Array.prototype.forEach.call(headers, function (th, column) {
     th.addEventListener('click', function () {
-      var ascending = th.getAttribute('aria-sort') !== 'ascending';
+      var ascending = th.getAttribute('aria-sort') !== 'ascending', numeric = th.classList.contains('num');
       Array.prototype.forEach.call(headers, function (h) { h.removeAttribute('aria-sort'); });
       th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
-      var numeric = th.classList.contains('num');
-      var body = table.tBodies[0];
-      var rows = Array.prototype.map.call(body.rows, function (row) {
-        var key = row.cells[column].getAttribute('data-sort');
-        return {row: row, key: numeric && key !== '' ? parseFloat(key) : key};
-      });
-      rows.sort(function (a, b) {
-        if (a.key === '' || b.key === '') { return (a.key === '') - (b.key === ''); }
-        var order = numeric ? a.key - b.key : String(a.key).localeCompare(String(b.key));
+      rows().sort(function (a, b) {
+        var x = key(a[column]), y = key(b[column]);
+        if (x === '' || y === '') { return (x === '') - (y === ''); }  // missing values last, either way
+        var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
         return ascending ? order : -order;
       });
-      var fragment = document.createDocumentFragment();
-      rows.forEach(function (entry) { fragment.appendChild(entry.row); });
-      body.appendChild(fragment);
+      draw();
     });
   });
 });

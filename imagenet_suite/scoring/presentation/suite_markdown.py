@@ -13,12 +13,14 @@ with a bootstrap interval (``summary.uncertainty.ci95``) is shown as ``value [lo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ...files import atomic_write_bytes
 from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTION, quba_z_scores
@@ -28,18 +30,24 @@ from ..summary.suite_json import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
 SUITE_MD = "suite.md"
+MISSING = "—"  # every missing value of suite.md and leaderboard.md; the reason is said beside the table
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    """A Markdown table (floats with 4 significant digits, None as —)."""
+    """A Markdown table (floats with 4 significant digits; None, NaN and NA as —, never ``nan``).
+
+    Example:
+        >>> table(("model", "value"), [("a", 0.123456), ("b", float("nan")), ("c", None)])[2:5]
+        ['| a | 0.1235 |', '| b | — |', '| c | — |']
+    """
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
     return [*lines, ""]
 
 
 def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
     if isinstance(value, float | WithInterval):
         return f"{value:.4g}"
     return str(value).replace("|", "\\|")
