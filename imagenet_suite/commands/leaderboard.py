@@ -61,6 +61,6 @@ def run(args) -> int:
     options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,
                "groups": str(args.groups.resolve()) if args.groups is not None else None}  # fmt: skip
     write_leaderboard_html(board, load_suites(args.runs), args.out, args.runs, options)
-    print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
+    print(board.quba.to_string(float_format=lambda v: f"{v:.4g}", na_rep="—"))
     print(written[-1])
     return 0
