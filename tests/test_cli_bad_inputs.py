@@ -221,6 +221,15 @@ def _leaderboard(w: World, *flags: str, groups: str | None = None, name: str = "
     return ["leaderboard", str(run), "--out", str(w.root / "board"), *flags]
 
 
+def _report_folder(w: World, name: str, files: dict[str, str]) -> list[str]:
+    """``report`` of a folder ``name`` holding ``files`` (name → text)."""
+    folder = w.root / name
+    folder.mkdir(exist_ok=True)
+    for file_name, text in files.items():
+        (folder / file_name).write_text(text)
+    return ["report", str(folder)]
+
+
 HUGE = "1000000000"  # a pasted number: each scaling flag refuses it (issue 40)
 
 
@@ -803,6 +812,25 @@ CASES: dict[str, dict[str, Case]] = {
         "--reference a paper without comparable rows": Case(
             lambda w: _leaderboard(w, "--reference", "heuillet2025"),
             r"--reference: heuillet2025: Heuillet et al. 2025 published backbones fine-tuned on six downstream datasets",
+        ),
+    },
+    "report": {
+        "a file, not a folder": Case(
+            lambda w: ["report", str(w.pins)], r"checksums.tsv: not a folder \(expected a run"
+        ),
+        "an empty folder": Case(
+            lambda w: _report_folder(w, "report-empty", {}),
+            r"report-empty: neither a run folder \(no suite.json\), a leaderboard folder \(no leaderboard_runs.json\)",
+        ),
+        "a run folder with a broken suite.json": Case(
+            lambda w: _report_folder(w, "report-broken", {"suite.json": "{"}),
+            r"suite.json: not a readable suite.json of `imagenet-suite evaluate`",
+        ),
+        "a leaderboard folder whose run folders are gone": Case(
+            lambda w: _report_folder(
+                w, "report-gone", {"leaderboard_runs.json": json.dumps({"runs": ["/nowhere/run"]})}
+            ),
+            r"leaderboard_runs.json: the run folder /nowhere/run has no suite.json \(moved or deleted\?\)$",
         ),
     },
     "score": {

@@ -323,6 +323,8 @@ def test_suite_markdown_and_plots_are_written(suite):
     assert "## NINCO (Bitterwolf et al. 2023): means over the OOD classes" in text
     for plot in ("quba_dimensions.png", "accuracies.png"):
         assert (run_dir / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (run_dir / "report.html").read_text()  # the same as one self-contained page (tests/test_report_html.py)
+    assert page.startswith("<!DOCTYPE html>") and '<section id="imagenet-c">' in page and "<svg" in page
     # the val accuracy's interval: the planted hits of the per-image file, on the seeded resamples of their ids
     uncertainty = result["summary"]["uncertainty"]
     hits = pd.read_parquet(run_dir / uncertainty["files"]["correct"]["imagenet_val"]["path"])

@@ -169,12 +169,13 @@ def test_leaderboard_markdown_and_csvs_name_each_convention(tmp_path, capsys):
     heading = "### Sum / Borda / MAC over every (dataset, perturbation type) of the runs (not Heuillet et al. 2025's"
     assert heading in text and "10 voters (dataset, perturbation type) over 2 datasets" in text
     every = text.split(heading, 1)[1].split("\n### ", 1)[0]
-    row = next(line for line in every.splitlines() if line.startswith("| timm:A | "))  # model, weights, ...
+    row = next(line for line in every.splitlines() if line.startswith("| timm:A | "))  # model, ...
     assert row.endswith(" | 2.3 | 2 | 10 | 1 | 1 |"), row
     assert "MAC over every perturbation type (Heuillet et al. 2025's recipe: mean absolute Spearman correlation" in text
     # the paper's own section: none of these runs has an attack or a `common` build, so none is ranked
     assert "### Sum / Borda / MAC (Heuillet et al. 2025: the paper's five perturbation types on ImageNet val)" in text
-    assert "MAC over the 0 ranked model(s)" in text and "- `timm:C`: clean: no attacked images" in text
+    assert "No run has any of the five types: each needs `evaluate --adversarial N --attack autoattack-linf," in text
+    assert "- `timm:C`: clean: no attacked images" in text  # no table of dashes, but why each model has none
     assert "## Dataset-level Sum / Borda (one voter per dataset's headline accuracy; not Heuillet et al. 2025's" in text
     assert "Dataset-level MAC (mean absolute Spearman correlation between the datasets' headline accuracies" in text
     assert "4.7" not in text  # A's Sum when only the missing accuracy is skipped
@@ -350,7 +351,7 @@ def test_heuillet_borda_and_mac_on_imagenet_with_the_papers_five_types_hand_chec
     assert rows["| timm:D"].endswith(" | 0.5 | 0 | 0.125 | — | 0.25 | — | — | — | — |")
     assert "MAC over the 3 ranked model(s) (Heuillet et al. 2025, Table 4's recipe): 0.9464" in section
     assert "- `timm:D`: L1: autoattack-l1 ran with iterations 5, queries 10" in section
-    header = "| model | weights | clean | Linf | L2 | L1 | common | score_sum | sum_rank | borda | borda_rank |"
+    header = "| model | clean ↑ | Linf ↑ | L2 ↑ | L1 ↑ | common ↑ | score_sum ↑ | sum_rank ↓ | borda ↑ | borda_rank ↓ |"
     assert header in section and "different attacked images" not in section  # no FGSM/PGD column
     assert "### Sum / Borda / MAC over every (dataset, perturbation type) of the runs (not Heuillet" in text
     table = pd.read_csv(tmp_path / "board" / "leaderboard_heuillet2025.csv", index_col="model")

@@ -289,13 +289,13 @@ def test_ninco_models_by_detectors(tmp_path, capsys):
     assert (per_source.fpr95, per_source.auroc) == pytest.approx((0.2 / 3, 0.8))
     out = run_cli(tmp_path, runs, capsys=capsys)
     text = (out / "leaderboard.md").read_text()
-    section = text.split("### Mean FPR@95 on NINCO (%, lower is better; Table 3)", 1)[1]
-    assert "| model | weights | ImageNet top-1 (%) | MSP | ViM |" in section
+    section = text.split("### Mean FPR@95 on NINCO (%, ↓ lower is better; Table 3)", 1)[1]
+    assert "| model | ImageNet top-1 (%) | MSP | ViM |" in section
     assert next(line for line in section.splitlines() if line.startswith("| timm:m1 |")).endswith(
         "| 60.0 | 20.0 | 30.0 |"
     )
     tests = text.split("### OOD unit tests failed", 1)[1]
-    assert "a test fails when `fpr95>0.1`" in tests.splitlines()[0]
+    assert "a unit test counts as failed under the rule `fpr95>0.1`" in tests.split("\n\n", 2)[1]
     assert next(line for line in tests.splitlines() if line.startswith("| timm:m0 |")).endswith("| 3/17 | 0/17 |")
     assert "Table 14" in text and (out / "leaderboard_ninco_popular.csv").is_file()
     unit = pd.read_csv(out / "leaderboard_ninco_unit_tests.csv")
@@ -311,6 +311,7 @@ def test_runs_without_paper_data_say_what_is_needed(tmp_path, capsys):
     assert "No run was evaluated with `--benchmark openood-v1.5-imagenet`" in text
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == [
+        "## Models",
         "## Beyond Accuracy (QUBA), Hesse et al. 2025",
         "## Accuracy per dataset",
         "## Heuillet et al. 2025: robust generalization",

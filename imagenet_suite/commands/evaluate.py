@@ -235,7 +235,7 @@ def sweep(args) -> int:
         text = error_text(err, args) if isinstance(err, ImagenetSuiteError) else result.record["models"][name]["error"]
         print(f"imagenet-suite evaluate: {result.record['models'][name]['model']} failed: {text}", file=sys.stderr)
     if result.leaderboard is not None:
-        print(result.leaderboard.quba.to_string(float_format=lambda v: f"{v:.4g}"))
+        print(result.leaderboard.quba.to_string(float_format=lambda v: f"{v:.4g}", na_rep="—"))
         print(result.written[-1])
     else:
         print(args.out / SWEEP_JSON)

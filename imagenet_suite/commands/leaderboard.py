@@ -2,7 +2,8 @@
 
 Reads each run folder's ``suite.json`` (``imagenet-suite evaluate``; format and structure checked first)
 and writes ``leaderboard.md`` (one section per paper), one CSV per table and the figures
-(:mod:`imagenet_suite.scoring.summary.leaderboard`); prints the QUBA table. Runs made on different builds of
+(:mod:`imagenet_suite.scoring.summary.leaderboard`), and ``leaderboard.html``, the same as one self-contained
+page (:mod:`imagenet_suite.scoring.presentation.html_leaderboard`); prints the QUBA table. Runs made on different builds of
 one dataset split are refused unless ``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
 ``--groups FILE`` (a CSV of model, group and optionally setup) adds Beyond Accuracy's group comparisons and
 LCA-on-the-Line's per-group rows; ``--quba-weights`` scores QUBA with other weights than the paper's.
@@ -23,7 +24,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders of `imagenet-suite evaluate`"
     )
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for leaderboard.md, CSVs, PNGs")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="folder for leaderboard.md, leaderboard.html, CSVs, PNGs"
+    )
     parser.add_argument(
         "--allow-mixed-builds",
         action="store_true",
@@ -63,8 +66,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from imagenet_suite.scoring.metrics.quba import parse_quba_weights
+    from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
     from imagenet_suite.scoring.summary.groups import read_groups
-    from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard, write_leaderboard
+    from imagenet_suite.scoring.summary.leaderboard import load_suites, runs_leaderboard, write_leaderboard
 
     if args.reference:
         from imagenet_suite.scoring.summary.reference_rows import check_references
@@ -81,7 +85,10 @@ def run(args) -> int:
         allow_protocol_mismatch=args.allow_protocol_mismatch,
     )
     written = write_leaderboard(board, args.out)
-    print(board.quba.to_string(float_format=lambda v: f"{v:.4g}"))
+    options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,
+               "groups": str(args.groups.resolve()) if args.groups is not None else None}  # fmt: skip
+    write_leaderboard_html(board, load_suites(args.runs), args.out, args.runs, options)
+    print(board.quba.to_string(float_format=lambda v: f"{v:.4g}", na_rep="—"))
     for paper, section in board.reference.items():
         for name, frame in section.shown.items():
             if "source" in frame.columns:  # a table of published and run rows: the runs' rows

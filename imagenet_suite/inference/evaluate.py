@@ -22,6 +22,7 @@ A *run folder* holds everything one model's evaluation produced::
                                        "params", "imagenet_suite", "hierarchy", "datasets": {key: report +
                                        "provenance"}, "skipped": {key: reason}, "summary": {...}}
     RUN_DIR/suite.md, *.png           the summary as tables and plots
+    RUN_DIR/report.html               the same as one self-contained page (sortable tables, inline SVG figures)
     RUN_DIR/uncertainty/              with --bootstrap B (default 1000): the bootstrap replicates of every
                                       headline number with a 95 % interval, and per dataset the per-image
                                       correctness of its headline accuracy (for the leaderboard's paired tests;
@@ -95,6 +96,7 @@ from ..scoring.evaluation.report import applicable_metrics, score
 from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
+from ..scoring.presentation.html_run import write_run_report
 from ..scoring.presentation.suite_markdown import write_suite_markdown
 from ..scoring.summary.intervals import (
     Bootstrap,
@@ -277,6 +279,7 @@ def run_suite(
     }
     atomic_write_bytes(run_dir / SUITE_JSON, json_bytes(suite))
     write_suite_markdown(suite, run_dir)
+    write_run_report(suite, run_dir)
     return suite
 
 

@@ -80,8 +80,9 @@ from ..core.executors import RayExecutor
 from ..errors import ConfigError, RunFolderError, param
 from ..files import atomic_write_bytes, sha256_file
 from ..scoring.metrics.lca_distances import hierarchy_record
+from ..scoring.presentation.html_leaderboard import write_leaderboard_html
 from ..scoring.summary.json_schema import SHA256, TEXT, Fields, MapOf, Text, check_json, read_json
-from ..scoring.summary.leaderboard import Leaderboard, runs_leaderboard, write_leaderboard
+from ..scoring.summary.leaderboard import Leaderboard, load_suites, runs_leaderboard, write_leaderboard
 from ..scoring.summary.suite_json import SUITE_JSON
 from .evaluate import OpenedRun, open_run, ray_split_tasks, run_suite, write_outputs
 from .models import LoadedModel, WeightsSource, load_model, resolve_weights
@@ -484,6 +485,7 @@ class _Sweep:
             return SweepResult(self.write(), self.errors)
         board = runs_leaderboard(done)
         written = write_leaderboard(board, folder)
+        write_leaderboard_html(board, load_suites(done), folder, done)
         record = self.write(str(written[-1].relative_to(self.out)))
         return SweepResult(record, self.errors, board, written)
 

@@ -240,7 +240,8 @@ def horizontal_bars(
     values: Mapping[str, float], path: str | Path | None, *, title: str, xlabel: str, signed: bool, fontsize: int = 8
 ) -> Figure:
     """Horizontal bars, one per ``values`` entry in order, top to bottom; ``signed``: a zero line, negative
-    bars red; else blue bars on a 0–100 % axis (``values`` as fractions)."""
+    bars red; else blue bars on a 0–100 % axis (``values`` as fractions), which says so when every value is 0
+    (no blank plot)."""
     figure = Figure(figsize=(6, 0.32 * len(values) + 1.2))
     axes = figure.subplots()
     positions = np.arange(len(values))
@@ -252,6 +253,8 @@ def horizontal_bars(
         axes.axvline(0, color="black", linewidth=0.8)
     else:
         axes.set(xlim=(0, 100))
+        if len(heights) and not np.any(heights):  # bars of width 0: say so instead of a blank plot
+            axes.text(50, (len(heights) - 1) / 2, "every value is 0 %", ha="center", va="center", color="#C44E52")
     axes.invert_yaxis()
     axes.set(xlabel=xlabel)
     axes.set_title(title)

@@ -13,33 +13,41 @@ with a bootstrap interval (``summary.uncertainty.ci95``) is shown as ``value [lo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ...files import atomic_write_bytes
-from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTION, quba_z_scores
+from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTION, QUBA_SIGNS, quba_z_scores
 from ..summary.intervals import number_path
 from ..summary.quba import attack_convention_of, geometric_mean
 from ..summary.suite_json import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
 SUITE_MD = "suite.md"
+MISSING = "—"  # every missing value of suite.md and leaderboard.md; the reason is said beside the table
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    """A Markdown table (floats with 4 significant digits, None as —)."""
+    """A Markdown table (floats with 4 significant digits; None, NaN and NA as —, never ``nan``).
+
+    Example:
+        >>> table(("model", "value"), [("a", 0.123456), ("b", float("nan")), ("c", None)])[2:5]
+        ['| a | 0.1235 |', '| b | — |', '| c | — |']
+    """
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
     return [*lines, ""]
 
 
 def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
     if isinstance(value, float | WithInterval):
         return f"{value:.4g}"
     return str(value).replace("|", "\\|")
@@ -78,6 +86,7 @@ def quba_section(quba: Mapping[str, Any], ci: Intervals | None = None) -> list[s
         (
             name,
             ci(entry["value"], "quba", "dimensions", name, "value"),
+            "↑" if QUBA_SIGNS[DIMENSIONS.index(name)] > 0 else "↓",
             float(z[name]),
             quba["weights"][name],
             ", ".join(entry["sources"]),
@@ -93,7 +102,7 @@ def quba_section(quba: Mapping[str, Any], ci: Intervals | None = None) -> list[s
             "softmax(100·cos), SigLIP's sigmoid(s·cos + b), which every metric softmaxes again).",
             "",
         ]
-    lines += table(("dimension", "value", "z", "weight", "from", "note"), rows)
+    lines += table(("dimension", "value", "better", "z ↑", "weight", "from", "note"), rows)
     partial = quba.get("partial") or {}
     if quba["score"] is not None and partial:
         lines += [
@@ -143,7 +152,7 @@ def adversarial_section(adversarial: Mapping[str, Any] | None) -> list[str]:
     accuracies |= {label: entry["accuracy"] for label, entry in (adversarial.get("autoattack") or {}).items()}
     rows = [("clean", clean, None)]
     rows += [(name, value, value / clean if clean else None) for name, value in accuracies.items() if value is not None]
-    lines += table(("attack", "accuracy", "/ clean accuracy"), rows)
+    lines += table(("attack", "accuracy ↑", "/ clean accuracy ↑"), rows)
     if accuracies["fgsm"] is None or accuracies["pgd"] is None or not clean:
         return lines
     robustness = geometric_mean([accuracies["fgsm"] / clean, accuracies["pgd"] / clean])
@@ -159,7 +168,7 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
     ci = Intervals(summary)
     lines = ["## Accuracy per dataset", ""]
     lines += table(
-        ("dataset", "metric", "value", "clean rows"),
+        ("dataset", "metric", "value ↑", "clean rows ↑"),
         (
             (
                 key,
@@ -182,7 +191,7 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
             "",
         ]
         lines += table(
-            ("corruption", "accuracy", "CE", "relative CE"),
+            ("corruption", "accuracy ↑", "CE ↓", "relative CE ↓"),
             (
                 (name, *(ci(e.get(c), "imagenet_c", "corruptions", name, c) for c in ("accuracy", "ce", "relative_ce")))
                 for name, e in corrupted["corruptions"].items()
@@ -190,13 +199,14 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
         )
     if summary.get("ninco"):
         lines += ["## NINCO (Bitterwolf et al. 2023): means over the OOD classes", ""]
+        lines += ["Percent, as the paper and `leaderboard.md` print them.", ""]
         lines += table(
-            ("detector", "mean AUROC", "mean FPR@95", "unit tests failed"),
+            ("detector", "mean AUROC (%) ↑", "mean FPR@95 (%) ↓", "unit tests failed ↓"),
             (
                 (
                     name,
-                    ci(e.get("mean_auroc"), "ninco", name, "mean_auroc"),
-                    ci(e.get("mean_fpr95"), "ninco", name, "mean_fpr95"),
+                    _percent(ci(e.get("mean_auroc"), "ninco", name, "mean_auroc")),
+                    _percent(ci(e.get("mean_fpr95"), "ninco", name, "mean_fpr95")),
                     _failed(e.get("unit_tests_failed")),
                 )
                 for name, e in summary["ninco"].items()
@@ -232,6 +242,20 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
         lines += ["## Evaluation protocols", ""]
         lines += table(("protocol", "preprocessing"), summary["protocols"].items())
     return lines
+
+
+def _percent(value: Any) -> str | None:
+    """A fraction (or :class:`WithInterval` of one) in percent with one decimal, as NINCO prints it; None stays.
+
+    Example:
+        >>> _percent(0.51849), _percent(WithInterval(0.5, (0.4, 0.61))), _percent(None)
+        ('51.8', '50.0 [40.0, 61.0]', None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, WithInterval):
+        return f"{WithInterval(100 * value.value, [100 * bound for bound in value.interval]):.1f}"
+    return f"{100 * value:.1f}"
 
 
 def _failed(entry: Mapping[str, Any] | None) -> str | None:

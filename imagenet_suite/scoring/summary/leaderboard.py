@@ -30,11 +30,12 @@
   test between adjacent models of the QUBA ranking and of every dataset's accuracy
   (:mod:`imagenet_suite.scoring.summary.significance`).
 
-Every model-indexed table in ``leaderboard.md`` carries a ``weights`` column after the model: the weights
-tag its spec resolved to (``torchvision resnet50.IMAGENET1K_V1``, ``timm resnet50.a1_in1k``), or the
-file / random init and the tag that chose its preprocessing, and the weights' sha256 (12 digits;
-``leaderboard_models.csv`` has all of it, the tag, its source and location): two runs of one
-architecture with other weights are never one row to a reader (``models``).
+``leaderboard.md`` opens with a legend of the models (``## Models``): each name with its weights — the
+tag its spec resolved to (``torchvision resnet50.IMAGENET1K_V1``, ``timm resnet50.a1_in1k``), or the file /
+random init and the tag that chose its preprocessing, and the weights' sha256 (12 digits;
+``leaderboard_models.csv`` has all of it, the tag, its source and location): two runs of one architecture
+with other weights are two names (``models``), and no table repeats the weights. Column headers carry ↑
+(higher is better) or ↓ (lower is better); a missing value is — everywhere, never ``nan``.
 
 Each suite.json is read with :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` (format and structure
 checked). Runs that read different builds of one dataset split (same builder, config and split, another
@@ -55,12 +56,17 @@ from ...errors import ConfigError, RunFolderError, param
 from ..metrics.lca_on_the_line import OnTheLine
 from .groups import ModelGroups
 from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024, zhang2023
-from .papers._shared import with_weights, write_csv
+from .papers._shared import weights_legend, with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
 from .significance import Significance, significance, significance_markdown, write_significance
 from .suite_json import SUITE_JSON, read_suite, weights_label
 
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
+MARKDOWN_LEGEND = (
+    "↑: higher is better; ↓: lower is better (ranks: 1 is best). — : no value; why is said under the table, "
+    "or in the section's text. `leaderboard.html` beside this file has the same tables, sortable, with the "
+    "figures drawn in it.",
+)
 MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
 
 
@@ -280,7 +286,8 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     """The leaderboard as Markdown (plots referenced by file name): mixed builds, then one section per paper."""
     from ..presentation.suite_markdown import table
 
-    lines = ["# Leaderboard", ""]
+    lines = ["# Leaderboard", "", *MARKDOWN_LEGEND, ""]
+    lines += weights_legend(board.models)
     if board.mixed_builds:
         lines += [
             "## Mixed builds",
@@ -299,7 +306,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += hesse2025.markdown(board.quba, board.missing, analyses, board.models)
     lines += _reference_markdown(board, "hesse2025")
     lines += ["## Accuracy per dataset", ""]
-    acc = with_weights(board.accuracies, board.models)
+    acc = with_weights(board.accuracies.rename(columns=lambda key: f"{key} ↑"), board.models)
     lines += table(list(acc.columns), acc.itertuples(index=False))
     lines += heuillet2025.markdown(board)
     lines += bitterwolf2023.markdown(board.ninco, board.models)

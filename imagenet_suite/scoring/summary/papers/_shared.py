@@ -1,4 +1,5 @@
-"""Pieces every paper's leaderboard section uses: the weights column, CSV writing, Markdown cells."""
+"""Pieces every paper's leaderboard section uses: the model column and header arrows, the weights legend, CSV
+writing, Markdown cells."""
 
 from __future__ import annotations
 
@@ -7,14 +8,51 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...metrics.quba import DIMENSIONS, QUBA_SIGNS
+
+UP, DOWN = "↑", "↓"  # in a column header: higher is better, lower is better
+HEADER_DIRECTIONS: dict[str, str] = {
+    **dict(zip(DIMENSIONS, (UP if sign > 0 else DOWN for sign in QUBA_SIGNS), strict=True)),
+    "quba": UP,
+    "quba_rank": DOWN,
+    "quba_autoattack": UP,
+    "quba_autoattack_rank": DOWN,
+    **dict.fromkeys(("clean", "Linf", "L2", "L1", "common"), UP),  # Heuillet et al. 2025's five types' accuracies
+    **dict.fromkeys(("score_sum", "borda", "dataset_level_sum", "dataset_level_borda"), UP),
+    **dict.fromkeys(("sum_rank", "borda_rank", "dataset_level_sum_rank", "dataset_level_borda_rank"), DOWN),
+}
+"""The direction of the leaderboard's model-indexed columns that have one (ranks: 1 is best)."""
+
 
 def with_weights(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` (indexed by model) with the model and its weights (``models["weights"]``, the leaderboard's
-    :func:`~imagenet_suite.scoring.summary.leaderboard.models_table`) as the first two columns."""
+    """``frame`` (indexed by model) with the model as its first column, for a table of ``leaderboard.md``; the
+    columns of :data:`HEADER_DIRECTIONS` get their arrow (``quba ↑``). The models' weights are not repeated in
+    every table: ``leaderboard.md`` opens with one legend of them (``models``, the leaderboard's
+    :func:`~imagenet_suite.scoring.summary.leaderboard.models_table`; see :func:`weights_legend`).
+
+    Example:
+        >>> frame = pd.DataFrame({"quba": [0.5], "note": ["x"]}, index=pd.Index(["m"], name="model"))
+        >>> list(with_weights(frame, pd.DataFrame()).columns)
+        ['model', 'quba ↑', 'note']
+    """
     rows = frame.reset_index(names="model")
+    return rows.rename(columns=lambda c: f"{c} {HEADER_DIRECTIONS[c]}" if c in HEADER_DIRECTIONS else c)
+
+
+def weights_legend(models: pd.DataFrame) -> list[str]:
+    """The ``## Models`` section of ``leaderboard.md``: each model name with its weights (tag, where they came
+    from, sha256 in 12 digits), once for every table below."""
+    from ...presentation.suite_markdown import table
+
+    lines = [
+        "## Models",
+        "",
+        "The tables below name each model by its name here; its weights: the tag its spec resolved to, where they "
+        "came from and their sha256 (all of it, the tag's source and location: `leaderboard_models.csv`).",
+        "",
+    ]
     weights = models["weights"] if "weights" in models else pd.Series(dtype=object)
-    rows.insert(1, "weights", rows["model"].map(weights))
-    return rows
+    return lines + table(("model", "weights"), weights.items())
 
 
 def write_csv(folder: Path, name: str, frame: pd.DataFrame, written: list[Path], index: bool = True) -> None:
@@ -64,4 +102,12 @@ def weights_mismatch(suite: dict) -> list[str]:
     return []
 
 
-__all__ = ["file_stem", "percent", "weights_mismatch", "with_weights", "write_csv"]
+__all__ = [
+    "HEADER_DIRECTIONS",
+    "file_stem",
+    "percent",
+    "weights_legend",
+    "weights_mismatch",
+    "with_weights",
+    "write_csv",
+]

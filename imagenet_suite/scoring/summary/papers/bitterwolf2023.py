@@ -183,9 +183,9 @@ def markdown(result: NincoTables | None, models: pd.DataFrame) -> list[str]:
     legend = ", ".join(f"{PAPER_COLUMNS.get(d, d)} = `{d}`" for d in _all_detectors(result))
     lines += [f"Percent; detectors as the paper's columns: {legend}.", ""]
     sections = (
-        ("Mean FPR@95 on NINCO (%, lower is better; Table 3)", result.fpr95),
-        ("Mean AUROC on NINCO (%, higher is better; Table 4)", result.auroc),
-        ("Cleaned popular OOD datasets: mean FPR@95 over the 11 subsamples (%; Table 14)", result.popular_fpr95),
+        ("Mean FPR@95 on NINCO (%, ↓ lower is better; Table 3)", result.fpr95),
+        ("Mean AUROC on NINCO (%, ↑ higher is better; Table 4)", result.auroc),
+        ("Cleaned popular OOD datasets: mean FPR@95 over the 11 subsamples (%, ↓; Table 14)", result.popular_fpr95),
     )
     for title, frame in sections:
         lines += [f"### {title}", ""]
@@ -236,7 +236,13 @@ def _count(value: float) -> str:
 
 def _unit_tests(result: NincoTables, models: pd.DataFrame, table) -> list[str]:
     rules = ", ".join(f"`{rule}`" for rule in result.unit_test_rules) or "—"
-    lines = [f"### OOD unit tests failed (Tables 10–13; a test fails when {rules})", ""]
+    lines = [
+        "### OOD unit tests failed, ↓ (Tables 10–13)",
+        "",
+        f"Failed / run tests per model and detector; a unit test counts as failed under the rule {rules} (e.g. "
+        "`fpr95>0.1`: the detector's FPR@95 on that test set is above 10 %).",
+        "",
+    ]
     if not result.unit_tests_failed.shape[1]:
         return lines + ["No run reports the unit tests.", ""]
     failed, of = result.unit_tests_failed, result.unit_tests_of
@@ -275,6 +281,7 @@ def write(result: NincoTables | None, folder: Path) -> list[Path]:
         long = pd.concat(
             {"failed": result.unit_tests_failed.stack(), "of": result.unit_tests_of.stack()}, axis=1
         ).rename_axis(["model", "detector"])
+        long = long.dropna()  # a model without NINCO unit tests has no row (stack keeps its NaN)
         write_csv(folder, "ninco_unit_tests", long.astype(int).reset_index(), written, index=False)
     if len(result.popular):
         write_csv(folder, "ninco_popular", result.popular, written, index=False)

@@ -49,6 +49,10 @@ STARS = ((0.05, "***"), (0.1, "**"), (0.2, "*"))  # Table 2's marks: p below eac
 CORRELATION_ALPHA = 0.05  # Fig. 4 crosses out entries with p above it
 MIN_CORRELATION_MODELS = 3
 TOP = 5
+NO_RANKING_FIGURE = (
+    "No QUBA ranking figure: no model has all nine dimensions (each model evaluated on Beyond Accuracy's datasets, "
+    "then `imagenet-suite leaderboard RUN_DIR... --out DIR`)."
+)
 WEIGHTING_SETUPS: dict[str, tuple[str, ...]] = {
     "accuracy": ("accuracy",),
     "robustness": ("adversarial_robustness", "c_robustness", "ood_robustness"),
@@ -324,7 +328,7 @@ def markdown(
             "run's logits (`--probabilities softmax`: its attacks ran on the logits, so no adversarial dimension) "
             "or from its outputs (`--probabilities hesse2025`).",
         ]
-    lines += ["", "![QUBA ranks](leaderboard_quba.png)", ""]
+    lines += ["", "![QUBA ranks](leaderboard_quba.png)" if quba["quba"].notna().any() else NO_RANKING_FIGURE, ""]
     lines += _groups_markdown(result, table)
     lines += _correlations_markdown(result, table)
     lines += _weightings_markdown(result, table)
@@ -361,6 +365,14 @@ def _mean_cell(mean: float, mark: str) -> str:
 
 def _correlations_markdown(result: Hesse2025, table) -> list[str]:
     lines = ["### Spearman correlations of the nine dimensions (Table 10, Fig. 4)", ""]
+    if not result.correlations.notna().to_numpy().any():  # no table of dashes, no empty figure
+        most = int(np.nanmax(np.where(np.eye(len(DIMENSIONS), dtype=bool), 0, result.correlation_models.to_numpy())))
+        return lines + [
+            f"Not computed: each entry needs at least {MIN_CORRELATION_MODELS} models having both dimensions (not "
+            f"constant); the most any pair has here is {most}. Evaluate more models on Beyond Accuracy's datasets, "
+            "then `imagenet-suite leaderboard RUN_DIR... --out DIR`.",
+            "",
+        ]
     lines += [
         "ρ (p-value) across models, each pair over the models having both; ~~struck~~: p > 0.05 (crossed out "
         "in the paper's Fig. 4); — : fewer than three models or a constant dimension.",
@@ -396,8 +408,9 @@ def _weightings_markdown(result: Hesse2025, table) -> list[str]:
 
 
 def write(quba: pd.DataFrame, result: Hesse2025, folder: Path) -> list[Path]:
-    """``leaderboard_quba.csv`` and ``.png``, ``leaderboard_quba_groups.csv`` (with groups),
-    ``leaderboard_quba_correlations.csv`` and ``.png``, ``leaderboard_quba_weightings.csv``."""
+    """``leaderboard_quba.csv`` and ``.png`` (the figure when a model has a score), ``leaderboard_quba_groups.csv``
+    (with groups), ``leaderboard_quba_correlations.csv`` and ``.png`` (the figure when an entry is defined),
+    ``leaderboard_quba_weightings.csv``; never an empty figure."""
     from ...presentation.plots import correlation_heatmap, quba_ranks_plot
 
     written: list[Path] = []
@@ -419,8 +432,11 @@ def write(quba: pd.DataFrame, result: Hesse2025, folder: Path) -> list[Path]:
     )
     write_csv(folder, "quba_correlations", long, written, index=False)
     write_csv(folder, "quba_weightings", result.weightings, written, index=False)
-    written.append(folder / "leaderboard_quba.png")
-    quba_ranks_plot(quba, written[-1])
+    if quba["quba"].notna().any():  # an empty figure is never written
+        written.append(folder / "leaderboard_quba.png")
+        quba_ranks_plot(quba, written[-1])
+    if not result.correlations.notna().to_numpy().any():
+        return written
     written.append(folder / "leaderboard_quba_correlations.png")
     correlation_heatmap(
         result.correlations,

@@ -412,10 +412,15 @@ def markdown(board: Any) -> list[str]:
     lines += table(list(level.columns), level.itertuples(index=False))
     lines += [
         "Dataset-level MAC (mean absolute Spearman correlation between the datasets' headline accuracies across "
-        f"models; not Heuillet et al. 2025's MAC): {board.dataset_level_mac:.4g}",
+        f"models; not Heuillet et al. 2025's MAC): {_mac_text(board.dataset_level_mac)}",
         "",
     ]
     return lines
+
+
+def _mac_text(mac: float) -> str:
+    """A MAC as leaderboard.md prints it: — with the reason when undefined, never ``nan``."""
+    return "— (needs two voters with values of at least two models)" if math.isnan(mac) else f"{mac:.4g}"
 
 
 def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str]:
@@ -435,11 +440,22 @@ def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str
     ]
     if paper.accuracies.empty:
         return [*lines, "No runs.", ""]
-    shown = paper.accuracies.join(paper.scores).astype(object)
-    shown = with_weights(shown.where(shown.notna(), None), models)
-    lines += table(list(shown.columns), shown.itertuples(index=False))
-    mac = "—" if math.isnan(paper.mac) else f"{paper.mac:.4g}"
-    lines += [f"MAC over the {len(paper.ranked)} ranked model(s) (Heuillet et al. 2025, Table 4's recipe): {mac}", ""]
+    if paper.accuracies.isna().all().all():  # no table of dashes: say what is missing and what adds it
+        lines += [
+            "No run has any of the five types: each needs `evaluate --adversarial N --attack autoattack-linf,"
+            "autoattack-l2,autoattack-l1` and a `perturbations` build of config `common` among `--datasets`, then "
+            "`imagenet-suite leaderboard RUN_DIR... --out DIR`.",
+            "",
+        ]
+    else:
+        shown = paper.accuracies.join(paper.scores).astype(object)
+        shown = with_weights(shown.where(shown.notna(), None), models)
+        lines += table(list(shown.columns), shown.itertuples(index=False))
+        mac = "—" if math.isnan(paper.mac) else f"{paper.mac:.4g}"
+        lines += [
+            f"MAC over the {len(paper.ranked)} ranked model(s) (Heuillet et al. 2025, Table 4's recipe): {mac}",
+            "",
+        ]
     if paper.missing:
         lines += ["Not ranked (a type missing):", ""]
         for name, why in paper.missing.items():
@@ -478,7 +494,7 @@ def _aggregates_markdown(board: Any, matrix: pd.DataFrame, table) -> list[str]:
     lines += [
         "MAC over every perturbation type (Heuillet et al. 2025's recipe: mean absolute Spearman correlation between "
         f"the perturbation types of a dataset across models, averaged over the datasets where it is defined): "
-        f"{board.mac:.4g}",
+        f"{_mac_text(board.mac)}",
         "",
     ]
     return lines

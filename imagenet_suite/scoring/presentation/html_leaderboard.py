@@ -1,0 +1,368 @@
+"""``leaderboard.html``: a leaderboard (:mod:`imagenet_suite.scoring.summary.leaderboard`) as one self-contained
+page beside ``leaderboard.md``.
+
+Sections: every headline number of every run with its 95 % interval, direction and paper (one sortable long
+table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); then per paper its tables (the
+numbers of ``leaderboard.md``, unrounded, sortable) and the figures the leaderboard draws (the QUBA ranking
+and the Spearman matrix of Beyond Accuracy, LCA-on-the-Line's lines), drawn afresh as inline SVG; a figure
+without data is not drawn: the page says what is missing and which command adds it; the intervals and
+paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
+builds the runs read, their conventions and the versions.
+
+:func:`write_leaderboard_html` also writes ``leaderboard_runs.json`` (the run folders and the options of
+the leaderboard), from which :func:`rewrite_leaderboard_html` (``imagenet-suite report LEADERBOARD_DIR``)
+computes the page again; :func:`runs_in` finds the run folders of a folder of runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ...errors import RunFolderError
+from ...files import atomic_write_bytes
+from ..metrics.quba import DIMENSIONS
+from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_builds
+from ..summary.quba import attack_convention_of
+from ..summary.suite_json import SUITE_JSON
+from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
+from .html_run import HEADLINE_COLUMNS, direction, headline_rows
+from .plots import correlation_heatmap, lca_on_the_line_plot, quba_ranks_plot
+
+LEADERBOARD_HTML = "leaderboard.html"
+RUNS_JSON = "leaderboard_runs.json"
+RUNS_FORMAT = "imagenet-suite.leaderboard-runs/1"
+LEADERBOARD = "`imagenet-suite leaderboard RUN_DIR... --out DIR`"
+QUBA_DIRECTIONS = {name: direction(("quba", "dimensions", name)) for name in DIMENSIONS}
+
+
+def _by_model(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.reset_index(names="model") if frame.index.name in (None, "model") else frame.reset_index()
+
+
+def _headline_section(suites: Mapping[str, Mapping[str, Any]]) -> Section:
+    parts = [headline_rows(suite["summary"]).assign(model=name) for name, suite in suites.items()]
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=HEADLINE_COLUMNS + ["model"])
+    frame = frame[["model", *HEADLINE_COLUMNS]]
+    note = (
+        "Every number each run's suite.md shows, one row per model and number. Click a header to sort. "
+        "95 % intervals: percentile bootstrap over the images (evaluate --bootstrap); none of the papers reports one."
+    )
+    return Section("Headline numbers", "", [], [Table("Every headline number of every run", frame, note=note)])
+
+
+def _hesse_section(board: Leaderboard) -> Section:
+    quba = _by_model(board.quba)
+    directions = {**QUBA_DIRECTIONS, "quba": UP, "quba_rank": DOWN, "quba_autoattack": UP, "quba_autoattack_rank": DOWN}
+    notes = [f"{model} has no QUBA score; missing: " + "; ".join(f"{d} ({why})" for d, why in dims.items())
+             for model, dims in board.missing.items()]  # fmt: skip
+    tables = [Table("QUBA: the nine dimensions, score and rank (Table 12)", quba, directions)]
+    figures = []
+    scored = board.quba["quba"].notna().sum()
+    if scored:
+        figures.append(drawn("QUBA ranking", quba_ranks_plot, board.quba))
+    else:
+        figures.append(Figure("QUBA ranking", missing="no model has all nine QUBA dimensions: evaluate each model on "
+                              "Beyond Accuracy's datasets (`imagenet-suite evaluate MODEL --protocol hesse2025 ...`), "
+                              f"then {LEADERBOARD}"))  # fmt: skip
+    analyses = board.hesse2025
+    if analyses is not None:
+        if len(analyses.groups):
+            tables.append(
+                Table(
+                    "Group comparisons (Table 2)",
+                    analyses.groups,
+                    note="stars: *** p < 0.05, "
+                    "** p < 0.1, * p < 0.2 (two-sided Student's t-test against the setup's first group)",
+                )
+            )
+        rho = analyses.correlations
+        if rho.notna().to_numpy().any():
+            long = rho.stack(future_stack=True).rename("rho").to_frame()
+            long["p_value"] = analyses.correlation_p.stack(future_stack=True)
+            long["models"] = analyses.correlation_models.stack(future_stack=True)
+            long = long.rename_axis(["dimension a", "dimension b"]).reset_index()
+            tables.append(Table("Spearman correlations of the nine dimensions (Table 10)", long))
+            figures.append(
+                drawn("Spearman correlations (Fig. 4)", correlation_heatmap, rho, analyses.correlation_p,
+                      title="QUBA dimensions (Spearman ρ; crossed out: p > 0.05)")
+            )  # fmt: skip
+        else:
+            figures.append(Figure("Spearman correlations (Fig. 4)", missing="every entry needs at least three models "
+                                  "with both dimensions (and not constant): evaluate more models on Beyond Accuracy's "
+                                  f"datasets, then {LEADERBOARD}"))  # fmt: skip
+        if len(analyses.weightings):
+            tables.append(Table("Top five under other weightings (Fig. 5)", analyses.weightings, {"quba": UP}))
+    return Section("Beyond Accuracy (QUBA)", "Hesse et al. 2025", notes, tables, figures)
+
+
+def _accuracy_section(board: Leaderboard) -> Section:
+    frame = _by_model(board.accuracies)
+    directions = dict.fromkeys(board.accuracies.columns, UP)
+    table = Table("Headline accuracy per dataset", frame, directions, percent=list(board.accuracies.columns))
+    return Section("Accuracy per dataset", "", [], [table])
+
+
+def _heuillet_section(board: Leaderboard) -> Section:
+    tables, notes = [], []
+    paper = board.heuillet2025
+    score_directions = {"score_sum": UP, "borda": UP, "sum_rank": DOWN, "borda_rank": DOWN}
+    if paper is not None and not paper.accuracies.empty:
+        shown = _by_model(paper.accuracies.join(paper.scores))
+        reasons = {
+            (row, column): why
+            for row, model in enumerate(shown["model"])
+            for column, why in paper.missing.get(model, {}).items()
+        }
+        directions = {**dict.fromkeys(paper.accuracies.columns, UP), **score_directions}
+        note = "A model lacking a type is neither ranked nor a voter (hover a — for why)."
+        tables.append(Table("Sum / Borda on the paper's five perturbation types", shown, directions, note=note,
+                            reasons=reasons))  # fmt: skip
+        mac = "—" if math.isnan(paper.mac) else f"{paper.mac:.4g}"
+        notes.append(f"MAC over the {len(paper.ranked)} ranked model(s): {mac}.")
+    if board.aggregates.shape[1]:
+        tables.append(Table("Sum / Borda over every (dataset, perturbation type) of the runs (not the paper's "
+                            "threat model)", _by_model(board.aggregates), score_directions))  # fmt: skip
+    else:
+        notes.append("No run reports perturbation types: evaluate with a `perturbations` build, ImageNet-C or "
+                     "`--adversarial N`.")  # fmt: skip
+    return Section("Robust generalization: Sum, Borda, MAC", "Heuillet et al. 2025", notes, tables)
+
+
+def _ninco_section(board: Leaderboard) -> Section:
+    ninco = board.ninco
+    if ninco is None:
+        return Section("NINCO", "Bitterwolf et al. 2023", ["No run has a NINCO report: evaluate with the `ninco` "
+                       f"configs `ninco`, `unit_tests`, `popular_subsamples`, then {LEADERBOARD}."])  # fmt: skip
+    tables = []
+    for name, frame, better in (
+        ("Mean FPR@95 on NINCO (Table 3)", ninco.fpr95, DOWN),
+        ("Mean AUROC on NINCO (Table 4)", ninco.auroc, UP),
+        ("Cleaned popular OOD datasets: mean FPR@95 (Table 14)", ninco.popular_fpr95, DOWN),
+    ):
+        if frame.shape[1]:
+            shown = _by_model(frame.join(ninco.accuracy.rename("ImageNet top-1")))
+            columns = list(frame.columns)
+            directions = {**dict.fromkeys(columns, better), "ImageNet top-1": UP}
+            tables.append(Table(name, shown, directions, percent=[*columns, "ImageNet top-1"]))
+    if ninco.unit_tests_failed.shape[1]:
+        failed = _by_model(ninco.unit_tests_failed)
+        rules = ", ".join(ninco.unit_test_rules)
+        tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
+                            note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
+    return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables)
+
+
+def _line_figure(name: str, line: Any, **labels: Any) -> Figure:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:  # the plot writes a file; read it back as SVG text
+        path = lca_on_the_line_plot(line, Path(folder) / "line.svg", **labels)
+        text = path.read_text()
+    return Figure(name, svg=text[text.index("<svg") :])
+
+
+def _shi_section(board: Leaderboard) -> Section:
+    result = board.on_the_line
+    title, paper = "LCA-on-the-Line", "Shi et al. 2024"
+    if result is None or not len(result.statistics):
+        missing = ("needs at least three runs with an OOD dataset in common, each with the ImageNet-val LCA: "
+                   f"evaluate with imagenet_val and an OOD set (e.g. objectnet), then {LEADERBOARD}")  # fmt: skip
+        return Section(title, paper, [], [], [Figure("LCA vs OOD top-1", missing=missing)])
+    directions = {"r2": UP, "mae_in_sample": DOWN}
+    tables = [Table("Correlation of ImageNet LCA / top-1 with OOD top-1 / top-5", result.statistics, directions)]
+    figures = []
+    for key, line in result.lines.items():
+        figures.append(_line_figure(f"{key}: ImageNet LCA vs OOD top-1", line,
+                                    x_label=f"ImageNet LCA ({result.line_distances.get(key, '')})",
+                                    y_label=f"{key} top-1", title=key))  # fmt: skip
+    for key, line in result.baselines.items():
+        figures.append(_line_figure(f"{key}: ImageNet top-1 baseline", line, x_label="ImageNet top-1",
+                                    y_label=f"{key} top-1", title=key))  # fmt: skip
+    return Section(title, paper, [], tables, figures)
+
+
+def _anzaku_section(board: Leaderboard) -> Section:
+    frame = board.anzaku2024
+    title, paper = "Top-1, ReaL, ASMA and ΔRank", "Anzaku et al. 2024"
+    if not frame.shape[1]:
+        return Section(title, paper, ["No run has a multi-label set scored under the `anzaku2024` protocol: "
+                                      "evaluate with `imagenet_real` and `patchml` builds."])  # fmt: skip
+    counts = {"PatchML seeds", "ΔRank"}
+    percent = [c for c in frame.columns if c not in counts]
+    directions = dict.fromkeys(percent, UP)
+    return Section(title, paper, [], [Table("Tables 4–10 (resized, no centre crop)", _by_model(frame), directions,
+                                            percent)])  # fmt: skip
+
+
+def _zhang_section(board: Leaderboard) -> Section:
+    title, paper = "OpenOOD v1.5 ImageNet-1k", "Zhang et al. 2023"
+    if not len(board.openood_v15):
+        return Section(title, paper, ["No run was evaluated with `--benchmark openood-v1.5-imagenet`."])
+    directions = {"fpr95_openood_v15": DOWN, "auroc": UP, "aupr_in": UP, "aupr_out": UP, "acc": UP, "fpr95": DOWN}
+    percent = list(directions)
+    note = "Every set of the benchmark; FPR@95 with OOD positive (OpenOOD v1.5) and, fpr95, with ID positive (NINCO)."
+    return Section(title, paper, [], [Table("Near / far-OOD rows", board.openood_v15, directions, percent, note)])
+
+
+def _significance_section(board: Leaderboard) -> Section | None:
+    found = board.significance
+    if found is None:
+        return None
+    notes = [f"{model}: no intervals ({why})" for model, why in found.absent.items()]
+    tables = []
+    if len(found.tests):
+        note = "Paired test between each model and the next below it; p-values per pair, not corrected."
+        tables.append(Table("Adjacent ranks", found.tests, note=note))
+    return Section("Are the rank differences real?", "", notes, tables)
+
+
+def _provenance_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Section:
+    from ... import __version__
+
+    legend = Table("Models: the weights behind each name", _by_model(board.models))
+    builds: dict[tuple[str, str, str, str | None], list[str]] = {}
+    for name, suite in suites.items():
+        for (builder, config, split), shas in run_builds(suite).items():
+            for sha in shas:
+                builds.setdefault((builder, config, split, sha), []).append(name)
+    rows = [(b, c, s, sha[:12] if sha else None, len(names), ", ".join(names[:3]) + (" …" if len(names) > 3 else ""))
+            for (b, c, s, sha), names in sorted(builds.items(), key=lambda kv: tuple(map(str, kv[0])))]  # fmt: skip
+    build_table = Table(
+        "Dataset builds read",
+        pd.DataFrame(rows, columns=["builder", "config", "split", "build sha256", "runs", "first runs"]),
+        note="build sha256: the first 12 hex digits of the sha256 of the build's build_info.json; — : not recorded.",
+    )
+    conventions = pd.DataFrame(
+        [
+            (
+                name,
+                attack_convention_of(suite["summary"]["adversarial"]) if suite["summary"].get("adversarial") else None,
+                suite["summary"]["quba"].get("probabilities") or None,
+                "; ".join(f"{k}: {v}" for k, v in (suite["summary"].get("protocols") or {}).items()) or None,
+                suite.get("imagenet_suite"),
+            )
+            for name, suite in suites.items()
+        ],
+        columns=["model", "attack convention", "zero-shot probabilities", "protocols", "imagenet-suite"],
+    )
+    versions = pd.DataFrame([("imagenet-suite (this page)", __version__), *_library_versions()],
+                            columns=["package", "version"])  # fmt: skip
+    tables = [legend, build_table, Table("Conventions of each run", conventions), Table("Versions", versions)]
+    notes = []
+    if board.mixed_builds:
+        notes.append(f"{len(board.mixed_builds)} dataset split(s) read in different builds by different runs "
+                     "(ranked anyway: --allow-mixed-builds); see leaderboard.md's Mixed builds.")  # fmt: skip
+    return Section("Provenance", "", notes, tables)
+
+
+def _library_versions() -> list[tuple[str, str]]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in ("torch", "timm", "numpy", "pandas", "scipy", "matplotlib"):
+        try:
+            found.append((name, version(name)))
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Page:
+    """The page of a leaderboard (``board``) of the runs ``suites`` (``{model name: suite.json content}``)."""
+    sections = [
+        _headline_section(suites),
+        _hesse_section(board),
+        _accuracy_section(board),
+        _heuillet_section(board),
+        _ninco_section(board),
+        _shi_section(board),
+        _anzaku_section(board),
+        _zhang_section(board),
+    ]
+    significance = _significance_section(board)
+    if significance is not None:
+        sections.append(significance)
+    sections.append(_provenance_section(board, suites))
+    lead = f"{len(suites)} model(s) side by side; ↑: higher is better, ↓: lower is better; click a header to sort."
+    return Page("imagenet-suite leaderboard", lead, sections)
+
+
+def write_leaderboard_html(
+    board: Leaderboard,
+    suites: Mapping[str, Mapping[str, Any]],
+    folder: str | Path,
+    runs: Sequence[str | Path] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``leaderboard.html`` into ``folder``; with ``runs`` (the run folders) also ``leaderboard_runs.json``
+    (the folders, absolute, and ``options``: ``allow_mixed_builds``, ``quba_weights``, ``groups`` file) for
+    :func:`rewrite_leaderboard_html`. Returns the page."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if runs is not None:
+        record = {"format": RUNS_FORMAT, "runs": [str(Path(r).resolve()) for r in runs], **(options or {})}
+        atomic_write_bytes(folder / RUNS_JSON, (json.dumps(record, indent=1) + "\n").encode())
+    path = folder / LEADERBOARD_HTML
+    atomic_write_bytes(path, render(leaderboard_page(board, suites)).encode())
+    return path
+
+
+def runs_in(folder: str | Path) -> list[Path]:
+    """The run folders (holding a suite.json) directly inside ``folder``, sorted by name."""
+    return sorted(child for child in Path(folder).iterdir() if (child / SUITE_JSON).is_file())
+
+
+def rewrite_leaderboard_html(folder: str | Path) -> Path:
+    """``leaderboard.html`` again: of the runs and options ``leaderboard_runs.json`` in ``folder`` records (a
+    leaderboard's output folder), else of the run folders inside ``folder`` (a folder of runs).
+    RunFolderError when it is neither, or a recorded run folder is gone."""
+    from ..summary.groups import read_groups
+
+    folder = Path(folder)
+    record_path = folder / RUNS_JSON
+    if record_path.is_file():
+        try:
+            record = json.loads(record_path.read_text())
+            runs, options = [Path(r) for r in record["runs"]], record
+        except (ValueError, KeyError, TypeError) as err:
+            raise RunFolderError(f"{record_path}: not a {RUNS_FORMAT} record ({err})") from err
+        gone = [str(run) for run in runs if not (run / SUITE_JSON).is_file()]
+        if gone:
+            raise RunFolderError(f"{record_path}: the run folder {gone[0]} has no suite.json (moved or deleted?)"
+                                 + (f" and {len(gone) - 1} more" if len(gone) > 1 else ""))  # fmt: skip
+    else:
+        runs, options = runs_in(folder), {}
+        if not runs:
+            raise RunFolderError(
+                f"{folder}: neither a run folder (no {SUITE_JSON}), a leaderboard folder (no {RUNS_JSON}) nor a "
+                "folder of run folders"
+            )
+    kwargs = {
+        "allow_mixed_builds": bool(options.get("allow_mixed_builds")),
+        "quba_weights": options.get("quba_weights"),
+        "groups": read_groups(options["groups"]) if options.get("groups") else None,
+    }
+    suites = load_suites(runs)
+    board = leaderboard(suites, folders=dict(zip(suites, runs, strict=True)), **kwargs)
+    return write_leaderboard_html(board, suites, folder, runs, _recorded(kwargs, options))
+
+
+def _recorded(kwargs: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    return {"allow_mixed_builds": kwargs["allow_mixed_builds"], "quba_weights": kwargs["quba_weights"],
+            "groups": options.get("groups")}  # fmt: skip
+
+
+__all__ = [
+    "LEADERBOARD_HTML",
+    "RUNS_JSON",
+    "leaderboard_page",
+    "rewrite_leaderboard_html",
+    "runs_in",
+    "write_leaderboard_html",
+]

@@ -1,0 +1,193 @@
+"""``report.html`` and ``leaderboard.html`` (issue 39 item 3): self-contained pages opened in headless Chromium.
+
+Three hand-written run folders (the suite.json fixtures of ``test_read_runs`` and ``test_leaderboard_papers``:
+QUBA dimensions for all, NINCO reports for two) go through ``leaderboard`` (which writes leaderboard.html) and
+``report`` (report.html of one run, then leaderboard.html again from the leaderboard folder), in this
+process. Chromium opens each page with the network off (no DNS, CDP offline): every section and figure is
+there, a figure without data is replaced by what is missing and the command that adds it, the page fetched
+nothing, logged no console error, and clicking a column header sorts the rows. Screenshots go to
+``test-artifacts/`` (the docs show copies in ``docs/images/``).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from imagenet_suite import cli
+from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
+from tests.helpers import REPO_ROOT
+from tests.test_leaderboard_papers import dims_runs, ninco_reports, random_dims, with_reports
+from tests.test_read_runs import suite_json, write_run
+from tests.test_review_app import CHROMEDRIVER, CHROMIUM
+
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+BROWSER = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="needs Debian chromium + chromium-driver (installed by .ci/run)",
+)
+
+
+def _runs(tmp_path: Path) -> list[Path]:
+    runs = dims_runs(tmp_path, random_dims(3))
+    for i, run in enumerate(runs):
+        suite = json.loads((run / "suite.json").read_text())
+        quba = suite["summary"]["quba"]
+        if i < 2:
+            suite = with_reports(suite, **ninco_reports(0.2 * i))
+        values = np.array([quba["dimensions"][name]["value"] for name in DIMENSIONS])
+        suite["summary"]["quba"] = {**quba, "missing": {}, "score": float(quba_score(values))}  # the random ones
+        (run / "suite.json").write_text(json.dumps(suite))
+    return runs
+
+
+def _browser(profile: Path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",  # no name resolves: nothing can be fetched
+        "--window-size=1300,1800",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd(
+        "Network.emulateNetworkConditions",
+        {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0},
+    )
+    return driver
+
+
+def _check_page(driver, page: Path, sections: list[str], screenshot: str) -> dict[str, int]:
+    """Open ``page``; assert its sections, no fetch, no console error; return its figure counts."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(page.as_uri())
+    ids = [element.get_attribute("id") for element in driver.find_elements(By.CSS_SELECTOR, "main > section")]
+    assert ids == sections
+    resources = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert resources == []  # styles, script and figures are all inline
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
+    assert errors == []
+    figures = driver.find_elements(By.CSS_SELECTOR, "figure.plot svg")
+    assert all(svg.size["width"] > 100 and svg.size["height"] > 100 for svg in figures)  # drawn, not empty
+    ARTIFACTS.mkdir(exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / screenshot))
+    return {
+        "drawn": len(figures),
+        "missing": len(driver.find_elements(By.CSS_SELECTOR, "figure.missing-figure")),
+    }
+
+
+def _sorted_by_header(driver, section: str, header: str) -> tuple[list[float], list[float]]:
+    """Click ``header`` of the first table of ``section`` twice; the column's numbers after each click."""
+    from selenium.webdriver.common.by import By
+
+    table = driver.find_element(By.CSS_SELECTOR, f"#{section} table.sortable")
+    headers = table.find_elements(By.CSS_SELECTOR, "thead th")
+    column = next(i for i, th in enumerate(headers) if th.text.split(" ")[0] == header)
+    found = []
+    for _ in range(2):
+        driver.execute_script("arguments[0].scrollIntoView()", headers[column])
+        headers[column].click()
+        keys = driver.execute_script(
+            "return Array.from(arguments[0].tBodies[0].rows, r => r.cells[arguments[1]].dataset.sort)", table, column
+        )
+        found.append([float(key) for key in keys if key != ""])
+    return found[0], found[1]
+
+
+@BROWSER
+def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
+    runs = _runs(tmp_path)
+    board = tmp_path / "board"
+    assert cli.main(["leaderboard", *map(str, runs), "--out", str(board)]) == 0
+    assert cli.main(["report", str(runs[0])]) == 0
+    assert cli.main(["report", str(board)]) == 0  # from leaderboard_runs.json: the same page again
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [str(runs[0] / "report.html"), str(board / "leaderboard.html")]
+    for page in (runs[0] / "report.html", board / "leaderboard.html"):
+        text = page.read_text()
+        assert 'src="http' not in text and 'href="http' not in text and "<link" not in text
+
+    driver = _browser(Path(tempfile.mkdtemp(dir=tmp_path, prefix="chromium-")))
+    try:
+        counts = _check_page(
+            driver,
+            runs[0] / "report.html",
+            ["headline-numbers", "quba", "accuracy-per-dataset", "ninco", "provenance"],
+            "report.png",
+        )
+        assert counts == {"drawn": 2, "missing": 0}  # QUBA dimensions, accuracy per dataset
+        ascending, descending = _sorted_by_header(driver, "headline-numbers", "value")
+        assert ascending == sorted(ascending) and descending == sorted(ascending, reverse=True) and ascending
+
+        counts = _check_page(
+            driver,
+            board / "leaderboard.html",
+            [
+                "headline-numbers",
+                "beyond-accuracy-quba",
+                "accuracy-per-dataset",
+                "robust-generalization-sum-borda-mac",
+                "ninco",
+                "lca-on-the-line",
+                "top-1-real-asma-and-rank",
+                "openood-v1-5-imagenet-1k",
+                "are-the-rank-differences-real",
+                "provenance",
+            ],
+            "leaderboard.png",
+        )
+        # drawn: the QUBA ranking and the Spearman matrix; not drawn: LCA-on-the-Line (no OOD set), with the command
+        assert counts == {"drawn": 2, "missing": 1}
+        from selenium.webdriver.common.by import By
+
+        note = driver.find_element(By.CSS_SELECTOR, "#lca-on-the-line .missing-note").text
+        assert "at least three runs with an OOD dataset in common" in note and "imagenet-suite leaderboard" in note
+        ascending, descending = _sorted_by_header(driver, "beyond-accuracy-quba", "quba")
+        assert len(ascending) == 3 and ascending == sorted(ascending) and descending == ascending[::-1]
+    finally:
+        driver.quit()
+
+
+def test_headline_rows_carry_the_runs_intervals_and_directions():
+    from imagenet_suite.scoring.presentation.html_run import headline_rows
+    from imagenet_suite.scoring.summary.intervals import number_path
+
+    suite = with_reports(suite_json("timm:m", 0.5), **ninco_reports(0.2))
+    summary = suite["summary"]
+    path = number_path("accuracies", "imagenet_val", "value")
+    summary["uncertainty"] = {"ci95": {path: [0.4, 0.6]}, "no_interval": {"ninco.msp.mean_fpr95": "a reason"}}
+    rows = headline_rows(summary).set_index("number")
+    assert (rows.loc[path, "95 % low"], rows.loc[path, "95 % high"], rows.loc[path, "better"]) == (0.4, 0.6, "↑")
+    fpr = rows.loc["ninco.msp.mean_fpr95"]
+    assert fpr["better"] == "↓" and np.isnan(fpr["95 % low"]) and fpr["no interval because"] == "a reason"
+    assert fpr["paper"] == "Bitterwolf et al. 2023 (NINCO)"
+
+
+def test_a_figure_without_data_is_named_not_drawn(tmp_path, capsys):
+    runs = [write_run(tmp_path, f"m{i}", suite_json(f"timm:m{i}", 0.5)) for i in range(2)]
+    assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
+    text = (tmp_path / "board" / "leaderboard.html").read_text()
+    assert text.count("<svg") == 0 and text.count('class="missing-figure"') == 3
+    assert "Not drawn: no model has all nine QUBA dimensions" in text and "imagenet-suite leaderboard" in text
+    # a folder of run folders gives the same page
+    assert cli.main(["report", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == str(tmp_path / "leaderboard.html")
