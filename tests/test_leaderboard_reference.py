@@ -120,6 +120,8 @@ def test_hesse2025_a_run_is_ranked_among_the_326_published_models(tmp_path, caps
     assert "| timm:new_model | this run |" in section and "| published |" in section
     assert f"| {1 + above} | timm:new_model |" in section
     assert "among the published models of hesse2025" in out and "timm:new_model" in out
+    page = (tmp_path / "board" / "leaderboard.html").read_text()  # the same tables in the HTML page
+    assert "Among the published models of Beyond Accuracy" in page and "timm:new_model" in page
 
 
 def test_hesse2025_refuses_or_flags_another_attack_convention_or_an_unknown_weights_tag(tmp_path, capsys):

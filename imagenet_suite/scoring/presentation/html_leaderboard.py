@@ -210,6 +210,25 @@ def _zhang_section(board: Leaderboard) -> Section:
     return Section(title, paper, [], [Table("Near / far-OOD rows", board.openood_v15, directions, percent, note)])
 
 
+def _reference_sections(board: Leaderboard) -> list[Section]:
+    """``leaderboard --reference``: per paper, the runs among its published models, every row of each table
+    (``source``: published / this run; ``protocol``: what differs from the paper's, placed anyway)."""
+    sections = []
+    for section in board.reference.values():
+        notes = list(section.notes)
+        notes += [
+            f"`{run}` placed despite a protocol mismatch: {'; '.join(why)}" for run, why in section.mismatches.items()
+        ]
+        tables = [
+            Table(
+                name.replace("_", " "), frame.reset_index(drop=True) if "model" in frame.columns else _by_model(frame)
+            )
+            for name, frame in section.tables.items()
+        ]
+        sections.append(Section(f"Among the published models of {section.title}", section.title, notes, tables))
+    return sections
+
+
 def _significance_section(board: Leaderboard) -> Section | None:
     found = board.significance
     if found is None:
@@ -284,6 +303,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         _shi_section(board),
         _anzaku_section(board),
         _zhang_section(board),
+        *_reference_sections(board),
     ]
     significance = _significance_section(board)
     if significance is not None:
