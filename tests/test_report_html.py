@@ -155,10 +155,13 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ],
             "leaderboard.png",
         )
-        # drawn: the QUBA ranking and the Spearman matrix; not drawn: LCA-on-the-Line (no OOD set), with the command
-        assert counts == {"drawn": 2, "missing": 1}
+        # drawn: the QUBA ranking, the radar, the Spearman matrix and NINCO's heatmap; not drawn, with the command:
+        # LCA-on-the-Line (no OOD set) and Heuillet et al.'s Borda (no AutoAttack, no common corruptions)
         from selenium.webdriver.common.by import By
 
+        assert counts == {"drawn": 4, "missing": 2}
+        for figure in ("QUBA dimensions radar (Fig. 1)", "Mean FPR@95 on NINCO: models × detectors (Table 3)"):
+            assert driver.find_elements(By.XPATH, f'//figure[@class="plot"][figcaption="{figure}"]/*[name()="svg"]')
         note = driver.find_element(By.CSS_SELECTOR, "#lca-on-the-line .missing-note").text
         assert "at least three runs with an OOD dataset in common" in note and "imagenet-suite leaderboard" in note
         ascending, descending = _sorted_by_header(driver, "beyond-accuracy-quba", "quba")
@@ -186,7 +189,7 @@ def test_a_figure_without_data_is_named_not_drawn(tmp_path, capsys):
     runs = [write_run(tmp_path, f"m{i}", suite_json(f"timm:m{i}", 0.5)) for i in range(2)]
     assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
     text = (tmp_path / "board" / "leaderboard.html").read_text()
-    assert text.count("<svg") == 0 and text.count('class="missing-figure"') == 3
+    assert text.count("<svg") == 0 and text.count('class="missing-figure"') == 5  # QUBA ranking, radar, ρ, Borda, LCA
     assert "Not drawn: no model has all nine QUBA dimensions" in text and "imagenet-suite leaderboard" in text
     # a folder of run folders gives the same page
     assert cli.main(["report", str(tmp_path)]) == 0

@@ -3,8 +3,10 @@ page beside ``leaderboard.md``.
 
 Sections: every headline number of every run with its 95 % interval, direction and paper (one sortable long
 table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); then per paper its tables (the
-numbers of ``leaderboard.md``, unrounded, sortable) and the figures the leaderboard draws (the QUBA ranking
-and the Spearman matrix of Beyond Accuracy, LCA-on-the-Line's lines), drawn afresh as inline SVG; a figure
+numbers of ``leaderboard.md``, unrounded, sortable) and its figures (the QUBA ranking, the radar of the nine
+dimensions and the Spearman matrix of Beyond Accuracy, NINCO's models × detectors heatmap, Heuillet et al.'s
+Borda and Sum, Anzaku et al.'s ΔRank — one module per paper in :mod:`.figures` —, LCA-on-the-Line's lines),
+drawn afresh as inline SVG; a figure
 without data is not drawn: the page says what is missing and which command adds it; the intervals and
 paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
 builds the runs read, their conventions and the versions.
@@ -30,6 +32,10 @@ from ..metrics.quba import DIMENSIONS
 from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_builds
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON
+from .figures import anzaku2024 as anzaku_figures
+from .figures import bitterwolf2023 as ninco_figures
+from .figures import hesse2025 as hesse_figures
+from .figures import heuillet2025 as heuillet_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
 from .html_run import HEADLINE_COLUMNS, direction, headline_rows
 from .plots import correlation_heatmap, lca_on_the_line_plot, quba_ranks_plot
@@ -70,6 +76,7 @@ def _hesse_section(board: Leaderboard) -> Section:
         figures.append(Figure("QUBA ranking", missing="no model has all nine QUBA dimensions: evaluate each model on "
                               "Beyond Accuracy's datasets (`imagenet-suite evaluate MODEL --protocol hesse2025 ...`), "
                               f"then {LEADERBOARD}"))  # fmt: skip
+    figures.append(hesse_figures.radar(board))
     analyses = board.hesse2025
     if analyses is not None:
         if len(analyses.groups):
@@ -109,7 +116,7 @@ def _accuracy_section(board: Leaderboard) -> Section:
 
 
 def _heuillet_section(board: Leaderboard) -> Section:
-    tables, notes = [], []
+    tables, notes, figures = [], [], []
     paper = board.heuillet2025
     score_directions = {"score_sum": UP, "borda": UP, "sum_rank": DOWN, "borda_rank": DOWN}
     if paper is not None and not paper.accuracies.empty:
@@ -125,13 +132,14 @@ def _heuillet_section(board: Leaderboard) -> Section:
                             reasons=reasons))  # fmt: skip
         mac = "—" if math.isnan(paper.mac) else f"{paper.mac:.4g}"
         notes.append(f"MAC over the {len(paper.ranked)} ranked model(s): {mac}.")
+        figures.append(heuillet_figures.borda_bars(board))
     if board.aggregates.shape[1]:
         tables.append(Table("Sum / Borda over every (dataset, perturbation type) of the runs (not the paper's "
                             "threat model)", _by_model(board.aggregates), score_directions))  # fmt: skip
     else:
         notes.append("No run reports perturbation types: evaluate with a `perturbations` build, ImageNet-C or "
                      "`--adversarial N`.")  # fmt: skip
-    return Section("Robust generalization: Sum, Borda, MAC", "Heuillet et al. 2025", notes, tables)
+    return Section("Robust generalization: Sum, Borda, MAC", "Heuillet et al. 2025", notes, tables, figures)
 
 
 def _ninco_section(board: Leaderboard) -> Section:
@@ -155,7 +163,8 @@ def _ninco_section(board: Leaderboard) -> Section:
         rules = ", ".join(ninco.unit_test_rules)
         tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
                             note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
-    return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables)
+    figures = [ninco_figures.fpr95_heatmap(board)]
+    return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 
 def _line_figure(name: str, line: Any, **labels: Any) -> Figure:
@@ -196,8 +205,8 @@ def _anzaku_section(board: Leaderboard) -> Section:
     counts = {"PatchML seeds", "ΔRank"}
     percent = [c for c in frame.columns if c not in counts]
     directions = dict.fromkeys(percent, UP)
-    return Section(title, paper, [], [Table("Tables 4–10 (resized, no centre crop)", _by_model(frame), directions,
-                                            percent)])  # fmt: skip
+    tables = [Table("Tables 4–10 (resized, no centre crop)", _by_model(frame), directions, percent)]
+    return Section(title, paper, [], tables, [anzaku_figures.delta_rank_scatter(board)])
 
 
 def _zhang_section(board: Leaderboard) -> Section:

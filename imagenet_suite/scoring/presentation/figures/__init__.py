@@ -1,0 +1,16 @@
+"""The figures of ``leaderboard.html``, one module per paper, drawn from our numbers.
+
+Each function takes a :class:`~imagenet_suite.scoring.summary.leaderboard.Leaderboard` and returns an
+:class:`~imagenet_suite.scoring.presentation.html.Figure`: its inline SVG, or — when the runs lack what it
+needs — ``missing``: what is missing and which command adds it (an empty figure is never drawn).
+
+* :mod:`.hesse2025` — Beyond Accuracy's radar of the nine QUBA dimensions (Fig. 1);
+* :mod:`.bitterwolf2023` — NINCO's models × detectors heatmap of the mean FPR@95;
+* :mod:`.heuillet2025` — Heuillet et al.'s Borda and Sum per model, with the MAC;
+* :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank.
+
+The Spearman matrix, the QUBA ranking and LCA-on-the-Line's lines stay in
+:mod:`~imagenet_suite.scoring.presentation.plots` (drawn for leaderboard.md too).
+"""
+
+LEADERBOARD = "`imagenet-suite leaderboard RUN_DIR... --out DIR`"

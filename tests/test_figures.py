@@ -1,0 +1,98 @@
+"""The per-paper figures of leaderboard.html (issue 39 item 3; ``scoring/presentation/figures/``).
+
+Four hand-written runs (the suite.json fixtures of ``test_leaderboard_heuillet`` — the paper's five
+perturbation types, one run's L1 attack not the paper's — with QUBA dimensions, NINCO reports and
+ImageNet-ReaL / PatchML reports of ``test_leaderboard_papers`` added): each paper's figure is drawn as
+inline SVG into leaderboard.html, from the leaderboard's own numbers (the radar's polygons, the heatmap's
+cells, the Borda bars and the ΔRank points are read back from the SVG text). Two runs without those data:
+every figure is replaced by what is missing and the command that adds it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from imagenet_suite.scoring.metrics.quba import DIMENSIONS
+from imagenet_suite.scoring.presentation.figures import anzaku2024, bitterwolf2023, hesse2025, heuillet2025
+from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
+from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
+from tests.test_leaderboard_heuillet import paper_runs
+from tests.test_leaderboard_papers import anzaku_reports, ninco_reports, random_dims, with_dimensions, with_reports
+from tests.test_read_runs import suite_json, write_run
+
+FIGURES = (
+    (hesse2025.radar, hesse2025.RADAR),
+    (bitterwolf2023.fpr95_heatmap, bitterwolf2023.HEATMAP),
+    (heuillet2025.borda_bars, heuillet2025.BORDA),
+    (anzaku2024.delta_rank_scatter, anzaku2024.DELTA_RANK),
+)
+PATCHML = (0.3, 0.6, 0.4, 0.5)  # PatchML ASMA by run: orders the runs unlike their top-1 (ΔRank ≠ 0)
+
+
+@pytest.fixture(scope="module")
+def board_and_suites(tmp_path_factory):
+    root = tmp_path_factory.mktemp("figures")
+    runs = paper_runs(root)
+    dims = list(random_dims(len(runs)).values())
+    for i, run in enumerate(runs):
+        suite = json.loads((run / "suite.json").read_text())
+        adversarial = suite["summary"]["adversarial"]  # with_reports recomputes the summary from the reports
+        suite = with_reports(suite, **ninco_reports(0.1 * i), **anzaku_reports(0.7 + 0.05 * i, 0.8, 0.5,
+                                                                              (PATCHML[i],), False))  # fmt: skip
+        suite["summary"]["adversarial"] = adversarial
+        (run / "suite.json").write_text(json.dumps(with_dimensions(suite, dict(zip(DIMENSIONS, dims[i], strict=True)))))
+    suites = load_suites(runs)
+    return leaderboard(suites), suites, root
+
+
+def _figures(page: str) -> dict[str, str]:
+    """``{caption: inline SVG}`` of every drawn figure of a page."""
+    found = re.findall(r'<figure class="plot"><figcaption>(.*?)</figcaption>(<svg.*?</svg>)', page, re.S)
+    return {html.unescape(caption): svg for caption, svg in found}
+
+
+def test_each_papers_figure_is_drawn_into_leaderboard_html(board_and_suites):
+    board, suites, root = board_and_suites
+    drawn = _figures(write_leaderboard_html(board, suites, root / "board").read_text())
+    assert {name for _, name in FIGURES} <= set(drawn)
+
+    # the radar: one polygon per model with all nine dimensions, named in the legend
+    assert all(f">{model}<" in drawn[hesse2025.RADAR] for model in board.quba.index)
+    # the heatmap's cells: the mean FPR@95 of every model and detector, in percent
+    cells = set(re.findall(r">(\d+\.\d)<", drawn[bitterwolf2023.HEATMAP]))
+    assert {f"{100 * v:.1f}" for v in board.ninco.fpr95.to_numpy().ravel()} <= cells
+    # Borda: the ranked models only (timm:D's L1 attack is not the paper's), the MAC in the title
+    borda = drawn[heuillet2025.BORDA]
+    assert set(board.heuillet2025.scores["borda"].dropna().index) == {"timm:A", "timm:B", "timm:C"}
+    assert all(f">{m}<" in borda for m in ("timm:A", "timm:B", "timm:C")) and ">timm:D<" not in borda
+    assert f"MAC = {board.heuillet2025.mac:.3f}" in borda
+    # ΔRank: each point named with the ΔRank the leaderboard computed (not all 0 here)
+    assert set(board.delta_rank) != {0}
+    for model, delta in board.delta_rank.items():
+        assert f">{model} ({int(delta):+d})<" in drawn[anzaku2024.DELTA_RANK]
+
+
+def test_the_radar_draws_at_most_the_best_models(board_and_suites, monkeypatch):
+    board, _, _ = board_and_suites
+    monkeypatch.setattr(hesse2025, "MOST_MODELS", 2)
+    radar = hesse2025.radar(board).svg
+    best = board.quba["quba"].sort_values(ascending=False).index
+    assert all(f">{model}<" in radar for model in best[:2]) and not any(f">{m}<" in radar for m in best[2:])
+    assert "the 2 best by QUBA" in radar
+
+
+def test_a_figure_without_its_data_says_what_is_missing_and_the_command(tmp_path):
+    runs = [write_run(tmp_path, f"m{i}", suite_json(f"timm:m{i}", 0.5)) for i in range(2)]
+    board = leaderboard(load_suites(runs))
+    for function, name in FIGURES:
+        figure = function(board)
+        assert figure.svg is None and figure.name == name
+        assert "imagenet-suite" in figure.missing and "leaderboard" in figure.missing, figure.missing
+    assert "all nine QUBA dimensions" in hesse2025.radar(board).missing
+    assert "autoattack-linf" in heuillet2025.borda_bars(board).missing
+    assert "anzaku2024" in anzaku2024.delta_rank_scatter(board).missing
+    assert "`ninco` config" in bitterwolf2023.fpr95_heatmap(board).missing
