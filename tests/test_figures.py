@@ -17,11 +17,25 @@ import re
 import pytest
 
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS
-from imagenet_suite.scoring.presentation.figures import anzaku2024, bitterwolf2023, hesse2025, heuillet2025
+from imagenet_suite.scoring.presentation.figures import (
+    anzaku2024,
+    bitterwolf2023,
+    geirhos2019,
+    hesse2025,
+    heuillet2025,
+)
 from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
 from tests.test_leaderboard_heuillet import paper_runs
-from tests.test_leaderboard_papers import anzaku_reports, ninco_reports, random_dims, with_dimensions, with_reports
+from tests.test_leaderboard_papers import (
+    anzaku_reports,
+    ninco_reports,
+    random_dims,
+    report,
+    row,
+    with_dimensions,
+    with_reports,
+)
 from tests.test_read_runs import suite_json, write_run
 
 FIGURES = (
@@ -30,6 +44,17 @@ FIGURES = (
     (heuillet2025.borda_bars, heuillet2025.BORDA),
     (anzaku2024.delta_rank_scatter, anzaku2024.DELTA_RANK),
 )
+SHAPE_BIAS = {"cat": 0.25, "dog": 0.5, "clock": 0.125}  # per shape category of the cue-conflict report
+
+
+def shape_report(shift: float) -> dict:
+    """A ``shape_bias_sets`` / ``cue_conflict`` report as the ``shape_bias`` family writes it: pooled, then per
+    shape category."""
+    rows = [row("shape_bias", 0.3 + shift, "pooled")]
+    rows += [row("shape_bias", value + shift, "pooled", category) for category, value in SHAPE_BIAS.items()]
+    return report("shape_bias_sets", "cue_conflict", rows, "a" * 64)
+
+
 PATCHML = (0.3, 0.6, 0.4, 0.5)  # PatchML ASMA by run: orders the runs unlike their top-1 (ΔRank ≠ 0)
 
 
@@ -41,8 +66,9 @@ def board_and_suites(tmp_path_factory):
     for i, run in enumerate(runs):
         suite = json.loads((run / "suite.json").read_text())
         adversarial = suite["summary"]["adversarial"]  # with_reports recomputes the summary from the reports
+        shape = {"shape_bias_sets/cue_conflict": shape_report(i / 8)} if i < 3 else {}  # the fourth: pooled only
         suite = with_reports(suite, **ninco_reports(0.1 * i), **anzaku_reports(0.7 + 0.05 * i, 0.8, 0.5,
-                                                                              (PATCHML[i],), False))  # fmt: skip
+                                                                              (PATCHML[i],), False), **shape)  # fmt: skip
         suite["summary"]["adversarial"] = adversarial
         (run / "suite.json").write_text(json.dumps(with_dimensions(suite, dict(zip(DIMENSIONS, dims[i], strict=True)))))
     suites = load_suites(runs)
@@ -58,7 +84,7 @@ def _figures(page: str) -> dict[str, str]:
 def test_each_papers_figure_is_drawn_into_leaderboard_html(board_and_suites):
     board, suites, root = board_and_suites
     drawn = _figures(write_leaderboard_html(board, suites, root / "board").read_text())
-    assert {name for _, name in FIGURES} <= set(drawn)
+    assert {name for _, name in FIGURES} | {geirhos2019.SHAPE_BIAS} <= set(drawn)
 
     # the radar: one polygon per model with all nine dimensions, named in the legend
     assert all(f">{model}<" in drawn[hesse2025.RADAR] for model in board.quba.index)
@@ -74,6 +100,28 @@ def test_each_papers_figure_is_drawn_into_leaderboard_html(board_and_suites):
     assert set(board.delta_rank) != {0}
     for model, delta in board.delta_rank.items():
         assert f">{model} ({int(delta):+d})<" in drawn[anzaku2024.DELTA_RANK]
+    # shape bias: the categories of the reports, each model's pooled value; timm:D only its QUBA dimension
+    shape = drawn[geirhos2019.SHAPE_BIAS]
+    assert all(f">{category}<" in shape for category in SHAPE_BIAS)
+    assert ">timm:A pooled 0.300<" in shape and ">timm:C pooled 0.550<" in shape
+    assert f">timm:D (pooled only) {board.quba.loc['timm:D', 'shape_bias']:.3f}<" in shape
+
+
+def test_a_runs_fpr95_per_ninco_class_one_figure_per_detector():
+    suite = with_reports(suite_json("timm:m", 0.5), **ninco_reports(0.2))
+    assert [f.missing.split(":")[0] for f in bitterwolf2023.per_class_bars(suite)] == [
+        "the run's NINCO report has no per-class rows"
+    ]
+    suite["datasets"]["ninco/ninco"]["metrics"] += [
+        row("fpr95", value, detector, name)
+        for detector in ("msp", "vim")
+        for name, value in (("class_a", 0.25), ("class_b", 0.75), ("ninco_sample", 0.5))
+    ]
+    assert bitterwolf2023.per_class_fpr95(suite) == {d: {"class_a": 0.25, "class_b": 0.75} for d in ("msp", "vim")}
+    figures = bitterwolf2023.per_class_bars(suite)
+    assert [f.name for f in figures] == [f"FPR@95 per NINCO OOD class: {d}" for d in ("msp", "vim")]
+    svg = figures[0].svg
+    assert svg.index(">class_b<") < svg.index(">class_a<")  # worst on top
 
 
 def test_the_radar_draws_at_most_the_best_models(board_and_suites, monkeypatch):
@@ -96,3 +144,7 @@ def test_a_figure_without_its_data_says_what_is_missing_and_the_command(tmp_path
     assert "autoattack-linf" in heuillet2025.borda_bars(board).missing
     assert "anzaku2024" in anzaku2024.delta_rank_scatter(board).missing
     assert "`ninco` config" in bitterwolf2023.fpr95_heatmap(board).missing
+    shape = geirhos2019.shape_bias(load_suites(runs))
+    assert (
+        shape.svg is None and "`cue_conflict` config" in shape.missing and "imagenet-suite leaderboard" in shape.missing
+    )

@@ -21,7 +21,7 @@ import pytest
 from imagenet_suite import cli
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from tests.helpers import REPO_ROOT
-from tests.test_leaderboard_papers import dims_runs, ninco_reports, random_dims, with_reports
+from tests.test_leaderboard_papers import dims_runs, ninco_reports, random_dims, row, with_reports
 from tests.test_read_runs import suite_json, write_run
 from tests.test_review_app import CHROMEDRIVER, CHROMIUM
 
@@ -39,6 +39,11 @@ def _runs(tmp_path: Path) -> list[Path]:
         quba = suite["summary"]["quba"]
         if i < 2:
             suite = with_reports(suite, **ninco_reports(0.2 * i))
+            suite["datasets"]["ninco/ninco"]["metrics"] += [  # FPR@95 per OOD class, as the ood family reports it
+                row("fpr95", value, detector, f"class_{k}")
+                for detector in ("msp", "vim")
+                for k, value in enumerate((0.3, 0.05, 0.6))
+            ]
         values = np.array([quba["dimensions"][name]["value"] for name in DIMENSIONS])
         suite["summary"]["quba"] = {**quba, "missing": {}, "score": float(quba_score(values))}  # the random ones
         (run / "suite.json").write_text(json.dumps(suite))
@@ -134,7 +139,7 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ["headline-numbers", "quba", "accuracy-per-dataset", "ninco", "provenance"],
             "report.png",
         )
-        assert counts == {"drawn": 2, "missing": 0}  # QUBA dimensions, accuracy per dataset
+        assert counts == {"drawn": 4, "missing": 0}  # QUBA dimensions, accuracy per dataset, NINCO per class × 2
         ascending, descending = _sorted_by_header(driver, "headline-numbers", "value")
         assert ascending == sorted(ascending) and descending == sorted(ascending, reverse=True) and ascending
 
@@ -145,6 +150,7 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
                 "headline-numbers",
                 "beyond-accuracy-quba",
                 "accuracy-per-dataset",
+                "shape-bias",
                 "robust-generalization-sum-borda-mac",
                 "ninco",
                 "lca-on-the-line",
@@ -155,11 +161,12 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ],
             "leaderboard.png",
         )
-        # drawn: the QUBA ranking, the radar, the Spearman matrix and NINCO's heatmap; not drawn, with the command:
+        # drawn: the QUBA ranking, the radar, the Spearman matrix, the shape bias and NINCO's heatmap; not drawn, with
+        # the command:
         # LCA-on-the-Line (no OOD set) and Heuillet et al.'s Borda (no AutoAttack, no common corruptions)
         from selenium.webdriver.common.by import By
 
-        assert counts == {"drawn": 4, "missing": 2}
+        assert counts == {"drawn": 5, "missing": 2}
         for figure in ("QUBA dimensions radar (Fig. 1)", "Mean FPR@95 on NINCO: models × detectors (Table 3)"):
             assert driver.find_elements(By.XPATH, f'//figure[@class="plot"][figcaption="{figure}"]/*[name()="svg"]')
         note = driver.find_element(By.CSS_SELECTOR, "#lca-on-the-line .missing-note").text
@@ -189,7 +196,9 @@ def test_a_figure_without_data_is_named_not_drawn(tmp_path, capsys):
     runs = [write_run(tmp_path, f"m{i}", suite_json(f"timm:m{i}", 0.5)) for i in range(2)]
     assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
     text = (tmp_path / "board" / "leaderboard.html").read_text()
-    assert text.count("<svg") == 0 and text.count('class="missing-figure"') == 5  # QUBA ranking, radar, ρ, Borda, LCA
+    assert (
+        text.count("<svg") == 0 and text.count('class="missing-figure"') == 6
+    )  # QUBA ranking, radar, ρ, shape bias, Borda, LCA
     assert "Not drawn: no model has all nine QUBA dimensions" in text and "imagenet-suite leaderboard" in text
     # a folder of run folders gives the same page
     assert cli.main(["report", str(tmp_path)]) == 0

@@ -4,9 +4,9 @@ page beside ``leaderboard.md``.
 Sections: every headline number of every run with its 95 % interval, direction and paper (one sortable long
 table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); then per paper its tables (the
 numbers of ``leaderboard.md``, unrounded, sortable) and its figures (the QUBA ranking, the radar of the nine
-dimensions and the Spearman matrix of Beyond Accuracy, NINCO's models × detectors heatmap, Heuillet et al.'s
-Borda and Sum, Anzaku et al.'s ΔRank — one module per paper in :mod:`.figures` —, LCA-on-the-Line's lines),
-drawn afresh as inline SVG; a figure
+dimensions and the Spearman matrix of Beyond Accuracy, the shape bias per category of Geirhos et al. 2019,
+NINCO's models × detectors heatmap, Heuillet et al.'s Borda and Sum, Anzaku et al.'s ΔRank — one module per
+paper in :mod:`.figures` —, LCA-on-the-Line's lines), drawn afresh as inline SVG; a figure
 without data is not drawn: the page says what is missing and which command adds it; the intervals and
 paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
 builds the runs read, their conventions and the versions.
@@ -34,6 +34,7 @@ from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON
 from .figures import anzaku2024 as anzaku_figures
 from .figures import bitterwolf2023 as ninco_figures
+from .figures import geirhos2019 as shape_figures
 from .figures import hesse2025 as hesse_figures
 from .figures import heuillet2025 as heuillet_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
@@ -113,6 +114,11 @@ def _accuracy_section(board: Leaderboard) -> Section:
     directions = dict.fromkeys(board.accuracies.columns, UP)
     table = Table("Headline accuracy per dataset", frame, directions, percent=list(board.accuracies.columns))
     return Section("Accuracy per dataset", "", [], [table])
+
+
+def _shape_bias_section(suites: Mapping[str, Mapping[str, Any]]) -> Section:
+    notes = [f"Without the human points of model-vs-human: {shape_figures.NO_HUMANS}."]
+    return Section("Shape bias", "Geirhos et al. 2019", notes, [], [shape_figures.shape_bias(suites)])
 
 
 def _heuillet_section(board: Leaderboard) -> Section:
@@ -307,6 +313,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         _headline_section(suites),
         _hesse_section(board),
         _accuracy_section(board),
+        _shape_bias_section(suites),
         _heuillet_section(board),
         _ninco_section(board),
         _shi_section(board),

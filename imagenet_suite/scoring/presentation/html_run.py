@@ -3,7 +3,8 @@
 Sections: every headline number with its 95 % interval, its direction (↑ higher is better, ↓ lower) and
 the paper it comes from (:func:`headline_rows`; a number without an interval says why, from
 ``summary.uncertainty.no_interval``); QUBA's dimensions (table and bars); accuracy per dataset (table and
-bars); the attacks; ImageNet-C (CE per corruption); NINCO (percent, as the paper prints it); skipped
+bars); the attacks; ImageNet-C (CE per corruption); NINCO (percent, as the paper prints it; FPR@95 per OOD
+class, a bar chart per detector); skipped
 datasets; provenance: the weights, the builds each report read, the conventions (attack convention,
 preprocessing protocols, LCA hierarchy) and the versions. Figures are drawn afresh as inline SVG
 (:mod:`imagenet_suite.scoring.presentation.html`); a figure without data is not drawn: the page says what is
@@ -24,6 +25,7 @@ from ..metrics.quba import DIMENSIONS, QUBA_SIGNS
 from ..summary.intervals import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label
+from .figures import bitterwolf2023 as ninco_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
 from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot
 
@@ -152,7 +154,7 @@ def _imagenet_c_section(corrupted: Mapping[str, Any] | None) -> Section | None:
     return Section("ImageNet-C", PAPERS["imagenet_c"], notes, [table], [figure])
 
 
-def _ninco_section(ninco: Mapping[str, Any] | None) -> Section | None:
+def _ninco_section(ninco: Mapping[str, Any] | None, suite: Mapping[str, Any]) -> Section | None:
     if not ninco:
         return None
     frame = pd.DataFrame(
@@ -170,7 +172,7 @@ def _ninco_section(ninco: Mapping[str, Any] | None) -> Section | None:
     )
     directions = {"mean AUROC": UP, "mean FPR@95": DOWN, "unit tests failed": DOWN}
     table = Table("Means over the OOD classes", frame, directions, ("mean AUROC", "mean FPR@95"))
-    return Section("NINCO", PAPERS["ninco"], [], [table])
+    return Section("NINCO", PAPERS["ninco"], [], [table], ninco_figures.per_class_bars(suite))
 
 
 def _provenance_section(suite: Mapping[str, Any]) -> Section:
@@ -235,7 +237,7 @@ def run_page(suite: Mapping[str, Any]) -> Page:
     optional = (
         _adversarial_section(summary.get("adversarial")),
         _imagenet_c_section(summary.get("imagenet_c")),
-        _ninco_section(summary.get("ninco")),
+        _ninco_section(summary.get("ninco"), suite),
     )
     sections += [section for section in optional if section is not None]
     sections.append(_provenance_section(suite))

@@ -1,13 +1,18 @@
-"""NINCO (Bitterwolf et al. 2023): the models × detectors heatmap of the mean FPR@95 over NINCO's OOD classes."""
+"""NINCO (Bitterwolf et al. 2023): the models × detectors heatmap of the mean FPR@95 over NINCO's OOD classes
+(leaderboard.html) and a run's FPR@95 per OOD class, one bar chart per detector (report.html)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
+from ...families.ood import SUBSET_COLUMNS
+from ...summary.reports import reports_of
 from ..html import Figure, drawn
+from ..plots import horizontal_bars
 from . import LEADERBOARD
 
 HEATMAP = "Mean FPR@95 on NINCO: models × detectors (Table 3)"
@@ -42,4 +47,33 @@ def fpr95_heatmap(board: Any) -> Figure:
     return drawn(HEATMAP, heatmap_plot, ninco.fpr95)
 
 
-__all__ = ["HEATMAP", "fpr95_heatmap", "heatmap_plot"]
+def per_class_fpr95(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """``{detector: {OOD class: FPR@95}}`` of a run's ``ninco`` / ``ninco`` report (the per-group rows the
+    ``ood`` family writes: variant the detector, subgroup the class)."""
+    found: dict[str, dict[str, float]] = {}
+    for _, report in reports_of(suite.get("datasets", {}), "ninco", "ninco"):
+        for row in report.get("metrics", ()):
+            group, variant = row.get("subgroup") or "", row.get("variant") or ""
+            if row["metric"] == "fpr95" and group and group not in SUBSET_COLUMNS and ":" not in variant:
+                found.setdefault(variant, {})[group] = float(row["value"])
+    return found
+
+
+def per_class_bars(suite: Mapping[str, Any]) -> list[Figure]:
+    """A run's FPR@95 per NINCO OOD class, worst on top, one figure per detector; a figure saying what is
+    missing when the run has NINCO means but no per-class rows."""
+    found = per_class_fpr95(suite)
+    if not found:
+        return [Figure("FPR@95 per NINCO OOD class", missing="the run's NINCO report has no per-class rows: "
+                       "evaluate again with the `ninco` config of the ninco builder (`imagenet-suite evaluate MODEL "
+                       "--datasets ...`)")]  # fmt: skip
+    figures = []
+    for detector, per_class in found.items():
+        ordered = dict(sorted(per_class.items(), key=lambda kv: -kv[1]))
+        name = f"FPR@95 per NINCO OOD class: {detector}"
+        figures.append(drawn(name, horizontal_bars, ordered, None, title=f"{detector}: FPR@95 per OOD class",
+                             xlabel="FPR@95 (%, ID positive; lower is better)", signed=False, fontsize=6))  # fmt: skip
+    return figures
+
+
+__all__ = ["HEATMAP", "fpr95_heatmap", "heatmap_plot", "per_class_bars", "per_class_fpr95"]
