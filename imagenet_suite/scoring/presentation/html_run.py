@@ -45,6 +45,10 @@ PAPERS = {
 LOWER_IS_BETTER = {"mce", "relative_mce", "ce", "relative_ce", "mean_fpr95"}
 NO_INTERVALS = "none computed (evaluate --bootstrap 0, or a suite.json written before intervals)"
 EVALUATE = "`imagenet-suite evaluate MODEL --datasets ...`"
+RELIABILITY_MISSING = (
+    "suite.json keeps each calibration report's ECE, not its bins: `imagenet-suite score BUILD_DIR --outputs "
+    "OUTPUTS --plots DIR` draws reliability_diagram.png of one split from the run's outputs"
+)
 
 
 def direction(keys: tuple[str, ...]) -> str:
@@ -99,7 +103,8 @@ def _quba_section(summary: Mapping[str, Any], model: str) -> Section:
         if values
         else Figure("QUBA dimensions", missing=f"no QUBA dimension: {EVALUATE} with imagenet_val")
     )
-    return Section("QUBA", PAPERS["quba"], notes, [Table("The nine dimensions", frame)], [figure])
+    reliability = Figure("Reliability diagram", missing=RELIABILITY_MISSING)
+    return Section("QUBA", PAPERS["quba"], notes, [Table("The nine dimensions", frame)], [figure, reliability])
 
 
 def _accuracy_section(summary: Mapping[str, Any], model: str) -> Section:
