@@ -27,8 +27,12 @@ def delta_rank_plot(frame: Any, title: str = "") -> MplFigure:
     axes.scatter(top1, asma, c=colours, zorder=3)
     for name, x, y, delta in zip(frame.index, top1, asma, frame["ΔRank"], strict=True):
         axes.annotate(f"{name} ({int(delta):+d})", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    axes.set(xlim=(last, 0.5 - 0.15 * last), ylim=(last, 0.5), xlabel="rank by ImageNet top-1 (1 = best)",
-             ylabel="rank by PatchML ASMA (1 = best)")  # fmt: skip; room on the right for the best model's name
+    axes.set(
+        xlim=(last, 0.5 - 0.15 * last),
+        ylim=(last, 0.5),
+        xlabel="rank by ImageNet top-1 (1 = best)",
+        ylabel="rank by PatchML ASMA (1 = best)",
+    )  # room on the right for the best model's name
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_title(title or "Anzaku et al. 2024: ΔRank = top-1 rank − ASMA rank", fontsize=9)
