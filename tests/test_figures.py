@@ -2,10 +2,11 @@
 
 Four hand-written runs (the suite.json fixtures of ``test_leaderboard_heuillet`` — the paper's five
 perturbation types, one run's L1 attack not the paper's — with QUBA dimensions, NINCO reports and
-ImageNet-ReaL / PatchML reports of ``test_leaderboard_papers`` added): each paper's figure is drawn as
+ImageNet-ReaL / PatchML and cue-conflict reports of ``test_leaderboard_papers`` added): each paper's figure is drawn as
 inline SVG into leaderboard.html, from the leaderboard's own numbers (the radar's polygons, the heatmap's
 cells, the Borda bars and the ΔRank points are read back from the SVG text). Two runs without those data:
-every figure is replaced by what is missing and the command that adds it.
+every figure is replaced by what is missing and the command that adds it. LCA-on-the-Line's lines of three
+runs; a run's NINCO per-class bars.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from imagenet_suite.scoring.presentation.figures import (
     geirhos2019,
     hesse2025,
     heuillet2025,
+    shi2024,
 )
 from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
 from tests.test_leaderboard_heuillet import paper_runs
 from tests.test_leaderboard_papers import (
     anzaku_reports,
+    lca_suite,
     ninco_reports,
     random_dims,
     report,
@@ -148,3 +151,18 @@ def test_a_figure_without_its_data_says_what_is_missing_and_the_command(tmp_path
     assert (
         shape.svg is None and "`cue_conflict` config" in shape.missing and "imagenet-suite leaderboard" in shape.missing
     )
+
+
+def test_lca_on_the_line_an_lca_line_and_a_top1_baseline_per_ood_set(tmp_path):
+    ood = {"m:a": (0.80, 5.0, 0.40), "m:b": (0.70, 6.0, 0.35), "m:c": (0.75, 5.5, 0.30)}
+    runs = [
+        write_run(tmp_path, name.replace(":", "_"), lca_suite(name, top1, lca, {"imagenet_r": (r, None)}))
+        for name, (top1, lca, r) in ood.items()
+    ]
+    board = leaderboard(load_suites(runs))
+    figures = shi2024.lines(board)
+    assert [f.name for f in figures] == ["imagenet_r: ImageNet LCA vs OOD top-1", "imagenet_r: ImageNet top-1 baseline"]
+    assert all(f.svg is not None and f.svg.startswith("<svg") for f in figures)
+    assert "fit: R²=" in figures[0].svg
+    few = shi2024.lines(leaderboard(load_suites(runs[:2])))
+    assert [f.svg for f in few] == [None] and "at least three runs" in few[0].missing

@@ -5,8 +5,8 @@ Sections: every headline number of every run with its 95 % interval, direction a
 table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); then per paper its tables (the
 numbers of ``leaderboard.md``, unrounded, sortable) and its figures (the QUBA ranking, the radar of the nine
 dimensions and the Spearman matrix of Beyond Accuracy, the shape bias per category of Geirhos et al. 2019,
-NINCO's models × detectors heatmap, Heuillet et al.'s Borda and Sum, Anzaku et al.'s ΔRank — one module per
-paper in :mod:`.figures` —, LCA-on-the-Line's lines), drawn afresh as inline SVG; a figure
+NINCO's models × detectors heatmap, Heuillet et al.'s Borda and Sum, Anzaku et al.'s ΔRank, LCA-on-the-Line's
+lines — one module per paper in :mod:`.figures`), drawn afresh as inline SVG; a figure
 without data is not drawn: the page says what is missing and which command adds it; the intervals and
 paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
 builds the runs read, their conventions and the versions.
@@ -37,9 +37,10 @@ from .figures import bitterwolf2023 as ninco_figures
 from .figures import geirhos2019 as shape_figures
 from .figures import hesse2025 as hesse_figures
 from .figures import heuillet2025 as heuillet_figures
+from .figures import shi2024 as shi_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
 from .html_run import HEADLINE_COLUMNS, direction, headline_rows
-from .plots import correlation_heatmap, lca_on_the_line_plot, quba_ranks_plot
+from .plots import correlation_heatmap, quba_ranks_plot
 
 LEADERBOARD_HTML = "leaderboard.html"
 RUNS_JSON = "leaderboard_runs.json"
@@ -173,32 +174,14 @@ def _ninco_section(board: Leaderboard) -> Section:
     return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 
-def _line_figure(name: str, line: Any, **labels: Any) -> Figure:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:  # the plot writes a file; read it back as SVG text
-        path = lca_on_the_line_plot(line, Path(folder) / "line.svg", **labels)
-        text = path.read_text()
-    return Figure(name, svg=text[text.index("<svg") :])
-
-
 def _shi_section(board: Leaderboard) -> Section:
     result = board.on_the_line
     title, paper = "LCA-on-the-Line", "Shi et al. 2024"
+    figures = shi_figures.lines(board)
     if result is None or not len(result.statistics):
-        missing = ("needs at least three runs with an OOD dataset in common, each with the ImageNet-val LCA: "
-                   f"evaluate with imagenet_val and an OOD set (e.g. objectnet), then {LEADERBOARD}")  # fmt: skip
-        return Section(title, paper, [], [], [Figure("LCA vs OOD top-1", missing=missing)])
+        return Section(title, paper, [], [], figures)
     directions = {"r2": UP, "mae_in_sample": DOWN}
     tables = [Table("Correlation of ImageNet LCA / top-1 with OOD top-1 / top-5", result.statistics, directions)]
-    figures = []
-    for key, line in result.lines.items():
-        figures.append(_line_figure(f"{key}: ImageNet LCA vs OOD top-1", line,
-                                    x_label=f"ImageNet LCA ({result.line_distances.get(key, '')})",
-                                    y_label=f"{key} top-1", title=key))  # fmt: skip
-    for key, line in result.baselines.items():
-        figures.append(_line_figure(f"{key}: ImageNet top-1 baseline", line, x_label="ImageNet top-1",
-                                    y_label=f"{key} top-1", title=key))  # fmt: skip
     return Section(title, paper, [], tables, figures)
 
 

@@ -7,10 +7,13 @@ needs — ``missing``: what is missing and which command adds it (an empty figur
 * :mod:`.hesse2025` — Beyond Accuracy's radar of the nine QUBA dimensions (Fig. 1);
 * :mod:`.bitterwolf2023` — NINCO's models × detectors heatmap of the mean FPR@95;
 * :mod:`.heuillet2025` — Heuillet et al.'s Borda and Sum per model, with the MAC;
-* :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank.
+* :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank;
+* :mod:`.geirhos2019` — the shape bias per shape category on cue-conflict images (no human points);
+* :mod:`.shi2024` — LCA-on-the-Line's lines (LCA and top-1 baseline against OOD top-1).
 
-The Spearman matrix, the QUBA ranking and LCA-on-the-Line's lines stay in
-:mod:`~imagenet_suite.scoring.presentation.plots` (drawn for leaderboard.md too).
+The Spearman matrix and the QUBA ranking stay in :mod:`~imagenet_suite.scoring.presentation.plots` (drawn for
+leaderboard.md too); a run's figures of ``report.html`` are drawn by
+:mod:`~imagenet_suite.scoring.presentation.html_run` (NINCO's per-class bars from :mod:`.bitterwolf2023`).
 """
 
 LEADERBOARD = "`imagenet-suite leaderboard RUN_DIR... --out DIR`"
