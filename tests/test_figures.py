@@ -47,6 +47,7 @@ FIGURES = (
     (heuillet2025.borda_bars, heuillet2025.BORDA),
     (anzaku2024.delta_rank_scatter, anzaku2024.DELTA_RANK),
 )
+NINCO_CLASSES = {"class_a": 0.25, "class_b": 0.5}  # MSP's FPR@95 per OOD class of the first run (+ 0.1 a run)
 SHAPE_BIAS = {"cat": 0.25, "dog": 0.5, "clock": 0.125}  # per shape category of the cue-conflict report
 
 
@@ -73,6 +74,9 @@ def board_and_suites(tmp_path_factory):
         suite = with_reports(suite, **ninco_reports(0.1 * i), **anzaku_reports(0.7 + 0.05 * i, 0.8, 0.5,
                                                                               (PATCHML[i],), False), **shape)  # fmt: skip
         suite["summary"]["adversarial"] = adversarial
+        suite["datasets"]["ninco/ninco"]["metrics"] += [
+            row("fpr95", value + i / 10, "msp", name) for name, value in NINCO_CLASSES.items()
+        ]  # FPR@95 per OOD class, as the ood family reports it
         (run / "suite.json").write_text(json.dumps(with_dimensions(suite, dict(zip(DIMENSIONS, dims[i], strict=True)))))
     suites = load_suites(runs)
     return leaderboard(suites), suites, root
@@ -103,6 +107,12 @@ def test_each_papers_figure_is_drawn_into_leaderboard_html(board_and_suites):
     assert set(board.delta_rank) != {0}
     for model, delta in board.delta_rank.items():
         assert f">{model} ({int(delta):+d})<" in drawn[anzaku2024.DELTA_RANK]
+    # FPR@95 per OOD class and model: MSP's
+    per_class = drawn[f"{bitterwolf2023.PER_CLASS} (msp)"]
+    assert {f">{100 * (v + i / 10):.1f}<" for v in NINCO_CLASSES.values() for i in range(4)} <= set(
+        re.findall(r">[\d.]+<", per_class)
+    )
+    assert all(f">{name}<" in per_class for name in NINCO_CLASSES)
     # shape bias: the categories of the reports, each model's pooled value; timm:D only its QUBA dimension
     shape = drawn[geirhos2019.SHAPE_BIAS]
     assert all(f">{category}<" in shape for category in SHAPE_BIAS)

@@ -5,9 +5,9 @@ Sections: every headline number of every run with its 95 % interval, direction a
 table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); then per paper its tables (the
 numbers of ``leaderboard.md``, unrounded, sortable) and its figures (the QUBA ranking, the radar of the nine
 dimensions and the Spearman matrix of Beyond Accuracy, the shape bias per category of Geirhos et al. 2019,
-NINCO's models × detectors heatmap, Heuillet et al.'s Borda and Sum, Anzaku et al.'s ΔRank, LCA-on-the-Line's
-lines — one module per paper in :mod:`.figures`), drawn afresh as inline SVG; a figure
-without data is not drawn: the page says what is missing and which command adds it; the intervals and
+NINCO's models × detectors and OOD classes × models heatmaps, Heuillet et al.'s Borda and Sum, Anzaku et
+al.'s ΔRank, LCA-on-the-Line's lines — one module per paper in :mod:`.figures`), drawn afresh as inline SVG;
+a figure without data is not drawn: the page says what is missing and which command adds it; the intervals and
 paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
 builds the runs read, their conventions and the versions.
 
@@ -149,7 +149,7 @@ def _heuillet_section(board: Leaderboard) -> Section:
     return Section("Robust generalization: Sum, Borda, MAC", "Heuillet et al. 2025", notes, tables, figures)
 
 
-def _ninco_section(board: Leaderboard) -> Section:
+def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Section:
     ninco = board.ninco
     if ninco is None:
         return Section("NINCO", "Bitterwolf et al. 2023", ["No run has a NINCO report: evaluate with the `ninco` "
@@ -170,7 +170,7 @@ def _ninco_section(board: Leaderboard) -> Section:
         rules = ", ".join(ninco.unit_test_rules)
         tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
                             note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
-    figures = [ninco_figures.fpr95_heatmap(board)]
+    figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites)]
     return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 
@@ -298,7 +298,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         _accuracy_section(board),
         _shape_bias_section(suites),
         _heuillet_section(board),
-        _ninco_section(board),
+        _ninco_section(board, suites),
         _shi_section(board),
         _anzaku_section(board),
         _zhang_section(board),

@@ -1,5 +1,6 @@
 """NINCO (Bitterwolf et al. 2023): the models × detectors heatmap of the mean FPR@95 over NINCO's OOD classes
-(leaderboard.html) and a run's FPR@95 per OOD class, one bar chart per detector (report.html)."""
+and the OOD classes × models heatmap of one detector's FPR@95 (leaderboard.html); a run's FPR@95 per OOD class,
+one bar chart per detector (report.html)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
 from ...families.ood import SUBSET_COLUMNS
@@ -19,7 +21,8 @@ HEATMAP = "Mean FPR@95 on NINCO: models × detectors (Table 3)"
 
 
 def heatmap_plot(fpr95: Any, title: str = "") -> MplFigure:
-    """``fpr95`` (models × detectors, fractions; NaN: not scored) as cells in percent, darker is worse."""
+    """``fpr95`` (rows × columns of fractions, e.g. models × detectors; NaN: not scored) as cells in percent,
+    darker is worse."""
     values = 100 * fpr95.to_numpy(dtype=float)
     rows, columns = values.shape
     figure = MplFigure(figsize=(0.9 * columns + 3.2, 0.4 * rows + 1.6))
@@ -76,4 +79,31 @@ def per_class_bars(suite: Mapping[str, Any]) -> list[Figure]:
     return figures
 
 
-__all__ = ["HEATMAP", "fpr95_heatmap", "heatmap_plot", "per_class_bars", "per_class_fpr95"]
+PER_CLASS = "FPR@95 per NINCO OOD class and model"
+
+
+def per_class_heatmap(suites: Mapping[str, Mapping[str, Any]], detector: str = "msp") -> Figure:
+    """OOD classes × models of ``detector``'s FPR@95 (the first detector of the first run having per-class rows
+    when no run has ``detector``), or what is missing."""
+    found = {model: per_class_fpr95(suite) for model, suite in suites.items()}
+    found = {model: per for model, per in found.items() if per}
+    if not found:
+        return Figure(PER_CLASS, missing="no run's NINCO report has per-class rows: evaluate with the `ninco` config "
+                      f"of the ninco builder, then {LEADERBOARD}")  # fmt: skip
+    if not any(detector in per for per in found.values()):
+        detector = next(iter(next(iter(found.values()))))
+    columns = {model: per[detector] for model, per in found.items() if detector in per}
+    frame = pd.DataFrame(columns).sort_index()
+    title = f"{detector}: FPR@95 per NINCO OOD class (%)"
+    return drawn(f"{PER_CLASS} ({detector})", heatmap_plot, frame, title=title)
+
+
+__all__ = [
+    "HEATMAP",
+    "PER_CLASS",
+    "fpr95_heatmap",
+    "heatmap_plot",
+    "per_class_bars",
+    "per_class_fpr95",
+    "per_class_heatmap",
+]
