@@ -22,11 +22,12 @@ from imagenet_suite.scoring.presentation.figures import (
     anzaku2024,
     bitterwolf2023,
     geirhos2019,
+    hendrycks2019,
     hesse2025,
     heuillet2025,
     shi2024,
 )
-from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
+from imagenet_suite.scoring.presentation.html_leaderboard import leaderboard_page, write_leaderboard_html
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
 from tests.test_leaderboard_heuillet import paper_runs
 from tests.test_leaderboard_papers import (
@@ -176,3 +177,24 @@ def test_lca_on_the_line_an_lca_line_and_a_top1_baseline_per_ood_set(tmp_path):
     assert "fit: R²=" in figures[0].svg
     few = shi2024.lines(leaderboard(load_suites(runs[:2])))
     assert [f.svg for f in few] == [None] and "at least three runs" in few[0].missing
+
+
+def test_imagenet_c_ce_per_corruption_and_model():
+    suites = {f"timm:m{i}": suite_json(f"timm:m{i}", 0.5) for i in range(3)}
+    for i, model in enumerate(("timm:m0", "timm:m1")):
+        ce = {"gaussian_noise": 0.75 + i / 8, "snow": 1.25 - i / 8}
+        suites[model]["summary"]["imagenet_c"] = {
+            "mce": sum(ce.values()) / 2,
+            "sets": 10,
+            "corruptions": {name: {"accuracy": 0.5, "ce": value, "relative_ce": None} for name, value in ce.items()},
+        }
+    frame = hendrycks2019.ce_frame(suites)
+    assert list(frame.columns) == ["timm:m0 (mCE 1)", "timm:m1 (mCE 1)"]  # timm:m2 has no ImageNet-C
+    assert frame.loc["snow"].tolist() == [1.25, 1.125]
+    page = leaderboard_page(leaderboard(suites), suites)
+    section = next(s for s in page.sections if s.title == "ImageNet-C")
+    svg = section.figures[0].svg
+    assert all(f">{v:.3f}<" in svg for v in (0.75, 0.875, 1.25, 1.125)) and ">timm:m0 (mCE 1)<" in svg
+    del suites["timm:m0"]["summary"]["imagenet_c"], suites["timm:m1"]["summary"]["imagenet_c"]
+    assert "ImageNet-C" not in [s.title for s in leaderboard_page(leaderboard(suites), suites).sections]
+    assert "imagenet_c builds" in hendrycks2019.ce_heatmap(suites).missing

@@ -6,8 +6,8 @@ table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); the
 numbers of ``leaderboard.md``, unrounded, sortable) and its figures (the QUBA ranking, the radar of the nine
 dimensions and the Spearman matrix of Beyond Accuracy, the shape bias per category of Geirhos et al. 2019,
 NINCO's models × detectors and OOD classes × models heatmaps, Heuillet et al.'s Borda and Sum, Anzaku et
-al.'s ΔRank, LCA-on-the-Line's lines — one module per paper in :mod:`.figures`), drawn afresh as inline SVG;
-a figure without data is not drawn: the page says what is missing and which command adds it; the intervals and
+al.'s ΔRank, ImageNet-C's CE per corruption, LCA-on-the-Line's lines — one module per paper in
+:mod:`.figures`), drawn afresh as inline SVG; a figure without data is not drawn: the page says what is missing and which command adds it; the intervals and
 paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
 builds the runs read, their conventions and the versions.
 
@@ -35,6 +35,7 @@ from ..summary.suite_json import SUITE_JSON
 from .figures import anzaku2024 as anzaku_figures
 from .figures import bitterwolf2023 as ninco_figures
 from .figures import geirhos2019 as shape_figures
+from .figures import hendrycks2019 as imagenet_c_figures
 from .figures import hesse2025 as hesse_figures
 from .figures import heuillet2025 as heuillet_figures
 from .figures import shi2024 as shi_figures
@@ -120,6 +121,14 @@ def _accuracy_section(board: Leaderboard) -> Section:
 def _shape_bias_section(suites: Mapping[str, Mapping[str, Any]]) -> Section:
     notes = [f"Without the human points of model-vs-human: {shape_figures.NO_HUMANS}."]
     return Section("Shape bias", "Geirhos et al. 2019", notes, [], [shape_figures.shape_bias(suites)])
+
+
+def _imagenet_c_section(suites: Mapping[str, Mapping[str, Any]]) -> Section | None:
+    """The CE per corruption and model, when a run has ImageNet-C (no section otherwise)."""
+    if not any((suite.get("summary") or {}).get("imagenet_c") for suite in suites.values()):
+        return None
+    notes = ["Each model's mCE is the mean of its column (AlexNet = 1), as each run's suite.md gives it."]
+    return Section("ImageNet-C", "Hendrycks & Dietterich 2019", notes, [], [imagenet_c_figures.ce_heatmap(suites)])
 
 
 def _heuillet_section(board: Leaderboard) -> Section:
@@ -297,6 +306,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         _hesse_section(board),
         _accuracy_section(board),
         _shape_bias_section(suites),
+        *[section for section in [_imagenet_c_section(suites)] if section is not None],
         _heuillet_section(board),
         _ninco_section(board, suites),
         _shi_section(board),

@@ -9,6 +9,7 @@ needs — ``missing``: what is missing and which command adds it (an empty figur
 * :mod:`.heuillet2025` — Heuillet et al.'s Borda and Sum per model, with the MAC;
 * :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank;
 * :mod:`.geirhos2019` — the shape bias per shape category on cue-conflict images (no human points);
+* :mod:`.hendrycks2019` — ImageNet-C's CE per corruption and model (the mCE's terms);
 * :mod:`.shi2024` — LCA-on-the-Line's lines (LCA and top-1 baseline against OOD top-1).
 
 The Spearman matrix and the QUBA ranking stay in :mod:`~imagenet_suite.scoring.presentation.plots` (drawn for
