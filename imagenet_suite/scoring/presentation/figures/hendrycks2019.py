@@ -46,8 +46,8 @@ def ce_plot(frame: pd.DataFrame, title: str = "") -> MplFigure:
             axes.text(j, i, text, ha="center", va="center", fontsize=6)
     axes.set_xticks(range(columns), [str(c) for c in frame.columns], rotation=30, ha="right", fontsize=7)
     axes.set_yticks(range(rows), [str(r) for r in frame.index], fontsize=7)
-    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="CE (AlexNet = 1; lower is better)")
-    axes.set_title(title or "ImageNet-C: corruption error per corruption", fontsize=9)
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="CE (AlexNet = 1)")
+    axes.set_title(title or "ImageNet-C: corruption error CE (lower is better)", fontsize=9)
     figure.tight_layout()
     return figure
 
