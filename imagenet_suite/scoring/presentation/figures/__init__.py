@@ -18,3 +18,5 @@ leaderboard.md too); a run's figures of ``report.html`` are drawn by
 """
 
 LEADERBOARD = "`imagenet-suite leaderboard RUN_DIR... --out DIR`"
+MOST_ROWS = 40  # models in a heatmap or bar chart beyond this are unreadable (and weigh on a 300-run page)
+MOST_COLUMNS = 20  # models as the columns of a heatmap

@@ -10,14 +10,14 @@ from matplotlib.ticker import MaxNLocator
 
 from ...summary.papers.anzaku2024 import delta_rank_frame
 from ..html import Figure, drawn
-from . import LEADERBOARD
+from . import LEADERBOARD, MOST_ROWS
 
 DELTA_RANK = "ΔRank: top-1 rank vs PatchML ASMA rank"
 
 
 def delta_rank_plot(frame: Any, title: str = "") -> MplFigure:
     """``frame`` (:func:`~imagenet_suite.scoring.summary.papers.anzaku2024.delta_rank_frame`): a point per model
-    at (top-1 rank, ASMA rank), named, with the diagonal ΔRank = 0; rank 1 (best) at the top right."""
+    at (top-1 rank, ASMA rank), named (up to :data:`MOST_ROWS` models), with the diagonal ΔRank = 0; rank 1 (best) at the top right."""
     top1, asma = frame["top-1 rank"].to_numpy(dtype=float), frame["ASMA rank"].to_numpy(dtype=float)
     figure = MplFigure(figsize=(5, 4.6))
     axes = figure.subplots()
@@ -25,7 +25,10 @@ def delta_rank_plot(frame: Any, title: str = "") -> MplFigure:
     axes.plot([0.5, last], [0.5, last], color="0.5", linestyle="--", linewidth=0.8, label="ΔRank = 0")
     colours = ["#55A868" if d > 0 else "#C44E52" if d < 0 else "#4C72B0" for d in frame["ΔRank"]]
     axes.scatter(top1, asma, c=colours, zorder=3)
+    named = len(frame) <= MOST_ROWS  # beyond, names overlap: only the points (the table names them)
     for name, x, y, delta in zip(frame.index, top1, asma, frame["ΔRank"], strict=True):
+        if not named:
+            break
         axes.annotate(f"{name} ({int(delta):+d})", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     axes.set(
         xlim=(last, 0.5 - 0.15 * last),

@@ -15,7 +15,7 @@ from ...families.ood import SUBSET_COLUMNS
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
 from ..plots import horizontal_bars
-from . import LEADERBOARD
+from . import LEADERBOARD, MOST_COLUMNS, MOST_ROWS
 
 HEATMAP = "Mean FPR@95 on NINCO: models × detectors (Table 3)"
 
@@ -47,7 +47,12 @@ def fpr95_heatmap(board: Any) -> Figure:
     if ninco is None or not ninco.fpr95.shape[1] or not ninco.fpr95.notna().to_numpy().any():
         return Figure(HEATMAP, missing="no run has NINCO's mean FPR@95: evaluate with the `ninco` config of the "
                       f"ninco builder, then {LEADERBOARD}")  # fmt: skip
-    return drawn(HEATMAP, heatmap_plot, ninco.fpr95)
+    fpr95 = ninco.fpr95
+    title = ""
+    if len(fpr95) > MOST_ROWS:  # the best by their mean over the detectors
+        fpr95 = fpr95.loc[fpr95.mean(axis=1).sort_values().index[:MOST_ROWS]]
+        title = f"mean FPR@95 over NINCO's OOD classes (%): the {MOST_ROWS} best of {len(ninco.fpr95)} models"
+    return drawn(HEATMAP, heatmap_plot, fpr95, title=title)
 
 
 def per_class_fpr95(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
@@ -95,6 +100,9 @@ def per_class_heatmap(suites: Mapping[str, Mapping[str, Any]], detector: str = "
     columns = {model: per[detector] for model, per in found.items() if detector in per}
     frame = pd.DataFrame(columns).sort_index()
     title = f"{detector}: FPR@95 per NINCO OOD class (%)"
+    if frame.shape[1] > MOST_COLUMNS:  # the best by their mean over the classes
+        frame = frame[frame.mean().sort_values().index[:MOST_COLUMNS]]
+        title += f", the {MOST_COLUMNS} best of {len(columns)} models"
     return drawn(f"{PER_CLASS} ({detector})", heatmap_plot, frame, title=title)
 
 

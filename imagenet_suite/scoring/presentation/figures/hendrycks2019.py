@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
 from ..html import Figure, drawn
-from . import LEADERBOARD
+from . import LEADERBOARD, MOST_COLUMNS
 
 CE = "CE per corruption and model (mCE's terms)"
 
@@ -58,7 +58,11 @@ def ce_heatmap(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
     if not frame.shape[1]:
         return Figure(CE, missing="no run has a corruption error: evaluate with the imagenet_c builds "
                       f"(`imagenet-suite evaluate MODEL --datasets ...`), then {LEADERBOARD}")  # fmt: skip
-    return drawn(CE, ce_plot, frame)
+    title = ""
+    if frame.shape[1] > MOST_COLUMNS:  # the best by mCE (the mean of the column)
+        title = f"ImageNet-C: CE (lower is better), the {MOST_COLUMNS} best by mCE of {frame.shape[1]} models"
+        frame = frame[frame.mean().sort_values().index[:MOST_COLUMNS]]
+    return drawn(CE, ce_plot, frame, title=title)
 
 
 __all__ = ["CE", "ce_frame", "ce_heatmap", "ce_plot"]

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
 from ..html import Figure, drawn
-from . import LEADERBOARD
+from . import LEADERBOARD, MOST_ROWS
 
 BORDA = "Borda and Sum per model (the paper's five types)"
 
@@ -41,7 +41,12 @@ def borda_bars(board: Any) -> Figure:
         return Figure(BORDA, missing="needs at least two models with all five of the paper's perturbation types on "
                       "ImageNet val: evaluate each with `--adversarial N --attack autoattack-linf,autoattack-l2,"
                       f"autoattack-l1` and a `perturbations` build of config `common`, then {LEADERBOARD}")  # fmt: skip
-    return drawn(BORDA, borda_plot, scores, paper.mac)
+    mac_text = "—" if math.isnan(paper.mac) else f"{paper.mac:.3f}"
+    title = f"Heuillet et al. 2025: Borda and Sum; MAC = {mac_text}"
+    if len(scores) > MOST_ROWS:
+        title += f" (the {MOST_ROWS} best by Borda of {len(scores)})"
+        scores = scores.sort_values("borda", ascending=False).iloc[:MOST_ROWS]
+    return drawn(BORDA, borda_plot, scores, paper.mac, title=title)
 
 
 __all__ = ["BORDA", "borda_bars", "borda_plot"]
