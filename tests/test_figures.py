@@ -138,8 +138,13 @@ def test_a_runs_fpr95_per_ninco_class_one_figure_per_detector():
     assert svg.index(">class_b<") < svg.index(">class_a<")  # worst on top
 
 
-def test_the_radar_draws_at_most_the_best_models(board_and_suites, monkeypatch):
+def test_the_radar_and_the_ninco_heatmap_draw_at_most_the_best_models(board_and_suites, monkeypatch):
     board, _, _ = board_and_suites
+    monkeypatch.setattr(bitterwolf2023, "MOST_ROWS", 2)
+    heatmap = bitterwolf2023.fpr95_heatmap(board).svg
+    best = board.ninco.fpr95.mean(axis=1).sort_values().index  # lowest mean FPR@95 first
+    assert all(f">{m}<" in heatmap for m in best[:2]) and not any(f">{m}<" in heatmap for m in best[2:])
+    assert "the 2 best of 4 models" in heatmap
     monkeypatch.setattr(hesse2025, "MOST_MODELS", 2)
     radar = hesse2025.radar(board).svg
     best = board.quba["quba"].sort_values(ascending=False).index
