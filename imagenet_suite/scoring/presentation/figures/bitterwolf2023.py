@@ -62,7 +62,8 @@ def per_class_fpr95(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     for _, report in reports_of(suite.get("datasets", {}), "ninco", "ninco"):
         for row in report.get("metrics", ()):
             group, variant = row.get("subgroup") or "", row.get("variant") or ""
-            if row["metric"] == "fpr95" and group and group not in SUBSET_COLUMNS and ":" not in variant:
+            usable = row.get("value") is not None  # NaN is written as null
+            if usable and row["metric"] == "fpr95" and group and group not in SUBSET_COLUMNS and ":" not in variant:
                 found.setdefault(variant, {})[group] = float(row["value"])
     return found
 
