@@ -345,6 +345,15 @@ def extrapolate(results: dict[float, tuple[list[Measured], dict]]) -> None:
     print(f"  the whole suite at scale 1 with all 15 corruptions: {total / 3600:.1f} hours here (extrapolated)")
 
 
+def write_json(path: Path, cores: int, baseline: int, results: dict) -> None:
+    record = {
+        "cores": cores,
+        "baseline_rss": baseline,
+        "scales": {str(s): {"stages": [asdict(m) for m in ms], **extra} for s, (ms, extra) in results.items()},
+    }
+    path.write_text(json.dumps(record, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, nargs="+", default=[0.02, 0.1], help="scales of the real counts")
@@ -371,6 +380,8 @@ def main() -> None:
             results[scale] = run_scale(scale, root / f"scale-{scale}", args)
             print(f"scale {scale} took {(time.perf_counter() - started) / 60:.1f} min in all", flush=True)
             print_scale(scale, *results[scale], baseline)
+            if args.json:  # kept as each scale finishes
+                write_json(args.json, cores, baseline, results)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -378,13 +389,6 @@ def main() -> None:
         compare(results, baseline)
         extrapolate(results)
     print(f"load average at the end: {loadavg()}")
-    if args.json:
-        record = {
-            "cores": cores,
-            "baseline_rss": baseline,
-            "scales": {str(s): {"stages": [asdict(m) for m in ms], **extra} for s, (ms, extra) in results.items()},
-        }
-        args.json.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ numbers are the real run's, moved: every dataset with per-image correctness (``u
 has a seeded few percent of its images flipped, and its accuracy becomes the new share; every other number
 with an interval becomes one of its bootstrap replicates' quantiles (between the 10th and the 90th, seeded:
 a value within the number's bounds, e.g. an AUROC in [0, 1], and within its interval), its replicates kept.
-The replicates of each accuracy are moved by the same amount as the accuracy, and the files are written by the library's own writer
+The replicates of each accuracy are moved by the same amount as the accuracy (clipped to [0, 1]), and the files are written by the library's own writer
 (:func:`~imagenet_suite.scoring.summary.intervals.write_uncertainty`), so the sha256 and percentile intervals
 recorded in suite.json match them as the leaderboard checks. Numbers without an interval (e.g. the NINCO
 unit tests failed) are left as they are: the leaderboard's work does not depend on their values.
@@ -84,4 +84,8 @@ def _move(summary: dict, table, keys: tuple[str, ...], delta: float) -> None:
     entry[keys[-1]] = entry[keys[-1]] + delta
     path = number_path(*keys)
     if table is not None and path in table:
-        table[path] = table[path] + delta
+        moved = table[path] + delta
+        was = table[path].dropna()
+        if len(was) and was.min() >= 0.0 and was.max() <= 1.0:  # a fraction's replicates stay fractions
+            moved = moved.clip(0.0, 1.0)
+        table[path] = moved
