@@ -24,13 +24,13 @@ The model (``scale_sources.TINY_MODEL``) is a ``.py`` user model: one 3x3 convol
 head to 1000 classes on 32x32 inputs, with features.
 
 Every command runs as a child process; per stage it prints wall seconds, CPU seconds (user + sys of the
-process and its waited-for children: ``os.wait4``), peak RSS (``ru_maxrss`` of the largest process of the
-tree) and the largest sum of the tree's RSS sampled every 0.25 s (shared pages counted in each process),
+process and its waited-for children: ``os.wait4``), peak RSS (the largest ``VmHWM`` of a process of the
+tree, sampled every 0.25 s) and the largest sum of the tree's RSS sampled every 0.25 s (shared pages counted in each process),
 bytes on disk it wrote, and its share of the whole. *Must hold* is what a stage cannot avoid holding (see
 :func:`must_hold`); with two scales the peaks above the imports (``baseline``: a process importing the
 same libraries) are compared with it: ``(peak - baseline) / must hold`` at each size and the growth
 ``Δpeak / Δmust hold`` between them. With several scales, every stage's time is fitted as ``a + b x images``
-over the two largest and extrapolated to scale 1, and the other 14 ImageNet-C corruptions (not written) are
+over the two largest and extrapolated to scale 1 (CPU seconds: wall seconds on a shared machine follow its load), and the other 14 ImageNet-C corruptions (not written) are
 added as 14 times its build and 14 x 250,000 images at evaluate's seconds per image: extrapolated, and said so.
 ``--json FILE`` keeps every figure.
 """
@@ -79,15 +79,20 @@ class Measured:
 
 
 class TreeSampler(threading.Thread):
-    """The largest sum of RSS over a process and its descendants, sampled every 0.25 s."""
+    """Every 0.25 s: the largest sum of RSS over a process and its descendants (``peak``), and the largest
+    high-water mark (``VmHWM``: the peak RSS since its last exec, so it counts peaks between samples) of any
+    one of them (``process_peak``). ``ru_maxrss`` is not used for the latter: after fork + exec a child's
+    starts at its parent's peak, so a benchmark process grown large would be read as every child's."""
 
     def __init__(self, pid: int):
         super().__init__(daemon=True)
-        self.pid, self.peak, self.done = pid, 0, threading.Event()
+        self.pid, self.peak, self.process_peak, self.done = pid, 0, 0, threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(0.25):
-            self.peak = max(self.peak, sum(_rss(pid) for pid in _tree(self.pid)))
+            tree = _tree(self.pid)
+            self.peak = max(self.peak, sum(_rss(pid) for pid in tree))
+            self.process_peak = max([self.process_peak, *(_hwm(pid) for pid in tree)])
 
 
 def _tree(pid: int) -> list[int]:
@@ -112,8 +117,19 @@ def _rss(pid: int) -> int:
         return 0
 
 
+def _hwm(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
 def run_child(argv: list[str], log: Path) -> tuple[float, float, int, int]:
-    """Run ``argv``; ``(wall, cpu, peak RSS of its largest process, largest sampled tree RSS)``; SystemExit with
+    """Run ``argv``; ``(wall, cpu, peak RSS of its largest process (VmHWM), largest sampled tree RSS)``; SystemExit with
     the log's tail when it fails."""
     with open(log, "wb") as handle:
         start = time.perf_counter()
@@ -128,7 +144,7 @@ def run_child(argv: list[str], log: Path) -> tuple[float, float, int, int]:
     if process.returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
         raise SystemExit(f"{' '.join(map(str, argv[:3]))} ... failed ({process.returncode}); {log}:\n{tail}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, sampler.peak
+    return wall, usage.ru_utime + usage.ru_stime, sampler.process_peak, sampler.peak
 
 
 def disk_usage(*paths: Path) -> int:
@@ -318,7 +334,7 @@ def compare(results: dict[float, tuple[list[Measured], dict]], baseline: int) ->
 
 
 def extrapolate(results: dict[float, tuple[list[Measured], dict]]) -> None:
-    """Scale 1 from the two largest scales, each stage's wall time linear in the scale (``a + b x scale``: NINCO's
+    """Scale 1 from the two largest scales, each stage's CPU time (steadier than wall time on a shared machine) linear in the scale (``a + b x scale``: NINCO's
     fixed count is in ``a``); plus the 14 other ImageNet-C corruptions: 14 times the corruption's build, and
     14 x 5 x 50,000 images at evaluate's added seconds per added image between the two scales."""
     from scale_sources import REAL_COUNTS
@@ -327,22 +343,23 @@ def extrapolate(results: dict[float, tuple[list[Measured], dict]]) -> None:
         return
     low, high = sorted(results)[-2:]
     first = {m.stage: m for m in results[low][0]}
-    print(f"\nextrapolated to scale 1 (each stage linear in the scale through {low} and {high}; not measured):")
+    print(f"\nextrapolated to scale 1 (each stage's CPU seconds linear in the scale through {low} and {high}; "
+          "not measured):")  # fmt: skip
     total = 0.0
     full = {}
     for m in results[high][0]:
         a = first[m.stage]
-        full[m.stage] = m.wall + (m.wall - a.wall) / (high - low) * (1 - high)
+        full[m.stage] = m.cpu + (m.cpu - a.cpu) / (high - low) * (1 - high)
         total += full[m.stage]
-        print(f"  {m.stage:28s} {full[m.stage] / 60:8.1f} min")
+        print(f"  {m.stage:28s} {full[m.stage] / 60:8.1f} CPU min")
     evaluate, evaluate_low = next(m for m in results[high][0] if m.stage == "evaluate"), first["evaluate"]
-    per_image = (evaluate.wall - evaluate_low.wall) / (evaluate.images - evaluate_low.images)
+    per_image = (evaluate.cpu - evaluate_low.cpu) / (evaluate.images - evaluate_low.images)
     others = 14 * 5 * REAL_COUNTS["imagenet_c"]
     c_build, c_evaluate = 14 * full["build imagenet_c"], others * per_image
-    print(f"  the other 14 ImageNet-C corruptions (extrapolated, not written): build {c_build / 60:.1f} min, "
-          f"evaluate {c_evaluate / 60:.1f} min ({per_image * 1000:.2f} ms per image)")  # fmt: skip
+    print(f"  the other 14 ImageNet-C corruptions (extrapolated, not written): build {c_build / 60:.1f} CPU min, "
+          f"evaluate {c_evaluate / 60:.1f} CPU min ({per_image * 1000:.2f} CPU ms per image)")  # fmt: skip
     total += c_build + c_evaluate
-    print(f"  the whole suite at scale 1 with all 15 corruptions: {total / 3600:.1f} hours here (extrapolated)")
+    print(f"  the whole suite at scale 1 with all 15 corruptions: {total / 3600:.1f} CPU hours (extrapolated)")
 
 
 def write_json(path: Path, cores: int, baseline: int, results: dict) -> None:
