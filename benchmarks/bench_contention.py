@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--model", default="resnet18", help="timm model (random init)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--bootstrap", type=int, default=100)
+    parser.add_argument("--commands", nargs="+", choices=("predict", "evaluate"), default=["predict", "evaluate"])
     args = parser.parse_args()
 
     from bench_predict import write_images
@@ -132,7 +133,7 @@ def main() -> None:
         }
         ways = {"as shipped": [str(CLI)], "spinning": [sys.executable, "-c", SPINNING]}
         rows = []
-        for name, command in commands.items():
+        for name, command in ((name, commands[name]) for name in args.commands):
             for way, prefix in ways.items():
                 found = {}
                 for burners in (0, args.burners):
