@@ -1,23 +1,37 @@
-"""Benchmark: what a model sweep (``imagenet-suite evaluate --models``) costs beyond predicting its images.
+"""Benchmark: what a model sweep (``imagenet-suite evaluate --models``) costs beyond predicting and scoring.
 
 Writes N synthetic 500x375 JPEGs as ``val/<wnid>/*.JPEG`` (as ``bench_predict.py``) and builds
-``imagenet_val`` from them. Then, with K random-init timm models of one architecture (seeds 0..K-1):
+``imagenet_val`` from them. Then, with K random-init models of one architecture (seeds 0..K-1):
 
 * baseline — :func:`imagenet_suite.inference.predict` of the first model over the N images, alone: the
              per-image predict time t (seconds per image);
 * sweep    — :func:`imagenet_suite.inference.sweep.run_sweep` of the K models over the same build (predict,
              score, bootstrap, suite.json/suite.md, then the leaderboard), locally or with ``--executor ray``
-             on a local Ray cluster of ``--num-proc`` CPUs.
+             on a local Ray cluster of ``--num-proc`` CPUs; once per K given (``--models 2 8 24``), each in a
+             fresh sweep folder.
 
-It prints t, the sweep's seconds per model and per image, the per-model overhead beyond K x N x t
-(scoring, the bootstrap, the leaderboard, loading the model), and the cost of a zoo:
+Each sweep's time is split by stage (``stage_clock.StageClock``: wall and CPU seconds of this process, every
+thread, each stage exclusive of the others): loading the model, opening its run folder, predicting, scoring,
+the report rows on the bootstrap resamples (``resample``), the suite summary, the headline numbers on the
+resamples (``intervals``), the uncertainty files, suite.md and its plots, sweep.json, the leaderboard, and the
+rest. *Overhead* is everything but predicting, scoring and the bootstrap (``predict``, ``score``,
+``resample``, ``intervals``), per model; with several K the per-model overhead of each is printed, and its
+slope between the smallest and the largest K shows whether it is constant per model (a 300-model zoo is then
+300 times it). CPU seconds are the figure to read on a shared machine: wall seconds there include waiting
+for the cores.
+
+It also prints t, the sweep's seconds per model and per image, and the cost of a zoo:
 ``images per suite x models x t`` (``--suite-images``, ``--zoo``), on this machine and at a throughput
 given with ``--images-per-s`` (e.g. a GPU figure of docs/benchmarks.md).
 
+``--model tiny``: a nearly free user model (a ``.py`` file: one 3x3 convolution, pooling, a linear head to
+1000 classes; 32x32 input), so that the sweep's own costs are what is measured.
+
 Usage:
-    uv run --frozen python benchmarks/bench_sweep.py [--images 64] [--models 3] [--model resnet50]
+    uv run --frozen python benchmarks/bench_sweep.py [--images 64] [--models 3] [--model resnet50|tiny]
         [--batch-size 32] [--workers 1] [--bootstrap 1000] [--executor local|ray] [--num-proc 2]
         [--suite-images 3845350] [--zoo 326] [--images-per-s 3826]
+Zoo overhead: --images 16 --model tiny --models 2 8 24 --workers 0
 Quick check: --images 16 --models 2 --model test_resnet --bootstrap 50
 """
 
@@ -25,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -40,12 +55,50 @@ QUBA_SUITE_IMAGES = 50_000 + 75 * 50_000 + 30_000 + (1_280 + 160 + 160 + 800 + 8
 five shape-bias sets (cue-conflict, edge, silhouette, sketch, stylized) and IN-9 original, mixed_same,
 mixed_rand."""
 
+SCORING = ("predict", "score", "resample", "intervals")
+"""The stages that are predicting and scoring (the bootstrap included); the others are the overhead."""
+
+
+def stage_clock():
+    """A StageClock over the stages of a sweep (see the module docstring)."""
+    from stage_clock import StageClock
+
+    from imagenet_suite.inference import evaluate, sweep
+
+    clock = StageClock()
+    for owner, name, stage in (
+        (sweep, "load_model", "load model"),
+        (sweep._Sweep, "__init__", "check sweep"),
+        (evaluate, "open_run", "open run folder"),
+        (evaluate._Run, "outputs", "predict"),
+        (evaluate._Run, "score_target", "score"),
+        (evaluate._Run, "resample", "resample"),
+        (evaluate, "suite_summary", "summary"),
+        (evaluate, "run_benchmark", "benchmark"),
+        (evaluate, "bootstrap_summary", "intervals"),
+        (evaluate, "write_uncertainty", "uncertainty files"),
+        (evaluate, "write_suite_markdown", "suite.md + plots"),
+        (sweep._Sweep, "write", "sweep.json"),
+        (sweep._Sweep, "finish", "leaderboard"),
+    ):
+        clock.wrap(owner, name, stage)
+    return clock
+
+
+def model_spec(name: str, root: Path) -> str:
+    if name != "tiny":
+        return f"timm:{name}"
+    from scale_sources import TINY_MODEL
+
+    (root / "tiny.py").write_text(TINY_MODEL)
+    return f"{root / 'tiny.py'}:make"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", type=int, default=64)
-    parser.add_argument("--models", type=int, default=3, help="models in the sweep (seeds of one architecture)")
-    parser.add_argument("--model", default="resnet50", help="timm model name (random init)")
+    parser.add_argument("--models", type=int, nargs="+", default=[3], help="models per sweep (one sweep per value)")
+    parser.add_argument("--model", default="resnet50", help="timm model name (random init), or 'tiny'")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--bootstrap", type=int, default=1000)
@@ -64,9 +117,13 @@ def main() -> None:
     from imagenet_suite.inference.suite_options import SuiteOptions
     from imagenet_suite.inference.sweep import read_models, run_sweep
 
-    spec = f"timm:{args.model}"
+    print(
+        f"load average at the start: {Path('/proc/loadavg').read_text().strip()}; {len(os.sched_getaffinity(0))} CPUs"
+    )
+    results = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        spec = model_spec(args.model, root)
         write_images(root / "images", args.images)
         dataset = build_dataset(
             "imagenet_val", root / "out", ["default"], options=BuildOptions(manual_dir=root / "images", progress=False)
@@ -81,29 +138,59 @@ def main() -> None:
         ray = {"executor": "ray", "num_proc": args.num_proc} if args.executor == "ray" else {}
         suite = SuiteOptions(predict=options, bootstrap=args.bootstrap, **ray)
         zoo = root / "zoo.txt"
-        zoo.write_text("".join(f"{spec} weights=none seed={seed}\n" for seed in range(args.models)))
+        zoo.write_text("".join(f"{spec} weights=none seed={seed}\n" for seed in range(max(args.models))))
         models = read_models([zoo])
-        start = time.perf_counter()
-        result = run_sweep(models, [dataset], root / "sweep", suite)
-        wall = time.perf_counter() - start
-    assert not result.errors, result.errors
-    seconds = [record["seconds"] for record in result.record["models"].values()]
-    predicted = args.models * args.images * per_image
+        run_sweep(models[:1], [dataset], root / "warm-sweep", suite)  # the imports a first sweep pays
+        clock = stage_clock()
+        try:
+            for count in args.models:
+                clock.reset()
+                wall, cpu = time.perf_counter(), time.process_time()
+                result = run_sweep(models[:count], [dataset], root / f"sweep-{count}", suite)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                assert not result.errors, result.errors
+                results[count] = (wall, cpu, clock.snapshot(), result, Path("/proc/loadavg").read_text().split()[0])
+        finally:
+            clock.restore()
     print(
-        f"{args.images} JPEGs 500x375, {args.models} x {spec} (random init), cpu, batch {args.batch_size}, "
+        f"{args.images} JPEGs 500x375, {spec} (random init), cpu, batch {args.batch_size}, "
         f"{args.workers} workers, torch threads {torch.get_num_threads()}, bootstrap {args.bootstrap}, "
         f"executor {args.executor}"
     )
     print(f"  predict alone:  {per_image * 1000:8.1f} ms per image ({1 / per_image:.2f} images/s)")
-    print(f"  sweep:          {wall:8.2f} s for {args.models} models ({json.dumps(seconds)} s per model)")
-    print(f"                  {wall / (args.models * args.images) * 1000:8.1f} ms per model-image")
-    print(
-        f"  overhead:       {(wall - predicted) / args.models:8.2f} s per model beyond K x N x t ({wall / predicted:.2f}x)"
-    )
+    overhead = {}
+    for count, (wall, cpu, stages, result, load) in results.items():
+        seconds = [record["seconds"] for record in result.record["models"].values()]
+        predicted = count * args.images * per_image
+        print(f"sweep of {count} models (load average {load} at its end): {wall:.2f} s wall, {cpu:.2f} s CPU")
+        print(f"  {json.dumps(seconds)} s per model; {wall / (count * args.images) * 1000:.1f} ms per model-image")
+        print(f"  {wall / predicted:.2f}x K x N x t; per model, by stage (wall / CPU seconds, each stage exclusive):")
+        other_wall = wall - sum(stage.wall for stage in stages.values())
+        other_cpu = cpu - sum(stage.cpu for stage in stages.values())
+        for name, stage in [*stages.items(), ("other", None)]:
+            w, c = (stage.wall, stage.cpu) if stage else (other_wall, other_cpu)
+            mark = "" if name in SCORING else "  (overhead)"
+            print(f"    {name:20s} {w / count:7.3f} / {c / count:7.3f}{mark}")
+        beyond_wall = wall - sum(stages[name].wall for name in SCORING)
+        beyond_cpu = cpu - sum(stages[name].cpu for name in SCORING)
+        overhead[count] = (beyond_wall, beyond_cpu)
+        print(
+            f"  overhead beyond predicting and scoring: {beyond_wall / count:.3f} s wall, "
+            f"{beyond_cpu / count:.3f} s CPU per model"
+        )
+    if len(overhead) > 1:
+        low, high = min(overhead), max(overhead)
+        slope_wall = (overhead[high][0] - overhead[low][0]) / (high - low)
+        slope_cpu = (overhead[high][1] - overhead[low][1]) / (high - low)
+        print(
+            f"overhead per added model ({low} -> {high} models): {slope_wall:.3f} s wall, {slope_cpu:.3f} s CPU; "
+            f"a 300-model zoo at that slope: {300 * slope_cpu:.0f} s CPU of overhead (extrapolated)"
+        )
     images = args.suite_images * args.zoo
     print(f"zoo estimate: {args.suite_images:,} images per suite x {args.zoo} models = {images:,} model-images")
     print(f"  at {per_image * 1000:.1f} ms per image here: {images * per_image / 3600:,.0f} hours on this machine")
     print(f"  at {args.images_per_s:,.0f} images/s per device: {images / args.images_per_s / 3600:,.1f} device-hours")
+    print(f"load average at the end: {Path('/proc/loadavg').read_text().strip()}")
 
 
 if __name__ == "__main__":

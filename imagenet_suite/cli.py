@@ -34,6 +34,7 @@ import traceback
 from . import commands
 from .commands._flags import attach, error_text
 from .commands._parser import Parser
+from .cpus import quiet_openmp
 from .errors import ImagenetSuiteError
 from .limits import check_limits
 
@@ -77,6 +78,7 @@ DEBUG_ENV = "IMAGENET_SUITE_DEBUG"
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_openmp()  # before any command imports torch: idle OpenMP threads sleep, as many as the CPUs we get
     args = build_parser().parse_args(argv)
     debug = args.debug or debug_from_environment()
     try:

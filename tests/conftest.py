@@ -25,8 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from imagenet_suite.cpus import quiet_openmp
 from tests import repo_guard
 
+quiet_openmp()  # before any test module imports torch: OpenMP reads it when loaded (imagenet_suite.cpus)
 repo_guard.install()
 
 _SCRATCH = Path(tempfile.mkdtemp(prefix="imagenet-suite-tests-"))

@@ -6,8 +6,9 @@ lower layer and of its own package; packages that share a layer are independent 
 
   0  imagenet_suite (the package root: its version), errors, cards (templates)
   1  files, classes, seeding, reference,    hashing and durable writes, the ImageNet-1k label space, per-key RNGs;
-     limits                                  the papers' published per-model results (package data + loader); the
-                                             bounds of the numbers that scale a run
+     limits, cpus                            the papers' published per-model results (package data + loader); the
+                                             bounds of the numbers that scale a run; the CPUs the process may use,
+                                             the OpenMP environment
   2  images                                  image checks, decoding, encoding
   3  dataset | perturbations | hierarchies   reading a built dataset folder (checked); corruptions; trees and distances
   4  core                                    the dataset-building framework; parsers of release files builders and review share
@@ -45,6 +46,7 @@ LAYERS: dict[str, int] = {
     "imagenet_suite.seeding": 1,
     "imagenet_suite.limits": 1,
     "imagenet_suite.reference": 1,
+    "imagenet_suite.cpus": 1,
     "imagenet_suite.images": 2,
     "imagenet_suite.dataset": 3,
     "imagenet_suite.perturbations": 3,

@@ -170,3 +170,51 @@ def test_a_suite_json_written_by_evaluate_passes(tmp_path):
             str(run), "--device", "cpu", "--workers", "0", "--bootstrap", "20", "--no-progress"]  # fmt: skip
     assert cli.main(argv) == 0
     assert read_suite(run)["summary"]["uncertainty"]["ci95"], "the run has intervals, all of them checked"
+
+
+ROWS = [
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 1, "denominator": 2},
+    {"metric": "top1_accuracy", "value": None},
+    {"metric": "top1_accuracy", "value": 1.0 + 1e-12, "variant": "", "subgroup": "n01440764"},
+    {"metric": "top1_accuracy", "value": 1.1},
+    {"metric": "top1_accuracy", "value": float("nan")},
+    {"metric": "top1_accuracy", "value": True},
+    {"metric": "top1_accuracy", "value": "0.5"},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 3, "denominator": 2},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": -1, "denominator": 2},
+    {"metric": "top1_accuracy", "value": 0.5, "variant": 3},
+    {"metric": "top1_accuracy", "value": 0.5, "subgroup": None},
+    {"metric": "top1_accuracy"},
+    {"metric": 7, "value": 0.5},
+    {"metric": "lca", "value": 9.9, "variant": "info"},
+    {"metric": "lca", "value": 10.5, "variant": "info"},
+    {"metric": "lca", "value": 10.5, "variant": "depth"},
+    {"metric": "c_robustness", "value": -0.1},
+    {"metric": "a_new_metric", "value": -3},
+    ["not", "a", "row"],
+]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[str(i) for i in range(len(ROWS))])
+def test_the_fast_test_of_a_report_row_passes_exactly_the_rows_the_full_check_passes(row):
+    """``MetricRowSchema.accepts`` (no paths built: what makes a 300-run leaderboard read fast) agrees with
+    ``check``, which names the failing field."""
+    from imagenet_suite.scoring.summary.json_schema import Maybe, Mismatch
+    from imagenet_suite.scoring.summary.metric_ranges import MetricRowSchema
+
+    schema = MetricRowSchema()
+    fast = schema.accepts(row)
+    try:
+        MetricRowSchema.COUNTS.check(row, "row")  # the full check, without the fast path
+        Maybe(metric_range(row["metric"], row.get("variant", ""))).check(row["value"], "row.value")
+        full = not (
+            row.get("numerator") is not None
+            and row.get("denominator") is not None
+            and row["numerator"] > row["denominator"]
+        )
+    except Mismatch:
+        full = False
+    assert fast == full
+    if not fast:
+        with pytest.raises(Mismatch):
+            schema.check(row, "row")

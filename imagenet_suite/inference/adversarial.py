@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -60,6 +59,7 @@ from ..dataset.folder import SELF_HASH, DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
 from ..scoring.metrics.classification import Fraction
 from ..scoring.outputs import load_torch_file
+from ..scoring.threads import loader_workers, single_threaded_worker
 from .adversarial_rows import ids_and_labels, stratified_subset
 from .attack_space import HESSE2025, PIXEL, PixelSpaceModel, check_attack_convention, pixel_space
 from .autoattack import (
@@ -405,13 +405,14 @@ def _attacked(
     """Each unit of ``todo`` with its ``[1 + attacks, rows]`` correct flags (on the CPU): read by DataLoader
     workers, attacked in the main process with the model's parameters frozen."""
     device = torch.device(options.device)
-    workers = min(4, os.cpu_count() or 1) if options.workers is None else options.workers
+    workers = loader_workers(options.workers)
     loader = DataLoader(  # its own generator: the workers' base seed is not drawn from the caller's RNG
         images,
         batch_size=None,
         num_workers=workers,
         pin_memory=device.type == "cuda",
         persistent_workers=False,
+        worker_init_fn=single_threaded_worker if workers else None,
         generator=torch.Generator().manual_seed(options.seed),
     )
     by_index = {unit.index: unit for unit in todo}

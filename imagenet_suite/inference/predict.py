@@ -48,7 +48,6 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -69,6 +68,7 @@ from ..limits import check_limit
 from ..scoring.evaluation.preprocessing import no_center_crop
 from ..scoring.metrics.protocols import border_crop
 from ..scoring.outputs import load_torch_file
+from ..scoring.threads import compute_threads, loader_workers, single_threaded_worker, torch_threads
 from .gpu_decode import TensorTransform, UnsupportedTransform, decode_jpegs, device_decodable, tensor_transform
 from .models import LoadedModel, Transform, resize_only_transform, weights_digest
 from .resume import (
@@ -741,9 +741,11 @@ def _read_chunk(chunk: Path, unit: Unit, features: bool, expected_ids: list[str]
 
 
 def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: PredictOptions, to_device=None) -> None:
-    """Read ``todo`` with ``options.workers`` DataLoader workers and hand each batch's outputs on (``forward``;
-    its feature tap is removed from the model at the end)."""
-    workers = min(4, os.cpu_count() or 1) if options.workers is None else options.workers
+    """Read ``todo`` with ``options.workers`` DataLoader workers (default :func:`~imagenet_suite.scoring.threads.loader_workers`,
+    each torch single-threaded) and hand each batch's outputs on (``forward``, with torch's threads bounded by the
+    CPUs available: :func:`~imagenet_suite.scoring.threads.compute_threads`; its feature tap is removed from the
+    model at the end)."""
+    workers = loader_workers(options.workers)
     bar = tqdm(total=sum(unit.rows for unit in todo), unit="img", disable=not options.progress, desc="predict")
     try:
         loader = DataLoader(
@@ -752,17 +754,19 @@ def _run(images: BatchImages, todo: list[Unit], forward: _Forward, options: Pred
             num_workers=workers,
             pin_memory=forward.device.type == "cuda",
             persistent_workers=False,
+            worker_init_fn=single_threaded_worker if workers else None,
         )
         forward.model.to(forward.device)
         done = set()
-        for index, ids, batch in loader:
-            if ids is None:
-                raise InvalidSourceData(batch)
-            if to_device is not None:
-                batch = to_device(batch)
-            forward(index, ids, batch)
-            done.add(index)
-            bar.update(len(ids))
+        with torch_threads(compute_threads()):  # no more threads than the CPUs the process may use
+            for index, ids, batch in loader:
+                if ids is None:
+                    raise InvalidSourceData(batch)
+                if to_device is not None:
+                    batch = to_device(batch)
+                forward(index, ids, batch)
+                done.add(index)
+                bar.update(len(ids))
     finally:
         bar.close()
         if forward.tap is not None:

@@ -61,6 +61,7 @@ from ..dataset.folder import DatasetFolder
 from ..errors import ConfigError, InvalidSourceData, param
 from ..files import atomic_write_bytes, write_problem
 from ..scoring.outputs import load_torch_file
+from ..scoring.threads import loader_workers
 from .models import LoadedModel
 from .predict import PredictJob, PredictOptions, check_outputs_file
 from .resume import set_aside, torch_bytes
@@ -112,7 +113,7 @@ def image_sha256(folder: DatasetFolder, config: str, split: str, progress: bool 
         return hashes
 
     try:
-        with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
+        with ThreadPoolExecutor(loader_workers() or 1) as pool:
             return [digest for hashes in pool.map(hash_group, groups) for digest in hashes]
     finally:
         bar.close()

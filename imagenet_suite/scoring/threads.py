@@ -14,17 +14,29 @@ OpenMP team per operation, which on small or shared machines costs more than the
 Overlapping scopes (nested on one thread, or concurrent on several): a scope that closes while
 others are open restores its own thread's count; the last one to close restores the count found
 by the first, so neither the caller's thread nor threads started later keep a scoped value.
+
+Every count here is bounded by the CPUs the process may actually use
+(:func:`imagenet_suite.cpus.available_cpus`: its affinity mask and cgroup quota), never the machine's
+``os.cpu_count()``: :func:`compute_threads` (torch's threads while a model runs), :func:`cpu_workers`
+(chunk-parallel scoring) and :func:`loader_workers` (DataLoader worker processes, each of which runs
+torch single-threaded: :func:`single_threaded_worker`, their ``worker_init_fn``). The OpenMP environment
+that keeps idle threads from spinning on a shared machine is set before torch loads
+(:func:`imagenet_suite.cpus.quiet_openmp`).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 import torch
+
+from ..cpus import available_cpus
+
+MAX_LOADER_WORKERS = 4
+"""DataLoader workers by default: at most this many, and no more than the CPUs available."""
 
 _lock = threading.Lock()
 _open_scopes = 0  # torch_threads scopes open in this process, on any thread
@@ -74,13 +86,36 @@ def cpu_workers() -> int:
     """Worker threads for chunk-parallel CPU work, at least 1.
 
     Inside :func:`chunk_parallel_cpu`: the count recorded when it was entered. Elsewhere: torch's
-    intra-op thread count, bounded by the CPU count (1 inside a worker thread, whose torch is
+    intra-op thread count, bounded by the CPUs available (1 inside a worker thread, whose torch is
     single-threaded, so workers never start nested pools).
     """
     recorded = _chunk_workers.get()
     if recorded is not None:
         return recorded
-    return max(1, min(torch.get_num_threads(), os.cpu_count() or 1))
+    return compute_threads()
+
+
+def compute_threads() -> int:
+    """torch's intra-op threads for running a model here: its current count bounded by the CPUs available
+    (:func:`~imagenet_suite.cpus.available_cpus`), at least 1. ``predict`` runs its batches under
+    ``torch_threads(compute_threads())``."""
+    return max(1, min(torch.get_num_threads(), available_cpus()))
+
+
+def loader_workers(requested: int | None = None) -> int:
+    """DataLoader worker processes: ``requested`` when given, else ``min(4, CPUs available)``.
+
+    Example:
+        >>> loader_workers(0), loader_workers(3)
+        (0, 3)
+    """
+    return requested if requested is not None else min(MAX_LOADER_WORKERS, available_cpus())
+
+
+def single_threaded_worker(worker_id: int) -> None:
+    """A DataLoader ``worker_init_fn``: torch single-threaded in the worker process (its images are decoded
+    and transformed one at a time; the model's threads are in the main process)."""
+    torch.set_num_threads(1)
 
 
 @contextmanager
@@ -101,4 +136,13 @@ def chunk_parallel_cpu() -> Iterator[None]:
         _chunk_workers.reset(marker)
 
 
-__all__ = ["chunk_parallel_cpu", "cpu_workers", "single_threaded_torch", "torch_threads"]
+__all__ = [
+    "MAX_LOADER_WORKERS",
+    "chunk_parallel_cpu",
+    "compute_threads",
+    "cpu_workers",
+    "loader_workers",
+    "single_threaded_torch",
+    "single_threaded_worker",
+    "torch_threads",
+]
