@@ -32,7 +32,12 @@ from imagenet_suite.core.runner import JOURNAL
 from imagenet_suite.dataset.verify import verify_folder
 from imagenet_suite.errors import ConfigError, DatasetFolderError, OutputsError
 from imagenet_suite.scoring.metrics.ood_detector_fit import fit_detector_stats
-from imagenet_suite.scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
+from imagenet_suite.scoring.metrics.ood_detector_stats import (
+    CONTENT_SHA256,
+    DetectorStats,
+    Embeddings,
+    stats_content_sha256,
+)
 from imagenet_suite.scoring.metrics.ood_fit import FitSet
 from imagenet_suite.scoring.outputs import ModelOutputs
 from tests.helpers import build_val, folder_bytes, run_cli
@@ -330,11 +335,15 @@ def test_a_pickle_in_a_weights_file_is_refused_in_our_words(tmp_path):
 
 
 def _saved_stats(tmp_path: Path, change=None) -> Path:
+    """A saved statistics file, its entries then edited by ``change`` and sealed again with their content hash
+    (as a writer that wrote those entries would have): what :meth:`DetectorStats.load` checks past the hash."""
     path = tmp_path / "stats.pt"
     _stats().save(path)
     if change is not None:
         data = torch.load(path, weights_only=True)
-        data = change(data)
+        data = change({k: v for k, v in data.items() if k != CONTENT_SHA256})
+        if isinstance(data, dict) and "format" in data:
+            data[CONTENT_SHA256] = stats_content_sha256(data)
         torch.save(data, path)
     return path
 
