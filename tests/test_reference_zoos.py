@@ -95,7 +95,6 @@ def test_fractions_divide_the_percent_columns_only():
 
 
 def test_column_names_are_the_leaderboards():
-    assert reference.QUBA_DIMENSIONS == DIMENSIONS
     assert set(DIMENSIONS) <= set(reference.table("hesse2025_table12").columns)
     assert tuple(PAPER_COLUMNS) == reference.NINCO_DETECTORS
     for name in ("bitterwolf2023_table3_fpr95", "bitterwolf2023_table4_auroc", "bitterwolf2023_table14_popular_fpr95"):

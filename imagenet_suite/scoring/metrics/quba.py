@@ -18,18 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError, param
+from ...reference import QUBA_DIMENSIONS
 
-DIMENSIONS: tuple[str, ...] = (
-    "accuracy",
-    "adversarial_robustness",
-    "c_robustness",
-    "ood_robustness",
-    "calibration_error",
-    "class_balance",
-    "object_focus",
-    "shape_bias",
-    "params_millions",
-)
+DIMENSIONS: tuple[str, ...] = QUBA_DIMENSIONS  # the reference zoo (layer 1) names them for Table 12 too
 QUBA_MEAN = np.array(
     [
         0.7990557251908397,
