@@ -5,6 +5,7 @@ the counts predict and scoring use (``compute_threads``, ``cpu_workers``, ``load
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -85,8 +86,17 @@ def test_available_cpus_is_the_affinity_bounded_by_the_cgroup_quota(tmp_path, se
     assert available_cpus(EIGHT, **where) == available
 
 
-def test_available_cpus_of_this_process_is_at_most_its_affinity():
-    assert 1 <= available_cpus() <= len(os.sched_getaffinity(0))
+def test_available_cpus_of_this_process_follow_its_affinity_mask():
+    """The process's own mask is read (no ``affinity`` given): narrowed to one CPU, one CPU is available."""
+    mask = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(mask)})
+        assert available_cpus() == 1
+        os.sched_setaffinity(0, mask)
+        limit = cgroup_cpu_limit()
+        assert available_cpus() == (len(mask) if limit is None else min(len(mask), max(1, math.ceil(limit - 1e-9))))
+    finally:
+        os.sched_setaffinity(0, mask)
 
 
 def test_quiet_openmp_sets_only_what_is_unset(monkeypatch):
