@@ -119,6 +119,8 @@ def test_each_papers_figure_is_drawn_into_leaderboard_html(board_and_suites):
     assert all(f">{category}<" in shape for category in SHAPE_BIAS)
     assert ">timm:A pooled 0.300<" in shape and ">timm:C pooled 0.550<" in shape
     assert f">timm:D (pooled only) {board.quba.loc['timm:D', 'shape_bias']:.3f}<" in shape
+    humans, _ = geirhos2019.human_shape_bias()  # the ten observers, pooled (tests/test_human_shape_bias.py)
+    assert f">humans pooled {humans:.3f}<" in shape and f">{geirhos2019.HUMANS}<" in shape
 
 
 def test_a_runs_fpr95_per_ninco_class_one_figure_per_detector():

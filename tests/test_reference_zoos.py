@@ -35,6 +35,7 @@ EXPECTED_ROWS = {  # the papers' own counts
     "bitterwolf2023_table14_popular_fpr95": 28,
     "heuillet2025_results": 3 * 80 * 6,  # protocols x configurations x datasets
     "anzaku2024_tables4_10": 315,  # "315 checkpoints"
+    "geirhos2019_cue_conflict_humans": 10 * 16,  # observers x shape categories
 }
 
 
@@ -45,7 +46,7 @@ def hesse() -> pd.DataFrame:
 
 def test_every_table_loads_with_its_manifest_rows_columns_and_unique_keys():
     assert {t.name for t in reference.tables()} == set(EXPECTED_ROWS)
-    assert {t.paper for t in reference.tables()} == set(reference.PAPERS)
+    assert {t.paper for t in reference.tables()} == set(reference.PAPERS) | set(reference.HUMAN_DATA)
     for entry in reference.tables():
         frame = reference.load(entry.name)
         assert len(frame) == entry.rows == EXPECTED_ROWS[entry.name], entry.name

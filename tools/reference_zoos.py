@@ -27,13 +27,18 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-REFERENCE_VERSION = "1.0.0"
+REFERENCE_VERSION = "1.1.0"
 VERSIONS = [
     {
         "version": "1.0.0",
         "notes": "first release: Hesse et al. 2025 Table 12; Shi et al. 2024 per-model results; Bitterwolf et al. "
         "2023 Tables 3, 4 and 14; Heuillet et al. 2025 results_dataset.csv; Anzaku et al. 2024 Tables 4-10",
-    }
+    },
+    {
+        "version": "1.1.0",
+        "notes": "added geirhos2019_cue_conflict_humans: the ten human observers' shape and texture decisions per "
+        "shape category on the cue-conflict images (model-vs-human's raw data), for the shape-bias plot's human points",
+    },
 ]
 OUT = Path("imagenet_suite/reference/data")
 
@@ -43,6 +48,7 @@ REPOS = {
     "hesse2025": ("visinf/beyond-accuracy", "f330d7c3252d2d3d1849cbb14de158455b56bdda"),
     "shi2024": ("ElvishElvis/LCA-on-the-line", "8c0e74d06dddff43ebb5f484a533eb806a8c16df"),
     "heuillet2025": ("MaxHeuillet/robust_training", "2ff7f53e5127bf7d6d6b77cd25aaf1d066434996"),
+    "geirhos2019": ("bethgelab/model-vs-human", "79ed7cd1d9ac3a114e71b6638f0a98bdd627316c"),
 }
 PINNED = {  # (repository, path) -> sha256 of the file at the pinned commit
     ("visinf/beyond-accuracy", "index.html"): "047167b55eeb94f397c46d95be7b3be88b6d5e61aa32c211e7078e15b313ce62",
@@ -652,6 +658,56 @@ def anzaku2024(mirrors: Path, papers: Path) -> dict:
     }
 
 
+# ------------------------------------------------------------- Geirhos et al. 2019 (model-vs-human)
+
+HUMAN_FILE = "raw-data/cue-conflict/cue-conflict_subject-{:02d}_session_1.csv"
+HUMAN_COLUMNS = ["subject", "category", "shape_hits", "texture_hits", "conflict_images", "excluded_images"]
+
+
+def geirhos2019(mirrors: Path, papers: Path) -> dict:
+    from imagenet_suite.scoring.metrics.human_shape_bias import counts_per_category
+
+    sources, out = [], []
+    for subject in range(1, 11):
+        path = HUMAN_FILE.format(subject)
+        data, source = repo_source(mirrors, "geirhos2019", path, f"observer subject-{subject:02d}'s 1,280 trials")
+        sources.append(source)
+        counts = counts_per_category(csv.DictReader(io.StringIO(data.decode("utf-8"))), source=path)
+        for category, count in counts.items():
+            out.append([f"subject-{subject:02d}", category, count.shape_hits, count.texture_hits,
+                        count.conflict_images, count.excluded_images])  # fmt: skip
+    path, count = write_csv("geirhos2019_cue_conflict_humans.csv", HUMAN_COLUMNS, out)
+    return {
+        "name": "geirhos2019_cue_conflict_humans",
+        "paper": "geirhos2019",
+        "title": "Geirhos et al. 2019 (texture vs shape), as model-vs-human (Geirhos et al. 2021) releases it: the ten "
+        "human observers' shape and texture decisions on the 1,280 cue-conflict images, per shape category",
+        "file": path.name,
+        "rows": count,
+        "key": ["subject", "category"],
+        "units": "counts of trials",
+        "percent_columns": [],
+        "columns": {
+            "subject": "the observer (subject-01 ... subject-10)",
+            "category": "the shape category of the images (one of the 16)",
+            "shape_hits": "trials on cue-conflict images (shape != texture) answered with the shape category",
+            "texture_hits": "trials on cue-conflict images answered with the texture category",
+            "conflict_images": "trials whose shape and texture differ",
+            "excluded_images": "trials whose shape equals the texture (left out, as model-vs-human does)",
+        },
+        "sources": sources,
+        "licence": "model-vs-human: MIT (code); the cue-conflict stimuli and data CC-BY-4.0 (texture-vs-shape's "
+        "DATASET_LICENSE, per model-vs-human's licenses/LICENSES_OVERVIEW.md)",
+        "precision": "Exact counts, derived from the raw trials with imagenet_suite.scoring.metrics.human_shape_bias "
+        "(tests/test_human_shape_bias.py re-derives subject-01's rows from its raw file in tests/data).",
+        "notes": [
+            "Shape bias = shape_hits / (shape_hits + texture_hits); model-vs-human's matrix plot pools the ten "
+            "observers per category (sum the counts, then divide).",
+            "Responses that name neither cue (na, or another category) count in neither column.",
+        ],
+    }
+
+
 # --------------------------------------------------------------------------------------------- main
 
 
@@ -667,10 +723,13 @@ def main() -> None:
         *bitterwolf2023(args.mirrors, args.papers),
         heuillet2025(args.mirrors, args.papers),
         anzaku2024(args.mirrors, args.papers),
+        geirhos2019(args.mirrors, args.papers),
     ]
     for table in tables:
         table["sha256"] = sha256((OUT / table["file"]).read_bytes())
-    versions = [dict(entry) for entry in VERSIONS]
+    released = json.loads((OUT / "manifest.json").read_text(encoding="utf-8"))["versions"]
+    released = {entry["version"]: entry["sha256"] for entry in released}  # earlier releases keep their record
+    versions = [dict(entry, sha256=released.get(entry["version"])) for entry in VERSIONS]
     versions[-1]["sha256"] = {table["name"]: table["sha256"] for table in tables}
     manifest = {"version": REFERENCE_VERSION, "tables": {t["name"]: t for t in tables}, "versions": versions}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -20,6 +20,8 @@ table                                    rows         what (units)
                                                       loss and dataset (fractions)
 ``anzaku2024_tables4_10``                315          Anzaku et al. Tables 4-10: top-1, ReaL, ASMA and ΔRank
                                                       (percent)
+``geirhos2019_cue_conflict_humans``      160          Geirhos et al. 2019's ten human observers: shape and
+                                                      texture decisions per cue-conflict category (counts)
 =======================================  ===========  =====================================================
 
 Column names follow the leaderboard's: ``hesse2025_table12`` has the nine QUBA dimensions under the names of
@@ -52,6 +54,10 @@ PAPERS: dict[str, str] = {
     "anzaku2024": "Anzaku et al. 2024 (ReaL, ASMA, ΔRank)",
 }
 """The papers with a reference zoo, by the key ``leaderboard --reference`` takes."""
+HUMAN_DATA: dict[str, str] = {
+    "geirhos2019": "Texture vs shape, Geirhos et al. 2019 (human observers, as model-vs-human releases them)",
+}
+"""Sources of human reference data the figures draw beside the models (no ``--reference`` zoo)."""
 QUBA_DIMENSIONS: tuple[str, ...] = (
     "accuracy",
     "adversarial_robustness",
@@ -162,7 +168,7 @@ def _table(entry: dict[str, Any]) -> ReferenceTable:
 
 
 def _check_paper(paper: str) -> None:
-    if paper not in PAPERS:
+    if paper not in PAPERS and paper not in HUMAN_DATA:
         raise ConfigError(f"{param('reference')}: no reference zoo {paper!r}; known: {', '.join(PAPERS)}")
 
 
@@ -218,6 +224,7 @@ def load_paper(reference: str, *, fractions: bool = False) -> dict[str, pd.DataF
 
 
 __all__ = [
+    "HUMAN_DATA",
     "NINCO_DETECTORS",
     "PAPERS",
     "QUBA_DIMENSIONS",

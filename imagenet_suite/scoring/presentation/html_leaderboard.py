@@ -119,7 +119,10 @@ def _accuracy_section(board: Leaderboard) -> Section:
 
 
 def _shape_bias_section(suites: Mapping[str, Mapping[str, Any]]) -> Section:
-    notes = [f"Without the human points of model-vs-human: {shape_figures.NO_HUMANS}."]
+    notes = [
+        f"The human points: {shape_figures.HUMANS}, from model-vs-human's raw trials (reference table "
+        f"`{shape_figures.HUMAN_TABLE}`), pooled over the observers as model-vs-human's plot pools them."
+    ]
     return Section("Shape bias", "Geirhos et al. 2019", notes, [], [shape_figures.shape_bias(suites)])
 
 

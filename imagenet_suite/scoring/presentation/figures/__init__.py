@@ -8,7 +8,7 @@ needs — ``missing``: what is missing and which command adds it (an empty figur
 * :mod:`.bitterwolf2023` — NINCO's models × detectors heatmap of the mean FPR@95;
 * :mod:`.heuillet2025` — Heuillet et al.'s Borda and Sum per model, with the MAC;
 * :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank;
-* :mod:`.geirhos2019` — the shape bias per shape category on cue-conflict images (no human points);
+* :mod:`.geirhos2019` — the shape bias per shape category on cue-conflict images, with the human observers;
 * :mod:`.hendrycks2019` — ImageNet-C's CE per corruption and model (the mCE's terms);
 * :mod:`.shi2024` — LCA-on-the-Line's lines (LCA and top-1 baseline against OOD top-1).
 

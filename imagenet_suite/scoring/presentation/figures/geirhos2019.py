@@ -1,8 +1,7 @@
-"""Texture-vs-shape (Geirhos et al. 2019; model-vs-human's plot): shape bias on cue-conflict images per shape
-category, a marker per model, each model's pooled shape bias a vertical line.
-
-Without the human points: the repository holds no human observers' shape-bias values (model-vs-human's raw
-human data is not among ``tests/data`` nor the reference zoos), so the figure says so instead of drawing them.
+"""Texture-vs-shape (Geirhos et al. 2019; model-vs-human's matrix plot): shape bias on cue-conflict images per
+shape category, a marker per model, each model's pooled shape bias a vertical line, and the ten human observers
+pooled as model-vs-human draws them ("humans": red diamonds, their pooled shape bias a red line), from the
+reference table ``geirhos2019_cue_conflict_humans`` (:mod:`imagenet_suite.reference`).
 """
 
 from __future__ import annotations
@@ -13,13 +12,33 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
+from ....reference import load
+from ...metrics.human_shape_bias import pooled as pooled_counts
+from ...metrics.shape import ShapeBias
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
 from . import LEADERBOARD
 
-SHAPE_BIAS = "Shape bias per category (cue-conflict; model-vs-human's plot, no human points)"
+SHAPE_BIAS = "Shape bias per category (cue-conflict; model-vs-human's plot, with the human observers)"
 MOST_MODELS = 8  # markers beyond this are unreadable: the first models by name are drawn
-NO_HUMANS = "the human observers' values are not in the repository: this plot has no human points"
+HUMANS = "humans (10 observers, Geirhos et al. 2019)"
+HUMAN_TABLE = "geirhos2019_cue_conflict_humans"
+
+
+def human_shape_bias() -> tuple[float, dict[str, float]]:
+    """``(pooled, {category: shape bias})`` of the ten observers, pooled as model-vs-human's matrix plot pools
+    them (the counts summed over observers, then shape hits / (shape + texture hits)).
+
+    Example:
+        >>> pooled, per_category = human_shape_bias()
+        >>> round(pooled, 4), len(per_category), round(per_category["bicycle"], 3)
+        (0.9587, 16, 0.997)
+    """
+    table = load(HUMAN_TABLE)
+    fields = list(ShapeBias.__dataclass_fields__)
+    counts = lambda rows: [ShapeBias(*map(int, row)) for row in rows[fields].itertuples(index=False)]  # noqa: E731
+    per = {category: pooled_counts(counts(rows)).value for category, rows in table.groupby("category", sort=True)}
+    return pooled_counts(counts(table)).value, per
 
 
 def shape_bias_values(suite: Mapping[str, Any]) -> tuple[float | None, dict[str, float]]:
@@ -38,10 +57,15 @@ def shape_bias_values(suite: Mapping[str, Any]) -> tuple[float | None, dict[str,
     return pooled, categories
 
 
-def shape_bias_plot(values: Mapping[str, tuple[float | None, Mapping[str, float]]], title: str = "") -> MplFigure:
+def shape_bias_plot(
+    values: Mapping[str, tuple[float | None, Mapping[str, float]]],
+    title: str = "",
+    humans: tuple[float, Mapping[str, float]] | None = None,
+) -> MplFigure:
     """``values``: ``{model: (pooled, {category: shape bias})}``; categories on the y axis, shape bias (the
-    fraction of shape decisions) on the x axis, one colour per model."""
-    categories = sorted({name for _, per in values.values() for name in per})
+    fraction of shape decisions) on the x axis, one colour per model; ``humans`` (``(pooled, per category)``,
+    :func:`human_shape_bias`) drawn as model-vs-human draws them, red diamonds and a red line."""
+    categories = sorted({name for _, per in values.values() for name in per} | set(humans[1] if humans else ()))
     figure = MplFigure(figsize=(6, 0.3 * max(len(categories), 4) + 1.6))
     axes = figure.subplots()
     colours = [f"C{i}" for i in range(10)]
@@ -54,6 +78,12 @@ def shape_bias_plot(values: Mapping[str, tuple[float | None, Mapping[str, float]
         if pooled is not None:
             label = f"{model} pooled {pooled:.3f}" if points else f"{model} (pooled only) {pooled:.3f}"
             axes.axvline(pooled, color=colour, linestyle="--", linewidth=1, label=label)
+    if humans is not None:
+        human_pooled, human_per = humans
+        points = [(human_per[name], position) for position, name in enumerate(categories) if name in human_per]
+        xs, ys = np.array(points).T
+        axes.scatter(xs, ys, color="red", marker="D", s=22, zorder=4, label=HUMANS)
+        axes.axvline(human_pooled, color="red", linewidth=1.2, label=f"humans pooled {human_pooled:.3f}")
     if categories:
         axes.set_yticks(range(len(categories)), categories, fontsize=7)
         axes.invert_yaxis()
@@ -61,7 +91,7 @@ def shape_bias_plot(values: Mapping[str, tuple[float | None, Mapping[str, float]
         axes.set_yticks([])
     axes.set(xlim=(0, 1), xlabel="shape bias: fraction of shape decisions (1 = all shape)")
     axes.grid(axis="x", alpha=0.3)
-    axes.set_title(title or "shape bias on cue-conflict images (no human points: not in the repository)", fontsize=8)
+    axes.set_title(title or "shape bias on cue-conflict images", fontsize=8)
     axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
     figure.tight_layout()
     return figure
@@ -82,7 +112,7 @@ def shape_bias(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
         return Figure(SHAPE_BIAS, missing="no run has a shape bias: evaluate with the `shape_bias_sets` builder's "
                       f"`cue_conflict` config (`imagenet-suite evaluate MODEL --datasets ...`), then {LEADERBOARD}")  # fmt: skip
     shown = dict(list(values.items())[:MOST_MODELS])
-    return drawn(SHAPE_BIAS, shape_bias_plot, shown)
+    return drawn(SHAPE_BIAS, shape_bias_plot, shown, humans=human_shape_bias())
 
 
-__all__ = ["NO_HUMANS", "SHAPE_BIAS", "shape_bias", "shape_bias_plot", "shape_bias_values"]
+__all__ = ["HUMANS", "SHAPE_BIAS", "human_shape_bias", "shape_bias", "shape_bias_plot", "shape_bias_values"]
