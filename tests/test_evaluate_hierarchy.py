@@ -16,6 +16,7 @@ import io
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from imagenet_suite.core.options import BuildOptions
@@ -27,6 +28,8 @@ from imagenet_suite.inference import PredictOptions, load_model
 from imagenet_suite.inference import evaluate as evaluate_module
 from imagenet_suite.inference.evaluate import run_suite
 from imagenet_suite.inference.suite_options import SuiteOptions, check_arguments
+from imagenet_suite.scoring.evaluation.options import CalibrationOptions
+from imagenet_suite.scoring.metrics.calibration import DEFAULT_ECE_CONVENTION, CalibrationBins, calibration_bins
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.fixtures import imagenet_layouts as val_fx
@@ -181,3 +184,26 @@ def test_a_hierarchy_that_cannot_be_used_is_refused_before_any_work(val_layouts,
         with pytest.raises(ConfigError, match=message):
             check_arguments(tmp_path / "run", _options(hierarchy))
     assert not (tmp_path / "run").exists()
+
+
+def test_the_calibration_bins_are_kept_and_report_html_draws_the_reliability_diagram(runs, val_images):
+    """suite.json keeps each report's calibration bins (issue 39: the reliability diagram of report.html):
+    torchmetrics' 15 bins (+ the confidence-1 bin) of the run's own outputs, as the scoring code bins them."""
+    run_dir, first, *_ = runs
+    bins = read_suite(run_dir / "suite.json")["datasets"]["imagenet_val"]["reliability"]
+    assert set(bins) == set(CalibrationOptions().ece_conventions)
+    outputs = ModelOutputs.load(run_dir / "outputs" / "imagenet_val.pt")
+    label_of = {im.image_id: im.label for im in val_images}
+    probabilities = torch.softmax(outputs.values.float(), dim=1)
+    confidence, top1 = probabilities.max(dim=1)
+    correct = top1 == torch.tensor([label_of[i] for i in outputs.ids])
+    expected = calibration_bins(confidence, correct, DEFAULT_ECE_CONVENTION)
+    found = CalibrationBins.from_json(DEFAULT_ECE_CONVENTION, bins[DEFAULT_ECE_CONVENTION])
+    assert found.count.tolist() == expected.count.tolist() and found.correct.tolist() == expected.correct.tolist()
+    assert found.confidence_sum.tolist() == pytest.approx(expected.confidence_sum.tolist(), abs=1e-5)
+    ece = next(r["value"] for r in first["datasets"]["imagenet_val"]["metrics"] if r["metric"] == "ece"
+               and r["variant"] == DEFAULT_ECE_CONVENTION)  # fmt: skip
+    assert found.expected_calibration_error == pytest.approx(ece, abs=1e-6) and found.total == len(val_images)
+    page = (run_dir / "report.html").read_text()
+    caption = "<figcaption>Reliability diagram (imagenet_val)</figcaption>"
+    assert caption in page and page.split(caption, 1)[1].lstrip().startswith("<svg")

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from imagenet_suite import cli
+from imagenet_suite.scoring.metrics.calibration import calibration_bins
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from tests.helpers import REPO_ROOT
 from tests.test_leaderboard_papers import dims_runs, ninco_reports, random_dims, row, with_reports
@@ -44,6 +46,11 @@ def _runs(tmp_path: Path) -> list[Path]:
                 for detector in ("msp", "vim")
                 for k, value in enumerate((0.3, 0.05, 0.6))
             ]
+        if i == 0:  # the calibration family's bins of 200 seeded confidences: report.html's reliability diagram
+            rng = np.random.default_rng(0)
+            confidence = torch.from_numpy(rng.uniform(0.2, 1.0, 200))
+            bins = calibration_bins(confidence, torch.from_numpy(rng.uniform(size=200)) < confidence)
+            suite["datasets"]["imagenet_val"]["reliability"] = {bins.convention: bins.to_json()}
         values = np.array([quba["dimensions"][name]["value"] for name in DIMENSIONS])
         suite["summary"]["quba"] = {**quba, "missing": {}, "score": float(quba_score(values))}  # the random ones
         (run / "suite.json").write_text(json.dumps(suite))
@@ -139,8 +146,8 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ["headline-numbers", "quba", "accuracy-per-dataset", "ninco", "provenance"],
             "report.png",
         )
-        # drawn: QUBA dimensions, accuracy per dataset, NINCO per class × 2; not drawn: the reliability diagram (no bins)
-        assert counts == {"drawn": 4, "missing": 1}
+        # drawn: QUBA dimensions, the reliability diagram, accuracy per dataset, NINCO per class × 2
+        assert counts == {"drawn": 5, "missing": 0}
         ascending, descending = _sorted_by_header(driver, "headline-numbers", "value")
         assert ascending == sorted(ascending) and descending == sorted(ascending, reverse=True) and ascending
 

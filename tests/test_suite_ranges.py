@@ -53,6 +53,12 @@ def _interval(number: str, low: float, high: float):
     return _at("summary", "uncertainty", _uncertainty({number: [low, high]}))
 
 
+def _bins(**changed) -> dict:
+    """Two calibration bins as ``CalibrationBins.to_json`` writes them, with ``changed`` lists."""
+    bins = {"lower": [0.0, 0.5], "upper": [0.5, 1.0], "count": [2, 1], "correct": [1, 1], "confidence_sum": [0.6, 0.9]}
+    return {**bins, **changed}
+
+
 ROW = ("datasets", "imagenet_val", "metrics", 0)
 BAD = {
     "the probe: an accuracy of 1e300 with an interval of [0, 0]": (
@@ -96,6 +102,15 @@ BAD = {
         r'summary\.expert_labels\["imagenet_multilabel"\]\["imagenet_m_mistakes/lenient"\]: expected a finite '
         r"number >= 0, found the number -2$",
     ),
+    "a reliability bin with more right answers than images": (
+        _at("datasets", "imagenet_val", "reliability", {"torchmetrics": _bins(count=[2, 1], correct=[1, 3])}),
+        r'datasets\["imagenet_val"\]\.reliability\["torchmetrics"\]\.correct\[1\]: expected at most the bin\'s count 1, '
+        r"found 3$",
+    ),
+    "reliability bins of different lengths": (
+        _at("datasets", "imagenet_val", "reliability", {"guo": _bins(lower=[0.0])}),
+        r'datasets\["imagenet_val"\]\.reliability\["guo"\]: expected bin lists of one length, found lengths',
+    ),
     "an interval whose low end is above its high end": (
         _interval(ACC, 0.6, 0.4),
         r'summary\.uncertainty\.ci95\["accuracies\[\\"imagenet_val\\"\]\.value"\]: expected \[low, high\] with '
@@ -126,6 +141,9 @@ def test_numbers_at_their_bounds_and_within_rounding_are_read(tmp_path):
     suite["datasets"]["imagenet_val"]["metrics"][0].update(value=1 + 1e-12, numerator=3, denominator=3)
     suite["summary"]["lca"] = {"imagenet_val": {"info": math.log2(1000), "depth_two_sided": 30.0}}
     suite["summary"]["uncertainty"] = _uncertainty({ACC: [0.97, 0.99], "quba.score": [-3.0, -1.0]})
+    suite["datasets"]["imagenet_val"]["reliability"] = {
+        "torchmetrics": _bins(correct=[2, 1], confidence_sum=[2.0, 1.0])
+    }
     read_suite(write_run(tmp_path, "edge", suite))  # an interval need not hold its number (ECE's, say)
 
 

@@ -21,6 +21,8 @@ from ...files import atomic_write_bytes
 from ..metrics.classification import Fraction
 
 TABLE_COLUMNS = ("metric", "variant", "subgroup", "value", "numerator", "denominator")
+BINS = "calibration_bins/"  # artifacts[BINS + convention]: CalibrationBins (the calibration family)
+RELIABILITY = "reliability"  # to_dict()'s key of the bins
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,17 @@ class ScoreReport:
         raise KeyError(f"no row metric={metric!r} variant={variant!r} subgroup={subgroup!r} in this report")
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"meta": ..., "metrics": [row dicts]}`` with non-finite values as None."""
-        return {
+        """``{"meta": ..., "metrics": [row dicts]}`` with non-finite values as None, and ``"reliability"``:
+        ``{convention: bins}`` (:meth:`~imagenet_suite.scoring.metrics.calibration.CalibrationBins.to_json`)
+        when the calibration family binned the confidences."""
+        found = {
             "meta": self.meta,
             "metrics": [{k: _json_number(v) for k, v in asdict(row).items()} for row in self.rows],
         }
+        bins = {key.removeprefix(BINS): b.to_json() for key, b in self.artifacts.items() if key.startswith(BINS)}
+        if bins:
+            found[RELIABILITY] = bins
+        return found
 
     def to_json(self, path: str | Path | None = None) -> str:
         """JSON text (NaN written as null); also written to ``path`` when given."""

@@ -12,7 +12,7 @@ import torch
 from ..evaluation.context import EvaluationContext
 from ..evaluation.family import LABEL_REQUIREMENT, MetricFamily, has_class_label
 from ..evaluation.options import CalibrationOptions
-from ..evaluation.results import MetricRow
+from ..evaluation.results import BINS, MetricRow
 from ..metrics import calibration
 from ..metrics.ace_replicates import RESAMPLE_CHUNK_ELEMENTS, ClasswiseAceReplicates
 from ..metrics.uncertainty import derived, resampled
@@ -24,7 +24,7 @@ def calibration_rows(ctx: EvaluationContext, options: CalibrationOptions) -> lis
     rows, eces = [], {}
     for convention in options.ece_conventions:
         bins = calibration.calibration_bins(stats.confidence, ctx.top1_correct, convention)
-        ctx.artifacts[f"calibration_bins/{convention}"] = bins
+        ctx.artifacts[BINS + convention] = bins
         eces[convention] = bins.expected_calibration_error
         rows.append(MetricRow("ece", eces[convention], convention))
         ctx.resample("ece", convention, "", _ece_resampled(ctx, convention))

@@ -78,6 +78,40 @@ class CalibrationBins:
         gaps = (self.correct.double() - self.confidence_sum).abs()  # n_b * |acc_b - conf_b|
         return float(gaps.sum() / self.total)
 
+    def to_json(self) -> dict[str, list[float] | list[int]]:
+        """The bins as JSON lists (a report's ``reliability[convention]``: what a reliability diagram needs).
+
+        Example:
+            >>> import torch
+            >>> bins = calibration_bins(torch.tensor([0.875, 0.625]), torch.tensor([True, False]), "guo")
+            >>> data = bins.to_json()
+            >>> sorted(data), sum(data["count"]), len(data["lower"])
+            (['confidence_sum', 'correct', 'count', 'lower', 'upper'], 2, 15)
+            >>> CalibrationBins.from_json("guo", data).expected_calibration_error == bins.expected_calibration_error
+            True
+        """
+        return {
+            "lower": self.lower.tolist(),
+            "upper": self.upper.tolist(),
+            "count": self.count.tolist(),
+            "correct": self.correct.tolist(),
+            "confidence_sum": self.confidence_sum.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, convention: str, data: dict[str, list]) -> CalibrationBins:
+        """The bins :meth:`to_json` wrote (checked by the suite.json schema where they are read)."""
+        count = torch.tensor(data["count"], dtype=torch.int64)
+        return cls(
+            convention,
+            torch.tensor(data["lower"], dtype=torch.float64),
+            torch.tensor(data["upper"], dtype=torch.float64),
+            count,
+            torch.tensor(data["correct"], dtype=torch.int64),
+            torch.tensor(data["confidence_sum"], dtype=torch.float64),
+            int(count.sum()),
+        )
+
 
 def calibration_bins(
     confidence: torch.Tensor, correct: torch.Tensor, convention: str = DEFAULT_ECE_CONVENTION, n_bins: int | None = None

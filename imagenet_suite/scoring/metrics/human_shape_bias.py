@@ -9,16 +9,6 @@ texture, and divides shape hits by shape + texture hits; its matrix plot pools t
 per shape category. :func:`counts_per_category` gives one observer's hits per category with this package's
 :func:`~imagenet_suite.scoring.metrics.shape.shape_bias_per_category` (responses that match no category,
 ``na``, count as neither cue), so the human points and the models' points come from one formula.
-
-Example:
-    >>> rows = [
-    ...     {"subj": "subject-01", "object_response": "cat", "category": "cat", "imagename": "0001_s_cat_00_cat1-dog2.png"},
-    ...     {"subj": "subject-01", "object_response": "dog", "category": "cat", "imagename": "0002_s_cat_00_cat2-dog3.png"},
-    ...     {"subj": "subject-01", "object_response": "na", "category": "dog", "imagename": "0003_s_dog_00_dog1-cat1.png"},
-    ... ]
-    >>> counts = counts_per_category(rows, source="example.csv")
-    >>> counts["cat"], counts["dog"].value
-    (ShapeBias(shape_hits=1, texture_hits=1, conflict_images=2, excluded_images=0), nan)
 """
 
 from __future__ import annotations
@@ -48,7 +38,18 @@ def texture_of(imagename: str) -> str:
 def counts_per_category(rows: Iterable[Mapping[str, str]], *, source: str) -> dict[str, ShapeBias]:
     """Shape and texture hits per shape category of the trials ``rows`` (dicts with :data:`COLUMNS`), in
     :data:`~imagenet_suite.scoring.metrics.shape.CATEGORIES16` order. ``source`` names the file in errors:
-    a category or texture outside the 16 is InvalidSourceData naming the file and its line."""
+    a category or texture outside the 16 is InvalidSourceData naming the file and its line.
+
+    Example:
+        >>> rows = [
+        ...     {"subj": "subject-01", "object_response": "cat", "category": "cat", "imagename": "0001_s_cat_00_cat1-dog2.png"},
+        ...     {"subj": "subject-01", "object_response": "dog", "category": "cat", "imagename": "0002_s_cat_00_cat2-dog3.png"},
+        ...     {"subj": "subject-01", "object_response": "na", "category": "dog", "imagename": "0003_s_dog_00_dog1-cat1.png"},
+        ... ]
+        >>> counts = counts_per_category(rows, source="example.csv")
+        >>> counts["cat"], counts["dog"].value
+        (ShapeBias(shape_hits=1, texture_hits=1, conflict_images=2, excluded_images=0), nan)
+    """
     index = {name: i for i, name in enumerate(CATEGORIES16)}
     decisions, shapes, textures = [], [], []
     for line, row in enumerate(rows, start=2):

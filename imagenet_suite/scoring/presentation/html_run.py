@@ -21,13 +21,15 @@ from typing import Any
 import pandas as pd
 
 from ...files import atomic_write_bytes
+from ..evaluation.results import RELIABILITY
+from ..metrics.calibration import DEFAULT_ECE_CONVENTION, CalibrationBins
 from ..metrics.quba import DIMENSIONS, QUBA_SIGNS
 from ..summary.intervals import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label
 from .figures import bitterwolf2023 as ninco_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
-from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot
+from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot, reliability_diagram
 
 REPORT_HTML = "report.html"
 HEADLINE_COLUMNS = ["number", "paper", "value", "95 % low", "95 % high", "better", "no interval because"]
@@ -46,9 +48,11 @@ LOWER_IS_BETTER = {"mce", "relative_mce", "ce", "relative_ce", "mean_fpr95"}
 NO_INTERVALS = "none computed (evaluate --bootstrap 0, or a suite.json written before intervals)"
 EVALUATE = "`imagenet-suite evaluate MODEL --datasets ...`"
 RELIABILITY_MISSING = (
-    "suite.json keeps each calibration report's ECE, not its bins: `imagenet-suite score BUILD_DIR --outputs "
-    "OUTPUTS --plots DIR` draws reliability_diagram.png of one split from the run's outputs"
+    "no report of this suite.json has calibration bins (written since reliability diagrams are drawn here): "
+    f"{EVALUATE} with imagenet_val again, or `imagenet-suite score BUILD_DIR --outputs OUTPUTS --plots DIR`, which "
+    "draws reliability_diagram.png of one split from the run's outputs"
 )
+RELIABILITY_SPLIT = "imagenet_val"  # Beyond Accuracy's calibration error is ImageNet val's
 
 
 def direction(keys: tuple[str, ...]) -> str:
@@ -83,8 +87,8 @@ def headline_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)
 
 
-def _quba_section(summary: Mapping[str, Any], model: str) -> Section:
-    quba = summary["quba"]
+def _quba_section(suite: Mapping[str, Any], model: str) -> Section:
+    quba = suite["summary"]["quba"]
     present = quba["dimensions"]
     frame = pd.DataFrame(
         [(name, entry["value"], direction(("quba", "dimensions", name)), quba["weights"][name],
@@ -103,8 +107,20 @@ def _quba_section(summary: Mapping[str, Any], model: str) -> Section:
         if values
         else Figure("QUBA dimensions", missing=f"no QUBA dimension: {EVALUATE} with imagenet_val")
     )
-    reliability = Figure("Reliability diagram", missing=RELIABILITY_MISSING)
-    return Section("QUBA", PAPERS["quba"], notes, [Table("The nine dimensions", frame)], [figure, reliability])
+    return Section("QUBA", PAPERS["quba"], notes, [Table("The nine dimensions", frame)], [figure, _reliability(suite)])
+
+
+def _reliability(suite: Mapping[str, Any]) -> Figure:
+    """The reliability diagram (torchmetrics' 15 bins) of ImageNet val's report, else of the first report that
+    has bins; what is missing when none has."""
+    datasets = suite.get("datasets", {})
+    with_bins = [key for key, report in datasets.items() if DEFAULT_ECE_CONVENTION in report.get(RELIABILITY, {})]
+    if not with_bins:
+        return Figure("Reliability diagram", missing=RELIABILITY_MISSING)
+    key = next((k for k in with_bins if k.split("/")[0] == RELIABILITY_SPLIT), with_bins[0])
+    bins = CalibrationBins.from_json(DEFAULT_ECE_CONVENTION, datasets[key][RELIABILITY][DEFAULT_ECE_CONVENTION])
+    title = f"{key} ({DEFAULT_ECE_CONVENTION} bins)"
+    return drawn(f"Reliability diagram ({key})", reliability_diagram, bins, title=title)
 
 
 def _accuracy_section(summary: Mapping[str, Any], model: str) -> Section:
@@ -238,7 +254,7 @@ def run_page(suite: Mapping[str, Any]) -> Page:
         + "; none of the papers reports one.",
     )
     sections = [Section("Headline numbers", "", [], [headline])]
-    sections += [_quba_section(summary, model), _accuracy_section(summary, model)]
+    sections += [_quba_section(suite, model), _accuracy_section(summary, model)]
     optional = (
         _adversarial_section(summary.get("adversarial")),
         _imagenet_c_section(summary.get("imagenet_c")),

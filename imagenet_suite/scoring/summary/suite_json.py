@@ -27,6 +27,7 @@ from .json_schema import (
     FRACTION,
     NON_NEGATIVE,
     NUMBER,
+    ROUNDING,
     SHA256,
     TEXT,
     Boolean,
@@ -66,7 +67,34 @@ BUILD = Fields(
 """One build of a dataset split: the folder read, the build's identity, the sha256 of its build_info.json."""
 METRIC_ROW = MetricRowSchema()
 """A report row, its value in its metric's range (:mod:`~imagenet_suite.scoring.summary.metric_ranges`)."""
-REPORT_1 = Fields({"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)})
+
+
+class ReliabilityBins(Fields):
+    """A report's ``reliability[convention]`` (``CalibrationBins.to_json``): five lists of one length, edges in
+    [0, 1], counts ≥ 0, ``correct`` ≤ ``count`` and ``confidence_sum`` ≤ ``count`` in every bin."""
+
+    def __init__(self) -> None:
+        counts, edges = ListOf(COUNT), ListOf(FRACTION)
+        super().__init__({"lower": edges, "upper": edges, "count": counts, "correct": counts,
+                          "confidence_sum": ListOf(NON_NEGATIVE)})  # fmt: skip
+
+    def check(self, value: Any, path: str) -> None:
+        super().check(value, path)
+        lengths = {key: len(value[key]) for key in self.required}
+        if len(set(lengths.values())) != 1:
+            raise Mismatch(path, "bin lists of one length", f"lengths {lengths}")
+        for i, count in enumerate(value["count"]):
+            for key, slack in (("correct", 0), ("confidence_sum", ROUNDING * (1 + count))):
+                if value[key][i] > count + slack:
+                    raise Mismatch(
+                        json_path(path, key) + f"[{i}]", f"at most the bin's count {count}", str(value[key][i])
+                    )
+
+
+REPORT_1 = Fields(
+    {"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)},
+    {"reliability": MapOf(ReliabilityBins())},  # the calibration family's bins, written since issue #39
+)
 PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})
 """What a report was computed from: the split scored, the split whose outputs were scored (ImageNet val's
 for a labels-only config), and the ImageNet-val outputs an OOD set was scored against (else null)."""
