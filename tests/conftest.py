@@ -25,9 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from imagenet_suite.cpus import quiet_openmp
+from imagenet_suite.cpus import available_cpus, quiet_openmp
 from tests import repo_guard
 
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):  # a worker of tools/test.sh: its share of the CPUs for torch
+    _share = available_cpus() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _share)))
 quiet_openmp()  # before any test module imports torch: OpenMP reads it when loaded (imagenet_suite.cpus)
 repo_guard.install()
 

@@ -28,7 +28,7 @@ def _stub(folder, name, body):
     path.chmod(0o755)
 
 
-def _run(tmp_path, *, installed, uid, sudo=False, apt=True, args=()):
+def _run(tmp_path, *, installed, uid, sudo=False, apt=True, args=(), environ=None):
     """Run the script with a ``PATH`` of stand-ins; the log file records what they were asked."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -38,11 +38,12 @@ def _run(tmp_path, *, installed, uid, sudo=False, apt=True, args=()):
     status = "install ok installed" if installed else "unknown ok not-installed"
     _stub(bin_dir, "dpkg-query", f"echo -n '{status}'")
     _stub(bin_dir, "id", f"echo {uid}")
+    _stub(bin_dir, "nproc", "echo 3")  # the CPUs this process may use
     _stub(bin_dir, "uv", f'echo "uv $*" >> {log}')
     _stub(bin_dir, "sudo", 'if [ "$1" = -n ]; then exit 0; fi; "$@"' if sudo else "exit 1")
     if apt:
         _stub(bin_dir, "apt-get", f'echo "apt-get $*" >> {log}')
-    env = {"PATH": str(bin_dir), "HOME": str(tmp_path)}
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), **(environ or {})}
     result = subprocess.run(
         [str(bin_dir / "bash"), str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=60
     )
@@ -53,7 +54,13 @@ def _run(tmp_path, *, installed, uid, sudo=False, apt=True, args=()):
 def test_packages_present_runs_pytest_with_the_arguments(tmp_path):
     result, calls = _run(tmp_path, installed=True, uid=1000, args=("tests/test_docs.py", "-q"))
     assert result.returncode == 0, result.stderr
-    assert calls == ["uv run --frozen --all-extras pytest tests/test_docs.py -q"]
+    assert calls == ["uv run --frozen --all-extras pytest -n 3 --dist loadfile tests/test_docs.py -q"]
+
+
+def test_the_worker_count_can_be_set_and_zero_runs_one_process(tmp_path):
+    result, calls = _run(tmp_path, installed=True, uid=1000, environ={"IMAGENET_SUITE_TEST_WORKERS": "0"})
+    assert result.returncode == 0, result.stderr
+    assert calls == ["uv run --frozen --all-extras pytest -n 0 --dist loadfile"]
 
 
 @pytest.mark.parametrize("as_root", [True, False], ids=["root", "passwordless-sudo"])
@@ -62,7 +69,7 @@ def test_missing_packages_are_installed_then_pytest_runs(tmp_path, as_root):
     assert result.returncode == 0, result.stderr
     assert calls[0] == "apt-get update -qq"
     assert calls[1] == "apt-get install -y -qq --no-install-recommends " + " ".join(PACKAGES)
-    assert calls[2] == "uv run --frozen --all-extras pytest"
+    assert calls[2] == "uv run --frozen --all-extras pytest -n 3 --dist loadfile"
 
 
 def test_no_root_no_sudo_says_what_to_install_in_one_line(tmp_path):

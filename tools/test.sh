@@ -41,4 +41,7 @@ if ! command -v uv >/dev/null 2>&1; then
   echo "tools/test.sh: uv is not installed: 'pip install uv' (README, Install)" >&2
   exit 1
 fi
-exec uv run --frozen --all-extras pytest "$@"
+# One pytest process per CPU this process may use (pytest-xdist); a test file stays whole on one worker, so its
+# module fixtures are built once. IMAGENET_SUITE_TEST_WORKERS=N sets the count (0: one process, no workers).
+workers="${IMAGENET_SUITE_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
+exec uv run --frozen --all-extras pytest -n "$workers" --dist loadfile "$@"
