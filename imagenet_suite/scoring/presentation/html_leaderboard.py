@@ -30,6 +30,7 @@ from ...errors import RunFolderError
 from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS
 from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_builds
+from ..summary.papers.bitterwolf2023 import OVERLAP_PARTS, overlap_wide
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON
 from .figures import anzaku2024 as anzaku_figures
@@ -164,10 +165,13 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
         return Section("NINCO", "Bitterwolf et al. 2023", ["No run has a NINCO report: evaluate with the `ninco` "
                        f"configs `ninco`, `unit_tests`, `popular_subsamples`, then {LEADERBOARD}."])  # fmt: skip
     tables = []
+    without_21k, with_21k = (overlap_wide(ninco.overlap, part, list(ninco.accuracy.index)) for part in OVERLAP_PARTS)
     for name, frame, better in (
         ("Mean FPR@95 on NINCO (Table 3)", ninco.fpr95, DOWN),
         ("Mean AUROC on NINCO (Table 4)", ninco.auroc, UP),
         ("Cleaned popular OOD datasets: mean FPR@95 (Table 14)", ninco.popular_fpr95, DOWN),
+        ("NINCO classes without ImageNet-21k overlap: mean FPR@95 (Table 19)", without_21k, DOWN),
+        ("NINCO classes with ImageNet-21k overlap: mean FPR@95 (Table 20)", with_21k, DOWN),
     ):
         if frame.shape[1]:
             shown = _by_model(frame.join(ninco.accuracy.rename("ImageNet top-1")))
@@ -179,7 +183,8 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
         rules = ", ".join(ninco.unit_test_rules)
         tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
                             note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
-    figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites)]
+    figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites),
+               ninco_figures.accuracy_scatter(board), ninco_figures.previous_scatter(board)]  # fmt: skip
     return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 
