@@ -199,17 +199,18 @@ def _shi_section(board: Leaderboard) -> Section:
     return Section(title, paper, [], tables, figures)
 
 
-def _anzaku_section(board: Leaderboard) -> Section:
+def _anzaku_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Section:
     frame = board.anzaku2024
     title, paper = "Top-1, ReaL, ASMA and ΔRank", "Anzaku et al. 2024"
     if not frame.shape[1]:
         return Section(title, paper, ["No run has a multi-label set scored under the `anzaku2024` protocol: "
                                       "evaluate with `imagenet_real` and `patchml` builds."])  # fmt: skip
+    figures = [anzaku_figures.delta_rank_scatter(board), *anzaku_figures.figures(board, suites)]
     counts = {"PatchML seeds", "ΔRank"}
     percent = [c for c in frame.columns if c not in counts]
     directions = dict.fromkeys(percent, UP)
     tables = [Table("Tables 4–10 (resized, no centre crop)", _by_model(frame), directions, percent)]
-    return Section(title, paper, [], tables, [anzaku_figures.delta_rank_scatter(board)])
+    return Section(title, paper, [], tables, figures)
 
 
 def _zhang_section(board: Leaderboard) -> Section:
@@ -315,7 +316,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         _heuillet_section(board),
         _ninco_section(board, suites),
         _shi_section(board),
-        _anzaku_section(board),
+        _anzaku_section(board, suites),
         _zhang_section(board),
         *_reference_sections(board),
     ]
