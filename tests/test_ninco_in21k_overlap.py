@@ -1,5 +1,5 @@
 """NINCO (Bitterwolf et al. 2023): Tables 19–20 (the NINCO classes without / with ImageNet-21k overlap) and
-Figs. 5 and 7 (issue 37).
+Figs. 4, 5 and 7 (issue 37).
 
 * The ``ood_detection`` family records each class's ImageNet-21k overlap (the build's ``in21k_overlap`` column)
   beside its per-class rows: 0 for Table 9's "0", else 1 ("?" counts with the overlapping, Appendix L's 9 vs. 55).
@@ -7,8 +7,9 @@ Figs. 5 and 7 (issue 37).
   ``tests/data/papers/bitterwolf2023_table7_vit_b_384_21k_msp.csv``), the classes split by NINCO's own
   ``data/NINCO_class_names.csv`` (``tests/data/ninco``): the 55 with overlap average to Table 20's 51.0, the 64 to
   Table 3's 51.8; the 9 without to 508.8 / 9 = 56.5 (Table 19's row of that model is lost in the digest's text).
-* Fig. 5 (mean FPR@95 vs ImageNet top-1: MSP, and each model's best detector) and Fig. 7 (NINCO vs the full
-  popular OOD sets, a fixed model and a fixed detector), drawn into leaderboard.html's NINCO section, their labels read back
+* Fig. 4 (the per-class FPR@95 cumulated), Fig. 5 (mean FPR@95 vs ImageNet top-1: MSP, and each model's best
+  detector) and Fig. 7 (NINCO vs the full
+  popular OOD sets, a fixed model and a fixed detector), (leaderboard.html's NINCO section), their labels read back
   from the SVG; without their data each says what is missing.
 """
 
@@ -26,7 +27,6 @@ from imagenet_suite.scoring.evaluation.options import OodOptions, ScoreOptions
 from imagenet_suite.scoring.evaluation.report import score
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.presentation.figures import bitterwolf2023 as figures
-from imagenet_suite.scoring.presentation.html_leaderboard import _ninco_section
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, leaderboard_markdown, load_suites
 from imagenet_suite.scoring.summary.papers import bitterwolf2023
 from tests.test_leaderboard_papers import SHA_N, report, row, with_reports
@@ -129,7 +129,7 @@ def test_tables_19_and_20_from_the_published_per_class_fpr(tmp_path):
     assert len(csv_table) == 6 and set(csv_table["part"]) == {"without", "with"}
 
 
-def test_figs_5_and_7_drawn_from_the_runs(tmp_path):
+def test_figs_4_5_and_7_drawn_from_the_runs(tmp_path):
     classes = {"a": 1.0, "b": 0.0}
     runs = []
     for i, (msp, vim, places) in enumerate(((0.6, 0.3, 0.5), (0.4, 0.5, 0.7))):
@@ -143,8 +143,13 @@ def test_figs_5_and_7_drawn_from_the_runs(tmp_path):
         )
     suites = load_suites(runs)
     board = leaderboard(suites)
-    section = _ninco_section(board, suites)  # what leaderboard.html draws
-    drawn = {figure.name: figure.svg for figure in section.figures}
+    drawn = {
+        f.name: f.svg
+        for f in (figures.per_class_cdf(suites), figures.accuracy_scatter(board), figures.previous_scatter(board))
+    }
+    fig4 = set(re.findall(r">([^<>]+)<", drawn[figures.CDF]))  # the per-class FPR@95, cumulated; means in the legend
+    assert {"fixed model timm:m0: its detectors", "msp (60.0)", "vim (30.0)"} <= fig4
+    assert {"fixed detector msp: the models", "timm:m0 (60.0)", "timm:m1 (40.0)"} <= fig4
     fig5 = drawn[figures.ACCURACY]
     # left MSP (every model), right each model's best detector: m0's ViM (30 %), m1's MSP (40 %)
     assert ">MSP<" in fig5 and ">timm:m0 (vim)<" in fig5 and ">timm:m1 (msp)<" in fig5
@@ -160,10 +165,11 @@ def test_figs_5_and_7_drawn_from_the_runs(tmp_path):
     assert panels[1][2] == ["popular_ood/places"]
 
 
-def test_figs_5_and_7_say_what_is_missing(tmp_path):
+def test_figs_4_5_and_7_say_what_is_missing(tmp_path):
     runs = [write_run(tmp_path, f"m{i}", suite_json(f"timm:m{i}", 0.5)) for i in range(2)]
     board = leaderboard(load_suites(runs))
     assert "`ninco` config" in figures.accuracy_scatter(board).missing
+    assert "per-class rows" in figures.per_class_cdf(load_suites(runs)).missing
     assert "`popular_ood`" in figures.previous_scatter(board).missing
     (tmp_path / "n").mkdir()
     board = leaderboard(load_suites([_ninco_run(tmp_path / "n", "timm:n", 0.8, {"msp": {"a": 0.5}}, {"a": 1.0})]))

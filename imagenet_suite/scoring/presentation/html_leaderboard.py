@@ -184,7 +184,8 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
         tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
                             note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
     figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites),
-               ninco_figures.accuracy_scatter(board), ninco_figures.previous_scatter(board)]  # fmt: skip
+               ninco_figures.per_class_cdf(suites), ninco_figures.accuracy_scatter(board),
+               ninco_figures.previous_scatter(board)]  # fmt: skip
     return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 

@@ -1,6 +1,6 @@
 """NINCO (Bitterwolf et al. 2023): the models × detectors heatmap of the mean FPR@95 over NINCO's OOD classes
 and the OOD classes × models heatmap of one detector's FPR@95 (leaderboard.html); a run's FPR@95 per OOD class,
-one bar chart per detector (report.html); Fig. 5, mean FPR@95 on NINCO against ImageNet top-1 (MSP and each
+one bar chart per detector (report.html); Fig. 4, the cumulative distribution of the per-class FPR@95; Fig. 5, mean FPR@95 on NINCO against ImageNet top-1 (MSP and each
 model's best detector), and Fig. 7, mean FPR@95 on NINCO against the mean over the full popular OOD sets (the
 "previously used datasets"), for a fixed model and for a fixed detector (leaderboard.html)."""
 
@@ -107,6 +107,53 @@ def per_class_heatmap(suites: Mapping[str, Mapping[str, Any]], detector: str = "
         frame = frame[frame.mean().sort_values().index[:MOST_COLUMNS]]
         title += f", the {MOST_COLUMNS} best of {len(columns)} models"
     return drawn(f"{PER_CLASS} ({detector})", heatmap_plot, frame, title=title)
+
+
+CDF = "Cumulative distribution of the FPR@95 per NINCO OOD class (Fig. 4)"
+
+
+def cdf_plot(panels: list[tuple[str, dict[str, list[float]]]]) -> MplFigure:
+    """Fig. 4: per panel ``(title, {curve: per-class FPR@95})`` the share of classes (%) whose FPR@95 is at most x
+    (%), a step curve each, its mean in the legend (the area over the curve)."""
+    figure = MplFigure(figsize=(5.2 * len(panels), 4.2))
+    for axes, (title, curves) in zip(figure.subplots(1, len(panels), squeeze=False)[0], panels, strict=True):
+        for name, values in sorted(curves.items(), key=lambda kv: np.mean(kv[1])):
+            x = np.sort(100 * np.asarray(values))
+            axes.step(np.r_[0, x], 100 * np.arange(len(x) + 1) / len(x), where="post",
+                      label=f"{name} ({np.mean(x):.1f})")  # fmt: skip
+        axes.set(xlim=(0, 100), ylim=(0, 100), xlabel="FPR@95 (%)", ylabel="NINCO classes with at most this FPR (%)")
+        axes.set_title(title, fontsize=9)
+        axes.grid(linewidth=0.3)
+        axes.legend(fontsize=6, loc="lower right", title="mean FPR@95 in parentheses", title_fontsize=6)
+    figure.suptitle("Bitterwolf et al. 2023, Fig. 4: the FPR@95 per OOD class, cumulated", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def cdf_panels(suites: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, list[float]]]]:
+    """Fig. 4's panels: a fixed model (the run with the most detectors having per-class rows; the first on a tie)
+    over its detectors, and a fixed detector (MSP, else the one most runs have) over the runs (up to
+    :data:`MOST_ROWS`: the best by their mean)."""
+    found = {model: per_class_fpr95(suite) for model, suite in suites.items()}
+    found = {model: per for model, per in found.items() if per}
+    if not found:
+        return []
+    model = max(found, key=lambda m: len(found[m]))
+    panels = [(f"fixed model {model}: its detectors", {d: list(v.values()) for d, v in found[model].items()})]
+    detectors = [d for per in found.values() for d in per]
+    detector = "msp" if "msp" in detectors else max(dict.fromkeys(detectors), key=detectors.count)
+    curves = {m: list(per[detector].values()) for m, per in found.items() if detector in per}
+    curves = dict(sorted(curves.items(), key=lambda kv: np.mean(kv[1]))[:MOST_ROWS])
+    return panels + [(f"fixed detector {detector}: the models", curves)]
+
+
+def per_class_cdf(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
+    """Fig. 4 from the runs' per-class FPR@95 rows, or what is missing."""
+    panels = cdf_panels(suites)
+    if not panels:
+        return Figure(CDF, missing="no run's NINCO report has per-class rows: evaluate with the `ninco` config of the "
+                      f"ninco builder, then {LEADERBOARD}")  # fmt: skip
+    return drawn(CDF, cdf_plot, panels)
 
 
 ACCURACY = "Mean FPR@95 on NINCO vs ImageNet top-1 (Fig. 5)"
@@ -223,14 +270,18 @@ def previous_scatter(board: Any) -> Figure:
 
 __all__ = [
     "ACCURACY",
+    "CDF",
     "HEATMAP",
     "PER_CLASS",
     "PREVIOUS",
     "accuracy_plot",
     "accuracy_scatter",
+    "cdf_panels",
+    "cdf_plot",
     "fpr95_heatmap",
     "heatmap_plot",
     "per_class_bars",
+    "per_class_cdf",
     "per_class_fpr95",
     "per_class_heatmap",
     "previous_means",
