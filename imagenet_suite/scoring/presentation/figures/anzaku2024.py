@@ -5,8 +5,8 @@ PatchML ASMA (a model above the diagonal ranks better by ASMA than by top-1, ΔR
 * Fig. 5 — top-1, ReaL accuracy and ASMA per model on each set, models by ImageNetV1 top-1, with the absolute
   difference between two sets (:func:`accuracy_lines`: the runs; :func:`published_accuracy_lines`: the 315
   published models of Tables 4–10, the paper's own figure);
-* Fig. 6b — subgroup accuracy per label count 1–5 over the models, a box per set and label count
-  (:func:`subgroup_boxes`; Fig. 6a, ReaL accuracy per label count, is not in the reports);
+* Fig. 6 — ReaL accuracy (a) and subgroup accuracy (b) per label count 1–5 over the models, a box per set and
+  label count (:func:`subgroup_boxes`);
 * Fig. 7 — PatchML subgroup accuracy per label count over models × seeds, with the top five models by
   ImageNetV1 top-1 and by PatchML ASMA as lines (:func:`patchml_boxes`).
 
@@ -84,9 +84,10 @@ def delta_rank_scatter(board: Any) -> Figure:
 
 
 def label_counts(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """``{label count: {"images": N_g, "accuracy": subgroup accuracy (exact)}}`` of a multi-label report's
-    ``subgroup_accuracy`` rows (``"1"``, …), and ``">5"`` (``images`` only) from its ``asma_coverage`` row: the
-    labelled images beyond the subgroups. Empty without subgroup rows.
+    """``{label count: {"images": N_g, "accuracy": subgroup accuracy (exact), "real": ReaL accuracy}}`` of a
+    multi-label report's ``subgroup_accuracy`` and per-label-count ``multilabel_real_accuracy`` rows (``"1"``, …;
+    ``real`` None in a report without the latter), and ``">5"`` (``images`` only) from its ``asma_coverage`` row:
+    the labelled images beyond the subgroups. Empty without subgroup rows.
 
     Example:
         Table 1's ImageNetV1 counts: 39,394 images with one label, …, 161 with five; 46,837 labelled, 46,693 of them
@@ -108,12 +109,16 @@ def label_counts(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             and row.get("variant") == DEFAULT_VARIANT
             and subgroup.startswith("labels=")
         ):
-            found[subgroup.removeprefix("labels=")] = {"images": row.get("denominator"), "accuracy": row.get("value")}
+            entry = found.setdefault(subgroup.removeprefix("labels="), {"real": None})
+            entry.update(images=row.get("denominator"), accuracy=row.get("value"))
+        elif row["metric"] == "multilabel_real_accuracy" and subgroup.startswith("labels="):
+            entry = found.setdefault(subgroup.removeprefix("labels="), {"images": None, "accuracy": None})
+            entry["real"] = row.get("value")
         elif row["metric"] == "asma_coverage" and row.get("numerator") is not None:
             coverage = int(row["denominator"]) - int(row["numerator"])
     found = dict(sorted(found.items(), key=lambda kv: int(kv[0])))
     if found and coverage is not None:
-        found[f">{max(map(int, found))}"] = {"images": coverage, "accuracy": None}
+        found[f">{max(map(int, found))}"] = {"images": coverage, "accuracy": None, "real": None}
     return found
 
 
@@ -153,7 +158,7 @@ def label_count_pies(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
     counts: dict[str, dict[str, int]] = {}
     for name in sorted(suites):
         for label, per in multilabel_sets(suites[name]).items():
-            counts.setdefault(label, {g: int(entry["images"]) for g, entry in per.items()})
+            counts.setdefault(label, {g: int(e["images"]) for g, e in per.items() if e["images"] is not None})
     if not counts:
         return Figure(
             PIES, missing=f"no run has a multi-label set with label-count rows: {EVALUATE}, then {LEADERBOARD}"
@@ -220,7 +225,7 @@ def published_accuracy_lines() -> Figure:
     return drawn(PUBLISHED, lines_plot, frame, ["ImageNetV1", "ImageNetV2"], title)
 
 
-SUBGROUPS = "Subgroup accuracy per label count (Fig. 6b)"
+SUBGROUPS = "ReaL and subgroup accuracy per label count (Fig. 6)"
 
 
 def boxes_plot(values: dict[str, dict[str, list[float]]], lines: dict[str, dict[str, dict[str, float]]], title: str,
@@ -229,7 +234,23 @@ def boxes_plot(values: dict[str, dict[str, list[float]]], lines: dict[str, dict[
     points, and ``lines`` (``{legend: {model: {label count: fraction}}}``) drawn over them; in percent."""
     counts = sorted({g for per in values.values() for g in per}, key=int)
     figure = MplFigure(figsize=(max(5.0, 1.1 * len(counts) * len(values) + 2), 4.4))
-    axes = figure.subplots()
+    _boxes(figure.subplots(), values, lines, title, ylabel)
+    figure.tight_layout()
+    return figure
+
+
+def panels_plot(panels: list[tuple[dict[str, dict[str, list[float]]], str, str]]) -> MplFigure:
+    """Fig. 6: one box panel (:func:`boxes_plot`'s, no lines) per ``(values, title, ylabel)``."""
+    figure = MplFigure(figsize=(5.6 * len(panels), 4.4))
+    for axes, (values, title, ylabel) in zip(figure.subplots(1, len(panels), squeeze=False)[0], panels, strict=True):
+        _boxes(axes, values, {}, title, ylabel)
+    figure.tight_layout()
+    return figure
+
+
+def _boxes(axes: Any, values: dict[str, dict[str, list[float]]], lines: dict[str, dict[str, dict[str, float]]],
+           title: str, ylabel: str) -> None:  # fmt: skip
+    counts = sorted({g for per in values.values() for g in per}, key=int)
     width = 0.8 / len(values)
     colours = ("#4C72B0", "#DD8452", "#55A868", "#8172B2")
     for k, (series, per) in enumerate(values.items()):
@@ -253,24 +274,27 @@ def boxes_plot(values: dict[str, dict[str, list[float]]], lines: dict[str, dict[
     axes.legend(fontsize=7)
     axes.grid(axis="y", linewidth=0.3)
     axes.set_title(title, fontsize=9)
-    figure.tight_layout()
-    return figure
 
 
 def subgroup_boxes(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
-    """Fig. 6b: per multi-label set and label count 1–5 the runs' subgroup accuracy (``exact``), or what is missing."""
-    values: dict[str, dict[str, list[float]]] = {}
+    """Fig. 6: per multi-label set and label count 1–5 the runs' ReaL accuracy (a) and subgroup accuracy (b,
+    ``exact``), a box each over the runs; (a) left out when no run's report has ReaL accuracy per label count (a
+    report written before those rows); or what is missing."""
+    values: dict[str, dict[str, dict[str, list[float]]]] = {"real": {}, "accuracy": {}}
     for suite in suites.values():
         for label, per in multilabel_sets(suite).items():
             for g, entry in per.items():
-                if entry["accuracy"] is not None:
-                    values.setdefault(label, {}).setdefault(g, []).append(float(entry["accuracy"]))
-    if not values:
+                for field in values:
+                    if entry.get(field) is not None:
+                        values[field].setdefault(label, {}).setdefault(g, []).append(float(entry[field]))
+    if not values["accuracy"]:
         return Figure(SUBGROUPS, missing=f"no run has a multi-label set with subgroup-accuracy rows: {EVALUATE}, "
                       f"then {LEADERBOARD}")  # fmt: skip
-    runs = max(len(v) for per in values.values() for v in per.values())
-    title = f"Anzaku et al. 2024, Fig. 6b: subgroup accuracy per label count, {runs} run(s)"
-    return drawn(SUBGROUPS, boxes_plot, values, {}, title, "subgroup accuracy (%)")
+    runs = max(len(v) for per in values["accuracy"].values() for v in per.values())
+    panels = [(values["real"], "(a) ReaL accuracy per label count", "ReaL accuracy (%)")] if values["real"] else []
+    title = f"(b) subgroup accuracy per label count, {runs} run(s)"
+    panels.append((values["accuracy"], title, "subgroup accuracy (%)"))
+    return drawn(SUBGROUPS, panels_plot, panels)
 
 
 PATCHML_BOXES = "PatchML subgroup accuracy per label count (Fig. 7)"
@@ -316,7 +340,7 @@ def patchml_boxes(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
 
 
 def figures(board: Any, suites: Mapping[str, Mapping[str, Any]]) -> list[Figure]:
-    """Figs. 4, 5 (the runs, then the published models), 6b and 7, in the paper's order."""
+    """Figs. 4, 5 (the runs, then the published models), 6 and 7, in the paper's order."""
     return [
         label_count_pies(suites),
         accuracy_lines(board),
@@ -342,6 +366,7 @@ __all__ = [
     "label_counts",
     "lines_plot",
     "multilabel_sets",
+    "panels_plot",
     "patchml_boxes",
     "patchml_subgroups",
     "pies_plot",
