@@ -260,6 +260,7 @@ OOD_DETECTION = MetricFamily(
     rows_for("ood_class"),
     OodOptions,
     "OOD detection per NINCO class vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT",
+    "an 'ood_class' column named by protocol.ood.group_column ('in21k_overlap' read when present)",
 )
 OOD_DETECTION_DATASETS = MetricFamily(
     "ood_detection_datasets",
