@@ -7,9 +7,8 @@ for NINCO classes, ``source_dataset`` for the popular OOD sets, ``test`` for uni
 OOD sets of ``popular_ood``), and also scores the subsets its ``protocol.ood.subsets`` names among
 :data:`SUBSET_COLUMNS` (NINCO's inspected samples and their cleaned part: the "-f" and "-c" columns of
 Bitterwolf et al. 2023, Tables 15–18). On NINCO's classes, a split with the build's :data:`IN21K_OVERLAP` column
-also gets one ``in21k_overlap`` row per class beside its per-class metrics (Appendix L's split, Tables 19–20). Every
-group is
-scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
+also gets one ``in21k_overlap`` row per class beside its per-class metrics (Appendix L's split, Tables 19–20).
+Every group is scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
 detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
 
 Artifacts: ``ood/<detector>`` holds each detector's :class:`~imagenet_suite.scoring.metrics.ood.GroupedOOD`;
