@@ -169,12 +169,12 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ],
             "leaderboard.png",
         )
-        # drawn: the QUBA ranking, the radar, the Spearman matrix, the shape bias and NINCO's two heatmaps; not drawn,
-        # with the command:
-        # LCA-on-the-Line (no OOD set) and Heuillet et al.'s Borda (no AutoAttack, no common corruptions)
+        # drawn: the QUBA ranking, the radar, the Spearman matrix, the shape bias, NINCO's two heatmaps, Figs. 4 and 5;
+        # not drawn, with the command: LCA-on-the-Line (no OOD set), Heuillet et al.'s Borda (no AutoAttack, no common
+        # corruptions) and NINCO's Fig. 7 (no full popular OOD set)
         from selenium.webdriver.common.by import By
 
-        assert counts == {"drawn": 6, "missing": 2}
+        assert counts == {"drawn": 8, "missing": 3}
         for figure in ("QUBA dimensions radar (Fig. 1)", "Mean FPR@95 on NINCO: models × detectors (Table 3)"):
             assert driver.find_elements(By.XPATH, f'//figure[@class="plot"][figcaption="{figure}"]/*[name()="svg"]')
         note = driver.find_element(By.CSS_SELECTOR, "#lca-on-the-line .missing-note").text

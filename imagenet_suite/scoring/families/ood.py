@@ -6,8 +6,9 @@ for NINCO classes, ``source_dataset`` for the popular OOD sets, ``test`` for uni
 ``ood_detection_set`` applies to an OOD set without groups (ImageNet-O: ``protocol.ood`` is ``true``; the full popular
 OOD sets of ``popular_ood``), and also scores the subsets its ``protocol.ood.subsets`` names among
 :data:`SUBSET_COLUMNS` (NINCO's inspected samples and their cleaned part: the "-f" and "-c" columns of
-Bitterwolf et al. 2023, Tables 15–18). Every group is
-scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
+Bitterwolf et al. 2023, Tables 15–18). On NINCO's classes, a split with the build's :data:`IN21K_OVERLAP` column
+also gets one ``in21k_overlap`` row per class beside its per-class metrics (Appendix L's split, Tables 19–20).
+Every group is scored against the ID set given in :class:`~imagenet_suite.scoring.evaluation.options.OodOptions`, once per
 detector the inputs allow (or the ones asked for); without ID outputs the families refuse to run.
 
 Artifacts: ``ood/<detector>`` holds each detector's :class:`~imagenet_suite.scoring.metrics.ood.GroupedOOD`;
@@ -47,6 +48,13 @@ SUBSET_COLUMNS = ("ninco_sample", "ninco_cleaned")
 row (NINCO's convention), reported under the subgroup of its name: ``ninco_sample``, the images NINCO's authors
 inspected (a random ~400 of the set; the paper's "-f"), and ``ninco_cleaned``, those of them kept as free of
 ImageNet-1k objects (their released cleaned subsample; "-c"). A subset with no row gives no rows."""
+
+
+IN21K_OVERLAP = "in21k_overlap"
+"""The ``ninco`` build's column naming, per OOD class, the ImageNet-21k class its images overlap with (Bitterwolf et
+al. 2023, Table 9: "0" none, "?" unclear). ``ood_detection`` records it per class as a row ``in21k_overlap`` (variant
+empty, subgroup the class): 0 where Table 9 says "0", else 1 — Appendix L's split, whose "9 vs. 55 classes" counts
+the unclear ones with the overlapping; a class whose column is empty gets no row."""
 
 
 def applies_to(column: str) -> Applies:
@@ -91,9 +99,29 @@ def rows_for(column: str) -> Compute:
             rows += grouped_rows(detector, grouped)
             if threshold is not None:
                 rows += verdict_rows(detector, grouped, threshold)
-        return rows
+        return rows + overlap_rows(ctx, column)
 
     return compute
+
+
+def overlap_rows(ctx: EvaluationContext, column: str) -> list[MetricRow]:
+    """One ``in21k_overlap`` row per group of ``column`` (:data:`IN21K_OVERLAP`), none without that column;
+    OutputsError when a group's rows disagree."""
+    if IN21K_OVERLAP not in ctx.joined.columns:
+        return []
+    names = ctx.joined.features[column]["names"]
+    found: dict[str, set[str]] = {}
+    for group, value in zip(ctx.joined.columns[column].tolist(), ctx.joined.columns[IN21K_OVERLAP], strict=True):
+        found.setdefault(names[group], set()).add((value or "").strip())
+    rows = []
+    for name, values in found.items():
+        if len(values) > 1:
+            raise OutputsError(f"{ctx.joined.dataset}: OOD class {name!r} has several {IN21K_OVERLAP} values "
+                               f"{sorted(values)}: expected one per class")  # fmt: skip
+        (value,) = values
+        if value:
+            rows.append(MetricRow(IN21K_OVERLAP, float(value != "0"), "", name))
+    return rows
 
 
 def applies_ungrouped(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
@@ -226,11 +254,12 @@ def scores(ctx: EvaluationContext, options: OodOptions, detector: str) -> tuple[
 
 OOD_DETECTION = MetricFamily(
     "ood_detection",
-    ("ood_class",),
+    ("ood_class", IN21K_OVERLAP),
     applies_to("ood_class"),
     rows_for("ood_class"),
     OodOptions,
     "OOD detection per NINCO class vs the ID set: AUROC, FPR@95 (NINCO and OpenOOD v1.5), AUPR-IN/OUT",
+    "an 'ood_class' column named by protocol.ood.group_column ('in21k_overlap' read when present)",
 )
 OOD_DETECTION_DATASETS = MetricFamily(
     "ood_detection_datasets",

@@ -262,7 +262,9 @@ class MultiLabelScores:
         """Report rows; ``exact`` comes first so ``report.value("asma")`` is the default variant.
 
         ``asma_coverage``: labelled rows whose label count is in the subgroup range / labelled rows.
-        ``subgroup_accuracy`` rows carry ``labels=g`` as subgroup and ``N_g`` as denominator.
+        ``subgroup_accuracy`` rows carry ``labels=g`` as subgroup and ``N_g`` as denominator; so do the
+        ``multilabel_real_accuracy`` rows of variant ``subgroups`` (ReaL accuracy of the rows with g labels: Anzaku
+        et al. 2024, Fig. 6a) beside their mean over the subgroups' rows (subgroup empty).
         """
         rows = [MetricRow("asma", self.asma(variant), variant) for variant in VARIANTS]
         rows.append(
@@ -277,6 +279,11 @@ class MultiLabelScores:
             for g, group in self.subgroups[variant].items():
                 numerator = round(group.total) if variant == "exact" else None
                 rows.append(MetricRow("subgroup_accuracy", group.value, variant, f"labels={g}", numerator, group.count))
+        if self.top1_in_set is not None and self.sizes is not None:
+            for g in self.groups:
+                rows_g = self.sizes == g
+                counted = Fraction(int((self.top1_in_set & rows_g).sum()), int(rows_g.sum()))
+                rows.append(MetricRow.fraction("multilabel_real_accuracy", counted, "subgroups", f"labels={g}"))
         return rows
 
 

@@ -30,6 +30,7 @@ from ...errors import RunFolderError
 from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS
 from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_builds
+from ..summary.papers.bitterwolf2023 import OVERLAP_PARTS, overlap_wide
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON
 from .figures import anzaku2024 as anzaku_figures
@@ -167,10 +168,13 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
         return Section("NINCO", "Bitterwolf et al. 2023", ["No run has a NINCO report: evaluate with the `ninco` "
                        f"configs `ninco`, `unit_tests`, `popular_subsamples`, then {LEADERBOARD}."])  # fmt: skip
     tables = []
+    without_21k, with_21k = (overlap_wide(ninco.overlap, part, list(ninco.accuracy.index)) for part in OVERLAP_PARTS)
     for name, frame, better in (
         ("Mean FPR@95 on NINCO (Table 3)", ninco.fpr95, DOWN),
         ("Mean AUROC on NINCO (Table 4)", ninco.auroc, UP),
         ("Cleaned popular OOD datasets: mean FPR@95 (Table 14)", ninco.popular_fpr95, DOWN),
+        ("NINCO classes without ImageNet-21k overlap: mean FPR@95 (Table 19)", without_21k, DOWN),
+        ("NINCO classes with ImageNet-21k overlap: mean FPR@95 (Table 20)", with_21k, DOWN),
     ):
         if frame.shape[1]:
             shown = _by_model(frame.join(ninco.accuracy.rename("ImageNet top-1")))
@@ -182,7 +186,9 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
         rules = ", ".join(ninco.unit_test_rules)
         tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
                             note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
-    figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites)]
+    figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites),
+               ninco_figures.per_class_cdf(suites), ninco_figures.accuracy_scatter(board),
+               ninco_figures.previous_scatter(board)]  # fmt: skip
     return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 
@@ -197,17 +203,18 @@ def _shi_section(board: Leaderboard) -> Section:
     return Section(title, paper, [], tables, figures)
 
 
-def _anzaku_section(board: Leaderboard) -> Section:
+def _anzaku_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Section:
     frame = board.anzaku2024
     title, paper = "Top-1, ReaL, ASMA and ΔRank", "Anzaku et al. 2024"
     if not frame.shape[1]:
         return Section(title, paper, ["No run has a multi-label set scored under the `anzaku2024` protocol: "
                                       "evaluate with `imagenet_real` and `patchml` builds."])  # fmt: skip
+    figures = [anzaku_figures.delta_rank_scatter(board), *anzaku_figures.figures(board, suites)]
     counts = {"PatchML seeds", "ΔRank"}
     percent = [c for c in frame.columns if c not in counts]
     directions = dict.fromkeys(percent, UP)
     tables = [Table("Tables 4–10 (resized, no centre crop)", _by_model(frame), directions, percent)]
-    return Section(title, paper, [], tables, [anzaku_figures.delta_rank_scatter(board)])
+    return Section(title, paper, [], tables, figures)
 
 
 def _zhang_section(board: Leaderboard) -> Section:
@@ -313,7 +320,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         _heuillet_section(board),
         _ninco_section(board, suites),
         _shi_section(board),
-        _anzaku_section(board),
+        _anzaku_section(board, suites),
         _zhang_section(board),
         *_reference_sections(board),
     ]

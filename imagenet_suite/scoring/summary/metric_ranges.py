@@ -43,7 +43,7 @@ _FRACTIONS = (
     r"ece|ace|calibration_error",
     r"class_balance(_accuracy|_confidence)?",
     r"shape_bias|accuracy16",
-    r"auroc|fpr95|fpr95_openood_v15|aupr_in|aupr_out|unit_test_failed",
+    r"auroc|fpr95|fpr95_openood_v15|aupr_in|aupr_out|unit_test_failed|in21k_overlap",
     r"(mean_|pooled_)?corruption_accuracy|clean_accuracy",
     r"asma|asma_coverage|multilabel_real_accuracy|multilabel_proportion|subgroup_accuracy",
     r"multilabel_accuracy(_pooled)?|multilabel_problematic",

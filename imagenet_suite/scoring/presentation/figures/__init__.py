@@ -5,9 +5,11 @@ Each function takes a :class:`~imagenet_suite.scoring.summary.leaderboard.Leader
 needs — ``missing``: what is missing and which command adds it (an empty figure is never drawn).
 
 * :mod:`.hesse2025` — Beyond Accuracy's radar of the nine QUBA dimensions (Fig. 1);
-* :mod:`.bitterwolf2023` — NINCO's models × detectors heatmap of the mean FPR@95;
+* :mod:`.bitterwolf2023` — NINCO's models × detectors heatmap of the mean FPR@95, the per-class FPR@95 (heatmap,
+  Fig. 4's CDF), Fig. 5 (FPR vs accuracy) and Fig. 7 (NINCO vs the full popular OOD sets);
 * :mod:`.heuillet2025` — Heuillet et al.'s Borda and Sum per model, with the MAC;
-* :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank;
+* :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank, and Figs. 4–7 (label counts,
+  top-1/ReaL/ASMA per model — the runs and the published models —, subgroup accuracy per label count, PatchML);
 * :mod:`.geirhos2019` — the shape bias per shape category on cue-conflict images, with the human observers;
 * :mod:`.hendrycks2019` — ImageNet-C's CE per corruption and model (the mCE's terms);
 * :mod:`.shi2024` — LCA-on-the-Line's lines (LCA and top-1 baseline against OOD top-1).

@@ -94,7 +94,9 @@ def delta_rank_frame(delta: pd.Series) -> pd.DataFrame:
     ).rename_axis("model")
 
 
-def _label(meta: Mapping[str, Any]) -> str:
+def set_label(meta: Mapping[str, Any]) -> str:
+    """The column label of a multi-label set from its report's ``meta``: ``ImageNet val (ReaL labels)`` for
+    ``imagenet_real`` (the paper's ImageNetV1), else ``<builder>/<config>``."""
     dataset = str(meta.get("dataset"))
     return LABELS.get(dataset, f"{dataset}/{meta.get('config')}")
 
@@ -110,7 +112,7 @@ def table(suites: Mapping[str, Mapping[str, Any]], delta: pd.Series | None = Non
             meta = suite["datasets"].get(key, {}).get("meta", {})
             if meta.get("dataset") == PATCHML:
                 continue
-            label = _label(meta)
+            label = set_label(meta)
             for field, column in COLUMNS:
                 row.setdefault(f"{label} {column}", entry.get(field, np.nan))
         found = patchml_asma(suite)
@@ -234,6 +236,7 @@ __all__ = [
     "patchml_asma",
     "reference_mismatches",
     "resize_only_top1",
+    "set_label",
     "table",
     "write",
 ]

@@ -13,6 +13,10 @@ models × OOD detectors, as the paper's tables lay them out.
   FPR@95 and AUROC on the full set, on the images NINCO's authors inspected ("-f": their random sample of the
   set) and on the part they kept ("-c"), and the differences full − cleaned and sample − cleaned, from
   ``summary.ninco_cleaning`` of each run.
+* Tables 19–20 — mean FPR@95 (and AUROC in the CSV) over the NINCO classes without / with ImageNet-21k overlap
+  (Appendix L; :func:`overlap_frame`): per model and detector, the mean over the classes of each part of the
+  run's per-class rows (the ``ninco`` report's ``<detector>`` rows, subgroup the class), the parts from the same
+  report's ``in21k_overlap`` rows (0: Table 9 says "0", 9 classes; 1: an IN-21k class or unclear, 55 classes).
 
 The Markdown prints percentages with one decimal, as the paper; the CSVs hold fractions.
 """
@@ -20,13 +24,14 @@ The Markdown prints percentages with one decimal, as the paper; the CSVs hold fr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...families.ood import IN21K_OVERLAP, SUBSET_COLUMNS
 from ..reports import reports_of
 from ._shared import percent, weights_mismatch, with_weights, write_csv
 
@@ -59,6 +64,8 @@ class NincoTables:
     popular_fpr95: pd.DataFrame  # Table 14
     popular: pd.DataFrame  # long: model, detector, dataset ("mean" or a source dataset), fpr95, auroc
     cleaning: pd.DataFrame  # long: model, dataset, detector, metric, full, sample, cleaned, differences, rows
+    overlap: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=OVERLAP_COLUMNS))  # Tables 19–20
+    overlap_missing: list[str] = field(default_factory=list)  # models with per-class rows but no in21k_overlap rows
 
 
 def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
@@ -79,7 +86,8 @@ def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
         popular += _popular_rows(name, suite["datasets"])
     popular_frame = pd.DataFrame(popular, columns=["model", "detector", "dataset", "fpr95", "auroc"])
     cleaning = cleaning_frame(suites)
-    if not (fpr or auroc or failed or len(popular_frame) or len(cleaning)):
+    overlap, overlap_missing = overlap_frame(suites)
+    if not (fpr or auroc or failed or len(popular_frame) or len(cleaning) or len(overlap)):
         return None
     means = popular_frame[popular_frame["dataset"] == "mean"]
     popular_fpr = {
@@ -98,7 +106,79 @@ def tables(suites: Mapping[str, Mapping[str, Any]]) -> NincoTables | None:
         popular_fpr95=_wide(popular_fpr, names),
         popular=popular_frame,
         cleaning=cleaning,
+        overlap=overlap,
+        overlap_missing=overlap_missing,
     )
+
+
+OVERLAP_PARTS = {"without": 0.0, "with": 1.0}
+"""Appendix L's parts of the NINCO classes (Table 19: without ImageNet-21k overlap, Table 20: with) -> the value
+of their ``in21k_overlap`` rows."""
+OVERLAP_COLUMNS = ["model", "part", "detector", "classes", "fpr95", "auroc"]
+
+
+def overlap_frame(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, list[str]]:
+    """Tables 19–20 long (:data:`OVERLAP_COLUMNS`): per model, part (:data:`OVERLAP_PARTS`) and detector, the
+    number of classes in the part and the mean FPR@95 and AUROC over them (uniform over classes, as the paper's
+    means; NaN when a class of the part has no value), from the first ``ninco`` report of each run; and the models
+    whose report has per-class rows but no ``in21k_overlap`` rows (scored before they were recorded).
+
+    Example:
+        Classes a and b overlap an IN-21k class, c does not: "with" is the mean of a's and b's FPR@95,
+        (0.25 + 0.75) / 2; no AUROC rows, so no AUROC means.
+
+        >>> def row(metric, value, variant, subgroup):
+        ...     return {"metric": metric, "value": value, "variant": variant, "subgroup": subgroup}
+        >>> rows = [row("in21k_overlap", f, "", c) for c, f in (("a", 1.0), ("b", 1.0), ("c", 0.0))]
+        >>> rows += [row("fpr95", v, "msp", c) for c, v in (("a", 0.25), ("b", 0.75), ("c", 0.9))]
+        >>> report = {"meta": {"dataset": "ninco", "config": "ninco"}, "metrics": rows}
+        >>> frame, missing = overlap_frame({"m": {"datasets": {"ninco/ninco": report}}})
+        >>> frame[["part", "detector", "classes", "fpr95"]].values.tolist(), missing
+        ([['without', 'msp', 1, 0.9], ['with', 'msp', 2, 0.5]], [])
+        >>> bool(frame["auroc"].isna().all())
+        True
+    """
+    rows, missing = [], []
+    for model, suite in suites.items():
+        for _, report in reports_of(suite.get("datasets", {}), NINCO, NINCO):
+            flags, values = _class_rows(report)
+            if values and not flags:
+                missing.append(model)
+            for detector in sorted(values, key=_order) if flags else ():
+                for part, flag in OVERLAP_PARTS.items():
+                    classes = [name for name, value in flags.items() if value == flag]
+                    means = [_class_mean(values[detector].get(metric, {}), classes) for metric in ("fpr95", "auroc")]
+                    rows.append((model, part, detector, len(classes), *means))
+            break
+    return pd.DataFrame(rows, columns=OVERLAP_COLUMNS), missing
+
+
+def _class_rows(report: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, dict[str, dict[str, float]]]]:
+    """``({class: in21k_overlap}, {detector: {metric: {class: value}}})`` of a ``ninco`` report's per-class rows."""
+    flags: dict[str, float] = {}
+    values: dict[str, dict[str, dict[str, float]]] = {}
+    for row in report.get("metrics", ()):
+        group, variant, value = row.get("subgroup") or "", row.get("variant") or "", row.get("value")
+        if not group or group in SUBSET_COLUMNS or value is None:
+            continue
+        if row["metric"] == IN21K_OVERLAP:
+            flags[group] = float(value)
+        elif row["metric"] in ("fpr95", "auroc") and variant and ":" not in variant:
+            values.setdefault(variant, {}).setdefault(row["metric"], {})[group] = float(value)
+    return flags, values
+
+
+def _class_mean(per_class: Mapping[str, float], classes: list[str]) -> float:
+    if not classes or any(name not in per_class for name in classes):
+        return np.nan
+    return float(np.mean([per_class[name] for name in classes]))
+
+
+def overlap_wide(overlap: pd.DataFrame, part: str, names: list[str], metric: str = "fpr95") -> pd.DataFrame:
+    """Model × detector of ``metric`` for one part of :func:`overlap_frame` (Table 19: ``without``, 20: ``with``)."""
+    chosen = overlap[overlap["part"] == part]
+    values = {model: dict(zip(p["detector"], p[metric], strict=True)) for model, p in chosen.groupby("model")}
+    return _wide(values, [n for n in names if n in values])
 
 
 CLEANING_COLUMNS = [
@@ -194,7 +274,40 @@ def markdown(result: NincoTables | None, models: pd.DataFrame) -> list[str]:
         )
         if frame is result.auroc:
             lines += _unit_tests(result, models, table)
-    return lines + _cleaning(result.cleaning, table)
+    return lines + _cleaning(result.cleaning, table) + _overlap(result, models, table)
+
+
+def _overlap(result: NincoTables, models: pd.DataFrame, table) -> list[str]:
+    """Tables 19 and 20: mean FPR@95 over the NINCO classes without / with ImageNet-21k overlap."""
+    lines = []
+    names = list(result.accuracy.index)
+    for part, number in (("without", 19), ("with", 20)):
+        lines += [f"### Mean FPR@95 on the NINCO classes {part} ImageNet-21k overlap (%, ↓; Table {number})", ""]
+        frame = overlap_wide(result.overlap, part, names)
+        if not frame.shape[1]:
+            lines += [OVERLAP_MISSING, ""]
+            continue
+        counts = sorted(set(result.overlap.loc[result.overlap["part"] == part, "classes"]))
+        lines += [
+            f"Mean over the {' or '.join(map(str, counts))} classes whose ImageNet-21k overlap (NINCO's Table 9, the "
+            f"build's `in21k_overlap`) is {'none (`0`)' if part == 'without' else 'an IN-21k class or unclear (`?`)'}"
+            " (Appendix L: 9 vs. 55 classes).",
+            "",
+        ]
+        lines += _table(frame, result.accuracy, models, table, percent)
+    if result.overlap_missing:
+        lines += [
+            "Without Tables 19–20 (their NINCO report records no class's ImageNet-21k overlap: evaluate again with a "
+            "`ninco` build): " + ", ".join(f"`{m}`" for m in result.overlap_missing) + ".",
+            "",
+        ]
+    return lines
+
+
+OVERLAP_MISSING = (
+    "No run's NINCO report records each class's ImageNet-21k overlap (`in21k_overlap` rows): evaluate with the "
+    "`ninco` config of the ninco builder (`imagenet-suite evaluate MODEL --datasets ... ninco-1.0.0`)."
+)
 
 
 def _cleaning(frame: pd.DataFrame, table) -> list[str]:
@@ -270,7 +383,8 @@ def _all_detectors(result: NincoTables) -> list[str]:
 
 def write(result: NincoTables | None, folder: Path) -> list[Path]:
     """``leaderboard_ninco_fpr95.csv``, ``_ninco_auroc.csv``, ``_ninco_unit_tests.csv`` (failed, of per
-    model and detector), ``_ninco_popular.csv`` and ``_ninco_cleaning.csv`` (long), those with data."""
+    model and detector), ``_ninco_popular.csv``, ``_ninco_cleaning.csv`` and ``_ninco_in21k_overlap.csv`` (Tables
+    19–20, :data:`OVERLAP_COLUMNS`) (long), those with data."""
     written: list[Path] = []
     if result is None:
         return written
@@ -287,6 +401,8 @@ def write(result: NincoTables | None, folder: Path) -> list[Path]:
         write_csv(folder, "ninco_popular", result.popular, written, index=False)
     if len(result.cleaning):
         write_csv(folder, "ninco_cleaning", result.cleaning, written, index=False)
+    if len(result.overlap):
+        write_csv(folder, "ninco_in21k_overlap", result.overlap, written, index=False)
     return written
 
 
@@ -314,11 +430,15 @@ def reference_mismatches(suite: Mapping[str, Any]) -> list[str]:
 __all__ = [
     "CLEANING_COLUMNS",
     "NINCO",
+    "OVERLAP_COLUMNS",
+    "OVERLAP_PARTS",
     "PAPER_COLUMNS",
     "POPULAR",
     "NincoTables",
     "cleaning_frame",
     "markdown",
+    "overlap_frame",
+    "overlap_wide",
     "reference_mismatches",
     "tables",
     "write",
