@@ -80,6 +80,7 @@ def _hesse_section(board: Leaderboard) -> Section:
                               "Beyond Accuracy's datasets (`imagenet-suite evaluate MODEL --protocol hesse2025 ...`), "
                               f"then {LEADERBOARD}"))  # fmt: skip
     figures.append(hesse_figures.radar(board))
+    figures += hesse_figures.appendix(board)  # Figs. 13 and 14
     analyses = board.hesse2025
     if analyses is not None:
         if len(analyses.groups):
@@ -108,6 +109,8 @@ def _hesse_section(board: Leaderboard) -> Section:
                                   f"datasets, then {LEADERBOARD}"))  # fmt: skip
         if len(analyses.weightings):
             tables.append(Table("Top five under other weightings (Fig. 5)", analyses.weightings, {"quba": UP}))
+        if len(analyses.autoattack_groups):
+            tables.append(Table("Adversarial robustness vs AutoAttack per group (Table 7)", analyses.autoattack_groups))
     return Section("Beyond Accuracy (QUBA)", "Hesse et al. 2025", notes, tables, figures)
 
 

@@ -188,7 +188,7 @@ def leaderboard(
         missing=missing,
         mixed_builds=mixed,
         models=models_table(suites),
-        hesse2025=hesse2025.analyses(quba, groups, quba_weights),
+        hesse2025=hesse2025.analyses(quba, groups, quba_weights, published="hesse2025" in placed),
         heuillet2025=heuillet2025.paper_tables(suites),
         ninco=bitterwolf2023.tables(suites),
         on_the_line=on_the_line,
