@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from scipy import stats
 
 from imagenet_suite.scoring.summary.leaderboard import leaderboard, leaderboard_markdown
@@ -83,3 +84,100 @@ def test_one_hierarchy_has_no_table_4(tmp_path):
     board = leaderboard(suites)
     assert board.on_the_line.per_hierarchy.empty and board.on_the_line.over_hierarchies.empty
     assert "Table 4" not in leaderboard_markdown(board)
+
+
+# ------------------------------------------------------------- Table 3's AC and Agreement-on-the-Line baselines
+
+SUBSET = [1, 3, 5, 7, 9]  # ImageNet-R's 200 classes, shrunk: the report's meta.protocol.class_subset
+IMAGES = 12
+
+
+def outputs_runs(tmp_path) -> tuple[list, dict]:
+    """Four runs with ImageNet-val and ImageNet-R outputs files (random logits over 1000 classes, one row per
+    image id in shuffled order) and suite.json top-1s; returns the runs and each model's logits by key."""
+    from imagenet_suite.scoring.outputs import ModelOutputs
+    from tests.test_read_runs import write_run
+
+    rng = np.random.default_rng(7)
+    runs, logits = [], {}
+    for i, (model, (top1, r, _)) in enumerate(TOP1.items()):
+        suite = lca_suite(model, top1, 5.0 + i, {"imagenet_r": (r, None)})
+        suite["datasets"]["imagenet_r"]["meta"]["protocol"] = {"class_subset": SUBSET}
+        run = write_run(tmp_path, model.replace(":", "_"), suite)
+        (run / "outputs").mkdir()
+        for key in ("imagenet_val", "imagenet_r"):
+            values = rng.normal(size=(IMAGES, 1000)).astype(np.float32)
+            right = rng.random(IMAGES) < (0.9, 0.75, 0.6, 0.45)[i]  # each image's class, or another, wins
+            chosen = np.where(right, np.asarray(SUBSET)[np.arange(IMAGES) % 5], rng.choice(SUBSET, IMAGES))
+            values[np.arange(IMAGES), chosen] += 10.0
+            logits[(model, key)] = values
+            order = rng.permutation(IMAGES)
+            ids = [f"img{j:02d}" for j in order]
+            ModelOutputs(torch.from_numpy(values[order]), ids, "logits").save(run / "outputs" / f"{key}.pt")
+        runs.append(run)
+    return runs, logits
+
+
+def test_table_3_ac_and_agreement_on_the_line_from_the_outputs_files(tmp_path):
+    from scipy.stats import linregress, norm
+
+    from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard
+
+    runs, logits = outputs_runs(tmp_path)
+    board = runs_leaderboard(runs)
+    table = board.on_the_line.table3_baselines.set_index(["ood_dataset", "group", "method"])
+    models = list(TOP1)
+    target = np.array([TOP1[m][1] for m in models])
+    # AC: mean max softmax over the class subset (torch's softmax), against the OOD top-1
+    ac = [
+        torch.softmax(torch.from_numpy(logits[(m, "imagenet_r")][:, SUBSET]), dim=1).max(dim=1).values.mean()
+        for m in models
+    ]
+    assert table.loc[("imagenet_r", "ALL", "AC"), "mae"] == pytest.approx(
+        np.mean(np.abs(np.array(ac) - target)), abs=1e-6
+    )
+    # Agreement-on-the-Line, with scipy's line in place of statsmodels' and numpy's least squares
+    test = [logits[(m, "imagenet_val")].argmax(axis=1) for m in models]
+    shift = [np.asarray(SUBSET)[logits[(m, "imagenet_r")][:, SUBSET].argmax(axis=1)] for m in models]
+    accuracy = np.array([TOP1[m][0] for m in models])
+    scaled = (accuracy - accuracy.min()) / np.ptp(accuracy)
+    pairs = [(i, j) for i in range(4) for j in range(i, 4)]
+    test_agr = np.array([np.mean(test[i] == test[j]) for i, j in pairs])
+    shift_agr = np.array([np.mean(shift[i] == shift[j]) for i, j in pairs])
+    keep = (test_agr >= 0.05) & (test_agr <= 0.98) & (shift_agr >= 0.05) & (shift_agr <= 0.98)
+    assert keep.sum() >= 2
+    x, y = (v[keep] for v in (test_agr, shift_agr))
+    x, y = (x - x.min()) / np.ptp(x), (y - y.min()) / np.ptp(y)
+    line = linregress(x, y)
+    a = np.array([[0.5 * ((k == i) + (k == j)) if i != j else 0.5 * (k == i) for k in range(4)] for i, j in pairs])[
+        keep
+    ]
+    accs = np.array([(scaled[i] + scaled[j]) / 2 for i, j in pairs])[keep]
+    w = np.linalg.lstsq(a, y + line.slope * (accs - x), rcond=None)[0]
+    aline_s, aline_d = line.slope * scaled + line.intercept, norm.cdf(w)
+    assert table.loc[("imagenet_r", "ALL", "Aline-S"), "mae"] == pytest.approx(
+        np.mean(np.abs(aline_s - target)), abs=1e-9
+    )
+    assert table.loc[("imagenet_r", "ALL", "Aline-D"), "mae"] == pytest.approx(
+        np.mean(np.abs(aline_d - target)), abs=1e-9
+    )
+    assert table.loc[("imagenet_r", "ALL", "Aline-D"), "pairs"] == keep.sum()
+    text = leaderboard_markdown(board)
+    assert (
+        "### Table 3's other baselines: AC and Agreement-on-the-Line" in text
+        and "| imagenet_r | ALL | AC | 4 |" in text
+    )
+
+
+def test_table_3_baselines_without_outputs_files_say_what_is_missing(tmp_path):
+    from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard
+    from tests.test_read_runs import write_run
+
+    runs = [
+        write_run(tmp_path, m.replace(":", "_"), lca_suite(m, t, 5.0 + i, {"imagenet_r": (r, None)}))
+        for i, (m, (t, r, _)) in enumerate(TOP1.items())
+    ]
+    board = runs_leaderboard(runs)
+    assert board.on_the_line.table3_baselines.empty
+    assert "does not exist" in " ".join(board.on_the_line.table3_notes)
+    assert "From the run folders' outputs files" in leaderboard_markdown(board)

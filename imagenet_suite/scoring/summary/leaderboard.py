@@ -172,7 +172,7 @@ def leaderboard(
     accuracies = accuracies[sorted(accuracies.columns)]
     matrix, scores, per_dataset, mac = heuillet2025.aggregates(suites)
     dataset_level, dataset_level_mac = heuillet2025.dataset_level(accuracies)
-    on_the_line = shi2024.tables(suites, groups)
+    on_the_line = shi2024.tables(suites, groups, folders)
     delta = anzaku2024.delta_rank(suites)
     return Leaderboard(
         quba=quba,

@@ -39,7 +39,7 @@ from ...metrics.lca_distances import PAPER_DISTANCES, paper_distance
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
 from ..reports import ID_DATASET, OBJECTNET_HEAD_KEY, report_value
-from . import shi2024_hierarchies
+from . import shi2024_baselines, shi2024_hierarchies
 from ._shared import file_stem, weights_mismatch, write_csv
 
 MIN_MODELS = 3
@@ -75,6 +75,8 @@ class OnTheLineTables:
     lacking: dict[str, list[str]] = field(default_factory=dict)  # "<key> `<distance>`" -> runs without it
     per_hierarchy: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 4, per hierarchy (runs on several)
     over_hierarchies: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 4: mean/min/max/std over them
+    table3_baselines: pd.DataFrame = field(default_factory=pd.DataFrame)  # AC, Aline-S, Aline-D MAE (run folders)
+    table3_notes: list[str] = field(default_factory=list)  # the sets they leave out, and why
 
 
 def id_lcas(suite: Mapping[str, Any]) -> tuple[dict[str, float], str, str] | None:
@@ -219,9 +221,14 @@ def _or_nan(value: float | None) -> float:
     return np.nan if value is None else float(value)
 
 
-def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None = None) -> OnTheLineTables | None:
+def tables(
+    suites: Mapping[str, Mapping[str, Any]],
+    groups: ModelGroups | None = None,
+    folders: Mapping[str, str | Path] | None = None,
+) -> OnTheLineTables | None:
     """The LCA-on-the-Line tables of the runs (module docstring); None with fewer than three models or no
-    OOD dataset every model has."""
+    OOD dataset every model has. With ``folders`` (``{model: run folder}``) also Table 3's AC and
+    Agreement-on-the-Line baselines from the runs' outputs files (:mod:`.shi2024_baselines`)."""
     if len(suites) < MIN_MODELS or not ood_keys(suites):
         return None
     members = {ALL: list(suites), **(groups.group_members() if groups is not None else {})}
@@ -254,6 +261,9 @@ def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None =
     )
     kinds = {found[2]: found[1] for found in map(id_lcas, suites.values()) if found is not None}
     per_hierarchy = shi2024_hierarchies.per_hierarchy(inputs, kinds)
+    mae, notes = (
+        shi2024_baselines.table(suites, folders, ood_keys(suites), members, MIN_MODELS) if folders else (None, [])
+    )
     return OnTheLineTables(
         statistics=statistics,
         inputs=inputs,
@@ -267,6 +277,8 @@ def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None =
         lacking=lacking,
         per_hierarchy=per_hierarchy,
         over_hierarchies=shi2024_hierarchies.aggregate(per_hierarchy),
+        table3_baselines=mae if mae is not None else pd.DataFrame(columns=shi2024_baselines.COLUMNS),
+        table3_notes=notes,
     )
 
 
@@ -396,11 +408,32 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
     if result.small_groups:
         lines += [f"No rows for the groups with fewer than {MIN_MODELS} models: {', '.join(result.small_groups)}.", ""]
     lines += shi2024_hierarchies.markdown(result.per_hierarchy, result.over_hierarchies)
+    lines += _baselines_markdown(result, table)
     for key in result.lines:
         lines.append(f"![{key}](lca_on_the_line_{file_stem(key)}.png)")
     for key in result.baselines:
         lines.append(f"![{key}: ImageNet top-1 baseline](top1_on_the_line_{file_stem(key)}.png)")
     return [*lines, ""]
+
+
+def _baselines_markdown(result: OnTheLineTables, table) -> list[str]:
+    lines = ["### Table 3's other baselines: AC and Agreement-on-the-Line (MAE of the predicted OOD top-1)", ""]
+    if not len(result.table3_baselines):
+        return lines + [
+            *result.table3_notes,
+            "From the run folders' outputs files (`imagenet-suite leaderboard RUN_DIR...`, ImageNet val and the OOD "
+            "sets predicted by `evaluate`).",
+            "",
+        ]
+    lines += [
+        "As the authors' `utils/agreement_utils.py`: AC = mean max softmax on the OOD set (no temperature); "
+        "Aline-S / Aline-D = `aline` on the pairs of models with both agreements in [0.05, 0.98]; MAE against the "
+        "OOD top-1, in accuracy units.",
+        "",
+    ]
+    rows = [(r.ood_dataset, r.group, r.method, r.models, r.pairs, r.mae) for r in result.table3_baselines.itertuples()]
+    lines += table(("OOD dataset", "group", "method", "models", "pairs kept", "MAE"), rows)
+    return lines + [*(f"- {note}" for note in result.table3_notes), ""]
 
 
 def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
@@ -414,6 +447,8 @@ def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
         return written
     write_csv(folder, "lca_on_the_line", result.statistics, written, index=False)
     write_csv(folder, "lca_inputs", result.inputs, written, index=False)
+    if len(result.table3_baselines):
+        write_csv(folder, "lca_baselines_ac_aline", result.table3_baselines, written, index=False)
     if len(result.per_hierarchy):
         write_csv(folder, "lca_per_hierarchy", result.per_hierarchy, written, index=False)
         write_csv(folder, "lca_over_hierarchies", result.over_hierarchies, written, index=False)
