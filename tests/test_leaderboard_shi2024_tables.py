@@ -181,3 +181,35 @@ def test_table_3_baselines_without_outputs_files_say_what_is_missing(tmp_path):
     assert board.on_the_line.table3_baselines.empty
     assert "does not exist" in " ".join(board.on_the_line.table3_notes)
     assert "From the run folders' outputs files" in leaderboard_markdown(board)
+
+
+# ------------------------------------------------------------------- Table 8: top-1 vs LCA within one dataset
+
+
+def test_table_8_top1_vs_lca_within_each_dataset_equals_scipy(tmp_path):
+    models = list(TOP1)
+    ood_lca = dict(zip(models, (4.0, 4.5, 5.5, 5.0), strict=True))  # the LCA on ImageNet-R itself
+    suites = {}
+    for i, (model, (top1, r, _)) in enumerate(TOP1.items()):
+        suite = lca_suite(model, top1, 5.0 + 0.3 * i * i, {"imagenet_r": (r, None)})
+        suite["datasets"]["imagenet_r"]["metrics"].append(
+            {"metric": "lca", "variant": "info", "subgroup": "", "value": ood_lca[model]}
+        )
+        suites[model] = suite
+    board = leaderboard(suites)
+    within = board.on_the_line.within_dataset.set_index(["dataset", "distance"])
+    r = [TOP1[m][1] for m in models]
+    want = stats.pearsonr(r, [ood_lca[m] for m in models]).statistic
+    entry = within.loc[("imagenet_r", "info")]
+    assert entry.pearson == pytest.approx(want, abs=1e-12) and entry.paper and entry.models == 4
+    assert entry.spearman == pytest.approx(stats.spearmanr(r, [ood_lca[m] for m in models]).statistic, abs=1e-12)
+    val = within.loc[("imagenet_val", "depth_two_sided")]  # ImageNet: every distance its reports have
+    top1 = [TOP1[m][0] for m in models]
+    depth = [5.0 + 0.3 * i * i + 1 for i in range(4)]
+    assert val.kendall_tau_b == pytest.approx(stats.kendalltau(top1, depth).statistic, abs=1e-12) and not val.paper
+    assert within.loc[("imagenet_val", "info"), "paper"]
+    shi2024.write(board.on_the_line, tmp_path)
+    assert pd.read_csv(tmp_path / "leaderboard_lca_within_dataset.csv").columns.tolist() == [
+        "dataset", "distance", "paper", "models", "r2", "pearson", "kendall_tau_b", "spearman"
+    ]  # fmt: skip
+    assert "### Table 8: top-1 vs LCA within each dataset" in leaderboard_markdown(board)

@@ -39,7 +39,7 @@ from ...metrics.lca_distances import PAPER_DISTANCES, paper_distance
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
 from ..reports import ID_DATASET, OBJECTNET_HEAD_KEY, report_value
-from . import shi2024_baselines, shi2024_hierarchies
+from . import shi2024_baselines, shi2024_hierarchies, shi2024_within
 from ._shared import file_stem, weights_mismatch, write_csv
 
 MIN_MODELS = 3
@@ -77,6 +77,7 @@ class OnTheLineTables:
     over_hierarchies: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 4: mean/min/max/std over them
     table3_baselines: pd.DataFrame = field(default_factory=pd.DataFrame)  # AC, Aline-S, Aline-D MAE (run folders)
     table3_notes: list[str] = field(default_factory=list)  # the sets they leave out, and why
+    within_dataset: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 8: top-1 vs LCA per dataset
 
 
 def id_lcas(suite: Mapping[str, Any]) -> tuple[dict[str, float], str, str] | None:
@@ -279,6 +280,7 @@ def tables(
         over_hierarchies=shi2024_hierarchies.aggregate(per_hierarchy),
         table3_baselines=mae if mae is not None else pd.DataFrame(columns=shi2024_baselines.COLUMNS),
         table3_notes=notes,
+        within_dataset=shi2024_within.table(suites, MIN_MODELS),
     )
 
 
@@ -409,6 +411,7 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
         lines += [f"No rows for the groups with fewer than {MIN_MODELS} models: {', '.join(result.small_groups)}.", ""]
     lines += shi2024_hierarchies.markdown(result.per_hierarchy, result.over_hierarchies)
     lines += _baselines_markdown(result, table)
+    lines += shi2024_within.markdown(result.within_dataset)
     for key in result.lines:
         lines.append(f"![{key}](lca_on_the_line_{file_stem(key)}.png)")
     for key in result.baselines:
@@ -449,6 +452,8 @@ def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
     write_csv(folder, "lca_inputs", result.inputs, written, index=False)
     if len(result.table3_baselines):
         write_csv(folder, "lca_baselines_ac_aline", result.table3_baselines, written, index=False)
+    if len(result.within_dataset):
+        write_csv(folder, "lca_within_dataset", result.within_dataset, written, index=False)
     if len(result.per_hierarchy):
         write_csv(folder, "lca_per_hierarchy", result.per_hierarchy, written, index=False)
         write_csv(folder, "lca_over_hierarchies", result.over_hierarchies, written, index=False)
