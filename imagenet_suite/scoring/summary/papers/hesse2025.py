@@ -16,6 +16,9 @@
   doubled: accuracy; robustness (adversarial, C, OOD); calibration; class balance; shortcut learning
   (object focus, shape bias); parameters. The paper's text names the first five; the sixth is inferred
   from its count ("leads in five setups" besides class balance).
+* Table 7 — :func:`group_comparisons` on the adversarial robustness and each run's AutoAttack robustness;
+  Figs. 13 and 14 — the Spearman matrices per subgroup of models (the runs' groups; the published zoo's six) and
+  with AutoAttack as the adversarial dimension (:mod:`.hesse2025_correlations`).
 
 Groups come from ``leaderboard --groups FILE`` (:mod:`imagenet_suite.scoring.summary.groups`).
 """
