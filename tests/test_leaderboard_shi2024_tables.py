@@ -124,7 +124,8 @@ def test_table_3_ac_and_agreement_on_the_line_from_the_outputs_files(tmp_path):
     from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard
 
     runs, logits = outputs_runs(tmp_path)
-    board = runs_leaderboard(runs)
+    assert runs_leaderboard(runs).on_the_line.table3_baselines.empty  # not asked for: no outputs file read
+    board = runs_leaderboard(runs, lca_baselines=True)
     table = board.on_the_line.table3_baselines.set_index(["ood_dataset", "group", "method"])
     models = list(TOP1)
     target = np.array([TOP1[m][1] for m in models])
@@ -177,10 +178,10 @@ def test_table_3_baselines_without_outputs_files_say_what_is_missing(tmp_path):
         write_run(tmp_path, m.replace(":", "_"), lca_suite(m, t, 5.0 + i, {"imagenet_r": (r, None)}))
         for i, (m, (t, r, _)) in enumerate(TOP1.items())
     ]
-    board = runs_leaderboard(runs)
+    board = runs_leaderboard(runs, lca_baselines=True)
     assert board.on_the_line.table3_baselines.empty
     assert "does not exist" in " ".join(board.on_the_line.table3_notes)
-    assert "From the run folders' outputs files" in leaderboard_markdown(board)
+    assert "--lca-baselines" in leaderboard_markdown(board)
 
 
 # ------------------------------------------------------------------- Table 8: top-1 vs LCA within one dataset

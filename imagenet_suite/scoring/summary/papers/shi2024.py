@@ -424,8 +424,8 @@ def _baselines_markdown(result: OnTheLineTables, table) -> list[str]:
     if not len(result.table3_baselines):
         return lines + [
             *result.table3_notes,
-            "From the run folders' outputs files (`imagenet-suite leaderboard RUN_DIR...`, ImageNet val and the OOD "
-            "sets predicted by `evaluate`).",
+            "From the run folders' outputs files (ImageNet val and the OOD sets predicted by `evaluate`): "
+            "`imagenet-suite leaderboard RUN_DIR... --lca-baselines`.",
             "",
         ]
     lines += [
