@@ -214,3 +214,11 @@ def test_table_8_top1_vs_lca_within_each_dataset_equals_scipy(tmp_path):
         "dataset", "distance", "paper", "models", "r2", "pearson", "kendall_tau_b", "spearman"
     ]  # fmt: skip
     assert "### Table 8: top-1 vs LCA within each dataset" in leaderboard_markdown(board)
+
+
+def test_table_4_is_in_leaderboard_html():
+    from imagenet_suite.scoring.presentation.html_leaderboard import _shi_section
+
+    section = _shi_section(leaderboard(table4_suites()))
+    names = [table.name for table in section.tables]
+    assert "Table 4: the LCA line over the latent hierarchies" in names and "Table 4, per hierarchy" in names

@@ -194,6 +194,14 @@ def _shi_section(board: Leaderboard) -> Section:
         return Section(title, paper, [], [], figures)
     directions = {"r2": UP, "mae_in_sample": DOWN}
     tables = [Table("Correlation of ImageNet LCA / top-1 with OOD top-1 / top-5", result.statistics, directions)]
+    for name, frame in (
+        ("Table 3's AC and Agreement-on-the-Line baselines (MAE)", result.table3_baselines),
+        ("Table 4: the LCA line over the latent hierarchies", result.over_hierarchies),
+        ("Table 4, per hierarchy", result.per_hierarchy),
+        ("Table 8: top-1 vs LCA within each dataset", result.within_dataset),
+    ):
+        if len(frame):
+            tables.append(Table(name, frame))
     return Section(title, paper, [], tables, figures)
 
 
