@@ -144,7 +144,7 @@ def markdown(table: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
         "",
         "Runs grouped by the hierarchy their ImageNet-val LCA was scored under (`evaluate --hierarchy DIR`, one "
         "run folder per model and hierarchy). Over every hierarchy but the WordNet tree: mean, min, max and "
-        "population std (the authors' `np.std`) of |r| (the paper prints absolute values), and the signed mean.",
+        "population std (the authors' `np.std`) of abs(r) (the paper prints absolute values), and the signed mean.",
         "",
     ]
     if len(summary):
@@ -162,7 +162,17 @@ def markdown(table: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
             )
             for r in summary.itertuples()
         ]
-        header = ("OOD dataset", "row", "hierarchies", "models", "mean |r|", "min |r|", "max |r|", "std |r|", "mean r")
+        header = (
+            "OOD dataset",
+            "row",
+            "hierarchies",
+            "models",
+            "mean abs(r)",
+            "min abs(r)",
+            "max abs(r)",
+            "std abs(r)",
+            "mean r",
+        )
         lines += markdown_table(header, rows)
     else:
         lines += ["Only the WordNet tree among the hierarchies: no Table 4 aggregate.", ""]

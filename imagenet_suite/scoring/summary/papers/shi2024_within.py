@@ -85,7 +85,10 @@ def markdown(frame: pd.DataFrame) -> list[str]:
 
     lines = ["### Table 8: top-1 vs LCA within each dataset (all models)", ""]
     if not len(frame):
-        return lines + ["Needs at least three runs with a top-1 and an LCA on a common dataset.", ""]
+        return lines + [
+            "Needs at least three runs with a top-1 and an LCA on a common dataset, scored under one hierarchy.",
+            "",
+        ]
     lines += [
         "R², Pearson r, Kendall τ-b and Spearman ρ across models of a dataset's top-1 against the LCA on the same "
         "dataset, per LCA distance (`paper`: App. E.2's for the set); signed. `leaderboard_lca_within_dataset.csv`.",
