@@ -161,3 +161,11 @@ def test_fig_13_of_the_published_zoo_with_reference(board, tmp_path):
     assert png in written and png.read_bytes()[:4] == b"\x89PNG"
     table = pd.read_csv(tmp_path / "leaderboard_quba_published_subgroup_correlations.csv")
     assert table.subgroup.nunique() == 6 and len(table) == 6 * 81
+
+
+def test_reference_hesse2025_asks_for_the_published_panels():
+    values = random_dims(3, seed=4)
+    suites = {m: with_dimensions(suite_json(m, d[0]), dict(zip(DIMENSIONS, d, strict=True))) for m, d in values.items()}
+    assert not leaderboard(suites).hesse2025.published_correlations
+    placed = leaderboard(suites, reference=["hesse2025"], allow_protocol_mismatch=True)
+    assert set(placed.hesse2025.published_correlations) == {(name,) for name in PUBLISHED_SUBGROUPS}
