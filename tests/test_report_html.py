@@ -171,10 +171,11 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
         )
         # drawn: the QUBA ranking, the radar, the Spearman matrix, the shape bias, NINCO's two heatmaps, Figs. 4 and 5;
         # not drawn, with the command: LCA-on-the-Line (no OOD set), Heuillet et al.'s Borda (no AutoAttack, no common
-        # corruptions) and NINCO's Fig. 7 (no full popular OOD set)
+        # corruptions), NINCO's Fig. 7 (no full popular OOD set) and Beyond Accuracy's Figs. 13 (no --groups; no
+        # --reference hesse2025) and 14 (no AutoAttack)
         from selenium.webdriver.common.by import By
 
-        assert counts == {"drawn": 8, "missing": 3}
+        assert counts == {"drawn": 8, "missing": 6}
         for figure in ("QUBA dimensions radar (Fig. 1)", "Mean FPR@95 on NINCO: models × detectors (Table 3)"):
             assert driver.find_elements(By.XPATH, f'//figure[@class="plot"][figcaption="{figure}"]/*[name()="svg"]')
         note = driver.find_element(By.CSS_SELECTOR, "#lca-on-the-line .missing-note").text
@@ -205,8 +206,8 @@ def test_a_figure_without_data_is_named_not_drawn(tmp_path, capsys):
     assert cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
     text = (tmp_path / "board" / "leaderboard.html").read_text()
     assert (
-        text.count("<svg") == 0 and text.count('class="missing-figure"') == 6
-    )  # QUBA ranking, radar, ρ, shape bias, Borda, LCA
+        text.count("<svg") == 0 and text.count('class="missing-figure"') == 9
+    )  # QUBA ranking, radar, ρ, Beyond Accuracy's Figs. 13 (runs, published zoo) and 14, shape bias, Borda, LCA
     assert "Not drawn: no model has all nine QUBA dimensions" in text and "imagenet-suite leaderboard" in text
     # a folder of run folders gives the same page
     assert cli.main(["report", str(tmp_path)]) == 0

@@ -56,6 +56,12 @@ def register(subparsers) -> None:
         "on the line of the 75 published models)",
     )
     parser.add_argument(
+        "--lca-baselines",
+        action="store_true",
+        help="LCA-on-the-Line's AC and Agreement-on-the-Line baselines (Shi et al. 2024, Table 3): reads every run's "
+        "ImageNet-val and OOD outputs files (the logits), so it takes as long as reading them",
+    )
+    parser.add_argument(
         "--allow-protocol-mismatch",
         action="store_true",
         help="with --reference: place a run whose protocol differs from the paper's (weights tag not recorded, "
@@ -83,6 +89,7 @@ def run(args) -> int:
         groups=groups,
         reference=args.reference,
         allow_protocol_mismatch=args.allow_protocol_mismatch,
+        lca_baselines=args.lca_baselines,
     )
     written = write_leaderboard(board, args.out)
     options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,

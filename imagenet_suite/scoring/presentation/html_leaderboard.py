@@ -81,6 +81,7 @@ def _hesse_section(board: Leaderboard) -> Section:
                               "Beyond Accuracy's datasets (`imagenet-suite evaluate MODEL --protocol hesse2025 ...`), "
                               f"then {LEADERBOARD}"))  # fmt: skip
     figures.append(hesse_figures.radar(board))
+    figures += hesse_figures.appendix(board)  # Figs. 13 and 14
     analyses = board.hesse2025
     if analyses is not None:
         if len(analyses.groups):
@@ -109,6 +110,8 @@ def _hesse_section(board: Leaderboard) -> Section:
                                   f"datasets, then {LEADERBOARD}"))  # fmt: skip
         if len(analyses.weightings):
             tables.append(Table("Top five under other weightings (Fig. 5)", analyses.weightings, {"quba": UP}))
+        if len(analyses.autoattack_groups):
+            tables.append(Table("Adversarial robustness vs AutoAttack per group (Table 7)", analyses.autoattack_groups))
     return Section("Beyond Accuracy (QUBA)", "Hesse et al. 2025", notes, tables, figures)
 
 
@@ -200,6 +203,14 @@ def _shi_section(board: Leaderboard) -> Section:
         return Section(title, paper, [], [], figures)
     directions = {"r2": UP, "mae_in_sample": DOWN}
     tables = [Table("Correlation of ImageNet LCA / top-1 with OOD top-1 / top-5", result.statistics, directions)]
+    for name, frame in (
+        ("Table 3's AC and Agreement-on-the-Line baselines (MAE)", result.table3_baselines),
+        ("Table 4: the LCA line over the latent hierarchies", result.over_hierarchies),
+        ("Table 4, per hierarchy", result.per_hierarchy),
+        ("Table 8: top-1 vs LCA within each dataset", result.within_dataset),
+    ):
+        if len(frame):
+            tables.append(Table(name, frame))
     return Section(title, paper, [], tables, figures)
 
 

@@ -141,6 +141,7 @@ def leaderboard(
     folders: Mapping[str, str | Path] | None = None,
     reference: Sequence[str] = (),
     allow_protocol_mismatch: bool = False,
+    lca_baselines: bool = False,
 ) -> Leaderboard:
     """All tables for ``{model name: suite.json content}`` (at least one model); with ``folders`` (``{model
     name: run folder}``) also the intervals and paired tests, read from the run folders.
@@ -154,7 +155,8 @@ def leaderboard(
     dimension or weights summing to 0); ``groups``: the models' groups for Beyond Accuracy's Table 2 and
     LCA-on-the-Line's per-group rows (ConfigError naming a row whose model is not among ``suites``).
     RunFolderError when the runs read different builds of one dataset split (:func:`mixed_builds`),
-    unless ``allow_mixed_builds``."""
+    unless ``allow_mixed_builds``. ``lca_baselines`` (with ``folders``): LCA-on-the-Line's AC and
+    Agreement-on-the-Line baselines from the runs' outputs files."""
     if not suites:
         raise ConfigError("a leaderboard needs at least one run")
     mixed = mixed_builds(suites)
@@ -172,7 +174,7 @@ def leaderboard(
     accuracies = accuracies[sorted(accuracies.columns)]
     matrix, scores, per_dataset, mac = heuillet2025.aggregates(suites)
     dataset_level, dataset_level_mac = heuillet2025.dataset_level(accuracies)
-    on_the_line = shi2024.tables(suites, groups)
+    on_the_line = shi2024.tables(suites, groups, folders if lca_baselines else None)
     delta = anzaku2024.delta_rank(suites)
     return Leaderboard(
         quba=quba,
@@ -188,7 +190,7 @@ def leaderboard(
         missing=missing,
         mixed_builds=mixed,
         models=models_table(suites),
-        hesse2025=hesse2025.analyses(quba, groups, quba_weights),
+        hesse2025=hesse2025.analyses(quba, groups, quba_weights, published="hesse2025" in placed),
         heuillet2025=heuillet2025.paper_tables(suites),
         ninco=bitterwolf2023.tables(suites),
         on_the_line=on_the_line,

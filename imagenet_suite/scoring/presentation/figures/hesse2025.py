@@ -1,12 +1,14 @@
-"""Beyond Accuracy (Hesse et al. 2025): the radar of the nine QUBA dimensions, one polygon per model (Fig. 1).
+"""Beyond Accuracy (Hesse et al. 2025): the radar of the nine QUBA dimensions, one polygon per model (Fig. 1), and
+the Spearman matrices per subgroup of models (Fig. 13) and with AutoAttack (Fig. 14).
 
-Each axis is a dimension's signed z-score against the paper's zoo (its μ/σ, Table 11's exact constants,
+Radar: each axis is a dimension's signed z-score against the paper's zoo (its μ/σ, Table 11's exact constants,
 :func:`~imagenet_suite.scoring.metrics.quba.quba_z_scores`), so that 0 is the zoo mean and outward is better
 on every axis (calibration error and parameters flipped), the normalisation under the QUBA score itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -60,4 +62,121 @@ def radar(board: Any) -> Figure:
     return drawn(RADAR, radar_plot, z_scores, title=f"QUBA dimensions, signed z-score{shown}; outward is better")
 
 
-__all__ = ["RADAR", "radar", "radar_plot"]
+SUBGROUPS = "Spearman correlations per group of models (Fig. 13)"
+PUBLISHED = "Spearman correlations per subgroup of the published zoo (Fig. 13)"
+AUTOATTACK = "Spearman correlations with AutoAttack as the adversarial dimension (Fig. 14)"
+ALPHA = 0.05  # crossed out: p above it (Figs. 4, 13, 14)
+MOST_PANELS = 12
+_DRAWN: dict[int, tuple[Any, Figure]] = {}  # id(published matrices) -> (them, their figure): the zoo's is static
+
+
+def correlation_panels_plot(panels: Sequence[tuple[str, Any, Any]], alpha: float = ALPHA, title: str = "") -> MplFigure:
+    """One lower-triangle Spearman matrix per panel (``(title, rho, p)``, square DataFrames), three to a row, as
+    Beyond Accuracy's Figs. 13 and 14 draw them: red positive, blue negative, a cross over every entry whose
+    p-value is above ``alpha``; the first :data:`MOST_PANELS` panels."""
+    panels = list(panels)[:MOST_PANELS]
+    columns = min(3, len(panels))
+    rows = -(-len(panels) // columns)
+    size = len(panels[0][1])
+    figure = MplFigure(figsize=(columns * (0.62 * size + 1.6), rows * (0.58 * size + 1.6)))
+    grid = figure.subplots(rows, columns, squeeze=False)
+    image = None
+    for axes, (name, rho, p) in zip(grid.flat, panels, strict=False):
+        image = _triangle(axes, rho, p, alpha)
+        axes.set_title(name, fontsize=8)
+    for axes in list(grid.flat)[len(panels) :]:
+        axes.set_axis_off()
+    if image is not None:
+        figure.colorbar(image, ax=grid.ravel().tolist(), fraction=0.02, pad=0.02)
+    figure.suptitle(title or f"Spearman ρ (crossed out: p > {alpha:g})", fontsize=9)
+    return figure
+
+
+def _triangle(axes: Any, rho: Any, p_values: Any, alpha: float) -> Any:
+    names = list(rho.index)
+    values, p = rho.to_numpy(dtype=float), p_values.to_numpy(dtype=float)
+    size = len(names)
+    image = axes.imshow(
+        np.where(np.tril(np.ones((size, size), dtype=bool)), values, np.nan), cmap="RdBu_r", vmin=-1, vmax=1
+    )
+    crosses_x, crosses_y = [], []  # one line artist for all crosses (NaN-separated strokes)
+    for i in range(size):
+        for j in range(i + 1):
+            if np.isnan(values[i, j]):
+                continue
+            axes.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=5)
+            if p[i, j] > alpha:
+                crosses_x += [j - 0.4, j + 0.4, np.nan, j - 0.4, j + 0.4, np.nan]
+                crosses_y += [i - 0.4, i + 0.4, np.nan, i + 0.4, i - 0.4, np.nan]
+    if crosses_x:
+        axes.plot(crosses_x, crosses_y, color="0.35", linewidth=0.5)
+    short = [name.replace("_robustness", "").replace("_", " ") for name in names]
+    axes.set_xticks(range(size), short, rotation=60, ha="right", fontsize=5)
+    axes.set_yticks(range(size), short, fontsize=5)
+    return image
+
+
+def _defined(matrices: Any) -> bool:
+    return matrices is not None and bool(matrices[0].notna().to_numpy().any())
+
+
+def subgroup_panels(board: Any) -> list[tuple[str, Any, Any]]:
+    """Fig. 13's panels over the runs: one per group of ``--groups`` with a defined entry."""
+    found = getattr(board.hesse2025, "group_correlations", None) or {}
+    return [(f"{setup}: {group}" if setup else group, m[0], m[1]) for (setup, group), m in found.items() if _defined(m)]
+
+
+def published_panels(board: Any) -> list[tuple[str, Any, Any]]:
+    """Fig. 13's six panels over the published zoo (with ``--reference hesse2025``)."""
+    found = getattr(board.hesse2025, "published_correlations", None) or {}
+    return [(name, m[0], m[1]) for (name,), m in found.items() if _defined(m)]
+
+
+def autoattack_panels(board: Any) -> list[tuple[str, Any, Any]]:
+    """Fig. 14's two panels over the runs: the paper's adversarial robustness (left), AutoAttack's (right)."""
+    analyses = board.hesse2025
+    matrices = getattr(analyses, "autoattack_correlations", None)
+    if not _defined(matrices) or not analyses.correlations.notna().to_numpy().any():
+        return []
+    return [
+        ("adversarial robustness (the paper's protocol)", analyses.correlations, analyses.correlation_p),
+        ("adversarial robustness = AutoAttack", matrices[0], matrices[1]),
+    ]
+
+
+def appendix(board: Any) -> list[Figure]:
+    """Figs. 13 (per group of runs; per subgroup of the published zoo) and 14, each drawn or saying what is
+    missing."""
+    found = []
+    for name, panels, missing in (
+        (SUBGROUPS, subgroup_panels(board), "needs `--groups FILE` with a group of at least three models having "
+         f"the dimensions: {LEADERBOARD} `--groups FILE`"),
+        (PUBLISHED, published_panels(board), f"drawn from the published zoo with {LEADERBOARD} `--reference hesse2025`"),
+        (AUTOATTACK, autoattack_panels(board), "needs at least three runs attacked with AutoAttack (`imagenet-suite "
+         f"evaluate ... --adversarial N --attack fgsm,pgd,autoattack-linf`), then {LEADERBOARD}"),
+    ):  # fmt: skip
+        if not panels:
+            found.append(Figure(name, missing=missing))
+        elif name == PUBLISHED:  # package data only: drawn once per process
+            source = board.hesse2025.published_correlations
+            if id(source) not in _DRAWN:
+                _DRAWN[id(source)] = (source, drawn(name, correlation_panels_plot, panels))
+            found.append(_DRAWN[id(source)][1])
+        else:
+            found.append(drawn(name, correlation_panels_plot, panels))
+    return found
+
+
+__all__ = [
+    "AUTOATTACK",
+    "PUBLISHED",
+    "RADAR",
+    "SUBGROUPS",
+    "appendix",
+    "autoattack_panels",
+    "correlation_panels_plot",
+    "published_panels",
+    "radar",
+    "radar_plot",
+    "subgroup_panels",
+]

@@ -16,6 +16,9 @@
   doubled: accuracy; robustness (adversarial, C, OOD); calibration; class balance; shortcut learning
   (object focus, shape bias); parameters. The paper's text names the first five; the sixth is inferred
   from its count ("leads in five setups" besides class balance).
+* Table 7 — :func:`group_comparisons` on the adversarial robustness and each run's AutoAttack robustness;
+  Figs. 13 and 14 — the Spearman matrices per subgroup of models (the runs' groups; the published zoo's six) and
+  with AutoAttack as the adversarial dimension (:mod:`.hesse2025_correlations`).
 
 Groups come from ``leaderboard --groups FILE`` (:mod:`imagenet_suite.scoring.summary.groups`).
 """
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,11 +46,16 @@ from ...metrics.quba import (
 )
 from ..groups import ModelGroups
 from ..quba import attack_convention_of
+from . import hesse2025_correlations as correlations
 from ._shared import weights_mismatch, with_weights, write_csv
+from .hesse2025_correlations import (
+    AUTOATTACK,
+    CORRELATION_ALPHA,
+    MIN_CORRELATION_MODELS,
+    dimension_correlations,
+)
 
 STARS = ((0.05, "***"), (0.1, "**"), (0.2, "*"))  # Table 2's marks: p below each threshold
-CORRELATION_ALPHA = 0.05  # Fig. 4 crosses out entries with p above it
-MIN_CORRELATION_MODELS = 3
 TOP = 5
 NO_RANKING_FIGURE = (
     "No QUBA ranking figure: no model has all nine dimensions (each model evaluated on Beyond Accuracy's datasets, "
@@ -75,6 +83,10 @@ class Hesse2025:
     weightings: pd.DataFrame  # Fig. 5, long: setup, doubled, rank, model, quba
     custom_weights: bool = False
     group_setups: dict[str, list[str]] = field(default_factory=dict)  # {setup: [group, ...]} in file order
+    autoattack_groups: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 7, long as ``groups``
+    group_correlations: dict = field(default_factory=dict)  # Fig. 13 over the runs: {(setup, group): matrices}
+    published_correlations: dict = field(default_factory=dict)  # Fig. 13 over the published zoo (--reference)
+    autoattack_correlations: tuple | None = None  # Fig. 14's right-hand matrices (runs attacked with AutoAttack)
 
 
 def resolve_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -96,7 +108,8 @@ def quba_ranking(
     computed from partial inputs); ``missing``:
     ``{model: {dimension: what it needs}}``. When a run attacked with AutoAttack L∞ 4/255
     (``summary.quba_autoattack``), ``quba_autoattack`` and its rank: Table 8's QUBA, AutoAttack's
-    robustness as the adversarial dimension (same ``weights``). When a run is of a zero-shot model,
+    robustness as the adversarial dimension (same ``weights``), and that robustness (``autoattack_robustness``).
+    When a run is of a zero-shot model,
     ``probabilities``: how its dimensions followed Beyond Accuracy's wrapper probabilities (``quba.probabilities``
     of its suite.json: ``hesse2025, recomputed from the logits`` or ``hesse2025, the run's outputs``)."""
     rows, missing, partial, autoattack, conventions, probabilities = {}, {}, {}, {}, {}, {}
@@ -126,6 +139,8 @@ def quba_ranking(
             for name, values in autoattack.items()
             if not any(math.isnan(v) for v in values.values())
         }
+        robustness = {name: values["adversarial_robustness"] for name, values in autoattack.items()}
+        table[AUTOATTACK] = pd.Series(robustness, dtype=float)  # Table 7's and Fig. 14's
         table["quba_autoattack"] = pd.Series(scores, dtype=float)
         table["quba_autoattack_rank"] = rank_descending(table["quba_autoattack"])
     return table.sort_values("quba", ascending=False, na_position="last"), missing
@@ -163,11 +178,14 @@ def student_t_test(reference: np.ndarray, other: np.ndarray) -> tuple[float, flo
     return float(result.statistic), float(result.pvalue)
 
 
-def group_comparisons(dimensions: pd.DataFrame, groups: ModelGroups) -> pd.DataFrame:
+def group_comparisons(
+    dimensions: pd.DataFrame, groups: ModelGroups, columns: Sequence[str] = DIMENSIONS
+) -> pd.DataFrame:
     """Table 2 as a long table: per setup, group and dimension the number of ``models`` with a value, their
     ``mean``, and (groups after the setup's first, the ``reference``) Student's ``t_statistic``, ``p_value``
-    and ``stars`` against the reference. ``dimensions``: the nine columns per model (index); a model listed
-    twice in a group counts twice, as in the paper's Table 9.
+    and ``stars`` against the reference. ``dimensions``: the ``columns`` per model (index; the nine dimensions,
+    or Table 7's adversarial and AutoAttack robustness); a model listed twice in a group counts twice, as in the
+    paper's Table 9.
 
     Example:
         Groups (1, 2, 3) and (2, 3, 4): means 2 and 3, pooled variance 1, t = -1 / sqrt(2/3):
@@ -181,7 +199,7 @@ def group_comparisons(dimensions: pd.DataFrame, groups: ModelGroups) -> pd.DataF
     rows = []
     for setup, members in groups.setups().items():
         reference = next(iter(members))
-        for dimension in DIMENSIONS:
+        for dimension in columns:
             base = _values(dimensions, members[reference], dimension)
             for group, models in members.items():
                 values = _values(dimensions, models, dimension)
@@ -207,36 +225,6 @@ def group_comparisons(dimensions: pd.DataFrame, groups: ModelGroups) -> pd.DataF
 def _values(dimensions: pd.DataFrame, models: list[str], dimension: str) -> np.ndarray:
     values = dimensions.loc[models, dimension].to_numpy(dtype=float)
     return values[~np.isnan(values)]
-
-
-def dimension_correlations(dimensions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """``(rho, p, models)``: Spearman's ρ, its two-sided p-value and the number of models, for every two
-    dimensions (9 x 9, :data:`DIMENSIONS` order) over the models having both; NaN over fewer than three
-    models or a constant column.
-
-    Example:
-        Ranks (1, 2, 3, 4) against (4, 3, 1, 2): ρ = 1 − 6 · (9 + 1 + 4 + 4) / (4 · 15) = −0.8:
-
-        >>> dims = pd.DataFrame({d: [1.0, 2.0, 3.0, 4.0] for d in DIMENSIONS})
-        >>> dims["shape_bias"] = [4.0, 3.0, 1.0, 2.0]
-        >>> rho, p, n = dimension_correlations(dims)
-        >>> round(float(rho.loc["accuracy", "shape_bias"]), 6), int(n.loc["accuracy", "params_millions"])
-        (-0.8, 4)
-    """
-    from scipy import stats
-
-    names = list(DIMENSIONS)
-    rho, p, n = (pd.DataFrame(np.nan, index=names, columns=names) for _ in range(3))
-    for i, a in enumerate(names):
-        for b in names[i:]:
-            both = pd.DataFrame({"a": dimensions[a], "b": dimensions[b]}).astype(float).dropna()
-            n.loc[a, b] = n.loc[b, a] = len(both)
-            if len(both) < MIN_CORRELATION_MODELS or both["a"].nunique() < 2 or both["b"].nunique() < 2:
-                continue
-            result = stats.spearmanr(both["a"], both["b"])
-            rho.loc[a, b] = rho.loc[b, a] = float(result.statistic)
-            p.loc[a, b] = p.loc[b, a] = float(result.pvalue)
-    return rho, p, n.astype(int)
 
 
 def weightings(dimensions: pd.DataFrame, weights: Mapping[str, float] | None = None, top: int = TOP) -> pd.DataFrame:
@@ -278,9 +266,14 @@ def weightings(dimensions: pd.DataFrame, weights: Mapping[str, float] | None = N
 
 
 def analyses(
-    quba: pd.DataFrame, groups: ModelGroups | None = None, weights: Mapping[str, float] | None = None
+    quba: pd.DataFrame,
+    groups: ModelGroups | None = None,
+    weights: Mapping[str, float] | None = None,
+    published: bool = False,
 ) -> Hesse2025:
-    """Table 2 (with ``groups``), Table 10 and Fig. 5 over the leaderboard's QUBA table ``quba``."""
+    """Table 2 and Fig. 13 (with ``groups``), Table 7 (with ``groups`` and AutoAttack runs), Table 10, Fig. 5 and
+    Fig. 14 (with AutoAttack runs) over the leaderboard's QUBA table ``quba``; ``published``: Fig. 13 over the
+    published zoo too (``leaderboard --reference hesse2025``)."""
     dimensions = quba[list(DIMENSIONS)].astype(float)
     rho, p, n = dimension_correlations(dimensions)
     empty = pd.DataFrame(
@@ -295,7 +288,19 @@ def analyses(
         weightings=weightings(dimensions, weights),
         custom_weights=bool(weights),
         group_setups={setup: list(members) for setup, members in (groups.setups() if groups else {}).items()},
+        autoattack_groups=_autoattack_groups(quba, groups),
+        group_correlations=correlations.group_correlations(dimensions, groups),
+        published_correlations=correlations.published_subgroups() if published else {},
+        autoattack_correlations=correlations.autoattack_correlations(quba),
     )
+
+
+def _autoattack_groups(quba: pd.DataFrame, groups: ModelGroups | None) -> pd.DataFrame:
+    """Table 7: per setup and group the means of the adversarial robustness (the paper's protocol) and of
+    AutoAttack's, marked as Table 2 (:func:`group_comparisons`); empty without groups or AutoAttack runs."""
+    if groups is None or AUTOATTACK not in quba.columns:
+        return pd.DataFrame()
+    return group_comparisons(quba.astype({AUTOATTACK: float}), groups, ("adversarial_robustness", AUTOATTACK))
 
 
 # ----------------------------------------------------------------------------------------------- Markdown
@@ -332,6 +337,10 @@ def markdown(
     lines += _groups_markdown(result, table)
     lines += _correlations_markdown(result, table)
     lines += _weightings_markdown(result, table)
+    lines += _autoattack_groups_markdown(result, table)
+    lines += correlations.markdown(
+        result.group_correlations, result.published_correlations, result.autoattack_correlations
+    )
     return lines
 
 
@@ -357,6 +366,31 @@ def _groups_markdown(result: Hesse2025, table) -> list[str]:
         counts = sorted({count for _, _, count in cells.values()})
         rows.append((setup, group, "/".join(map(str, counts)), *(_mean_cell(*cells[d][:2]) for d in DIMENSIONS)))
     return lines + table(("setup", "group", "models", *DIMENSIONS), rows)
+
+
+def _autoattack_groups_markdown(result: Hesse2025, table) -> list[str]:
+    lines = ["### Adversarial robustness vs AutoAttack per group (Table 7)", ""]
+    if not len(result.autoattack_groups):
+        return lines + [
+            "Needs `--groups FILE` and runs attacked with AutoAttack (`imagenet-suite evaluate ... --adversarial N "
+            "--attack fgsm,pgd,autoattack-linf`).",
+            "",
+        ]
+    lines += ["Mean per group; marks as Table 2 (two-sided Student's t-test against the setup's first group).", ""]
+    rows = []
+    for (setup, group), part in result.autoattack_groups.groupby(["setup", "group"], sort=False):
+        cells = {row.dimension: row for row in part.itertuples()}
+        adv, auto = cells["adversarial_robustness"], cells[AUTOATTACK]
+        rows.append(
+            (
+                setup,
+                group,
+                f"{adv.models}/{auto.models}",
+                _mean_cell(adv.mean, adv.stars),
+                _mean_cell(auto.mean, auto.stars),
+            )
+        )
+    return lines + table(("setup", "group", "models", "adversarial robustness", "AutoAttack"), rows)
 
 
 def _mean_cell(mean: float, mark: str) -> str:
@@ -432,6 +466,12 @@ def write(quba: pd.DataFrame, result: Hesse2025, folder: Path) -> list[Path]:
     )
     write_csv(folder, "quba_correlations", long, written, index=False)
     write_csv(folder, "quba_weightings", result.weightings, written, index=False)
+    if len(result.autoattack_groups):
+        write_csv(folder, "quba_autoattack_groups", result.autoattack_groups, written, index=False)
+    standard = (result.correlations, result.correlation_p, result.correlation_models)
+    written += correlations.write(
+        result.group_correlations, result.published_correlations, result.autoattack_correlations, standard, folder
+    )
     if quba["quba"].notna().any():  # an empty figure is never written
         written.append(folder / "leaderboard_quba.png")
         quba_ranks_plot(quba, written[-1])

@@ -19,7 +19,9 @@ and reports R², Pearson r, Kendall τ-b (scipy's default, the paper's code), Sp
 Correlations are signed (the paper prints absolute values; LCA's are negative). A distance some run lacks gets
 no rows (``lacking`` says which). The hierarchy an LCA came from is the one its report names
 (``meta.hierarchy``); a report that names none was scored on the package's WordNet tree, the only one
-``evaluate`` used before it recorded hierarchies. Runs on different hierarchies get no LCA rows.
+``evaluate`` used before it recorded hierarchies. Runs on different hierarchies get no LCA rows; instead, each
+hierarchy's runs get their own Pearson r and Table 4 aggregates them over the latent hierarchies
+(:mod:`.shi2024_hierarchies`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ...metrics.lca_distances import PAPER_DISTANCES, paper_distance
 from ...metrics.lca_on_the_line import OnTheLine, analyze
 from ..groups import ModelGroups
 from ..reports import ID_DATASET, OBJECTNET_HEAD_KEY, report_value
+from . import shi2024_baselines, shi2024_hierarchies, shi2024_within
 from ._shared import file_stem, weights_mismatch, write_csv
 
 MIN_MODELS = 3
@@ -70,6 +73,11 @@ class OnTheLineTables:
     small_groups: list[str] = field(default_factory=list)  # groups with fewer than three models: no rows
     line_distances: dict[str, str] = field(default_factory=dict)  # OOD key -> the distance of its LCA line
     lacking: dict[str, list[str]] = field(default_factory=dict)  # "<key> `<distance>`" -> runs without it
+    per_hierarchy: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 4, per hierarchy (runs on several)
+    over_hierarchies: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 4: mean/min/max/std over them
+    table3_baselines: pd.DataFrame = field(default_factory=pd.DataFrame)  # AC, Aline-S, Aline-D MAE (run folders)
+    table3_notes: list[str] = field(default_factory=list)  # the sets they leave out, and why
+    within_dataset: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 8: top-1 vs LCA per dataset
 
 
 def id_lcas(suite: Mapping[str, Any]) -> tuple[dict[str, float], str, str] | None:
@@ -214,9 +222,14 @@ def _or_nan(value: float | None) -> float:
     return np.nan if value is None else float(value)
 
 
-def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None = None) -> OnTheLineTables | None:
+def tables(
+    suites: Mapping[str, Mapping[str, Any]],
+    groups: ModelGroups | None = None,
+    folders: Mapping[str, str | Path] | None = None,
+) -> OnTheLineTables | None:
     """The LCA-on-the-Line tables of the runs (module docstring); None with fewer than three models or no
-    OOD dataset every model has."""
+    OOD dataset every model has. With ``folders`` (``{model: run folder}``) also Table 3's AC and
+    Agreement-on-the-Line baselines from the runs' outputs files (:mod:`.shi2024_baselines`)."""
     if len(suites) < MIN_MODELS or not ood_keys(suites):
         return None
     members = {ALL: list(suites), **(groups.group_members() if groups is not None else {})}
@@ -247,6 +260,11 @@ def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None =
     statistics = pd.DataFrame(
         rows, columns=["ood_dataset", "group", "indicator", "distance", "paper", "target", "models", *STATISTICS]
     )
+    kinds = {found[2]: found[1] for found in map(id_lcas, suites.values()) if found is not None}
+    per_hierarchy = shi2024_hierarchies.per_hierarchy(inputs, kinds)
+    mae, notes = (
+        shi2024_baselines.table(suites, folders, ood_keys(suites), members, MIN_MODELS) if folders else (None, [])
+    )
     return OnTheLineTables(
         statistics=statistics,
         inputs=inputs,
@@ -258,6 +276,11 @@ def tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None =
         small_groups=[group for group, models in members.items() if len(models) < MIN_MODELS],
         line_distances=line_distances,
         lacking=lacking,
+        per_hierarchy=per_hierarchy,
+        over_hierarchies=shi2024_hierarchies.aggregate(per_hierarchy),
+        table3_baselines=mae if mae is not None else pd.DataFrame(columns=shi2024_baselines.COLUMNS),
+        table3_notes=notes,
+        within_dataset=shi2024_within.table(suites, MIN_MODELS),
     )
 
 
@@ -330,7 +353,11 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
         "",
     ]
     if len(result.hierarchies) > 1:
-        lines += ["**The runs' LCAs come from different hierarchies: no LCA line, the baseline only.**", ""]
+        lines += [
+            "**The runs' LCAs come from different hierarchies: no LCA line, the baseline only** (each hierarchy's "
+            "line: Table 4 below).",
+            "",
+        ]
     for which, models in result.lacking.items():
         named = ", ".join(f"`{m}`" for m in models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
         lines += [f"No LCA rows for {which}: {named} lack that distance.", ""]
@@ -382,6 +409,9 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
     lines += table(header, rows)
     if result.small_groups:
         lines += [f"No rows for the groups with fewer than {MIN_MODELS} models: {', '.join(result.small_groups)}.", ""]
+    lines += shi2024_hierarchies.markdown(result.per_hierarchy, result.over_hierarchies)
+    lines += _baselines_markdown(result, table)
+    lines += shi2024_within.markdown(result.within_dataset)
     for key in result.lines:
         lines.append(f"![{key}](lca_on_the_line_{file_stem(key)}.png)")
     for key in result.baselines:
@@ -389,8 +419,29 @@ def markdown(result: OnTheLineTables | None) -> list[str]:
     return [*lines, ""]
 
 
+def _baselines_markdown(result: OnTheLineTables, table) -> list[str]:
+    lines = ["### Table 3's other baselines: AC and Agreement-on-the-Line (MAE of the predicted OOD top-1)", ""]
+    if not len(result.table3_baselines):
+        return lines + [
+            *result.table3_notes,
+            "From the run folders' outputs files (ImageNet val and the OOD sets predicted by `evaluate`): "
+            "`imagenet-suite leaderboard RUN_DIR... --lca-baselines`.",
+            "",
+        ]
+    lines += [
+        "As the authors' `utils/agreement_utils.py`: AC = mean max softmax on the OOD set (no temperature); "
+        "Aline-S / Aline-D = `aline` on the pairs of models with both agreements in [0.05, 0.98]; MAE against the "
+        "OOD top-1, in accuracy units.",
+        "",
+    ]
+    rows = [(r.ood_dataset, r.group, r.method, r.models, r.pairs, r.mae) for r in result.table3_baselines.itertuples()]
+    lines += table(("OOD dataset", "group", "method", "models", "pairs kept", "MAE"), rows)
+    return lines + [*(f"- {note}" for note in result.table3_notes), ""]
+
+
 def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
-    """``leaderboard_lca_on_the_line.csv`` (statistics), ``leaderboard_lca_inputs.csv`` and per OOD dataset
+    """``leaderboard_lca_on_the_line.csv`` (statistics), ``leaderboard_lca_inputs.csv``, with runs on several
+    hierarchies ``leaderboard_lca_per_hierarchy.csv`` and ``leaderboard_lca_over_hierarchies.csv`` (Table 4), and per OOD dataset
     ``lca_on_the_line_<key>.png`` and ``top1_on_the_line_<key>.png`` (groups in colours)."""
     from ...presentation.plots import lca_on_the_line_plot
 
@@ -399,6 +450,13 @@ def write(result: OnTheLineTables | None, folder: Path) -> list[Path]:
         return written
     write_csv(folder, "lca_on_the_line", result.statistics, written, index=False)
     write_csv(folder, "lca_inputs", result.inputs, written, index=False)
+    if len(result.table3_baselines):
+        write_csv(folder, "lca_baselines_ac_aline", result.table3_baselines, written, index=False)
+    if len(result.within_dataset):
+        write_csv(folder, "lca_within_dataset", result.within_dataset, written, index=False)
+    if len(result.per_hierarchy):
+        write_csv(folder, "lca_per_hierarchy", result.per_hierarchy, written, index=False)
+        write_csv(folder, "lca_over_hierarchies", result.over_hierarchies, written, index=False)
     for prefix, fits in (("lca", result.lines), ("top1", result.baselines)):
         for key, line in fits.items():
             x_label = f"{LCA} ({result.line_distances[key]})" if prefix == "lca" else TOP1
