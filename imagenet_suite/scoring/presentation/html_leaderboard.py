@@ -149,6 +149,10 @@ def _heuillet_section(board: Leaderboard) -> Section:
         mac = "—" if math.isnan(paper.mac) else f"{paper.mac:.4g}"
         notes.append(f"MAC over the {len(paper.ranked)} ranked model(s): {mac}.")
         figures.append(heuillet_figures.borda_bars(board))
+    if paper is not None and len(paper.group_mac):
+        tables.append(
+            Table("MAC per group of models (Table 4)", paper.group_mac, note=f"Groups from {paper.groups_source}.")
+        )
     if board.aggregates.shape[1]:
         tables.append(Table("Sum / Borda over every (dataset, perturbation type) of the runs (not the paper's "
                             "threat model)", _by_model(board.aggregates), score_directions))  # fmt: skip
