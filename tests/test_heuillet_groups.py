@@ -138,6 +138,9 @@ def test_metadata_groups_give_table_4_without_a_groups_file(tmp_path, capsys):
     assert f"| family | resnet | 3 | 3 | {0.6 + 0.2 * math.sqrt(3):.4g} | {0.6 + 0.2 * math.sqrt(3):.4g} |" in section
     assert "| VM vs VLM | VLM | 2 | 2 | 1 | 1 |" in section
     assert f"Groups of models (the group tables): from {METADATA_SOURCE}." in text
+    models = pd.read_csv(tmp_path / "board" / "leaderboard_models.csv", index_col="model")
+    assert models.loc["timm:A", ["family", "pretraining"]].tolist() == ["resnet", "in1k"]
+    assert models.loc["open_clip:D", ["family", "pretraining"]].tolist() == ["ViT-B-32", "laion2b"]
 
 
 def test_a_groups_file_overrides_the_metadata_and_a_small_group_has_no_mac(tmp_path, capsys):

@@ -101,8 +101,20 @@ class Leaderboard:
 def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Per model (index): ``weights`` (:func:`~imagenet_suite.scoring.summary.suite_json.weights_label`, sha256
     in 12 digits), ``weights_sha256``, and the ``weights_source`` record's kind, library, architecture,
-    tag, requested tag, loaded and location (empty for a suite.json before format 3, which records no tag)."""
-    fields = ("kind", "library", "architecture", "tag", "requested", "loaded", "location", "seed")
+    tag, requested tag, loaded, location, seed, and the family and pretraining data the library states (empty for
+    a suite.json before format 3, which records no tag; family and pretraining also before they were recorded)."""
+    fields = (
+        "kind",
+        "library",
+        "architecture",
+        "tag",
+        "requested",
+        "loaded",
+        "location",
+        "seed",
+        "family",
+        "pretraining",
+    )
     rows = {}
     for name, suite in suites.items():
         source = suite.get("weights_source") or {}
