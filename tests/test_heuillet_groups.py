@@ -24,8 +24,8 @@ from imagenet_suite import cli
 from imagenet_suite.errors import RunFolderError
 from imagenet_suite.inference.models import resolve_weights
 from imagenet_suite.scoring.summary.groups import METADATA_SOURCE, ModelGroups, metadata_groups
-from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites
-from imagenet_suite.scoring.summary.papers.heuillet2025 import PAPER_TYPES, paper_tables
+from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
+from imagenet_suite.scoring.summary.papers.heuillet2025 import PAPER_TYPES, group_mac, paper_tables
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.test_leaderboard_heuillet import attacked, common_report
 from tests.test_read_runs import suite_json
@@ -104,7 +104,7 @@ def scipy_mac(rows: list[tuple[float, ...]]) -> float:
     return float(np.abs(rho[~np.eye(len(rho), dtype=bool)]).mean())
 
 
-def test_metadata_groups_give_table_4_without_a_groups_file(tmp_path, capsys):
+def test_metadata_groups_give_table_4_without_a_groups_file(tmp_path):
     folders = write_runs(tmp_path)
     board = leaderboard(load_suites(folders))
     assert board.groups.source == METADATA_SOURCE
@@ -127,8 +127,7 @@ def test_metadata_groups_give_table_4_without_a_groups_file(tmp_path, capsys):
     assert table["mac_avg"].tolist() == pytest.approx(expected, abs=1e-12)  # one dataset: its MAC
     assert scipy_mac(every[:3]) == pytest.approx(0.6 + 0.2 * math.sqrt(3), abs=1e-12)
 
-    assert cli.main(["leaderboard", *map(str, folders), "--out", str(tmp_path / "board")]) == 0
-    capsys.readouterr()
+    write_leaderboard(board, tmp_path / "board")  # the CLI's files, without computing the board twice
     written = pd.read_csv(tmp_path / "board" / "leaderboard_heuillet2025_mac_groups.csv")
     assert written[["setup", "group", "ranked"]].values.tolist() == table[["setup", "group", "ranked"]].values.tolist()
     assert written["imagenet_val"].tolist() == pytest.approx(expected, abs=1e-12)
@@ -175,6 +174,8 @@ def test_runs_without_metadata_have_no_groups_and_the_section_says_what_adds_the
     capsys.readouterr()
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "No groups: `imagenet-suite leaderboard RUN_DIR... --groups FILE`" in text
+    assert "No groups (see Table 4 above for what gives them)." in text  # Figs. 4 and 3: no figure drawn
+    assert not (tmp_path / "board" / "leaderboard_heuillet2025_main_effects.png").exists()
     assert not (tmp_path / "board" / "leaderboard_heuillet2025_mac_groups.csv").exists()
 
 
@@ -243,9 +244,9 @@ def test_table_4_per_group_on_the_authors_fft50_measurements():
             rows += [(setup, getattr(row, setup), name) for setup in ("loss", "model_size", "model_type",
                                                                        "pre_training_strategy")]  # fmt: skip
         groups = ModelGroups(tuple(m for m in _memberships(rows)), "Table 4's columns")
-        paper = paper_tables(suites, groups)
+        paper = paper_tables(suites)  # as paper_tables(suites, groups) does, without Figs. 4 and 3's statistics
         assert len(paper.ranked) == 80 and list(paper.accuracies.columns) == list(PAPER_TYPES)
-        table = paper.group_mac.set_index(["setup", "group"])["imagenet_val"]
+        table = group_mac(paper.accuracies.loc[paper.ranked], groups).set_index(["setup", "group"])["imagenet_val"]
         assert table[("all", "all ranked models")] == pytest.approx(TABLE_4_ALL[column], abs=0.0005), dataset
         for key, published in TABLE_4.items():
             assert table[key] == pytest.approx(published[column], abs=0.0005), (dataset, key)

@@ -17,7 +17,13 @@ types of a dataset across the configurations. On ImageNet there is one dataset, 
 * :func:`paper_tables` — the paper's Sum, Borda (``robustgen_code``) and ranks, and MAC, over the models
   that have all five types; a model lacking one is listed with what it lacks (:class:`Heuillet2025`),
   never ranked last, and casts no vote.
-* :func:`perturbation_accuracies` and :func:`aggregates` — not the paper's threat model: the same
+* :func:`group_mac` — Table 4: the MAC per group of models (groups from ``leaderboard --groups`` or the models'
+  metadata, :func:`imagenet_suite.scoring.summary.groups.metadata_groups`);
+  :func:`main_effects` and :func:`nested_effects` — Figs. 4 and 3: the groups' effects on the Borda score, as
+  the authors' code computes them (one-way ANOVA, Tukey HSD letters; in
+  :mod:`~imagenet_suite.scoring.summary.papers._heuillet2025_effects`).
+* :func:`perturbation_accuracies` and :func:`aggregates` — not the paper's threat model (in
+  :mod:`~imagenet_suite.scoring.summary.papers._heuillet2025_aggregates`): the same
   aggregation (:mod:`imagenet_suite.scoring.metrics.aggregates`, the authors' code's conventions) over
   every (dataset, perturbation type) of the runs' reports: each corrupted set a dataset of its own (each
   corruption and severity a type), the attacks one more (clean, FGSM, PGD, each AutoAttack); a dataset in
@@ -56,6 +62,16 @@ from ._heuillet2025_aggregates import (
     mac_text,
     perturbation_accuracies,
     robustness_variant,
+)
+from ._heuillet2025_effects import (
+    EFFECT_COLUMNS,
+    NESTED_COLUMNS,
+    TUKEY_ALPHA,
+    holm,
+    main_effects,
+    nested_effects,
+    one_way_anova,
+    tukey_letters,
 )
 from ._shared import with_weights, write_csv
 
@@ -217,7 +233,9 @@ class Heuillet2025:
     ``mac``: its mean absolute off-diagonal entry (NaN with fewer than two models); ``missing``: per model
     lacking a type, ``{type: why}``; ``attacked``: per model, the images its clean and AutoAttack
     accuracies were measured on; ``group_mac``: Table 4, MAC per group of models (:func:`group_mac`; empty
-    without groups); ``groups_source``: where the groups came from (None without groups)."""
+    without groups); ``groups_source``: where the groups came from (None without groups); ``main_effects`` and
+    ``nested_effects``: Figs. 4 and 3, the groups' effect on Borda (:func:`main_effects`, :func:`nested_effects`;
+    empty without groups)."""
 
     accuracies: pd.DataFrame
     scores: pd.DataFrame
@@ -227,6 +245,8 @@ class Heuillet2025:
     attacked: dict[str, str | None] = field(default_factory=dict)
     group_mac: pd.DataFrame = field(default_factory=pd.DataFrame)
     groups_source: str | None = None
+    main_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    nested_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ranked(self) -> list[str]:
@@ -240,7 +260,8 @@ def paper_tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | 
     (``robustgen_code``: each type gives a model 1 + the number of models with a strictly lower accuracy;
     ranks descending, ties sharing the best). A model lacking a type is neither ranked nor a member of the
     others' pool: it is listed in ``missing``. With ``groups`` (``--groups FILE`` or the models' metadata),
-    also Table 4: MAC per group (:func:`group_mac`)."""
+    also Table 4: MAC per group (:func:`group_mac`), and Figs. 4 and 3: the groups' effects on the Borda score
+    of the ranked models (:func:`main_effects`, :func:`nested_effects`)."""
     names = list(suites)
     found = {name: paper_types(suite) for name, suite in suites.items()}
     accuracies = pd.DataFrame(
@@ -261,9 +282,13 @@ def paper_tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | 
     correlations = accuracies.loc[complete].corr(method="spearman") if len(complete) > 1 else pd.DataFrame()
     mac = metrics.mac_per_dataset(matrix).get(PAPER_DATASET, np.nan) if len(complete) > 1 else np.nan
     attacked = {name: found[name].attacked for name in names}
-    per_group = group_mac(accuracies.loc[complete], groups) if groups is not None else pd.DataFrame()
-    source = groups.source if groups is not None else None
-    return Heuillet2025(accuracies, scores, correlations, float(mac), missing, attacked, per_group, source)
+    if groups is None:
+        return Heuillet2025(accuracies, scores, correlations, float(mac), missing, attacked)
+    borda = scores["borda"].loc[complete]
+    return Heuillet2025(
+        accuracies, scores, correlations, float(mac), missing, attacked, group_mac(accuracies.loc[complete], groups),
+        groups.source, main_effects(borda, groups), nested_effects(borda, groups),
+    )  # fmt: skip
 
 
 ALL_MODELS = "all ranked models"
@@ -320,6 +345,7 @@ def markdown(board: Any) -> list[str]:
     paper = board.heuillet2025 if board.heuillet2025 is not None else paper_tables({})
     lines += paper_markdown(paper, board.models, table)
     lines += group_mac_markdown(paper, table)
+    lines += effects_markdown(paper, table)
     lines += [
         "### Sum / Borda / MAC over every (dataset, perturbation type) of the runs (not Heuillet et al. 2025's "
         "threat model)",
@@ -377,6 +403,47 @@ def group_mac_markdown(paper: Heuillet2025, table) -> list[str]:
             "",
         ]
     return lines
+
+
+EFFECTS_TEXT = (
+    "Per setup of groups, the mean Borda score of each group's ranked models, the one-way ANOVA of Borda across "
+    "the groups (Fig. 4; Fig. 3: across the cells of two setups, `a | b`) and Tukey HSD letters at 90 % "
+    f"(alpha {TUKEY_ALPHA}; groups sharing a letter are not significantly different). Convention: the authors' "
+    "code, whose figures the paper publishes: `scipy.stats.f_oneway`, the classic one-way ANOVA (the captions "
+    "say Welch's), and `statsmodels` Tukey HSD with their letter rule. Multiple-testing correction: none by the "
+    "authors across a figure's ANOVAs; `anova_p_holm` is an extra, Holm's adjustment over the figure's ANOVAs."
+)
+
+
+def effects_markdown(paper: Heuillet2025, table) -> list[str]:
+    """The subsection of Figs. 4 and 3: the groups' effects on Borda, or what is missing and what adds it."""
+    lines = ["### Effects of the groups on Borda (Heuillet et al. 2025, Figs. 4 and 3)", "", EFFECTS_TEXT, ""]
+    if paper.groups_source is None:
+        return lines + ["No groups (see Table 4 above for what gives them).", ""]
+    if paper.main_effects.empty or not np.isfinite(paper.main_effects["anova_p"].to_numpy(dtype=float)).any():
+        return lines + [
+            "No ANOVA is defined: it needs, within a setup, ranked models in two groups or more and one group with "
+            "two models or more (each ranked model has all five types: see the models not ranked above).",
+            "",
+        ]
+    lines += ["Fig. 4 (main effects):", ""]
+    lines += table(EFFECT_COLUMNS, paper.main_effects.itertuples(index=False))
+    lines += ["![Heuillet et al. 2025, Fig. 4: mean Borda per group](leaderboard_heuillet2025_main_effects.png)", ""]
+    lines += ["Fig. 3 (nested, A × B):", ""]
+    lines += table(NESTED_COLUMNS, paper.nested_effects.itertuples(index=False))
+    return lines
+
+
+def _write_effects_figure(board: Any, folder: Path) -> list[Path]:
+    """``leaderboard_heuillet2025_main_effects.png`` when an ANOVA of Fig. 4 is defined (never an empty figure)."""
+    from ...presentation.figures.heuillet2025 import effects_figure
+
+    drawn = effects_figure(board)
+    if drawn is None:
+        return []
+    path = folder / "leaderboard_heuillet2025_main_effects.png"
+    drawn.savefig(path, dpi=120)
+    return [path]
 
 
 def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str]:
@@ -445,6 +512,10 @@ def write(board: Any, folder: Path) -> list[Path]:
         write_csv(folder, "heuillet2025", paper.accuracies.join(paper.scores).join(missing), written)
         if len(paper.group_mac):
             write_csv(folder, "heuillet2025_mac_groups", paper.group_mac, written, index=False)
+        if len(paper.main_effects):
+            write_csv(folder, "heuillet2025_main_effects", paper.main_effects, written, index=False)
+            write_csv(folder, "heuillet2025_nested_effects", paper.nested_effects, written, index=False)
+        written += _write_effects_figure(board, folder)
         written.append(folder / "leaderboard_heuillet2025_correlations.csv")
         atomic_write_bytes(written[-1], paper.correlations.rename_axis("type").to_csv().encode())
     write_csv(folder, "aggregates", board.aggregates, written)
@@ -460,20 +531,31 @@ __all__ = [
     "AUTOATTACK_STANDARD",
     "COMMON",
     "COMMON_PLAN",
+    "EFFECT_COLUMNS",
     "HEUILLET_PORTFOLIO",
+    "NESTED_COLUMNS",
     "PAPER_AUTOATTACKS",
     "PAPER_DATASET",
     "PAPER_TYPES",
     "ROBUSTNESS_VARIANTS",
+    "TUKEY_ALPHA",
     "Heuillet2025",
     "PaperTypes",
     "Voter",
     "aggregates",
     "dataset_level",
+    "effects_markdown",
+    "group_mac",
+    "group_mac_markdown",
+    "holm",
+    "main_effects",
     "markdown",
+    "nested_effects",
+    "one_way_anova",
     "paper_markdown",
     "paper_tables",
     "paper_types",
     "perturbation_accuracies",
+    "tukey_letters",
     "write",
 ]
