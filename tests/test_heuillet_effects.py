@@ -22,9 +22,11 @@ from imagenet_suite.scoring.summary.groups import Membership, ModelGroups
 from imagenet_suite.scoring.summary.papers.heuillet2025 import (
     EFFECT_COLUMNS,
     NESTED_COLUMNS,
+    ODDS_COLUMNS,
     main_effects,
     nested_effects,
     one_way_anova,
+    published_fig5,
     tukey_letters,
 )
 from tests.test_heuillet_groups import write_runs
@@ -131,10 +133,31 @@ def test_figs_4_and_3_through_a_small_leaderboard(tmp_path, capsys):
     }
     assert nested["anova_p"].isna().all()  # four cells of one model each: no degree of freedom within them
     assert [f"{r.outer_group} | {r.inner_group}" for r in nested.itertuples()] == list(cells)
-    figure = board / "leaderboard_heuillet2025_main_effects.png"
-    assert figure.stat().st_size > 1000
+    for figure in ("leaderboard_heuillet2025_main_effects.png", "leaderboard_heuillet2025_fig5.png"):
+        assert (board / figure).stat().st_size > 1000, figure
+    assert len(pd.read_csv(board / "leaderboard_heuillet2025_fig5.csv")) == 9
     text = (board / "leaderboard.md").read_text()
     assert "### Effects of the groups on Borda (Heuillet et al. 2025, Figs. 4 and 3)" in text
     assert "`scipy.stats.f_oneway`, the classic one-way ANOVA (the captions say Welch's)" in text
     assert "`anova_p_holm` is an extra, Holm's adjustment" in text
     assert "Mean Borda per group of models, Tukey letters, ANOVA p (Fig. 4)" in (board / "leaderboard.html").read_text()
+
+
+def test_fig5_from_the_published_measurements_is_the_authors_printed_table():
+    """The table results_analysis/paper_figure5.ipynb printed (the published Fig. 5's bars and p-values),
+    recomputed from the released measurements through scipy.stats.fisher_exact."""
+    printed = [  # protocol, size, TRADES wins, Classic AT wins, odds ratio, p
+        ("FFT-50", "small", 5, 2, 6.25, 2.861305e-01), ("FFT-5", "small", 4, 3, 1.777778, 1.0),
+        ("LP-50", "small", 3, 4, 0.5625, 1.0), ("FFT-50", "medium", 11, 4, 7.5625, 2.683773e-02),
+        ("FFT-5", "medium", 7, 8, 0.765625, 1.0), ("LP-50", "medium", 10, 5, 4.0, 1.431110e-01),
+        ("FFT-50", "large", 18, 0, np.inf, 2.203824e-10), ("FFT-5", "large", 15, 3, 25.0, None),
+        ("LP-50", "large", 15, 3, 25.0, None),
+    ]  # fmt: skip
+    table = published_fig5().set_index(["protocol", "model_size"])
+    assert list(table.reset_index().columns) == list(ODDS_COLUMNS) and len(table) == 9
+    for protocol, size, trades, classic, odds, p in printed:
+        row = table.loc[(protocol, size)]
+        assert (row.trades_wins, row.classic_wins) == (trades, classic)
+        assert row.odds_ratio == pytest.approx(odds, rel=1e-6)
+        expected = stats.fisher_exact([[trades, classic], [classic, trades]]).pvalue if p is None else p
+        assert row.p_value == pytest.approx(expected, rel=1e-6)

@@ -30,7 +30,7 @@ from ...errors import RunFolderError
 from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS
 from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_builds
-from ..summary.papers.heuillet2025 import EFFECTS_TEXT
+from ..summary.papers.heuillet2025 import EFFECTS_TEXT, FIG5_TEXT, published_fig5, shows_fig5
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON
 from .figures import anzaku2024 as anzaku_figures
@@ -157,6 +157,9 @@ def _heuillet_section(board: Leaderboard) -> Section:
         tables.append(Table("Effects of the groups on Borda (Figs. 4 and 3)", paper.main_effects, note=EFFECTS_TEXT))
         tables.append(Table("Nested effects on Borda (Fig. 3)", paper.nested_effects))
         figures.append(heuillet_figures.effects_bars(board))
+    if shows_fig5(board):
+        tables.append(Table("Odds ratio of TRADES outperforming Classic AT (Fig. 5)", published_fig5(), note=FIG5_TEXT))
+        figures.append(heuillet_figures.odds_ratio_bars(published_fig5()))
     if board.aggregates.shape[1]:
         tables.append(Table("Sum / Borda over every (dataset, perturbation type) of the runs (not the paper's "
                             "threat model)", _by_model(board.aggregates), score_directions))  # fmt: skip

@@ -80,6 +80,44 @@ def effects_plot(effects: Any) -> MplFigure:
     return figure
 
 
+FIG5 = "Odds ratio of TRADES outperforming Classic AT (Fig. 5, the published configurations)"
+
+
+def odds_ratio_plot(odds: Any) -> MplFigure:
+    """Fig. 5 of ``odds`` (:func:`~imagenet_suite.scoring.summary.papers.heuillet2025.published_odds_ratios`): per
+    model size, one bar per protocol, its odds ratio (an infinite one drawn 10 % above the largest finite one, as
+    the authors do, and labelled ∞) and Fisher's p above it."""
+    sizes = list(dict.fromkeys(odds["model_size"]))
+    protocols = list(dict.fromkeys(odds["protocol"]))
+    ratios = odds["odds_ratio"].to_numpy(dtype=float)
+    finite = ratios[np.isfinite(ratios)]
+    cap = (finite.max() if len(finite) else 1.0) * 1.1
+    figure = MplFigure(figsize=(6, 3.6))
+    axis = figure.subplots()
+    width = 0.8 / max(1, len(protocols))
+    for index, protocol in enumerate(protocols):
+        part = odds[odds["protocol"] == protocol].set_index("model_size").reindex(sizes)
+        x = np.arange(len(sizes)) + (index - (len(protocols) - 1) / 2) * width
+        values = part["odds_ratio"].to_numpy(dtype=float)
+        shown = np.where(np.isinf(values), cap, values)
+        axis.bar(x, shown, width, label=protocol)
+        for left, height, value, p in zip(x, shown, values, part["p_value"].to_numpy(dtype=float), strict=True):
+            label = "∞" if np.isinf(value) else f"{value:.3g}"
+            axis.text(left, height, f"{label}\np={p:.3g}", ha="center", va="bottom", fontsize=6)
+    axis.axhline(1.0, color="black", linestyle=":", linewidth=1)
+    axis.set_xticks(np.arange(len(sizes)), sizes)
+    axis.set(xlabel="model size", ylabel="odds ratio (TRADES vs Classic AT)")
+    axis.legend(fontsize=7, frameon=False)
+    figure.suptitle("Heuillet et al. 2025, Fig. 5: Fisher's exact test (the authors' table)", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def odds_ratio_bars(odds: Any) -> Figure:
+    """Fig. 5 for ``leaderboard.html`` (the published configurations: always drawn)."""
+    return drawn(FIG5, odds_ratio_plot, odds)
+
+
 def _defined_effects(board: Any) -> Any:
     paper = board.heuillet2025
     effects = None if paper is None else paper.main_effects

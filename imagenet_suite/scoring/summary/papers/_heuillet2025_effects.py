@@ -25,14 +25,18 @@ the ANOVAs of one figure.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..groups import ModelGroups
+from ._shared import write_csv
 
 TUKEY_ALPHA = 0.1
 """Tukey HSD's family-wise error rate: the paper's "90 % confidence level", the code's ``alpha=0.1``."""
@@ -163,6 +167,51 @@ def nested_effects(borda: pd.Series, groups: ModelGroups, tukey: bool = True) ->
     return _with_holm(frame, ["outer", "inner"])
 
 
+SIZES = ("small", "medium", "large")
+PROTOCOLS = ("FFT-50", "FFT-5", "LP-50")
+CONFIGURATION = ("backbone", "pre_training_strategy", "model_type", "model_size", "protocol")
+"""What identifies a configuration in the authors' Fig. 5 code (their ``index_cols``; ``ft_strategy`` is ``protocol``)."""
+ODDS_COLUMNS = ("protocol", "model_size", "trades_wins", "classic_wins", "odds_ratio", "p_value")
+
+
+def published_odds_ratios(results: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 5 from the published measurements (``imagenet_suite.reference.load("heuillet2025_results")``): per
+    protocol and model size, how many backbones' TRADES configuration has a higher Sum score (over the six
+    datasets and five types) than its Classic AT one (``trades_wins``; ties dropped) and the reverse, and the
+    odds ratio and p-value of ``scipy.stats.fisher_exact`` on the authors' table ``[[trades, classic], [classic,
+    trades]]`` (``results_analysis/paper_figure5.ipynb``; the odds ratio is then (trades / classic)², infinite
+    without a Classic AT win). The paper's text says only "Fisher's exact test"; its figure is the code's.
+    No multiple-testing correction (the authors apply none to the nine tests).
+
+    Example:
+        One small backbone, TRADES better on its Sum: one win, no loss; Fisher's table [[1, 0], [0, 1]]:
+
+        >>> rows = [{"backbone": "b", "pre_training_strategy": "s", "model_type": "t", "model_size": "small",
+        ...          "protocol": "FFT-50", "dataset": "d", "loss": loss, "clean_acc": v, "Linf_acc": 0.0,
+        ...          "L2_acc": 0.0, "L1_acc": 0.0, "common_acc": 0.0} for loss, v in (("TRADES", 0.5), ("Classic AT", 0.4))]
+        >>> table = published_odds_ratios(pd.DataFrame(rows))
+        >>> table.to_dict("records")
+        [{'protocol': 'FFT-50', 'model_size': 'small', 'trades_wins': 1, 'classic_wins': 0, 'odds_ratio': inf, 'p_value': 1.0}]
+    """
+    from scipy.stats import fisher_exact
+
+    accuracies = ["clean_acc", "Linf_acc", "L2_acc", "L1_acc", "common_acc"]
+    totals = results.assign(score=results[accuracies].sum(axis=1, skipna=True))
+    score_sum = totals.groupby([*CONFIGURATION, "loss"], sort=False)["score"].sum().unstack("loss")
+    pairs = score_sum.dropna(subset=["TRADES", "Classic AT"]).reset_index()
+    rows = []
+    for protocol in PROTOCOLS:
+        for size in SIZES:
+            part = pairs[(pairs.protocol == protocol) & (pairs.model_size == size)]
+            if part.empty:
+                continue
+            trades = int((part["TRADES"] > part["Classic AT"]).sum())
+            classic = int((part["TRADES"] < part["Classic AT"]).sum())
+            odds, p = fisher_exact([[trades, classic], [classic, trades]])
+            rows.append((protocol, size, trades, classic, float(odds), float(p)))
+    return pd.DataFrame(rows, columns=list(ODDS_COLUMNS))
+
+
 def _values(borda: pd.Series, models: Sequence[str]) -> np.ndarray:
     unique = [model for model in dict.fromkeys(models) if model in borda.index]
     return borda.loc[unique].dropna().to_numpy(dtype=float)
@@ -200,13 +249,121 @@ def _with_holm(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return frame
 
 
+EFFECTS_TEXT = (
+    "Per setup of groups, the mean Borda score of each group's ranked models, the one-way ANOVA of Borda across "
+    "the groups (Fig. 4; Fig. 3: across the cells of two setups, `a | b`) and Tukey HSD letters at 90 % "
+    f"(alpha {TUKEY_ALPHA}; groups sharing a letter are not significantly different). Convention: the authors' "
+    "code, whose figures the paper publishes: `scipy.stats.f_oneway`, the classic one-way ANOVA (the captions "
+    "say Welch's), and `statsmodels` Tukey HSD with their letter rule. Multiple-testing correction: none by the "
+    "authors across a figure's ANOVAs; `anova_p_holm` is an extra, Holm's adjustment over the figure's ANOVAs."
+)
+
+
+def effects_markdown(paper: Any, table) -> list[str]:
+    """The subsection of Figs. 4 and 3: the groups' effects on Borda, or what is missing and what adds it."""
+    lines = ["### Effects of the groups on Borda (Heuillet et al. 2025, Figs. 4 and 3)", "", EFFECTS_TEXT, ""]
+    if paper.groups_source is None:
+        return lines + ["No groups (see Table 4 above for what gives them).", ""]
+    if paper.main_effects.empty or not np.isfinite(paper.main_effects["anova_p"].to_numpy(dtype=float)).any():
+        return lines + [
+            "No ANOVA is defined: it needs, within a setup, ranked models in two groups or more and one group with "
+            "two models or more (each ranked model has all five types: see the models not ranked above).",
+            "",
+        ]
+    lines += ["Fig. 4 (main effects):", ""]
+    lines += table(EFFECT_COLUMNS, paper.main_effects.itertuples(index=False))
+    lines += ["![Heuillet et al. 2025, Fig. 4: mean Borda per group](leaderboard_heuillet2025_main_effects.png)", ""]
+    lines += ["Fig. 3 (nested, A × B):", ""]
+    lines += table(NESTED_COLUMNS, paper.nested_effects.itertuples(index=False))
+    return lines
+
+
+FIG5_TEXT = (
+    "The paper's own configurations, not the runs: per protocol and model size, the backbones whose TRADES "
+    "configuration has the higher Sum score (six datasets, five types) than its Classic AT one, and the reverse "
+    "(ties dropped), with `scipy.stats.fisher_exact` on the authors' table [[TRADES wins, Classic AT wins], "
+    "[Classic AT wins, TRADES wins]] (`paper_figure5.ipynb`: the odds ratio is then (TRADES / Classic AT)², "
+    "∞ without a Classic AT win), from the published measurements (`imagenet_suite.reference`, "
+    "`heuillet2025_results`). No multiple-testing correction (the authors apply none). Runs cannot add to it: "
+    "it pairs configurations that differ only in their fine-tuning loss."
+)
+
+
+@functools.lru_cache(maxsize=1)
+def published_fig5() -> pd.DataFrame:
+    """Fig. 5 from the published measurements (:func:`published_odds_ratios` of the reference zoo's
+    ``heuillet2025_results``)."""
+    from ....reference import load
+
+    return published_odds_ratios(load("heuillet2025_results"))
+
+
+def shows_fig5(board: Any) -> bool:
+    """Whether the leaderboard shows Fig. 5 of the published configurations: beside runs that have the paper's
+    five types (a model ranked by :func:`~imagenet_suite.scoring.summary.papers.heuillet2025.paper_tables`), so
+    that a leaderboard without them does not draw a figure of the paper's zoo."""
+    paper = board.heuillet2025
+    return paper is not None and bool(paper.ranked)
+
+
+def fig5_markdown(board: Any, table) -> list[str]:
+    """The subsection of Fig. 5 (the published configurations), beside runs with the paper's five types."""
+    lines = ["### Odds ratio of TRADES outperforming Classic AT (Heuillet et al. 2025, Fig. 5)", ""]
+    if not shows_fig5(board):
+        return lines + [
+            "Shown (from the published measurements) beside runs that have the paper's five types; no run here "
+            "has them.",
+            "",
+        ]
+    lines += [FIG5_TEXT, ""]
+    lines += table(ODDS_COLUMNS, published_fig5().itertuples(index=False))
+    return [*lines, "![Heuillet et al. 2025, Fig. 5](leaderboard_heuillet2025_fig5.png)", ""]
+
+
+def write_fig5(board: Any, folder: Path) -> list[Path]:
+    """``leaderboard_heuillet2025_fig5.csv`` and ``.png`` when the leaderboard shows Fig. 5 (:func:`shows_fig5`)."""
+    from ...presentation.figures.heuillet2025 import odds_ratio_plot
+
+    written: list[Path] = []
+    if not shows_fig5(board):
+        return written
+    write_csv(folder, "heuillet2025_fig5", published_fig5(), written, index=False)
+    written.append(folder / "leaderboard_heuillet2025_fig5.png")
+    odds_ratio_plot(published_fig5()).savefig(written[-1], dpi=120)
+    return written
+
+
+def write_effects_figure(board: Any, folder: Path) -> list[Path]:
+    """``leaderboard_heuillet2025_main_effects.png`` when an ANOVA of Fig. 4 is defined (never an empty figure)."""
+    from ...presentation.figures.heuillet2025 import effects_figure
+
+    drawn = effects_figure(board)
+    if drawn is None:
+        return []
+    path = folder / "leaderboard_heuillet2025_main_effects.png"
+    drawn.savefig(path, dpi=120)
+    return [path]
+
+
 __all__ = [
+    "CONFIGURATION",
+    "EFFECTS_TEXT",
     "EFFECT_COLUMNS",
+    "FIG5_TEXT",
     "NESTED_COLUMNS",
+    "ODDS_COLUMNS",
+    "PROTOCOLS",
+    "SIZES",
     "TUKEY_ALPHA",
+    "effects_markdown",
+    "fig5_markdown",
     "holm",
     "main_effects",
     "nested_effects",
     "one_way_anova",
+    "published_fig5",
+    "published_odds_ratios",
     "tukey_letters",
+    "write_effects_figure",
+    "write_fig5",
 ]

@@ -65,13 +65,23 @@ from ._heuillet2025_aggregates import (
 )
 from ._heuillet2025_effects import (
     EFFECT_COLUMNS,
+    EFFECTS_TEXT,
+    FIG5_TEXT,
     NESTED_COLUMNS,
+    ODDS_COLUMNS,
     TUKEY_ALPHA,
+    effects_markdown,
+    fig5_markdown,
     holm,
     main_effects,
     nested_effects,
     one_way_anova,
+    published_fig5,
+    published_odds_ratios,
+    shows_fig5,
     tukey_letters,
+    write_effects_figure,
+    write_fig5,
 )
 from ._shared import with_weights, write_csv
 
@@ -346,6 +356,7 @@ def markdown(board: Any) -> list[str]:
     lines += paper_markdown(paper, board.models, table)
     lines += group_mac_markdown(paper, table)
     lines += effects_markdown(paper, table)
+    lines += fig5_markdown(board, table)
     lines += [
         "### Sum / Borda / MAC over every (dataset, perturbation type) of the runs (not Heuillet et al. 2025's "
         "threat model)",
@@ -403,47 +414,6 @@ def group_mac_markdown(paper: Heuillet2025, table) -> list[str]:
             "",
         ]
     return lines
-
-
-EFFECTS_TEXT = (
-    "Per setup of groups, the mean Borda score of each group's ranked models, the one-way ANOVA of Borda across "
-    "the groups (Fig. 4; Fig. 3: across the cells of two setups, `a | b`) and Tukey HSD letters at 90 % "
-    f"(alpha {TUKEY_ALPHA}; groups sharing a letter are not significantly different). Convention: the authors' "
-    "code, whose figures the paper publishes: `scipy.stats.f_oneway`, the classic one-way ANOVA (the captions "
-    "say Welch's), and `statsmodels` Tukey HSD with their letter rule. Multiple-testing correction: none by the "
-    "authors across a figure's ANOVAs; `anova_p_holm` is an extra, Holm's adjustment over the figure's ANOVAs."
-)
-
-
-def effects_markdown(paper: Heuillet2025, table) -> list[str]:
-    """The subsection of Figs. 4 and 3: the groups' effects on Borda, or what is missing and what adds it."""
-    lines = ["### Effects of the groups on Borda (Heuillet et al. 2025, Figs. 4 and 3)", "", EFFECTS_TEXT, ""]
-    if paper.groups_source is None:
-        return lines + ["No groups (see Table 4 above for what gives them).", ""]
-    if paper.main_effects.empty or not np.isfinite(paper.main_effects["anova_p"].to_numpy(dtype=float)).any():
-        return lines + [
-            "No ANOVA is defined: it needs, within a setup, ranked models in two groups or more and one group with "
-            "two models or more (each ranked model has all five types: see the models not ranked above).",
-            "",
-        ]
-    lines += ["Fig. 4 (main effects):", ""]
-    lines += table(EFFECT_COLUMNS, paper.main_effects.itertuples(index=False))
-    lines += ["![Heuillet et al. 2025, Fig. 4: mean Borda per group](leaderboard_heuillet2025_main_effects.png)", ""]
-    lines += ["Fig. 3 (nested, A × B):", ""]
-    lines += table(NESTED_COLUMNS, paper.nested_effects.itertuples(index=False))
-    return lines
-
-
-def _write_effects_figure(board: Any, folder: Path) -> list[Path]:
-    """``leaderboard_heuillet2025_main_effects.png`` when an ANOVA of Fig. 4 is defined (never an empty figure)."""
-    from ...presentation.figures.heuillet2025 import effects_figure
-
-    drawn = effects_figure(board)
-    if drawn is None:
-        return []
-    path = folder / "leaderboard_heuillet2025_main_effects.png"
-    drawn.savefig(path, dpi=120)
-    return [path]
 
 
 def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str]:
@@ -515,9 +485,10 @@ def write(board: Any, folder: Path) -> list[Path]:
         if len(paper.main_effects):
             write_csv(folder, "heuillet2025_main_effects", paper.main_effects, written, index=False)
             write_csv(folder, "heuillet2025_nested_effects", paper.nested_effects, written, index=False)
-        written += _write_effects_figure(board, folder)
+        written += write_effects_figure(board, folder)
         written.append(folder / "leaderboard_heuillet2025_correlations.csv")
         atomic_write_bytes(written[-1], paper.correlations.rename_axis("type").to_csv().encode())
+    written += write_fig5(board, folder)
     write_csv(folder, "aggregates", board.aggregates, written)
     write_csv(folder, "dataset_level", board.dataset_level, written)
     long = board.perturbation_accuracies.melt(ignore_index=False, value_name="accuracy").dropna()
@@ -531,9 +502,12 @@ __all__ = [
     "AUTOATTACK_STANDARD",
     "COMMON",
     "COMMON_PLAN",
+    "EFFECTS_TEXT",
     "EFFECT_COLUMNS",
+    "FIG5_TEXT",
     "HEUILLET_PORTFOLIO",
     "NESTED_COLUMNS",
+    "ODDS_COLUMNS",
     "PAPER_AUTOATTACKS",
     "PAPER_DATASET",
     "PAPER_TYPES",
@@ -545,6 +519,7 @@ __all__ = [
     "aggregates",
     "dataset_level",
     "effects_markdown",
+    "fig5_markdown",
     "group_mac",
     "group_mac_markdown",
     "holm",
@@ -556,6 +531,9 @@ __all__ = [
     "paper_tables",
     "paper_types",
     "perturbation_accuracies",
+    "published_fig5",
+    "published_odds_ratios",
+    "shows_fig5",
     "tukey_letters",
     "write",
 ]
