@@ -20,9 +20,12 @@ from statsmodels.stats.multitest import multipletests
 from imagenet_suite import cli
 from imagenet_suite.scoring.summary.groups import Membership, ModelGroups
 from imagenet_suite.scoring.summary.papers.heuillet2025 import (
+    CORRELATION_COLUMNS,
     EFFECT_COLUMNS,
     NESTED_COLUMNS,
     ODDS_COLUMNS,
+    PAPER_TYPES,
+    correlation_tests,
     main_effects,
     nested_effects,
     one_way_anova,
@@ -161,3 +164,32 @@ def test_fig5_from_the_published_measurements_is_the_authors_printed_table():
         assert row.odds_ratio == pytest.approx(odds, rel=1e-6)
         expected = stats.fisher_exact([[trades, classic], [classic, trades]]).pvalue if p is None else p
         assert row.p_value == pytest.approx(expected, rel=1e-6)
+
+
+def test_fig6_correlations_over_the_published_fft50_rows_and_a_small_leaderboard(tmp_path, capsys):
+    """Fig. 6 pools the 480 FFT-50 (configuration, dataset) rows; its values (seed_003 digest, §5.4, recomputed
+    from the released table) and scipy's spearmanr on the runs of a small leaderboard."""
+    from imagenet_suite import reference
+
+    results = reference.load("heuillet2025_results")
+    rows = results[results.protocol == "FFT-50"][["clean_acc", "Linf_acc", "L2_acc", "L1_acc", "common_acc"]]
+    tests = correlation_tests(rows.set_axis(list(PAPER_TYPES), axis=1)).set_index(["type_a", "type_b"])
+    assert list(tests.reset_index().columns) == list(CORRELATION_COLUMNS) and len(tests) == 10
+    pooled = {("clean", "common"): 0.983, ("clean", "Linf"): 0.793, ("clean", "L2"): 0.804, ("clean", "L1"): 0.753,
+              ("Linf", "L2"): 0.966, ("L2", "L1"): 0.923}  # fmt: skip
+    for pair, rho in pooled.items():
+        assert tests.loc[pair, "rho"] == pytest.approx(rho, abs=0.0005), pair
+    assert set(tests["stars"]) == {"***"} and (tests["models"] == 480).all()
+
+    folders = write_runs(tmp_path)
+    assert cli.main(["leaderboard", *map(str, folders), "--out", str(tmp_path / "board")]) == 0
+    capsys.readouterr()
+    accuracies = pd.read_csv(tmp_path / "board" / "leaderboard_heuillet2025.csv", index_col="model")
+    written = pd.read_csv(tmp_path / "board" / "leaderboard_heuillet2025_correlation_tests.csv", keep_default_na=False)
+    for row in written.itertuples():
+        rho, p = stats.spearmanr(accuracies[row.type_a], accuracies[row.type_b])
+        assert (row.rho, row.p_value) == pytest.approx((rho, p)), (row.type_a, row.type_b)
+    assert (
+        "Fig. 6: Spearman ρ between the types over the ranked models"
+        in (tmp_path / "board" / "leaderboard.md").read_text()
+    )

@@ -167,6 +167,39 @@ def nested_effects(borda: pd.Series, groups: ModelGroups, tukey: bool = True) ->
     return _with_holm(frame, ["outer", "inner"])
 
 
+CORRELATION_COLUMNS = ("type_a", "type_b", "rho", "p_value", "stars", "models")
+
+
+def stars(p: float) -> str:
+    """Fig. 6's significance marks as the authors' code draws them (``paper_figure6.ipynb``: *** p < 0.001,
+    ** p < 0.01, * p < 0.05; the caption says * p < 0.1, ** p < 0.05, *** p < 0.01, but the published heatmap
+    is the code's).
+
+    Example:
+        >>> [stars(p) for p in (0.0005, 0.005, 0.03, 0.07, float("nan"))]
+        ['***', '**', '*', '', '']
+    """
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def correlation_tests(ranked: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6 on the leaderboard: for each pair of the five types (columns of ``ranked``, the models with all
+    five), Spearman's ρ and its p-value from ``scipy.stats.spearmanr`` over the models, as the authors' code
+    (pairwise, no multiple-testing correction), and :func:`stars`. Empty with fewer than three models.
+    Columns :data:`CORRELATION_COLUMNS`."""
+    from scipy import stats as scipy_stats
+
+    rows = []
+    if len(ranked) >= 3:
+        for a, b in itertools.combinations(ranked.columns, 2):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a constant type: NaN, kept
+                result = scipy_stats.spearmanr(ranked[a], ranked[b])
+            rho, p = float(result.statistic), float(result.pvalue)
+            rows.append((a, b, rho, p, stars(p), len(ranked)))
+    return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS))
+
+
 SIZES = ("small", "medium", "large")
 PROTOCOLS = ("FFT-50", "FFT-5", "LP-50")
 CONFIGURATION = ("backbone", "pre_training_strategy", "model_type", "model_size", "protocol")
@@ -347,6 +380,7 @@ def write_effects_figure(board: Any, folder: Path) -> list[Path]:
 
 __all__ = [
     "CONFIGURATION",
+    "CORRELATION_COLUMNS",
     "EFFECTS_TEXT",
     "EFFECT_COLUMNS",
     "FIG5_TEXT",
@@ -355,6 +389,7 @@ __all__ = [
     "PROTOCOLS",
     "SIZES",
     "TUKEY_ALPHA",
+    "correlation_tests",
     "effects_markdown",
     "fig5_markdown",
     "holm",
@@ -363,6 +398,7 @@ __all__ = [
     "one_way_anova",
     "published_fig5",
     "published_odds_ratios",
+    "stars",
     "tukey_letters",
     "write_effects_figure",
     "write_fig5",

@@ -64,12 +64,14 @@ from ._heuillet2025_aggregates import (
     robustness_variant,
 )
 from ._heuillet2025_effects import (
+    CORRELATION_COLUMNS,
     EFFECT_COLUMNS,
     EFFECTS_TEXT,
     FIG5_TEXT,
     NESTED_COLUMNS,
     ODDS_COLUMNS,
     TUKEY_ALPHA,
+    correlation_tests,
     effects_markdown,
     fig5_markdown,
     holm,
@@ -257,6 +259,7 @@ class Heuillet2025:
     groups_source: str | None = None
     main_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
     nested_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    correlation_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ranked(self) -> list[str]:
@@ -292,12 +295,13 @@ def paper_tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | 
     correlations = accuracies.loc[complete].corr(method="spearman") if len(complete) > 1 else pd.DataFrame()
     mac = metrics.mac_per_dataset(matrix).get(PAPER_DATASET, np.nan) if len(complete) > 1 else np.nan
     attacked = {name: found[name].attacked for name in names}
+    tests = correlation_tests(accuracies.loc[complete])
     if groups is None:
-        return Heuillet2025(accuracies, scores, correlations, float(mac), missing, attacked)
+        return Heuillet2025(accuracies, scores, correlations, float(mac), missing, attacked, correlation_tests=tests)
     borda = scores["borda"].loc[complete]
     return Heuillet2025(
         accuracies, scores, correlations, float(mac), missing, attacked, group_mac(accuracies.loc[complete], groups),
-        groups.source, main_effects(borda, groups), nested_effects(borda, groups),
+        groups.source, main_effects(borda, groups), nested_effects(borda, groups), tests,
     )  # fmt: skip
 
 
@@ -449,6 +453,14 @@ def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str
             f"MAC over the {len(paper.ranked)} ranked model(s) (Heuillet et al. 2025, Table 4's recipe): {mac}",
             "",
         ]
+        if len(paper.correlation_tests):
+            lines += [
+                "Fig. 6: Spearman ρ between the types over the ranked models, p-values of `scipy.stats.spearmanr` "
+                "(the authors' code; no multiple-testing correction, as theirs) and its stars: *** p < 0.001, "
+                "** p < 0.01, * p < 0.05 (the code's thresholds; the caption states 0.01, 0.05, 0.1).",
+                "",
+                *table(CORRELATION_COLUMNS, paper.correlation_tests.itertuples(index=False)),
+            ]
     if paper.missing:
         lines += ["Not ranked (a type missing):", ""]
         for name, why in paper.missing.items():
@@ -486,6 +498,8 @@ def write(board: Any, folder: Path) -> list[Path]:
             write_csv(folder, "heuillet2025_main_effects", paper.main_effects, written, index=False)
             write_csv(folder, "heuillet2025_nested_effects", paper.nested_effects, written, index=False)
         written += write_effects_figure(board, folder)
+        if len(paper.correlation_tests):
+            write_csv(folder, "heuillet2025_correlation_tests", paper.correlation_tests, written, index=False)
         written.append(folder / "leaderboard_heuillet2025_correlations.csv")
         atomic_write_bytes(written[-1], paper.correlations.rename_axis("type").to_csv().encode())
     written += write_fig5(board, folder)
@@ -502,6 +516,7 @@ __all__ = [
     "AUTOATTACK_STANDARD",
     "COMMON",
     "COMMON_PLAN",
+    "CORRELATION_COLUMNS",
     "EFFECTS_TEXT",
     "EFFECT_COLUMNS",
     "FIG5_TEXT",
@@ -517,6 +532,7 @@ __all__ = [
     "PaperTypes",
     "Voter",
     "aggregates",
+    "correlation_tests",
     "dataset_level",
     "effects_markdown",
     "fig5_markdown",
