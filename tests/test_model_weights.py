@@ -278,7 +278,13 @@ def test_evaluate_records_the_weights_in_suite_json_suite_md_and_every_leaderboa
         assert err.strip().splitlines() == (expected if name == "pretrained" else []), err
     suites = {name: read_suite(tmp_path / name) for name in runs}
     assert {suite["format"] for suite in suites.values()} == {"imagenet-suite.suite/3"}
-    source = {"library": "timm", "architecture": "test_resnet", "tag": "r160_in1k"}
+    source = {
+        "library": "timm",
+        "architecture": "test_resnet",
+        "tag": "r160_in1k",
+        "family": "resnet",
+        "pretraining": "in1k",
+    }
     assert suites["pretrained"]["weights_source"] == {
         **source, "kind": "timm", "requested": None, "loaded": True, "location": f"hf-hub:{TIMM_REPO}", "seed": None
     }  # fmt: skip

@@ -5,8 +5,9 @@ and writes ``leaderboard.md`` (one section per paper), one CSV per table and the
 (:mod:`imagenet_suite.scoring.summary.leaderboard`), and ``leaderboard.html``, the same as one self-contained
 page (:mod:`imagenet_suite.scoring.presentation.html_leaderboard`); prints the QUBA table. Runs made on different builds of
 one dataset split are refused unless ``--allow-mixed-builds`` (then ``leaderboard.md`` lists them).
-``--groups FILE`` (a CSV of model, group and optionally setup) adds Beyond Accuracy's group comparisons and
-LCA-on-the-Line's per-group rows; ``--quba-weights`` scores QUBA with other weights than the paper's.
+``--groups FILE`` (a CSV of model, group and optionally setup) gives the groups of Beyond Accuracy's group
+comparisons, LCA-on-the-Line's per-group rows and Heuillet et al.'s Table 4 and Figs. 3–4; without it the groups
+are those the runs' suite.json record of the models' libraries (family, pretraining); ``--quba-weights`` scores QUBA with other weights than the paper's.
 ``--reference PAPER`` places the runs among a paper's published models (the reference zoos,
 :mod:`imagenet_suite.scoring.summary.reference_rows`); a run whose protocol differs from the paper's is refused
 unless ``--allow-protocol-mismatch``.
@@ -37,7 +38,8 @@ def register(subparsers) -> None:
         type=Path,
         metavar="FILE",
         help="CSV with a header row: model,group[,setup] (one row per model and group) for the group comparisons "
-        "of Beyond Accuracy (Table 2) and the per-group rows of LCA-on-the-Line",
+        "of Beyond Accuracy (Table 2), the per-group rows of LCA-on-the-Line and Heuillet et al.'s Table 4 and Figs. "
+        "3-4 (default: the family and pretraining data suite.json records of each library model)",
     )
     parser.add_argument(
         "--quba-weights",

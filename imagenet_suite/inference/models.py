@@ -37,7 +37,6 @@ open_clip models open_clip's eval transform of their tag (``preprocess_val``).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from ..files import sha256_file
 from ..scoring.outputs import load_torch_file
 from ..scoring.summary.suite_json import WEIGHTS_KINDS, WEIGHTS_LIBRARIES, weights_tag_text
 from . import zero_shot
+from .library_tags import library_metadata, open_clip_tag, timm_tag, torchvision_enum, torchvision_tag
 from .user_models import MODEL_FORMS, load_callable, load_user_model
 from .zero_shot import ZeroShotOptions
 
@@ -87,7 +87,9 @@ class WeightsSource:
     open_clip's pretrained tag), None for a user model; ``requested``: the tag as the spec writes it (None: it
     writes none, the library's default was taken); ``kind``: where the weights come from — ``torchvision``,
     ``timm`` or ``open_clip`` (the tag's pretrained weights), ``file`` or ``none`` (a random init from ``seed``); ``location``: the
-    weights file (``kind`` file), or where the tag's weights live (a URL, or ``hf-hub:<repo id>``).
+    weights file (``kind`` file), or where the tag's weights live (a URL, or ``hf-hub:<repo id>``); ``family`` and
+    ``pretraining``: the architecture family and the pretraining data the library states for the architecture and
+    tag (:func:`~imagenet_suite.inference.library_tags.library_metadata`; None for a user model).
     """
 
     library: str | None
@@ -97,6 +99,8 @@ class WeightsSource:
     kind: str
     location: str | None
     seed: int | None = None
+    family: str | None = None
+    pretraining: str | None = None
 
     @property
     def loaded(self) -> bool:
@@ -142,6 +146,8 @@ class WeightsSource:
             "loaded": self.loaded,
             "location": self.location,
             "seed": self.seed,
+            "family": self.family,
+            "pretraining": self.pretraining,
         }
 
 
@@ -196,13 +202,13 @@ def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0)
     else:
         kind, location, used_seed = "file", str(weights), None
     if source == "timm":
-        architecture, tag, requested, tag_location = _timm_tag(spec, name)
+        architecture, tag, requested, tag_location = timm_tag(spec, name)
         library = "timm"
     elif source == "torchvision":
-        architecture, tag, requested, tag_location = _torchvision_tag(spec, name)
+        architecture, tag, requested, tag_location = torchvision_tag(spec, name)
         library = "torchvision"
     elif source == "open_clip":
-        architecture, tag, requested, tag_location = _open_clip_tag(spec, name)
+        architecture, tag, requested, tag_location = open_clip_tag(spec, name)
         library = "open_clip"
     else:
         if weights is None:
@@ -224,7 +230,8 @@ def resolve_weights(spec: str, weights: str | Path | None = None, seed: int = 0)
                 + f"; pass {param('weights')} FILE, or {param('weights')} none for a random init"
             )
         kind, location = library, tag_location
-    return WeightsSource(library, architecture, tag, requested, kind, location, used_seed)
+    stated = library_metadata(library, architecture, tag)
+    return WeightsSource(library, architecture, tag, requested, kind, location, used_seed, **stated)
 
 
 def load_model(
@@ -270,34 +277,6 @@ def _seeded(seed: int, build: Callable[[], nn.Module]) -> nn.Module:
         return build()
 
 
-def _split_tag(spec: str, name: str) -> tuple[str, str | None]:
-    architecture, dot, tag = name.partition(".")
-    if dot and not tag:
-        raise ConfigError(
-            f"model {spec!r}: an empty weights tag after '.'; write {architecture} or {architecture}.<tag>"
-        )
-    return architecture, tag or None
-
-
-def _open_clip_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
-    """``(architecture, tag, requested tag, where the tag's weights live)`` of an open_clip name, checked
-    against ``open_clip.list_models()`` / ``list_pretrained()`` (offline). open_clip has no default tag."""
-    open_clip = zero_shot.import_open_clip()
-    architecture, requested = _split_tag(spec, name)
-    if architecture not in open_clip.list_models():
-        close = difflib.get_close_matches(architecture, open_clip.list_models(), n=5, cutoff=0.5)
-        raise ConfigError(f"model {spec!r}: open_clip has no model {architecture!r} (similar: {close})")
-    tags = open_clip.list_pretrained_tags_by_model(architecture)
-    if requested is not None and requested not in tags:
-        raise ConfigError(
-            f"model {spec!r}: open_clip has no pretrained tag {requested!r} for {architecture} "
-            f"(valid: {', '.join(tags) if tags else 'none, write ' + architecture})"
-        )
-    if requested is None:
-        return architecture, None, None, None
-    return architecture, requested, requested, zero_shot.tag_location(architecture, requested)
-
-
 def _open_clip_classifier(
     spec: str, chosen: WeightsSource, weights: str | Path | None, seed: int, options: ZeroShotOptions
 ) -> LoadedModel:
@@ -320,58 +299,6 @@ def _open_clip_classifier(
     key = zero_shot.ModelKey(chosen.architecture, chosen.tag, digest)
     model = zero_shot.build_classifier(clip, tokenizer, key, options).eval()
     return LoadedModel(model, transform, spec, chosen.weights_text(), digest, None, chosen, model.record)
-
-
-def _timm_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
-    """``(architecture, resolved tag, requested tag, where the tag's weights live)`` of a timm name."""
-    import timm
-    from timm.models import get_arch_pretrained_cfgs, get_pretrained_cfg
-
-    architecture, requested = _split_tag(spec, name)
-    if not timm.is_model(architecture):
-        close = timm.list_models(f"*{architecture.split('_')[0]}*")[:5]
-        raise ConfigError(f"model {spec!r}: timm has no model {architecture!r} (similar: {close})")
-    tags = [key.partition(".")[2] for key in get_arch_pretrained_cfgs(architecture)]
-    if requested is not None and requested not in tags:
-        raise ConfigError(
-            f"model {spec!r}: timm has no pretrained tag {requested!r} for {architecture} "
-            f"(valid: {', '.join(tags) if tags else 'none, write ' + architecture})"
-        )
-    cfg = get_pretrained_cfg(f"{architecture}.{requested}" if requested else architecture)
-    if cfg is None:
-        return architecture, None, requested, None
-    location = f"hf-hub:{cfg.hf_hub_id}" if cfg.hf_hub_id else (cfg.url or cfg.file or None)
-    return architecture, cfg.tag or None, requested, location
-
-
-def _torchvision_tag(spec: str, name: str) -> tuple[str, str | None, str | None, str | None]:
-    """``(architecture, resolved enum member, requested member, its URL)`` of a torchvision name."""
-    import torchvision
-
-    architecture, requested = _split_tag(spec, name)
-    if architecture not in torchvision.models.list_models():
-        raise ConfigError(f"model {spec!r}: torchvision has no model {architecture!r}")
-    enum = _torchvision_enum(architecture)
-    members = [] if enum is None else [member for member in enum.__members__ if member != "DEFAULT"]
-    if requested is not None and (enum is None or requested not in enum.__members__):
-        valid = ", ".join(members + ([f"DEFAULT = {enum['DEFAULT'].name}"] if enum is not None else [])) or "none"
-        raise ConfigError(
-            f"model {spec!r}: torchvision has no weights {requested!r} for {architecture} (valid: {valid})"
-        )
-    if enum is None:
-        return architecture, None, requested, None
-    member = enum[requested or "DEFAULT"]
-    return architecture, member.name, requested, member.url
-
-
-def _torchvision_enum(architecture: str) -> Any:
-    """torchvision's weights enum of ``architecture`` (None when it has none)."""
-    import torchvision
-
-    try:
-        return torchvision.models.get_model_weights(architecture)
-    except (ValueError, KeyError, AttributeError):
-        return None
 
 
 def _timm_model(spec: str, chosen: WeightsSource, seed: int) -> tuple[nn.Module, str | None]:
@@ -433,7 +360,7 @@ def _torchvision_model(spec: str, chosen: WeightsSource, seed: int) -> tuple[nn.
 
     if not chosen.loaded:
         return _seeded(seed, lambda: torchvision.models.get_model(chosen.architecture, weights=None)), None
-    member = _torchvision_enum(chosen.architecture)[chosen.tag]
+    member = torchvision_enum(chosen.architecture)[chosen.tag]
     _, digest = _torchvision_weights_file(spec, chosen)
     model = _library_model(
         spec, chosen, seed, lambda: torchvision.models.get_model(chosen.architecture, weights=member)
@@ -548,7 +475,7 @@ def default_transform(model: nn.Module, source: str, name: str) -> tuple[Transfo
     ``transforms()`` (``DEFAULT``'s without a tag); timm's follow the model's pretrained_cfg (its tag)."""
     if source == "torchvision":
         architecture, _, tag = name.partition(".")
-        enum = _torchvision_enum(architecture)
+        enum = torchvision_enum(architecture)
         if enum is None:
             raise ConfigError(f"torchvision model {architecture!r} has no weights enum to take its preprocessing from")
         return enum[tag or "DEFAULT"].transforms(), None

@@ -31,6 +31,7 @@ from ...files import atomic_write_bytes
 from ..metrics.quba import DIMENSIONS
 from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_builds
 from ..summary.papers.bitterwolf2023 import OVERLAP_PARTS, overlap_wide
+from ..summary.papers.heuillet2025 import EFFECTS_TEXT, FIG5_TEXT, published_fig5, shows_fig5
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON
 from .figures import anzaku2024 as anzaku_figures
@@ -156,6 +157,16 @@ def _heuillet_section(board: Leaderboard) -> Section:
         mac = "—" if math.isnan(paper.mac) else f"{paper.mac:.4g}"
         notes.append(f"MAC over the {len(paper.ranked)} ranked model(s): {mac}.")
         figures.append(heuillet_figures.borda_bars(board))
+    if paper is not None and len(paper.group_mac):
+        tables.append(
+            Table("MAC per group of models (Table 4)", paper.group_mac, note=f"Groups from {paper.groups_source}.")
+        )
+        tables.append(Table("Effects of the groups on Borda (Figs. 4 and 3)", paper.main_effects, note=EFFECTS_TEXT))
+        tables.append(Table("Nested effects on Borda (Fig. 3)", paper.nested_effects))
+        figures.append(heuillet_figures.effects_bars(board))
+    if shows_fig5(board):
+        tables.append(Table("Odds ratio of TRADES outperforming Classic AT (Fig. 5)", published_fig5(), note=FIG5_TEXT))
+        figures.append(heuillet_figures.odds_ratio_bars(published_fig5()))
     if board.aggregates.shape[1]:
         tables.append(Table("Sum / Borda over every (dataset, perturbation type) of the runs (not the paper's "
                             "threat model)", _by_model(board.aggregates), score_directions))  # fmt: skip

@@ -14,6 +14,10 @@ shows it: the model spec, plus the run folder when two runs share one) to one gr
     (i),B-cos,file-bcos-resnet50
     vision,VM,torchvision:resnet50.IMAGENET1K_V1
 
+Without a ``--groups`` file, :func:`metadata_groups` reads the groups off what the runs' suite.json record of
+each model's library (``weights_source.family`` and ``.pretraining``, see
+:mod:`imagenet_suite.inference.library_tags`); a ``--groups`` file overrides them.
+
 Without a ``setup`` column every row is in one setup, ``all``. Within a setup, the first group named is
 the reference the others are compared with (Table 2 (g) compares A1, A2 and A3 each with the
 supervised models). A model may appear in several setups and twice in one group (the paper counts a
@@ -27,6 +31,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...errors import ConfigError, param
 
@@ -93,6 +98,62 @@ class ModelGroups:
                 )
 
 
+METADATA_SOURCE = "the models' metadata (suite.json weights_source)"
+METADATA_SETUPS = ("family", "pretraining", "VM vs VLM")
+"""The setups :func:`metadata_groups` makes, in order."""
+MODALITY = {"timm": "VM", "torchvision": "VM", "open_clip": "VLM"}
+"""Vision-only (VM) and vision-language (VLM) models by library, LCA-on-the-Line's (Shi et al. 2024) split."""
+
+
+def metadata_groups(suites: Mapping[str, Mapping[str, Any]]) -> ModelGroups | None:
+    """The models' groups from what their suite.json records of the model's library (``weights_source``),
+    in three setups (:data:`METADATA_SETUPS`), groups in order of the models' first appearance:
+
+    * ``family`` — the architecture family the library states (``resnet``, ``vision_transformer``, an
+      open_clip architecture);
+    * ``pretraining`` — the pretraining data the weights tag states, when the tag's weights are the ones
+      loaded; a random init is in group ``random init`` and a weights file in ``weights file`` (the tag then
+      chose the configuration only, and says nothing of the data);
+    * ``VM vs VLM`` — ``VM`` for timm and torchvision models, ``VLM`` for open_clip ones (:data:`MODALITY`).
+
+    A model whose suite.json records none of these (a user model, a suite.json written before they were
+    recorded) is in no group; None when no model is in any (``source``: :data:`METADATA_SOURCE`).
+
+    Example:
+        >>> def run(library, family, pretraining, kind):
+        ...     return {"weights_source": {"library": library, "family": family, "pretraining": pretraining,
+        ...                                "kind": kind, "loaded": kind == library}}
+        >>> groups = metadata_groups({
+        ...     "a": run("timm", "resnet", "in1k", "timm"), "b": run("timm", "convnext", "in22k", "none"),
+        ...     "c": run("open_clip", "ViT-B-32", "laion2b", "open_clip"), "d": {"weights_source": None}})
+        >>> groups.setups()["family"], groups.setups()["VM vs VLM"]
+        ({'resnet': ['a'], 'convnext': ['b'], 'ViT-B-32': ['c']}, {'VM': ['a', 'b'], 'VLM': ['c']})
+        >>> groups.setups()["pretraining"]
+        {'in1k': ['a'], 'random init': ['b'], 'laion2b': ['c']}
+        >>> metadata_groups({"d": {"model": "x"}}) is None
+        True
+    """
+    rows: list[Membership] = []
+    for setup in METADATA_SETUPS:
+        for model, suite in suites.items():
+            group = _metadata_group(setup, suite.get("weights_source") or {})
+            if group:
+                rows.append(Membership(setup, group, model, 0))
+    return ModelGroups(tuple(rows), METADATA_SOURCE) if rows else None
+
+
+def _metadata_group(setup: str, source: Mapping[str, Any]) -> str | None:
+    if setup == "family":
+        return source.get("family")
+    if setup == "pretraining":
+        if source.get("kind") == "none":
+            return "random init" if source.get("family") else None
+        if source.get("kind") == "file":
+            return "weights file" if source.get("family") else None
+        return source.get("pretraining") if source.get("loaded") else None
+    return MODALITY.get(source.get("library") or "") if source.get("family") else None
+
+
 def read_groups(path: str | Path) -> ModelGroups:
     """The memberships of a groups CSV (module docstring); ConfigError (one line: the file, the row, what
     was expected) when it cannot be read or a row does not fit."""
@@ -152,4 +213,13 @@ def _check_one_group_per_setup(memberships: Sequence[Membership], where: str) ->
             )
 
 
-__all__ = ["DEFAULT_SETUP", "Membership", "ModelGroups", "read_groups"]
+__all__ = [
+    "DEFAULT_SETUP",
+    "METADATA_SETUPS",
+    "METADATA_SOURCE",
+    "MODALITY",
+    "Membership",
+    "ModelGroups",
+    "metadata_groups",
+    "read_groups",
+]

@@ -54,7 +54,7 @@ import pandas as pd
 
 from ...errors import ConfigError, RunFolderError, param
 from ..metrics.lca_on_the_line import OnTheLine
-from .groups import ModelGroups
+from .groups import ModelGroups, metadata_groups
 from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024, zhang2023
 from .papers._shared import weights_legend, with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
@@ -95,13 +95,26 @@ class Leaderboard:
     openood_v15: pd.DataFrame = field(default_factory=pd.DataFrame)  # OpenOOD v1.5's benchmark rows (long)
     significance: Significance | None = None  # intervals and adjacent-rank tests (with the run folders)
     reference: dict[str, Any] = field(default_factory=dict)  # {paper: reference_rows.ReferenceSection}: --reference
+    groups: ModelGroups | None = None  # the group tables' groups: --groups, else the models' metadata
 
 
 def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Per model (index): ``weights`` (:func:`~imagenet_suite.scoring.summary.suite_json.weights_label`, sha256
     in 12 digits), ``weights_sha256``, and the ``weights_source`` record's kind, library, architecture,
-    tag, requested tag, loaded and location (empty for a suite.json before format 3, which records no tag)."""
-    fields = ("kind", "library", "architecture", "tag", "requested", "loaded", "location", "seed")
+    tag, requested tag, loaded, location, seed, and the family and pretraining data the library states (empty for
+    a suite.json before format 3, which records no tag; family and pretraining also before they were recorded)."""
+    fields = (
+        "kind",
+        "library",
+        "architecture",
+        "tag",
+        "requested",
+        "loaded",
+        "location",
+        "seed",
+        "family",
+        "pretraining",
+    )
     rows = {}
     for name, suite in suites.items():
         source = suite.get("weights_source") or {}
@@ -153,7 +166,8 @@ def leaderboard(
 
     ``quba_weights``: QUBA weights by dimension overriding the paper's (Fig. 5; ConfigError naming an unknown
     dimension or weights summing to 0); ``groups``: the models' groups for Beyond Accuracy's Table 2 and
-    LCA-on-the-Line's per-group rows (ConfigError naming a row whose model is not among ``suites``).
+    LCA-on-the-Line's per-group rows and Heuillet et al.'s MAC per group (ConfigError naming a row whose model
+    is not among ``suites``); None: the groups the models' metadata states (:func:`~.groups.metadata_groups`).
     RunFolderError when the runs read different builds of one dataset split (:func:`mixed_builds`),
     unless ``allow_mixed_builds``. ``lca_baselines`` (with ``folders``): LCA-on-the-Line's AC and
     Agreement-on-the-Line baselines from the runs' outputs files."""
@@ -164,6 +178,8 @@ def leaderboard(
         raise RunFolderError(describe_mixed_builds(mixed) + f"; pass {param('allow_mixed_builds')} to rank them anyway")
     if groups is not None:
         groups.check_models(suites)
+    else:
+        groups = metadata_groups(suites)
     placed = _placed(suites, folders, reference, allow_protocol_mismatch) if reference else {}
     names = list(suites)
     hesse2025.resolve_weights(quba_weights)  # a bad weight fails before any table
@@ -191,13 +207,14 @@ def leaderboard(
         mixed_builds=mixed,
         models=models_table(suites),
         hesse2025=hesse2025.analyses(quba, groups, quba_weights, published="hesse2025" in placed),
-        heuillet2025=heuillet2025.paper_tables(suites),
+        heuillet2025=heuillet2025.paper_tables(suites, groups),
         ninco=bitterwolf2023.tables(suites),
         on_the_line=on_the_line,
         anzaku2024=anzaku2024.table(suites, delta),
         openood_v15=zhang2023.table(suites),
         significance=significance(suites, folders, quba, accuracies, allow_mixed_builds) if folders else None,
         reference=placed,
+        groups=groups,
     )
 
 
@@ -290,6 +307,8 @@ def leaderboard_markdown(board: Leaderboard) -> str:
 
     lines = ["# Leaderboard", "", *MARKDOWN_LEGEND, ""]
     lines += weights_legend(board.models)
+    if board.groups is not None:
+        lines += [f"Groups of models (the group tables): from {board.groups.source}.", ""]
     if board.mixed_builds:
         lines += [
             "## Mixed builds",

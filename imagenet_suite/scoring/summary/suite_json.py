@@ -154,14 +154,20 @@ WEIGHTS_SOURCE = Fields(
         "loaded": Boolean(),
         "location": Maybe(TEXT),
         "seed": Maybe(Number(integer=True)),
-    }
+    },
+    {"family": Maybe(TEXT), "pretraining": Maybe(TEXT)},  # absent in files written before they were recorded
 )
 """Which weights a run used (``imagenet_suite.inference.models.WeightsSource.record``): ``kind`` (the tag's
 pretrained weights from ``torchvision``, ``timm`` or ``open_clip``, a ``file``, or ``none``: a random init from ``seed``),
 the library's ``architecture`` and the weights ``tag`` the spec resolved to (``requested``: as the spec
 wrote it, null when it wrote none and the library's default was taken; ``loaded``: whether the tag's
 weights are the ones loaded, false with a file or a random init, where the tag chose the architecture's
-configuration and preprocessing only), and ``location`` (the URL, ``hf-hub:<repo id>`` or the file)."""
+configuration and preprocessing only), and ``location`` (the URL, ``hf-hub:<repo id>`` or the file); optional
+(absent in files written before): ``family`` and ``pretraining``, the architecture family and the pretraining
+data the library states for the architecture and tag (``imagenet_suite.inference.library_tags.library_metadata``:
+timm's module of the entrypoint and the data its tag names, torchvision's builder module and weights enum member,
+open_clip's architecture and pretrained tag; null for a user model), which ``leaderboard`` groups models by
+without ``--groups`` (:func:`imagenet_suite.scoring.summary.groups.metadata_groups`)."""
 HIERARCHY = Fields(
     {
         "kind": Text(choices=("wordnet", "kmeans")),

@@ -7,7 +7,8 @@ module                 paper and what it computes (each module: the tables, ``ma
                        group comparisons with t-tests (Table 2), Spearman matrix of the nine dimensions
                        (Table 10, Fig. 4), top five under other weightings (Fig. 5)
 ``heuillet2025``       Heuillet et al. 2025: Sum, Borda and MAC over its five perturbation types on
-                       ImageNet val (and over every (dataset, perturbation type) of the runs)
+                       ImageNet val, MAC per group (Table 4), the groups' effects on Borda (Figs. 4, 3)
+                       (and over every (dataset, perturbation type) of the runs)
 ``bitterwolf2023``     NINCO, Bitterwolf et al. 2023: models × detectors (Tables 3, 4, 14), unit tests failed
 ``shi2024``            LCA-on-the-Line, Shi et al. 2024: ImageNet LCA / top-1 vs OOD top-1 / top-5 lines
                        with R², Pearson, Kendall τ-b, Spearman, MAE, per group (Tables 2, 3, 9)

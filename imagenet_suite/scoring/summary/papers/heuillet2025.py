@@ -17,7 +17,13 @@ types of a dataset across the configurations. On ImageNet there is one dataset, 
 * :func:`paper_tables` — the paper's Sum, Borda (``robustgen_code``) and ranks, and MAC, over the models
   that have all five types; a model lacking one is listed with what it lacks (:class:`Heuillet2025`),
   never ranked last, and casts no vote.
-* :func:`perturbation_accuracies` and :func:`aggregates` — not the paper's threat model: the same
+* :func:`group_mac` — Table 4: the MAC per group of models (groups from ``leaderboard --groups`` or the models'
+  metadata, :func:`imagenet_suite.scoring.summary.groups.metadata_groups`);
+  :func:`main_effects` and :func:`nested_effects` — Figs. 4 and 3: the groups' effects on the Borda score, as
+  the authors' code computes them (one-way ANOVA, Tukey HSD letters; in
+  :mod:`~imagenet_suite.scoring.summary.papers._heuillet2025_effects`).
+* :func:`perturbation_accuracies` and :func:`aggregates` — not the paper's threat model (in
+  :mod:`~imagenet_suite.scoring.summary.papers._heuillet2025_aggregates`): the same
   aggregation (:mod:`imagenet_suite.scoring.metrics.aggregates`, the authors' code's conventions) over
   every (dataset, perturbation type) of the runs' reports: each corrupted set a dataset of its own (each
   corruption and severity a type), the attacks one more (clean, FGSM, PGD, each AutoAttack); a dataset in
@@ -43,17 +49,43 @@ import pandas as pd
 from ....perturbations.names import HEUILLET_COMMON
 from ...evaluation.preprocessing import HESSE2025
 from ...metrics import aggregates as metrics
-from ...metrics.quba import QUBA_ATTACK_CONVENTION
-from ...metrics.robustness import CLEAN
-from ..imagenet_c import RELEASED_IMAGENET_C, released_imagenet_c_accuracy
-from ..quba import attack_convention_of
-from ..reports import report_value, under
+from ..groups import ModelGroups
+from ..reports import under
+from ._heuillet2025_aggregates import (
+    COMMON,
+    HEUILLET_PORTFOLIO,
+    ROBUSTNESS_VARIANTS,
+    Voter,
+    aggregates,
+    aggregates_markdown,
+    dataset_level,
+    mac_text,
+    perturbation_accuracies,
+    robustness_variant,
+)
+from ._heuillet2025_effects import (
+    CORRELATION_COLUMNS,
+    EFFECT_COLUMNS,
+    EFFECTS_TEXT,
+    FIG5_TEXT,
+    NESTED_COLUMNS,
+    ODDS_COLUMNS,
+    TUKEY_ALPHA,
+    correlation_tests,
+    effects_markdown,
+    fig5_markdown,
+    holm,
+    main_effects,
+    nested_effects,
+    one_way_anova,
+    published_fig5,
+    published_odds_ratios,
+    shows_fig5,
+    tukey_letters,
+    write_effects_figure,
+    write_fig5,
+)
 from ._shared import with_weights, write_csv
-
-Voter = tuple[str, str]  # (dataset, perturbation type)
-COMMON = "common"
-HEUILLET_PORTFOLIO = ("perturbations", "common")  # (builder, config): one common corruption per image
-ROBUSTNESS_VARIANTS = ("top1", "accuracy16")  # the robustness families' variants, in order of preference
 
 PAPER_DATASET = "imagenet_val"
 """The paper's voters on ImageNet are one dataset: (``imagenet_val``, type) for each of :data:`PAPER_TYPES`."""
@@ -183,7 +215,7 @@ def _common(reports: Mapping[str, Mapping[str, Any]]) -> float | str:
     if not paper:
         key = sorted(others)[0]
         return f"the `common` build {key} is not the authors' portfolio: {others[key]}"
-    found = _robustness_variant(builds[paper[0]])
+    found = robustness_variant(builds[paper[0]])
     if found is None:
         return f"the `common` build {paper[0]} has no corrupted accuracy (no robustness rows)"
     return found[1]
@@ -212,7 +244,10 @@ class Heuillet2025:
     NA for the others); ``correlations``: the 5×5 Spearman matrix of the types across those models;
     ``mac``: its mean absolute off-diagonal entry (NaN with fewer than two models); ``missing``: per model
     lacking a type, ``{type: why}``; ``attacked``: per model, the images its clean and AutoAttack
-    accuracies were measured on."""
+    accuracies were measured on; ``group_mac``: Table 4, MAC per group of models (:func:`group_mac`; empty
+    without groups); ``groups_source``: where the groups came from (None without groups); ``main_effects`` and
+    ``nested_effects``: Figs. 4 and 3, the groups' effect on Borda (:func:`main_effects`, :func:`nested_effects`;
+    empty without groups)."""
 
     accuracies: pd.DataFrame
     scores: pd.DataFrame
@@ -220,6 +255,11 @@ class Heuillet2025:
     mac: float
     missing: dict[str, dict[str, str]] = field(default_factory=dict)
     attacked: dict[str, str | None] = field(default_factory=dict)
+    group_mac: pd.DataFrame = field(default_factory=pd.DataFrame)
+    groups_source: str | None = None
+    main_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    nested_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    correlation_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ranked(self) -> list[str]:
@@ -227,12 +267,14 @@ class Heuillet2025:
         return [name for name in self.accuracies.index if name not in self.missing]
 
 
-def paper_tables(suites: Mapping[str, Mapping[str, Any]]) -> Heuillet2025:
+def paper_tables(suites: Mapping[str, Mapping[str, Any]], groups: ModelGroups | None = None) -> Heuillet2025:
     """The paper's Sum, Borda and MAC on ImageNet (module docstring): the voter matrix of the models with all
     five types, one dataset (:data:`PAPER_DATASET`), through :mod:`imagenet_suite.scoring.metrics.aggregates`
     (``robustgen_code``: each type gives a model 1 + the number of models with a strictly lower accuracy;
     ranks descending, ties sharing the best). A model lacking a type is neither ranked nor a member of the
-    others' pool: it is listed in ``missing``."""
+    others' pool: it is listed in ``missing``. With ``groups`` (``--groups FILE`` or the models' metadata),
+    also Table 4: MAC per group (:func:`group_mac`), and Figs. 4 and 3: the groups' effects on the Borda score
+    of the ranked models (:func:`main_effects`, :func:`nested_effects`)."""
     names = list(suites)
     found = {name: paper_types(suite) for name, suite in suites.items()}
     accuracies = pd.DataFrame(
@@ -253,138 +295,60 @@ def paper_tables(suites: Mapping[str, Mapping[str, Any]]) -> Heuillet2025:
     correlations = accuracies.loc[complete].corr(method="spearman") if len(complete) > 1 else pd.DataFrame()
     mac = metrics.mac_per_dataset(matrix).get(PAPER_DATASET, np.nan) if len(complete) > 1 else np.nan
     attacked = {name: found[name].attacked for name in names}
-    return Heuillet2025(accuracies, scores, correlations, float(mac), missing, attacked)
+    tests = correlation_tests(accuracies.loc[complete])
+    if groups is None:
+        return Heuillet2025(accuracies, scores, correlations, float(mac), missing, attacked, correlation_tests=tests)
+    borda = scores["borda"].loc[complete]
+    return Heuillet2025(
+        accuracies, scores, correlations, float(mac), missing, attacked, group_mac(accuracies.loc[complete], groups),
+        groups.source, main_effects(borda, groups), nested_effects(borda, groups), tests,
+    )  # fmt: skip
 
 
-def perturbation_accuracies(suite: Mapping[str, Any]) -> dict[Voter, float]:
-    """One run's accuracy per (dataset, perturbation type) of its reports: the voters of :func:`aggregates`, Heuillet
-    et al. 2025's aggregation over every perturbation type of the run (not the paper's threat model:
-    :func:`paper_types` is).
+ALL_MODELS = "all ranked models"
+GROUP_MAC_COLUMNS = ("setup", "group", "models", "ranked", PAPER_DATASET, "mac_avg")
 
-    * A report with the robustness rows of a corrupted set (variant ``top1``, else ``accuracy16``) is a
-      dataset named by its key: type ``clean`` is its ``clean_accuracy`` (the build's clean rows); a
-      ``perturbations`` build of config ``common`` (Heuillet et al.'s portfolio, one corruption per
-      image) has the paper's type ``common``, its ``pooled_corruption_accuracy``; any other corrupted set
-      (``imagenet_c_regenerated``, ``imgaug``) has one type per ``<corruption>/<severity>``, its
-      ``corruption_accuracy`` row of that subgroup.
-    * The released ImageNet-C (one report per ``<corruption>_<severity>`` config) is one dataset,
-      ``imagenet_c``, with one type per ``<corruption>/<severity>``: its top-1 accuracy.
-    * The adversarial attack (``summary.adversarial``) is one dataset, ``adversarial (<rows> rows, seed
-      <seed>)`` (the attacked subset), with types ``clean``, ``fgsm`` and ``pgd`` (those run; ``fgsm@pixel``
-      and ``pgd@pixel`` when attacked under the ``pixel`` attack convention, so two conventions never share a
-      voter) and one per AutoAttack run (``autoattack-linf``, ``autoattack-l2``, ``autoattack-l1``: Heuillet et al.'s
-      adversarial types at their radii; another radius is part of the name, ``autoattack-l2:eps=0.5``).
 
-    Other reports (ImageNet val, ImageNet-R, ...) have no perturbation types: they are no voters.
+def group_mac(ranked: pd.DataFrame, groups: ModelGroups) -> pd.DataFrame:
+    """Table 4 of Heuillet et al. 2025 on ImageNet: the MAC of the five types over each group's models.
+
+    ``ranked``: the five types (columns :data:`PAPER_TYPES`) of the models that have all five, indexed by
+    model; ``groups``: the models' groups by setup. One row per (setup, group), in the groups' order, after
+    a first row over all ranked models (setup ``all``, group :data:`ALL_MODELS`, Table 4's "All 80
+    configs"): ``models`` (the group's members), ``ranked`` (those with all five types: the MAC is over
+    them), the MAC of :data:`PAPER_DATASET` (the mean absolute off-diagonal entry of the 5×5 Spearman matrix
+    of the types across the group's ranked models, pandas' average ranks for ties; NaN with fewer than two),
+    and ``mac_avg``, its average over the datasets (the authors' notebook ``paper_table4.ipynb``: ``np.mean``
+    for the all row, ``np.nanmean`` for the groups; on ImageNet there is one dataset, so it equals the
+    dataset's MAC). Computed by :func:`imagenet_suite.scoring.metrics.aggregates.mean_absolute_correlation`.
 
     Example:
-        >>> def rows(variant, values):
-        ...     return [{"metric": m, "variant": variant, "subgroup": g, "value": v} for (m, g), v in values.items()]
-        >>> common = {"meta": {"dataset": "perturbations", "config": "common"}, "metrics": rows("top1", {
-        ...     ("clean_accuracy", ""): 0.8, ("pooled_corruption_accuracy", ""): 0.5,
-        ...     ("corruption_accuracy", "snow/3"): 0.4})}
-        >>> fog = {"meta": {"dataset": "imagenet_c", "config": "fog_2"}, "metrics": rows("", {("top1_accuracy", ""): 0.3})}
-        >>> suite = {"datasets": {"pert/common": common, "imagenet_c/fog_2": fog}, "summary": {"adversarial": None}}
-        >>> perturbation_accuracies(suite)
-        {('imagenet_c', 'fog/2'): 0.3, ('pert/common', 'clean'): 0.8, ('pert/common', 'common'): 0.5}
+        Three models ranked by clean (A, B, C = .9, .8, .7) and by every other type as (.5, .6, .4): each
+        type pair is ρ = 1 (same type's ranks) or ρ = 0.5 (clean against another, ranks (3, 2, 1) vs
+        (2, 3, 1)): of the 20 off-diagonal entries 8 are 0.5, 12 are 1, so MAC = (4 + 12) / 20 = 0.8. The
+        group of A and B alone has two models, every |ρ| is 1; C alone has no MAC:
+
+        >>> ranked = pd.DataFrame({"clean": [0.9, 0.8, 0.7], **{t: [0.5, 0.6, 0.4] for t in PAPER_TYPES[1:]}},
+        ...                       index=["A", "B", "C"])
+        >>> table = group_mac(ranked, ModelGroups.from_mapping({"A": "x", "B": "x", "C": "y", "D": "y"}))
+        >>> [(row.group, row.models, row.ranked, round(row.imagenet_val, 6)) for row in table.itertuples()]
+        [('all ranked models', 3, 3, 0.8), ('x', 2, 2, 1.0), ('y', 2, 1, nan)]
     """
-    found: dict[Voter, float] = {}
-    reports = suite["datasets"]
-    for key in sorted(reports):
-        report, meta = reports[key], reports[key]["meta"]
-        if meta.get("dataset") == RELEASED_IMAGENET_C:
-            released = released_imagenet_c_accuracy(report)
-            if released is not None:
-                found.setdefault((RELEASED_IMAGENET_C, f"{released[0]}/{released[1]}"), released[2])
-            continue
-        found_variant = _robustness_variant(report)
-        if found_variant is None:
-            continue
-        variant, pooled = found_variant
-        clean = report_value(report, "clean_accuracy", variant)
-        if clean is not None:
-            found[(key, CLEAN)] = clean
-        if (meta.get("dataset"), meta.get("config")) == HEUILLET_PORTFOLIO:
-            found[(key, COMMON)] = pooled
-            continue
-        for row in report["metrics"]:
-            subgroup, value = row.get("subgroup", ""), row.get("value")
-            split = row["metric"] == "corruption_accuracy" and row.get("variant", "") == variant and "/" in subgroup
-            if split and value is not None and not math.isnan(value):
-                found.setdefault((key, subgroup), float(value))
-    adversarial = suite["summary"].get("adversarial")
-    if adversarial:
-        name = f"adversarial ({adversarial['rows']} rows, seed {adversarial['seed']})"
-        convention = attack_convention_of(adversarial)
-        for type_ in ("clean", "fgsm", "pgd"):
-            if f"{type_}_accuracy" in adversarial:
-                named = type_ if type_ == CLEAN or convention == QUBA_ATTACK_CONVENTION else f"{type_}@{convention}"
-                found[(name, named)] = float(adversarial[f"{type_}_accuracy"])
-        for type_, entry in (adversarial.get("autoattack") or {}).items():
-            found[(name, type_)] = float(entry["accuracy"])
-    return found
-
-
-def _robustness_variant(report: Mapping[str, Any]) -> tuple[str, float] | None:
-    """``(variant, pooled corrupted accuracy)`` of a report with robustness rows (``top1`` first); else None."""
-    for variant in ROBUSTNESS_VARIANTS:
-        pooled = report_value(report, "pooled_corruption_accuracy", variant)
-        if pooled is not None:
-            return variant, pooled
-    return None
-
-
-def aggregates(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series, float]:
-    """``(voter matrix, scores, MAC per dataset, MAC)`` over every perturbation type of the runs
-    (:func:`perturbation_accuracies`; not the paper's threat model): the matrix a_{model,dataset}(type) (one
-    column per voter), Sum and Borda with their ranks and ``incomplete_datasets``, MAC per dataset and its
-    nanmean, in the authors' code's conventions."""
-    names = list(suites)
-    rows = [
-        (name, dataset, type_, value)
-        for name in names
-        for (dataset, type_), value in perturbation_accuracies(suites[name]).items()
-    ]
-    long = pd.DataFrame(rows, columns=["model", "dataset", "perturbation", "accuracy"])
-    matrix = metrics.voter_matrix_from_long(long, "model").reindex(names).rename_axis("model")
-    table = pd.DataFrame(index=pd.Index(names, name="model"))
-    if matrix.shape[1]:
-        table["score_sum"] = metrics.sum_score_of(matrix)
-        table["sum_rank"] = metrics.global_rank(table["score_sum"])
-        table["borda"] = metrics.borda_score_of(matrix)
-        table["borda_rank"] = metrics.global_rank(table["borda"])
-        table["incomplete_datasets"] = metrics.incomplete_datasets(matrix)
-    per_dataset = metrics.mac_per_dataset(matrix)
-    defined = per_dataset.dropna()
-    return matrix, table, per_dataset, float(defined.mean()) if len(defined) else np.nan
-
-
-def dataset_level(accuracies: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Not Heuillet et al.'s voters: Sum and Borda over the dataset keys every model has (one voter each,
-    its headline accuracy), their ranks, and the MAC between those datasets."""
-    voters = [key for key in accuracies.columns if accuracies[key].notna().all()]
-    long = pd.DataFrame(
-        [
-            {"model": model, "dataset": key, "accuracy": float(accuracies.loc[model, key])}
-            for model in accuracies.index
-            for key in voters
-        ],
-        columns=["model", "dataset", "accuracy"],
-    )
-    table = pd.DataFrame(index=accuracies.index)
-    if len(long):
-        table["dataset_level_sum"] = metrics.sum_score(long, "model", "dataset", ("accuracy",))
-        table["dataset_level_sum_rank"] = metrics.global_rank(table["dataset_level_sum"])
-        table["dataset_level_borda"] = metrics.borda_score(long, "model", "dataset", ("accuracy",))
-        table["dataset_level_borda_rank"] = metrics.global_rank(table["dataset_level_borda"])
-    table["datasets"] = len(voters)
-    wide = accuracies[voters].assign(group="suite")
-    mac = (
-        float(metrics.mean_absolute_correlation(wide, "group", voters)["average"].iloc[0])
-        if len(voters) > 1
-        else np.nan
-    )
-    return table, mac
+    types = list(PAPER_TYPES)
+    rows = []
+    everything = ranked.assign(dataset=PAPER_DATASET)
+    whole = metrics.mean_absolute_correlation(everything, "dataset", types).iloc[0]
+    rows.append(("all", ALL_MODELS, len(ranked), len(ranked), whole.get(PAPER_DATASET, np.nan), whole["average"]))
+    for setup, members in groups.setups().items():
+        for group, models in members.items():
+            unique = list(dict.fromkeys(models))
+            inside = ranked.loc[[model for model in unique if model in ranked.index]]
+            part = inside.assign(dataset=PAPER_DATASET, group=group)
+            found = metrics.mean_absolute_correlation(part, "dataset", types, group="group") if len(part) else None
+            value = float(found.iloc[0].get(PAPER_DATASET, np.nan)) if found is not None else np.nan
+            average = float(found.iloc[0]["average"]) if found is not None else np.nan
+            rows.append((setup, group, len(unique), len(inside), value, average))
+    return pd.DataFrame(rows, columns=list(GROUP_MAC_COLUMNS)).astype({PAPER_DATASET: float, "mac_avg": float})
 
 
 def markdown(board: Any) -> list[str]:
@@ -394,6 +358,9 @@ def markdown(board: Any) -> list[str]:
     lines = ["## Heuillet et al. 2025: robust generalization", ""]
     paper = board.heuillet2025 if board.heuillet2025 is not None else paper_tables({})
     lines += paper_markdown(paper, board.models, table)
+    lines += group_mac_markdown(paper, table)
+    lines += effects_markdown(paper, table)
+    lines += fig5_markdown(board, table)
     lines += [
         "### Sum / Borda / MAC over every (dataset, perturbation type) of the runs (not Heuillet et al. 2025's "
         "threat model)",
@@ -403,7 +370,7 @@ def markdown(board: Any) -> list[str]:
     if not matrix.shape[1]:
         lines += ["No run reports perturbation types (a `perturbations` build, ImageNet-C or `--adversarial`).", ""]
     else:
-        lines += _aggregates_markdown(board, matrix, table)
+        lines += aggregates_markdown(board, matrix, table)
     lines += [
         "### Dataset-level Sum / Borda (one voter per dataset's headline accuracy; not Heuillet et al. 2025's voters)",
         "",
@@ -412,15 +379,45 @@ def markdown(board: Any) -> list[str]:
     lines += table(list(level.columns), level.itertuples(index=False))
     lines += [
         "Dataset-level MAC (mean absolute Spearman correlation between the datasets' headline accuracies across "
-        f"models; not Heuillet et al. 2025's MAC): {_mac_text(board.dataset_level_mac)}",
+        f"models; not Heuillet et al. 2025's MAC): {mac_text(board.dataset_level_mac)}",
         "",
     ]
     return lines
 
 
-def _mac_text(mac: float) -> str:
-    """A MAC as leaderboard.md prints it: — with the reason when undefined, never ``nan``."""
-    return "— (needs two voters with values of at least two models)" if math.isnan(mac) else f"{mac:.4g}"
+def group_mac_markdown(paper: Heuillet2025, table) -> list[str]:
+    """The subsection of Table 4: MAC per group of models, or what is missing and which command adds it."""
+    lines = [
+        "### MAC per group of models (Heuillet et al. 2025, Table 4)",
+        "",
+        "Per group, the mean absolute Spearman correlation (average ranks for ties) between the five types across "
+        "the group's ranked models (those with all five), as the authors' `paper_table4.ipynb` computes it; the "
+        "average over datasets is the dataset's MAC here (one dataset, ImageNet val). The paper's groups are the "
+        "loss, the model size, the architecture type and the pretraining strategy of its fine-tuned "
+        "configurations; here they are the leaderboard's groups.",
+        "",
+    ]
+    if paper.groups_source is None:
+        return lines + [
+            "No groups: `imagenet-suite leaderboard RUN_DIR... --groups FILE` (a CSV of model, group and "
+            "optionally setup), or runs of timm, torchvision or open_clip models evaluated by this version "
+            "(suite.json records their family and pretraining data), give them.",
+            "",
+        ]
+    lines += [f"Groups from {paper.groups_source}.", ""]
+    rows = [
+        (row.setup, row.group, row.models, row.ranked, row[PAPER_DATASET], row.mac_avg)
+        for _, row in paper.group_mac.iterrows()
+    ]
+    lines += table(("setup", "group", "models", "ranked", f"MAC {PAPER_DATASET}", "MAC avg"), rows)
+    undefined = [f"{row.setup}/{row.group}" for _, row in paper.group_mac.iterrows() if math.isnan(row.mac_avg)]
+    if undefined:
+        lines += [
+            "— : fewer than two ranked models in the group (each needs all five types: see the models not ranked "
+            f"above): {', '.join(undefined)}.",
+            "",
+        ]
+    return lines
 
 
 def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str]:
@@ -456,6 +453,14 @@ def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str
             f"MAC over the {len(paper.ranked)} ranked model(s) (Heuillet et al. 2025, Table 4's recipe): {mac}",
             "",
         ]
+        if len(paper.correlation_tests):
+            lines += [
+                "Fig. 6: Spearman ρ between the types over the ranked models, p-values of `scipy.stats.spearmanr` "
+                "(the authors' code; no multiple-testing correction, as theirs) and its stars: *** p < 0.001, "
+                "** p < 0.01, * p < 0.05 (the code's thresholds; the caption states 0.01, 0.05, 0.1).",
+                "",
+                *table(CORRELATION_COLUMNS, paper.correlation_tests.itertuples(index=False)),
+            ]
     if paper.missing:
         lines += ["Not ranked (a type missing):", ""]
         for name, why in paper.missing.items():
@@ -469,34 +474,6 @@ def paper_markdown(paper: Heuillet2025, models: pd.DataFrame, table) -> list[str
             + "; ".join(f"`{name}`: {paper.attacked[name]}" for name in paper.ranked),
             "",
         ]
-    return lines
-
-
-def _aggregates_markdown(board: Any, matrix: pd.DataFrame, table) -> list[str]:
-    datasets = list(board.mac_per_dataset.index)
-    lines = [
-        f"{matrix.shape[1]} voters (dataset, perturbation type) over {len(datasets)} "
-        f"dataset{'s' if len(datasets) != 1 else ''}. Sum: per dataset the "
-        "sum over its perturbation types, then over datasets; a dataset in which a model misses a perturbation "
-        "type adds nothing to its Sum and Borda (`incomplete_datasets`), as in the authors' code. Borda "
-        "(`robustgen_code`): each voter gives a model 1 + the number of models with a lower accuracy.",
-        "",
-    ]
-    agg = with_weights(board.aggregates, board.models)
-    lines += table(list(agg.columns), agg.itertuples(index=False))
-    rows = []
-    for dataset in datasets:
-        types = list(matrix[dataset].columns)
-        shown = ", ".join(map(str, types)) if len(types) <= 6 else f"{types[0]}, …, {types[-1]}"
-        complete = int(matrix[dataset].notna().all(axis=1).sum())
-        rows.append((dataset, len(types), shown, complete, board.mac_per_dataset[dataset]))
-    lines += table(("dataset", "perturbation types", "types", "models with all", "MAC"), rows)
-    lines += [
-        "MAC over every perturbation type (Heuillet et al. 2025's recipe: mean absolute Spearman correlation between "
-        f"the perturbation types of a dataset across models, averaged over the datasets where it is defined): "
-        f"{_mac_text(board.mac)}",
-        "",
-    ]
     return lines
 
 
@@ -515,8 +492,17 @@ def write(board: Any, folder: Path) -> list[Path]:
             name="missing", dtype=object,
         )  # fmt: skip
         write_csv(folder, "heuillet2025", paper.accuracies.join(paper.scores).join(missing), written)
+        if len(paper.group_mac):
+            write_csv(folder, "heuillet2025_mac_groups", paper.group_mac, written, index=False)
+        if len(paper.main_effects):
+            write_csv(folder, "heuillet2025_main_effects", paper.main_effects, written, index=False)
+            write_csv(folder, "heuillet2025_nested_effects", paper.nested_effects, written, index=False)
+        written += write_effects_figure(board, folder)
+        if len(paper.correlation_tests):
+            write_csv(folder, "heuillet2025_correlation_tests", paper.correlation_tests, written, index=False)
         written.append(folder / "leaderboard_heuillet2025_correlations.csv")
         atomic_write_bytes(written[-1], paper.correlations.rename_axis("type").to_csv().encode())
+    written += write_fig5(board, folder)
     write_csv(folder, "aggregates", board.aggregates, written)
     write_csv(folder, "dataset_level", board.dataset_level, written)
     long = board.perturbation_accuracies.melt(ignore_index=False, value_name="accuracy").dropna()
@@ -530,20 +516,40 @@ __all__ = [
     "AUTOATTACK_STANDARD",
     "COMMON",
     "COMMON_PLAN",
+    "CORRELATION_COLUMNS",
+    "EFFECTS_TEXT",
+    "EFFECT_COLUMNS",
+    "FIG5_TEXT",
     "HEUILLET_PORTFOLIO",
+    "NESTED_COLUMNS",
+    "ODDS_COLUMNS",
     "PAPER_AUTOATTACKS",
     "PAPER_DATASET",
     "PAPER_TYPES",
     "ROBUSTNESS_VARIANTS",
+    "TUKEY_ALPHA",
     "Heuillet2025",
     "PaperTypes",
     "Voter",
     "aggregates",
+    "correlation_tests",
     "dataset_level",
+    "effects_markdown",
+    "fig5_markdown",
+    "group_mac",
+    "group_mac_markdown",
+    "holm",
+    "main_effects",
     "markdown",
+    "nested_effects",
+    "one_way_anova",
     "paper_markdown",
     "paper_tables",
     "paper_types",
     "perturbation_accuracies",
+    "published_fig5",
+    "published_odds_ratios",
+    "shows_fig5",
+    "tukey_letters",
     "write",
 ]
