@@ -59,6 +59,23 @@ def pytest_runtest_protocol(item, nextitem):
         repo_guard.current_test = "<between tests>"
 
 
+SLOWEST_FIRST = (  # the test files that take longest (tools/test.sh --durations): run first, so that under
+    # pytest-xdist (whole files per worker) none of them starts last and runs alone while the other workers idle
+    "test_evaluate.py",
+    "test_review_app_lookalikes.py",
+    "test_review_app.py",
+    "test_executor_ray.py",
+    "test_adversarial.py",
+    "test_review_app_security.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The files of :data:`SLOWEST_FIRST` first (in that order), the others after them in collection order."""
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests keep their order
+
+
 @pytest.fixture(autouse=True)
 def _stay_inside_the_repository(request):
     """Fail the test (in its teardown) if it, or a fixture it set up first, touched a path beside the repository."""

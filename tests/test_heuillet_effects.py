@@ -167,8 +167,8 @@ def test_fig5_from_the_published_measurements_is_the_authors_printed_table():
 
 
 def test_fig6_correlations_over_the_published_fft50_rows_and_a_small_leaderboard(tmp_path, capsys):
-    """Fig. 6 pools the 480 FFT-50 (configuration, dataset) rows; its values (seed_003 digest, §5.4, recomputed
-    from the released table) and scipy's spearmanr on the runs of a small leaderboard."""
+    """Fig. 6 pools the 480 FFT-50 (configuration, dataset) rows; its values (recomputed by hand with scipy
+    from the released results_dataset.csv) and scipy's spearmanr on the runs of a small leaderboard."""
     from imagenet_suite import reference
 
     results = reference.load("heuillet2025_results")

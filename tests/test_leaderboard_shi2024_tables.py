@@ -214,6 +214,15 @@ def test_table_8_top1_vs_lca_within_each_dataset_equals_scipy(tmp_path):
         "dataset", "distance", "paper", "models", "r2", "pearson", "kendall_tau_b", "spearman"
     ]  # fmt: skip
     assert "### Table 8: top-1 vs LCA within each dataset" in leaderboard_markdown(board)
+    # Fig. 11: the same points, one scatter per dataset in the paper's distance, Pearson r of Table 8 in the title
+    from imagenet_suite.scoring.presentation.figures import shi2024 as shi_figures
+
+    figures = {f.name: f.svg for f in shi_figures.within_dataset(suites)}
+    assert set(figures) == {f"{shi_figures.WITHIN}: imagenet_r", f"{shi_figures.WITHIN}: imagenet_val"}
+    svg = figures[f"{shi_figures.WITHIN}: imagenet_r"]
+    assert f"imagenet_r: Pearson r = {entry.pearson:.3f} (4 models)" in svg and all(f">{m}<" in svg for m in models)
+    assert "imagenet_val LCA (info)" in figures[f"{shi_figures.WITHIN}: imagenet_val"]  # the paper's, not depth
+    assert shi_figures.within_dataset(dict(list(suites.items())[:2]))[0].missing  # two runs: what is missing
 
 
 def test_table_4_is_in_leaderboard_html():

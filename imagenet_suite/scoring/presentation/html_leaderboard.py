@@ -206,12 +206,13 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
     return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
 
 
-def _shi_section(board: Leaderboard) -> Section:
+def _shi_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Section:
     result = board.on_the_line
     title, paper = "LCA-on-the-Line", "Shi et al. 2024"
     figures = shi_figures.lines(board)
     if result is None or not len(result.statistics):
-        return Section(title, paper, [], [], figures)
+        return Section(title, paper, [], [], figures)  # Fig. 11 needs the same runs: one note says what to add
+    figures += shi_figures.within_dataset(suites)
     directions = {"r2": UP, "mae_in_sample": DOWN}
     tables = [Table("Correlation of ImageNet LCA / top-1 with OOD top-1 / top-5", result.statistics, directions)]
     for name, frame in (
@@ -341,7 +342,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
         *[section for section in [_imagenet_c_section(suites)] if section is not None],
         _heuillet_section(board),
         _ninco_section(board, suites),
-        _shi_section(board),
+        _shi_section(board, suites),
         _anzaku_section(board, suites),
         _zhang_section(board),
         *_reference_sections(board),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,44 @@ def _lcas(report: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True)
+class Points:
+    """One dataset's runs on one LCA distance: their top-1 and their LCA on it (Table 8's and Fig. 11's inputs)."""
+
+    dataset: str
+    distance: str
+    paper: bool  # App. E.2's distance for the set
+    models: tuple[str, ...]
+    top1: np.ndarray
+    lca: np.ndarray
+
+
+def points(suites: Mapping[str, Mapping[str, Any]], min_models: int = 3) -> list[Points]:
+    """Per dataset key every run reports a top-1 and an LCA for (scored under one hierarchy), per LCA distance:
+    the runs' values; none for fewer than ``min_models`` runs, a constant axis or a missing top-1."""
+    found: list[Points] = []
+    if len(suites) < min_models:
+        return found
+    keys = sorted(set.intersection(*(set(s["summary"]["accuracies"]) for s in suites.values())))
+    for key in keys:
+        if key.endswith(OBJECTNET_HEAD_KEY):
+            continue
+        reports = [s["datasets"].get(key, {}) for s in suites.values()]
+        if len({json.dumps(r.get("meta", {}).get("hierarchy"), sort_keys=True) for r in reports}) > 1:
+            continue  # LCAs under different hierarchies are not one axis
+        distances = set.intersection(*(set(_lcas(r)) for r in reports))
+        dataset = reports[0].get("meta", {}).get("dataset")
+        kinds = {_kind(r) for r in reports}
+        paper = paper_distance(kinds.pop(), dataset) if len(kinds) == 1 else None
+        top1 = np.array([s["summary"]["accuracies"][key]["value"] for s in suites.values()], dtype=np.float64)
+        for distance in sorted(distances):
+            lca = np.array([_lcas(r)[distance] for r in reports])
+            if np.ptp(lca) == 0 or np.ptp(top1) == 0 or np.isnan(top1).any():
+                continue
+            found.append(Points(key, distance, distance == paper, tuple(suites), top1, lca))
+    return found
+
+
 def table(suites: Mapping[str, Mapping[str, Any]], min_models: int = 3) -> pd.DataFrame:
     """Table 8 over the runs (module docstring): columns :data:`COLUMNS`; a dataset key some run lacks (a top-1
     or that distance), a constant axis, or runs scored under different hierarchies, gets no row.
@@ -50,26 +89,9 @@ def table(suites: Mapping[str, Mapping[str, Any]], min_models: int = 3) -> pd.Da
         ([['imagenet_val', 'info', True, 3]], -0.5)
     """
     rows = []
-    if len(suites) < min_models:
-        return pd.DataFrame(columns=COLUMNS)
-    keys = sorted(set.intersection(*(set(s["summary"]["accuracies"]) for s in suites.values())))
-    for key in keys:
-        if key.endswith(OBJECTNET_HEAD_KEY):
-            continue
-        reports = [s["datasets"].get(key, {}) for s in suites.values()]
-        if len({json.dumps(r.get("meta", {}).get("hierarchy"), sort_keys=True) for r in reports}) > 1:
-            continue  # LCAs under different hierarchies are not one axis
-        distances = set.intersection(*(set(_lcas(r)) for r in reports))
-        dataset = reports[0].get("meta", {}).get("dataset")
-        kinds = {_kind(r) for r in reports}
-        paper = paper_distance(kinds.pop(), dataset) if len(kinds) == 1 else None
-        top1 = np.array([s["summary"]["accuracies"][key]["value"] for s in suites.values()], dtype=np.float64)
-        for distance in sorted(distances):
-            lca = np.array([_lcas(r)[distance] for r in reports])
-            if np.ptp(lca) == 0 or np.ptp(top1) == 0 or np.isnan(top1).any():
-                continue
-            c = analyze(top1, lca).correlations
-            rows.append((key, distance, distance == paper, c.n, c.r2, c.pearson, c.kendall_tau_b, c.spearman))
+    for p in points(suites, min_models):
+        c = analyze(p.top1, p.lca).correlations
+        rows.append((p.dataset, p.distance, p.paper, c.n, c.r2, c.pearson, c.kendall_tau_b, c.spearman))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -103,4 +125,4 @@ def markdown(frame: pd.DataFrame) -> list[str]:
     return lines + markdown_table(header, rows)
 
 
-__all__ = ["COLUMNS", "markdown", "table"]
+__all__ = ["COLUMNS", "Points", "markdown", "points", "table"]
