@@ -228,6 +228,7 @@ def test_table_8_top1_vs_lca_within_each_dataset_equals_scipy(tmp_path):
 def test_table_4_is_in_leaderboard_html():
     from imagenet_suite.scoring.presentation.html_leaderboard import _shi_section
 
-    section = _shi_section(leaderboard(table4_suites()))
+    suites = table4_suites()
+    section = _shi_section(leaderboard(suites), suites)
     names = [table.name for table in section.tables]
     assert "Table 4: the LCA line over the latent hierarchies" in names and "Table 4, per hierarchy" in names

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # THE test command (README, DEVELOPERS.md, .ci/run): installs the system packages the tests need
 # when they are missing, then runs the whole suite (or what the arguments select) with pytest:
-#   tools/test.sh                          # everything: about 15 minutes on 2 CPU cores
+#   tools/test.sh                          # everything: about 9 minutes on 2 CPU cores
 #   tools/test.sh tests/test_docs.py -q    # arguments go to pytest
 # System packages (Debian/Ubuntu, through apt-get, as root or with passwordless sudo):
 #   wordnet-base     WordNet 3.0 (/usr/share/wordnet), read by the hierarchy and review tests
@@ -42,6 +42,7 @@ if ! command -v uv >/dev/null 2>&1; then
   exit 1
 fi
 # One pytest process per CPU this process may use (pytest-xdist); a test file stays whole on one worker, so its
-# module fixtures are built once. IMAGENET_SUITE_TEST_WORKERS=N sets the count (0: one process, no workers).
+# module fixtures are built once, in the order tests/conftest.py gives (its slowest files first, not xdist's
+# most-tests-first). IMAGENET_SUITE_TEST_WORKERS=N sets the count (0: one process, no workers).
 workers="${IMAGENET_SUITE_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
-exec uv run --frozen --all-extras pytest -n "$workers" --dist loadfile "$@"
+exec uv run --frozen --all-extras pytest -n "$workers" --dist loadfile --no-loadscope-reorder "$@"

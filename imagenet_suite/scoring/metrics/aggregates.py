@@ -394,7 +394,8 @@ def mean_absolute_correlation(
     if group is None:
         row = {name: _mac(part[list(metrics)]) for name, part in table.groupby(dataset, sort=True)}
         frame = pd.DataFrame([row], index=pd.Index(["all"], name="group"))
-        frame["average"] = np.mean(frame.to_numpy(dtype=float), axis=1)
+        values = frame.to_numpy(dtype=float)
+        frame["average"] = np.mean(values, axis=1) if values.shape[1] else np.nan  # no dataset: no MAC
         return frame
     rows = {}
     for value, members in table.groupby(group, sort=True):
