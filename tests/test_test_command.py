@@ -54,7 +54,9 @@ def _run(tmp_path, *, installed, uid, sudo=False, apt=True, args=(), environ=Non
 def test_packages_present_runs_pytest_with_the_arguments(tmp_path):
     result, calls = _run(tmp_path, installed=True, uid=1000, args=("tests/test_docs.py", "-q"))
     assert result.returncode == 0, result.stderr
-    assert calls == ["uv run --frozen --all-extras pytest -n 3 --dist loadfile --no-loadscope-reorder tests/test_docs.py -q"]
+    assert calls == [
+        "uv run --frozen --all-extras pytest -n 3 --dist loadfile --no-loadscope-reorder tests/test_docs.py -q"
+    ]
 
 
 def test_the_worker_count_can_be_set_and_zero_runs_one_process(tmp_path):
