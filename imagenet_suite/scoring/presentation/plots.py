@@ -297,30 +297,42 @@ def correlation_heatmap(
     """Lower triangle of a correlation matrix (``rho``, a square DataFrame) as coloured cells with their
     values, as Beyond Accuracy's Fig. 4 draws it: red positive, blue negative, and a cross over every
     entry whose p-value (``p_values``, same shape) is above ``alpha``; empty cells are undefined."""
-    names = list(rho.index)
-    values = rho.to_numpy(dtype=float)
-    p = p_values.to_numpy(dtype=float)
-    size = len(names)
+    size = len(rho.index)
     figure = Figure(figsize=(0.75 * size + 2.2, 0.65 * size + 1.6))
     axes = figure.subplots()
-    shown = np.where(np.tril(np.ones((size, size), dtype=bool)), values, np.nan)
-    image = axes.imshow(shown, cmap="RdBu_r", vmin=-1, vmax=1)
-    for i in range(size):
-        for j in range(i + 1):
-            if np.isnan(values[i, j]):
-                continue
-            axes.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7)
-            if p[i, j] > alpha:
-                for ends in ((i - 0.4, i + 0.4), (i + 0.4, i - 0.4)):
-                    axes.plot([j - 0.4, j + 0.4], ends, color="0.35", linewidth=0.6)
-    axes.set_xticks(range(size), names, rotation=45, ha="right", fontsize=7)
-    axes.set_yticks(range(size), names, fontsize=7)
+    image = correlation_triangle(axes, rho, p_values, alpha)
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
     axes.set_title(title or f"Spearman correlation (crossed out: p > {alpha:g})", fontsize=9)
     figure.tight_layout()
     if path is not None:
         figure.savefig(path, dpi=120)
     return figure
+
+
+def correlation_triangle(
+    axes: Any, rho: Any, p_values: Any, alpha: float, *, fontsize: float = 7, labels: list[str] | None = None
+) -> Any:
+    """Draw the lower triangle of ``rho`` into ``axes`` (:func:`correlation_heatmap`'s cells, values and crosses
+    over p > ``alpha``; ``labels``: the tick labels, default ``rho``'s index); return the image for a colour bar."""
+    names = labels or list(rho.index)
+    values, p = rho.to_numpy(dtype=float), p_values.to_numpy(dtype=float)
+    size = len(values)
+    image = axes.imshow(np.where(np.tril(np.ones((size, size), dtype=bool)), values, np.nan), cmap="RdBu_r",
+                        vmin=-1, vmax=1)  # fmt: skip
+    crosses_x, crosses_y = [], []  # one line artist for all crosses (NaN-separated strokes)
+    for i in range(size):
+        for j in range(i + 1):
+            if np.isnan(values[i, j]):
+                continue
+            axes.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=fontsize)
+            if p[i, j] > alpha:
+                crosses_x += [j - 0.4, j + 0.4, np.nan, j - 0.4, j + 0.4, np.nan]
+                crosses_y += [i - 0.4, i + 0.4, np.nan, i + 0.4, i - 0.4, np.nan]
+    if crosses_x:
+        axes.plot(crosses_x, crosses_y, color="0.35", linewidth=0.6)
+    axes.set_xticks(range(size), names, rotation=45 if fontsize >= 7 else 60, ha="right", fontsize=fontsize)
+    axes.set_yticks(range(size), names, fontsize=fontsize)
+    return image
 
 
 def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
@@ -336,6 +348,7 @@ def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
 __all__ = [
     "accuracy_bars_plot",
     "correlation_heatmap",
+    "correlation_triangle",
     "lca_on_the_line_plot",
     "ood_fpr_figures",
     "per_group_fpr_plot",

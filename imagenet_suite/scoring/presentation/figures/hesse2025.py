@@ -16,6 +16,7 @@ from matplotlib.figure import Figure as MplFigure
 
 from ...metrics.quba import DIMENSIONS, quba_z_scores
 from ..html import Figure, drawn
+from ..plots import correlation_triangle
 from . import LEADERBOARD
 
 RADAR = "QUBA dimensions radar (Fig. 1)"
@@ -93,27 +94,8 @@ def correlation_panels_plot(panels: Sequence[tuple[str, Any, Any]], alpha: float
 
 
 def _triangle(axes: Any, rho: Any, p_values: Any, alpha: float) -> Any:
-    names = list(rho.index)
-    values, p = rho.to_numpy(dtype=float), p_values.to_numpy(dtype=float)
-    size = len(names)
-    image = axes.imshow(
-        np.where(np.tril(np.ones((size, size), dtype=bool)), values, np.nan), cmap="RdBu_r", vmin=-1, vmax=1
-    )
-    crosses_x, crosses_y = [], []  # one line artist for all crosses (NaN-separated strokes)
-    for i in range(size):
-        for j in range(i + 1):
-            if np.isnan(values[i, j]):
-                continue
-            axes.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=5)
-            if p[i, j] > alpha:
-                crosses_x += [j - 0.4, j + 0.4, np.nan, j - 0.4, j + 0.4, np.nan]
-                crosses_y += [i - 0.4, i + 0.4, np.nan, i + 0.4, i - 0.4, np.nan]
-    if crosses_x:
-        axes.plot(crosses_x, crosses_y, color="0.35", linewidth=0.5)
-    short = [name.replace("_robustness", "").replace("_", " ") for name in names]
-    axes.set_xticks(range(size), short, rotation=60, ha="right", fontsize=5)
-    axes.set_yticks(range(size), short, fontsize=5)
-    return image
+    short = [name.replace("_robustness", "").replace("_", " ") for name in rho.index]
+    return correlation_triangle(axes, rho, p_values, alpha, fontsize=5, labels=short)
 
 
 def _defined(matrices: Any) -> bool:
