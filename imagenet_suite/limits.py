@@ -3,7 +3,7 @@
 A value outside its bound is refused (ConfigError naming the parameter: :func:`imagenet_suite.errors.param`)
 before any work: the options dataclasses that hold these parameters check them when made (``PredictOptions``,
 ``SuiteOptions``, ``FitStatsOptions``, ``AttackOptions``, ``BuildOptions``, ``Bootstrap``; ``grid_of_folder`` of
-``patchml`` its ``per_k``), and ``cli.main``
+``patchml`` its ``per_k``, Fig. 8's ``examples`` its ``examples``), and ``cli.main``
 checks the parsed arguments of the same names first (:func:`check_limits`), before a command imports torch or
 loads a model: this module imports nothing heavy. Both run :func:`check_limit`, so a value gets the same message
 either way.
@@ -97,6 +97,7 @@ LIMITS: Mapping[str, Limit] = {
         none="every train row",
     ),
     "per_k": Limit(1, 100, "must be at least 1, got {value}", "composites of each k: 100 rows of 200-pixel panels"),
+    "examples": Limit(1, 100, "must be at least 1, got {value}", "composites drawn: 100 rows of 260-pixel panels"),
 }
 """Every bounded parameter, by its library name (also the ``dest`` of the flags that set it)."""
 

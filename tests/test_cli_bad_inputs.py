@@ -1021,6 +1021,32 @@ CASES: dict[str, dict[str, Case]] = {
             lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"), "--per-k", HUGE],
             r"--per-k must be at most 100 \(composites of each k: .*\), got 1,000,000,000$",
         ),
+        "predictions: --examples huge": Case(
+            lambda w: [
+                "patchml",
+                "predictions",
+                str(w.dataset),
+                "--outputs",
+                str(w.a_file),
+                "--out",
+                str(w.root / "f8.png"),
+                "--examples",
+                HUGE,
+            ],
+            r"--examples must be at most 100 \(composites drawn: .*\), got 1,000,000,000$",
+        ),
+        "predictions: not a patchml folder": Case(
+            lambda w: [
+                "patchml",
+                "predictions",
+                str(w.dataset),
+                "--outputs",
+                str(w.a_file),
+                "--out",
+                str(w.root / "f8.png"),
+            ],
+            r"is not a patchml folder with the images config$",
+        ),
         "grid: --per-k 0": Case(
             lambda w: ["patchml", "grid", str(w.dataset), "--out", str(w.root / "p.png"), "--per-k", "0"],
             r"argument --per-k: expected a positive integer",

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from imagenet_suite.errors import ConfigError
+from imagenet_suite.errors import ConfigError, DatasetFolderError
 from imagenet_suite.limits import LIMITS, check_limit, check_limits
 from tests.helpers import REPO_ROOT
 
@@ -60,6 +60,12 @@ def _grid(per_k):
     return grid_of_folder(REPO_ROOT / "no-such-folder", per_k=per_k)  # the bound is checked before the folder
 
 
+def _examples(examples):
+    from imagenet_suite.scoring.presentation.figures.anzaku2024_examples import prediction_examples as fig8
+
+    return fig8(REPO_ROOT / "no-such-folder", REPO_ROOT / "no-such-file.pt", examples=examples)  # checked first
+
+
 HOLDERS = [
     (_predict, "batch_size"),
     (_predict, "workers"),
@@ -73,6 +79,7 @@ HOLDERS = [
     (_build, "num_proc"),
     (_bootstrap, "bootstrap"),
     (_grid, "per_k"),
+    (_examples, "examples"),
 ]
 
 
@@ -83,7 +90,10 @@ def test_every_holder_refuses_one_above_the_bound_naming_the_parameter(make, nam
         make(**{name: maximum + 1})
     assert refused.value.parameters == (name,)
     assert str(refused.value) == f"{name} must be at most {maximum:,} ({LIMITS[name].why}), got {maximum + 1:,}"
-    if make is not _grid:  # the grid goes on to read its (absent) folder
+    if make in (_grid, _examples):  # the bound itself is accepted: they go on to read their (absent) folder
+        with pytest.raises(DatasetFolderError, match="no-such-folder: not a directory"):
+            make(**{name: maximum})
+    else:
         make(**{name: maximum})  # the bound itself is accepted
 
 
@@ -128,6 +138,7 @@ PAGES = {
     ("build",): "building.md",
     ("patchml", "materialise"): "patchml.md",
     ("patchml", "grid"): "patchml.md",
+    ("patchml", "predictions"): "patchml.md",
 }
 
 

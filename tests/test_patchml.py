@@ -466,3 +466,40 @@ def test_scoring_a_build_uses_its_protocol(built):
     expected = np.mean([np.mean(hits) for hits in groups.values()])
     assert report.value("asma", "exact") == pytest.approx(expected, abs=1e-12)
     assert report.value("asma_coverage") == pytest.approx(sum(map(len, groups.values())) / len(rows))
+
+
+def test_fig_8_draws_the_composites_with_most_labels_and_the_models_top_classes(built, tmp_path):
+    """Anzaku et al. 2024, Fig. 8 (``patchml predictions``): the first composites with N labels (the paper's 9;
+    here the most the fixture's few classes give), each with the outputs' N most probable classes, those outside
+    the ground truth marked (red in the picture)."""
+    import torch
+
+    from imagenet_suite.errors import OutputsError
+    from imagenet_suite.scoring.outputs import ModelOutputs
+    from imagenet_suite.scoring.presentation.figures.anzaku2024_examples import prediction_examples
+
+    rows = rows_of(built)
+    most = max(len(row["labels"]) for row in rows)
+    shown = [row for row in rows if len(row["labels"]) == most][:2]
+    assert most >= 4 and len(shown) == 2
+    logits = torch.randn(len(rows), 1000, generator=torch.Generator().manual_seed(0))
+    first = rows.index(shown[0])
+    logits[first, list(shown[0]["labels"][:2])] += 20  # two of its labels on top, then random classes
+    outputs = ModelOutputs(logits, [row["id"] for row in rows])
+    outputs.save(tmp_path / "patchml.pt")
+    found = prediction_examples(built, tmp_path / "patchml.pt", labels=most, examples=2)
+    assert [e.image_id for e in found] == [row["id"] for row in shown] and all(len(e.top) == most for e in found)
+    best = torch.topk(torch.softmax(logits[first], 0), most)
+    assert [c for c, _ in found[0].top] == best.indices.tolist()
+    assert [p for _, p in found[0].top] == pytest.approx(best.values.tolist())
+    assert found[0].wrong == tuple(c for c in best.indices.tolist() if c not in shown[0]["labels"])
+    assert {c for c, _ in found[0].top[:2]} == set(shown[0]["labels"][:2]) and found[0].wrong
+    out = tmp_path / "fig8.png"
+    result = run_cli("patchml", "predictions", str(built), "--outputs", str(tmp_path / "patchml.pt"),
+                     "--out", str(out), "--labels", str(most), "--examples", "2")  # fmt: skip
+    assert result.stdout.strip() == str(out) and Image.open(out).size[1] > 400  # two rows drawn
+    ModelOutputs(logits[:3], [row["id"] for row in rows[:3]]).save(tmp_path / "few.pt")
+    with pytest.raises(OutputsError, match=r"few.pt: no row for"):
+        prediction_examples(built, tmp_path / "few.pt", labels=most, examples=2)
+    with pytest.raises(ConfigError, match=f"has no composite with {most + 1} labels"):
+        prediction_examples(built, tmp_path / "patchml.pt", labels=most + 1)

@@ -14,6 +14,7 @@ The logic lives in :mod:`imagenet_suite.builders.patchml`; this module only pars
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
@@ -82,6 +83,23 @@ def register(subparsers) -> None:
     )
     grid.set_defaults(func=run_grid)
 
+    predictions = commands.add_parser(
+        "predictions",
+        help="Anzaku et al. 2024 Fig. 8: composites and a model's top predictions (PNG)",
+        description="The first composites with N ground-truth labels of a built `images` config, each beside "
+        "the model's most probable classes from its outputs file (red: not a ground-truth label), as Anzaku et "
+        "al. 2024's Fig. 8; prints the PNG's path.",
+    )
+    predictions.add_argument("folder", type=Path, metavar="DIR", help="a patchml folder with the images config")
+    predictions.add_argument("--outputs", type=Path, required=True, metavar="FILE",
+                             help="the model's outputs on it (predict's file, or a run's outputs/patchml*.pt)")  # fmt: skip
+    predictions.add_argument("--out", type=Path, required=True, metavar="PNG", help="picture to write")
+    predictions.add_argument("--labels", type=positive_int, default=9, metavar="N",
+                             help="composites with N ground-truth labels (default 9, the paper's)")  # fmt: skip
+    predictions.add_argument("--examples", type=positive_int, default=4, metavar="N",
+                             help="composites drawn (default 4, at most 100)")  # fmt: skip
+    predictions.set_defaults(func=run_predictions)
+
 
 def positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
@@ -118,6 +136,19 @@ def run_table2(args: argparse.Namespace) -> int:
     from imagenet_suite.builders.patchml import table2
 
     sys.stdout.write(table2(args.folders))
+    return 0
+
+
+def run_predictions(args: argparse.Namespace) -> int:
+    from imagenet_suite.files import atomic_write_bytes
+    from imagenet_suite.scoring.presentation.figures.anzaku2024_examples import examples_plot, prediction_examples
+
+    found = prediction_examples(args.folder, args.outputs, labels=args.labels, examples=args.examples)
+    buffer = io.BytesIO()
+    examples_plot(found).savefig(buffer, format="png", dpi=100)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(args.out, buffer.getvalue())
+    print(args.out)
     return 0
 
 
