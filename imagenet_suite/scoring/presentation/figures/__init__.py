@@ -10,9 +10,12 @@ needs — ``missing``: what is missing and which command adds it (an empty figur
 * :mod:`.heuillet2025` — Heuillet et al.'s Borda and Sum per model, with the MAC;
 * :mod:`.anzaku2024` — Anzaku et al.'s ΔRank: top-1 rank against PatchML ASMA rank, and Figs. 4–7 (label counts,
   top-1/ReaL/ASMA per model — the runs and the published models —, subgroup accuracy per label count, PatchML);
+* :mod:`.anzaku2024_examples` — Anzaku et al.'s Fig. 8 (PatchML composites and a model's top classes), drawn
+  from a build and an outputs file by ``imagenet-suite patchml predictions``, not on the leaderboard;
 * :mod:`.geirhos2019` — the shape bias per shape category on cue-conflict images, with the human observers;
 * :mod:`.hendrycks2019` — ImageNet-C's CE per corruption and model (the mCE's terms);
-* :mod:`.shi2024` — LCA-on-the-Line's lines (LCA and top-1 baseline against OOD top-1).
+* :mod:`.shi2024` — LCA-on-the-Line's lines (LCA and top-1 baseline against OOD top-1) and Fig. 11 (top-1 vs LCA
+  within a dataset).
 
 The Spearman matrix and the QUBA ranking stay in :mod:`~imagenet_suite.scoring.presentation.plots` (drawn for
 leaderboard.md too); a run's figures of ``report.html`` are drawn by
