@@ -61,23 +61,15 @@ SCORING = ("predict", "score", "resample", "intervals")
 
 def stage_clock():
     """A StageClock over the stages of a sweep (see the module docstring)."""
-    from stage_clock import StageClock
+    from stage_clock import StageClock, evaluate_stages
 
-    from imagenet_suite.inference import evaluate, sweep
+    from imagenet_suite.inference import sweep
 
     clock = StageClock()
     for owner, name, stage in (
         (sweep, "load_model", "load model"),
         (sweep._Sweep, "__init__", "check sweep"),
-        (evaluate, "open_run", "open run folder"),
-        (evaluate._Run, "outputs", "predict"),
-        (evaluate._Run, "score_target", "score"),
-        (evaluate._Run, "resample", "resample"),
-        (evaluate, "suite_summary", "summary"),
-        (evaluate, "run_benchmark", "benchmark"),
-        (evaluate, "bootstrap_summary", "intervals"),
-        (evaluate, "write_uncertainty", "uncertainty files"),
-        (evaluate, "write_suite_markdown", "suite.md + plots"),
+        *evaluate_stages(),
         (sweep._Sweep, "write", "sweep.json"),
         (sweep._Sweep, "finish", "leaderboard"),
     ):

@@ -72,3 +72,20 @@ class StageClock:
 
     def snapshot(self) -> dict[str, Stage]:
         return {name: Stage(s.calls, s.wall, s.cpu) for name, s in self.stages.items()}
+
+
+def evaluate_stages() -> list[tuple[Any, str, str]]:
+    """``(owner, attribute, stage)`` of every timed stage of one ``evaluate`` run (for :meth:`StageClock.wrap`)."""
+    from imagenet_suite.inference import evaluate
+
+    return [
+        (evaluate, "open_run", "open run folder"),
+        (evaluate._Run, "outputs", "predict"),
+        (evaluate._Run, "score_target", "score"),
+        (evaluate._Run, "resample", "resample"),
+        (evaluate, "suite_summary", "summary"),
+        (evaluate, "run_benchmark", "benchmark"),
+        (evaluate, "bootstrap_summary", "intervals"),
+        (evaluate, "write_uncertainty", "uncertainty files"),
+        (evaluate, "write_suite_markdown", "suite.md + plots"),
+    ]

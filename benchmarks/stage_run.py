@@ -21,23 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def main() -> int:
     out, separator, *argv = sys.argv[1:]
     assert separator == "--", "usage: stage_run.py STAGES.json -- COMMAND ..."
-    from stage_clock import StageClock
+    from stage_clock import StageClock, evaluate_stages
 
     from imagenet_suite import cli
-    from imagenet_suite.inference import evaluate
 
     clock = StageClock()
-    for owner, name, stage in (
-        (evaluate, "open_run", "open run folder"),
-        (evaluate._Run, "outputs", "predict"),
-        (evaluate._Run, "score_target", "score"),
-        (evaluate._Run, "resample", "resample"),
-        (evaluate, "suite_summary", "summary"),
-        (evaluate, "run_benchmark", "benchmark"),
-        (evaluate, "bootstrap_summary", "intervals"),
-        (evaluate, "write_uncertainty", "uncertainty files"),
-        (evaluate, "write_suite_markdown", "suite.md + plots"),
-    ):
+    for owner, name, stage in evaluate_stages():
         clock.wrap(owner, name, stage)
     try:
         code = cli.main(argv)

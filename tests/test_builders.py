@@ -950,67 +950,103 @@ def test_fixtures_are_laid_out_once_and_never_changed_by_a_bad_input(scratch):
 
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+TEXT_SUFFIXES = (".txt", ".csv", ".tsv", ".json")
+ARCHIVES_ONLY = (  # their --manual-dir holds release archives (tar, zip) and lists at the top level only
+    "imagenet_val", "imagenet_train", "imagenet_real", "imagenet_multilabel", "imagenet_v2", "imagenet_a",
+    "imagenet_r", "imagenet_o", "imagenet_sketch", "imagenet_c", "backgrounds_challenge",
+)  # fmt: skip
+WITHOUT = {  # what a case's --manual-dir lacks, so a test of it has nothing to damage (test_..._declared checks)
+    "a --manual-dir": {"patchml", "perturbations", "wordnet_hierarchy", "kmeans_hierarchy"},  # built from inputs
+    "images in a sub-folder": {*ARCHIVES_ONLY, "ninco"},  # NINCO's images are in its archive
+    "other files in a sub-folder": {*ARCHIVES_ONLY, "ood_unit_tests", "shape_bias_sets"},
+    "a text file that is not pinned": {*ARCHIVES_ONLY, "ood_unit_tests", "shape_bias_sets"},
+}
+
+
+def _cases_with(*kinds: str) -> list[BuilderCase]:
+    """The cases whose --manual-dir has what ``kinds`` name (the keys of :data:`WITHOUT`)."""
+    return [case for case in CASES if not any(case.builder in WITHOUT[kind] for kind in ("a --manual-dir", *kinds))]
+
+
+def _subfolder_files(manual: Path, images: bool) -> list[Path]:
+    """The files in a sub-folder of ``manual`` that are (``images``) or are not images."""
+    return [
+        path
+        for path in sorted(p for p in manual.rglob("*") if p.is_file() and not p.is_symlink())
+        if len(path.relative_to(manual).parts) >= 2 and (path.suffix.lower() in IMAGE_SUFFIXES) == images
+    ]
+
+
+def _unpinned_texts(case: BuilderCase, good: Sources, manual: Path) -> list[Path]:
+    """The text files of ``manual`` (a copy of the case's --manual-dir) that no sha256 pins."""
+    pinned = set(good.pins or {}) | {s.filename for s in registry.all_builders()[case.builder].SOURCES if s.sha256}
+    return [
+        p
+        for p in sorted(manual.rglob("*"))
+        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES and p.name not in pinned and p.name != "checksums.tsv"
+    ]
+
+
+def test_the_cases_without_files_to_damage_are_those_declared(scratch):
+    """:data:`WITHOUT` is what the fixtures hold: the tests below run on every other case."""
+    found = {kind: set() for kind in WITHOUT}
+    for case in CASES:
+        good = sources_of(case, scratch)
+        if good.manual_dir is None:
+            found["a --manual-dir"].add(case.builder)
+            continue
+        for kind, images in (("images in a sub-folder", True), ("other files in a sub-folder", False)):
+            if not _subfolder_files(good.manual_dir, images):
+                found[kind].add(case.builder)
+        if not _unpinned_texts(case, good, good.manual_dir):
+            found["a text file that is not pinned"].add(case.builder)
+    assert found == WITHOUT
 
 
 def _symlinked_out(manual: Path, images: bool) -> list[Path]:
     """Every file in a sub-folder of ``manual`` that is (``images``) or is not an image, replaced by a
     symlink to a copy of it beside ``manual`` (outside it); the links made."""
     outside = manual.parent / "outside"
-    links = []
-    for path in sorted(p for p in manual.rglob("*") if p.is_file() and not p.is_symlink()):
-        rel = path.relative_to(manual)
-        if len(rel.parts) < 2 or (path.suffix.lower() in IMAGE_SUFFIXES) != images:
-            continue
-        target = outside / rel
+    links = _subfolder_files(manual, images)
+    for path in links:
+        target = outside / path.relative_to(manual)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
         path.unlink()
         path.symlink_to(target)
-        links.append(path)
     return links
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
-@pytest.mark.parametrize("kind", ["images", "other files"])
+SYMLINKED = [(case, "images") for case in _cases_with("images in a sub-folder")]
+SYMLINKED += [(case, "other files") for case in _cases_with("other files in a sub-folder")]
+
+
+@pytest.mark.parametrize(("case", "kind"), SYMLINKED, ids=[f"{case}-{kind}" for case, kind in SYMLINKED])
 def test_files_symlinked_out_of_the_manual_dir_are_refused(case, kind, scratch, tmp_path):
     """docs/building.md: a symlink in --manual-dir that leads outside it is refused — for a file found by a
     walk, named by a release's own list, or read by name. Each file of the kind in a sub-folder of the
     case's --manual-dir (top-level ones go through ``find_manual``) becomes a symlink to an identical
     copy outside: the bytes are the same, only where they live differs."""
     good = sources_of(case, scratch)
-    if good.manual_dir is None:
-        pytest.skip("reads no --manual-dir")
     manual = tmp_path / "manual"
     shutil.copytree(good.manual_dir, manual)
-    if not _symlinked_out(manual, kind == "images"):
-        pytest.skip(f"its --manual-dir has no {kind} in a sub-folder")
+    assert _symlinked_out(manual, kind == "images")
     bad = Sources(manual, good.pins, good.inputs, good.options, good.seed)
     with pytest.raises(SourceError, match=r"(is a symlink to|leads to) .*, outside .*: symlinks leaving"):
         build(case, bad, tmp_path / "out")
 
 
-TEXT_SUFFIXES = (".txt", ".csv", ".tsv", ".json")
-
-
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", _cases_with("a text file that is not pinned"), ids=str)
 def test_text_files_that_are_not_utf8_are_named_with_their_line(case, scratch, tmp_path):
     """Every text file a build reads (lists, CSVs, JSON label files) goes through one decoder
     (``imagenet_suite.files.decode_text``): a byte that is not UTF-8 is one error naming ``file:line``,
     never a UnicodeDecodeError. Each text file of the case's --manual-dir that is not pinned (a pinned
     one fails its sha256 first) gets a Latin-1 byte at the start of its first line."""
     good = sources_of(case, scratch)
-    if good.manual_dir is None:
-        pytest.skip("reads no --manual-dir")
     manual = tmp_path / "manual"
     shutil.copytree(good.manual_dir, manual)
-    pinned = set(good.pins or {}) | {s.filename for s in registry.all_builders()[case.builder].SOURCES if s.sha256}
-    texts = [
-        p
-        for p in sorted(manual.rglob("*"))
-        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES and p.name not in pinned and p.name != "checksums.tsv"
-    ]
-    if not texts:
-        pytest.skip("its --manual-dir has no text file that is not pinned")
+    texts = _unpinned_texts(case, good, manual)
+    assert texts
     for path in texts:
         path.write_bytes(b"\xe9" + path.read_bytes())
     bad = Sources(manual, good.pins, good.inputs, good.options, good.seed)

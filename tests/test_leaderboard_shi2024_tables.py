@@ -170,6 +170,19 @@ def test_table_3_ac_and_agreement_on_the_line_from_the_outputs_files(tmp_path):
     )
 
 
+def test_the_command_reads_only_outputs_files_their_runs_recorded(tmp_path, capsys):
+    """``leaderboard --lca-baselines`` reuses the runs' outputs files: each must have the record and sha256
+    ``evaluate`` wrote (``inference.run_folder.check_outputs_files``), else one line naming it, before any work."""
+    from imagenet_suite import cli
+
+    runs, _ = outputs_runs(tmp_path)  # files put there by hand: no builds/<key>.json
+    code = cli.main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board"), "--lca-baselines"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "outputs/" in err and "no record of the dataset build it was predicted from" in err
+    assert not (tmp_path / "board").exists()
+
+
 def test_table_3_baselines_without_outputs_files_say_what_is_missing(tmp_path):
     from imagenet_suite.scoring.summary.leaderboard import runs_leaderboard
     from tests.test_read_runs import write_run

@@ -61,7 +61,8 @@ def register(subparsers) -> None:
         "--lca-baselines",
         action="store_true",
         help="LCA-on-the-Line's AC and Agreement-on-the-Line baselines (Shi et al. 2024, Table 3): reads every run's "
-        "ImageNet-val and OOD outputs files (the logits), so it takes as long as reading them",
+        "ImageNet-val and OOD outputs files (the logits, each checked against the sha256 its run recorded), so it "
+        "takes as long as reading them",
     )
     parser.add_argument(
         "--allow-protocol-mismatch",
@@ -82,6 +83,11 @@ def run(args) -> int:
         from imagenet_suite.scoring.summary.reference_rows import check_references
 
         check_references(args.reference)  # a misspelt paper fails before any run is read
+    if args.lca_baselines:  # they read the runs' outputs files: verified against their records, as evaluate does
+        from imagenet_suite.inference.run_folder import check_outputs_files
+
+        for run in args.runs:
+            check_outputs_files(run)
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
     board = runs_leaderboard(  # models named in the order of the run folders

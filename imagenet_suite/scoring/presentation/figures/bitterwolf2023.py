@@ -16,7 +16,7 @@ from matplotlib.figure import Figure as MplFigure
 from ...families.ood import SUBSET_COLUMNS
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
-from ..plots import horizontal_bars
+from ..plots import annotated_cells, horizontal_bars
 from . import LEADERBOARD, MOST_COLUMNS, MOST_ROWS
 
 HEATMAP = "Mean FPR@95 on NINCO: models × detectors (Table 3)"
@@ -29,14 +29,7 @@ def heatmap_plot(fpr95: Any, title: str = "") -> MplFigure:
     rows, columns = values.shape
     figure = MplFigure(figsize=(0.9 * columns + 3.2, 0.4 * rows + 1.6))
     axes = figure.subplots()
-    image = axes.imshow(np.ma.masked_invalid(values), cmap="Reds", vmin=0, vmax=100, aspect="auto")
-    for i in range(rows):
-        for j in range(columns):
-            text = "—" if np.isnan(values[i, j]) else f"{values[i, j]:.1f}"
-            colour = "white" if not np.isnan(values[i, j]) and values[i, j] > 60 else "black"
-            axes.text(j, i, text, ha="center", va="center", fontsize=7, color=colour)
-    axes.set_xticks(range(columns), [str(c) for c in fpr95.columns], rotation=30, ha="right", fontsize=7)
-    axes.set_yticks(range(rows), [str(r) for r in fpr95.index], fontsize=7)
+    image = annotated_cells(axes, fpr95, values, cmap="Reds", vmin=0, vmax=100, decimals=1, fontsize=7, white_above=60)
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="FPR@95 (%, lower is better)")
     axes.set_title(title or "mean FPR@95 over NINCO's OOD classes (%)", fontsize=9)
     figure.tight_layout()

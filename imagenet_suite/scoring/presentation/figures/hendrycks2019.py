@@ -11,6 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
 from ..html import Figure, drawn
+from ..plots import annotated_cells
 from . import LEADERBOARD, MOST_COLUMNS
 
 CE = "CE per corruption and model (mCE's terms)"
@@ -39,13 +40,8 @@ def ce_plot(frame: pd.DataFrame, title: str = "") -> MplFigure:
     figure = MplFigure(figsize=(1.1 * columns + 3.2, 0.32 * rows + 1.8))
     axes = figure.subplots()
     spread = max(0.5, float(np.nanmax(np.abs(values - 1)))) if np.isfinite(values).any() else 0.5
-    image = axes.imshow(np.ma.masked_invalid(values), cmap="RdYlGn_r", vmin=1 - spread, vmax=1 + spread, aspect="auto")
-    for i in range(rows):
-        for j in range(columns):
-            text = "—" if np.isnan(values[i, j]) else f"{values[i, j]:.3f}"
-            axes.text(j, i, text, ha="center", va="center", fontsize=6)
-    axes.set_xticks(range(columns), [str(c) for c in frame.columns], rotation=30, ha="right", fontsize=7)
-    axes.set_yticks(range(rows), [str(r) for r in frame.index], fontsize=7)
+    image = annotated_cells(axes, frame, values, cmap="RdYlGn_r", vmin=1 - spread, vmax=1 + spread, decimals=3,
+                            fontsize=6)  # fmt: skip
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="CE (AlexNet = 1)")
     axes.set_title(title or "ImageNet-C: corruption error CE (lower is better)", fontsize=9)
     figure.tight_layout()
