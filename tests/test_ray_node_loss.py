@@ -222,7 +222,9 @@ def test_a_sweep_on_ray_loses_a_node_and_ends_byte_identical(cluster, scratch, t
     lines = loss_lines(caplog, killed)
     assert len(lines) >= 1 and all(" died while predicting " in line for line in lines), lines
     names = json.loads((tmp_path / "local" / "sweep.json").read_text())["models"]
-    assert list(names) == list(json.loads((tmp_path / "ray" / "sweep.json").read_text())["models"])
+    record = json.loads((tmp_path / "ray" / "sweep.json").read_text())
+    assert list(record["models"]) == list(names) and not record["failures"]
+    assert [model["status"] for model in record["models"].values()] == ["done", "done"]
     for name in names:
         local_run, ray_run = tmp_path / "local" / name, tmp_path / "ray" / name
         assert (ray_run / "suite.json").read_bytes() == (local_run / "suite.json").read_bytes()
@@ -280,3 +282,24 @@ def test_the_killed_driver_is_run_again_and_resumes_to_the_same_bytes(cluster, s
     ], again.stderr
     folder = Path(again.stdout.splitlines()[-1])
     assert folder_bytes(folder) == folder_bytes(first_build(case, scratch))
+
+
+def test_what_is_a_lost_task_and_how_often_it_is_run_again(caplog):
+    """No cluster: the errors of ``ray.get`` that mean a lost task, their words, and the retry bound."""
+    died = ray.exceptions.NodeDiedError(
+        "Task failed because the node it was running on is dead or unavailable. Node IP: 10.0.3.7, "
+        "node ID: 2033998e43c7a1b2c3d4e5f6. This can happen if the node was preempted, ..."
+    )
+    assert executors.lost_task(died) == "Ray node 10.0.3.7 (node ID 2033998e43c7) died"
+    assert executors.lost_task(ray.exceptions.WorkerCrashedError()) == "its Ray worker process died"
+    assert executors.lost_task(ray.exceptions.TaskCancelledError()) is None
+    assert executors.lost_task(ray.exceptions.RayTaskError("f", "traceback", ValueError("bad row"))) is None
+    retries = executors.TaskRetries(max_retries=2)
+    caplog.set_level(logging.WARNING, LOSS_LOGGER)
+    assert [retries.retry("shard-1", "writing default/shard-1", died) for _ in range(3)] == [True, True, False]
+    assert retries.retry("shard-2", "writing default/shard-2", ValueError("not a loss")) is False
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Ray node 10.0.3.7 (node ID 2033998e43c7) died while writing default/shard-1; running it again (retry {n} of 2)"
+        for n in (1, 2)
+    ]
+    assert retries.lost == {"shard-1": 3}
