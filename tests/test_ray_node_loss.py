@@ -151,11 +151,12 @@ def node_killed_under_blocked_task(cluster: Cluster, claim: Path):
 
 
 def loss_lines(caplog, killed: dict[str, str]) -> list[str]:
-    """The warnings about lost tasks; each must name the killed node and say the task runs again."""
+    """The warnings about lost tasks: each says the task runs again, and one at least names the killed node (the
+    blocked task's; a task that was only queued there may be named by its lost worker instead)."""
     lines = [r.getMessage() for r in caplog.records if r.name == LOSS_LOGGER]
     assert killed, "no node was killed"
-    for line in lines:
-        assert f"(node ID {killed['node'][:12]}) died while " in line and "; running it again (retry " in line, line
+    assert all("; running it again (retry " in line for line in lines), lines
+    assert any(f"(node ID {killed['node'][:12]}) died while " in line for line in lines), lines
     return lines
 
 
@@ -170,8 +171,10 @@ def test_a_build_loses_a_node_mid_shard_and_ends_byte_identical(cluster, scratch
     with node_killed_under_blocked_task(cluster, claim) as killed:
         folder = build(case, sources_of(case, scratch), tmp_path / "out", executor="ray")
     lines = loss_lines(caplog, killed)
-    blocked = [line for line in lines if "while writing default/validation-00001-of-00003.parquet;" in line]
-    assert len(blocked) == 1, lines
+    blocked = "died while writing default/validation-00001-of-00003.parquet; running it again (retry 1 of 3)"
+    assert [line for line in lines if "default/validation-00001-of-00003" in line] == [
+        f"Ray node {cluster.address.split(':')[0]} (node ID {killed['node'][:12]}) {blocked}"
+    ]
     assert folder_bytes(folder) == folder_bytes(first_build(case, scratch))  # every row once, as built locally
     info = json.loads((folder / "build_info.json").read_text())
     assert [c["splits"]["validation"]["num_examples"] for c in info["configs"].values()] == [12, 12]
