@@ -65,6 +65,7 @@ SLOWEST_FIRST = (  # the test files that take longest (tools/test.sh --durations
     "test_review_app_lookalikes.py",
     "test_review_app.py",
     "test_executor_ray.py",
+    "test_ray_node_loss.py",
     "test_adversarial.py",
     "test_review_app_security.py",
 )

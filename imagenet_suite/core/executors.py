@@ -12,9 +12,18 @@ the output does not depend on the executor (nor on the number of workers).
 * :class:`RayExecutor` (``executor="ray"``): each shard is a Ray task running the same function in a
   scratch folder on the worker; the Parquet bytes come back through the object store and are written
   by the driver. It connects to ``ray_address`` or ``$RAY_ADDRESS``, else starts a local embedded
-  cluster with ``num_proc`` CPUs. A task whose worker dies is retried (``max_retries``); a task
-  that raises (a data error such as ``InvalidSourceData``) is not (``retry_exceptions=False``) and
-  fails the build, naming the shard.
+  cluster with ``num_proc`` CPUs. A task that raises (a data error such as ``InvalidSourceData``) is
+  not retried and fails the build, naming the shard.
+
+Lost tasks (:class:`TaskRetries`): a task whose worker process or node dies (a node killed,
+preempted or out of memory, its raylet crashed), or whose result was lost with its node before the
+driver fetched it, is submitted again by the driver, up to :data:`MAX_RETRIES` times, and each loss
+is one line on stderr (a ``logging`` warning) naming the node, the shard (or prediction) and the
+attempt. Ray's own task retries are off (``max_retries=0``), since Ray retries silently. Re-running
+a shard is safe: its bytes depend on nothing but the plan, a lost attempt delivers nothing, and the
+driver publishes each shard once, by name (write, fsync, journal, atomic rename), so no row is lost
+or written twice. The driver itself dying (the head's process killed) is the runner's resume: the
+same command run again keeps the shards published and journalled, and says how many it kept.
 
 Ray and ``uv run``: Ray 2.x, when the driver runs under ``uv run``, replaces the job's runtime
 environment with one that ships the current working directory (``working_dir``) to every worker
@@ -30,11 +39,14 @@ the Python environment the cluster runs in, which must have ``imagenet-suite`` i
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
+import re
 import socket
 import tempfile
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,7 +61,8 @@ if TYPE_CHECKING:  # the writer (Parquet) is the runner's: BuildOptions, checked
 EXECUTORS = ("local", "ray")
 ShardFunction = Callable[..., "ShardStats"]  # (shard=, config_dir=, on_row=) -> stats of <config_dir>/<file>.incomplete
 LOCAL_OBJECT_STORE_BYTES = 200 * 1024**2  # the embedded cluster's object store: shards pass through it one by one
-MAX_RETRIES = 3  # attempts after a worker process or node dies mid-shard
+MAX_RETRIES = 3  # attempts after a worker process or node dies mid-shard (TaskRetries)
+_LOG = logging.getLogger(__name__)
 
 
 class Executor:
@@ -158,14 +171,24 @@ class RayExecutor(Executor):
         ray = self.ray
         if not todo:
             return
-        task = ray.remote(num_cpus=1, max_retries=self.max_retries, retry_exceptions=False)(_ray_shard)
+        task = ray.remote(num_cpus=1, max_retries=0)(_ray_shard)  # lost tasks: self.retries, named
         write_ref = ray.put(write)  # the builder and its prepared data: once in the object store, not once per task
+        retries = TaskRetries(self.max_retries)
         pending = {task.remote(write_ref, shard, str(config_dir)): shard for shard in todo}
         try:
             while pending:
                 done, _ = ray.wait(list(pending), num_returns=1)
                 shard = pending.pop(done[0])
-                stats, data = self._result(done[0], shard, config_dir)
+                try:
+                    stats, data = ray.get(done[0])
+                except ray.exceptions.RayError as err:
+                    if retries.retry(shard.filename, f"writing {config_dir.name}/{shard.filename}", err):
+                        pending[task.remote(write_ref, shard, str(config_dir))] = shard
+                        continue
+                    failure = self._failure(err, shard, config_dir, retries)
+                    if failure is err:
+                        raise
+                    raise failure from err  # a RayTaskError carries the worker's traceback
                 path = incomplete_path(config_dir / shard.filename)
                 with open(path, "wb") as handle:  # fsynced, hashed and renamed by the runner's publication path
                     handle.write(data)
@@ -176,24 +199,77 @@ class RayExecutor(Executor):
             for ref in pending:  # on an error: no new shards
                 ray.cancel(ref, force=False)
 
-    def _result(self, ref, shard: Shard, config_dir: Path) -> tuple[ShardStats, bytes]:
-        """The task's ``(stats, bytes)``; its exception as raised locally, naming the shard."""
+    def _failure(self, err: Exception, shard: Shard, config_dir: Path, retries: TaskRetries) -> BaseException:
+        """What to raise for a task that failed for good: the exception it raised, as raised locally and
+        naming the shard (the RayTaskError, with the worker's traceback, as its cause); or, for a task lost
+        more than ``max_retries`` times, a RuntimeError saying so."""
         ray = self.ray
-        try:
-            return ray.get(ref)
-        except ray.exceptions.RayTaskError as err:
-            if not isinstance(err.cause, BaseException):
-                raise
+        if isinstance(err, ray.exceptions.RayTaskError) and isinstance(err.cause, BaseException):
             cause = err.cause
             if isinstance(cause, ImagenetSuiteError) and shard.filename not in str(cause):
                 named = _retitled(cause, f"{config_dir.name}/{shard.filename}: {cause}")
                 cause = cause if named is None else named
-            raise cause from err  # the RayTaskError carries the worker's traceback
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as err:
-            raise RuntimeError(
-                f"{config_dir.name}/{shard.filename}: Ray worker died {self.max_retries + 1} times "
-                f"writing this shard ({type(err).__name__}); see the Ray logs"
-            ) from err
+            return cause
+        why = lost_task(err)
+        if why is None:
+            return err
+        return RuntimeError(
+            f"{config_dir.name}/{shard.filename}: Ray lost this shard's task {retries.lost[shard.filename]} times, "
+            f"the last time because {why}; see the Ray logs"
+        )
+
+
+class TaskRetries:
+    """The driver's retries of Ray tasks lost with their worker process or node (see the module docstring):
+    each loss is one warning naming what was lost, where, and the attempt; up to ``max_retries`` per task.
+    ``lost`` counts the losses of each task by its key.
+    """
+
+    def __init__(self, max_retries: int = MAX_RETRIES):
+        self.max_retries = max_retries
+        self.lost: Counter[Hashable] = Counter()
+
+    def retry(self, key: Hashable, what: str, err: BaseException) -> bool:
+        """Whether to run the task ``key`` (``what`` it did, in words) again after ``ray.get`` raised ``err``:
+        True, with the warning of :meth:`line`, for a loss with attempts left; False otherwise."""
+        if lost_task(err) is None:
+            return False
+        self.lost[key] += 1
+        if self.lost[key] > self.max_retries:
+            return False
+        _LOG.warning("%s", self.line(key, what, err))
+        return True
+
+    def line(self, key: Hashable, what: str, err: BaseException) -> str:
+        """The warning for the latest loss of ``key``."""
+        return f"{_capitalised(lost_task(err))} while {what}; running it again (retry {self.lost[key]} of {self.max_retries})"
+
+
+_NODE = re.compile(r"Node IP: (?P<ip>[^,\s]+), node ID: (?P<id>[0-9a-f]+)")
+
+
+def lost_task(err: BaseException) -> str | None:
+    """Why a Ray task was lost, in words (``"Ray node 10.0.0.7 (node ID 6611188099cf) died"``), when ``err``
+    (raised by ``ray.get``) says its worker process or node died or its result was lost with a node; None
+    for anything else (an exception raised by the task, a cancellation, the driver's own objects lost)."""
+    import ray.exceptions as exc
+
+    if isinstance(err, exc.NodeDiedError):
+        found = _NODE.search(str(err))
+        return f"Ray node {found['ip']} (node ID {found['id'][:12]}) died" if found else "its Ray node died"
+    if isinstance(err, exc.OutOfMemoryError):
+        return "Ray's memory monitor killed its worker process (its node ran low on memory)"
+    if isinstance(err, exc.WorkerCrashedError | exc.LocalRayletDiedError):
+        return "its Ray worker process died"
+    if isinstance(err, exc.ObjectLostError) and not isinstance(
+        err, exc.OwnerDiedError | exc.ObjectFreedError | exc.ReferenceCountingAssertionError
+    ):
+        return "its result was lost with the Ray node holding it"
+    return None
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _ray_shard(write: ShardFunction, shard: Shard, config_dir: str) -> tuple[ShardStats, bytes]:
@@ -316,8 +392,10 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "RayExecutor",
+    "TaskRetries",
     "check_executor",
     "import_ray",
+    "lost_task",
     "make_executor",
     "ray_init",
 ]

@@ -335,7 +335,18 @@ class ConfigRun:
         self.config_dir.mkdir(exist_ok=True)
         _remove_stale(self.config_dir, {s.filename for s in self.shards})
         stats = self.reusable_shards()
-        stats.update(self.write_shards([s for s in self.shards if s.filename not in stats], executor))
+        todo = [s for s in self.shards if s.filename not in stats]
+        if stats and todo:  # an interrupted build (its process killed, a shard failed): say what it left
+            _LOG.warning(
+                "%s/%s: resuming: %d of %d shards kept from an interrupted build (same plan, sources and "
+                "journalled sha256), %d to write",
+                self.builder.NAME,
+                self.name,
+                len(stats),
+                len(self.shards),
+                len(todo),
+            )
+        stats.update(self.write_shards(todo, executor))
         sources = self.sources()
         files = {
             f"{self.name}/{s.filename}": {

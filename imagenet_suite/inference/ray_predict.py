@@ -16,8 +16,11 @@ What a task reserves (:func:`task_resources`): with a CUDA ``device`` on a clust
 CPUs; otherwise this process's intra-op thread count of CPUs (a whole node's when no node has as many),
 and torch runs with that many threads, as a local run would: CPU kernels sum in an order that depends
 on it, so the outputs are byte-identical to a local run's on the same CPU type. Images are read in the
-task's process (DataLoader ``workers=0``: no fork inside a Ray worker). A worker that dies is retried;
-an error in the task is not.
+task's process (DataLoader ``workers=0``: no fork inside a Ray worker). A task lost with its worker
+process or node is submitted again by the driver, up to :data:`~imagenet_suite.core.executors.MAX_RETRIES`
+times, each loss one line on stderr naming the node, the split and the run
+(:class:`~imagenet_suite.core.executors.TaskRetries`); its outputs are written once, when a task delivers
+them (atomically, by name). An error raised in the task is not retried.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 
 import torch
 
-from ..core.executors import MAX_RETRIES
+from ..core.executors import MAX_RETRIES, TaskRetries, lost_task
 from ..scoring.threads import torch_threads
 from .models import LoadedModel
 from .predict import PredictJob, PredictOptions, predict
@@ -118,10 +121,11 @@ class RayPredictions:
         self.task = ray.remote(
             num_cpus=self.resources.num_cpus,
             num_gpus=self.resources.num_gpus,
-            max_retries=MAX_RETRIES,
-            retry_exceptions=False,
+            max_retries=0,  # lost tasks: self.retries, named
         )(_predict_bytes)
-        self.pending: dict[Any, tuple[Hashable, Any]] = {}  # ObjectRef -> (owner, item)
+        self.pending: dict[Any, _Submitted] = {}  # ObjectRef -> what it computes
+        self.retries = TaskRetries(MAX_RETRIES)
+        self._submitted = 0
 
     @property
     def slots(self) -> int:
@@ -139,36 +143,80 @@ class RayPredictions:
         key = model.hex()
         for item, task in tasks:
             options = replace(task.options, workers=0, progress=False)
-            ref = self.task.remote(
-                key, [model], task.folder, (task.config, task.split), options, self.resources.threads, task.positions
+            args = (
+                key,
+                [model],
+                task.folder,
+                (task.config, task.split),
+                options,
+                self.resources.threads,
+                task.positions,
             )
-            self.pending[ref] = (owner, item)
+            self._submitted += 1
+            submitted = _Submitted(owner, item, args, _describe(task, owner), self._submitted)
+            self.pending[self.task.remote(*args)] = submitted
 
     def next_finished(self) -> Finished:
-        """Wait for the next task to end (there must be one pending)."""
+        """Wait for the next task to end (there must be one pending); a task lost with its worker or node is
+        submitted again (:class:`~imagenet_suite.core.executors.TaskRetries`) and waited for."""
         ray = self.ray
-        done, _ = ray.wait(list(self.pending), num_returns=1)
-        owner, item = self.pending.pop(done[0])
-        try:
-            data, worker, loaded = ray.get(done[0])
-        except ray.exceptions.RayError as err:
-            cause = getattr(err, "cause", None)
-            if not isinstance(cause, BaseException):
-                return Finished(owner, item, error=err)
-            cause.__cause__ = err  # the RayTaskError carries the worker's traceback
-            return Finished(owner, item, error=cause)
-        return Finished(owner, item, data=data, worker=worker, loaded=loaded)
+        while True:
+            done, _ = ray.wait(list(self.pending), num_returns=1)
+            submitted = self.pending.pop(done[0])
+            owner, item = submitted.owner, submitted.item
+            try:
+                data, worker, loaded = ray.get(done[0])
+            except ray.exceptions.RayError as err:
+                if self.retries.retry(submitted.number, submitted.what, err):
+                    self.pending[self.task.remote(*submitted.args)] = submitted
+                    continue
+                return Finished(owner, item, error=self._failure(err, submitted))
+            return Finished(owner, item, data=data, worker=worker, loaded=loaded)
+
+    def _failure(self, err: BaseException, submitted: _Submitted) -> BaseException:
+        """The error of a task that failed for good: the exception it raised (its ``__cause__`` the RayTaskError,
+        with the worker's traceback), or a RuntimeError naming a task lost more than ``MAX_RETRIES`` times."""
+        cause = getattr(err, "cause", None)
+        if isinstance(cause, BaseException):
+            cause.__cause__ = err
+            return cause
+        why = lost_task(err)
+        if why is None:
+            return err
+        failure = RuntimeError(
+            f"{submitted.what}: Ray lost this task {self.retries.lost[submitted.number]} times, the last time "
+            f"because {why}; see the Ray logs"
+        )
+        failure.__cause__ = err
+        return failure
 
     def owners(self) -> set[Hashable]:
         """The owners with tasks pending."""
-        return {owner for owner, _ in self.pending.values()}
+        return {submitted.owner for submitted in self.pending.values()}
 
     def cancel(self, owner: Hashable | None = None) -> None:
         """Cancel the pending tasks of ``owner`` (all of them with None); running ones finish."""
-        for ref, (found, _) in list(self.pending.items()):
-            if owner is None or found == owner:
+        for ref, submitted in list(self.pending.items()):
+            if owner is None or submitted.owner == owner:
                 self.ray.cancel(ref, force=False)
                 del self.pending[ref]
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """A task as submitted: for :class:`Finished`, for submitting it again, and for naming it."""
+
+    owner: Hashable
+    item: Any
+    args: tuple
+    what: str
+    number: int
+
+
+def _describe(task: SplitTask, owner: Hashable) -> str:
+    """``task`` in words, e.g. ``predicting imagenet_val-1.0.0 default/validation (12 images) for run resnet50``."""
+    rows = f" ({len(task.positions)} images)" if task.positions is not None else ""
+    return f"predicting {Path(task.folder).name} {task.config}/{task.split}{rows} for run {Path(str(owner)).name}"
 
 
 def _predict_bytes(
