@@ -154,6 +154,11 @@ class OutputsError(ImagenetSuiteError):
     """Model outputs are malformed or do not match the dataset they are scored against."""
 
 
+class ClusterError(ImagenetSuiteError):
+    """A distributed executor (Ray) lost a task with its worker process or node more times than it runs a task
+    again (:data:`imagenet_suite.core.executors.MAX_RETRIES`)."""
+
+
 class RunFolderError(ImagenetSuiteError):
     """A run folder of ``evaluate`` (suite.json, run.json, adversarial.json, an outputs record) is of another
     format, malformed, or was made by another model or from another build of a dataset."""

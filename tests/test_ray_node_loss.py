@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,8 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 import imagenet_suite.core.runner as runner  # noqa: E402
 from imagenet_suite.core import executors  # noqa: E402
+from imagenet_suite.core.builder import Shard  # noqa: E402
+from imagenet_suite.errors import ClusterError  # noqa: E402
 from imagenet_suite.inference import ray_predict  # noqa: E402
 from tests.builder_harness import build, first_build, sources_of  # noqa: E402
 from tests.helpers import REPO_ROOT, folder_bytes, run_cli  # noqa: E402
@@ -306,3 +309,13 @@ def test_what_is_a_lost_task_and_how_often_it_is_run_again(caplog):
         for n in (1, 2)
     ]
     assert retries.lost == {"shard-1": 3}
+    shard = Shard("validation", 1, 3, ("a",))
+    while retries.retry(shard.filename, "writing default/" + shard.filename, died):
+        pass
+    executor = types.SimpleNamespace(ray=ray)  # _failure reads nothing else of the executor
+    failure = executors.RayExecutor._failure(executor, died, shard, Path("out/default"), retries)
+    assert isinstance(failure, ClusterError)  # an error the user can act on: one line from the CLI, no traceback
+    assert str(failure) == (
+        "default/validation-00001-of-00003.parquet: Ray lost this shard's task 3 times, the last time because "
+        "Ray node 10.0.3.7 (node ID 2033998e43c7) died; see the Ray logs"
+    )

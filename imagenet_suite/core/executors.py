@@ -51,7 +51,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, ImagenetSuiteError, param
+from ..errors import ClusterError, ConfigError, ImagenetSuiteError, param
 from ..files import incomplete_path
 from .builder import Shard
 
@@ -202,7 +202,7 @@ class RayExecutor(Executor):
     def _failure(self, err: Exception, shard: Shard, config_dir: Path, retries: TaskRetries) -> BaseException:
         """What to raise for a task that failed for good: the exception it raised, as raised locally and
         naming the shard (the RayTaskError, with the worker's traceback, as its cause); or, for a task lost
-        more than ``max_retries`` times, a RuntimeError saying so."""
+        more than ``max_retries`` times, a :class:`~imagenet_suite.errors.ClusterError` saying so."""
         ray = self.ray
         if isinstance(err, ray.exceptions.RayTaskError) and isinstance(err.cause, BaseException):
             cause = err.cause
@@ -213,7 +213,7 @@ class RayExecutor(Executor):
         why = lost_task(err)
         if why is None:
             return err
-        return RuntimeError(
+        return ClusterError(
             f"{config_dir.name}/{shard.filename}: Ray lost this shard's task {retries.lost[shard.filename]} times, "
             f"the last time because {why}; see the Ray logs"
         )

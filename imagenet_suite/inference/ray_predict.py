@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from ..core.executors import MAX_RETRIES, TaskRetries, lost_task
+from ..errors import ClusterError
 from ..scoring.threads import torch_threads
 from .models import LoadedModel
 from .predict import PredictJob, PredictOptions, predict
@@ -175,7 +176,7 @@ class RayPredictions:
 
     def _failure(self, err: BaseException, submitted: _Submitted) -> BaseException:
         """The error of a task that failed for good: the exception it raised (its ``__cause__`` the RayTaskError,
-        with the worker's traceback), or a RuntimeError naming a task lost more than ``MAX_RETRIES`` times."""
+        with the worker's traceback), or a ClusterError naming a task lost more than ``MAX_RETRIES`` times."""
         cause = getattr(err, "cause", None)
         if isinstance(cause, BaseException):
             cause.__cause__ = err
@@ -183,7 +184,7 @@ class RayPredictions:
         why = lost_task(err)
         if why is None:
             return err
-        failure = RuntimeError(
+        failure = ClusterError(
             f"{submitted.what}: Ray lost this task {self.retries.lost[submitted.number]} times, the last time "
             f"because {why}; see the Ray logs"
         )
