@@ -80,7 +80,7 @@ def _shape_bias_manual(root: Path) -> Path:
     return manual
 
 
-SIDE = 64  # the module's model input side (timm's test_resnet is 160): the suite predicts ~13,000 NINCO images
+SIDE = 32  # the module's model input side (timm's test_resnet is 160): the suite predicts ~13,000 NINCO images
 
 
 @pytest.fixture(scope="module")
@@ -179,9 +179,9 @@ def suite(suite_folders, model, detector_stats, tmp_path_factory):
 def options(
     *, adversarial: int = 0, detector_stats: Path | None = None, allow_partial: bool = False, **predict
 ) -> SuiteOptions:
-    """The suite's options with ``predict``'s (default: batches of 8 read in this process, no progress bars;
+    """The suite's options with ``predict``'s (default: batches of 32 read in this process, no progress bars;
     200 bootstrap resamples)."""
-    predict = {"batch_size": 8, "workers": 0, "progress": False, **predict}
+    predict = {"batch_size": 32, "workers": 0, "progress": False, **predict}
     return SuiteOptions(
         predict=PredictOptions(**predict),
         adversarial=adversarial,
