@@ -319,3 +319,17 @@ def test_what_is_a_lost_task_and_how_often_it_is_run_again(caplog):
         "default/validation-00001-of-00003.parquet: Ray lost this shard's task 3 times, the last time because "
         "Ray node 10.0.3.7 (node ID 2033998e43c7) died; see the Ray logs"
     )
+
+
+def test_without_an_address_a_new_local_cluster_is_started_not_the_running_one(cluster, monkeypatch):
+    """With this module's cluster running on the machine, Ray's default ``ray.init()`` would join it (and then
+    refuse ``num_cpus``: what the other Ray tests hit when both files ran at once); ``ray_init`` without an
+    address asks for a new local cluster instead."""
+    from ray._private.services import get_ray_address_from_environment
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert get_ray_address_from_environment(None, None) == cluster.address
+    asked = {}
+    monkeypatch.setattr(ray, "init", lambda **kwargs: asked.update(kwargs))
+    executors.ray_init(None, 2)
+    assert asked["address"] == "local" and asked["num_cpus"] == 2

@@ -316,7 +316,11 @@ def import_ray():
 
 def ray_init(address: str | None, num_cpus: int):
     """Connect to the cluster at ``address``, or start a local one with ``num_cpus`` CPUs, no dashboard
-    and a small object store; either way with an explicit, empty runtime environment."""
+    and a small object store; either way with an explicit, empty runtime environment.
+
+    Without ``address`` the cluster is always a new one (``address="local"``): Ray's own default would join
+    the latest cluster started on this machine (``ray start``, or another process's test cluster) and then
+    refuse ``num_cpus``."""
     ray = import_ray()
     common = {"runtime_env": {}, "_skip_env_hook": True, "configure_logging": False, "log_to_driver": True}
     if address:
@@ -328,6 +332,7 @@ def ray_init(address: str | None, num_cpus: int):
                 f"{param('ray_address')} {address}: cannot connect to a Ray cluster there ({_one_line(err)})"
             ) from err
     return ray.init(
+        address="local",
         num_cpus=num_cpus,
         include_dashboard=False,
         object_store_memory=LOCAL_OBJECT_STORE_BYTES,
