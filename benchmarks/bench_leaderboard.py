@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 from bench_suite_scale import loadavg, mib, run_child  # noqa: E402  (benchmarks/ on the path first)
 
 CLI = "import sys; from imagenet_suite.cli import main; sys.exit(main())"
+PYTHON = [sys.executable, "-P"]  # -P: not the current folder first on sys.path (a checkout there would win)
 MAPPED = ("builders", "hierarchies", "cards")  # folders pyproject.toml maps into the imagenet_suite namespace
 
 
@@ -61,7 +62,7 @@ def archive(ref: str, into: Path) -> Path:
 def imported_from(pythonpath: Path) -> str:
     """Where ``imagenet_suite`` is imported from with ``PYTHONPATH=pythonpath`` (checked, not assumed)."""
     code = "import imagenet_suite; print(imagenet_suite.__file__)"
-    found = subprocess.run([sys.executable, "-c", code], env=_env(pythonpath), check=True, capture_output=True)
+    found = subprocess.run([*PYTHON, "-c", code], env=_env(pythonpath), check=True, capture_output=True)
     return found.stdout.decode().strip()
 
 
@@ -72,7 +73,7 @@ def _env(pythonpath: Path) -> dict[str, str]:
 def measure(pythonpath: Path, runs: list[Path], out: Path, log: Path) -> dict:
     """One ``leaderboard`` of ``runs`` into ``out`` by the code at ``pythonpath``: wall, CPU, peak RSS, load."""
     shutil.rmtree(out, ignore_errors=True)
-    argv = [sys.executable, "-c", CLI, "leaderboard", *map(str, runs), "--out", str(out)]
+    argv = [*PYTHON, "-c", CLI, "leaderboard", *map(str, runs), "--out", str(out)]
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(pythonpath)  # run_child passes the environment on
     try:
