@@ -236,3 +236,41 @@ def test_the_fast_test_of_a_report_row_passes_exactly_the_rows_the_full_check_pa
     if not fast:
         with pytest.raises(Mismatch):
             schema.check(row, "row")
+
+
+def test_a_reports_rows_checked_in_one_loop_name_the_first_bad_row_and_share_their_strings():
+    """``MetricRows`` (the loop a 300-run leaderboard reads its rows with) refuses exactly what the row-by-row
+    check refuses, naming the first bad row's index among many good ones; rows it cannot pass at once (an int
+    subclass) go through the full check. Equal strings of the rows end up one object."""
+    from imagenet_suite.scoring.summary.json_schema import ListOf, Mismatch
+    from imagenet_suite.scoring.summary.metric_ranges import MetricRows, MetricRowSchema
+
+    def rows() -> list[dict]:
+        good = [{"metric": "top1_accuracy", "value": i / 1000, "variant": "top1", "subgroup": f"c{i % 3}",
+                 "numerator": i, "denominator": 1000} for i in range(1000)]  # fmt: skip
+        return [*good, {"metric": "lca", "value": 10.5, "variant": "info"}]  # more bits than log2(1000)
+
+    fast, slow = MetricRows(MetricRowSchema()), ListOf(MetricRowSchema())
+    for index, change in ((0, {"value": 1.5}), (517, {"numerator": 1001.0}), (999, {"subgroup": None})):
+        bad = rows()[:-1]
+        bad[index] = {**bad[index], **change}
+        messages = []
+        for schema in (fast, slow):
+            with pytest.raises(Mismatch) as raised:
+                schema.check(bad, "metrics")
+            messages.append(str(raised.value))
+        assert messages[0] == messages[1] and messages[0].startswith(f"metrics[{index}].")
+    with pytest.raises(Mismatch, match=r"^metrics\[1000\]\.value: expected a number in \[0, 9\.96578\] or null, found"):
+        fast.check(rows(), "metrics")
+
+    class Count(int):
+        pass
+
+    passing = [*rows()[:-1], {"metric": "lca", "value": 9.9, "variant": "info"}, {"metric": "x", "value": Count(3)}]
+    fast.check(passing, "metrics")  # the last two: not passed by the loop at once, passed by the full check
+    again = [dict(row) for row in rows()[:-1]]
+    fast.check(again, "metrics")
+    assert again[5]["subgroup"] is passing[5]["subgroup"] and again[5]["metric"] is passing[7]["metric"]
+    assert fast.check([], "metrics") is None
+    with pytest.raises(Mismatch, match=r"^metrics: expected a list of an object, found an object$"):
+        fast.check({}, "metrics")

@@ -77,7 +77,7 @@ def run(args) -> int:
     from imagenet_suite.scoring.metrics.quba import parse_quba_weights
     from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
     from imagenet_suite.scoring.summary.groups import read_groups
-    from imagenet_suite.scoring.summary.leaderboard import load_suites, runs_leaderboard, write_leaderboard
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
 
     if args.reference:
         from imagenet_suite.scoring.summary.reference_rows import check_references
@@ -90,8 +90,10 @@ def run(args) -> int:
             check_outputs_files(run)
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
-    board = runs_leaderboard(  # models named in the order of the run folders
-        args.runs,
+    suites = load_suites(args.runs)  # read once: the tables and the page share them
+    board = leaderboard(  # models named in the order of the run folders
+        suites,
+        folders=dict(zip(suites, args.runs, strict=True)),
         allow_mixed_builds=args.allow_mixed_builds,
         quba_weights=weights,
         groups=groups,
@@ -102,7 +104,7 @@ def run(args) -> int:
     written = write_leaderboard(board, args.out)
     options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,
                "groups": str(args.groups.resolve()) if args.groups is not None else None}  # fmt: skip
-    write_leaderboard_html(board, load_suites(args.runs), args.out, args.runs, options)
+    write_leaderboard_html(board, suites, args.out, args.runs, options)
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}", na_rep="—"))
     for paper, section in board.reference.items():
         for name, frame in section.shown.items():

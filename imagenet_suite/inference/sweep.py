@@ -82,7 +82,7 @@ from ..files import atomic_write_bytes, sha256_file
 from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.presentation.html_leaderboard import write_leaderboard_html
 from ..scoring.summary.json_schema import SHA256, TEXT, Fields, MapOf, Text, check_json, read_json
-from ..scoring.summary.leaderboard import Leaderboard, load_suites, runs_leaderboard, write_leaderboard
+from ..scoring.summary.leaderboard import Leaderboard, leaderboard, load_suites, write_leaderboard
 from ..scoring.summary.suite_json import SUITE_JSON
 from .evaluate import OpenedRun, open_run, ray_split_tasks, run_suite, write_outputs
 from .models import LoadedModel, WeightsSource, load_model, resolve_weights
@@ -483,9 +483,10 @@ class _Sweep:
             shutil.rmtree(folder)
         if not done:
             return SweepResult(self.write(), self.errors)
-        board = runs_leaderboard(done)
+        suites = load_suites(done)  # read once: the tables and the page share them
+        board = leaderboard(suites, folders=dict(zip(suites, map(Path, done), strict=True)))
         written = write_leaderboard(board, folder)
-        write_leaderboard_html(board, load_suites(done), folder, done)
+        write_leaderboard_html(board, suites, folder, done)
         record = self.write(str(written[-1].relative_to(self.out)))
         return SweepResult(record, self.errors, board, written)
 

@@ -64,11 +64,15 @@ class Significance:
 
 @dataclass
 class _Run:
-    """One run's uncertainty record and its files, read once."""
+    """One run's uncertainty record and its files, each read once: of the replicates only the columns of
+    ``ranked`` (the numbers a ranking may test) are kept, and a dataset's per-image correctness only until
+    its ranking no longer needs it (:func:`_ranking_rows` drops it), so what is held does not grow with the
+    images times the runs."""
 
     name: str
     folder: Path
     suite: Mapping[str, Any]
+    ranked: Sequence[str] = ()
     replicates: pd.DataFrame | None = None
     correct: dict[str, pd.Series] = field(default_factory=dict)
 
@@ -80,7 +84,8 @@ class _Run:
         if number not in self.uncertainty["ci95"]:
             return None
         if self.replicates is None:
-            self.replicates = read_replicates(self.folder, self.uncertainty)
+            frame = read_replicates(self.folder, self.uncertainty)  # every column checked, the ranked ones kept
+            self.replicates = frame[[column for column in self.ranked if column in frame.columns]]
         return self.replicates[number].to_numpy()
 
     def correctness(self, key: str) -> pd.Series | None:
@@ -102,16 +107,17 @@ def significance(
     """Intervals and adjacent-rank tests of the QUBA ranking (``quba``: the leaderboard's table, ``quba``
     column) and of every dataset's accuracy (``accuracies``: model x dataset key), for ``{model: suite.json
     content}`` evaluated into ``folders`` (``{model: run folder}``)."""
-    runs = {name: _Run(name, Path(folders[name]), suite) for name, suite in suites.items()}
-    absent = {name: _why_absent(run.suite) for name, run in runs.items() if not run.uncertainty}
-    present = [run for name, run in runs.items() if name not in absent]
-    _check_settings(present)
     rankings = [("QUBA score", "quba.score", quba["quba"], None)]
     rankings += [
         (f"accuracy: {key}", number_path("accuracies", key, "value"), accuracies[key], key)
         for key in accuracies.columns
         if accuracies[key].notna().sum() >= 2
     ]
+    ranked = [number for _, number, _, _ in rankings]
+    runs = {name: _Run(name, Path(folders[name]), suite, ranked) for name, suite in suites.items()}
+    absent = {name: _why_absent(run.suite) for name, run in runs.items() if not run.uncertainty}
+    present = [run for name, run in runs.items() if name not in absent]
+    _check_settings(present)
     rows = []
     for ranking, number, values, key in rankings:
         rows += _ranking_rows(ranking, (number, key), values.dropna(), runs, absent, allow_mixed_builds)
@@ -152,6 +158,8 @@ def _ranking_rows(ranking, ranked, values: pd.Series, runs, absent, allow_mixed_
             row.update(
                 next_model=below, **_test(number, key, runs[name], runs[below], values, absent, allow_mixed_builds)
             )
+        if key is not None:  # tested against the models above and below it: its images are not needed again
+            runs[name].correct.pop(key, None)
         rows.append(row)
     return rows
 

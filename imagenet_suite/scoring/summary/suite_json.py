@@ -45,7 +45,7 @@ from .json_schema import (
     read_json,
     schema_at,
 )
-from .metric_ranges import DIMENSION_RANGES, MetricRowSchema, expert_label_range, lca_range
+from .metric_ranges import DIMENSION_RANGES, MetricRows, MetricRowSchema, expert_label_range, lca_range
 
 SUITE_JSON = "suite.json"
 SUITE_FORMAT = "imagenet-suite.suite/3"
@@ -92,7 +92,7 @@ class ReliabilityBins(Fields):
 
 
 REPORT_1 = Fields(
-    {"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": ListOf(METRIC_ROW)},
+    {"meta": Fields({"dataset": TEXT, "config": TEXT, "split": TEXT}), "metrics": MetricRows(METRIC_ROW)},
     {"reliability": MapOf(ReliabilityBins())},  # the calibration family's bins, written since issue #39
 )
 PROVENANCE = Fields({"dataset": BUILD, "outputs": BUILD, "id_outputs": Maybe(BUILD)})

@@ -324,15 +324,16 @@ def _cleaning(frame: pd.DataFrame, table) -> list[str]:
     for dataset, part in frame.groupby("dataset", sort=True):
         fpr = part[part["metric"] == "fpr95"].set_index(["model", "detector"])
         auc = part[part["metric"] == "auroc"].set_index(["model", "detector"])
+        columns = ["full", "sample", "cleaned", "full_minus_cleaned"]
+        aucs = dict(zip(auc.index, auc[columns].itertuples(index=False, name=None), strict=True))  # no .loc per row
         rows = []
-        for model, detector in fpr.index:
-            f, a = fpr.loc[(model, detector)], auc.loc[(model, detector)]
+        for (model, detector), f in zip(
+            fpr.index, fpr[[*columns, "sample_minus_cleaned"]].itertuples(index=False, name=None), strict=True
+        ):
             rows.append(
                 (model, PAPER_COLUMNS.get(detector, detector))
-                + tuple(
-                    percent(f[c]) for c in ("full", "sample", "cleaned", "full_minus_cleaned", "sample_minus_cleaned")
-                )
-                + tuple(percent(a[c]) for c in ("full", "sample", "cleaned", "full_minus_cleaned"))
+                + tuple(map(percent, f))
+                + tuple(map(percent, aucs[(model, detector)]))
             )
         first = fpr.iloc[0]
         sizes = ", ".join(f"{name} {_count(first[f'rows_{name}'])}" for name in ("full", "sample", "cleaned"))

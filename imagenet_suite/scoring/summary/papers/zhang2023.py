@@ -46,11 +46,16 @@ def markdown(frame: pd.DataFrame) -> list[str]:
         "",
     ]
     means = frame[frame["set"].isin(["nearood", "farood"])]
+    by_pair: dict[tuple[str, str], dict[str, tuple]] = {}  # (model, detector) -> {set: (auroc, fpr95, acc)}: one pass
+    columns = ["model", "detector", "set", "auroc", "fpr95_openood_v15", "acc"]
+    for model, detector, name, *values in means[columns].itertuples(index=False, name=None):
+        by_pair.setdefault((model, detector), {}).setdefault(name, tuple(values))
     rows = []
-    for (model, detector), part in means.groupby(["model", "detector"], sort=False):
-        by_set = part.set_index("set")
-        values = [by_set.loc[s, m] for s in ("nearood", "farood") for m in ("auroc", "fpr95_openood_v15")]
-        rows.append((model, detector, *(percent2(v) for v in values), percent2(_number(by_set["acc"].iloc[0]))))
+    for (model, detector), by_set in by_pair.items():
+        values = [by_set[s][m] for s in ("nearood", "farood") for m in (0, 1)]
+        rows.append(
+            (model, detector, *(percent2(v) for v in values), percent2(_number(next(iter(by_set.values()))[2])))
+        )
     header = ["model", "detector", "near AUROC", "near FPR@95", "far AUROC", "far FPR@95", "ID ACC"]
     return lines + markdown_table(header, rows)
 

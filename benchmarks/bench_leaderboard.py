@@ -1,0 +1,168 @@
+"""Benchmark: ``imagenet-suite leaderboard`` over many runs, this working tree against a baseline git ref,
+measured in the same run: wall seconds, CPU seconds and peak RSS, at two or more run counts, and whether the
+outputs are byte-identical.
+
+    uv run --frozen python benchmarks/bench_leaderboard.py --run RUN_DIR --runs 100 300
+    uv run --frozen python benchmarks/bench_leaderboard.py --run RUN_DIR --runs 100 300 --baseline-ref 143f04e
+
+``RUN_DIR`` is one real run folder of ``imagenet-suite evaluate`` (with ``--bootstrap``: the leaderboard's paired
+tests read its ``uncertainty/`` files), e.g. the ``run`` folder that ``bench_suite_scale.py --scale 0.002
+--runs 1 --keep --work DIR`` leaves in ``DIR/scale-0.002/run``. From it, ``max(--runs)`` synthetic run folders
+are written once (``scale_runs.write_runs``: its numbers moved, each a run the leaderboard accepts); each
+count ``N`` takes the first ``N`` of them.
+
+The baseline is the code at ``--baseline-ref`` (default ``143f04e``, main before the leaderboard was made
+to scale): ``git archive`` of that ref into a temporary folder, whose CLI runs with ``PYTHONPATH`` pointing
+there (the same virtual environment, so the same libraries); this tree's CLI runs with ``PYTHONPATH``
+pointing at this checkout. For each count, baseline and new run one after the other (``--repeat`` times,
+alternating, the best wall time kept), each a child process measured as ``bench_suite_scale.py`` measures its
+stages (``run_child``: wall, CPU = user + sys of the process, peak RSS = its ``VmHWM``). Then every file the
+two wrote (``leaderboard.md``, the CSVs, the PNGs, ``leaderboard.html``, ``leaderboard_runs.json``) is compared
+byte for byte and the result said; a difference is a failure (exit code 1).
+
+Printed: per count the two measurements and the ratios new / baseline, the peak's growth per added run
+(``Δpeak / Δruns``, MiB) for each, ``/proc/loadavg`` at each measurement (the machine may be shared: wall
+seconds include waiting for the cores; CPU seconds are the steadier figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from bench_suite_scale import loadavg, mib, run_child  # noqa: E402  (benchmarks/ on the path first)
+
+CLI = "import sys; from imagenet_suite.cli import main; sys.exit(main())"
+PYTHON = [sys.executable, "-P"]  # -P: not the current folder first on sys.path (a checkout there would win)
+MAPPED = ("builders", "hierarchies", "cards")  # folders pyproject.toml maps into the imagenet_suite namespace
+
+
+def archive(ref: str, into: Path) -> Path:
+    """The tree of ``ref`` (``git archive``) in ``into``, laid out so that ``PYTHONPATH=into`` imports its
+    ``imagenet_suite`` with its own builders, hierarchies and cards."""
+    into.mkdir(parents=True, exist_ok=True)
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar.stdout, check=True)
+    for name in MAPPED:
+        if (into / name).is_dir() and not (into / "imagenet_suite" / name).exists():
+            (into / "imagenet_suite" / name).symlink_to(into / name, target_is_directory=True)
+    return into
+
+
+def imported_from(pythonpath: Path) -> str:
+    """Where ``imagenet_suite`` is imported from with ``PYTHONPATH=pythonpath`` (checked, not assumed)."""
+    code = "import imagenet_suite; print(imagenet_suite.__file__)"
+    found = subprocess.run([*PYTHON, "-c", code], env=_env(pythonpath), check=True, capture_output=True)
+    return found.stdout.decode().strip()
+
+
+def _env(pythonpath: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(pythonpath)}
+
+
+def measure(pythonpath: Path, runs: list[Path], out: Path, log: Path) -> dict:
+    """One ``leaderboard`` of ``runs`` into ``out`` by the code at ``pythonpath``: wall, CPU, peak RSS, load."""
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [*PYTHON, "-c", CLI, "leaderboard", *map(str, runs), "--out", str(out)]
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(pythonpath)  # run_child passes the environment on
+    try:
+        wall, cpu, peak, _ = run_child(argv, log)
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+    return {"wall": wall, "cpu": cpu, "peak": peak, "load": loadavg()}
+
+
+def differing(first: Path, second: Path) -> list[str]:
+    """The files (relative paths) present in only one folder or not byte-identical."""
+    names = {p.relative_to(first) for p in first.rglob("*") if p.is_file()}
+    others = {p.relative_to(second) for p in second.rglob("*") if p.is_file()}
+    found = sorted(str(name) for name in names ^ others)
+    found += sorted(str(n) for n in names & others if not filecmp.cmp(first / n, second / n, shallow=False))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", type=Path, required=True, help="a real run folder of `imagenet-suite evaluate`")
+    parser.add_argument("--runs", type=int, nargs="+", default=[100, 300], help="run counts to measure")
+    parser.add_argument("--baseline-ref", default="143f04e", help="git ref of the baseline code")
+    parser.add_argument("--repeat", type=int, default=1, help="measurements per count and code (best wall kept)")
+    parser.add_argument("--work", type=Path, default=None, help="folder for the run folders (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = parser.parse_args()
+
+    from scale_runs import write_runs
+
+    cores = len(os.sched_getaffinity(0))
+    print(f"{cores} CPUs (affinity), load average {loadavg()} at the start; baseline {args.baseline_ref}")
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-leaderboard-"))
+    work.mkdir(parents=True, exist_ok=True)
+    failed = False
+    try:
+        codes = {"baseline": archive(args.baseline_ref, work / "baseline-code"), "new": ROOT}
+        for label, path in codes.items():
+            print(f"{label}: imagenet_suite from {imported_from(path)}")
+        runs_dir = work / "runs"
+        if len(list(runs_dir.glob("run_*"))) < max(args.runs):
+            print(f"writing {max(args.runs)} synthetic run folders from {args.run} ...", flush=True)
+            write_runs(args.run, runs_dir, max(args.runs))
+        runs = sorted(runs_dir.glob("run_*"))
+        suite_bytes = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
+        print(f"suite.json: {suite_bytes / max(args.runs) / 2**20:.2f} MiB each")
+        results: dict[int, dict[str, dict]] = {}
+        for count in sorted(args.runs):
+            results[count] = {}
+            for attempt in range(args.repeat):
+                for label, path in codes.items():
+                    out = work / f"out-{label}-{count}"
+                    found = measure(path, runs[:count], out, work / f"{label}-{count}-{attempt}.log")
+                    best = results[count].get(label)
+                    if best is None or found["wall"] < best["wall"]:
+                        results[count][label] = found
+                    print(f"  {count} runs, {label}: {found['wall']:.1f} s wall, {found['cpu']:.1f} s CPU, "
+                          f"peak {mib(found['peak'])} MiB (load {found['load']})", flush=True)  # fmt: skip
+            diff = differing(work / f"out-baseline-{count}", work / f"out-new-{count}")
+            files = sum(1 for p in (work / f"out-new-{count}").rglob("*") if p.is_file())
+            if diff:
+                failed = True
+                print(f"  {count} runs: {len(diff)} of the outputs DIFFER from the baseline's: {', '.join(diff[:10])}")
+            else:
+                print(f"  {count} runs: all {files} output files byte-identical to the baseline's")
+        print("\n| runs | code | wall s | CPU s | peak RSS MiB | load (1/5/15 min) |")
+        print("| ---: | --- | ---: | ---: | ---: | --- |")
+        for count, found in results.items():
+            for label, m in found.items():
+                print(f"| {count} | {label} | {m['wall']:.1f} | {m['cpu']:.1f} | {mib(m['peak'])} | {m['load']} |")
+            new, base = found["new"], found["baseline"]
+            print(f"| {count} | new / baseline | {new['wall'] / base['wall']:.2f}x | {new['cpu'] / base['cpu']:.2f}x "
+                  f"| {new['peak'] / base['peak']:.2f}x | |")  # fmt: skip
+        if len(results) > 1:
+            low, high = min(results), max(results)
+            print(f"\npeak growth per added run, {low} -> {high} runs (MiB per run):")
+            for label in codes:
+                grown = results[high][label]["peak"] - results[low][label]["peak"]
+                print(f"  {label}: {grown / 2**20 / (high - low):.2f}")
+            print(f"  (suite.json bytes per run: {suite_bytes / max(args.runs) / 2**20:.2f} MiB)")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"load average at the end: {loadavg()}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
