@@ -527,7 +527,9 @@ def test_evaluate_records_autoattack_types_and_adds_only_the_attacks_it_lacks(lo
 
     def evaluate(*attacks: str) -> dict:
         predict = PredictOptions(batch_size=8, workers=0, progress=False)
-        return run_suite(loaded, [val.path], run_dir, SuiteOptions(predict=predict, adversarial=ROWS, attacks=attacks))
+        return run_suite(
+            loaded, [val.path], run_dir, SuiteOptions(predict=predict, adversarial=ROWS, attacks=attacks, bootstrap=0)
+        )
 
     first = evaluate("fgsm", "pgd", "autoattack-linf")
     attacks = json.loads((run_dir / "adversarial.json").read_text())

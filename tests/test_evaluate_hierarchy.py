@@ -38,7 +38,7 @@ from tests.helpers import build_val
 
 def _options(hierarchy=None) -> SuiteOptions:
     predict = PredictOptions(batch_size=8, workers=0, progress=False)
-    return SuiteOptions(predict=predict, protocols=("hesse2025",), hierarchy=hierarchy)
+    return SuiteOptions(predict=predict, protocols=("hesse2025",), hierarchy=hierarchy, bootstrap=0)
 
 
 def _kmeans_build(root, classes: int, option_classes: str = "all"):

@@ -175,9 +175,9 @@ def test_evaluate_on_ray_gives_the_local_reports(cluster, scratch, tmp_path):
 
     folders = [first_build(BY_NAME[name], scratch) for name in ("imagenet_val", "imagenet_r")]
     model = load_model("timm:test_resnet", "none", seed=0)
-    local = SuiteOptions(PredictOptions(batch_size=4, workers=0, progress=False))
+    local = SuiteOptions(PredictOptions(batch_size=4, workers=0, progress=False), bootstrap=0)
     local = run_suite(model, folders, tmp_path / "local", local)
-    on_ray = SuiteOptions(PredictOptions(batch_size=4, progress=False), executor="ray")
+    on_ray = SuiteOptions(PredictOptions(batch_size=4, progress=False), bootstrap=0, executor="ray")
     remote = run_suite(model, folders, tmp_path / "ray", on_ray)
     assert remote["datasets"] == local["datasets"] and remote["summary"] == local["summary"]
     assert sorted(p.name for p in (tmp_path / "ray" / "outputs").iterdir()) == [

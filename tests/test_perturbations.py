@@ -337,7 +337,7 @@ def test_evaluate_ranks_a_corruption_build_by_its_corrupted_accuracy(val, tmp_pa
     clean = {preprocessed(r): r["label"] for r in rows if r["corruption"] == "clean"}
     wrong = next(c for c in range(1000) if c not in {r["label"] for r in rows})
     model = dataclasses.replace(loaded, model=_RightOnlyOnClean(clean, wrong).eval())
-    options = SuiteOptions(PredictOptions(batch_size=4, workers=0, progress=False))
+    options = SuiteOptions(PredictOptions(batch_size=4, workers=0, progress=False), bootstrap=0)
     suite = run_suite(model, [out], tmp_path / "run", options)
     (key,) = suite["summary"]["accuracies"]
     report = {row["metric"]: row["value"] for row in suite["datasets"][key]["metrics"] if not row["subgroup"]}

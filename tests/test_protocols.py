@@ -82,7 +82,7 @@ def timm_run(builds, tmp_path_factory):
     loaded = load_model("timm:test_resnet", "none", seed=0)
     run_dir = tmp_path_factory.mktemp("run") / "timm"
     datasets = [builds["val"], builds["real"], *builds["patchml"]]
-    suite = run_suite(loaded, datasets, run_dir, SuiteOptions(predict=OPTIONS))
+    suite = run_suite(loaded, datasets, run_dir, SuiteOptions(predict=OPTIONS, bootstrap=0))
     return loaded, run_dir, suite
 
 
@@ -150,7 +150,7 @@ def test_outputs_are_reused_per_protocol(timm_run, builds, monkeypatch):
     monkeypatch.setattr(evaluate_module, "predict", refuse)
     monkeypatch.setattr(evaluate_module.PredictionStore, "predict", refuse)
     again = run_suite(
-        loaded, [builds["val"], builds["real"], *builds["patchml"]], run_dir, SuiteOptions(predict=OPTIONS)
+        loaded, [builds["val"], builds["real"], *builds["patchml"]], run_dir, SuiteOptions(predict=OPTIONS, bootstrap=0)
     )
     assert again["datasets"] == suite["datasets"]
 
@@ -160,7 +160,7 @@ def test_torchvision_model_input_under_each_protocol(builds, tmp_path):
     seen: list[torch.Tensor] = []
     # a call's images: its rows without the padding (copies of its last image, to batch_size rows)
     loaded.model.register_forward_pre_hook(lambda module, args: seen.append(torch.unique_consecutive(args[0], dim=0)))
-    suite = run_suite(loaded, [builds["real"]], tmp_path / "run", SuiteOptions(predict=OPTIONS))
+    suite = run_suite(loaded, [builds["real"]], tmp_path / "run", SuiteOptions(predict=OPTIONS, bootstrap=0))
     assert sorted(suite["datasets"]) == ["imagenet_real", "imagenet_real@anzaku2024"]
     _, images = images_of(builds["real"])
     inputs = torch.cat(seen)

@@ -221,7 +221,7 @@ def test_evaluate_puts_the_v2_columns_in_the_anzaku2024_summary(tmp_path):
     }
     name = {_id(im): f"{im.folder}/{im.file}" for im in images}
     folder = _ml_build(tmp_path, {name[i]: labels for i, labels in planted.items()}, out="ml")
-    suite = run_suite(model, [folder], tmp_path / "run", SuiteOptions(predict=predict_options))
+    suite = run_suite(model, [folder], tmp_path / "run", SuiteOptions(predict=predict_options, bootstrap=0))
     labels = {_id(im): int(im.folder) for im in images}
     top1 = sum(ranks[i][0] == labels[i] for i in ranks) / len(ranks)
     assert suite["summary"]["anzaku2024"] == {

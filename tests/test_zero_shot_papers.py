@@ -61,7 +61,9 @@ def runs(request, tmp_path_factory):
         for probabilities in ("softmax", "hesse2025"):
             head = ZeroShotOptions(prompts="photo", probabilities=probabilities, progress=False)
             loaded = load_model(f"open_clip:{ARCH}", clip["weights"], zero_shot_options=head)
-            options = SuiteOptions(predict=PredictOptions(batch_size=4, workers=0, progress=False), adversarial=4)
+            options = SuiteOptions(
+                predict=PredictOptions(batch_size=4, workers=0, progress=False), adversarial=4, bootstrap=0
+            )
             found[probabilities] = run_suite(loaded, datasets, root / probabilities, options)
     return found
 
