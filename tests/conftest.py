@@ -67,7 +67,6 @@ SLOWEST_FIRST = (  # the test files that take longest (tools/test.sh --durations
     "test_executor_ray.py",
     "test_ray_node_loss.py",
     "test_adversarial.py",
-    "test_review_app_security.py",
 )
 
 

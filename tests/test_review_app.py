@@ -9,10 +9,19 @@ selected (the confident OOD samples, most confident first), nothing covering the
 with the App's tag button and ``decided_id`` shows them; then the review process and its mongod are killed with SIGKILL, and a new process exports
 exactly those decisions. The review process printed no deprecation warning. Screenshots are kept
 in ``test-artifacts/``.
+
+Before the browser, the same App is probed over HTTP as an attacker would (:func:`probe_as_an_attacker`):
+only the printed token URL lets a client in (it sets the cookie); a foreign ``Host`` (DNS rebinding) is
+refused; ``/media`` serves the dataset's images and nothing else — not ``/etc/passwd``, not a file beside
+the cache, not a symlink in the cache pointing out — even with the cookie; error answers carry no stack
+(a ``..`` path, a websocket upgrade). The embedded mongod listens on no TCP port, only on a unix socket in
+a 0700 folder; the token is in no command line. (A SIGTERM stopping the whole tree:
+``tests/test_review_app_lookalikes.py``.)
 """
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import signal
@@ -21,12 +30,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 import psutil
 import pytest
 
 from imagenet_suite.review.app import free_port
-from imagenet_suite.review.app_page import NOTE_ID
+from imagenet_suite.review.app_page import BODY_SETTINGS, HEAD_SETTINGS, NOTE_ID
 from imagenet_suite.review.decision_table import read_decision_table
 from imagenet_suite.review.predictions import imagenet_display_names
 from tests.fixtures.review_datasets import CLASSES, build_tiny_ood, tiny_ood_ids, write_outputs
@@ -92,6 +102,7 @@ def test_review_in_the_app_survives_sigkill(tmp_path):
         mongod = next(p for p in processes if p.name() == "mongod")
         _assert_app_on_loopback_and_no_database_port(processes, port)
         _assert_embedded_and_journaled(processes, mongod, tmp_path, token_of(url))
+        probe_as_an_attacker(url, port, tmp_path)
 
         driver = _browser(Path(tempfile.mkdtemp(dir=tmp_path, prefix="chromium-")))
         decided = _review_in_the_app(driver, url, candidates)
@@ -134,6 +145,94 @@ def _assert_embedded_and_journaled(processes, mongod, tmp: Path, token: str) -> 
     server = next(p for p in processes if p.cmdline()[1:3] == ["-m", "imagenet_suite.review.app_server"])
     assert "journal=true" in server.environ()["FIFTYONE_DATABASE_URI"]
     assert not any(token in " ".join(p.cmdline()) for p in processes)
+
+
+class Probe:
+    """HTTP/1.1 requests to the App with exactly the headers given (plus a Host unless one is given)."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.cookie: str | None = None
+
+    def get(self, target: str, headers: dict[str, str] | None = None, method: str = "GET", body: bytes | None = None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = dict(headers or {})
+        if self.cookie and "Cookie" not in headers:
+            headers["Cookie"] = self.cookie
+        try:
+            connection.putrequest(method, target, skip_host="Host" in headers)
+            for name, value in headers.items():
+                connection.putheader(name, value)
+            connection.endheaders(body)
+            reply = connection.getresponse()
+            return reply.status, dict(reply.getheaders()), reply.read()
+        finally:
+            connection.close()
+
+
+def probe_as_an_attacker(url: str, port: int, tmp: Path) -> None:
+    """Without the printed URL's token every door is shut (403; a foreign ``Host`` too, with the token or the
+    cookie); the printed URL trades it for an HttpOnly, SameSite=Strict cookie that is not the token; with
+    the cookie ``/media`` serves the cached images and nothing else (``tmp/cache``: :func:`review_env`)."""
+    token, page = token_of(url), urlsplit(url).path
+    probe = Probe(port)
+    for target, method in [
+        ("/", "GET"),
+        ("/fiftyone", "GET"),
+        ("/graphql", "POST"),
+        (page, "GET"),
+        (f"/media?filepath={quote('/etc/passwd')}", "GET"),
+    ]:
+        assert probe.get(target, method=method, body=b"{}" if method == "POST" else None)[0] == 403, target
+    assert probe.get(f"/fiftyone?token={token}", {"Host": "attacker.example"})[0] == 403  # DNS rebinding
+    assert probe.get(f"/fiftyone?token={token}", {"Host": f"attacker.example:{port}"})[0] == 403
+
+    status, headers, _ = probe.get(urlsplit(url).path + "?" + urlsplit(url).query)  # the printed URL
+    assert status == 302 and headers["location"] == f"{page}?view=contamination-candidates"  # token dropped
+    cookie = headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and token not in cookie
+    probe.cookie = cookie.split(";")[0]
+    status, _, html = probe.get(page)
+    assert status == 200 and b"<html" in html.lower()
+    assert HEAD_SETTINGS in html and BODY_SETTINGS in html  # the review's page: pop-over off, how-to line
+    assert probe.get("/fiftyone")[0] == 200
+    assert probe.get("/fiftyone", {"Host": "attacker.example", "Cookie": probe.cookie})[0] == 403
+    _assert_errors_carry_no_stack(probe)
+
+    images = sorted((tmp / "cache").rglob("*.png"))
+    assert images, "review open materialised no image"
+    status, _, data = probe.get(f"/media?filepath={quote(str(images[0]))}")
+    assert status == 200 and data == images[0].read_bytes()
+    secret, escape = tmp / "secret.txt", images[0].parent / "escape.png"
+    secret.write_text("not for the App")
+    escape.symlink_to(secret)
+    for path in [
+        "/etc/passwd",
+        str(secret),
+        str(escape),
+        str(images[0].parent / ".." / ".." / ".." / ".." / "secret.txt"),
+    ]:
+        status, _, data = probe.get(f"/media?filepath={quote(path)}")
+        assert status in (403, 404) and b"not for the App" not in data and b"root:" not in data, path
+    escape.unlink()
+
+
+def _assert_errors_carry_no_stack(probe: Probe) -> None:
+    """With the cookie: a ``..`` path is refused (400; it was FiftyOne's 500 with the traceback), a file the
+    /plugins mount cannot serve shows no stack, and a websocket upgrade is refused (403; it was a 500)."""
+    status, _, body = probe.get("/plugins/../..")
+    assert status == 400 and b"Traceback" not in body
+    status, _, body = probe.get("/plugins/none/index.js")
+    assert b"Traceback" not in body and b'File "' not in body, (status, body[:300])
+    upgrade = {
+        "Connection": "Upgrade",
+        "Upgrade": "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    }
+    for target in ("/graphql", "/"):
+        status, _, body = probe.get(target, upgrade)
+        assert status == 403 and b"Traceback" not in body, (target, status, body[:300])
 
 
 def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:

@@ -5,12 +5,14 @@ A reviewer picks the look-alike view of the OOD sample two reference images were
 ``sort_by_similarity`` view of the FiftyOne Brain index): the sample comes first, followed by its
 nearest ImageNet images with their classes; the reviewer ticks the OOD sample and applies a
 taxonomy decision (``id`` + ``contamination:categorical``) with the App's tag button. A new process
-then exports exactly that decision. Screenshots are kept in ``test-artifacts/``.
+then exports exactly that decision, and a SIGTERM to ``review open`` stops its whole tree (the App server
+and mongod). Screenshots are kept in ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -77,6 +79,12 @@ def test_lookalike_view_and_a_taxonomy_decision_in_the_app(tmp_path, val_layouts
         assert list(decisions) == [PLANTED_FOR]
         assert (decisions[PLANTED_FOR].decision, decisions[PLANTED_FOR].contamination) == ("id", "categorical")
         assert decisions[PLANTED_FOR].reviewer == "alice"
+        driver.quit()
+        driver = None
+        review.process.send_signal(signal.SIGTERM)  # a clean stop: the App server and mongod follow
+        review.process.wait(60)
+        _, alive = psutil.wait_procs(processes, timeout=60)
+        assert not alive, f"left running after SIGTERM: {[p.cmdline()[:4] for p in alive]}"
     finally:
         if driver is not None:
             driver.quit()
