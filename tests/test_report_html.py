@@ -212,3 +212,48 @@ def test_a_figure_without_data_is_named_not_drawn(tmp_path, capsys):
     # a folder of run folders gives the same page
     assert cli.main(["report", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == str(tmp_path / "leaderboard.html")
+
+
+def test_a_long_table_carries_every_cell_as_cell_text_formats_it():
+    """render_table formats column by column; every cell must still read as cell_text gives it (shown text, sort
+    key, the reason it is missing), in the HTML rows and in the JSON of the rows beyond them."""
+    import html
+    import re
+
+    import pandas as pd
+
+    from imagenet_suite.scoring.presentation.html import MISSING, SHOWN_ROWS, Table, cell_text, render_table
+
+    count = SHOWN_ROWS + 23
+    rng = np.random.default_rng(3)
+    floats = rng.normal(size=count) * 10.0 ** rng.integers(-6, 16, size=count)
+    floats[::7], floats[3], floats[5] = np.nan, 2.0, -0.0
+    frame = pd.DataFrame(
+        {
+            "model": [f'm<{i}>&"x"' for i in range(count)],
+            "value": floats,
+            "share": rng.random(count),
+            "seeds": np.arange(count),
+            "flag": np.arange(count) % 3 == 0,
+            "mixed": [None if i % 5 == 0 else "a" if i % 5 == 1 else float(i) / 3 for i in range(count)],
+            "small": rng.random(count).astype(np.float32),
+        }
+    )
+    reasons = {(0, "value"): "not <scored>", (SHOWN_ROWS + 2, "share"): "no run", (4, "absent"): "ignored"}
+    text = render_table(Table("t", frame, percent=["share"], reasons=reasons))
+    expected = [
+        [(*cell_text(value, column == "share"), reasons.get((position, column), "")) for column, value in zip(frame.columns, values, strict=True)]
+        for position, values in enumerate(frame.itertuples(index=False, name=None))
+    ]  # fmt: skip
+    carried = json.loads(re.search(r'<script type="application/json" class="rows">(.*?)</script>', text)[1])
+    assert carried == [
+        [[shown, key, why] if why else [shown] if key == shown else [shown, key] for shown, key, why in cells]
+        for cells in expected
+    ]
+    assert carried[0][1] == [MISSING, "", "not <scored>"] and carried[SHOWN_ROWS + 2][2][2] == "no run"
+    body = re.findall(r'<td data-sort="([^"]*)" class="(\w+)"( title="[^"]*")?>([^<]*)</td>', text)
+    assert len(body) == SHOWN_ROWS * frame.shape[1]
+    wanted = [cell for cells in expected[:SHOWN_ROWS] for cell in cells]
+    for (key, _, title, shown), (want_shown, want_key, why) in zip(body, wanted, strict=True):
+        assert (html.unescape(shown), html.unescape(key)) == (want_shown, want_key)
+        assert html.unescape(title[len(' title="') : -1]) == why if why else not title

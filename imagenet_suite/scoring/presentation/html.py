@@ -135,18 +135,41 @@ def _numeric(series: pd.Series) -> bool:
     )
 
 
-def _compact(shown: str, key: str, reason: str) -> list[str]:
-    """A cell in the JSON of a long table: ``[shown]`` when its sort key is the text shown, else ``[shown, key]``,
-    and the reason it is missing third when there is one."""
-    if reason:
-        return [shown, key, reason]
-    return [shown] if key == shown else [shown, key]
+def _column_cells(values: Sequence[Any], percent: bool) -> tuple[list[str], list[str]]:
+    """``(shown texts, sort keys)`` of one column's values, each as :func:`cell_text` gives it: Python floats and
+    strings (nearly every cell of a leaderboard) formatted here in one loop, anything else by :func:`cell_text`."""
+    shown, keys = [], []
+    add_shown, add_key = shown.append, keys.append
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            add_shown(value)
+            add_key(value)
+        elif kind is float:
+            if value != value:  # NaN
+                add_shown(MISSING)
+                add_key("")
+                continue
+            add_key(f"{value:.9g}")
+            if percent:
+                add_shown(f"{100 * value:.1f}")
+            elif value.is_integer() and abs(value) < 1e15:
+                add_shown(f"{int(value)}")
+            else:
+                add_shown(f"{value:.4g}")
+        else:
+            text, key = cell_text(value, percent)
+            add_shown(text)
+            add_key(key)
+    return shown, keys
 
 
 def render_table(table: Table) -> str:
     """One ``<table class="sortable">`` with its caption and note. Only the first :data:`SHOWN_ROWS` rows are
-    HTML; a longer table carries all its rows as JSON beside it, drawn by the script when the reader sorts
-    or asks for all (a page of 300 runs stays quick to open)."""
+    HTML; a longer table carries all its rows as JSON beside it (per cell ``[shown]`` when its sort key is the
+    text shown, else ``[shown, key]``, and the reason it is missing third when there is one), drawn by the
+    script when the reader sorts or asks for all (a page of 300 runs stays quick to open). Cells are formatted
+    column by column (:func:`_column_cells`), never through a per-cell call."""
     frame = table.frame
     columns = list(frame.columns)
     numeric = {column: _numeric(frame[column]) for column in columns}
@@ -155,27 +178,40 @@ def render_table(table: Table) -> str:
         "</th>"
         for c in columns
     )
-    data = [
-        [[*cell_text(value, column in table.percent), table.reasons.get((position, column), "")]
-         for column, value in zip(columns, values, strict=True)]
-        for position, values in enumerate(frame.itertuples(index=False, name=None))
-    ]  # fmt: skip
+    percent = set(table.percent)
+    # per column, its values as itertuples hands them out (Python scalars), then its texts and sort keys
+    cells = [_column_cells(list(frame.iloc[:, k]), column in percent) for k, column in enumerate(columns)]
+    reasons: dict[int, dict[int, str]] = {}
+    for (position, column), reason in table.reasons.items():
+        if reason:
+            for k, name in enumerate(columns):
+                if name == column:
+                    reasons.setdefault(k, {})[position] = reason
+    count = len(frame)
     rows = []
-    for cells in data[:SHOWN_ROWS]:
+    for position in range(min(count, SHOWN_ROWS)):
         html_cells = []
-        for column, (shown, key, reason) in zip(columns, cells, strict=True):
+        for k, column in enumerate(columns):
+            shown, key = cells[k][0][position], cells[k][1][position]
+            reason = reasons.get(k, {}).get(position, "")
             title = f' title="{html.escape(reason)}"' if reason else ""
             kind = "missing" if shown == MISSING else "num" if numeric[column] else "text"
             html_cells.append(f'<td data-sort="{html.escape(key)}" class="{kind}"{title}>{html.escape(shown)}</td>')
         rows.append("<tr>" + "".join(html_cells) + "</tr>")
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
     more = ""
-    if len(data) > SHOWN_ROWS:
-        text = json.dumps([[_compact(*cell) for cell in cells] for cells in data], ensure_ascii=False,
-                          separators=(",", ":")).replace("</", "<\\/")  # fmt: skip
+    if count > SHOWN_ROWS:
+        compact = [[[shown] if shown == key else [shown, key] for shown, key in zip(*column, strict=True)]
+                   for column in cells]  # fmt: skip
+        for k, found in reasons.items():
+            for position, reason in found.items():
+                if 0 <= position < count:
+                    compact[k][position] = [cells[k][0][position], cells[k][1][position], reason]
+        text = json.dumps([list(row) for row in zip(*compact, strict=True)] if columns else [[]] * count,
+                          ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")  # fmt: skip
         more = (
             f'<script type="application/json" class="rows">{text}</script><p class="more">The first {SHOWN_ROWS} of '
-            f'{len(data)} rows (sorting sorts all of them). <button type="button">Show all {len(data)} rows</button></p>'
+            f'{count} rows (sorting sorts all of them). <button type="button">Show all {count} rows</button></p>'
         )
     return (
         f'<div class="table"><h3>{html.escape(table.name)}</h3>{note}'

@@ -6,6 +6,7 @@ model's best detector), and Fig. 7, mean FPR@95 on NINCO against the mean over t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,11 +84,22 @@ def per_class_bars(suite: Mapping[str, Any]) -> list[Figure]:
 PER_CLASS = "FPR@95 per NINCO OOD class and model"
 
 
-def per_class_heatmap(suites: Mapping[str, Mapping[str, Any]], detector: str = "msp") -> Figure:
-    """OOD classes × models of ``detector``'s FPR@95 (the first detector of the first run having per-class rows
-    when no run has ``detector``), or what is missing."""
+def per_class_runs(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """``{model: per_class_fpr95(its suite)}`` of the runs having per-class rows (read once for the page's figures:
+    the ``found`` of :func:`per_class_heatmap` and :func:`per_class_cdf`)."""
     found = {model: per_class_fpr95(suite) for model, suite in suites.items()}
-    found = {model: per for model, per in found.items() if per}
+    return {model: per for model, per in found.items() if per}
+
+
+def per_class_heatmap(
+    suites: Mapping[str, Mapping[str, Any]],
+    detector: str = "msp",
+    found: Mapping[str, dict[str, dict[str, float]]] | None = None,
+) -> Figure:
+    """OOD classes × models of ``detector``'s FPR@95 (the first detector of the first run having per-class rows
+    when no run has ``detector``), or what is missing. ``found``: :func:`per_class_runs` of ``suites`` when the
+    caller has it."""
+    found = per_class_runs(suites) if found is None else found
     if not found:
         return Figure(PER_CLASS, missing="no run's NINCO report has per-class rows: evaluate with the `ninco` config "
                       f"of the ninco builder, then {LEADERBOARD}")  # fmt: skip
@@ -123,12 +135,14 @@ def cdf_plot(panels: list[tuple[str, dict[str, list[float]]]]) -> MplFigure:
     return figure
 
 
-def cdf_panels(suites: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, list[float]]]]:
+def cdf_panels(
+    suites: Mapping[str, Mapping[str, Any]], found: Mapping[str, dict[str, dict[str, float]]] | None = None
+) -> list[tuple[str, dict[str, list[float]]]]:
     """Fig. 4's panels: a fixed model (the run with the most detectors having per-class rows; the first on a tie)
     over its detectors, and a fixed detector (MSP, else the one most runs have) over the runs (up to
-    :data:`MOST_ROWS`: the best by their mean)."""
-    found = {model: per_class_fpr95(suite) for model, suite in suites.items()}
-    found = {model: per for model, per in found.items() if per}
+    :data:`MOST_ROWS`: the best by their mean). ``found``: :func:`per_class_runs` of ``suites`` when the caller
+    has it."""
+    found = per_class_runs(suites) if found is None else found
     if not found:
         return []
     model = max(found, key=lambda m: len(found[m]))
@@ -140,9 +154,12 @@ def cdf_panels(suites: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[
     return panels + [(f"fixed detector {detector}: the models", curves)]
 
 
-def per_class_cdf(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
-    """Fig. 4 from the runs' per-class FPR@95 rows, or what is missing."""
-    panels = cdf_panels(suites)
+def per_class_cdf(
+    suites: Mapping[str, Mapping[str, Any]], found: Mapping[str, dict[str, dict[str, float]]] | None = None
+) -> Figure:
+    """Fig. 4 from the runs' per-class FPR@95 rows (``found``: :func:`per_class_runs`, when the caller has it),
+    or what is missing."""
+    panels = cdf_panels(suites, found)
     if not panels:
         return Figure(CDF, missing="no run's NINCO report has per-class rows: evaluate with the `ninco` config of the "
                       f"ninco builder, then {LEADERBOARD}")  # fmt: skip
@@ -216,8 +233,9 @@ def previous_panels(ninco: Any) -> list[tuple[str, pd.DataFrame, list[str]]]:
             and not np.isnan(ninco.fpr95.loc[key])}  # fmt: skip
     panels = []
     if both:
-        models = [m for m in ninco.fpr95.index if any(k[0] == m for k in both)]
-        model = max(models, key=lambda m: sum(k[0] == m for k in both))
+        detectors_of = Counter(m for m, _ in both)  # one pass: a scan of `both` per model grew with runs²
+        models = [m for m in ninco.fpr95.index if m in detectors_of]
+        model = max(models, key=detectors_of.__getitem__)
         points = {d: (float(ninco.fpr95.loc[m, d]), per) for (m, d), per in both.items() if m == model}
         frame, shared = _panel(points)
         panels.append((f"fixed model {model}: its detectors", frame, shared))
@@ -277,6 +295,7 @@ __all__ = [
     "per_class_cdf",
     "per_class_fpr95",
     "per_class_heatmap",
+    "per_class_runs",
     "previous_means",
     "previous_panels",
     "previous_plot",
