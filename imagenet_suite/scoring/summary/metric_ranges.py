@@ -125,6 +125,15 @@ _LARGEST = sys.float_info.max
 _INT_BOUND = 2**63  # an int beyond it goes the slow way (where it is refused or accepted as before)
 
 
+def _outside(number: Any, limits: tuple) -> bool:
+    """Whether ``number`` fails ``limits`` (:func:`_limits`: a float's bounds, then an int's): not a float or
+    int (a bool is neither), or out of its kind's bounds."""
+    kind = type(number)
+    if kind is float:
+        return not limits[0] <= number <= limits[1]
+    return kind is not int or not limits[2] <= number <= limits[3]
+
+
 def _limits(check: Number) -> tuple[float, float, float, float]:
     """``(float low, float high, int low, int high)`` of ``check``: a float passes ``low <= value <= high``
     exactly when :meth:`Number.accepts` passes it (NaN and ±inf fail both comparisons; :data:`ROUNDING` of slack
@@ -173,23 +182,12 @@ class MetricRows(ListOf):
             if limits is None:
                 limits = bounds[(intern(metric), intern(variant))] = _limits(metric_range(metric, variant))
             value = row["value"]
-            if value is not None:
-                kind = type(value)
-                if kind is float:
-                    if not limits[0] <= value <= limits[1]:
-                        return index
-                elif kind is not int or not limits[2] <= value <= limits[3]:
-                    return index
+            if value is not None and _outside(value, limits):
+                return index
             numerator, denominator = row.get("numerator"), row.get("denominator")
             if numerator is not None or denominator is not None:
-                for number in (numerator, denominator):
-                    if number is not None:
-                        kind = type(number)
-                        if kind is float:
-                            if not count[0] <= number <= count[1]:
-                                return index
-                        elif kind is not int or not count[2] <= number <= count[3]:
-                            return index
+                if any(number is not None and _outside(number, count) for number in (numerator, denominator)):
+                    return index
                 if numerator is not None and denominator is not None and numerator > denominator:
                     return index
             row["metric"] = intern(metric)
