@@ -15,6 +15,8 @@ unless ``--allow-protocol-mismatch``.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from pathlib import Path
 
 
@@ -74,12 +76,12 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    import gc
+    import importlib
 
+    for module in ("scoring.summary.leaderboard", "scoring.presentation.html_leaderboard"):
+        importlib.import_module(f"imagenet_suite.{module}")  # before _frozen: frozen with the rest
     from imagenet_suite.scoring.metrics.quba import parse_quba_weights
-    from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
     from imagenet_suite.scoring.summary.groups import read_groups
-    from imagenet_suite.scoring.summary.leaderboard import leaderboard, load_suites, write_leaderboard
 
     if args.reference:
         from imagenet_suite.scoring.summary.reference_rows import check_references
@@ -92,16 +94,41 @@ def run(args) -> int:
             check_outputs_files(run)
     weights = parse_quba_weights(args.quba_weights) if args.quba_weights is not None else None
     groups = read_groups(args.groups) if args.groups is not None else None
-    # The modules imported and the runs read live as long as the process and hold no garbage: frozen, no garbage
-    # collection walks them again (hundreds of MiB of dicts at 300 runs: 3 s of CPU), and none runs while the
-    # runs are read (JSON makes no reference cycles).
-    gc.freeze()
+    with _frozen():  # the modules imported: out of the garbage collector's reach
+        suites = _read(args.runs)
+        gc.freeze()  # and the runs read
+        _write(args, suites, weights, groups)
+    return 0
+
+
+def _read(runs):
+    """The runs' suite.json files, read once (the tables and the page share them) with no garbage collection
+    while they are read: JSON makes no reference cycles, and a collection would walk every dict read so far."""
+    from imagenet_suite.scoring.summary.leaderboard import load_suites
+
     gc.disable()
     try:
-        suites = load_suites(args.runs)  # read once: the tables and the page share them
+        return load_suites(runs)
     finally:
         gc.enable()
+
+
+@contextlib.contextmanager
+def _frozen():
+    """Objects alive now kept out of the garbage collector's reach until the block ends (``gc.freeze``): at 300
+    runs, hundreds of MiB of dicts no collection need walk again (3 s of CPU); unfrozen afterwards, so that a
+    caller running the command in its own process (``cli.main``) keeps a collectable heap."""
     gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _write(args, suites, weights, groups) -> None:
+    from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, write_leaderboard
+
     board = leaderboard(  # models named in the order of the run folders
         suites,
         folders=dict(zip(suites, args.runs, strict=True)),
@@ -124,4 +151,3 @@ def run(args) -> int:
             print(f"\namong the published models of {paper} ({name}):")
             print(frame.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])
-    return 0
