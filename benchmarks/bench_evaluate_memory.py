@@ -1,0 +1,94 @@
+"""Benchmark: ``evaluate``'s peak memory against the number of images of a split, with and without the bootstrap.
+
+    uv run --frozen python benchmarks/bench_evaluate_memory.py                       # 1,000 .. 40,000 images
+    uv run --frozen python benchmarks/bench_evaluate_memory.py --images 500 2000 --bootstrap 100   # a quick check
+
+For each ``--images`` N: an ``imagenet_val`` build of N tiny synthetic images (the test fixture's tar layout),
+then ``imagenet-suite evaluate`` of the nearly free ``.py`` model of ``scale_sources.py`` on it, as a child
+process, once with ``--bootstrap 0`` (the baseline, same run) and once with ``--bootstrap B``. Per run: wall and
+CPU seconds, and the peak RSS of the process (``VmHWM``, sampled). What the split must hold (its logits and
+features, float32: N x 1,008 x 4 bytes) is printed beside the peaks; between consecutive sizes the growth of
+each peak is printed per added image. Class-wise ACE, the bootstrap's largest working set, takes its resamples
+in chunks of ``RESAMPLE_CHUNK_ELEMENTS`` counts (resamples x images): it grows with N only until a chunk holds
+fewer resamples than B, then stays. The default sizes straddle that point (16,777 images at B = 1,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_suite_scale import CLI, loadavg, run_child
+from scale_sources import TINY_MODEL
+
+from imagenet_suite.core.options import BuildOptions
+from imagenet_suite.core.runner import build_dataset
+from imagenet_suite.core.sources import read_pins_file
+from imagenet_suite.scoring.metrics.ace_replicates import RESAMPLE_CHUNK_ELEMENTS
+from tests.fixtures import imagenet_layouts as val_fx
+
+WIDTH = 1000 + 8  # logits and the tiny model's features, per image
+MIB = 1024**2
+
+
+def build(work: Path, images: int) -> Path:
+    manual = val_fx.write_tar_layout(work / f"src-{images}", val_fx.make_val_images(images))
+    options = BuildOptions(manual_dir=manual, pins=read_pins_file(manual / "checksums.tsv"), offline=True, progress=False)
+    return build_dataset("imagenet_val", work / f"val-{images}", ["default"], options=options)
+
+
+def evaluate(work: Path, folder: Path, images: int, bootstrap: int, batch_size: int) -> tuple[float, float, int]:
+    out = work / f"run-{images}-{bootstrap}"
+    argv = [str(CLI), "evaluate", "--model", f"{work / 'tiny.py'}:make", "--weights", "none", "--datasets",
+            str(folder), "--out", str(out), "--workers", "0", "--no-progress", "--bootstrap", str(bootstrap),
+            "--batch-size", str(batch_size)]  # fmt: skip
+    wall, cpu, peak, _ = run_child(argv, work / f"evaluate-{images}-{bootstrap}.log")
+    shutil.rmtree(out)
+    return wall, cpu, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", type=int, nargs="+", default=[1000, 8000, 20000, 40000])
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the builds (default: a temp dir)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-evaluate-memory-"))
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "tiny.py").write_text(TINY_MODEL)
+    print(f"load average {loadavg()} at the start; bootstrap {args.bootstrap}; resample chunk "
+          f"{RESAMPLE_CHUNK_ELEMENTS:,} counts ({RESAMPLE_CHUNK_ELEMENTS // args.bootstrap:,} images at this B)")  # fmt: skip
+    rows = []
+    for images in args.images:
+        folder = build(work, images)
+        base = evaluate(work, folder, images, 0, args.batch_size)
+        boot = evaluate(work, folder, images, args.bootstrap, args.batch_size)
+        rows.append((images, base, boot))
+        print(f"  {images:,} images: bootstrap 0 {base[2] / MIB:,.0f} MiB, bootstrap {args.bootstrap} "
+              f"{boot[2] / MIB:,.0f} MiB", flush=True)  # fmt: skip
+    print(f"\n| images | must hold MiB | peak MiB, bootstrap 0 | peak MiB, bootstrap {args.bootstrap} | bootstrap's "
+          "extra MiB | wall / CPU s, bootstrap 0 | wall / CPU s, bootstrap |")  # fmt: skip
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for images, base, boot in rows:
+        print(f"| {images:,} | {images * WIDTH * 4 / MIB:,.0f} | {base[2] / MIB:,.0f} | {boot[2] / MIB:,.0f} | "
+              f"{(boot[2] - base[2]) / MIB:,.0f} | {base[0]:.1f} / {base[1]:.1f} | {boot[0]:.1f} / {boot[1]:.1f} |")  # fmt: skip
+    print("\ngrowth of the peak per added image (KiB), between consecutive sizes:")
+    for (n0, base0, boot0), (n1, base1, boot1) in itertools.pairwise(rows):
+        added = n1 - n0
+        print(f"  {n0:,} -> {n1:,}: bootstrap 0 {(base1[2] - base0[2]) / added / 1024:.1f}, bootstrap "
+              f"{args.bootstrap} {(boot1[2] - boot0[2]) / added / 1024:.1f}; must hold {WIDTH * 4 / 1024:.1f}")  # fmt: skip
+    print(f"load average {loadavg()} at the end")
+    if args.work is None:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
