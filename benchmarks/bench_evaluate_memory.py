@@ -40,7 +40,9 @@ MIB = 1024**2
 
 def build(work: Path, images: int) -> Path:
     manual = val_fx.write_tar_layout(work / f"src-{images}", val_fx.make_val_images(images))
-    options = BuildOptions(manual_dir=manual, pins=read_pins_file(manual / "checksums.tsv"), offline=True, progress=False)
+    options = BuildOptions(
+        manual_dir=manual, pins=read_pins_file(manual / "checksums.tsv"), offline=True, progress=False
+    )
     return build_dataset("imagenet_val", work / f"val-{images}", ["default"], options=options)
 
 
