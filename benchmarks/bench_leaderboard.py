@@ -101,11 +101,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, nargs="+", default=[100, 300], help="run counts to measure")
     parser.add_argument("--baseline-ref", default="143f04e", help="git ref of the baseline code")
     parser.add_argument("--repeat", type=int, default=1, help="measurements per count and code (best wall kept)")
+    parser.add_argument("--real-sizes", type=float, default=None, metavar="SCALE",
+                        help="RUN was evaluated at this --scale of bench_suite_scale.py: grow the synthetic runs to "
+                        "the sizes of runs at the real image counts (scale_runs.RealSizes)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="folder for the run folders (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
 
-    from scale_runs import write_runs
+    from scale_runs import RealSizes, write_runs
 
     cores = len(os.sched_getaffinity(0))
     print(f"{cores} CPUs (affinity), load average {loadavg()} at the start; baseline {args.baseline_ref}")
@@ -119,7 +122,8 @@ def main() -> int:
         runs_dir = work / "runs"
         if len(list(runs_dir.glob("run_*"))) < max(args.runs):
             print(f"writing {max(args.runs)} synthetic run folders from {args.run} ...", flush=True)
-            write_runs(args.run, runs_dir, max(args.runs))
+            sizes = RealSizes(args.real_sizes) if args.real_sizes else None
+            write_runs(args.run, runs_dir, max(args.runs), real_sizes=sizes)
         runs = sorted(runs_dir.glob("run_*"))
         suite_bytes = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
         print(f"suite.json: {suite_bytes / max(args.runs) / 2**20:.2f} MiB each")

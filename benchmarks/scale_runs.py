@@ -10,12 +10,22 @@ The replicates of each accuracy are moved by the same amount as the accuracy (cl
 (:func:`~imagenet_suite.scoring.summary.intervals.write_uncertainty`), so the sha256 and percentile intervals
 recorded in suite.json match them as the leaderboard checks. Numbers without an interval (e.g. the NINCO
 unit tests failed) are left as they are: the leaderboard's work does not depend on their values.
+
+With ``real_sizes`` (:class:`RealSizes`: the base run's scale, e.g. 0.002), the base is first grown to what a
+run at the real image counts writes, in the parts whose size the leaderboard's work follows: each per-image
+correctness file to its split's count at scale 1 (``rows / scale``; ImageNet-M's 68 images at most), its new
+images given seeded correctness at the file's own share; each report's per-class accuracy rows to its
+classes at scale 1 (1,000; 200 for ImageNet-A and -R; 113 for ObjectNet); the bootstrap replicates to
+``resamples`` rows (drawn with replacement from the base's). The rest (NINCO's rows, the summary) is already
+at its real size at any scale. The samples' digests are left as they are (the same in every run: what the
+leaderboard compares).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +43,20 @@ from imagenet_suite.scoring.summary.intervals import (
 from imagenet_suite.scoring.summary.suite_json import SUITE_JSON, read_suite
 
 
-def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0) -> list[Path]:
+@dataclass(frozen=True)
+class RealSizes:
+    """Grow the base run to the sizes of a run at the real image counts (module docstring): ``scale`` is the
+    base run's (``bench_suite_scale.py --scale``), ``resamples`` the bootstrap's at scale 1."""
+
+    scale: float
+    resamples: int = 1000
+
+
+CLASSES = {"imagenet_a": 200, "imagenet_r": 200, "objectnet": 113}  # per-class rows at scale 1; others 1,000
+MOST_ROWS = {"imagenet_multilabel/images/imagenet_m": 68}  # a per-image file's rows at scale 1, where not rows/scale
+
+
+def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0, real_sizes: RealSizes | None = None) -> list[Path]:
     """``count`` run folders under ``out`` made from the run folder ``run_dir`` (see the module docstring)."""
     base = read_suite(run_dir / SUITE_JSON)
     uncertainty = base["summary"]["uncertainty"]
@@ -42,6 +65,8 @@ def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0) -> list[Path
         key: read_correct(run_dir, uncertainty, key, base["summary"]["accuracies"][key]["value"])
         for key in uncertainty["files"]["correct"]
     }
+    if real_sizes is not None:
+        replicates = _grown(base, replicates, correct, real_sizes, np.random.default_rng([seed, 2**32 - 1]))
     numbers = headline_numbers(base["summary"])
     folders = []
     for i in range(count):
@@ -74,6 +99,34 @@ def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0) -> list[Path
         (folder / SUITE_JSON).write_text(json.dumps(suite, indent=1) + "\n")
         folders.append(folder)
     return folders
+
+
+def _grown(base: dict, replicates, correct: dict, sizes: RealSizes, rng: np.random.Generator):
+    """Grow ``base`` (its per-class rows, ``uncertainty.resamples``) and ``correct`` (in place) to the real sizes;
+    return the replicates grown to ``sizes.resamples`` rows, the accuracies' moved with their new shares."""
+    import pandas as pd
+
+    drawn = rng.integers(0, len(replicates), sizes.resamples)
+    table = replicates.iloc[drawn].reset_index(drop=True)
+    base["summary"]["uncertainty"]["resamples"] = sizes.resamples
+    for key, series in correct.items():
+        rows = min(round(len(series) / sizes.scale), MOST_ROWS.get(key, 2**62))
+        extra = rows - len(series)
+        if extra <= 0:
+            continue
+        flags = np.concatenate([series.to_numpy(), rng.random(extra) < float(series.mean())])
+        ids = [*series.index, *(f"{key}#synthetic_{j:06d}" for j in range(extra))]
+        correct[key] = pd.Series(flags, index=ids)
+        old = base["summary"]["accuracies"][key]["value"]
+        _move(base["summary"], table, ("accuracies", key, "value"), float(flags.mean()) - old)
+    for key, report in base["datasets"].items():
+        per_class = [row for row in report["metrics"] if row["metric"] == "per_class_accuracy"]
+        classes = CLASSES.get(key.split("/")[0], 1000)
+        report["metrics"] += [
+            {**per_class[j % len(per_class)], "subgroup": f"synthetic_class_{j:04d}"}
+            for j in range(max(0, classes - len(per_class)) if per_class else 0)
+        ]
+    return table
 
 
 def _move(summary: dict, table, keys: tuple[str, ...], delta: float) -> None:

@@ -146,6 +146,65 @@ def test_runs_bootstrapped_with_other_seeds_or_on_other_images_are_refused(tmp_p
     assert "cannot be paired on accuracies.imagenet_val.value: the runs resampled other images of imagenet_val" in line
 
 
+def _correctness(run: Path):
+    from imagenet_suite.scoring.summary.uncertainty_files import read_correctness
+
+    summary = json.loads((run / "suite.json").read_text())["summary"]
+    return read_correctness(run, summary["uncertainty"], "imagenet_val", summary["accuracies"]["imagenet_val"]["value"])
+
+
+def _reversed_correctness(run: Path, into: Path) -> Path:
+    """A copy of ``run`` whose ImageNet-val correctness file lists its images in reverse id order (what a
+    writer not sorting by id would store), with suite.json's record of it updated."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from imagenet_suite.scoring.summary.uncertainty_files import CORRECT_FORMAT, _parquet, _sha256
+
+    shutil.copytree(run, into)
+    path = into / "uncertainty" / "imagenet_val.parquet"
+    table = pq.read_table(path)
+    table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
+    path.write_bytes(_parquet(table, {"format": CORRECT_FORMAT, "key": "imagenet_val"}))
+    suite = json.loads((into / "suite.json").read_text())
+    suite["model"] = "timm:r"
+    suite["summary"]["uncertainty"]["files"]["correct"]["imagenet_val"]["sha256"] = _sha256(path.read_bytes())
+    (into / "suite.json").write_text(json.dumps(suite))
+    return into
+
+
+def test_runs_listing_their_images_in_another_order_are_paired_by_id(tmp_path, monkeypatch):
+    """Two runs of the same images store their ids alike (evaluate writes them sorted by id): paired image by
+    image without an id decoded. A file listing the same images in another order is paired by id (the same
+    McNemar counts); one of other images is not paired."""
+    from imagenet_suite.scoring.summary.uncertainty_files import Correctness
+
+    a_hits, b_hits = _hits(list(range(0, 60, 10))), _hits(list(range(0, 60, 6)))
+    first = write_bootstrapped_run(tmp_path, "timm:a", a_hits, _hits([0, 1, 5], 30))
+    same = write_bootstrapped_run(tmp_path, "timm:b", b_hits.flip(0), _hits([0, 1, 2, 3, 4, 7], 30), ids=IDS[::-1])
+    backwards = _reversed_correctness(same, tmp_path / "backwards")
+    a, b, r = map(_correctness, (first, same, backwards))
+    assert b.series().index.tolist() == IDS and r.series().index.tolist() == IDS[::-1]
+    with monkeypatch.context() as patched:
+        patched.setattr(Correctness, "sorted", lambda self: pytest.fail("an id was decoded"))
+        assert [flags.tolist() for flags in a.aligned(b)] == [a_hits.tolist(), b_hits.tolist()]
+    assert r.flags.tolist() == b_hits.flip(0).tolist()
+    assert [flags.tolist() for flags in a.aligned(r)] == [a_hits.tolist(), b_hits.tolist()]
+    ids = [f"ILSVRC2012_val_{i:08d}" for i in range(2, 62)]  # one image swapped for another
+    other = write_bootstrapped_run(tmp_path, "timm:o", b_hits, _hits([0], 30), ids=ids)
+    assert a.aligned(_correctness(other)) is None
+
+    for below in (same, backwards):
+        board = tmp_path / f"board-{below.name}"
+        assert cli.main(["leaderboard", str(first), str(below), "--out", str(board)]) == 0
+        tests = pd.read_csv(board / "leaderboard_significance.csv")
+        row = tests[(tests["ranking"] == "accuracy: imagenet_val") & (tests["rank"] == 1)].iloc[0]
+        assert row["note"] == "8 images right only for the first, 4 only for the second"
+        assert row["p_value"] == pytest.approx(stats.binomtest(4, 12, 0.5).pvalue)
+
+
 def test_a_run_without_intervals_is_listed_and_left_out_of_the_tests(tmp_path, capsys):
     first = write_bootstrapped_run(tmp_path, "timm:a", _hits([1, 2]), _hits([1], 30))
     plain = tmp_path / "plain"

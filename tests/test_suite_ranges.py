@@ -209,6 +209,9 @@ ROWS = [
     {"metric": "lca", "value": 10.5, "variant": "depth"},
     {"metric": "c_robustness", "value": -0.1},
     {"metric": "a_new_metric", "value": -3},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 1.0, "denominator": 2},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": None, "denominator": -2},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 2**70, "denominator": 2**71},
     ["not", "a", "row"],
 ]
 
@@ -216,9 +219,10 @@ ROWS = [
 @pytest.mark.parametrize("row", ROWS, ids=[str(i) for i in range(len(ROWS))])
 def test_the_fast_test_of_a_report_row_passes_exactly_the_rows_the_full_check_passes(row):
     """``MetricRowSchema.accepts`` (no paths built: what makes a 300-run leaderboard read fast) agrees with
-    ``check``, which names the failing field."""
+    ``check``, which names the failing field; ``MetricRows``' loop passes at once only rows the full check
+    passes, and with the full check behind it refuses exactly those."""
     from imagenet_suite.scoring.summary.json_schema import Maybe, Mismatch
-    from imagenet_suite.scoring.summary.metric_ranges import MetricRowSchema
+    from imagenet_suite.scoring.summary.metric_ranges import MetricRows, MetricRowSchema
 
     schema = MetricRowSchema()
     fast = schema.accepts(row)
@@ -236,14 +240,22 @@ def test_the_fast_test_of_a_report_row_passes_exactly_the_rows_the_full_check_pa
     if not fast:
         with pytest.raises(Mismatch):
             schema.check(row, "row")
+    rows = MetricRows(schema)
+    assert rows.first_unsure([row]) is not None or full  # passed at once: the full check passes it too
+    if full:
+        rows.check([row], "rows")
+    else:
+        with pytest.raises(Mismatch, match=r"^rows\[0\]"):
+            rows.check([row], "rows")
 
 
 def test_a_reports_rows_checked_in_one_loop_name_the_first_bad_row_and_share_their_strings():
     """``MetricRows`` (the loop a 300-run leaderboard reads its rows with) refuses exactly what the row-by-row
     check refuses, naming the first bad row's index among many good ones; rows it cannot pass at once (an int
-    subclass) go through the full check. Equal strings of the rows end up one object."""
+    subclass) go through the full check. ``intern_rows`` (what the leaderboard keeps of them) makes equal strings
+    one object."""
     from imagenet_suite.scoring.summary.json_schema import ListOf, Mismatch
-    from imagenet_suite.scoring.summary.metric_ranges import MetricRows, MetricRowSchema
+    from imagenet_suite.scoring.summary.metric_ranges import MetricRows, MetricRowSchema, intern_rows
 
     def rows() -> list[dict]:
         good = [{"metric": "top1_accuracy", "value": i / 1000, "variant": "top1", "subgroup": f"c{i % 3}",
@@ -270,6 +282,8 @@ def test_a_reports_rows_checked_in_one_loop_name_the_first_bad_row_and_share_the
     fast.check(passing, "metrics")  # the last two: not passed by the loop at once, passed by the full check
     again = [dict(row) for row in rows()[:-1]]
     fast.check(again, "metrics")
+    intern_rows(passing[:-2])
+    assert intern_rows(again) is again
     assert again[5]["subgroup"] is passing[5]["subgroup"] and again[5]["metric"] is passing[7]["metric"]
     assert fast.check([], "metrics") is None
     with pytest.raises(Mismatch, match=r"^metrics: expected a list of an object, found an object$"):

@@ -17,45 +17,31 @@ within 1e-9, same sources — and it is defined on every replicate; otherwise ``
 row without a per-image form, an ``adversarial.json`` without per-image results, ...). Never a silent
 interval of another number.
 
-Run folder (``RUN_DIR/uncertainty/``, named with their sha256 in ``summary.uncertainty.files``):
-
-* ``replicates.parquet`` — one float64 column per number with an interval (its :func:`number_path`), one
-  row per resample: what the leaderboard's paired bootstrap tests read;
-* ``<key>.parquet`` — per dataset whose headline accuracy is a share of images (top-1, ReaL, ...): ``id``
-  and ``correct`` of every image it counts, sorted by id: what the leaderboard's McNemar tests read.
+The run folder's files (``RUN_DIR/uncertainty/``: the replicates and the per-image correctness the
+leaderboard's paired tests read) are written and read by :mod:`.uncertainty_files`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 
-from ...errors import ConfigError, RunFolderError, param
-from ...files import atomic_write_bytes
+from ...errors import ConfigError, param
 from ...limits import check_limit
 from ..evaluation.preprocessing import HESSE2025, report_protocol
-from ..metrics.uncertainty import Resampled, Sample, percentile_interval, percentile_intervals, proportion
+from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
 from .json_schema import json_path
 from .reports import ID_DATASET, headline_row
 from .suite import suite_summary
+from .uncertainty_files import UNCERTAINTY_FOLDER, read_correct, read_replicates, write_uncertainty
 
 METHOD = "percentile bootstrap over images"
-UNCERTAINTY_FOLDER = "uncertainty"
-REPLICATES_FILE = "replicates.parquet"
-REPLICATES_FORMAT = "imagenet-suite.replicates/1"
-CORRECT_FORMAT = "imagenet-suite.correct/1"
 CHUNK_ELEMENTS = 1 << 22  # counts of one chunk of resamples: resamples x images of a report
 IDENTITY_TOLERANCE = 1e-9
 ADVERSARIAL_SAMPLE = "adversarial"  # the attacked images' entry of ``samples``
@@ -417,134 +403,6 @@ def _identity_problem(point, identity, keys: tuple[str, ...], adversarial) -> st
         if isinstance(value, str | int | list) and not isinstance(value, float) and parent_identity.get(name) != value:
             return f"resampling reads other rows ({name} {parent_identity.get(name)!r}, the reports {value!r})"
     return None
-
-
-# ----------------------------------------------------------------------------------------- files
-
-
-def write_uncertainty(
-    run_dir: str | Path,
-    record: dict[str, Any],
-    table: pd.DataFrame,
-    replicated: Mapping[str, ReportReplicates],
-    keys: Iterable[str],
-) -> dict[str, Any]:
-    """Write ``uncertainty/replicates.parquet`` and ``uncertainty/<key>.parquet`` (McNemar's correctness of
-    ``keys``: the datasets of the accuracy table) into ``run_dir``; return ``record`` with ``files``. Other
-    ``.parquet`` files left there by an earlier run are removed."""
-    folder = Path(run_dir) / UNCERTAINTY_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {"format": REPLICATES_FORMAT, "resamples": record["resamples"], "seed": record["seed"]}
-    written = {REPLICATES_FILE: _parquet(pa.Table.from_pandas(table, preserve_index=False), meta)}
-    correct = {}
-    for key in keys:
-        found = replicated.get(key)
-        if found is None or found.correct is None:
-            continue
-        ids, flags = found.correct
-        name = key.replace("/", "__") + ".parquet"
-        frame = pa.table({"id": pa.array(ids, pa.string()), "correct": pa.array(flags.astype(bool))})
-        written[name] = _parquet(frame, {"format": CORRECT_FORMAT, "key": key})
-        correct[key] = {"path": f"{UNCERTAINTY_FOLDER}/{name}", "rows": len(ids), "sha256": _sha256(written[name])}
-    for stale in folder.glob("*.parquet"):
-        if stale.name not in written:
-            stale.unlink()
-    for name, data in written.items():
-        atomic_write_bytes(folder / name, data)
-    replicates = {"path": f"{UNCERTAINTY_FOLDER}/{REPLICATES_FILE}", "sha256": _sha256(written[REPLICATES_FILE])}
-    return {**record, "files": {"replicates": replicates, "correct": correct}}
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _parquet(table: pa.Table, meta: Mapping[str, Any]) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(table.replace_schema_metadata({"imagenet_suite": json.dumps(meta, sort_keys=True)}), buffer)
-    return buffer.getvalue()
-
-
-def _checked_file(run_dir: Path, entry: Mapping[str, Any], what: str) -> pa.Table:
-    """The parquet file ``entry`` names, after its sha256 is checked against suite.json's record."""
-    path = run_dir / entry["path"]
-    if not path.is_file():
-        raise RunFolderError(
-            f"{path}: missing, though suite.json's summary.uncertainty names it ({what}); run evaluate again"
-        )
-    data = path.read_bytes()  # read once: hashed, then parsed
-    digest = _sha256(data)
-    if digest != entry["sha256"]:
-        raise RunFolderError(
-            f"{path}: not the file suite.json names ({what}; sha256 {digest[:12]}, recorded "
-            f"{entry['sha256'][:12]}): the run folder was changed after evaluate; run evaluate again"
-        )
-    try:
-        # one small file: ParquetFile's reader without threads (read_table's dataset machinery costs 6x more)
-        return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
-    except (OSError, pa.ArrowException) as err:
-        raise RunFolderError(f"{path}: not a readable Parquet file ({what}: {err})") from err
-
-
-def _file_meta(table: pa.Table, path: Path, expected_format: str) -> dict[str, Any]:
-    raw = (table.schema.metadata or {}).get(b"imagenet_suite")
-    meta = json.loads(raw) if raw else {}
-    if meta.get("format") != expected_format:
-        raise RunFolderError(f"{path}: format {meta.get('format')!r}, expected {expected_format!r}")
-    return meta
-
-
-def read_replicates(run_dir: str | Path, uncertainty: Mapping[str, Any]) -> pd.DataFrame:
-    """The replicates of a run (one column per number with an interval), checked: the file is the one
-    suite.json names, of its resamples and seed, with a column for every ``ci95`` number whose percentile
-    interval is the recorded one. RunFolderError (one line) otherwise."""
-    run_dir = Path(run_dir)
-    entry = uncertainty["files"]["replicates"]
-    table = _checked_file(run_dir, entry, "the bootstrap replicates")
-    path = run_dir / entry["path"]
-    meta = _file_meta(table, path, REPLICATES_FORMAT)
-    if (meta.get("resamples"), meta.get("seed")) != (uncertainty["resamples"], uncertainty["seed"]):
-        raise RunFolderError(
-            f"{path}: resamples/seed {meta.get('resamples')}/{meta.get('seed')}, suite.json says "
-            f"{uncertainty['resamples']}/{uncertainty['seed']}"
-        )
-    frame = table.to_pandas()
-    if len(frame) != uncertainty["resamples"]:
-        raise RunFolderError(f"{path}: {len(frame)} rows, expected {uncertainty['resamples']} resamples")
-    numbers = list(uncertainty["ci95"])
-    for number in numbers:
-        if number not in frame:
-            raise RunFolderError(f"{path}: no column {number}, which suite.json gives an interval")
-    # every column's percentile interval in one call: numpy's quantile along an axis, column by column the same
-    found = percentile_intervals(frame[numbers].to_numpy(dtype=np.float64)) if numbers else []
-    for number, interval in zip(numbers, found, strict=True):
-        low, high = uncertainty["ci95"][number]
-        if not all(
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for a, b in zip(interval, (low, high), strict=True)
-        ):
-            raise RunFolderError(
-                f"{path}: column {number} gives the interval {list(interval)}, suite.json {[low, high]}"
-            )
-    return frame
-
-
-def read_correct(run_dir: str | Path, uncertainty: Mapping[str, Any], key: str, accuracy: float) -> pd.Series:
-    """Per-image correctness (bool, indexed by id) of dataset ``key``'s headline accuracy, checked: the file is
-    the one suite.json names, of that key, and its share of correct images is ``accuracy``."""
-    run_dir = Path(run_dir)
-    entry = uncertainty["files"]["correct"][key]
-    table = _checked_file(run_dir, entry, f"per-image correctness of {key}")
-    path = run_dir / entry["path"]
-    meta = _file_meta(table, path, CORRECT_FORMAT)
-    if meta.get("key") != key or table.num_rows != entry["rows"] or table.column_names != ["id", "correct"]:
-        raise RunFolderError(f"{path}: not the per-image correctness of {key} that suite.json names")
-    series = pd.Series(table.column("correct").to_numpy(zero_copy_only=False), index=table.column("id").to_pylist())
-    share = float(series.mean()) if len(series) else math.nan
-    if not math.isclose(share, accuracy, rel_tol=1e-12, abs_tol=1e-12):
-        raise RunFolderError(
-            f"{path}: {share!r} of its images are correct, but suite.json's accuracy of {key} is {accuracy!r}"
-        )
-    return series
 
 
 __all__ = [

@@ -55,6 +55,7 @@ import pandas as pd
 from ...errors import ConfigError, RunFolderError, param
 from ..metrics.lca_on_the_line import OnTheLine
 from .groups import ModelGroups, metadata_groups
+from .metric_ranges import intern_rows
 from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024, zhang2023
 from .papers._shared import weights_legend, with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
@@ -141,7 +142,7 @@ def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     for run_dir in map(Path, run_dirs):
         suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir)
         for report in suite["datasets"].values():
-            report["metrics"] = [row for row in report["metrics"] if row["metric"] not in UNREAD_ROWS]
+            report["metrics"] = intern_rows([row for row in report["metrics"] if row["metric"] not in UNREAD_ROWS])
         suites.append((suite["model"], run_dir, suite))
     specs = [spec for spec, _, _ in suites]
     named = {}

@@ -33,7 +33,8 @@ import pandas as pd
 
 from ...errors import RunFolderError
 from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
-from .intervals import headline_numbers, number_path, read_correct, read_replicates, value_at
+from .intervals import headline_numbers, number_path, value_at
+from .uncertainty_files import Correctness, read_correctness, read_replicates
 
 TEST_COLUMNS = (
     "ranking",
@@ -74,7 +75,7 @@ class _Run:
     suite: Mapping[str, Any]
     ranked: Sequence[str] = ()
     replicates: pd.DataFrame | None = None
-    correct: dict[str, pd.Series] = field(default_factory=dict)
+    correct: dict[str, Correctness] = field(default_factory=dict)
 
     @property
     def uncertainty(self) -> Mapping[str, Any] | None:
@@ -88,12 +89,12 @@ class _Run:
             self.replicates = frame[[column for column in self.ranked if column in frame.columns]]
         return self.replicates[number].to_numpy()
 
-    def correctness(self, key: str) -> pd.Series | None:
+    def correctness(self, key: str) -> Correctness | None:
         if key not in self.uncertainty["files"]["correct"]:
             return None
         if key not in self.correct:
             accuracy = self.suite["summary"]["accuracies"][key]["value"]
-            self.correct[key] = read_correct(self.folder, self.uncertainty, key, accuracy).sort_index()
+            self.correct[key] = read_correctness(self.folder, self.uncertainty, key, accuracy)
         return self.correct[key]
 
 
@@ -175,10 +176,11 @@ def _test(number, key, first: _Run, second: _Run, values, absent, allow_mixed_bu
     if problem is None and key is not None:
         correct = first.correctness(key), second.correctness(key)
         if correct[0] is not None and correct[1] is not None:
-            if not correct[0].index.equals(correct[1].index):
+            paired = correct[0].aligned(correct[1])
+            if paired is None:
                 problem = f"the runs counted other images of {key}"
             else:
-                result = mcnemar_test(correct[0].to_numpy(), correct[1].to_numpy())
+                result = mcnemar_test(*paired)
                 note = f"{result.only_first} images right only for the first, {result.only_second} only for the second"
                 return {"test": "McNemar (exact)", "difference": difference, "p_value": result.p_value, "note": note}
     if problem is not None:
