@@ -2,6 +2,7 @@
 
     uv run --frozen python benchmarks/bench_evaluate_memory.py                       # 1,000 .. 40,000 images
     uv run --frozen python benchmarks/bench_evaluate_memory.py --images 500 2000 --bootstrap 100   # a quick check
+    uv run --frozen python benchmarks/bench_evaluate_memory.py --images 20000 40000 50000 --repeat 3
 
 For each ``--images`` N: an ``imagenet_val`` build of N tiny synthetic images (the test fixture's tar layout),
 then ``imagenet-suite evaluate`` of the nearly free ``.py`` model of ``scale_sources.py`` on it, as a child
@@ -11,6 +12,8 @@ features, float32: N x 1,008 x 4 bytes) is printed beside the peaks; between con
 each peak is printed per added image. Class-wise ACE, the bootstrap's largest working set, takes its resamples
 in chunks of ``RESAMPLE_CHUNK_ELEMENTS`` counts (resamples x images): it grows with N only until a chunk holds
 fewer resamples than B, then stays. The default sizes straddle that point (16,777 images at B = 1,000).
+``--repeat R`` measures each evaluate R times (the peak of one process varies from run to run: when the
+allocator returns memory and threads finish differ): every peak is printed, and the medians are compared.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -61,6 +65,7 @@ def main() -> None:
     parser.add_argument("--images", type=int, nargs="+", default=[1000, 8000, 20000, 40000])
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--repeat", type=int, default=1, help="measurements of each evaluate (medians compared)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the builds (default: a temp dir)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-evaluate-memory-"))
@@ -71,12 +76,17 @@ def main() -> None:
     rows = []
     for images in args.images:
         folder = build(work, images)
-        base = evaluate(work, folder, images, 0, args.batch_size)
-        boot = evaluate(work, folder, images, args.bootstrap, args.batch_size)
+        measured: dict[int, list[tuple[float, float, int]]] = {0: [], args.bootstrap: []}
+        for _ in range(args.repeat):
+            for bootstrap in measured:
+                measured[bootstrap].append(evaluate(work, folder, images, bootstrap, args.batch_size))
+        base, boot = (_median(found) for found in measured.values())
         rows.append((images, base, boot))
-        print(f"  {images:,} images: bootstrap 0 {base[2] / MIB:,.0f} MiB, bootstrap {args.bootstrap} "
-              f"{boot[2] / MIB:,.0f} MiB", flush=True)  # fmt: skip
-    print(f"\n| images | must hold MiB | peak MiB, bootstrap 0 | peak MiB, bootstrap {args.bootstrap} | bootstrap's "
+        peaks = {b: ", ".join(f"{m[2] / MIB:,.0f}" for m in found) for b, found in measured.items()}
+        print(f"  {images:,} images: peak MiB, bootstrap 0: {peaks[0]}; bootstrap {args.bootstrap}: "
+              f"{peaks[args.bootstrap]}", flush=True)  # fmt: skip
+    print(f"\nmedians of {args.repeat} measurement(s):")
+    print(f"| images | must hold MiB | peak MiB, bootstrap 0 | peak MiB, bootstrap {args.bootstrap} | bootstrap's "
           "extra MiB | wall / CPU s, bootstrap 0 | wall / CPU s, bootstrap |")  # fmt: skip
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for images, base, boot in rows:
@@ -90,6 +100,12 @@ def main() -> None:
     print(f"load average {loadavg()} at the end")
     if args.work is None:
         shutil.rmtree(work)
+
+
+def _median(measured: list[tuple[float, float, int]]) -> tuple[float, float, int]:
+    """Per field (wall s, CPU s, peak bytes) the median of the measurements."""
+    wall, cpu, peak = zip(*measured, strict=True)
+    return statistics.median(wall), statistics.median(cpu), int(statistics.median(peak))
 
 
 if __name__ == "__main__":
