@@ -12,14 +12,19 @@ features, float32: N x 1,008 x 4 bytes) is printed beside the peaks; between con
 each peak is printed per added image. Class-wise ACE, the bootstrap's largest working set, takes its resamples
 in chunks of ``RESAMPLE_CHUNK_ELEMENTS`` counts (resamples x images): it grows with N only until a chunk holds
 fewer resamples than B, then stays. The default sizes straddle that point (16,777 images at B = 1,000).
-``--repeat R`` measures each evaluate R times (the peak of one process varies from run to run: when the
+``--also-with NAME=VALUE`` also measures each bootstrap evaluate with that environment variable set, in the
+same run: glibc's allocator settings (``MALLOC_MMAP_THRESHOLD_=131072``: every freed block of 128 KiB or more
+returned to the system; ``MALLOC_ARENA_MAX=1``: one heap shared by the threads) change the peak (see
+docs/benchmarks.md). ``--repeat R`` measures each evaluate R times (the peak of one process varies from run to run: when the
 allocator returns memory and threads finish differ): every peak is printed, and the medians are compared.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
+import os
 import shutil
 import statistics
 import sys
@@ -66,6 +71,9 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=1, help="measurements of each evaluate (medians compared)")
+    parser.add_argument("--also-with", action="append", default=[], metavar="NAME=VALUE",
+                        help="also measure each bootstrap evaluate with this environment variable set (e.g. glibc's "
+                        "MALLOC_MMAP_THRESHOLD_=131072 or MALLOC_ARENA_MAX=1); repeatable")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="folder for the builds (default: a temp dir)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-evaluate-memory-"))
@@ -73,33 +81,58 @@ def main() -> None:
     (work / "tiny.py").write_text(TINY_MODEL)
     print(f"load average {loadavg()} at the start; bootstrap {args.bootstrap}; resample chunk "
           f"{RESAMPLE_CHUNK_ELEMENTS:,} counts ({RESAMPLE_CHUNK_ELEMENTS // args.bootstrap:,} images at this B)")  # fmt: skip
+    variants = {"bootstrap 0": (0, None), f"bootstrap {args.bootstrap}": (args.bootstrap, None)}
+    for setting in args.also_with:
+        name, _, value = setting.partition("=")
+        if not name or not value:
+            parser.error(f"--also-with {setting!r}: expected NAME=VALUE")
+        variants[f"bootstrap {args.bootstrap}, {setting}"] = (args.bootstrap, (name, value))
     rows = []
     for images in args.images:
         folder = build(work, images)
-        measured: dict[int, list[tuple[float, float, int]]] = {0: [], args.bootstrap: []}
+        measured: dict[str, list[tuple[float, float, int]]] = {label: [] for label in variants}
         for _ in range(args.repeat):
-            for bootstrap in measured:
-                measured[bootstrap].append(evaluate(work, folder, images, bootstrap, args.batch_size))
-        base, boot = (_median(found) for found in measured.values())
-        rows.append((images, base, boot))
-        peaks = {b: ", ".join(f"{m[2] / MIB:,.0f}" for m in found) for b, found in measured.items()}
-        print(f"  {images:,} images: peak MiB, bootstrap 0: {peaks[0]}; bootstrap {args.bootstrap}: "
-              f"{peaks[args.bootstrap]}", flush=True)  # fmt: skip
-    print(f"\nmedians of {args.repeat} measurement(s):")
-    print(f"| images | must hold MiB | peak MiB, bootstrap 0 | peak MiB, bootstrap {args.bootstrap} | bootstrap's "
-          "extra MiB | wall / CPU s, bootstrap 0 | wall / CPU s, bootstrap |")  # fmt: skip
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for images, base, boot in rows:
-        print(f"| {images:,} | {images * WIDTH * 4 / MIB:,.0f} | {base[2] / MIB:,.0f} | {boot[2] / MIB:,.0f} | "
-              f"{(boot[2] - base[2]) / MIB:,.0f} | {base[0]:.1f} / {base[1]:.1f} | {boot[0]:.1f} / {boot[1]:.1f} |")  # fmt: skip
-    print("\ngrowth of the peak per added image (KiB), between consecutive sizes:")
-    for (n0, base0, boot0), (n1, base1, boot1) in itertools.pairwise(rows):
-        added = n1 - n0
-        print(f"  {n0:,} -> {n1:,}: bootstrap 0 {(base1[2] - base0[2]) / added / 1024:.1f}, bootstrap "
-              f"{args.bootstrap} {(boot1[2] - boot0[2]) / added / 1024:.1f}; must hold {WIDTH * 4 / 1024:.1f}")  # fmt: skip
+            for label, (bootstrap, setting) in variants.items():
+                with _environment(setting):
+                    measured[label].append(evaluate(work, folder, images, bootstrap, args.batch_size))
+        rows.append((images, {label: _median(found) for label, found in measured.items()}))
+        peaks = "; ".join(
+            f"{label}: {', '.join(f'{m[2] / MIB:,.0f}' for m in found)}" for label, found in measured.items()
+        )
+        print(f"  {images:,} images, peak MiB: {peaks}", flush=True)
+    print(f"\nmedians of {args.repeat} measurement(s), peak MiB (wall / CPU s):")
+    print(f"| images | must hold MiB | {' | '.join(variants)} |")
+    print(f"| ---: | ---: |{' ---: |' * len(variants)}")
+    for images, found in rows:
+        cells = " | ".join(f"{m[2] / MIB:,.0f} ({m[0]:.1f} / {m[1]:.1f})" for m in found.values())
+        print(f"| {images:,} | {images * WIDTH * 4 / MIB:,.0f} | {cells} |")
+    print(f"\ngrowth of the peak per added image (KiB), between consecutive sizes; must hold {WIDTH * 4 / 1024:.1f}:")
+    for (n0, found0), (n1, found1) in itertools.pairwise(rows):
+        growth = ", ".join(
+            f"{label} {(found1[label][2] - found0[label][2]) / (n1 - n0) / 1024:.1f}" for label in variants
+        )
+        print(f"  {n0:,} -> {n1:,}: {growth}")
     print(f"load average {loadavg()} at the end")
     if args.work is None:
         shutil.rmtree(work)
+
+
+@contextlib.contextmanager
+def _environment(setting: tuple[str, str] | None):
+    """The environment variable ``setting`` (name, value) set for the child processes started in the block."""
+    if setting is None:
+        yield
+        return
+    name, value = setting
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = saved
 
 
 def _median(measured: list[tuple[float, float, int]]) -> tuple[float, float, int]:
