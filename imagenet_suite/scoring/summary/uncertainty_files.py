@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,9 +32,6 @@ import pyarrow.parquet as pq
 from ...errors import RunFolderError
 from ...files import atomic_write_bytes
 from ..metrics.uncertainty import percentile_intervals
-
-if TYPE_CHECKING:
-    from .intervals import ReportReplicates
 
 UNCERTAINTY_FOLDER = "uncertainty"
 REPLICATES_FILE = "replicates.parquet"
@@ -47,11 +44,12 @@ def write_uncertainty(
     run_dir: str | Path,
     record: dict[str, Any],
     table: pd.DataFrame,
-    replicated: Mapping[str, ReportReplicates],
+    replicated: Mapping[str, Any],
     keys: Iterable[str],
 ) -> dict[str, Any]:
     """Write ``uncertainty/replicates.parquet`` and ``uncertainty/<key>.parquet`` (McNemar's correctness of
-    ``keys``: the datasets of the accuracy table) into ``run_dir``; return ``record`` with ``files``. Other
+    ``keys``: the datasets of the accuracy table; ``replicated``: each key's :class:`~.intervals.ReportReplicates`)
+    into ``run_dir``; return ``record`` with ``files``. Other
     ``.parquet`` files left there by an earlier run are removed."""
     folder = Path(run_dir) / UNCERTAINTY_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
@@ -178,7 +176,7 @@ class Correctness:
         order)."""
         ids = pq.ParquetFile(pa.BufferReader(self.data)).read(columns=["id"], use_threads=False).column("id")
         order = pc.sort_indices(ids)
-        return ids.take(order).combine_chunks(), self.flags[order.to_numpy()]
+        return ids.take(order).combine_chunks().cast(pa.large_string()), self.flags[order.to_numpy()]
 
     def aligned(self, other: Correctness) -> tuple[np.ndarray, np.ndarray] | None:
         """The two runs' flags image by image (same ids in the same order), or None when they counted other
