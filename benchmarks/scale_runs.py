@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from imagenet_suite.scoring.metrics.uncertainty import percentile_interval
 from imagenet_suite.scoring.summary.intervals import (
@@ -104,8 +105,6 @@ def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0, real_sizes: 
 def _grown(base: dict, replicates, correct: dict, sizes: RealSizes, rng: np.random.Generator):
     """Grow ``base`` (its per-class rows, ``uncertainty.resamples``) and ``correct`` (in place) to the real sizes;
     return the replicates grown to ``sizes.resamples`` rows, the accuracies' moved with their new shares."""
-    import pandas as pd
-
     drawn = rng.integers(0, len(replicates), sizes.resamples)
     table = replicates.iloc[drawn].reset_index(drop=True)
     base["summary"]["uncertainty"]["resamples"] = sizes.resamples

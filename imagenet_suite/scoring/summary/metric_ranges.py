@@ -125,15 +125,6 @@ _LARGEST = sys.float_info.max
 _INT_BOUND = 2**63  # an int beyond it goes the slow way (where it is refused or accepted as before)
 
 
-def _outside(number: Any, limits: tuple) -> bool:
-    """Whether ``number`` fails ``limits`` (:func:`_limits`: a float's bounds, then an int's): not a float or
-    int (a bool is neither), or out of its kind's bounds."""
-    kind = type(number)
-    if kind is float:
-        return not limits[0] <= number <= limits[1]
-    return kind is not int or not limits[2] <= number <= limits[3]
-
-
 def _limits(check: Number) -> tuple[float, float, float, float]:
     """``(float low, float high, int low, int high)`` of ``check``: a float passes ``low <= value <= high``
     exactly when :meth:`Number.accepts` passes it (NaN and ±inf fail both comparisons; :data:`ROUNDING` of slack
@@ -168,8 +159,9 @@ class MetricRows(ListOf):
             start = index + 1
 
     def first_unsure(self, rows: list, start: int = 0) -> int | None:
-        """The index of the first row from ``start`` that the loop cannot pass at once (None: all pass).
-        :func:`_outside`'s tests, written inline: a call per row costs as much as the rest of the loop."""
+        """The index of the first row from ``start`` that the loop cannot pass at once (None: all pass): a value
+        that is a float or int (a bool is neither) within its metric's :func:`_limits`, counts that are ints in
+        theirs; tested inline, since a call per row costs as much as the rest of the loop."""
         bounds, lowest, highest, missing = self._bounds, _COUNT_LIMITS[2], _COUNT_LIMITS[3], _MISSING
         for index in range(start, len(rows)):
             row = rows[index]

@@ -171,10 +171,14 @@ class Correctness:
     encoded: tuple
     data: bytes
 
+    def ids(self) -> pa.ChunkedArray:
+        """The ids, decoded from the file, in its order."""
+        return pq.ParquetFile(pa.BufferReader(self.data)).read(columns=["id"], use_threads=False).column("id")
+
     def sorted(self) -> tuple[pa.Array, np.ndarray]:
         """The ids in ascending order and the flags in the same order (a stable sort: equal ids keep their
         order)."""
-        ids = pq.ParquetFile(pa.BufferReader(self.data)).read(columns=["id"], use_threads=False).column("id")
+        ids = self.ids()
         order = pc.sort_indices(ids)
         return ids.take(order).combine_chunks().cast(pa.large_string()), self.flags[order.to_numpy()]
 
@@ -188,8 +192,7 @@ class Correctness:
 
     def series(self) -> pd.Series:
         """The flags indexed by id (in the file's order)."""
-        ids = pq.ParquetFile(pa.BufferReader(self.data)).read(columns=["id"], use_threads=False).column("id")
-        return pd.Series(self.flags, index=ids.to_pylist())
+        return pd.Series(self.flags, index=self.ids().to_pylist())
 
 
 def _encoded(metadata: pq.FileMetaData, data: bytes, column: int) -> tuple:
