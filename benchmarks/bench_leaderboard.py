@@ -14,11 +14,16 @@ count ``N`` takes the first ``N`` of them.
 The baseline is the code at ``--baseline-ref`` (default ``143f04e``, main before the leaderboard was made
 to scale): ``git archive`` of that ref into a temporary folder, whose CLI runs with ``PYTHONPATH`` pointing
 there (the same virtual environment, so the same libraries); this tree's CLI runs with ``PYTHONPATH``
-pointing at this checkout. For each count, baseline and new run one after the other (``--repeat`` times,
-alternating, the best wall time kept), each a child process measured as ``bench_suite_scale.py`` measures its
-stages (``run_child``: wall, CPU = user + sys of the process, peak RSS = its ``VmHWM``). Then every file the
-two wrote (``leaderboard.md``, the CSVs, the PNGs, ``leaderboard.html``, ``leaderboard_runs.json``) is compared
-byte for byte and the result said; a difference is a failure (exit code 1).
+pointing at this checkout. Each code reads the runs as the ``evaluate`` of its time wrote them: the baseline
+the run folders as written (suite.json format 3: each report's rows a list of objects), this tree the same
+folders once their suite.json files are rewritten in place in the format ``evaluate`` writes now
+(``scale_runs.rewrite_suites``: format 4, the rows as columns). So all baseline measurements come
+first, then the rewrite, then this tree's; ``--old-format-too`` also measures this tree on format 3 (runs
+evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is a child process
+measured as ``bench_suite_scale.py`` measures its stages (``run_child``: wall, CPU = user + sys of the process,
+peak RSS = its ``VmHWM``). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
+``leaderboard.html``, ``leaderboard_runs.json``) is compared byte for byte and the result said; a difference is
+a failure (exit code 1).
 
 Printed: per count the two measurements and the ratios new / baseline, the peak's growth per added run
 (``Δpeak / Δruns``, MiB) for each, ``/proc/loadavg`` at each measurement (the machine may be shared: wall
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -95,6 +101,23 @@ def differing(first: Path, second: Path) -> list[str]:
     return found
 
 
+def _measure_all(
+    phases: list[tuple[str, Path]], runs: list[Path], counts: list[int], repeat: int, work: Path, results: dict
+) -> None:
+    """Each ``(label, code)`` of ``phases`` at each count, ``repeat`` times alternating; the best wall time kept in
+    ``results[count][label]``; outputs in ``work/out-<label>-<count>``."""
+    for count in counts:
+        for attempt in range(repeat):
+            for label, path in phases:
+                out = work / f"out-{label.replace(' ', '-')}-{count}"
+                found = measure(path, runs[:count], out, work / f"{label.replace(' ', '-')}-{count}-{attempt}.log")
+                best = results[count].get(label)
+                if best is None or found["wall"] < best["wall"]:
+                    results[count][label] = found
+                print(f"  {count} runs, {label}: {found['wall']:.1f} s wall, {found['cpu']:.1f} s CPU, "
+                      f"peak {mib(found['peak'])} MiB (load {found['load']})", flush=True)  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True, help="a real run folder of `imagenet-suite evaluate`")
@@ -106,9 +129,11 @@ def main() -> int:
                         "the sizes of runs at the real image counts (scale_runs.RealSizes)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="folder for the run folders (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--old-format-too", action="store_true",
+                        help="also measure this tree on the runs in format 3, before they are rewritten")  # fmt: skip
     args = parser.parse_args()
 
-    from scale_runs import RealSizes, write_runs
+    from scale_runs import RealSizes, rewrite_suites, write_runs
 
     cores = len(os.sched_getaffinity(0))
     print(f"{cores} CPUs (affinity), load average {loadavg()} at the start; baseline {args.baseline_ref}")
@@ -125,39 +150,45 @@ def main() -> int:
             sizes = RealSizes(args.real_sizes) if args.real_sizes else None
             write_runs(args.run, runs_dir, max(args.runs), real_sizes=sizes)
         runs = sorted(runs_dir.glob("run_*"))
+        if json.loads((runs[0] / "suite.json").read_bytes()).get("format") != "imagenet-suite.suite/3":
+            rewrite_suites(runs[: max(args.runs)], current=False)  # a kept work folder holds them rewritten
         suite_bytes = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
         print(f"suite.json: {suite_bytes / max(args.runs) / 2**20:.2f} MiB each")
-        results: dict[int, dict[str, dict]] = {}
+        results: dict[int, dict[str, dict]] = {count: {} for count in args.runs}
+        phases = [("baseline", codes["baseline"])] + ([("new on format 3", ROOT)] if args.old_format_too else [])
+        _measure_all(phases, runs, sorted(args.runs), args.repeat, work, results)
+        print("rewriting the suite.json files in the format evaluate writes now ...", flush=True)
+        rewrite_suites(runs[: max(args.runs)], current=True)
+        suite_bytes_now = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
+        print(f"suite.json now: {suite_bytes_now / max(args.runs) / 2**20:.2f} MiB each")
+        _measure_all([("new", ROOT)], runs, sorted(args.runs), args.repeat, work, results)
         for count in sorted(args.runs):
-            results[count] = {}
-            for attempt in range(args.repeat):
-                for label, path in codes.items():
-                    out = work / f"out-{label}-{count}"
-                    found = measure(path, runs[:count], out, work / f"{label}-{count}-{attempt}.log")
-                    best = results[count].get(label)
-                    if best is None or found["wall"] < best["wall"]:
-                        results[count][label] = found
-                    print(f"  {count} runs, {label}: {found['wall']:.1f} s wall, {found['cpu']:.1f} s CPU, "
-                          f"peak {mib(found['peak'])} MiB (load {found['load']})", flush=True)  # fmt: skip
-            diff = differing(work / f"out-baseline-{count}", work / f"out-new-{count}")
-            files = sum(1 for p in (work / f"out-new-{count}").rglob("*") if p.is_file())
-            if diff:
-                failed = True
-                print(f"  {count} runs: {len(diff)} of the outputs DIFFER from the baseline's: {', '.join(diff[:10])}")
-            else:
-                print(f"  {count} runs: all {files} output files byte-identical to the baseline's")
+            for label in results[count]:
+                if label == "baseline":
+                    continue
+                out = work / f"out-{label.replace(' ', '-')}-{count}"
+                diff = differing(work / f"out-baseline-{count}", out)
+                files = sum(1 for p in out.rglob("*") if p.is_file())
+                if diff:
+                    failed = True
+                    print(f"  {count} runs, {label}: {len(diff)} of the outputs DIFFER from the baseline's: "
+                          f"{', '.join(diff[:10])}")  # fmt: skip
+                else:
+                    print(f"  {count} runs, {label}: all {files} output files byte-identical to the baseline's")
         print("\n| runs | code | wall s | CPU s | peak RSS MiB | load (1/5/15 min) |")
         print("| ---: | --- | ---: | ---: | ---: | --- |")
         for count, found in results.items():
             for label, m in found.items():
                 print(f"| {count} | {label} | {m['wall']:.1f} | {m['cpu']:.1f} | {mib(m['peak'])} | {m['load']} |")
-            new, base = found["new"], found["baseline"]
-            print(f"| {count} | new / baseline | {new['wall'] / base['wall']:.2f}x | {new['cpu'] / base['cpu']:.2f}x "
-                  f"| {new['peak'] / base['peak']:.2f}x | |")  # fmt: skip
+            base = found["baseline"]
+            for label, m in found.items():
+                if label != "baseline":
+                    print(f"| {count} | {label} / baseline | {m['wall'] / base['wall']:.2f}x | "
+                          f"{m['cpu'] / base['cpu']:.2f}x | {m['peak'] / base['peak']:.2f}x | |")  # fmt: skip
         if len(results) > 1:
             low, high = min(results), max(results)
             print(f"\npeak growth per added run, {low} -> {high} runs (MiB per run):")
-            for label in codes:
+            for label in results[high]:
                 grown = results[high][label]["peak"] - results[low][label]["peak"]
                 print(f"  {label}: {grown / 2**20 / (high - low):.2f}")
             print(f"  (suite.json bytes per run: {suite_bytes / max(args.runs) / 2**20:.2f} MiB)")

@@ -19,6 +19,9 @@ classes at scale 1 (1,000; 200 for ImageNet-A and -R; 113 for ObjectNet); the bo
 ``resamples`` rows (drawn with replacement from the base's). The rest (NINCO's rows, the summary) is already
 at its real size at any scale. The samples' digests are left as they are (the same in every run: what the
 leaderboard compares).
+
+The suite.json files are written in format 3 (each report's rows a list of objects), which code from before
+format 4 reads too; :func:`rewrite_suites` rewrites them as ``evaluate`` writes suite.json now (or back).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from imagenet_suite.scoring.summary.intervals import (
     value_at,
     write_uncertainty,
 )
-from imagenet_suite.scoring.summary.suite_json import SUITE_JSON, read_suite
+from imagenet_suite.scoring.summary.suite_json import SUITE_FORMAT_3, SUITE_JSON, read_suite, suite_file_bytes
 
 
 @dataclass(frozen=True)
@@ -97,9 +100,24 @@ def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0, real_sizes: 
         folder = out / f"run_{i:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         summary["uncertainty"] = write_uncertainty(folder, record, table, replicated, list(correct))
-        (folder / SUITE_JSON).write_text(json.dumps(suite, indent=1) + "\n")
+        _write_suite(folder, suite, current=False)
         folders.append(folder)
     return folders
+
+
+def rewrite_suites(folders: list[Path], current: bool) -> None:
+    """Each run's suite.json rewritten in place: ``current``, as ``evaluate`` writes it now
+    (:func:`~imagenet_suite.scoring.summary.suite_json.suite_file_bytes`: format 4, the rows as columns); else in
+    format 3, as :func:`write_runs` writes it."""
+    for folder in folders:
+        _write_suite(folder, read_suite(folder / SUITE_JSON), current)
+
+
+def _write_suite(folder: Path, suite: dict, current: bool) -> None:
+    if current:
+        (folder / SUITE_JSON).write_bytes(suite_file_bytes(suite))
+    else:  # rows as a list of objects: what baselines before format 4 read
+        (folder / SUITE_JSON).write_text(json.dumps({**suite, "format": SUITE_FORMAT_3}, indent=1) + "\n")
 
 
 def _grown(base: dict, replicates, correct: dict, sizes: RealSizes, rng: np.random.Generator):

@@ -277,7 +277,7 @@ def test_evaluate_records_the_weights_in_suite_json_suite_md_and_every_leaderboa
         ]
         assert err.strip().splitlines() == (expected if name == "pretrained" else []), err
     suites = {name: read_suite(tmp_path / name) for name in runs}
-    assert {suite["format"] for suite in suites.values()} == {"imagenet-suite.suite/3"}
+    assert {suite["format"] for suite in suites.values()} == {"imagenet-suite.suite/4"}
     source = {
         "library": "timm",
         "architecture": "test_resnet",
@@ -312,7 +312,7 @@ def test_evaluate_records_the_weights_in_suite_json_suite_md_and_every_leaderboa
         f"weights: file {weights_file}, sha256 {sha['file']}; tag {default_tag} not loaded; "
     ), headings
 
-    legacy = json.loads((tmp_path / "random" / "suite.json").read_text())  # format 2: read, tag not recorded
+    legacy = read_suite(tmp_path / "random")  # written as format 2 (rows as a list): read, tag not recorded
     legacy["format"] = "imagenet-suite.suite/2"
     del legacy["weights_source"]
     legacy["summary"].pop("uncertainty", None)  # format 2 predates intervals

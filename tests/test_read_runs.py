@@ -31,7 +31,7 @@ from tests.helpers import one_line
 
 MODEL = "timm:test_resnet"
 FORMAT = "imagenet-suite.suite/2"  # a suite.json format still read, written out independently of the package
-WRITTEN_FORMAT = "imagenet-suite.suite/3"  # the format evaluate writes now (/2 + weights_source)
+WRITTEN_FORMAT = "imagenet-suite.suite/4"  # the format evaluate writes now (/3 with each report's rows as columns)
 
 
 # ---------------------------------------------------------------------------------------------- leaderboard
@@ -138,8 +138,8 @@ BAD_SUITES = {
     ),
     "an unknown format": (
         _set(("format",), 7),
-        r'format is the number 7, but imagenet-suite \S+ reads suite\.json of format "imagenet-suite\.suite/3" or '
-        r'"imagenet-suite\.suite/2" \(or without one, as written before formats\)$',
+        r'format is the number 7, but imagenet-suite \S+ reads suite\.json of format "imagenet-suite\.suite/4", '
+        r'"imagenet-suite\.suite/3" or "imagenet-suite\.suite/2" \(or without one, as written before formats\)$',
     ),
     "an accuracy held as a string": (
         _set(ACC, "0.5"),

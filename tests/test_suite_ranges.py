@@ -9,6 +9,7 @@ metric_ranges``; every metric name the package's metric families write has one (
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 
@@ -187,7 +188,14 @@ def test_a_suite_json_written_by_evaluate_passes(tmp_path):
     argv = ["evaluate", "--model", "timm:test_resnet", "--weights", "none", "--datasets", str(folder), "--out",
             str(run), "--device", "cpu", "--workers", "0", "--bootstrap", "20", "--no-progress"]  # fmt: skip
     assert cli.main(argv) == 0
-    assert read_suite(run)["summary"]["uncertainty"]["ci95"], "the run has intervals, all of them checked"
+    suite = read_suite(run)
+    assert suite["summary"]["uncertainty"]["ci95"], "the run has intervals, all of them checked"
+    stored = json.loads((run / "suite.json").read_text())  # format 4: each report's rows as columns
+    assert stored["format"] == "imagenet-suite.suite/4"
+    for key, report in stored["datasets"].items():
+        rows = json.loads((run / "reports" / f"{key.replace('/', '__')}.json").read_text())["metrics"]
+        assert len(rows) > 5 and report["metrics"] == {field: [row[field] for row in rows] for field in rows[0]}
+        assert suite["datasets"][key]["metrics"] == rows  # read back as the score report's rows
 
 
 ROWS = [

@@ -109,7 +109,7 @@ from ..scoring.summary.json_schema import read_json
 from ..scoring.summary.quba import attack_convention_of
 from ..scoring.summary.reports import ID_DATASET, WRAPPER_PROBABILITIES_KEY
 from ..scoring.summary.suite import suite_summary
-from ..scoring.summary.suite_json import SUITE_FORMAT, SUITE_JSON
+from ..scoring.summary.suite_json import SUITE_FORMAT, SUITE_JSON, suite_file_bytes
 from ..scoring.threads import chunk_parallel_cpu
 from .adversarial_record import adversarial_record, attack_recorded
 from .autoattack import AttackSpec
@@ -277,7 +277,7 @@ def run_suite(
         "skipped": skipped,
         "summary": summary,
     }
-    atomic_write_bytes(run_dir / SUITE_JSON, json_bytes(suite))
+    atomic_write_bytes(run_dir / SUITE_JSON, suite_file_bytes(suite))
     write_suite_markdown(suite, run_dir)
     write_run_report(suite, run_dir)
     return suite

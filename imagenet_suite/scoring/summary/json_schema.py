@@ -38,7 +38,7 @@ class Mismatch(Exception):
     """Where a JSON value does not fit its schema: ``path``, what was expected, what was found."""
 
     def __init__(self, path: str, expected: str, found: str | None):
-        self.path, self.found = path, found
+        self.path, self.expected, self.found = path, expected, found
         where = path or "the top level"
         super().__init__(
             f"{where}: missing; expected {expected}"
@@ -72,7 +72,9 @@ class Number(Check):
     def accepts(self, value: Any) -> bool:
         """Whether :meth:`check` passes ``value`` (no path built: the fast test of many rows)."""
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or (self.integer and not isinstance(value, int)):
+        if not number or (self.integer and not isinstance(value, int)):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may be beyond a float)
             return False
         slack = 0 if isinstance(value, int) else ROUNDING
         return not (
@@ -283,10 +285,11 @@ def describe_json(value: Any) -> str:
     return type(value).__name__
 
 
-def check_json(value: Any, schema: Check, where: str | Path) -> None:
-    """RunFolderError naming ``where`` (the file), the JSON path and what was expected, on a mismatch."""
+def check_json(value: Any, schema: Check, where: str | Path, path: str = "") -> None:
+    """RunFolderError naming ``where`` (the file), the JSON path (from ``path``, the value's own) and what was
+    expected, on a mismatch."""
     try:
-        schema.check(value, "")
+        schema.check(value, path)
     except Mismatch as mismatch:
         raise RunFolderError(f"{where}: {mismatch}") from mismatch
 

@@ -55,12 +55,11 @@ import pandas as pd
 from ...errors import ConfigError, RunFolderError, param
 from ..metrics.lca_on_the_line import OnTheLine
 from .groups import ModelGroups, metadata_groups
-from .metric_ranges import intern_rows
 from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024, zhang2023
 from .papers._shared import weights_legend, with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
 from .significance import Significance, significance, significance_markdown, write_significance
-from .suite_json import SUITE_JSON, read_suite, weights_label
+from .suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
 MARKDOWN_LEGEND = (
@@ -137,12 +136,10 @@ def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
     two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
     format or malformed (:func:`~imagenet_suite.scoring.summary.suite_json.read_suite`). Each is checked whole,
-    then its reports' rows of :data:`UNREAD_ROWS` are dropped (what the leaderboard holds of a run is what it reads)."""
+    and its reports' rows of :data:`UNREAD_ROWS` left out (what the leaderboard holds of a run is what it reads)."""
     suites: list[tuple[str, Path, dict[str, Any]]] = []
     for run_dir in map(Path, run_dirs):
-        suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir)
-        for report in suite["datasets"].values():
-            report["metrics"] = intern_rows([row for row in report["metrics"] if row["metric"] not in UNREAD_ROWS])
+        suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir, drop_metrics=UNREAD_ROWS)
         suites.append((suite["model"], run_dir, suite))
     specs = [spec for spec, _, _ in suites]
     named = {}
@@ -182,6 +179,7 @@ def leaderboard(
     Agreement-on-the-Line baselines from the runs' outputs files."""
     if not suites:
         raise ConfigError("a leaderboard needs at least one run")
+    suites = {name: with_rows(suite, name) for name, suite in suites.items()}
     mixed = mixed_builds(suites)
     if mixed and not allow_mixed_builds:
         raise RunFolderError(describe_mixed_builds(mixed) + f"; pass {param('allow_mixed_builds')} to rank them anyway")

@@ -139,6 +139,19 @@ def _limits(check: Number) -> tuple[float, float, float, float]:
 _COUNT_LIMITS = _limits(NON_NEGATIVE)
 
 
+@functools.lru_cache(maxsize=4096)
+def metric_limits(metric: str, variant: str = "") -> tuple[float, float, float, float]:
+    """``(float low, float high, int low, int high)`` of a report row's value (:func:`metric_range`): a float value
+    passes :class:`MetricRowSchema` exactly when ``low <= value <= high``, an int value of at most 2**63 in size
+    when it lies in the int bounds.
+
+    Example:
+        >>> metric_limits("top1_accuracy")
+        (-1e-09, 1.000000001, 0, 1)
+    """
+    return _limits(metric_range(metric, variant))
+
+
 class MetricRows(ListOf):
     """A report's ``metrics``: a list of :class:`MetricRowSchema` rows, tested in one loop without a call or a
     path per row (a 300-run leaderboard at the real image counts reads about 7 million rows); a row that loop
@@ -173,7 +186,7 @@ class MetricRows(ListOf):
                 return index
             limits = bounds.get((metric, variant))
             if limits is None:
-                limits = bounds[(metric, variant)] = _limits(metric_range(metric, variant))
+                limits = bounds[(metric, variant)] = metric_limits(metric, variant)
             if value is not None:
                 kind = type(value)
                 if kind is float:
@@ -243,5 +256,6 @@ __all__ = [
     "MetricRows",
     "expert_label_range",
     "lca_range",
+    "metric_limits",
     "metric_range",
 ]

@@ -4,12 +4,15 @@ structure (:data:`SUITE_SCHEMAS`, with the schemas of its parts: :data:`BUILD`, 
 one phrase (:func:`weights_label`).
 
 Reading a suite.json back (:func:`read_suite`, used by ``leaderboard`` and by ``evaluate`` on an existing
-run folder): its ``format`` must be :data:`SUITE_FORMAT`, :data:`SUITE_FORMAT_2` (the same keys but
-``weights_source``: the weights tag is unknown) or absent, the layout imagenet-suite wrote before it had
-one (also reports without ``provenance``: the builds they read are unknown) — and its structure must match
-:data:`SUITE_SCHEMAS` (checked with :mod:`imagenet_suite.scoring.summary.json_schema`).
+run folder): its ``format`` must be :data:`SUITE_FORMAT` (each report's metric rows stored as columns,
+:mod:`~imagenet_suite.scoring.summary.metric_columns`), :data:`SUITE_FORMAT_3` (the same, the rows a list of
+objects), :data:`SUITE_FORMAT_2` (as 3 but ``weights_source``: the weights tag is unknown) or absent, the layout
+imagenet-suite wrote before it had one (also reports without ``provenance``: the builds they read are unknown) —
+and its structure must match :data:`SUITE_SCHEMAS` (checked with :mod:`imagenet_suite.scoring.summary.json_schema`).
 A mismatch is one :class:`~imagenet_suite.errors.RunFolderError` line naming the file, the JSON path
-(``datasets["imagenet_val"].metrics[0].value``) and what was expected.
+(``datasets["imagenet_val"].metrics.value[0]``; ``metrics[0].value`` before format 4) and what was expected.
+Whatever the format, :func:`read_suite` returns each report's ``metrics`` as a list of row objects;
+:func:`suite_file_bytes` writes a suite the way ``evaluate`` does.
 """
 
 from __future__ import annotations
@@ -45,12 +48,16 @@ from .json_schema import (
     read_json,
     schema_at,
 )
-from .metric_ranges import DIMENSION_RANGES, MetricRows, MetricRowSchema, expert_label_range, lca_range
+from .metric_columns import MetricColumns, columns_to_rows, rows_to_columns
+from .metric_ranges import DIMENSION_RANGES, MetricRows, MetricRowSchema, expert_label_range, intern_rows, lca_range
 
 SUITE_JSON = "suite.json"
-SUITE_FORMAT = "imagenet-suite.suite/3"
-"""``format`` of the suite.json written now: layout 2 plus ``weights_source`` (the weights tag and where the
-weights came from). Layout 2 and layout 1 (no ``format`` key, before formats) are read too."""
+SUITE_FORMAT = "imagenet-suite.suite/4"
+"""``format`` of the suite.json written now: layout 3 with each report's ``metrics`` as columns (one list per
+field of :data:`~imagenet_suite.scoring.summary.metric_columns.METRIC_KEYS`). Layouts 3, 2 and 1 (no ``format``
+key, before formats) are read too."""
+SUITE_FORMAT_3 = "imagenet-suite.suite/3"
+"""Layout 2 plus ``weights_source`` (the weights tag and where the weights came from)."""
 SUITE_FORMAT_2 = "imagenet-suite.suite/2"
 
 
@@ -323,18 +330,26 @@ ZERO_SHOT = Fields(
 )
 """``zero_shot`` of a suite.json: an ``open_clip:`` model's head record (``imagenet_suite.inference.zero_shot.head_record``;
 absent for other models and in files written before it was recorded)."""
-SUITE_3 = SUITE_2.extended(format=Text(choices=(SUITE_FORMAT,)), weights_source=Maybe(WEIGHTS_SOURCE))
+SUITE_3 = SUITE_2.extended(format=Text(choices=(SUITE_FORMAT_3,)), weights_source=Maybe(WEIGHTS_SOURCE))
+REPORT_4 = REPORT_2.extended(metrics=MetricColumns())
+"""A report of format 4: its metric rows as columns (:class:`~.metric_columns.MetricColumns`)."""
+SUITE_4 = SUITE_3.extended(format=Text(choices=(SUITE_FORMAT,)), datasets=MapOf(REPORT_4))
 SUITE_SCHEMAS: dict[str | None, Fields] = {
     None: SUITE_1,  # written before suite.json had a format: reports name no build
     SUITE_FORMAT_2: SUITE_2,  # reports name their builds; the weights tag is not recorded
-    SUITE_FORMAT: Fields(SUITE_3.required, {**SUITE_3.optional, "zero_shot": ZERO_SHOT}),
+    SUITE_FORMAT_3: Fields(SUITE_3.required, {**SUITE_3.optional, "zero_shot": ZERO_SHOT}),
+    SUITE_FORMAT: Fields(SUITE_4.required, {**SUITE_4.optional, "zero_shot": ZERO_SHOT}),
 }
 
 
-def read_suite(path: str | Path) -> dict[str, Any]:
+def read_suite(path: str | Path, drop_metrics: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A suite.json (``path``, or the one in run folder ``path``), checked: its format is one this version
     reads and every key the summary, the Markdown and the leaderboard use is there with the right type.
-    RunFolderError (one line: the file, the JSON path, what was expected) otherwise."""
+    RunFolderError (one line: the file, the JSON path, what was expected) otherwise.
+
+    Each report's ``metrics`` is returned as a list of row objects, whatever the format, without the rows whose
+    ``metric`` is in ``drop_metrics`` (checked, then left out: a reader that has no use for them holds none), their
+    strings interned (:func:`~.metric_ranges.intern_rows`)."""
     path = Path(path)
     if path.is_dir():
         path = path / SUITE_JSON
@@ -346,12 +361,45 @@ def read_suite(path: str | Path) -> dict[str, Any]:
     if "format" in suite and (not isinstance(suite["format"], str) or suite["format"] not in SUITE_SCHEMAS):
         raise RunFolderError(
             f"{path}: format is {describe_json(suite['format'])}, but imagenet-suite {__version__} reads suite.json "
-            f"of format {json.dumps(SUITE_FORMAT)} or {json.dumps(SUITE_FORMAT_2)} (or without one, as written "
-            "before formats)"
+            f"of format {json.dumps(SUITE_FORMAT)}, {json.dumps(SUITE_FORMAT_3)} or {json.dumps(SUITE_FORMAT_2)} (or "
+            "without one, as written before formats)"
         )
     check_json(suite, SUITE_SCHEMAS[suite.get("format")], path)
     check_intervals(suite, path)
+    columns = suite.get("format") == SUITE_FORMAT
+    for report in suite["datasets"].values():
+        if columns:
+            report["metrics"] = columns_to_rows(report["metrics"], drop_metrics)
+        else:
+            report["metrics"] = intern_rows([row for row in report["metrics"] if row["metric"] not in drop_metrics])
     return suite
+
+
+def suite_file_bytes(suite: Mapping[str, Any]) -> bytes:
+    """The bytes of ``suite`` (its reports' ``metrics`` lists of rows, as :func:`read_suite` returns them) as a
+    suite.json of :data:`SUITE_FORMAT`: indented JSON, no NaN (ValueError on one: write it as null), a final
+    newline; each report's rows as columns (:func:`~.metric_columns.rows_to_columns`)."""
+    datasets = {
+        key: {**report, "metrics": rows_to_columns(report["metrics"])} for key, report in suite["datasets"].items()
+    }
+    written = {**suite, "format": SUITE_FORMAT, "datasets": datasets}
+    return (json.dumps(written, indent=1, allow_nan=False) + "\n").encode()
+
+
+def with_rows(suite: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``suite`` with each report's ``metrics`` a list of rows: as it is, or, for the content of a format-4 suite.json
+    read without :func:`read_suite` (rows as columns), a copy with the columns checked and made rows (RunFolderError
+    naming ``where`` and the JSON path on a bad one)."""
+    if not any(isinstance(report.get("metrics"), dict) for report in suite.get("datasets", {}).values()):
+        return suite
+    datasets = {}
+    for key, report in suite["datasets"].items():
+        if isinstance(report.get("metrics"), dict):
+            path = json_path(json_path("datasets", key, bracket=True), "metrics")
+            check_json(report["metrics"], MetricColumns(), where, path)
+            report = {**report, "metrics": columns_to_rows(report["metrics"])}
+        datasets[key] = report
+    return {**suite, "datasets": datasets}
 
 
 def check_intervals(suite: Mapping[str, Any], where: str | Path) -> None:
@@ -431,10 +479,14 @@ __all__ = [
     "PROVENANCE",
     "REPORT_1",
     "REPORT_2",
+    "REPORT_4",
     "SUITE_1",
     "SUITE_2",
+    "SUITE_3",
+    "SUITE_4",
     "SUITE_FORMAT",
     "SUITE_FORMAT_2",
+    "SUITE_FORMAT_3",
     "SUITE_JSON",
     "SUITE_SCHEMAS",
     "SUMMARY",
@@ -445,6 +497,8 @@ __all__ = [
     "ZERO_SHOT",
     "check_intervals",
     "read_suite",
+    "suite_file_bytes",
     "weights_label",
     "weights_tag_text",
+    "with_rows",
 ]
