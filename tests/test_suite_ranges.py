@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from imagenet_suite.scoring.summary.metric_columns import all_pass
 from imagenet_suite.scoring.summary.metric_ranges import metric_range
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.helpers import REPO_ROOT, one_line
@@ -195,6 +196,7 @@ def test_a_suite_json_written_by_evaluate_passes(tmp_path):
     for key, report in stored["datasets"].items():
         rows = json.loads((run / "reports" / f"{key.replace('/', '__')}.json").read_text())["metrics"]
         assert len(rows) > 5 and report["metrics"] == {field: [row[field] for row in rows] for field in rows[0]}
+        assert all_pass(report["metrics"]), key  # checked by array operations alone, not row by row
         assert suite["datasets"][key]["metrics"] == rows  # read back as the score report's rows
 
 

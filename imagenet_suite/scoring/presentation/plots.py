@@ -322,7 +322,16 @@ def annotated_cells(
         for j in range(columns):
             text = "—" if np.isnan(values[i, j]) else f"{values[i, j]:.{decimals}f}"
             light = white_above is not None and not np.isnan(values[i, j]) and values[i, j] > white_above
-            axes.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if light else "black")
+            axes.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=fontsize,
+                color="white" if light else "black",
+                in_layout=False,
+            )
     axes.set_xticks(range(columns), [str(c) for c in frame.columns], rotation=30, ha="right", fontsize=7)
     axes.set_yticks(range(rows), [str(r) for r in frame.index], fontsize=7)
     return image

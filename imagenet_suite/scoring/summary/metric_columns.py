@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
+from itertools import compress, repeat
+from operator import and_, is_not, not_
 from typing import Any
 
 import numpy as np
@@ -55,7 +57,7 @@ def columns_to_rows(columns: Mapping[str, list[Any]], drop: frozenset[str] = fro
     distinct string: the rows a leaderboard keeps of hundreds of runs repeat the same few hundred)."""
     intern = sys.intern
     metric, value, variant, subgroup, numerator, denominator = (columns[key] for key in METRIC_KEYS)
-    kept = [i for i, name in enumerate(metric) if name not in drop] if drop else range(len(metric))
+    kept = compress(range(len(metric)), map(not_, map(drop.__contains__, metric))) if drop else range(len(metric))
     return [
         {"metric": intern(metric[i]), "value": value[i], "variant": intern(variant[i]),
          "subgroup": intern(subgroup[i]), "numerator": numerator[i], "denominator": denominator[i]}
@@ -156,20 +158,21 @@ def _values_pass(value: list[Any], limits: np.ndarray) -> bool:
 
 
 def _counts_pass(numerator: list[Any], denominator: list[Any]) -> bool:
-    counts = []
-    for column in (numerator, denominator):
-        types = set(map(type, column))
-        if not types <= _COUNT:
-            return False
-        try:  # nulls as NaN; every int exact (below 2**53) or refused here
-            found = np.array(column, dtype=float if type(None) in types else np.int64)
-        except OverflowError:
-            return False
-        if (found < 0).any() or (found >= _EXACT).any():
-            return False
-        counts.append(found)
-    with np.errstate(invalid="ignore"):
-        return not (counts[0] > counts[1]).any()
+    """Each count null or an int in [0, 2**53), the numerator at most the denominator where both are given."""
+    columns = (numerator, denominator)
+    if not all(set(map(type, column)) <= _COUNT for column in columns):
+        return False
+    given = [list(map(is_not, column, repeat(None))) for column in columns]
+    try:
+        counts = [np.fromiter(compress(column, mask), np.int64) for column, mask in zip(columns, given, strict=True)]
+    except OverflowError:  # beyond 64 bits
+        return False
+    if any((found < 0).any() or (found >= _EXACT).any() for found in counts):
+        return False
+    if given[0] != given[1]:  # rows with one count only (an LCA row's images): compare where both are given
+        both = list(map(and_, *given))
+        counts = [np.fromiter(compress(column, both), np.int64) for column in columns]
+    return not (counts[0] > counts[1]).any()
 
 
 __all__ = ["METRIC_KEYS", "MetricColumns", "all_pass", "columns_to_rows", "rows_to_columns"]
