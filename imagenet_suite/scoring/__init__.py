@@ -19,7 +19,7 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
   family, gathered in ``ScoreOptions``), context (``EvaluationContext``), family (``MetricFamily``),
   report (``score``: the evaluator);
 * summary/ — suite (one model's headline numbers, from reports, quba, imagenet_c and headlines), suite_json
-  (reading suite.json back, checked by json_schema), intervals (their bootstrap intervals), leaderboard (many
+  (reading suite.json back, checked by json_schema; its rows as columns: metric_columns), intervals (their bootstrap intervals), leaderboard (many
   models), papers/ (one module per paper: the leaderboard's tables of that
   paper), groups (``--groups`` files), significance (paired tests of adjacent ranks);
 * presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group, correlation heatmap),
