@@ -197,9 +197,12 @@ def test_a_dropped_row_is_still_checked(tmp_path):
 
 
 def test_the_python_api_takes_the_content_of_a_format_4_file_read_without_read_suite(tmp_path):
-    """``leaderboard()`` given suite.json content parsed with ``json`` (rows as columns) ranks as from ``read_suite``;
-    a bad column there is a RunFolderError naming the model and the row."""
+    """``leaderboard()``, ``leaderboard.html`` and ``report.html`` given suite.json content parsed with ``json`` (rows
+    as columns) are as from ``read_suite``; a bad column there is a RunFolderError naming the model and the row."""
     from imagenet_suite.errors import RunFolderError
+    from imagenet_suite.scoring.presentation.html import render
+    from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
+    from imagenet_suite.scoring.presentation.html_run import run_page
     from imagenet_suite.scoring.summary.leaderboard import leaderboard as rank
     from imagenet_suite.scoring.summary.leaderboard import load_suites
 
@@ -211,6 +214,10 @@ def test_the_python_api_takes_the_content_of_a_format_4_file_read_without_read_s
         raw[suite["model"]] = suite
     read = load_suites(runs)
     assert rank(raw).accuracies.equals(rank(read).accuracies) and rank(raw).quba.equals(rank(read).quba)
+    pages = [write_leaderboard_html(rank(read), suites, tmp_path / name).read_bytes() for name, suites in
+             (("raw", raw), ("read", read))]  # fmt: skip
+    assert pages[0] == pages[1]
+    assert render(run_page(raw["timm:m0"])) == render(run_page(read["timm:m0"]))
     raw["timm:m1"]["datasets"]["imagenet_val"]["metrics"]["numerator"][3] = 7
     with pytest.raises(
         RunFolderError, match=r'^timm:m1: datasets\["imagenet_val"\]\.metrics\.numerator\[3\]: expected at'

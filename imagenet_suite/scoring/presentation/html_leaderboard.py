@@ -33,7 +33,7 @@ from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_bui
 from ..summary.papers.bitterwolf2023 import OVERLAP_PARTS, overlap_wide
 from ..summary.papers.heuillet2025 import EFFECTS_TEXT, FIG5_TEXT, published_fig5, shows_fig5
 from ..summary.quba import attack_convention_of
-from ..summary.suite_json import SUITE_JSON
+from ..summary.suite_json import SUITE_JSON, with_rows
 from .figures import anzaku2024 as anzaku_figures
 from .figures import bitterwolf2023 as ninco_figures
 from .figures import geirhos2019 as shape_figures
@@ -334,7 +334,9 @@ def _library_versions() -> list[tuple[str, str]]:
 
 
 def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Page:
-    """The page of a leaderboard (``board``) of the runs ``suites`` (``{model name: suite.json content}``)."""
+    """The page of a leaderboard (``board``) of the runs ``suites`` (``{model name: suite.json content}``, its rows as
+    :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them)."""
+    suites = {name: with_rows(suite, name) for name, suite in suites.items()}
     sections = [
         _headline_section(suites),
         _hesse_section(board),

@@ -26,7 +26,7 @@ from ..metrics.calibration import DEFAULT_ECE_CONVENTION, CalibrationBins
 from ..metrics.quba import DIMENSIONS, QUBA_SIGNS
 from ..summary.intervals import headline_numbers
 from ..summary.quba import attack_convention_of
-from ..summary.suite_json import SUITE_JSON, read_suite, weights_label
+from ..summary.suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 from .figures import bitterwolf2023 as ninco_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
 from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot, reliability_diagram
@@ -243,7 +243,9 @@ def _provenance_section(suite: Mapping[str, Any]) -> Section:
 
 
 def run_page(suite: Mapping[str, Any]) -> Page:
-    """The page of one run (its suite.json content)."""
+    """The page of one run (its suite.json content, its rows as
+    :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them)."""
+    suite = with_rows(suite, suite.get("model", "suite.json"))
     summary = suite["summary"]
     model = suite["model"]
     headline = Table(
