@@ -148,7 +148,7 @@ def main() -> int:
         if len(list(runs_dir.glob("run_*"))) < max(args.runs):
             print(f"writing {max(args.runs)} synthetic run folders from {args.run} ...", flush=True)
             sizes = RealSizes(args.real_sizes) if args.real_sizes else None
-            write_runs(args.run, runs_dir, max(args.runs), real_sizes=sizes)
+            write_runs(args.run, runs_dir, max(args.runs), real_sizes=sizes, current_format=False)
         runs = sorted(runs_dir.glob("run_*"))
         if json.loads((runs[0] / "suite.json").read_bytes()).get("format") != "imagenet-suite.suite/3":
             rewrite_suites(runs[: max(args.runs)], current=False)  # a kept work folder holds them rewritten

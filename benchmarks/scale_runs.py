@@ -20,8 +20,9 @@ classes at scale 1 (1,000; 200 for ImageNet-A and -R; 113 for ObjectNet); the bo
 at its real size at any scale. The samples' digests are left as they are (the same in every run: what the
 leaderboard compares).
 
-The suite.json files are written in format 3 (each report's rows a list of objects), which code from before
-format 4 reads too; :func:`rewrite_suites` rewrites them as ``evaluate`` writes suite.json now (or back).
+The suite.json files are written as ``evaluate`` writes them now (format 4: each report's rows as columns), or
+in format 3 (the rows a list of objects), which code from before format 4 reads too; :func:`rewrite_suites`
+rewrites them in place from one to the other.
 """
 
 from __future__ import annotations
@@ -60,8 +61,16 @@ CLASSES = {"imagenet_a": 200, "imagenet_r": 200, "objectnet": 113}  # per-class 
 MOST_ROWS = {"imagenet_multilabel/images/imagenet_m": 68}  # a per-image file's rows at scale 1, where not rows/scale
 
 
-def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0, real_sizes: RealSizes | None = None) -> list[Path]:
-    """``count`` run folders under ``out`` made from the run folder ``run_dir`` (see the module docstring)."""
+def write_runs(
+    run_dir: Path,
+    out: Path,
+    count: int,
+    seed: int = 0,
+    real_sizes: RealSizes | None = None,
+    current_format: bool = True,
+) -> list[Path]:
+    """``count`` run folders under ``out`` made from the run folder ``run_dir`` (see the module docstring); their
+    suite.json as ``evaluate`` writes it now, or (not ``current_format``) in format 3."""
     base = read_suite(run_dir / SUITE_JSON)
     uncertainty = base["summary"]["uncertainty"]
     replicates = read_replicates(run_dir, uncertainty)
@@ -100,7 +109,7 @@ def write_runs(run_dir: Path, out: Path, count: int, seed: int = 0, real_sizes: 
         folder = out / f"run_{i:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         summary["uncertainty"] = write_uncertainty(folder, record, table, replicated, list(correct))
-        _write_suite(folder, suite, current=False)
+        _write_suite(folder, suite, current=current_format)
         folders.append(folder)
     return folders
 
