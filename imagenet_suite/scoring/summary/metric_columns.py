@@ -67,9 +67,9 @@ def columns_to_rows(columns: Mapping[str, list[Any]], drop: frozenset[str] = fro
 
 class MetricColumns(Check):
     """A format-4 report's ``metrics``: an object with a list per :data:`METRIC_KEYS` field, all of one length, row
-    ``i`` holding what :class:`~imagenet_suite.scoring.summary.metric_ranges.MetricRowSchema` holds a row to (the
-    strings strings, the value null or in its metric's range, the counts null or integers ≥ 0, the numerator at most
-    the denominator). Tested a column at a time; where that test is not sure of a column (a type it does not
+    ``i`` holding what :class:`~imagenet_suite.scoring.summary.metric_ranges.MetricRowSchema` holds a row to
+    (``metric``, ``variant`` and ``subgroup`` strings, the value null or in its metric's range, the counts null or
+    numbers ≥ 0, the numerator at most the denominator). Tested a column at a time; where that test is not sure of a column (a type it does not
     handle, an integer beyond 2**53), the rows are checked one by one, so that the first wrong row is named:
     ``metrics.value[3]``."""
 
