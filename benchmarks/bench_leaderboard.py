@@ -135,6 +135,8 @@ def main() -> int:
 
     from scale_runs import RealSizes, rewrite_suites, write_runs
 
+    from imagenet_suite.scoring.summary.suite_json import SUITE_FORMAT_3
+
     cores = len(os.sched_getaffinity(0))
     print(f"{cores} CPUs (affinity), load average {loadavg()} at the start; baseline {args.baseline_ref}")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-leaderboard-"))
@@ -150,7 +152,7 @@ def main() -> int:
             sizes = RealSizes(args.real_sizes) if args.real_sizes else None
             write_runs(args.run, runs_dir, max(args.runs), real_sizes=sizes, current_format=False)
         runs = sorted(runs_dir.glob("run_*"))
-        if json.loads((runs[0] / "suite.json").read_bytes()).get("format") != "imagenet-suite.suite/3":
+        if json.loads((runs[0] / "suite.json").read_bytes()).get("format") != SUITE_FORMAT_3:
             rewrite_suites(runs[: max(args.runs)], current=False)  # a kept work folder holds them rewritten
         suite_bytes = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
         print(f"suite.json: {suite_bytes / max(args.runs) / 2**20:.2f} MiB each")
