@@ -59,7 +59,7 @@ from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024
 from .papers._shared import weights_legend, with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
 from .significance import Significance, significance, significance_markdown, write_significance
-from .suite_json import SUITE_JSON, read_suite, weights_label, with_rows
+from .suite_json import SUITE_JSON, read_suites, weights_label, with_rows
 
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
 MARKDOWN_LEGEND = (
@@ -132,15 +132,17 @@ def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("model")
 
 
-def load_suites(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
+def load_suites(run_dirs: Sequence[str | Path], processes: int | None = None) -> dict[str, dict[str, Any]]:
     """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
     two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
     format or malformed (:func:`~imagenet_suite.scoring.summary.suite_json.read_suite`). Each is checked whole,
-    and its reports' rows of :data:`UNREAD_ROWS` left out (what the leaderboard holds of a run is what it reads)."""
-    suites: list[tuple[str, Path, dict[str, Any]]] = []
-    for run_dir in map(Path, run_dirs):
-        suite = read_suite(run_dir / SUITE_JSON if run_dir.is_dir() else run_dir, drop_metrics=UNREAD_ROWS)
-        suites.append((suite["model"], run_dir, suite))
+    and its reports' rows of :data:`UNREAD_ROWS` left out (what the leaderboard holds of a run is what it reads).
+    Many runs are read in ``processes`` worker processes (:func:`~imagenet_suite.scoring.summary.suite_json.read_suites`;
+    None: the CPUs this process may use)."""
+    run_dirs = list(map(Path, run_dirs))
+    paths = [run_dir / SUITE_JSON if run_dir.is_dir() else run_dir for run_dir in run_dirs]
+    read = read_suites(paths, drop_metrics=UNREAD_ROWS, processes=processes)
+    suites = [(suite["model"], run_dir, suite) for run_dir, suite in zip(run_dirs, read, strict=True)]
     specs = [spec for spec, _, _ in suites]
     named = {}
     for spec, run_dir, suite in suites:

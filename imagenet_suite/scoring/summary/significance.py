@@ -23,7 +23,8 @@ out. Heuillet et al. 2025's Sum/Borda, ΔRank and LCA-on-the-Line are not tested
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...cpus import available_cpus
 from ...errors import RunFolderError
 from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
 from .intervals import headline_numbers, number_path, value_at
@@ -50,6 +52,9 @@ TEST_COLUMNS = (
     "p_value",
     "note",
 )
+READ_AHEAD = 4
+"""Models whose files a ranking reads on threads ahead of the model it tests (:func:`significance`)."""
+_REPLICATES = "replicates"  # _Run.pending's slot of the replicates file (the others: dataset keys)
 
 
 @dataclass
@@ -76,6 +81,7 @@ class _Run:
     ranked: Sequence[str] = ()
     replicates: pd.DataFrame | None = None
     correct: dict[str, Correctness] = field(default_factory=dict)
+    pending: dict[str, Future] = field(default_factory=dict)  # reads started ahead (a dataset key, _REPLICATES)
 
     @property
     def uncertainty(self) -> Mapping[str, Any] | None:
@@ -85,17 +91,34 @@ class _Run:
         if number not in self.uncertainty["ci95"]:
             return None
         if self.replicates is None:
-            frame = read_replicates(self.folder, self.uncertainty)  # every column checked, the ranked ones kept
-            self.replicates = frame[[column for column in self.ranked if column in frame.columns]]
+            future = self.pending.pop(_REPLICATES, None)
+            self.replicates = future.result() if future is not None else self._read_replicates()
         return self.replicates[number].to_numpy()
 
     def correctness(self, key: str) -> Correctness | None:
         if key not in self.uncertainty["files"]["correct"]:
             return None
         if key not in self.correct:
-            accuracy = self.suite["summary"]["accuracies"][key]["value"]
-            self.correct[key] = read_correctness(self.folder, self.uncertainty, key, accuracy)
+            future = self.pending.pop(key, None)
+            self.correct[key] = future.result() if future is not None else self._read_correctness(key)
         return self.correct[key]
+
+    def first_read(self, number: str, key: str | None) -> tuple[str, Callable[[], Any]] | None:
+        """The file the ranking of ``number`` (of dataset ``key``) reads first of this run, if not read yet:
+        ``(its slot in pending, the read)``; None when there is none."""
+        if key is not None and key in self.uncertainty["files"]["correct"]:
+            return None if key in self.correct else (key, lambda: self._read_correctness(key))
+        if self.replicates is None and number in self.uncertainty["ci95"]:
+            return _REPLICATES, self._read_replicates
+        return None
+
+    def _read_replicates(self) -> pd.DataFrame:
+        frame = read_replicates(self.folder, self.uncertainty)  # every column checked, the ranked ones kept
+        return frame[[column for column in self.ranked if column in frame.columns]]
+
+    def _read_correctness(self, key: str) -> Correctness:
+        accuracy = self.suite["summary"]["accuracies"][key]["value"]
+        return read_correctness(self.folder, self.uncertainty, key, accuracy)
 
 
 def significance(
@@ -120,9 +143,21 @@ def significance(
     present = [run for name, run in runs.items() if name not in absent]
     _check_settings(present)
     rows = []
-    for ranking, number, values, key in rankings:
-        rows += _ranking_rows(ranking, (number, key), values.dropna(), runs, absent, allow_mixed_builds)
+    threads = available_cpus()
+    with ThreadPoolExecutor(threads) if threads > 1 else _NoThreads() as pool:
+        for ranking, number, values, key in rankings:
+            rows += _ranking_rows(ranking, (number, key), values.dropna(), runs, absent, allow_mixed_builds, pool)
     return Significance(pd.DataFrame(rows, columns=list(TEST_COLUMNS)), _intervals(runs, absent), absent)
+
+
+class _NoThreads:
+    """Stands for the pool with one CPU: nothing is read ahead."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
 
 
 def _why_absent(suite: Mapping[str, Any]) -> str:
@@ -142,27 +177,49 @@ def _check_settings(runs: Sequence[_Run]) -> None:
         )
 
 
-def _ranking_rows(ranking, ranked, values: pd.Series, runs, absent, allow_mixed_builds) -> list[dict[str, Any]]:
+def _ranking_rows(
+    ranking, ranked, values: pd.Series, runs, absent, allow_mixed_builds, pool: ThreadPoolExecutor | None
+) -> list[dict[str, Any]]:
     """The ranking's models in descending order of ``values`` (ties in the leaderboard's order), each with its
     interval and its test against the next model. ``ranked``: the number's path and, for an accuracy, the
-    dataset key."""
-    number, key = ranked
+    dataset key. With a ``pool``, the file each model's test reads first (its per-image correctness, else its
+    replicates) is read on the pool's threads, :data:`READ_AHEAD` models ahead (hashing and Parquet decoding
+    release the GIL); a read not used in the end is dropped, its error (if any) not raised, as when not read."""
     order = sorted(values.index, key=lambda name: -values[name])
     rows = []
-    for position, name in enumerate(order):
-        interval = runs[name].uncertainty["ci95"].get(number) if name not in absent else None
-        row = dict.fromkeys(TEST_COLUMNS)
-        row.update(ranking=ranking, number=number, rank=position + 1, model=name, value=float(values[name]), note="")
-        row["value_ci_low"], row["value_ci_high"] = interval or (np.nan, np.nan)
-        if position + 1 < len(order):
-            below = order[position + 1]
-            row.update(
-                next_model=below, **_test(number, key, runs[name], runs[below], values, absent, allow_mixed_builds)
-            )
-        if key is not None:  # tested against the models above and below it: its images are not needed again
-            runs[name].correct.pop(key, None)
-        rows.append(row)
+    try:
+        for position in range(len(order)):
+            if pool is not None:
+                ahead = [runs[name] for name in order[position : position + READ_AHEAD] if name not in absent]
+                _read_ahead(pool, ahead, ranked)
+            rows.append(_ranking_row(ranking, ranked, order, position, values, runs, absent, allow_mixed_builds))
+    finally:
+        for run in runs.values():
+            run.pending.clear()
     return rows
+
+
+def _read_ahead(pool: ThreadPoolExecutor, runs: Sequence[_Run], ranked: tuple[str, str | None]) -> None:
+    for run in runs:
+        found = run.first_read(*ranked)
+        if found is not None and found[0] not in run.pending:
+            run.pending[found[0]] = pool.submit(found[1])
+
+
+def _ranking_row(ranking, ranked, order, position, values, runs, absent, allow_mixed_builds) -> dict[str, Any]:
+    """The row of ``order[position]``: its value, interval and test against the model below it."""
+    number, key = ranked
+    name = order[position]
+    interval = runs[name].uncertainty["ci95"].get(number) if name not in absent else None
+    row = dict.fromkeys(TEST_COLUMNS)
+    row.update(ranking=ranking, number=number, rank=position + 1, model=name, value=float(values[name]), note="")
+    row["value_ci_low"], row["value_ci_high"] = interval or (np.nan, np.nan)
+    if position + 1 < len(order):
+        below = order[position + 1]
+        row.update(next_model=below, **_test(number, key, runs[name], runs[below], values, absent, allow_mixed_builds))
+    if key is not None:  # tested against the models above and below it: its images are not needed again
+        runs[name].correct.pop(key, None)
+    return row
 
 
 def _test(number, key, first: _Run, second: _Run, values, absent, allow_mixed_builds) -> dict[str, Any]:

@@ -18,11 +18,15 @@ Whatever the format, :func:`read_suite` returns each report's ``metrics`` as a l
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import multiprocessing
+import sys
+from collections.abc import Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from ...cpus import available_cpus
 from ...errors import RunFolderError
 from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS
 from .json_schema import (
@@ -375,6 +379,38 @@ def read_suite(path: str | Path, drop_metrics: frozenset[str] = frozenset()) -> 
     return suite
 
 
+PARALLEL_FROM = 8
+"""Fewest suite.json files :func:`read_suites` reads in worker processes: starting one costs about what reading
+a file at the real image counts does (60 ms)."""
+
+
+def read_suites(
+    paths: Iterable[str | Path], drop_metrics: frozenset[str] = frozenset(), processes: int | None = None
+) -> list[dict[str, Any]]:
+    """:func:`read_suite` of each of ``paths``, in their order; with ``processes`` of 2 or more (None:
+    :func:`~imagenet_suite.cpus.available_cpus`) and at least :data:`PARALLEL_FROM` files, in that many worker
+    processes forked from this one, each file's checked content sent back pickled. Parsing and checking a
+    suite.json is Python code that holds the GIL (threads would not help); a forked worker starts with this
+    process's modules imported (a fresh interpreter would spend seconds importing torch) and runs only the
+    standard library's JSON and NumPy. Where processes are not forked (not Linux), the files are read in this
+    process. Either way the first bad file in the order of ``paths`` raises its RunFolderError, and the content
+    is the same (the rows' strings interned again in this process: one object per distinct string)."""
+    paths = [Path(path) for path in paths]
+    processes = min(available_cpus() if processes is None else processes, len(paths))
+    if processes < 2 or len(paths) < PARALLEL_FROM or not sys.platform.startswith("linux"):
+        return [read_suite(path, drop_metrics) for path in paths]
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        suites = list(pool.imap(partial(_read_in_worker, drop_metrics=drop_metrics), paths))
+    for suite in suites:
+        for report in suite["datasets"].values():
+            report["metrics"] = intern_rows(report["metrics"])
+    return suites
+
+
+def _read_in_worker(path: Path, drop_metrics: frozenset[str]) -> dict[str, Any]:
+    return read_suite(path, drop_metrics)  # by name (sent to the workers), as this module has it when they fork
+
+
 def suite_file_bytes(suite: Mapping[str, Any]) -> bytes:
     """The bytes of ``suite`` (its reports' ``metrics`` lists of rows, as :func:`read_suite` returns them) as a
     suite.json of :data:`SUITE_FORMAT`: indented JSON, no NaN (ValueError on one: write it as null), a final
@@ -476,6 +512,7 @@ __all__ = [
     "FILE_RECORD",
     "HIERARCHY",
     "METRIC_ROW",
+    "PARALLEL_FROM",
     "PROVENANCE",
     "REPORT_1",
     "REPORT_2",
@@ -497,6 +534,7 @@ __all__ = [
     "ZERO_SHOT",
     "check_intervals",
     "read_suite",
+    "read_suites",
     "suite_file_bytes",
     "weights_label",
     "weights_tag_text",

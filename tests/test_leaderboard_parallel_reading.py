@@ -1,0 +1,110 @@
+"""A leaderboard of many runs reads them on both cores (issue 38: 300 runs at the real image counts): the suite.json
+files in worker processes, and each ranking's uncertainty files on threads a few models ahead of its tests. What it
+reads and every file it writes are the same as when all is read in one process, one file after the other, and so is
+the one-line error of a bad file: the first in the order the files are used."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from imagenet_suite import cli
+from imagenet_suite.scoring.summary import significance, suite_json
+from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS, load_suites
+from imagenet_suite.scoring.summary.suite_json import PARALLEL_FROM, read_suites
+from tests.helpers import one_line
+from tests.test_leaderboard_significance import IDS, _hits, write_bootstrapped_run
+from tests.test_read_runs import leaderboard
+
+RUNS = PARALLEL_FROM + 2
+
+
+def _write(root: Path, i: int, ids: list[str] = IDS) -> Path:
+    """Run ``i``: wrong on other images of ImageNet val (of ``ids``) than the others."""
+    return write_bootstrapped_run(
+        root, f"timm:m{i:02d}", _hits(list(range(i % 5, 60, 3 + i))), _hits([i % 30], 30), ids=ids
+    )
+
+
+@pytest.fixture
+def many_runs(tmp_path) -> list[Path]:
+    """More runs than :data:`PARALLEL_FROM`, bootstrapped."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    return [_write(root, i) for i in range(RUNS)]
+
+
+def test_suite_json_files_read_in_worker_processes_are_those_read_one_by_one(many_runs, monkeypatch):
+    alone = read_suites(many_runs, UNREAD_ROWS, processes=1)
+    pids = []
+    read = suite_json.read_suite
+
+    def reading(path, drop_metrics):  # the workers are forked: they run this too, and say which process they are
+        return {**read(path, drop_metrics), "read_by": os.getpid()}
+
+    monkeypatch.setattr(suite_json, "read_suite", reading)
+    together = read_suites(many_runs, UNREAD_ROWS, processes=2)
+    pids = {suite.pop("read_by") for suite in together}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert together == alone
+    first, last = (suite["datasets"]["imagenet_val"]["metrics"][0] for suite in (together[0], together[-1]))
+    assert first["metric"] == last["metric"] and first["metric"] is last["metric"]  # one string for all runs
+
+
+def test_the_first_bad_suite_json_in_the_runs_order_is_the_one_named(tmp_path, many_runs, capsys, monkeypatch):
+    monkeypatch.setattr(suite_json, "available_cpus", lambda: 2)
+    for position, value in ((3, 1.5), (RUNS - 2, -1)):
+        path = many_runs[position] / "suite.json"
+        suite = json.loads(path.read_text())
+        suite["datasets"]["imagenet_val"]["metrics"][0]["value"] = value
+        path.write_text(json.dumps(suite))
+    message = one_line(capsys, leaderboard(tmp_path, *many_runs))
+    assert f"error: {many_runs[3] / 'suite.json'}: " in message and "metrics[0].value: expected a number" in message
+    assert [run.name for run in many_runs if str(run) in message] == [many_runs[3].name]
+
+
+def test_the_leaderboard_read_on_threads_and_processes_writes_the_same_files(tmp_path, many_runs, monkeypatch):
+    boards = {}
+    for cpus in (1, 2):
+        monkeypatch.setattr(significance, "available_cpus", lambda cpus=cpus: cpus)
+        monkeypatch.setattr(suite_json, "available_cpus", lambda cpus=cpus: cpus)
+        out = tmp_path / f"board-{cpus}"
+        assert cli.main(["leaderboard", *map(str, many_runs), "--out", str(out)]) == 0
+        boards[cpus] = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
+    assert boards[1] == boards[2]
+    assert b"McNemar (exact)" in boards[2]["leaderboard_significance.csv"]
+
+
+def test_a_file_read_ahead_but_never_used_raises_nothing_and_one_used_raises_as_before(
+    tmp_path, many_runs, monkeypatch, capsys
+):
+    """The second model of ImageNet val's ranking scored other images (ranked anyway, ``--allow-mixed-builds``): its
+    tests are not paired, and the first model's per-image file, read ahead, is used by no test. Changed, it fails
+    nothing, as when the files are read one by one; the same change in the last model's file (used) is its
+    one-line error."""
+    monkeypatch.setattr(significance, "available_cpus", lambda: 2)
+    suites = load_suites(many_runs)
+    ranked = sorted(suites, key=lambda name: -suites[name]["summary"]["accuracies"]["imagenet_val"]["value"])
+    folder = dict(zip(suites, many_runs, strict=True))
+    shutil.rmtree(folder[ranked[1]])
+    _write(folder[ranked[1]].parent, int(ranked[1].removeprefix("timm:m")), ids=[f"other_{i:04d}" for i in range(60)])
+    unused, used = (folder[name] / "uncertainty" / "imagenet_val.parquet" for name in (ranked[0], ranked[-1]))
+    unused.write_bytes(unused.read_bytes() + b"\0")
+    read, reading = [], significance.read_correctness
+
+    def recorded(run_dir, uncertainty, key, accuracy):
+        read.append(Path(run_dir) / uncertainty["files"]["correct"][key]["path"])
+        return reading(run_dir, uncertainty, key, accuracy)
+
+    monkeypatch.setattr(significance, "read_correctness", recorded)
+    flags = ("--allow-mixed-builds",)
+    assert cli.main(leaderboard(tmp_path, *many_runs, flags=flags)) == 0
+    assert unused in read  # read ahead, its error dropped with it
+    used.write_bytes(used.read_bytes() + b"\0")
+    message = one_line(capsys, leaderboard(tmp_path, *many_runs, flags=flags))
+    assert re.search(rf"error: {re.escape(str(used))}: not the file suite.json names", message)
