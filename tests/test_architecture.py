@@ -9,7 +9,7 @@ lower layer and of its own package; packages that share a layer are independent 
      limits, cpus                            the papers' published per-model results (package data + loader); the
                                              bounds of the numbers that scale a run; the CPUs the process may use,
                                              the OpenMP environment
-  2  images                                  image checks, decoding, encoding
+  2  images | forked                         image checks, decoding, encoding; work in forked processes
   3  dataset | perturbations | hierarchies   reading a built dataset folder (checked); corruptions; trees and distances
   4  core                                    the dataset-building framework; parsers of release files builders and review share
   5  scoring | testing                       metrics (LCA ones included), families, evaluation, summary, presentation;
@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "imagenet_suite.reference": 1,
     "imagenet_suite.cpus": 1,
     "imagenet_suite.images": 2,
+    "imagenet_suite.forked": 2,
     "imagenet_suite.dataset": 3,
     "imagenet_suite.perturbations": 3,
     "imagenet_suite.hierarchies": 3,

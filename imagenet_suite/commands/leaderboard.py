@@ -126,6 +126,7 @@ def _frozen():
 
 
 def _write(args, suites, weights, groups) -> None:
+    from imagenet_suite.forked import beside
     from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
     from imagenet_suite.scoring.summary.leaderboard import leaderboard, write_leaderboard
 
@@ -139,10 +140,11 @@ def _write(args, suites, weights, groups) -> None:
         allow_protocol_mismatch=args.allow_protocol_mismatch,
         lca_baselines=args.lca_baselines,
     )
-    written = write_leaderboard(board, args.out)
     options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,
                "groups": str(args.groups.resolve()) if args.groups is not None else None}  # fmt: skip
-    write_leaderboard_html(board, suites, args.out, args.runs, options)
+    with beside(write_leaderboard, board, args.out) as markdown:  # the Markdown, CSVs and PNGs on another CPU
+        write_leaderboard_html(board, suites, args.out, args.runs, options)
+    written = markdown.result()
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}", na_rep="—"))
     for paper, section in board.reference.items():
         for name, frame in section.shown.items():

@@ -18,16 +18,14 @@ Whatever the format, :func:`read_suite` returns each report's ``metrics`` as a l
 from __future__ import annotations
 
 import json
-import multiprocessing
-import sys
 from collections.abc import Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...cpus import available_cpus
 from ...errors import RunFolderError
+from ...forked import map_forked
 from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS
 from .json_schema import (
     COUNT,
@@ -387,23 +385,16 @@ a file at the real image counts does (60 ms)."""
 def read_suites(
     paths: Iterable[str | Path], drop_metrics: frozenset[str] = frozenset(), processes: int | None = None
 ) -> list[dict[str, Any]]:
-    """:func:`read_suite` of each of ``paths``, in their order; with ``processes`` of 2 or more (None:
-    :func:`~imagenet_suite.cpus.available_cpus`) and at least :data:`PARALLEL_FROM` files, in that many worker
-    processes forked from this one, each file's checked content sent back pickled. Parsing and checking a
-    suite.json is Python code that holds the GIL (threads would not help); a forked worker starts with this
-    process's modules imported (a fresh interpreter would spend seconds importing torch) and runs only the
-    standard library's JSON and NumPy. Where processes are not forked (not Linux), the files are read in this
-    process. Either way the first bad file in the order of ``paths`` raises its RunFolderError, and the content
-    is the same (the rows' strings interned again in this process: one object per distinct string)."""
+    """:func:`read_suite` of each of ``paths``, in their order; at least :data:`PARALLEL_FROM` files in ``processes``
+    worker processes (None: the CPUs this process may use) forked from this one (:func:`~imagenet_suite.forked.map_forked`:
+    parsing and checking a suite.json holds the GIL). The content is the same either way (the rows' strings interned
+    again here: one object per distinct string), and so is the error: the first bad file's, in the order of ``paths``."""
     paths = [Path(path) for path in paths]
-    processes = min(available_cpus() if processes is None else processes, len(paths))
-    if processes < 2 or len(paths) < PARALLEL_FROM or not sys.platform.startswith("linux"):
-        return [read_suite(path, drop_metrics) for path in paths]
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        suites = list(pool.imap(partial(_read_in_worker, drop_metrics=drop_metrics), paths))
-    for suite in suites:
-        for report in suite["datasets"].values():
-            report["metrics"] = intern_rows(report["metrics"])
+    suites = map_forked(partial(_read_in_worker, drop_metrics=drop_metrics), paths, processes, least=PARALLEL_FROM)
+    if len(paths) >= PARALLEL_FROM:
+        for suite in suites:
+            for report in suite["datasets"].values():
+                report["metrics"] = intern_rows(report["metrics"])
     return suites
 
 

@@ -1,7 +1,8 @@
-"""A leaderboard of many runs reads them on both cores (issue 38: 300 runs at the real image counts): the suite.json
-files in worker processes, and each ranking's uncertainty files on threads a few models ahead of its tests. What it
-reads and every file it writes are the same as when all is read in one process, one file after the other, and so is
-the one-line error of a bad file: the first in the order the files are used."""
+"""A leaderboard of many runs uses two CPUs (issue 38: 300 runs at the real image counts): the suite.json files are
+read in forked worker processes, each ranking's uncertainty files on threads a few models ahead of its tests, and
+the Markdown, CSVs and PNGs are written in a forked process while the HTML page is. What it reads and every file it
+writes are the same as with one CPU, and so is the one-line error of a bad file: the first in the order the files
+are used."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from imagenet_suite import cli
+from imagenet_suite import cli, forked
+from imagenet_suite.scoring.summary import leaderboard as leaderboard_module
 from imagenet_suite.scoring.summary import significance, suite_json
 from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS, load_suites
 from imagenet_suite.scoring.summary.suite_json import PARALLEL_FROM, read_suites
@@ -57,7 +59,7 @@ def test_suite_json_files_read_in_worker_processes_are_those_read_one_by_one(man
 
 
 def test_the_first_bad_suite_json_in_the_runs_order_is_the_one_named(tmp_path, many_runs, capsys, monkeypatch):
-    monkeypatch.setattr(suite_json, "available_cpus", lambda: 2)
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
     for position, value in ((3, 1.5), (RUNS - 2, -1)):
         path = many_runs[position] / "suite.json"
         suite = json.loads(path.read_text())
@@ -68,16 +70,41 @@ def test_the_first_bad_suite_json_in_the_runs_order_is_the_one_named(tmp_path, m
     assert [run.name for run in many_runs if str(run) in message] == [many_runs[3].name]
 
 
-def test_the_leaderboard_read_on_threads_and_processes_writes_the_same_files(tmp_path, many_runs, monkeypatch):
-    boards = {}
+def _cpus(monkeypatch, cpus: int) -> None:
+    for module in (forked, significance):
+        monkeypatch.setattr(module, "available_cpus", lambda cpus=cpus: cpus)
+
+
+def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path, many_runs, monkeypatch):
+    boards, writers = {}, {}
+    write = leaderboard_module.write_leaderboard
+
+    def writing(board, folder):  # in a forked process: not pickled, and it says which process it is
+        (tmp_path / f"{Path(folder).name}.pid").write_text(str(os.getpid()))
+        return write(board, folder)
+
+    monkeypatch.setattr(leaderboard_module, "write_leaderboard", writing)
     for cpus in (1, 2):
-        monkeypatch.setattr(significance, "available_cpus", lambda cpus=cpus: cpus)
-        monkeypatch.setattr(suite_json, "available_cpus", lambda cpus=cpus: cpus)
+        _cpus(monkeypatch, cpus)
         out = tmp_path / f"board-{cpus}"
         assert cli.main(["leaderboard", *map(str, many_runs), "--out", str(out)]) == 0
         boards[cpus] = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
+        writers[cpus] = int((tmp_path / f"{out.name}.pid").read_text())
     assert boards[1] == boards[2]
-    assert b"McNemar (exact)" in boards[2]["leaderboard_significance.csv"]
+    assert b"McNemar (exact)" in boards[2]["leaderboard_significance.csv"] and "leaderboard.md" in boards[2]
+    assert writers[1] == os.getpid() != writers[2]
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_markdown_file_that_cannot_be_written_is_one_line_and_the_page_is_written(
+    tmp_path, many_runs, monkeypatch, capsys, cpus
+):
+    _cpus(monkeypatch, cpus)
+    out = tmp_path / "board"
+    (out / "leaderboard_accuracies.csv").mkdir(parents=True)
+    message = one_line(capsys, ["leaderboard", *map(str, many_runs), "--out", str(out)])
+    assert re.search(rf"error: .*{re.escape(str(out / 'leaderboard_accuracies.csv'))}: Is a directory$", message)
+    assert (out / "leaderboard.html").is_file() and not (out / "leaderboard.md").exists()
 
 
 def test_a_file_read_ahead_but_never_used_raises_nothing_and_one_used_raises_as_before(
