@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from imagenet_suite import cli, forked
+from imagenet_suite.scoring.presentation import html
 from imagenet_suite.scoring.summary import leaderboard as leaderboard_module
 from imagenet_suite.scoring.summary import significance, suite_json
 from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS, load_suites
@@ -76,23 +77,34 @@ def _cpus(monkeypatch, cpus: int) -> None:
 
 
 def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path, many_runs, monkeypatch):
-    boards, writers = {}, {}
-    write = leaderboard_module.write_leaderboard
+    boards, writers, drawers = {}, {}, {}
+    write, svg_of = leaderboard_module.write_leaderboard, html._svg_of
 
     def writing(board, folder):  # in a forked process: not pickled, and it says which process it is
         (tmp_path / f"{Path(folder).name}.pid").write_text(str(os.getpid()))
         return write(board, folder)
 
+    def drawing(name, draw, args, kwargs):  # each of leaderboard.html's figures, the same way
+        with open(tmp_path / "drawers", "a") as drawers_file:
+            drawers_file.write(f"{os.getpid()}\n")
+        return svg_of(name, draw, args, kwargs)
+
     monkeypatch.setattr(leaderboard_module, "write_leaderboard", writing)
+    monkeypatch.setattr(html, "_svg_of", drawing)
     for cpus in (1, 2):
         _cpus(monkeypatch, cpus)
         out = tmp_path / f"board-{cpus}"
         assert cli.main(["leaderboard", *map(str, many_runs), "--out", str(out)]) == 0
         boards[cpus] = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
         writers[cpus] = int((tmp_path / f"{out.name}.pid").read_text())
+        drawers[cpus] = (tmp_path / "drawers").read_text().split()
+        (tmp_path / "drawers").unlink()
     assert boards[1] == boards[2]
     assert b"McNemar (exact)" in boards[2]["leaderboard_significance.csv"] and "leaderboard.md" in boards[2]
+    assert boards[2]["leaderboard.html"].count(b"<svg") == len(drawers[2]) >= 1
     assert writers[1] == os.getpid() != writers[2]
+    assert set(drawers[1]) == {str(os.getpid())} and len(drawers[1]) == len(drawers[2])
+    assert str(os.getpid()) not in drawers[2] and len(set(drawers[2])) == len(drawers[2])  # one process a figure
 
 
 @pytest.mark.parametrize("cpus", [1, 2])

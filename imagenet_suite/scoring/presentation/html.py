@@ -12,16 +12,21 @@ sorts all; a button shows all), so a leaderboard of hundreds of runs opens in we
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
+
+from ...forked import Forks
 
 MISSING = "—"  # one notation for a missing value everywhere; the reason goes in the cell's title or a note
 UP, DOWN = "↑", "↓"  # higher is better, lower is better
@@ -46,11 +51,18 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure: ``svg`` (from :func:`figure_svg`), or ``missing``: what is missing and which command adds it."""
+    """A figure: ``svg`` (from :func:`figure_svg`), or ``missing``: what is missing and which command adds it; or
+    ``drawing``: its SVG still being drawn in another process (:func:`drawn` within :func:`figures_in_processes`;
+    :meth:`finished` waits for it)."""
 
     name: str
     svg: str | None = None
     missing: str = ""
+    drawing: Future | None = field(default=None, repr=False, compare=False)
+
+    def finished(self) -> Figure:
+        """This figure with its SVG, once drawn (itself when it is not being drawn)."""
+        return self if self.drawing is None else Figure(self.name, svg=self.drawing.result())
 
 
 @dataclass
@@ -87,9 +99,42 @@ def figure_svg(figure: Any, name: str = "") -> str:
     return text[text.index("<svg") :]
 
 
+_FORKS: ContextVar[Forks | None] = ContextVar("figure_forks", default=None)
+
+
 def drawn(name: str, draw: Any, *args: Any, **kwargs: Any) -> Figure:
-    """``Figure(name, svg)`` of the matplotlib figure ``draw(*args, **kwargs)`` returns."""
-    return Figure(name, svg=figure_svg(draw(*args, **kwargs), name))
+    """``Figure(name, svg)`` of the matplotlib figure ``draw(*args, **kwargs)`` returns; within
+    :func:`figures_in_processes`, drawn in a forked process (the Figure's ``drawing``) while this one goes on."""
+    forks = _FORKS.get()
+    if forks is not None and forks.forking:
+        return Figure(name, drawing=forks.submit(_svg_of, name, draw, args, kwargs))
+    return Figure(name, svg=_svg_of(name, draw, args, kwargs))
+
+
+def _svg_of(name: str, draw: Any, args: tuple, kwargs: Mapping[str, Any]) -> str:
+    return figure_svg(draw(*args, **kwargs), name)
+
+
+@contextlib.contextmanager
+def figures_in_processes() -> Iterator[None]:
+    """Within the block, :func:`drawn` draws each figure in a process forked from this one
+    (:class:`~imagenet_suite.forked.Forks`: as many at once as this process may use CPUs; none where processes are
+    not forked), so that a page's figures are drawn while its tables are built (matplotlib holds the GIL: threads
+    would not help). The same SVG as drawn here, byte for byte; every drawing has ended when the block does."""
+    with Forks() as forks:
+        token = _FORKS.set(forks)
+        try:
+            yield
+        finally:
+            _FORKS.reset(token)
+
+
+def finished(page: Page) -> Page:
+    """``page`` with every figure's SVG (:meth:`Figure.finished`)."""
+    sections = [
+        replace(section, figures=[figure.finished() for figure in section.figures]) for section in page.sections
+    ]
+    return replace(page, sections=sections)
 
 
 def cell_text(value: Any, percent: bool = False) -> tuple[str, str]:
@@ -221,6 +266,7 @@ def render_table(table: Table) -> str:
 
 
 def render_figure(figure: Figure) -> str:
+    figure = figure.finished()
     if figure.svg is None:
         return (
             f'<figure class="missing-figure"><figcaption>{html.escape(figure.name)}</figcaption>'
@@ -330,6 +376,8 @@ __all__ = [
     "cell_text",
     "drawn",
     "figure_svg",
+    "figures_in_processes",
+    "finished",
     "render",
     "render_table",
 ]

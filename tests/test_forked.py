@@ -1,0 +1,84 @@
+"""Work in processes forked from this one (``imagenet_suite.forked``): the results and errors of a call are those
+it has in this process, whether or not it is forked; a process that dies is an error naming the call."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from operator import truediv
+
+import pytest
+
+from imagenet_suite import forked
+from imagenet_suite.errors import RunFolderError
+from imagenet_suite.forked import Forks, beside, map_forked
+
+
+def _pid(_item=None) -> int:
+    return os.getpid()
+
+
+def _refuse(name: str) -> None:
+    raise RunFolderError(f"{name}: refused")
+
+
+@pytest.fixture(params=[1, 2], ids=["one-cpu", "two-cpus"])
+def cpus(request, monkeypatch) -> int:
+    monkeypatch.setattr(forked, "available_cpus", lambda: request.param)
+    return request.param
+
+
+def test_calls_give_their_results_in_order_in_other_processes_with_two_cpus(cpus):
+    with Forks() as forks:
+        quotients = [forks.submit(truediv, i, 4) for i in range(5)]
+        pids = [forks.submit(_pid) for _ in range(3)]
+    assert [found.result() for found in quotients] == [i / 4 for i in range(5)]
+    others = {found.result() for found in pids} - {os.getpid()}
+    assert len(others) == (3 if cpus == 2 else 0)
+    assert map_forked(partial(truediv, 1), [1, 2, 4]) == [1, 0.5, 0.25]
+    assert (os.getpid() in map_forked(_pid, range(4))) == (cpus == 1)
+
+
+def test_a_calls_error_is_raised_by_its_result_with_its_type_and_message(cpus):
+    with Forks(limit=1) as forks:
+        refused, fine = forks.submit(_refuse, "run_07"), forks.submit(truediv, 1, 2)
+    with pytest.raises(RunFolderError, match="^run_07: refused$"):
+        refused.result()
+    assert fine.result() == 0.5
+    with pytest.raises(ZeroDivisionError):
+        map_forked(partial(truediv, 1), [1, 0, 2])
+    with beside(_refuse, "page") as refusing:
+        made = "the block ran"
+    assert made == "the block ran"
+    with pytest.raises(RunFolderError, match="^page: refused$"):
+        refusing.result()
+
+
+def test_a_process_that_dies_without_a_result_is_a_child_process_error(monkeypatch):
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
+    with Forks() as forks:
+        died = forks.submit(os._exit, 3)
+    with pytest.raises(ChildProcessError, match="_exit: its process ended without a result"):
+        died.result()
+
+
+def test_at_most_limit_calls_run_at_once(tmp_path, monkeypatch):
+    """Each call writes its start and end to a file; with ``limit`` 2, no call starts before the call two before it
+    has ended."""
+    monkeypatch.setattr(forked, "available_cpus", lambda: 4)
+    with Forks(limit=2) as forks:
+        for i in range(6):
+            forks.submit(_log_span, tmp_path / "log", i)
+    lines = (tmp_path / "log").read_text().split()
+    for i in range(2, 6):
+        assert lines.index(f"end{i - 2}") < lines.index(f"start{i}")
+
+
+def _log_span(path, i: int) -> None:
+    import time
+
+    with open(path, "a") as log:
+        log.write(f"start{i}\n")
+    time.sleep(0.05)
+    with open(path, "a") as log:
+        log.write(f"end{i}\n")
