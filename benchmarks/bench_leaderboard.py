@@ -21,7 +21,8 @@ folders once their suite.json files are rewritten in place in the format ``evalu
 first, then the rewrite, then this tree's; ``--old-format-too`` also measures this tree on format 3 (runs
 evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is a child process
 measured as ``bench_suite_scale.py`` measures its stages (``run_child``: wall, CPU = user + sys of the process,
-peak RSS = its ``VmHWM``). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
+peak RSS = the ``VmHWM`` of its largest process; and the peak of the sum of its processes' proportional set sizes,
+sampled every 0.25 s: the code may fork workers, which share their parent's pages). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
 ``leaderboard.html``, ``leaderboard_runs.json``) is compared byte for byte and the result said; a difference is
 a failure (exit code 1).
 
@@ -46,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_suite_scale import loadavg, mib, run_child  # noqa: E402  (benchmarks/ on the path first)
+from bench_suite_scale import TreeSampler, loadavg, mib, run_child  # noqa: E402  (benchmarks/ on the path first)
 
 CLI = "import sys; from imagenet_suite.cli import main; sys.exit(main())"
 PYTHON = [sys.executable, "-P"]  # -P: not the current folder first on sys.path (a checkout there would win)
@@ -82,14 +83,15 @@ def measure(pythonpath: Path, runs: list[Path], out: Path, log: Path) -> dict:
     argv = [*PYTHON, "-c", CLI, "leaderboard", *map(str, runs), "--out", str(out)]
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(pythonpath)  # run_child passes the environment on
+    sampler = TreeSampler(0, pss=True)
     try:
-        wall, cpu, peak, _ = run_child(argv, log)
+        wall, cpu, peak, _ = run_child(argv, log, sampler)
     finally:
         if saved is None:
             del os.environ["PYTHONPATH"]
         else:
             os.environ["PYTHONPATH"] = saved
-    return {"wall": wall, "cpu": cpu, "peak": peak, "load": loadavg()}
+    return {"wall": wall, "cpu": cpu, "peak": peak, "pss": sampler.pss_peak, "load": loadavg()}
 
 
 def differing(first: Path, second: Path) -> list[str]:
@@ -115,7 +117,8 @@ def _measure_all(
                 if best is None or found["wall"] < best["wall"]:
                     results[count][label] = found
                 print(f"  {count} runs, {label}: {found['wall']:.1f} s wall, {found['cpu']:.1f} s CPU, "
-                      f"peak {mib(found['peak'])} MiB (load {found['load']})", flush=True)  # fmt: skip
+                      f"peak {mib(found['peak'])} MiB, processes' PSS {mib(found['pss'])} MiB (load {found['load']})",
+                      flush=True)  # fmt: skip
 
 
 def main() -> int:
@@ -177,22 +180,28 @@ def main() -> int:
                           f"{', '.join(diff[:10])}")  # fmt: skip
                 else:
                     print(f"  {count} runs, {label}: all {files} output files byte-identical to the baseline's")
-        print("\n| runs | code | wall s | CPU s | peak RSS MiB | load (1/5/15 min) |")
-        print("| ---: | --- | ---: | ---: | ---: | --- |")
+        print(
+            "\n| runs | code | wall s | CPU s | peak RSS MiB | peak PSS of all its processes MiB | load (1/5/15 min) |"
+        )
+        print("| ---: | --- | ---: | ---: | ---: | ---: | --- |")
         for count, found in results.items():
             for label, m in found.items():
-                print(f"| {count} | {label} | {m['wall']:.1f} | {m['cpu']:.1f} | {mib(m['peak'])} | {m['load']} |")
+                print(f"| {count} | {label} | {m['wall']:.1f} | {m['cpu']:.1f} | {mib(m['peak'])} | {mib(m['pss'])} | "
+                      f"{m['load']} |")  # fmt: skip
             base = found["baseline"]
             for label, m in found.items():
                 if label != "baseline":
                     print(f"| {count} | {label} / baseline | {m['wall'] / base['wall']:.2f}x | "
-                          f"{m['cpu'] / base['cpu']:.2f}x | {m['peak'] / base['peak']:.2f}x | |")  # fmt: skip
+                          f"{m['cpu'] / base['cpu']:.2f}x | {m['peak'] / base['peak']:.2f}x | "
+                          f"{m['pss'] / base['pss']:.2f}x | |")  # fmt: skip
         if len(results) > 1:
             low, high = min(results), max(results)
             print(f"\npeak growth per added run, {low} -> {high} runs (MiB per run):")
             for label in results[high]:
                 grown = results[high][label]["peak"] - results[low][label]["peak"]
-                print(f"  {label}: {grown / 2**20 / (high - low):.2f}")
+                pss = results[high][label]["pss"] - results[low][label]["pss"]
+                print(f"  {label}: {grown / 2**20 / (high - low):.2f} (PSS of all its processes: "
+                      f"{pss / 2**20 / (high - low):.2f})")  # fmt: skip
             print(f"  (suite.json bytes per run: {suite_bytes / max(args.runs) / 2**20:.2f} MiB)")
     finally:
         if not args.keep:

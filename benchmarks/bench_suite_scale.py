@@ -82,17 +82,22 @@ class TreeSampler(threading.Thread):
     """Every 0.25 s: the largest sum of RSS over a process and its descendants (``peak``), and the largest
     high-water mark (``VmHWM``: the peak RSS since its last exec, so it counts peaks between samples) of any
     one of them (``process_peak``). ``ru_maxrss`` is not used for the latter: after fork + exec a child's
-    starts at its parent's peak, so a benchmark process grown large would be read as every child's."""
+    starts at its parent's peak, so a benchmark process grown large would be read as every child's. With
+    ``pss``, also the largest sum of their proportional set sizes (``pss_peak``: a page shared by k processes
+    counted 1/k in each, so processes forked without exec, sharing their parent's pages, are not counted twice)."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, pss: bool = False):
         super().__init__(daemon=True)
         self.pid, self.peak, self.process_peak, self.done = pid, 0, 0, threading.Event()
+        self.pss, self.pss_peak = pss, 0
 
     def run(self) -> None:
         while not self.done.wait(0.25):
             tree = _tree(self.pid)
             self.peak = max(self.peak, sum(_rss(pid) for pid in tree))
             self.process_peak = max([self.process_peak, *(_hwm(pid) for pid in tree)])
+            if self.pss:
+                self.pss_peak = max(self.pss_peak, sum(_pss(pid) for pid in tree))
 
 
 def _tree(pid: int) -> list[int]:
@@ -128,13 +133,26 @@ def _hwm(pid: int) -> int:
     return 0
 
 
-def run_child(argv: list[str], log: Path) -> tuple[float, float, int, int]:
+def _pss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
+def run_child(argv: list[str], log: Path, sampler: TreeSampler | None = None) -> tuple[float, float, int, int]:
     """Run ``argv``; ``(wall, cpu, peak RSS of its largest process (VmHWM), largest sampled tree RSS)``; SystemExit with
-    the log's tail when it fails."""
+    the log's tail when it fails. CPU: user + sys of the process and of the descendants it waited for. ``sampler``:
+    a ``TreeSampler(0, pss=True)`` to fill (its ``pss_peak``), else one is made."""
     with open(log, "wb") as handle:
         start = time.perf_counter()
         process = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT)
-        sampler = TreeSampler(process.pid)
+        sampler = TreeSampler(process.pid) if sampler is None else sampler
+        sampler.pid = process.pid
         sampler.start()
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
