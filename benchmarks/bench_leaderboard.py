@@ -14,12 +14,12 @@ count ``N`` takes the first ``N`` of them.
 The baseline is the code at ``--baseline-ref`` (default ``143f04e``, main before the leaderboard was made
 to scale): ``git archive`` of that ref into a temporary folder, whose CLI runs with ``PYTHONPATH`` pointing
 there (the same virtual environment, so the same libraries); this tree's CLI runs with ``PYTHONPATH``
-pointing at this checkout. Each code reads the runs as the ``evaluate`` of its time wrote them: the baseline
-the run folders as written (suite.json format 3: each report's rows a list of objects), this tree the same
-folders once their suite.json files are rewritten in place in the format ``evaluate`` writes now
-(``scale_runs.rewrite_suites``: format 4, the rows as columns). So all baseline measurements come
-first, then the rewrite, then this tree's; ``--old-format-too`` also measures this tree on format 3 (runs
-evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is a child process
+pointing at this checkout. Each code reads the runs as the ``evaluate`` of its time wrote them
+(``scale_runs.rewrite_suites`` rewrites their suite.json files in place). A baseline whose ``evaluate`` writes
+the format this tree's writes (format 4, the rows as columns) is measured in turn with this tree at each count,
+on the same files. An older baseline reads them in format 3 (each report's rows a list of objects): all its
+measurements come first, then the rewrite, then this tree's; ``--old-format-too`` then also measures this tree
+on format 3 (runs evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is a child process
 measured as ``bench_suite_scale.py`` measures its stages (``run_child``: wall, CPU = user + sys of the process,
 peak RSS = the ``VmHWM`` of its largest process; and the peak of the sum of its processes' proportional set sizes,
 sampled every 0.25 s: the code may fork workers, which share their parent's pages). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
@@ -94,6 +94,27 @@ def measure(pythonpath: Path, runs: list[Path], out: Path, log: Path) -> dict:
     return {"wall": wall, "cpu": cpu, "peak": peak, "pss": sampler.pss_peak, "load": loadavg()}
 
 
+def written_format(pythonpath: Path) -> str:
+    """The suite.json format ``evaluate`` of the code at ``pythonpath`` writes."""
+    code = "from imagenet_suite.scoring.summary.suite_json import SUITE_FORMAT; print(SUITE_FORMAT)"
+    found = subprocess.run([*PYTHON, "-c", code], env=_env(pythonpath), check=True, capture_output=True)
+    return found.stdout.decode().strip()
+
+
+def _format(runs: list[Path], current: bool) -> None:
+    """The runs' suite.json in the format evaluate writes now (``current``) or in format 3, rewritten if need be."""
+    from scale_runs import rewrite_suites
+
+    from imagenet_suite.scoring.summary.suite_json import SUITE_FORMAT, SUITE_FORMAT_3
+
+    wanted = SUITE_FORMAT if current else SUITE_FORMAT_3
+    if json.loads((runs[0] / "suite.json").read_bytes()).get("format") != wanted:
+        print(f"writing the runs' suite.json in {wanted} ...", flush=True)
+        rewrite_suites(runs, current=current)
+    size = sum((run / "suite.json").stat().st_size for run in runs) / len(runs) / 2**20
+    print(f"suite.json ({wanted}): {size:.2f} MiB each", flush=True)
+
+
 def differing(first: Path, second: Path) -> list[str]:
     """The files (relative paths) present in only one folder or not byte-identical."""
     names = {p.relative_to(first) for p in first.rglob("*") if p.is_file()}
@@ -136,9 +157,9 @@ def main() -> int:
                         help="also measure this tree on the runs in format 3, before they are rewritten")  # fmt: skip
     args = parser.parse_args()
 
-    from scale_runs import RealSizes, rewrite_suites, write_runs
+    from scale_runs import RealSizes, write_runs
 
-    from imagenet_suite.scoring.summary.suite_json import SUITE_FORMAT_3
+    from imagenet_suite.scoring.summary.suite_json import SUITE_FORMAT
 
     cores = len(os.sched_getaffinity(0))
     print(f"{cores} CPUs (affinity), load average {loadavg()} at the start; baseline {args.baseline_ref}")
@@ -155,18 +176,21 @@ def main() -> int:
             sizes = RealSizes(args.real_sizes) if args.real_sizes else None
             write_runs(args.run, runs_dir, max(args.runs), real_sizes=sizes, current_format=False)
         runs = sorted(runs_dir.glob("run_*"))
-        if json.loads((runs[0] / "suite.json").read_bytes()).get("format") != SUITE_FORMAT_3:
-            rewrite_suites(runs[: max(args.runs)], current=False)  # a kept work folder holds them rewritten
-        suite_bytes = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
-        print(f"suite.json: {suite_bytes / max(args.runs) / 2**20:.2f} MiB each")
         results: dict[int, dict[str, dict]] = {count: {} for count in args.runs}
-        phases = [("baseline", codes["baseline"])] + ([("new on format 3", ROOT)] if args.old_format_too else [])
-        _measure_all(phases, runs, sorted(args.runs), args.repeat, work, results)
-        print("rewriting the suite.json files in the format evaluate writes now ...", flush=True)
-        rewrite_suites(runs[: max(args.runs)], current=True)
-        suite_bytes_now = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
-        print(f"suite.json now: {suite_bytes_now / max(args.runs) / 2**20:.2f} MiB each")
-        _measure_all([("new", ROOT)], runs, sorted(args.runs), args.repeat, work, results)
+        baseline_format = written_format(codes["baseline"])
+        print(f"the baseline's evaluate writes suite.json {baseline_format}; this tree's {SUITE_FORMAT}")
+        if baseline_format == SUITE_FORMAT:  # both read the runs as evaluate writes them now, measured in turn
+            _format(runs[: max(args.runs)], current=True)
+            _measure_all([("baseline", codes["baseline"]), ("new", ROOT)], runs, sorted(args.runs), args.repeat, work,
+                         results)  # fmt: skip
+        else:
+            _format(runs[: max(args.runs)], current=False)
+            phases = [("baseline", codes["baseline"])] + ([("new on format 3", ROOT)] if args.old_format_too else [])
+            _measure_all(phases, runs, sorted(args.runs), args.repeat, work, results)
+            print("rewriting the suite.json files in the format evaluate writes now ...", flush=True)
+            _format(runs[: max(args.runs)], current=True)
+            _measure_all([("new", ROOT)], runs, sorted(args.runs), args.repeat, work, results)
+        suite_bytes = sum((run / "suite.json").stat().st_size for run in runs[: max(args.runs)])
         for count in sorted(args.runs):
             for label in results[count]:
                 if label == "baseline":
