@@ -22,7 +22,7 @@ measurements come first, then the rewrite, then this tree's; ``--old-format-too`
 on format 3 (runs evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is a child process
 measured as ``bench_suite_scale.py`` measures its stages (``run_child``: wall, CPU = user + sys of the process,
 peak RSS = the ``VmHWM`` of its largest process; and the peak of the sum of its processes' proportional set sizes,
-sampled every 0.25 s: the code may fork workers, which share their parent's pages). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
+sampled every 2 s: the code may fork workers, which share their parent's pages). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
 ``leaderboard.html``, ``leaderboard_runs.json``) is compared byte for byte and the result said; a difference is
 a failure (exit code 1).
 

@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 
 CLI = Path(sys.executable).with_name("imagenet-suite")
 PAGE = os.sysconf("SC_PAGE_SIZE")
+PSS_EVERY = 8  # TreeSampler's samples (0.25 s) per sample of the processes' PSS
 CLASSES = 1000
 FEATURES = 8  # the tiny model's penultimate width
 
@@ -84,7 +85,9 @@ class TreeSampler(threading.Thread):
     one of them (``process_peak``). ``ru_maxrss`` is not used for the latter: after fork + exec a child's
     starts at its parent's peak, so a benchmark process grown large would be read as every child's. With
     ``pss``, also the largest sum of their proportional set sizes (``pss_peak``: a page shared by k processes
-    counted 1/k in each, so processes forked without exec, sharing their parent's pages, are not counted twice)."""
+    counted 1/k in each, so processes forked without exec, sharing their parent's pages, are not counted twice),
+    every :data:`PSS_EVERY` samples: reading it walks the process's pages (tens of ms for a GiB), which the
+    measured process would otherwise compete with."""
 
     def __init__(self, pid: int, pss: bool = False):
         super().__init__(daemon=True)
@@ -92,11 +95,13 @@ class TreeSampler(threading.Thread):
         self.pss, self.pss_peak = pss, 0
 
     def run(self) -> None:
+        tick = 0
         while not self.done.wait(0.25):
             tree = _tree(self.pid)
             self.peak = max(self.peak, sum(_rss(pid) for pid in tree))
             self.process_peak = max([self.process_peak, *(_hwm(pid) for pid in tree)])
-            if self.pss:
+            tick += 1
+            if self.pss and tick % PSS_EVERY == 0:
                 self.pss_peak = max(self.pss_peak, sum(_pss(pid) for pid in tree))
 
 
