@@ -5,7 +5,7 @@ items, results in order), :class:`Forks` (calls, each in its own process, while 
 For work that holds the GIL (parsing JSON, checking it, drawing figures), threads do not help. A forked process
 starts with this process's modules imported and its objects in place (copy-on-write), so it costs milliseconds,
 where a fresh interpreter (spawn, forkserver) would spend seconds importing torch and pandas again; its
-arguments and results travel pickled. Fork is used only on Linux, and only when this process may use two or more
+arguments and results travel pickled (a function by name). Fork is used only on Linux, and only when this process may use two or more
 CPUs (:func:`~imagenet_suite.cpus.available_cpus`); otherwise, or for fewer items than ``least``, the work runs
 in this process, with the same results and the same errors. A worker's exception is raised here (pickled: its
 message and type, not its traceback): by :func:`map_forked`, the first in the order of the items; by a
@@ -22,7 +22,7 @@ import contextlib
 import multiprocessing
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from .cpus import available_cpus
@@ -62,12 +62,12 @@ def map_forked(function: Callable[[T], R], items: Iterable[T], processes: int | 
 
 
 class Forks:
-    """Calls, each in its own process forked from this one (:meth:`submit`: a Future), at most ``limit`` (None: the
-    CPUs this process may use) running at once: one more waits for the oldest to end. The function and its
-    arguments are not pickled (the process is a fork: they are there); the result or exception comes back pickled.
-    A process that dies without either (killed) is a ChildProcessError. Used as a context manager, every call has
-    ended when the block does, also when it raises. Where :func:`can_fork` says 0, each call runs at once, in this
-    process.
+    """Calls in up to ``limit`` (None: the CPUs this process may use) processes forked from this one when the first
+    call is submitted (a ``ProcessPoolExecutor`` with the fork context): :meth:`submit` gives a Future while this
+    process goes on. The function is sent by name (a module-level function), its arguments and its result or
+    exception pickled; a process that dies mid-call breaks the pool (``BrokenProcessPool``). Used as a context
+    manager, every call has ended when the block does, also when it raises. Where :func:`can_fork` says 0, each
+    call runs at once, in this process.
 
     Example:
         >>> from operator import add
@@ -80,63 +80,26 @@ class Forks:
     def __init__(self, limit: int | None = None):
         self.limit = max(1, available_cpus() if limit is None else limit)
         self.forking = bool(can_fork())
-        self._running: list[tuple[Any, Any, _Forked, str]] = []
+        self._pool: ProcessPoolExecutor | None = None
 
     def submit(self, function: Callable[..., R], *args: Any) -> Future:
-        done = _Forked(self)
         if not self.forking:
+            done: Future = Future()
             try:
                 done.set_result(function(*args))
             except Exception as err:  # raised by result(), as a process's error is
                 done.set_exception(err)
             return done
-        while len(self._running) >= self.limit:
-            self._finish(self._running[0][2])
-        context = multiprocessing.get_context("fork")
-        receiving, sending = context.Pipe(duplex=False)
-        process = context.Process(target=_send_outcome, args=(sending, function, args), daemon=True)
-        process.start()
-        sending.close()
-        self._running.append((process, receiving, done, getattr(function, "__qualname__", repr(function))))
-        return done
-
-    def _finish(self, until: Future) -> None:
-        """Wait for the calls started up to ``until`` (in order), each result set on its Future."""
-        while self._running and not until.done():
-            process, receiving, done, name = self._running.pop(0)
-            try:
-                succeeded, outcome = receiving.recv()
-            except EOFError:
-                succeeded, outcome = False, ChildProcessError(f"{name}: its process ended without a result")
-            process.join()
-            receiving.close()
-            if succeeded:
-                done.set_result(outcome)
-            else:
-                done.set_exception(outcome)
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.limit, mp_context=multiprocessing.get_context("fork"))
+        return self._pool.submit(function, *args)
 
     def __enter__(self) -> Forks:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        while self._running:
-            self._finish(self._running[-1][2])
-
-
-class _Forked(Future):
-    """A :class:`Forks` call's Future: ``result()`` and ``exception()`` wait for its process."""
-
-    def __init__(self, owner: Forks):
-        super().__init__()
-        self._owner = owner
-
-    def result(self, timeout: float | None = None) -> Any:
-        self._owner._finish(self)
-        return super().result(timeout)
-
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        self._owner._finish(self)
-        return super().exception(timeout)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 @contextlib.contextmanager
@@ -153,14 +116,6 @@ def beside(function: Callable[..., R], *args: Any) -> Iterator[Future]:
     """
     with Forks(limit=1) as forks:
         yield forks.submit(function, *args)
-
-
-def _send_outcome(sending, function: Callable[..., Any], args: tuple) -> None:
-    try:
-        outcome = (True, function(*args))
-    except Exception as err:
-        outcome = (False, err)
-    sending.send(outcome)
 
 
 __all__ = ["Forks", "beside", "can_fork", "map_forked"]

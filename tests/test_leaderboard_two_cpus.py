@@ -80,7 +80,7 @@ def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path,
     boards, writers, drawers = {}, {}, {}
     write, svg_of = leaderboard_module.write_leaderboard, html._svg_of
 
-    def writing(board, folder):  # in a forked process: not pickled, and it says which process it is
+    def writing(board, folder):  # in the forked process (which has it, as a fork): says which process it is
         (tmp_path / f"{Path(folder).name}.pid").write_text(str(os.getpid()))
         return write(board, folder)
 
@@ -104,7 +104,7 @@ def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path,
     assert boards[2]["leaderboard.html"].count(b"<svg") == len(drawers[2]) >= 1
     assert writers[1] == os.getpid() != writers[2]
     assert set(drawers[1]) == {str(os.getpid())} and len(drawers[1]) == len(drawers[2])
-    assert str(os.getpid()) not in drawers[2] and len(set(drawers[2])) == len(drawers[2])  # one process a figure
+    assert str(os.getpid()) not in drawers[2]
 
 
 @pytest.mark.parametrize("cpus", [1, 2])

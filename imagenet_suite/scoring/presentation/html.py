@@ -17,6 +17,7 @@ import html
 import io
 import json
 import math
+import pickle
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -107,7 +108,12 @@ def drawn(name: str, draw: Any, *args: Any, **kwargs: Any) -> Figure:
     :func:`figures_in_processes`, drawn in a forked process (the Figure's ``drawing``) while this one goes on."""
     forks = _FORKS.get()
     if forks is not None and forks.forking:
-        return Figure(name, drawing=forks.submit(_svg_of, name, draw, args, kwargs))
+        try:
+            sent = pickle.dumps((draw, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError):  # a lambda, a local function: drawn here
+            sent = None
+        if sent is not None:
+            return Figure(name, drawing=forks.submit(_svg_of_sent, name, sent))
     return Figure(name, svg=_svg_of(name, draw, args, kwargs))
 
 
@@ -115,12 +121,18 @@ def _svg_of(name: str, draw: Any, args: tuple, kwargs: Mapping[str, Any]) -> str
     return figure_svg(draw(*args, **kwargs), name)
 
 
+def _svg_of_sent(name: str, sent: bytes) -> str:
+    draw, args, kwargs = pickle.loads(sent)  # pickled by drawn, in the process that forked this one
+    return _svg_of(name, draw, args, kwargs)
+
+
 @contextlib.contextmanager
 def figures_in_processes() -> Iterator[None]:
-    """Within the block, :func:`drawn` draws each figure in a process forked from this one
-    (:class:`~imagenet_suite.forked.Forks`: as many at once as this process may use CPUs; none where processes are
-    not forked), so that a page's figures are drawn while its tables are built (matplotlib holds the GIL: threads
-    would not help). The same SVG as drawn here, byte for byte; every drawing has ended when the block does."""
+    """Within the block, :func:`drawn` draws each figure in processes forked from this one
+    (:class:`~imagenet_suite.forked.Forks`: as many as this process may use CPUs; none where processes are not
+    forked), so that a page's figures are drawn while its tables are built (matplotlib holds the GIL: threads
+    would not help). The drawing function and its arguments go pickled (one that cannot be, a lambda, is drawn
+    here); the same SVG as drawn here, byte for byte. Every drawing has ended when the block does."""
     with Forks() as forks:
         token = _FORKS.set(forks)
         try:
