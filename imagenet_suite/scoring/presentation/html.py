@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -139,14 +139,6 @@ def figures_in_processes() -> Iterator[None]:
             yield
         finally:
             _FORKS.reset(token)
-
-
-def finished(page: Page) -> Page:
-    """``page`` with every figure's SVG (:meth:`Figure.finished`)."""
-    sections = [
-        replace(section, figures=[figure.finished() for figure in section.figures]) for section in page.sections
-    ]
-    return replace(page, sections=sections)
 
 
 def cell_text(value: Any, percent: bool = False) -> tuple[str, str]:
@@ -287,22 +279,27 @@ def render_figure(figure: Figure) -> str:
     return f'<figure class="plot"><figcaption>{html.escape(figure.name)}</figcaption>{figure.svg}</figure>'
 
 
-def render_section(section: Section) -> str:
+def render_section(section: Section, tables: str | None = None) -> str:
+    """One section's HTML; ``tables``: its tables' HTML, if already rendered."""
     paper = f'<p class="paper">{html.escape(section.paper)}</p>' if section.paper else ""
     notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in section.notes)
-    body = "".join(map(render_table, section.tables)) + "".join(map(render_figure, section.figures))
+    tables = "".join(map(render_table, section.tables)) if tables is None else tables
+    body = tables + "".join(map(render_figure, section.figures))
     return f'<section id="{section.anchor}"><h2>{html.escape(section.title)}</h2>{paper}{notes}{body}</section>'
 
 
 def render(page: Page) -> str:
-    """The whole HTML document of ``page``."""
+    """The whole HTML document of ``page``: every section's tables first, then its figures (waiting for any still
+    being drawn: :func:`figures_in_processes`), so that the tables are written while the figures are drawn."""
     contents = "".join(f'<li><a href="#{s.anchor}">{html.escape(s.title)}</a></li>' for s in page.sections)
+    tables = ["".join(map(render_table, section.tables)) for section in page.sections]
+    sections = "".join(map(render_section, page.sections, tables))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(page.title)}</title><style>{STYLE}</style></head><body>"
         f"<header><h1>{html.escape(page.title)}</h1><p>{html.escape(page.lead)}</p>"
-        f"<nav><ol>{contents}</ol></nav></header><main>{''.join(map(render_section, page.sections))}</main>"
+        f"<nav><ol>{contents}</ol></nav></header><main>{sections}</main>"
         f"<script>{SCRIPT}</script></body></html>\n"
     )
 
@@ -389,7 +386,6 @@ __all__ = [
     "drawn",
     "figure_svg",
     "figures_in_processes",
-    "finished",
     "render",
     "render_table",
 ]

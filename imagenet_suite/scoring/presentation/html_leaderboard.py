@@ -41,7 +41,7 @@ from .figures import hendrycks2019 as imagenet_c_figures
 from .figures import hesse2025 as hesse_figures
 from .figures import heuillet2025 as heuillet_figures
 from .figures import shi2024 as shi_figures
-from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figures_in_processes, finished, render
+from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figures_in_processes, render
 from .html_run import HEADLINE_COLUMNS, direction, headline_rows
 from .plots import correlation_heatmap, quba_ranks_plot
 
@@ -335,28 +335,29 @@ def _library_versions() -> list[tuple[str, str]]:
 
 def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Page:
     """The page of a leaderboard (``board``) of the runs ``suites`` (``{model name: suite.json content}``, its rows as
-    :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them)."""
+    :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them). Within
+    :func:`~imagenet_suite.scoring.presentation.html.figures_in_processes`, its figures may still be being drawn
+    (:meth:`~imagenet_suite.scoring.presentation.html.Figure.finished`)."""
     suites = {name: with_rows(suite, name) for name, suite in suites.items()}
-    with figures_in_processes():  # each figure drawn on another CPU while the tables are built
-        sections = [
-            _headline_section(suites),
-            _hesse_section(board),
-            _accuracy_section(board),
-            _shape_bias_section(suites),
-            *[section for section in [_imagenet_c_section(suites)] if section is not None],
-            _heuillet_section(board),
-            _ninco_section(board, suites),
-            _shi_section(board, suites),
-            _anzaku_section(board, suites),
-            _zhang_section(board),
-            *_reference_sections(board),
-        ]
-        significance = _significance_section(board)
-        if significance is not None:
-            sections.append(significance)
-        sections.append(_provenance_section(board, suites))
+    sections = [
+        _headline_section(suites),
+        _hesse_section(board),
+        _accuracy_section(board),
+        _shape_bias_section(suites),
+        *[section for section in [_imagenet_c_section(suites)] if section is not None],
+        _heuillet_section(board),
+        _ninco_section(board, suites),
+        _shi_section(board, suites),
+        _anzaku_section(board, suites),
+        _zhang_section(board),
+        *_reference_sections(board),
+    ]
+    significance = _significance_section(board)
+    if significance is not None:
+        sections.append(significance)
+    sections.append(_provenance_section(board, suites))
     lead = f"{len(suites)} model(s) side by side; ↑: higher is better, ↓: lower is better; click a header to sort."
-    return finished(Page("imagenet-suite leaderboard", lead, sections))
+    return Page("imagenet-suite leaderboard", lead, sections)
 
 
 def write_leaderboard_html(
@@ -375,7 +376,9 @@ def write_leaderboard_html(
         record = {"format": RUNS_FORMAT, "runs": [str(Path(r).resolve()) for r in runs], **(options or {})}
         atomic_write_bytes(folder / RUNS_JSON, (json.dumps(record, indent=1) + "\n").encode())
     path = folder / LEADERBOARD_HTML
-    atomic_write_bytes(path, render(leaderboard_page(board, suites)).encode())
+    with figures_in_processes():  # the figures drawn on the other CPUs while the page's tables are built and written
+        text = render(leaderboard_page(board, suites))
+    atomic_write_bytes(path, text.encode())
     return path
 
 
