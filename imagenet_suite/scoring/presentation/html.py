@@ -50,20 +50,31 @@ class Table:
     reasons: Mapping[tuple[int, str], str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
 class Figure:
-    """A figure: ``svg`` (from :func:`figure_svg`), or ``missing``: what is missing and which command adds it; or
-    ``drawing``: its SVG still being drawn in another process (:func:`drawn` within :func:`figures_in_processes`;
-    :meth:`finished` waits for it)."""
+    """A figure of a page: ``svg`` (from :func:`figure_svg`), or ``missing``: what is missing and which command adds
+    it. Within :func:`figures_in_processes`, :func:`drawn` gives one whose SVG is still being drawn in another
+    process (``drawing``, its Future): reading ``svg`` waits for it. Equal when name, SVG and ``missing`` are."""
 
-    name: str
-    svg: str | None = None
-    missing: str = ""
-    drawing: Future | None = field(default=None, repr=False, compare=False)
+    __slots__ = ("_drawing", "_svg", "missing", "name")
 
-    def finished(self) -> Figure:
-        """This figure with its SVG, once drawn (itself when it is not being drawn)."""
-        return self if self.drawing is None else Figure(self.name, svg=self.drawing.result())
+    def __init__(self, name: str, svg: str | None = None, missing: str = "", drawing: Future | None = None):
+        self.name, self.missing, self._svg, self._drawing = name, missing, svg, drawing
+
+    @property
+    def svg(self) -> str | None:
+        return self._svg if self._drawing is None else self._drawing.result()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Figure):
+            return NotImplemented
+        return (self.name, self.svg, self.missing) == (other.name, other.svg, other.missing)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.missing))
+
+    def __repr__(self) -> str:
+        state = "drawing" if self._drawing is not None and not self._drawing.done() else f"svg={self.svg is not None}"
+        return f"Figure({self.name!r}, {state}, missing={self.missing!r})"
 
 
 @dataclass
@@ -270,7 +281,6 @@ def render_table(table: Table) -> str:
 
 
 def render_figure(figure: Figure) -> str:
-    figure = figure.finished()
     if figure.svg is None:
         return (
             f'<figure class="missing-figure"><figcaption>{html.escape(figure.name)}</figcaption>'

@@ -337,7 +337,7 @@ def leaderboard_page(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]
     """The page of a leaderboard (``board``) of the runs ``suites`` (``{model name: suite.json content}``, its rows as
     :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them). Within
     :func:`~imagenet_suite.scoring.presentation.html.figures_in_processes`, its figures may still be being drawn
-    (:meth:`~imagenet_suite.scoring.presentation.html.Figure.finished`)."""
+    (reading a :class:`~imagenet_suite.scoring.presentation.html.Figure`'s ``svg`` waits for it)."""
     suites = {name: with_rows(suite, name) for name, suite in suites.items()}
     sections = [
         _headline_section(suites),
