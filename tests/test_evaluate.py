@@ -82,7 +82,7 @@ def _shape_bias_manual(root: Path) -> Path:
 
 
 SIDE = 16  # the module's model input side (timm's test_resnet is 160): the suite predicts ~13,000 NINCO images
-# (16 px, as the fixtures' 8-16 px images: the setup's predictions took 25 s at 32 px, 15 s at 16 px)
+# (the setup's predictions took 25 s at 32 px, 15 s at 16 px)
 
 
 @pytest.fixture(scope="module")
