@@ -55,6 +55,25 @@ def test_verify_catches_a_stray_shard_and_a_wrong_card_count(folder, tmp_path):
         verify_folder(copy)
 
 
+def test_the_cards_front_matter_reads_as_yaml_safe_load_reads_it(folder):
+    """verify's faster loader (libyaml's, where PyYAML has it) gives the split sizes of PyYAML's own safe loader."""
+    import yaml
+
+    from imagenet_suite.dataset import verify
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(text[4 : text.index("\n---", 4)])
+    expected = {
+        (info["config_name"], s["name"]): s["num_examples"] for info in meta["dataset_info"] for s in info["splits"]
+    }
+    assert (
+        verify._card_split_sizes(folder / "README.md")
+        == expected
+        == {("boxes", "validation"): 12, ("default", "validation"): 12}
+    )
+    assert verify._SAFE_LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+
+
 def test_verify_refuses_a_folder_that_is_not_a_dataset(tmp_path):
     result = run_cli("verify", str(tmp_path), check=False)
     assert result.returncode == 2 and "build_info.json is missing" in result.stderr and "Traceback" not in result.stderr

@@ -111,12 +111,20 @@ def _check_file(file_path, meta: dict) -> None:
         )
 
 
+# The card's YAML front matter is read with libyaml's safe loader where PyYAML has it (its wheels do): the same
+# safe constructors and the same result as ``yaml.safe_load``, ten times faster. The front matter lists every
+# class name of every config (84 kB for imagenet_val): the pure-Python loader took 0.33 s of each verify (and of
+# each build reading a built ``--input``, which verifies it), libyaml 0.03 s.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _card_split_sizes(card_path) -> dict[tuple[str, str], int]:
+    """``{(config, split): num_examples}`` of the card's YAML front matter (read with :data:`_SAFE_LOADER`)."""
     text = card_path.read_text(encoding="utf-8")
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         raise DatasetFolderError(f"{card_path}: no YAML front matter")
     try:
-        meta = yaml.safe_load(text[4 : text.index("\n---", 4)])
+        meta = yaml.load(text[4 : text.index("\n---", 4)], Loader=_SAFE_LOADER)
     except yaml.YAMLError as err:
         raise DatasetFolderError(f"{card_path}: invalid YAML front matter ({err})") from err
     infos = meta.get("dataset_info", [])
