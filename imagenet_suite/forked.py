@@ -11,9 +11,11 @@ in this process, with the same results and the same errors. A worker's exception
 message and type, not its traceback): by :func:`map_forked`, the first in the order of the items; by a
 :class:`Forks` call's ``Future.result()``.
 
-Forking a process that runs other threads is unsafe when a lock one of them holds is needed in the child. The
-callers here fork from a command's main thread before starting any thread of their own, and the children run
-only the standard library, NumPy, pandas and matplotlib on data they were given.
+Forking a process that runs other threads is unsafe when a lock one of them holds is needed in the child. These
+fork from the main thread, and start their processes before any thread of their own (:class:`Forks`' executor
+forks its workers, then starts the thread that manages them; :func:`beside` starts none); the leaderboard forks
+them after its read-ahead threads have ended. The children run the standard library, NumPy, pandas and
+matplotlib on data they were given.
 """
 
 from __future__ import annotations
@@ -85,10 +87,7 @@ class Forks:
     def submit(self, function: Callable[..., R], *args: Any) -> Future:
         if not self.forking:
             done: Future = Future()
-            try:
-                done.set_result(function(*args))
-            except Exception as err:  # raised by result(), as a process's error is
-                done.set_exception(err)
+            _settle(done, function, args)
             return done
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.limit, mp_context=multiprocessing.get_context("fork"))
@@ -103,9 +102,12 @@ class Forks:
 
 
 @contextlib.contextmanager
-def beside(function: Callable[..., R], *args: Any) -> Iterator[Future]:
-    """``function(*args)`` in a forked process while the block runs (a :class:`Forks` call: in this process, first,
-    where :func:`can_fork` says 0); yields its Future, the process waited for when the block ends.
+def beside(function: Callable[..., R], *args: Any, forking: bool = True) -> Iterator[Future]:
+    """``function(*args)`` in a process forked from this one while the block runs (in this process, first, where
+    :func:`can_fork` says 0, or not ``forking``: too little work to be worth a process); yields its Future, whose result is there once the block ends: the process is waited
+    for, also when the block raises. The function and its arguments are not pickled (the process is a fork: they
+    are there), and no thread is started here (a process forked later in the block inherits none); the result or
+    exception comes back pickled through a pipe. A process that ends without one (killed) is a ChildProcessError.
 
     Example:
         >>> from operator import add
@@ -114,8 +116,40 @@ def beside(function: Callable[..., R], *args: Any) -> Iterator[Future]:
         >>> sum_.result(), product
         (5, 6)
     """
-    with Forks(limit=1) as forks:
-        yield forks.submit(function, *args)
+    done: Future = Future()
+    if not (forking and can_fork()):
+        _settle(done, function, args)
+        yield done
+        return
+    context = multiprocessing.get_context("fork")
+    receiving, sending = context.Pipe(duplex=False)
+    process = context.Process(target=_send_outcome, args=(sending, function, args), daemon=True)
+    process.start()
+    sending.close()
+    try:
+        yield done
+    finally:
+        try:
+            succeeded, outcome = receiving.recv()
+        except EOFError:
+            name = getattr(function, "__qualname__", repr(function))
+            succeeded, outcome = False, ChildProcessError(f"{name}: its process ended without a result")
+        process.join()
+        receiving.close()
+        (done.set_result if succeeded else done.set_exception)(outcome)
+
+
+def _settle(done: Future, function: Callable[..., Any], args: tuple) -> None:
+    try:
+        done.set_result(function(*args))
+    except Exception as err:  # raised by result(), as a process's error is
+        done.set_exception(err)
+
+
+def _send_outcome(sending, function: Callable[..., Any], args: tuple) -> None:
+    done: Future = Future()
+    _settle(done, function, args)
+    sending.send((True, done.result()) if done.exception() is None else (False, done.exception()))
 
 
 __all__ = ["Forks", "beside", "can_fork", "map_forked"]

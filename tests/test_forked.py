@@ -61,6 +61,10 @@ def test_a_process_that_dies_mid_call_is_an_error_not_a_hang(monkeypatch):
         died = forks.submit(os._exit, 3)
     with pytest.raises(BrokenProcessPool):
         died.result()
+    with beside(os._exit, 3) as died:
+        pass
+    with pytest.raises(ChildProcessError, match="_exit: its process ended without a result"):
+        died.result()
 
 
 def test_at_most_limit_calls_run_at_once(tmp_path, monkeypatch):

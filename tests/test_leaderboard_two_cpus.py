@@ -34,12 +34,20 @@ def _write(root: Path, i: int, ids: list[str] = IDS) -> Path:
     )
 
 
+@pytest.fixture(scope="module")
+def written_runs(tmp_path_factory) -> Path:
+    """More runs than :data:`PARALLEL_FROM`, bootstrapped, written once."""
+    root = tmp_path_factory.mktemp("runs")
+    for i in range(RUNS):
+        _write(root, i)
+    return root
+
+
 @pytest.fixture
-def many_runs(tmp_path) -> list[Path]:
-    """More runs than :data:`PARALLEL_FROM`, bootstrapped."""
-    root = tmp_path / "runs"
-    root.mkdir()
-    return [_write(root, i) for i in range(RUNS)]
+def many_runs(written_runs, tmp_path) -> list[Path]:
+    """A copy of :func:`written_runs` (a test may change a run), in the runs' order."""
+    root = shutil.copytree(written_runs, tmp_path / "runs")
+    return sorted(root.iterdir())
 
 
 def test_suite_json_files_read_in_worker_processes_are_those_read_one_by_one(many_runs, monkeypatch):
@@ -105,6 +113,10 @@ def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path,
     assert writers[1] == os.getpid() != writers[2]
     assert set(drawers[1]) == {str(os.getpid())} and len(drawers[1]) == len(drawers[2])
     assert str(os.getpid()) not in drawers[2]
+    few = many_runs[: PARALLEL_FROM - 1]  # too little work to be worth a process: all in this one
+    assert cli.main(["leaderboard", *map(str, few), "--out", str(tmp_path / "few")]) == 0
+    assert int((tmp_path / "few.pid").read_text()) == os.getpid()
+    assert set((tmp_path / "drawers").read_text().split()) == {str(os.getpid())}
 
 
 @pytest.mark.parametrize("cpus", [1, 2])

@@ -128,7 +128,8 @@ def _frozen():
 def _write(args, suites, weights, groups) -> None:
     from imagenet_suite.forked import beside
     from imagenet_suite.scoring.presentation.html_leaderboard import write_leaderboard_html
-    from imagenet_suite.scoring.summary.leaderboard import leaderboard
+    from imagenet_suite.scoring.summary.leaderboard import leaderboard, write_leaderboard
+    from imagenet_suite.scoring.summary.suite_json import PARALLEL_FROM
 
     board = leaderboard(  # models named in the order of the run folders
         suites,
@@ -142,7 +143,8 @@ def _write(args, suites, weights, groups) -> None:
     )
     options = {"allow_mixed_builds": args.allow_mixed_builds, "quba_weights": weights,
                "groups": str(args.groups.resolve()) if args.groups is not None else None}  # fmt: skip
-    with beside(_write_markdown, board, args.out) as markdown:  # the Markdown, CSVs and PNGs on another CPU
+    many = len(suites) >= PARALLEL_FROM  # fewer: too little to write to be worth another process
+    with beside(write_leaderboard, board, args.out, forking=many) as markdown:  # the Markdown, CSVs, PNGs
         write_leaderboard_html(board, suites, args.out, args.runs, options)
     written = markdown.result()
     print(board.quba.to_string(float_format=lambda v: f"{v:.4g}", na_rep="—"))
@@ -153,10 +155,3 @@ def _write(args, suites, weights, groups) -> None:
             print(f"\namong the published models of {paper} ({name}):")
             print(frame.to_string(float_format=lambda v: f"{v:.4g}"))
     print(written[-1])
-
-
-def _write_markdown(board, folder):
-    """``write_leaderboard`` (sent by name to another process: this module's function, that module's attribute)."""
-    from imagenet_suite.scoring.summary.leaderboard import write_leaderboard
-
-    return write_leaderboard(board, folder)

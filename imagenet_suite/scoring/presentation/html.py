@@ -138,12 +138,16 @@ def _svg_of_sent(name: str, sent: bytes) -> str:
 
 
 @contextlib.contextmanager
-def figures_in_processes() -> Iterator[None]:
+def figures_in_processes(forking: bool = True) -> Iterator[None]:
     """Within the block, :func:`drawn` draws each figure in processes forked from this one
     (:class:`~imagenet_suite.forked.Forks`: as many as this process may use CPUs; none where processes are not
     forked), so that a page's figures are drawn while its tables are built (matplotlib holds the GIL: threads
     would not help). The drawing function and its arguments go pickled (one that cannot be, a lambda, is drawn
-    here); the same SVG as drawn here, byte for byte. Every drawing has ended when the block does."""
+    here); the same SVG as drawn here, byte for byte. Every drawing has ended when the block does. Not
+    ``forking`` (too few figures' worth of work to pay for the processes): drawn here."""
+    if not forking:
+        yield
+        return
     with Forks() as forks:
         token = _FORKS.set(forks)
         try:

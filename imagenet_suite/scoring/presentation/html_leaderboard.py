@@ -33,7 +33,7 @@ from ..summary.leaderboard import Leaderboard, leaderboard, load_suites, run_bui
 from ..summary.papers.bitterwolf2023 import OVERLAP_PARTS, overlap_wide
 from ..summary.papers.heuillet2025 import EFFECTS_TEXT, FIG5_TEXT, published_fig5, shows_fig5
 from ..summary.quba import attack_convention_of
-from ..summary.suite_json import SUITE_JSON, with_rows
+from ..summary.suite_json import PARALLEL_FROM, SUITE_JSON, with_rows
 from .figures import anzaku2024 as anzaku_figures
 from .figures import bitterwolf2023 as ninco_figures
 from .figures import geirhos2019 as shape_figures
@@ -376,7 +376,7 @@ def write_leaderboard_html(
         record = {"format": RUNS_FORMAT, "runs": [str(Path(r).resolve()) for r in runs], **(options or {})}
         atomic_write_bytes(folder / RUNS_JSON, (json.dumps(record, indent=1) + "\n").encode())
     path = folder / LEADERBOARD_HTML
-    with figures_in_processes():  # the figures drawn on the other CPUs while the page's tables are built and written
+    with figures_in_processes(len(suites) >= PARALLEL_FROM):  # drawn on other CPUs while the tables are written
         text = render(leaderboard_page(board, suites))
     atomic_write_bytes(path, text.encode())
     return path

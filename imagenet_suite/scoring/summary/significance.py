@@ -23,6 +23,7 @@ out. Heuillet et al. 2025's Sum/Borda, ΔRank and LCA-on-the-Line are not tested
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -144,20 +145,10 @@ def significance(
     _check_settings(present)
     rows = []
     threads = available_cpus()
-    with ThreadPoolExecutor(threads) if threads > 1 else _NoThreads() as pool:
+    with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
         for ranking, number, values, key in rankings:
             rows += _ranking_rows(ranking, (number, key), values.dropna(), runs, absent, allow_mixed_builds, pool)
     return Significance(pd.DataFrame(rows, columns=list(TEST_COLUMNS)), _intervals(runs, absent), absent)
-
-
-class _NoThreads:
-    """Stands for the pool with one CPU: nothing is read ahead."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
 
 
 def _why_absent(suite: Mapping[str, Any]) -> str:
