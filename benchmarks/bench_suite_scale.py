@@ -128,21 +128,19 @@ def _rss(pid: int) -> int:
 
 
 def _hwm(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, IndexError, ValueError):
-        pass
-    return 0
+    return _proc_bytes(pid, "status", "VmHWM:")
 
 
 def _pss(pid: int) -> int:
+    return _proc_bytes(pid, "smaps_rollup", "Pss:")
+
+
+def _proc_bytes(pid: int, name: str, key: str) -> int:
+    """The kB figure of the line ``key`` of ``/proc/<pid>/<name>``, in bytes (0 when the process is gone)."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as handle:
+        with open(f"/proc/{pid}/{name}") as handle:
             for line in handle:
-                if line.startswith("Pss:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, IndexError, ValueError):
         pass
