@@ -19,10 +19,11 @@ pointing at this checkout. Each code reads the runs as the ``evaluate`` of its t
 the format this tree's writes (format 4, the rows as columns) is measured in turn with this tree at each count,
 on the same files. An older baseline reads them in format 3 (each report's rows a list of objects): all its
 measurements come first, then the rewrite, then this tree's; ``--old-format-too`` then also measures this tree
-on format 3 (runs evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is a child process
-measured as ``bench_suite_scale.py`` measures its stages (``run_child``: wall, CPU = user + sys of the process,
-peak RSS = the ``VmHWM`` of its largest process; and the peak of the sum of its processes' proportional set sizes,
-sampled every 2 s: the code may fork workers, which share their parent's pages). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
+on format 3 (runs evaluated before format 4). Each measurement (``--repeat`` times, the best wall time kept) is
+a child process measured as ``bench_suite_scale.py`` measures its stages (``run_child``: wall, CPU = user + sys
+of the process and the workers it waited for, peak RSS = the ``VmHWM`` of its largest process), and the peak of
+the sum of its processes' proportional set sizes, sampled every 2 s (the code may fork workers, which share their
+parent's pages). Then every file the two wrote (``leaderboard.md``, the CSVs, the PNGs,
 ``leaderboard.html``, ``leaderboard_runs.json``) is compared byte for byte and the result said; a difference is
 a failure (exit code 1).
 

@@ -1,15 +1,18 @@
 """Python work on more than one CPU, in processes forked from this one: :func:`map_forked` (a function over many
-items, results in order), :class:`Forks` (calls, each in its own process, while this one goes on) and
-:func:`beside` (one such call for the length of a block).
+items, results in order), :class:`Forks` (calls in a few worker processes while this one goes on) and
+:func:`beside` (one call in another process for the length of a block).
 
 For work that holds the GIL (parsing JSON, checking it, drawing figures), threads do not help. A forked process
 starts with this process's modules imported and its objects in place (copy-on-write), so it costs milliseconds,
-where a fresh interpreter (spawn, forkserver) would spend seconds importing torch and pandas again; its
-arguments and results travel pickled (a function by name). Fork is used only on Linux, and only when this process may use two or more
-CPUs (:func:`~imagenet_suite.cpus.available_cpus`); otherwise, or for fewer items than ``least``, the work runs
-in this process, with the same results and the same errors. A worker's exception is raised here (pickled: its
-message and type, not its traceback): by :func:`map_forked`, the first in the order of the items; by a
-:class:`Forks` call's ``Future.result()``.
+where a fresh interpreter (spawn, forkserver) would spend seconds importing torch and pandas again. The workers
+of :func:`map_forked` and :class:`Forks` get the function by name and its arguments pickled; :func:`beside`'s
+process has them already (a fork). Results and exceptions come back pickled: an exception keeps its type and
+message, not its traceback. :func:`map_forked` raises the first in the order of the items; a call's
+``Future.result()`` raises its own.
+
+Fork is used only on Linux, and only when this process may use two or more CPUs
+(:func:`~imagenet_suite.cpus.available_cpus`). Otherwise, or for too little work (``least`` items, ``forking``),
+the work runs in this process, with the same results and the same errors.
 
 Forking a process that runs other threads is unsafe when a lock one of them holds is needed in the child. These
 fork from the main thread, and start their processes before any thread of their own (:class:`Forks`' executor
@@ -104,8 +107,8 @@ class Forks:
 @contextlib.contextmanager
 def beside(function: Callable[..., R], *args: Any, forking: bool = True) -> Iterator[Future]:
     """``function(*args)`` in a process forked from this one while the block runs (in this process, first, where
-    :func:`can_fork` says 0, or not ``forking``: too little work to be worth a process); yields its Future, whose result is there once the block ends: the process is waited
-    for, also when the block raises. The function and its arguments are not pickled (the process is a fork: they
+    :func:`can_fork` says 0, or not ``forking``: too little work to be worth a process). Yields its Future, whose
+    result is there once the block ends: the process is waited for, also when the block raises. The function and its arguments are not pickled (the process is a fork: they
     are there), and no thread is started here (a process forked later in the block inherits none); the result or
     exception comes back pickled through a pipe. A process that ends without one (killed) is a ChildProcessError.
 

@@ -137,8 +137,8 @@ def load_suites(run_dirs: Sequence[str | Path], processes: int | None = None) ->
     two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
     format or malformed (:func:`~imagenet_suite.scoring.summary.suite_json.read_suite`). Each is checked whole,
     and its reports' rows of :data:`UNREAD_ROWS` left out (what the leaderboard holds of a run is what it reads).
-    Many runs are read in ``processes`` worker processes (:func:`~imagenet_suite.scoring.summary.suite_json.read_suites`;
-    None: the CPUs this process may use)."""
+    Many runs are read in ``processes`` worker processes
+    (:func:`~imagenet_suite.scoring.summary.suite_json.read_suites`; None: the CPUs this process may use)."""
     run_dirs = list(map(Path, run_dirs))
     paths = [run_dir / SUITE_JSON if run_dir.is_dir() else run_dir for run_dir in run_dirs]
     read = read_suites(paths, drop_metrics=UNREAD_ROWS, processes=processes)

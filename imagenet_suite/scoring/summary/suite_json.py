@@ -386,10 +386,11 @@ fork and exit of a process holding a GiB costs about 0.07 s: fewer runs are read
 def read_suites(
     paths: Iterable[str | Path], drop_metrics: frozenset[str] = frozenset(), processes: int | None = None
 ) -> list[dict[str, Any]]:
-    """:func:`read_suite` of each of ``paths``, in their order; at least :data:`PARALLEL_FROM` files in ``processes``
-    worker processes (None: the CPUs this process may use) forked from this one (:func:`~imagenet_suite.forked.map_forked`:
-    parsing and checking a suite.json holds the GIL). The content is the same either way (the rows' strings interned
-    again here: one object per distinct string), and so is the error: the first bad file's, in the order of ``paths``."""
+    """:func:`read_suite` of each of ``paths``, in their order; :data:`PARALLEL_FROM` files or more in ``processes``
+    worker processes (None: the CPUs this process may use) forked from this one
+    (:func:`~imagenet_suite.forked.map_forked`: parsing and checking a suite.json holds the GIL). The content is the
+    same either way (the rows' strings interned again here: one object per distinct string), and so is the error:
+    the first bad file's, in the order of ``paths``."""
     paths = [Path(path) for path in paths]
     suites = map_forked(partial(_read_in_worker, drop_metrics=drop_metrics), paths, processes, least=PARALLEL_FROM)
     if len(paths) >= PARALLEL_FROM:
