@@ -108,9 +108,10 @@ class Forks:
 def beside(function: Callable[..., R], *args: Any, forking: bool = True) -> Iterator[Future]:
     """``function(*args)`` in a process forked from this one while the block runs (in this process, first, where
     :func:`can_fork` says 0, or not ``forking``: too little work to be worth a process). Yields its Future, whose
-    result is there once the block ends: the process is waited for, also when the block raises. The function and its arguments are not pickled (the process is a fork: they
-    are there), and no thread is started here (a process forked later in the block inherits none); the result or
-    exception comes back pickled through a pipe. A process that ends without one (killed) is a ChildProcessError.
+    result is there once the block ends: the process is waited for, also when the block raises. The function and
+    its arguments are not pickled (the process is a fork: they are there), and no thread is started here (a process
+    forked later in the block inherits none); the result or exception comes back pickled through a pipe. A process
+    that ends without one (killed) is a ChildProcessError.
 
     Example:
         >>> from operator import add
