@@ -51,7 +51,9 @@ def can_fork(processes: int | None = None) -> int:
 def map_forked(function: Callable[[T], R], items: Iterable[T], processes: int | None = None, least: int = 2) -> list[R]:
     """``[function(item) for item in items]``, in ``processes`` forked processes (None: the CPUs this process may
     use; at most one per item) when :func:`can_fork` and there are at least ``least`` items. ``function`` is
-    sent by name (a module-level function, or a ``functools.partial`` of one), the items and results pickled.
+    sent by name (a module-level function, or a ``functools.partial`` of one), the items and results pickled. On
+    the first error (in the items' order) the calls not started are cancelled; a process that dies mid-call is
+    ``BrokenProcessPool``, not a hang.
 
     Example:
         >>> from operator import neg
@@ -62,8 +64,11 @@ def map_forked(function: Callable[[T], R], items: Iterable[T], processes: int | 
     processes = can_fork(min(available_cpus() if processes is None else processes, len(items)))
     if not processes or len(items) < least:
         return [function(item) for item in items]
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        return list(pool.imap(function, items))
+    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
+    try:
+        return list(pool.map(function, items))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Forks:

@@ -61,6 +61,8 @@ def test_a_process_that_dies_mid_call_is_an_error_not_a_hang(monkeypatch):
         died = forks.submit(os._exit, 3)
     with pytest.raises(BrokenProcessPool):
         died.result()
+    with pytest.raises(BrokenProcessPool):
+        map_forked(os._exit, [3, 4])
     with beside(os._exit, 3) as died:
         pass
     with pytest.raises(ChildProcessError, match="_exit: its process ended without a result"):
