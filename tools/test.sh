@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # THE test command (README, DEVELOPERS.md, .ci/run): installs the system packages the tests need
 # when they are missing, then runs the whole suite (or what the arguments select) with pytest:
-#   tools/test.sh                          # everything: about 7.5 minutes on 2 CPU cores
+#   tools/test.sh                          # everything: about 10 minutes on 2 CPU cores
 #   tools/test.sh tests/test_docs.py -q    # arguments go to pytest
 # System packages (Debian/Ubuntu, through apt-get, as root or with passwordless sudo):
 #   wordnet-base     WordNet 3.0 (/usr/share/wordnet), read by the hierarchy and review tests
