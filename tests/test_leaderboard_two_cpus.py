@@ -61,7 +61,8 @@ def test_suite_json_files_read_in_worker_processes_are_those_read_one_by_one(man
     monkeypatch.setattr(suite_json, "read_suite", reading)
     together = read_suites(many_runs, UNREAD_ROWS, processes=2)
     pids = {suite.pop("read_by") for suite in together}
-    assert 1 <= len(pids) <= 2 and os.getpid() not in pids  # the workers (one may take every file)
+    assert os.getpid() not in pids  # read in the workers (one of which may take every file)
+    assert len(pids) <= 2
     assert together == alone
     first, last = (suite["datasets"]["imagenet_val"]["metrics"][0] for suite in (together[0], together[-1]))
     assert first["metric"] == last["metric"] and first["metric"] is last["metric"]  # one string for all runs
