@@ -16,9 +16,8 @@ the work runs in this process, with the same results and the same errors.
 
 Forking a process that runs other threads is unsafe when a lock one of them holds is needed in the child. These
 fork from the main thread, and start their processes before any thread of their own (:class:`Forks`' executor
-forks its workers, then starts the thread that manages them; :func:`beside` starts none); the leaderboard forks
-them after its read-ahead threads have ended. The children run the standard library, NumPy, pandas and
-matplotlib on data they were given.
+forks its workers, then starts the thread that manages them, and joins it when shut down; :func:`beside` starts
+none). The children run the standard library, NumPy, pandas, PyArrow and matplotlib on data they were given.
 """
 
 from __future__ import annotations
@@ -60,15 +59,32 @@ def map_forked(function: Callable[[T], R], items: Iterable[T], processes: int | 
         >>> map_forked(neg, range(5), processes=2)
         [0, -1, -2, -3, -4]
     """
+    with mapping_forked(function, items, processes, least) as results:
+        return results()
+
+
+@contextlib.contextmanager
+def mapping_forked(
+    function: Callable[[T], R], items: Iterable[T], processes: int | None = None, least: int = 2
+) -> Iterator[Callable[[], list[R]]]:
+    """:func:`map_forked`, started in its processes as the block starts, while the block runs: the block calls
+    what it is given for the results (and the first error). Where the calls run in this process, they run then.
+
+    Example:
+        >>> from operator import neg
+        >>> with mapping_forked(neg, range(3), processes=2) as results:
+        ...     meanwhile = sum(range(3))
+        >>> results(), meanwhile
+        ([0, -1, -2], 3)
+    """
     items = list(items)
     processes = can_fork(min(available_cpus() if processes is None else processes, len(items)))
     if not processes or len(items) < least:
-        return [function(item) for item in items]
-    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
-    try:
-        return list(pool.map(function, items))
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        yield lambda: [function(item) for item in items]
+        return
+    with Forks(processes) as forks:
+        started = [forks.submit(function, item) for item in items]
+        yield lambda: [found.result() for found in started]
 
 
 class Forks:
@@ -76,8 +92,13 @@ class Forks:
     call is submitted (a ``ProcessPoolExecutor`` with the fork context): :meth:`submit` gives a Future while this
     process goes on. The function is sent by name (a module-level function), its arguments and its result or
     exception pickled; a process that dies mid-call breaks the pool (``BrokenProcessPool``). Used as a context
-    manager, every call has ended when the block does, also when it raises. Where :func:`can_fork` says 0, each
+    manager, every call has ended when the block does; when the block raises, the calls not started are
+    cancelled. Where :func:`can_fork` says 0, or not ``forking`` (too little work to be worth processes), each
     call runs at once, in this process.
+
+    ``initializer(*initargs)`` runs in each worker process as it starts, with ``initargs`` not pickled (the
+    workers are forks: they have them): a way to give every call large state that stays in place, such as a
+    module-level variable the called function reads. It does not run where the calls run in this process.
 
     Example:
         >>> from operator import add
@@ -87,9 +108,16 @@ class Forks:
         [10, 11, 12]
     """
 
-    def __init__(self, limit: int | None = None):
+    def __init__(
+        self,
+        limit: int | None = None,
+        forking: bool = True,
+        initializer: Callable[..., object] | None = None,
+        initargs: tuple = (),
+    ):
         self.limit = max(1, available_cpus() if limit is None else limit)
-        self.forking = bool(can_fork())
+        self.forking = forking and bool(can_fork())
+        self._started = (initializer, initargs)
         self._pool: ProcessPoolExecutor | None = None
 
     def submit(self, function: Callable[..., R], *args: Any) -> Future:
@@ -98,15 +126,18 @@ class Forks:
             _settle(done, function, args)
             return done
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.limit, mp_context=multiprocessing.get_context("fork"))
+            initializer, initargs = self._started
+            self._pool = ProcessPoolExecutor(
+                self.limit, multiprocessing.get_context("fork"), initializer=initializer, initargs=initargs
+            )
         return self._pool.submit(function, *args)
 
     def __enter__(self) -> Forks:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type | None, *exc: object) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=True, cancel_futures=kind is not None)
 
 
 @contextlib.contextmanager
@@ -161,4 +192,4 @@ def _send_outcome(sending, function: Callable[..., Any], args: tuple) -> None:
     sending.send((True, done.result()) if done.exception() is None else (False, done.exception()))
 
 
-__all__ = ["Forks", "beside", "can_fork", "map_forked"]
+__all__ = ["Forks", "beside", "can_fork", "map_forked", "mapping_forked"]

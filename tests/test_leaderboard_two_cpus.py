@@ -1,5 +1,5 @@
 """A leaderboard of many runs uses two CPUs (issue 38: 300 runs at the real image counts): the suite.json files are
-read in forked worker processes, each ranking's uncertainty files on threads a few models ahead of its tests, and
+read in forked worker processes, each ranking's tests (and the uncertainty files they read) in worker processes, and
 the Markdown, CSVs and PNGs are written in a forked process while the HTML page is. What it reads and every file it
 writes are the same as with one CPU, and so is the one-line error of a bad file: the first in the order the files
 are used."""
@@ -10,6 +10,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,21 +19,19 @@ import pytest
 from imagenet_suite import cli, forked
 from imagenet_suite.scoring.presentation import html
 from imagenet_suite.scoring.summary import leaderboard as leaderboard_module
-from imagenet_suite.scoring.summary import significance, suite_json
-from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS, load_suites
+from imagenet_suite.scoring.summary import suite_json, uncertainty_files
+from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS
 from imagenet_suite.scoring.summary.suite_json import PARALLEL_FROM, read_suites
 from tests.helpers import one_line
-from tests.test_leaderboard_significance import IDS, _hits, write_bootstrapped_run
+from tests.test_leaderboard_significance import _hits, write_bootstrapped_run
 from tests.test_read_runs import leaderboard
 
 RUNS = PARALLEL_FROM + 2
 
 
-def _write(root: Path, i: int, ids: list[str] = IDS) -> Path:
-    """Run ``i``: wrong on other images of ImageNet val (of ``ids``) than the others."""
-    return write_bootstrapped_run(
-        root, f"timm:m{i:02d}", _hits(list(range(i % 5, 60, 3 + i))), _hits([i % 30], 30), ids=ids
-    )
+def _write(root: Path, i: int) -> Path:
+    """Run ``i``: wrong on other images of ImageNet val than the others."""
+    return write_bootstrapped_run(root, f"timm:m{i:02d}", _hits(list(range(i % 5, 60, 3 + i))), _hits([i % 30], 30))
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +80,39 @@ def test_the_first_bad_suite_json_in_the_runs_order_is_the_one_named(tmp_path, m
     assert [run.name for run in many_runs if str(run) in message] == [many_runs[3].name]
 
 
+def test_reading_the_runs_imports_neither_torch_nor_matplotlib():
+    """The command reads the runs in worker processes while it imports the tables' and the page's modules (torch,
+    SciPy, matplotlib: seconds): what reading needs is none of them (in a fresh interpreter, which has only what
+    it imported)."""
+    code = (
+        "import sys, imagenet_suite.scoring.summary.leaderboard_runs, imagenet_suite.commands.leaderboard;"
+        "print(sorted({'torch', 'scipy', 'matplotlib'} & {name.split('.')[0] for name in sys.modules}))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout == "[]\n"
+
+
 def _cpus(monkeypatch, cpus: int) -> None:
-    for module in (forked, significance):
-        monkeypatch.setattr(module, "available_cpus", lambda cpus=cpus: cpus)
+    monkeypatch.setattr(forked, "available_cpus", lambda cpus=cpus: cpus)
+
+
+def _record_reads(monkeypatch, log: Path) -> None:
+    """Each uncertainty file read from now on (suite.json checks its sha256 first) is a line of ``log``: the
+    process that read it and its path (the reading processes are forks: they run this too)."""
+    checked = uncertainty_files._checked_bytes
+
+    def recorded(run_dir, entry, what):
+        with open(log, "a") as lines:
+            lines.write(f"{os.getpid()} {run_dir / entry['path']}\n")
+        return checked(run_dir, entry, what)
+
+    monkeypatch.setattr(uncertainty_files, "_checked_bytes", recorded)
+
+
+def _reads(log: Path) -> list[tuple[int, Path]]:
+    found = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    log.unlink()
+    return [(int(pid), Path(path)) for pid, path in found]
 
 
 def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path, many_runs, monkeypatch):
@@ -100,6 +130,8 @@ def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path,
 
     monkeypatch.setattr(leaderboard_module, "write_leaderboard", writing)
     monkeypatch.setattr(html, "_svg_of", drawing)
+    _record_reads(monkeypatch, tmp_path / "reads")
+    readers = {}
     for cpus in (1, 2):
         _cpus(monkeypatch, cpus)
         out = tmp_path / f"board-{cpus}"
@@ -108,7 +140,13 @@ def test_the_leaderboard_on_two_cpus_writes_the_files_it_writes_on_one(tmp_path,
         writers[cpus] = int((tmp_path / f"{out.name}.pid").read_text())
         drawers[cpus] = (tmp_path / "drawers").read_text().split()
         (tmp_path / "drawers").unlink()
+        readers[cpus] = _reads(tmp_path / "reads")
     assert boards[1] == boards[2]
+    files = {path for _, path in readers[1]}
+    assert {path.name for path in files} == {"replicates.parquet", "imagenet_val.parquet"}
+    assert len(files) == 2 * RUNS and {path for _, path in readers[2]} == files
+    assert {pid for pid, _ in readers[1]} == {os.getpid()}
+    assert os.getpid() not in {pid for pid, _ in readers[2]}  # every one read in a worker
     assert b"McNemar (exact)" in boards[2]["leaderboard_significance.csv"] and "leaderboard.md" in boards[2]
     assert boards[2]["leaderboard.html"].count(b"<svg") == len(drawers[2]) >= 1
     assert writers[1] == os.getpid() != writers[2]
@@ -132,31 +170,19 @@ def test_a_markdown_file_that_cannot_be_written_is_one_line_and_the_page_is_writ
     assert (out / "leaderboard.html").is_file() and not (out / "leaderboard.md").exists()
 
 
-def test_a_file_read_ahead_but_never_used_raises_nothing_and_one_used_raises_as_before(
-    tmp_path, many_runs, monkeypatch, capsys
-):
-    """The second model of ImageNet val's ranking scored other images (ranked anyway, ``--allow-mixed-builds``): its
-    tests are not paired, and the first model's per-image file, read ahead, is used by no test. Changed, it fails
-    nothing, as when the files are read one by one; the same change in the last model's file (used) is its
-    one-line error."""
-    monkeypatch.setattr(significance, "available_cpus", lambda: 2)
-    suites = load_suites(many_runs)
-    ranked = sorted(suites, key=lambda name: -suites[name]["summary"]["accuracies"]["imagenet_val"]["value"])
-    folder = dict(zip(suites, many_runs, strict=True))
-    shutil.rmtree(folder[ranked[1]])
-    _write(folder[ranked[1]].parent, int(ranked[1].removeprefix("timm:m")), ids=[f"other_{i:04d}" for i in range(60)])
-    unused, used = (folder[name] / "uncertainty" / "imagenet_val.parquet" for name in (ranked[0], ranked[-1]))
-    unused.write_bytes(unused.read_bytes() + b"\0")
-    read, reading = [], significance.read_correctness
-
-    def recorded(run_dir, uncertainty, key, accuracy):
-        read.append(Path(run_dir) / uncertainty["files"]["correct"][key]["path"])
-        return reading(run_dir, uncertainty, key, accuracy)
-
-    monkeypatch.setattr(significance, "read_correctness", recorded)
-    flags = ("--allow-mixed-builds",)
-    assert cli.main(leaderboard(tmp_path, *many_runs, flags=flags)) == 0
-    assert unused in read  # read ahead, its error dropped with it
-    used.write_bytes(used.read_bytes() + b"\0")
-    message = one_line(capsys, leaderboard(tmp_path, *many_runs, flags=flags))
-    assert re.search(rf"error: {re.escape(str(used))}: not the file suite.json names", message)
+def test_of_two_bad_files_the_one_met_first_in_the_rankings_order_is_named(tmp_path, many_runs, monkeypatch, capsys):
+    """With two CPUs the rankings' tests run in worker processes, several at once. A changed replicates file,
+    which the first ranking (ImageNet multi-label's accuracy: paired bootstrap tests) reads, is the error named
+    though the second ranking (ImageNet val's: McNemar) meets a changed file too, as on one CPU; alone, the
+    second is named."""
+    replicates = many_runs[3] / "uncertainty" / "replicates.parquet"
+    correct = many_runs[5] / "uncertainty" / "imagenet_val.parquet"
+    messages = {}
+    for damaged in (correct, replicates):  # the second time, both are changed
+        damaged.write_bytes(damaged.read_bytes() + b"\0")
+        for cpus in (1, 2):
+            _cpus(monkeypatch, cpus)
+            messages[damaged.name, cpus] = one_line(capsys, leaderboard(tmp_path, *many_runs))
+    for path in (correct, replicates):
+        assert messages[path.name, 1] == messages[path.name, 2]
+        assert re.search(rf"error: {re.escape(str(path))}: not the file suite.json names", messages[path.name, 2])

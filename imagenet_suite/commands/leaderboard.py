@@ -76,10 +76,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    import importlib
-
-    for module in ("scoring.summary.leaderboard", "scoring.presentation.html_leaderboard"):
-        importlib.import_module(f"imagenet_suite.{module}")  # before _frozen: frozen with the rest
     from imagenet_suite.scoring.metrics.quba import parse_quba_weights
     from imagenet_suite.scoring.summary.groups import read_groups
 
@@ -103,12 +99,19 @@ def run(args) -> int:
 
 def _read(runs):
     """The runs' suite.json files, read once (the tables and the page share them) with no garbage collection
-    while they are read: JSON makes no reference cycles, and a collection would walk every dict read so far."""
-    from imagenet_suite.scoring.summary.leaderboard import load_suites
+    while they are read: JSON makes no reference cycles, and a collection would walk every dict read so far.
+    Many runs are read in worker processes; meanwhile this process imports the modules of the tables and the
+    page (torch, SciPy, matplotlib: seconds), which reading does not need."""
+    import importlib
+
+    from imagenet_suite.scoring.summary.leaderboard_runs import loading_suites
 
     gc.disable()
     try:
-        return load_suites(runs)
+        with loading_suites(runs) as loaded:
+            for module in ("scoring.summary.leaderboard", "scoring.presentation.html_leaderboard"):
+                importlib.import_module(f"imagenet_suite.{module}")
+            return loaded()
     finally:
         gc.enable()
 

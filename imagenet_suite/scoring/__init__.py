@@ -25,37 +25,102 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
 * presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group, correlation heatmap),
   suite_markdown.
 
-This module only re-exports names; importing it (or any submodule) changes nothing the evaluator does.
+This module only re-exports names, each imported from its module when first used (PEP 562): importing a
+submodule (``scoring.summary.suite_json``, which the leaderboard reads runs with) does not import torch and the
+evaluator with it. Importing it (or any submodule) changes nothing the evaluator does.
 """
 
-from .evaluation.context import EvaluationContext
-from .evaluation.family import MetricFamily
-from .evaluation.options import (
-    CalibrationOptions,
-    ClassBalanceOptions,
-    LcaOptions,
-    OodOptions,
-    ScoreOptions,
-    TopkOptions,
-)
-from .evaluation.report import applicable_metrics, score
-from .evaluation.results import MetricRow, ScoreReport
-from .families import FAMILIES
-from .join import JoinedSplit, join_outputs
-from .metrics.aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
-from .metrics.calibration import (
-    adaptive_calibration_error,
-    calibration_bins,
-    calibration_error,
-    expected_calibration_error,
-)
-from .metrics.class_balance import class_balance
-from .metrics.classification import Fraction, label_ranks, per_class_accuracy, real_topk_accuracy, topk_accuracy
-from .metrics.object_focus import object_focus
-from .metrics.quba import DIMENSIONS, quba_score, quba_table
-from .metrics.row_statistics import RowStatistics, row_statistics
-from .metrics.shape import CATEGORIES16, accuracy16, decisions16, shape_bias
-from .outputs import KINDS, ModelOutputs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+EXPORTS = {  # name -> the module (under this package) that defines it
+    "EvaluationContext": "evaluation.context",
+    "MetricFamily": "evaluation.family",
+    "CalibrationOptions": "evaluation.options",
+    "ClassBalanceOptions": "evaluation.options",
+    "LcaOptions": "evaluation.options",
+    "OodOptions": "evaluation.options",
+    "ScoreOptions": "evaluation.options",
+    "TopkOptions": "evaluation.options",
+    "applicable_metrics": "evaluation.report",
+    "score": "evaluation.report",
+    "MetricRow": "evaluation.results",
+    "ScoreReport": "evaluation.results",
+    "FAMILIES": "families",
+    "JoinedSplit": "join",
+    "join_outputs": "join",
+    "borda_score": "metrics.aggregates",
+    "global_rank": "metrics.aggregates",
+    "mean_absolute_correlation": "metrics.aggregates",
+    "sum_score": "metrics.aggregates",
+    "adaptive_calibration_error": "metrics.calibration",
+    "calibration_bins": "metrics.calibration",
+    "calibration_error": "metrics.calibration",
+    "expected_calibration_error": "metrics.calibration",
+    "class_balance": "metrics.class_balance",
+    "Fraction": "metrics.classification",
+    "label_ranks": "metrics.classification",
+    "per_class_accuracy": "metrics.classification",
+    "real_topk_accuracy": "metrics.classification",
+    "topk_accuracy": "metrics.classification",
+    "object_focus": "metrics.object_focus",
+    "DIMENSIONS": "metrics.quba",
+    "quba_score": "metrics.quba",
+    "quba_table": "metrics.quba",
+    "RowStatistics": "metrics.row_statistics",
+    "row_statistics": "metrics.row_statistics",
+    "CATEGORIES16": "metrics.shape",
+    "accuracy16": "metrics.shape",
+    "decisions16": "metrics.shape",
+    "shape_bias": "metrics.shape",
+    "KINDS": "outputs",
+    "ModelOutputs": "outputs",
+}
+
+if TYPE_CHECKING:  # the names as static tools see them
+    from .evaluation.context import EvaluationContext
+    from .evaluation.family import MetricFamily
+    from .evaluation.options import (
+        CalibrationOptions,
+        ClassBalanceOptions,
+        LcaOptions,
+        OodOptions,
+        ScoreOptions,
+        TopkOptions,
+    )
+    from .evaluation.report import applicable_metrics, score
+    from .evaluation.results import MetricRow, ScoreReport
+    from .families import FAMILIES
+    from .join import JoinedSplit, join_outputs
+    from .metrics.aggregates import borda_score, global_rank, mean_absolute_correlation, sum_score
+    from .metrics.calibration import (
+        adaptive_calibration_error,
+        calibration_bins,
+        calibration_error,
+        expected_calibration_error,
+    )
+    from .metrics.class_balance import class_balance
+    from .metrics.classification import Fraction, label_ranks, per_class_accuracy, real_topk_accuracy, topk_accuracy
+    from .metrics.object_focus import object_focus
+    from .metrics.quba import DIMENSIONS, quba_score, quba_table
+    from .metrics.row_statistics import RowStatistics, row_statistics
+    from .metrics.shape import CATEGORIES16, accuracy16, decisions16, shape_bias
+    from .outputs import KINDS, ModelOutputs
+
+
+def __getattr__(name: str) -> Any:
+    if name not in EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{EXPORTS[name]}", __name__), name)
+    globals()[name] = value  # the next lookup finds it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *EXPORTS})
+
 
 __all__ = [
     "CATEGORIES16",

@@ -45,6 +45,7 @@ and the runs on each build, unless ``allow_mixed_builds``; then the Markdown lis
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,11 +56,12 @@ import pandas as pd
 from ...errors import ConfigError, RunFolderError, param
 from ..metrics.lca_on_the_line import OnTheLine
 from .groups import ModelGroups, metadata_groups
+from .leaderboard_runs import UNREAD_ROWS, load_suites
 from .papers import anzaku2024, bitterwolf2023, hesse2025, heuillet2025, shi2024, zhang2023
 from .papers._shared import weights_legend, with_weights, write_csv
 from .papers.heuillet2025 import perturbation_accuracies
-from .significance import Significance, significance, significance_markdown, write_significance
-from .suite_json import SUITE_JSON, read_suites, weights_label, with_rows
+from .significance import Significance, significance_markdown, significance_started, write_significance
+from .suite_json import weights_label, with_rows
 
 DatasetSplit = tuple[str, str, str]  # (builder, config, split)
 MARKDOWN_LEGEND = (
@@ -68,11 +70,6 @@ MARKDOWN_LEGEND = (
     "figures drawn in it.",
 )
 MixedBuilds = dict[DatasetSplit, dict[str | None, list[str]]]  # {split: {build_info sha256 or None: [run names]}}
-UNREAD_ROWS = frozenset({"per_class_accuracy", "aupr_in", "aupr_out", "fpr95_openood_v15", "unit_test_failed"})
-"""Report rows (by ``metric``) that no table, figure or page of the leaderboard reads: :func:`load_suites` drops
-them once checked. They are most of a suite.json's rows (per-class accuracies; per OOD class, the AUPRs and
-OpenOOD's FPR@95; each OOD unit test's verdict), so a leaderboard of many runs holds of each run what it reads.
-``tests/test_leaderboard_scale.py`` fails when a module the leaderboard runs names one of them."""
 
 
 @dataclass
@@ -132,27 +129,6 @@ def models_table(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("model")
 
 
-def load_suites(run_dirs: Sequence[str | Path], processes: int | None = None) -> dict[str, dict[str, Any]]:
-    """``{model name: suite.json content}``; the name is the model spec, plus the run folder's name when
-    two runs evaluate the same spec. RunFolderError names a suite.json that is unreadable, of another
-    format or malformed (:func:`~imagenet_suite.scoring.summary.suite_json.read_suite`). Each is checked whole,
-    and its reports' rows of :data:`UNREAD_ROWS` left out (what the leaderboard holds of a run is what it reads).
-    Many runs are read in ``processes`` worker processes
-    (:func:`~imagenet_suite.scoring.summary.suite_json.read_suites`; None: the CPUs this process may use)."""
-    run_dirs = list(map(Path, run_dirs))
-    paths = [run_dir / SUITE_JSON if run_dir.is_dir() else run_dir for run_dir in run_dirs]
-    read = read_suites(paths, drop_metrics=UNREAD_ROWS, processes=processes)
-    suites = [(suite["model"], run_dir, suite) for run_dir, suite in zip(run_dirs, read, strict=True)]
-    specs = [spec for spec, _, _ in suites]
-    named = {}
-    for spec, run_dir, suite in suites:
-        name = spec if specs.count(spec) == 1 else f"{spec} ({run_dir.name})"
-        if name in named:
-            raise ConfigError(f"two runs are both named {name!r}; give each run folder a distinct name")
-        named[name] = suite
-    return named
-
-
 def leaderboard(
     suites: Mapping[str, Mapping[str, Any]],
     allow_mixed_builds: bool = False,
@@ -190,41 +166,52 @@ def leaderboard(
     else:
         groups = metadata_groups(suites)
     placed = _placed(suites, folders, reference, allow_protocol_mismatch) if reference else {}
-    names = list(suites)
     hesse2025.resolve_weights(quba_weights)  # a bad weight fails before any table
     quba, missing = hesse2025.quba_ranking(suites, quba_weights)
+    accuracies = _accuracies(suites)
+    tests = (
+        significance_started(suites, folders, quba, accuracies, allow_mixed_builds)
+        if folders
+        else contextlib.nullcontext(lambda: None)
+    )
+    with tests as tested:  # with two CPUs, the paired tests run in worker processes while the tables are built
+        matrix, scores, per_dataset, mac = heuillet2025.aggregates(suites)
+        dataset_level, dataset_level_mac = heuillet2025.dataset_level(accuracies)
+        on_the_line = shi2024.tables(suites, groups, folders if lca_baselines else None)
+        delta = anzaku2024.delta_rank(suites)
+        return Leaderboard(
+            quba=quba,
+            accuracies=accuracies,
+            perturbation_accuracies=matrix,
+            aggregates=scores,
+            mac_per_dataset=per_dataset,
+            mac=mac,
+            dataset_level=dataset_level,
+            dataset_level_mac=dataset_level_mac,
+            delta_rank=delta,
+            lca_on_the_line=on_the_line.lines if on_the_line is not None else {},
+            missing=missing,
+            mixed_builds=mixed,
+            models=models_table(suites),
+            hesse2025=hesse2025.analyses(quba, groups, quba_weights, published="hesse2025" in placed),
+            heuillet2025=heuillet2025.paper_tables(suites, groups),
+            ninco=bitterwolf2023.tables(suites),
+            on_the_line=on_the_line,
+            anzaku2024=anzaku2024.table(suites, delta),
+            openood_v15=zhang2023.table(suites),
+            significance=tested(),
+            reference=placed,
+            groups=groups,
+        )
+
+
+def _accuracies(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The headline accuracy of every dataset key (model x key, keys in sorted order)."""
+    names = list(suites)
     accuracies = pd.DataFrame(
         {name: {k: v["value"] for k, v in suites[name]["summary"]["accuracies"].items()} for name in names}
     ).T.reindex(names)
-    accuracies = accuracies[sorted(accuracies.columns)]
-    matrix, scores, per_dataset, mac = heuillet2025.aggregates(suites)
-    dataset_level, dataset_level_mac = heuillet2025.dataset_level(accuracies)
-    on_the_line = shi2024.tables(suites, groups, folders if lca_baselines else None)
-    delta = anzaku2024.delta_rank(suites)
-    return Leaderboard(
-        quba=quba,
-        accuracies=accuracies,
-        perturbation_accuracies=matrix,
-        aggregates=scores,
-        mac_per_dataset=per_dataset,
-        mac=mac,
-        dataset_level=dataset_level,
-        dataset_level_mac=dataset_level_mac,
-        delta_rank=delta,
-        lca_on_the_line=on_the_line.lines if on_the_line is not None else {},
-        missing=missing,
-        mixed_builds=mixed,
-        models=models_table(suites),
-        hesse2025=hesse2025.analyses(quba, groups, quba_weights, published="hesse2025" in placed),
-        heuillet2025=heuillet2025.paper_tables(suites, groups),
-        ninco=bitterwolf2023.tables(suites),
-        on_the_line=on_the_line,
-        anzaku2024=anzaku2024.table(suites, delta),
-        openood_v15=zhang2023.table(suites),
-        significance=significance(suites, folders, quba, accuracies, allow_mixed_builds) if folders else None,
-        reference=placed,
-        groups=groups,
-    )
+    return accuracies[sorted(accuracies.columns)]
 
 
 def _placed(

@@ -24,8 +24,7 @@ out. Heuillet et al. 2025's Sum/Borda, ΔRank and LCA-on-the-Line are not tested
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...cpus import available_cpus
 from ...errors import RunFolderError
+from ...forked import Forks
 from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
 from .intervals import headline_numbers, number_path, value_at
+from .suite_json import PARALLEL_FROM
 from .uncertainty_files import Correctness, read_correctness, read_replicates
 
 TEST_COLUMNS = (
@@ -53,9 +53,6 @@ TEST_COLUMNS = (
     "p_value",
     "note",
 )
-READ_AHEAD = 4
-"""Models whose files a ranking reads on threads ahead of the model it tests (:func:`significance`)."""
-_REPLICATES = "replicates"  # _Run.pending's slot of the replicates file (the others: dataset keys)
 
 
 @dataclass
@@ -73,8 +70,8 @@ class Significance:
 class _Run:
     """One run's uncertainty record and its files, each read once: of the replicates only the columns of
     ``ranked`` (the numbers a ranking may test) are kept, and a dataset's per-image correctness only until
-    its ranking no longer needs it (:func:`_ranking_rows` drops it), so what is held does not grow with the
-    images times the runs."""
+    its ranking no longer needs it (:func:`_ranking_row` drops it), so what is held does not grow with the
+    images times the runs. In a worker process (:func:`significance`), what it holds is the worker's copy."""
 
     name: str
     folder: Path
@@ -82,7 +79,6 @@ class _Run:
     ranked: Sequence[str] = ()
     replicates: pd.DataFrame | None = None
     correct: dict[str, Correctness] = field(default_factory=dict)
-    pending: dict[str, Future] = field(default_factory=dict)  # reads started ahead (a dataset key, _REPLICATES)
 
     @property
     def uncertainty(self) -> Mapping[str, Any] | None:
@@ -92,34 +88,74 @@ class _Run:
         if number not in self.uncertainty["ci95"]:
             return None
         if self.replicates is None:
-            future = self.pending.pop(_REPLICATES, None)
-            self.replicates = future.result() if future is not None else self._read_replicates()
+            frame = read_replicates(self.folder, self.uncertainty)  # every column checked, the ranked ones kept
+            self.replicates = frame[[column for column in self.ranked if column in frame.columns]]
         return self.replicates[number].to_numpy()
 
     def correctness(self, key: str) -> Correctness | None:
         if key not in self.uncertainty["files"]["correct"]:
             return None
         if key not in self.correct:
-            future = self.pending.pop(key, None)
-            self.correct[key] = future.result() if future is not None else self._read_correctness(key)
+            accuracy = self.suite["summary"]["accuracies"][key]["value"]
+            self.correct[key] = read_correctness(self.folder, self.uncertainty, key, accuracy)
         return self.correct[key]
 
-    def first_read(self, number: str, key: str | None) -> tuple[str, Callable[[], Any]] | None:
-        """The file the ranking of ``number`` (of dataset ``key``) reads first of this run, if not read yet:
-        ``(its slot in pending, the read)``; None when there is none."""
-        if key is not None and key in self.uncertainty["files"]["correct"]:
-            return None if key in self.correct else (key, lambda: self._read_correctness(key))
-        if self.replicates is None and number in self.uncertainty["ci95"]:
-            return _REPLICATES, self._read_replicates
-        return None
 
-    def _read_replicates(self) -> pd.DataFrame:
-        frame = read_replicates(self.folder, self.uncertainty)  # every column checked, the ranked ones kept
-        return frame[[column for column in self.ranked if column in frame.columns]]
+_Ranking = tuple[str, tuple[str, str | None], pd.Series]  # its title, (number path, dataset key or None), values
 
-    def _read_correctness(self, key: str) -> Correctness:
-        accuracy = self.suite["summary"]["accuracies"][key]["value"]
-        return read_correctness(self.folder, self.uncertainty, key, accuracy)
+
+@dataclass
+class _Rankings:
+    """Every ranking (``rankings``) and what their rows are computed from: the runs, those without intervals
+    (``absent``: why), and whether runs of other builds are ranked anyway. A pool's worker processes get it
+    when forked (:data:`_FORKED`), not pickled."""
+
+    rankings: list[_Ranking]
+    runs: dict[str, _Run]
+    absent: dict[str, str]
+    allow_mixed_builds: bool
+
+    def rows(self, position: int) -> list[dict[str, Any]]:
+        """The models of ranking ``position`` in descending order of its values (ties in the leaderboard's
+        order), each with its interval and its test against the next model."""
+        ranking, ranked, values = self.rankings[position]
+        order = sorted(values.index, key=lambda name: -values[name])
+        return [
+            _ranking_row(ranking, ranked, order, at, values, self.runs, self.absent, self.allow_mixed_builds)
+            for at in range(len(order))
+        ]
+
+    def batches(self) -> list[list[int]]:
+        """The rankings (positions) in the calls of a pool: those that read a run's replicates together, first
+        (each run's replicates are read once per process, and checked column by column: 17 ms at the real
+        counts), then each other ranking alone (they read per-image files, each read once)."""
+        present = [run for name, run in self.runs.items() if name not in self.absent]
+        replicated = [
+            position
+            for position, (_, (_, key), _) in enumerate(self.rankings)
+            if any(key not in run.uncertainty["files"]["correct"] for run in present)
+        ]
+        return [replicated, *([position] for position in range(len(self.rankings)) if position not in replicated)]
+
+
+_FORKED: _Rankings | None = None  # in a worker process of significance's pool: what the pool was forked with
+
+
+def _fork_with(rankings: _Rankings) -> None:
+    global _FORKED
+    _FORKED = rankings
+
+
+def _rows_in_worker(positions: Sequence[int]) -> list[tuple[list[dict[str, Any]] | None, Exception | None]]:
+    """Per ranking of ``positions`` (in order) its rows or its error; none after the first error."""
+    outcomes = []
+    for position in positions:
+        try:
+            outcomes.append((_FORKED.rows(position), None))
+        except Exception as err:  # raised by the command's process when it takes this ranking's rows
+            outcomes.append((None, err))
+            break
+    return outcomes
 
 
 def significance(
@@ -132,6 +168,24 @@ def significance(
     """Intervals and adjacent-rank tests of the QUBA ranking (``quba``: the leaderboard's table, ``quba``
     column) and of every dataset's accuracy (``accuracies``: model x dataset key), for ``{model: suite.json
     content}`` evaluated into ``folders`` (``{model: run folder}``)."""
+    with significance_started(suites, folders, quba, accuracies, allow_mixed_builds) as tested:
+        return tested()
+
+
+@contextlib.contextmanager
+def significance_started(
+    suites: Mapping[str, Mapping[str, Any]],
+    folders: Mapping[str, str | Path],
+    quba: pd.DataFrame,
+    accuracies: pd.DataFrame,
+    allow_mixed_builds: bool = False,
+) -> Iterator[Callable[[], Significance]]:
+    """:func:`significance`, started while the block runs: the block calls what it is given for the result,
+    and for the error, if any (the one :func:`significance` raises). With two CPUs or more and
+    :data:`~.suite_json.PARALLEL_FROM` runs with intervals or more, each ranking's tests (and the files they
+    read) run in worker processes forked as the block starts (:class:`~imagenet_suite.forked.Forks`;
+    :meth:`_Rankings.batches`), and the results are taken in the rankings' order, so the error raised is the
+    first ranking's first, as in one process. Otherwise they are computed when the result is asked for."""
     rankings = [("QUBA score", "quba.score", quba["quba"], None)]
     rankings += [
         (f"accuracy: {key}", number_path("accuracies", key, "value"), accuracies[key], key)
@@ -142,13 +196,31 @@ def significance(
     runs = {name: _Run(name, Path(folders[name]), suite, ranked) for name, suite in suites.items()}
     absent = {name: _why_absent(run.suite) for name, run in runs.items() if not run.uncertainty}
     present = [run for name, run in runs.items() if name not in absent]
-    _check_settings(present)
-    rows = []
-    threads = available_cpus()
-    with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
-        for ranking, number, values, key in rankings:
-            rows += _ranking_rows(ranking, (number, key), values.dropna(), runs, absent, allow_mixed_builds, pool)
-    return Significance(pd.DataFrame(rows, columns=list(TEST_COLUMNS)), _intervals(runs, absent), absent)
+    jobs = [(ranking, (number, key), values.dropna()) for ranking, number, values, key in rankings]
+    shared = _Rankings(jobs, runs, absent, allow_mixed_builds)
+    settled = _settings_problem(present)
+    forking = settled is None and len(present) >= PARALLEL_FROM
+    with Forks(forking=forking, initializer=_fork_with, initargs=(shared,)) as forks:
+        where = {}  # ranking position -> (the call computing it, its place in the call's outcomes)
+        for batch in shared.batches() if forks.forking else []:
+            started = forks.submit(_rows_in_worker, batch) if batch else None
+            where.update({position: (started, at) for at, position in enumerate(batch)})
+
+        def tested() -> Significance:
+            if settled is not None:
+                raise settled
+            rows = []
+            for position in range(len(jobs)):
+                if position not in where:
+                    rows += shared.rows(position)
+                    continue
+                found, error = where[position][0].result()[where[position][1]]
+                if error is not None:
+                    raise error
+                rows += found
+            return Significance(pd.DataFrame(rows, columns=list(TEST_COLUMNS)), _intervals(runs, absent), absent)
+
+        yield tested
 
 
 def _why_absent(suite: Mapping[str, Any]) -> str:
@@ -157,44 +229,15 @@ def _why_absent(suite: Mapping[str, Any]) -> str:
     return "its suite.json was written before intervals: evaluate it again"
 
 
-def _check_settings(runs: Sequence[_Run]) -> None:
-    """RunFolderError when two runs with intervals were bootstrapped with other resamples or seeds."""
+def _settings_problem(runs: Sequence[_Run]) -> RunFolderError | None:
+    """The error when two runs with intervals were bootstrapped with other resamples or seeds, else None."""
     settings = {run.name: (run.uncertainty["resamples"], run.uncertainty["seed"]) for run in runs}
     if len(set(settings.values())) > 1:
         described = "; ".join(f"{name!r}: {b} resamples, seed {seed}" for name, (b, seed) in settings.items())
-        raise RunFolderError(
+        return RunFolderError(
             f"the runs' bootstraps cannot be paired ({described}): evaluate them with the same number of "
             "bootstrap resamples and the same bootstrap seed"
         )
-
-
-def _ranking_rows(
-    ranking, ranked, values: pd.Series, runs, absent, allow_mixed_builds, pool: ThreadPoolExecutor | None
-) -> list[dict[str, Any]]:
-    """The ranking's models in descending order of ``values`` (ties in the leaderboard's order), each with its
-    interval and its test against the next model. ``ranked``: the number's path and, for an accuracy, the
-    dataset key. With a ``pool``, the file each model's test reads first (its per-image correctness, else its
-    replicates) is read on the pool's threads, :data:`READ_AHEAD` models ahead (hashing and Parquet decoding
-    release the GIL); a read not used in the end is dropped, its error (if any) not raised, as when not read."""
-    order = sorted(values.index, key=lambda name: -values[name])
-    rows = []
-    try:
-        for position in range(len(order)):
-            if pool is not None:
-                ahead = [runs[name] for name in order[position : position + READ_AHEAD] if name not in absent]
-                _read_ahead(pool, ahead, ranked)
-            rows.append(_ranking_row(ranking, ranked, order, position, values, runs, absent, allow_mixed_builds))
-    finally:
-        for run in runs.values():
-            run.pending.clear()
-    return rows
-
-
-def _read_ahead(pool: ThreadPoolExecutor, runs: Sequence[_Run], ranked: tuple[str, str | None]) -> None:
-    for run in runs:
-        found = run.first_read(*ranked)
-        if found is not None and found[0] not in run.pending:
-            run.pending[found[0]] = pool.submit(found[1])
 
 
 def _ranking_row(ranking, ranked, order, position, values, runs, absent, allow_mixed_builds) -> dict[str, Any]:
@@ -320,4 +363,11 @@ def write_significance(found: Significance | None, folder: str | Path) -> list[P
     return written
 
 
-__all__ = ["TEST_COLUMNS", "Significance", "significance", "significance_markdown", "write_significance"]
+__all__ = [
+    "TEST_COLUMNS",
+    "Significance",
+    "significance",
+    "significance_markdown",
+    "significance_started",
+    "write_significance",
+]

@@ -17,15 +17,16 @@ Whatever the format, :func:`read_suite` returns each report's ``metrics`` as a l
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
 from ...errors import RunFolderError
-from ...forked import map_forked
+from ...forked import mapping_forked
 from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS
 from .json_schema import (
     COUNT,
@@ -391,13 +392,29 @@ def read_suites(
     (:func:`~imagenet_suite.forked.map_forked`: parsing and checking a suite.json holds the GIL). The content is the
     same either way (the rows' strings interned again here: one object per distinct string), and so is the error:
     the first bad file's, in the order of ``paths``."""
+    with reading_suites(paths, drop_metrics, processes) as suites:
+        return suites()
+
+
+@contextlib.contextmanager
+def reading_suites(
+    paths: Iterable[str | Path], drop_metrics: frozenset[str] = frozenset(), processes: int | None = None
+) -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """:func:`read_suites`, started as the block starts (:func:`~imagenet_suite.forked.mapping_forked`), while the
+    block runs: the block calls what it is given for the result, and for the error, if any."""
     paths = [Path(path) for path in paths]
-    suites = map_forked(partial(_read_in_worker, drop_metrics=drop_metrics), paths, processes, least=PARALLEL_FROM)
-    if len(paths) >= PARALLEL_FROM:
-        for suite in suites:
-            for report in suite["datasets"].values():
-                report["metrics"] = intern_rows(report["metrics"])
-    return suites
+    reading = partial(_read_in_worker, drop_metrics=drop_metrics)
+    with mapping_forked(reading, paths, processes, least=PARALLEL_FROM) as read:
+
+        def suites() -> list[dict[str, Any]]:
+            found = read()
+            if len(paths) >= PARALLEL_FROM:
+                for suite in found:
+                    for report in suite["datasets"].values():
+                        report["metrics"] = intern_rows(report["metrics"])
+            return found
+
+        yield suites
 
 
 def _read_in_worker(path: Path, drop_metrics: frozenset[str]) -> dict[str, Any]:
@@ -528,6 +545,7 @@ __all__ = [
     "check_intervals",
     "read_suite",
     "read_suites",
+    "reading_suites",
     "suite_file_bytes",
     "weights_label",
     "weights_tag_text",
