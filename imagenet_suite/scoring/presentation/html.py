@@ -193,6 +193,8 @@ def _header(column: str, table: Table) -> str:
 
 
 def _numeric(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.StringDtype):  # strings or missing: not a number
+        return False
     return pd.api.types.is_numeric_dtype(series) or bool(
         series.dropna().map(lambda v: isinstance(v, int | float) and not isinstance(v, bool)).all()
         and series.notna().any()
@@ -244,7 +246,7 @@ def render_table(table: Table) -> str:
     )
     percent = set(table.percent)
     # per column, its values as itertuples hands them out (Python scalars), then its texts and sort keys
-    cells = [_column_cells(list(frame.iloc[:, k]), column in percent) for k, column in enumerate(columns)]
+    cells = [_column_cells(frame.iloc[:, k].tolist(), column in percent) for k, column in enumerate(columns)]
     reasons: dict[int, dict[int, str]] = {}
     for (position, column), reason in table.reasons.items():
         if reason:
