@@ -1,12 +1,13 @@
 """Python work on more than one CPU, in processes forked from this one: :func:`map_forked` (a function over many
-items, results in order), :class:`Forks` (calls in a few worker processes while this one goes on) and
-:func:`beside` (one call in another process for the length of a block).
+items, results in order; :func:`mapping_forked`, the same while this process goes on), :class:`Forks` (calls in a
+few worker processes while this one goes on) and :func:`beside` (one call in another process for the length of a
+block).
 
 For work that holds the GIL (parsing JSON, checking it, drawing figures), threads do not help. A forked process
 starts with this process's modules imported and its objects in place (copy-on-write), so it costs milliseconds,
 where a fresh interpreter (spawn, forkserver) would spend seconds importing torch and pandas again. The workers
-of :func:`map_forked` and :class:`Forks` get the function by name and its arguments pickled; :func:`beside`'s
-process has them already (a fork). Results and exceptions come back pickled: an exception keeps its type and
+of :func:`map_forked` and :class:`Forks` get the function by name and its arguments pickled (what a
+:class:`Forks`' ``initializer`` is given, they have: a fork); :func:`beside`'s process has them already. Results and exceptions come back pickled: an exception keeps its type and
 message, not its traceback. :func:`map_forked` raises the first in the order of the items; a call's
 ``Future.result()`` raises its own.
 

@@ -91,3 +91,35 @@ def _log_span(path, i: int) -> None:
     time.sleep(0.2)  # long enough that the second worker starts a call while the first runs one
     with open(path, "a") as log:
         log.write(f"end{i}\n")
+
+
+_GIVEN: dict = {}  # what a worker process was given when forked (_given sets it there)
+
+
+def _given(state: dict) -> None:
+    _GIVEN.update(state)
+
+
+def _from_given(key: str) -> tuple[int, str]:
+    return os.getpid(), _GIVEN[key]()
+
+
+def test_a_workers_initializer_gives_it_state_that_is_not_pickled(cpus):
+    """``Forks(initializer=..., initargs=...)``: each worker runs it as it starts, with arguments it has as a fork
+    (a lambda, which pickle refuses); where the calls run in this process, it is not run."""
+    state = {"name": lambda: "given at the fork"}
+    with Forks(initializer=_given, initargs=(state,)) as forks:
+        found = [forks.submit(_from_given, "name") for _ in range(3)]
+    if cpus == 1:
+        with pytest.raises(KeyError):
+            found[0].result()
+        assert _GIVEN == {}
+    else:
+        assert {name for _, name in (call.result() for call in found)} == {"given at the fork"}
+        assert os.getpid() not in {pid for pid, _ in (call.result() for call in found)} and _GIVEN == {}
+
+
+def test_mapping_forked_gives_the_results_after_the_block_went_on(cpus):
+    with forked.mapping_forked(_pid, range(4)) as results:
+        meanwhile = os.getpid()
+    assert (meanwhile in results()) == (cpus == 1) and len(results()) == 4
