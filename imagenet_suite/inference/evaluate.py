@@ -97,7 +97,7 @@ from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
 from ..scoring.presentation.html_run import write_run_report
-from ..scoring.presentation.suite_markdown import write_suite_markdown
+from ..scoring.presentation.suite_markdown import run_charts, write_suite_markdown
 from ..scoring.summary.intervals import (
     Bootstrap,
     ReportReplicates,
@@ -278,8 +278,9 @@ def run_suite(
         "summary": summary,
     }
     atomic_write_bytes(run_dir / SUITE_JSON, suite_file_bytes(suite))
-    write_suite_markdown(suite, run_dir)
-    write_run_report(suite, run_dir)
+    charts = run_charts(suite)  # drawn once: suite.md's PNGs and report.html's SVGs
+    write_suite_markdown(suite, run_dir, charts)
+    write_run_report(suite, run_dir, charts)
     return suite
 
 

@@ -28,7 +28,7 @@ from ..summary.intervals import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 from .figures import bitterwolf2023 as ninco_figures
-from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render
+from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figure_svg, render
 from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot, reliability_diagram
 
 REPORT_HTML = "report.html"
@@ -87,7 +87,7 @@ def headline_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)
 
 
-def _quba_section(suite: Mapping[str, Any], model: str) -> Section:
+def _quba_section(suite: Mapping[str, Any], model: str, charts: Mapping[str, Any]) -> Section:
     quba = suite["summary"]["quba"]
     present = quba["dimensions"]
     frame = pd.DataFrame(
@@ -101,9 +101,9 @@ def _quba_section(suite: Mapping[str, Any], model: str) -> Section:
         else "QUBA score: not computed (a dimension is missing)."
     ]
     notes += [f"Missing {name}: {reason}" for name, reason in quba["missing"].items()]
-    values = {name: entry["value"] for name, entry in present.items()}
+    values, title = {name: entry["value"] for name, entry in present.items()}, f"QUBA dimensions: {model}"
     figure = (
-        drawn("QUBA dimensions (signed z-scores)", quba_dimensions_plot, values, title=f"QUBA dimensions: {model}")
+        _chart("QUBA dimensions (signed z-scores)", charts.get("quba"), quba_dimensions_plot, values, title=title)
         if values
         else Figure("QUBA dimensions", missing=f"no QUBA dimension: {EVALUATE} with imagenet_val")
     )
@@ -123,7 +123,7 @@ def _reliability(suite: Mapping[str, Any]) -> Figure:
     return drawn(f"Reliability diagram ({key})", reliability_diagram, bins, title=title)
 
 
-def _accuracy_section(summary: Mapping[str, Any], model: str) -> Section:
+def _accuracy_section(summary: Mapping[str, Any], model: str, charts: Mapping[str, Any]) -> Section:
     accuracies = summary["accuracies"]
     frame = pd.DataFrame(
         [(key, entry["metric"], entry["value"], entry.get("clean_accuracy")) for key, entry in accuracies.items()],
@@ -133,7 +133,8 @@ def _accuracy_section(summary: Mapping[str, Any], model: str) -> Section:
         figure = Figure("Accuracy per dataset", missing=f"no dataset scored: {EVALUATE}")
     else:
         values = {key: entry["value"] for key, entry in accuracies.items()}
-        figure = drawn("Accuracy per dataset", accuracy_bars_plot, values, title=f"accuracy per dataset: {model}")
+        title = f"accuracy per dataset: {model}"
+        figure = _chart("Accuracy per dataset", charts.get("accuracy"), accuracy_bars_plot, values, title=title)
     table = Table("Headline accuracy", frame, {"value": UP, "clean rows": UP}, percent=("value", "clean rows"))
     return Section("Accuracy per dataset", "", [], [table], [figure])
 
@@ -242,9 +243,18 @@ def _provenance_section(suite: Mapping[str, Any]) -> Section:
     return Section("Provenance", "", [], tables)
 
 
-def run_page(suite: Mapping[str, Any]) -> Page:
+def _chart(name: str, chart: Any, draw: Any, *args: Any, **kwargs: Any) -> Figure:
+    """``drawn(name, draw, *args, **kwargs)``, or ``chart`` when given: the same matplotlib Figure, drawn for
+    ``suite.md`` already (the same SVG)."""
+    return drawn(name, draw, *args, **kwargs) if chart is None else Figure(name, svg=figure_svg(chart, name))
+
+
+def run_page(suite: Mapping[str, Any], charts: Mapping[str, Any] | None = None) -> Page:
     """The page of one run (its suite.json content, its rows as
-    :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them)."""
+    :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them).
+    ``charts``: :func:`~imagenet_suite.scoring.presentation.suite_markdown.run_charts` of ``suite`` when the caller
+    has drawn them for ``suite.md`` (default: drawn here)."""
+    charts = charts or {}
     suite = with_rows(suite, suite.get("model", "suite.json"))
     summary = suite["summary"]
     model = suite["model"]
@@ -256,7 +266,7 @@ def run_page(suite: Mapping[str, Any]) -> Page:
         + "; none of the papers reports one.",
     )
     sections = [Section("Headline numbers", "", [], [headline])]
-    sections += [_quba_section(suite, model), _accuracy_section(summary, model)]
+    sections += [_quba_section(suite, model, charts), _accuracy_section(summary, model, charts)]
     optional = (
         _adversarial_section(summary.get("adversarial")),
         _imagenet_c_section(summary.get("imagenet_c")),
@@ -268,10 +278,11 @@ def run_page(suite: Mapping[str, Any]) -> Page:
     return Page(f"imagenet-suite report: {model}", lead, sections)
 
 
-def write_run_report(suite: Mapping[str, Any], folder: str | Path) -> Path:
-    """Write ``report.html`` of ``suite`` (a suite.json's content) into run folder ``folder``; returns it."""
+def write_run_report(suite: Mapping[str, Any], folder: str | Path, charts: Mapping[str, Any] | None = None) -> Path:
+    """Write ``report.html`` of ``suite`` (a suite.json's content) into run folder ``folder``; returns it.
+    ``charts``: as :func:`run_page` takes them."""
     path = Path(folder) / REPORT_HTML
-    atomic_write_bytes(path, render(run_page(suite)).encode())
+    atomic_write_bytes(path, render(run_page(suite, charts)).encode())
     return path
 
 

@@ -407,14 +407,26 @@ def benchmark_sections(benchmarks: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path) -> Path:
-    """Write ``suite.md`` and its two plots into ``folder``; return the Markdown file."""
-    folder = Path(folder)
+def run_charts(suite: Mapping[str, Any]) -> dict[str, Any]:
+    """The two charts of ``suite.md`` (matplotlib Figures): ``"quba"``, its QUBA dimensions, and ``"accuracy"``, its
+    accuracy per dataset. ``report.html`` shows the same two: drawn once, they can be written to both
+    (:func:`write_suite_markdown`, :func:`~imagenet_suite.scoring.presentation.html_run.write_run_report`)."""
     summary = suite["summary"]
     values = {name: entry["value"] for name, entry in summary["quba"]["dimensions"].items()}
-    quba_dimensions_plot(values, folder / "quba_dimensions.png", title=f"QUBA dimensions: {suite['model']}")
     accuracies = {key: entry["value"] for key, entry in summary["accuracies"].items()}
-    accuracy_bars_plot(accuracies, folder / "accuracies.png", title=f"accuracy per dataset: {suite['model']}")
+    return {
+        "quba": quba_dimensions_plot(values, title=f"QUBA dimensions: {suite['model']}"),
+        "accuracy": accuracy_bars_plot(accuracies, title=f"accuracy per dataset: {suite['model']}"),
+    }
+
+
+def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path, charts: Mapping[str, Any] | None = None) -> Path:
+    """Write ``suite.md`` and its two plots into ``folder``; return the Markdown file. ``charts``: :func:`run_charts`
+    of ``suite`` when the caller has drawn them (default: drawn here)."""
+    folder = Path(folder)
+    charts = run_charts(suite) if charts is None else charts
+    charts["quba"].savefig(folder / "quba_dimensions.png", dpi=120)
+    charts["accuracy"].savefig(folder / "accuracies.png", dpi=120)
     path = folder / SUITE_MD
     atomic_write_bytes(path, suite_markdown(suite).encode())
     return path
@@ -426,6 +438,7 @@ __all__ = [
     "benchmark_sections",
     "builds_section",
     "hierarchy_section",
+    "run_charts",
     "suite_markdown",
     "uncertainty_section",
     "write_suite_markdown",
