@@ -19,6 +19,8 @@ from tests.helpers import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "tools" / "test.sh"
 PACKAGES = ["wordnet-base", "chromium", "chromium-driver"]
+COMPILE = "uv run --frozen --all-extras python -m compileall -q -j 0 imagenet_suite builders hierarchies tests"
+"""The first uv call: the checkout's own modules compiled (the suite's processes then load them)."""
 REAL_TOOLS = ["bash", "grep", "dirname", "env", "cat"]
 
 
@@ -55,14 +57,15 @@ def test_packages_present_runs_pytest_with_the_arguments(tmp_path):
     result, calls = _run(tmp_path, installed=True, uid=1000, args=("tests/test_docs.py", "-q"))
     assert result.returncode == 0, result.stderr
     assert calls == [
-        "uv run --frozen --all-extras pytest -n 3 --dist loadfile --no-loadscope-reorder tests/test_docs.py -q"
+        COMPILE,
+        "uv run --frozen --all-extras pytest -n 3 --dist loadfile --no-loadscope-reorder tests/test_docs.py -q",
     ]
 
 
 def test_the_worker_count_can_be_set_and_zero_runs_one_process(tmp_path):
     result, calls = _run(tmp_path, installed=True, uid=1000, environ={"IMAGENET_SUITE_TEST_WORKERS": "0"})
     assert result.returncode == 0, result.stderr
-    assert calls == ["uv run --frozen --all-extras pytest -n 0 --dist loadfile --no-loadscope-reorder"]
+    assert calls == [COMPILE, "uv run --frozen --all-extras pytest -n 0 --dist loadfile --no-loadscope-reorder"]
 
 
 @pytest.mark.parametrize("as_root", [True, False], ids=["root", "passwordless-sudo"])
@@ -71,7 +74,7 @@ def test_missing_packages_are_installed_then_pytest_runs(tmp_path, as_root):
     assert result.returncode == 0, result.stderr
     assert calls[0] == "apt-get update -qq"
     assert calls[1] == "apt-get install -y -qq --no-install-recommends " + " ".join(PACKAGES)
-    assert calls[2] == "uv run --frozen --all-extras pytest -n 3 --dist loadfile --no-loadscope-reorder"
+    assert calls[2:] == [COMPILE, "uv run --frozen --all-extras pytest -n 3 --dist loadfile --no-loadscope-reorder"]
 
 
 def test_no_root_no_sudo_says_what_to_install_in_one_line(tmp_path):
