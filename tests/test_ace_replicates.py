@@ -5,7 +5,7 @@ method (``exact-loop``), which ``test_scoring_uncertainty`` checks against the m
 * equal to 1e-12 relative (1e-15 absolute for an ACE near 0; the float64 masses are added in another order,
   nothing else differs) on resamples of logits with and without ties, fp16 logits, probabilities
   underflowing to 0 (skipped by the threshold), probabilities of exactly 1.0, stored probabilities with
-  long runs of equal values, classes without images or without a probability above the threshold, a class
+  long runs of equal values, a model with a few distinct outputs (every class recomputed), classes without images or without a probability above the threshold, a class
   subset, 2 to 15 bins, and counts that are no bootstrap draw at all;
 * the fast path settles nearly every (resample, class) pair where it should, the per-resample method the
   rest (both are exercised);
@@ -111,6 +111,16 @@ def test_long_runs_of_equal_probabilities_go_to_the_per_resample_method():
     probs, labels = _rounded(1500, 12, 64, 8)
     _, recomputed = _compare(probs, labels, "probs", _counts(1500, 10))
     assert recomputed > 0
+
+
+def test_a_model_with_few_distinct_outputs_is_recomputed_class_by_class_block_at_once():
+    # the scale benchmark's nearly free model on a pool of 8 pictures: every class's values are 8 runs of
+    # ~190 equal values, longer than any window, so every class of every block goes to the per-resample method
+    logits, labels = _logits(8, 12, 1.5, 12)
+    scores = logits[torch.arange(1520) % 8]
+    labels = torch.randint(0, 12, (1520,), generator=torch.Generator().manual_seed(12))
+    found, recomputed = _compare(scores, labels, "logits", _counts(1520, 9))
+    assert recomputed == 9 * 12 and found.isfinite().all()
 
 
 def test_classes_without_images_or_without_probability_above_the_threshold():

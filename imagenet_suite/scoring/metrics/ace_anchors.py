@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from ..batching import sort_rows_
-from .calibration import _edge_positions, _positives
+from .calibration import ACE_BLOCK_ELEMENTS, _edge_positions, _positives
 
 WINDOW_SIGMAS = 8.0
 """Half-width of the stored window around an edge, in standard deviations of a bootstrap resample's
@@ -53,8 +53,8 @@ class Block:
     window_length: torch.Tensor  # [I]
     window_offset: torch.Tensor  # [I] into the flat window tensors
     window_rows: torch.Tensor  # [sum L] int32: the image at each window position
-    window_values: torch.Tensor  # [sum L] float64
-    window_ties: torch.Tensor  # [sum L] first position of each value (at least the first kept one)
+    window_values: torch.Tensor  # [sum L] float32
+    window_ties: torch.Tensor  # [sum L] int32: first position of each value (at least the first kept one)
     slot: torch.Tensor  # [W, num_bins] item of edge k of class j, -1 when not walked
     positive_class: torch.Tensor  # [P]
     positive_row: torch.Tensor  # [P]
@@ -88,7 +88,7 @@ def _prepare_block(
     anchor = torch.searchsorted(values, values.gather(1, at), right=False)
     sigma = _sigmas(kept, bins)
     # positives: the first position above each one's value, and the edges that decide its bin
-    end = _ends(values, local, values_at)
+    end = _search_rows(values, local, values_at, right=True)  # the first sorted position above each positive
     identity = (at[local] < end[:, None]).sum(dim=1)  # the positive's bin on the identity resample
     reach = (NEIGHBOUR_SIGMAS * sigma[local]).ceil().long() + PAD
     lower, upper = (identity - 1).clamp(min=0), identity.clamp(max=edges - 1)  # columns of edges k*, k*+1
@@ -110,14 +110,18 @@ def _prepare_block(
     needed[local[:, None].expand_as(candidates), candidates] = True
     needed[:, 0] = False
     item_edge, item_class = needed.T.nonzero(as_tuple=True)  # grouped by edge
-    slot = torch.full((width, bins), -1, dtype=torch.int64, device=device)
-    slot[item_class, item_edge] = torch.arange(len(item_class), device=device)
     item_at, item_anchor = at[item_class, item_edge - 1], anchor[item_class, item_edge - 1]
     half = (WINDOW_SIGMAS * sigma[item_class, item_edge - 1]).ceil().long() + PAD
     length = torch.minimum(2 * half, torch.tensor(n_rows, device=device))
     start = torch.minimum((item_at - half).clamp(min=0), n_rows - length)
     unsettled = torch.zeros(width, dtype=torch.bool, device=device)
     unsettled[item_class[item_anchor < start]] = True  # a run of ties from the anchor beyond the window
+    walked = ~unsettled[item_class]  # an unsettled class is recomputed on every resample: nothing of it is walked
+    item_edge, item_class, item_anchor, start, length = (
+        part[walked] for part in (item_edge, item_class, item_anchor, start, length)
+    )
+    slot = torch.full((width, bins), -1, dtype=torch.int64, device=device)
+    slot[item_class, item_edge] = torch.arange(len(item_class), device=device)
     offset = torch.cumsum(length, 0) - length
     item_of = torch.repeat_interleave(torch.arange(len(item_class), device=device), length)
     position = start[item_of] + torch.arange(int(length.sum()), device=device) - offset[item_of]
@@ -159,8 +163,8 @@ def _prepare_block(
         length,
         offset,
         window_rows,
-        window_values.double(),
-        torch.maximum(ties, skipped[item_class[item_of]]),
+        window_values,
+        torch.maximum(ties, skipped[item_class[item_of]]).int(),
         slot,
         local,
         rows,
@@ -187,39 +191,63 @@ def _sigmas(kept: torch.Tensor, bins: int) -> torch.Tensor:
     return (kept.double()[:, None] * quantile * (1 - quantile)).sqrt()
 
 
-def _ends(values: torch.Tensor, local: torch.Tensor, found: torch.Tensor) -> torch.Tensor:
-    """The first sorted position above each positive's value ``found`` in its class's row ``local``
-    (positives sorted by class)."""
+def _search_rows(values: torch.Tensor, row: torch.Tensor, query: torch.Tensor, right: bool) -> torch.Tensor:
+    """``[K]``: the sorted position of each ``query[k]`` in row ``row[k]`` of ``values`` ``[W, N]``
+    (``torch.searchsorted``, ``right`` as there), without copying a row per query: the queries are laid out in a
+    ``[W, most per row]`` grid, one row of it per row of ``values``.
+
+    Example:
+        >>> values = torch.tensor([[0.25, 0.5, 0.5], [0.125, 0.75, 1.0]])
+        >>> _search_rows(values, torch.tensor([0, 1, 0]), torch.tensor([0.5, 0.5, 1.0]), right=False).tolist()
+        [1, 1, 3]
+    """
     width, device = values.shape[0], values.device
-    per_class = torch.bincount(local, minlength=width)
-    place = torch.arange(len(local), device=device) - (torch.cumsum(per_class, 0) - per_class)[local]
-    grid = torch.full((width, max(1, int(per_class.max()) if len(local) else 1)), 2.0, device=device)
-    grid[local, place] = found
-    return torch.searchsorted(values, grid, right=True)[local, place]
+    if not len(row):
+        return torch.zeros(0, dtype=torch.int64, device=device)
+    order = torch.sort(row, stable=True).indices
+    by_row = row[order]
+    per_row = torch.bincount(by_row, minlength=width)
+    place = torch.arange(len(row), device=device) - (torch.cumsum(per_row, 0) - per_row)[by_row]
+    grid = torch.zeros((width, int(per_row.max())), dtype=values.dtype, device=device)
+    grid[by_row, place] = query[order].to(values.dtype)
+    found = torch.empty(len(row), dtype=torch.int64, device=device)
+    found[order] = torch.searchsorted(values, grid, right=right)[by_row, place]
+    return found
 
 
 def _window_rows(by_class, values, item_class, start, length, item_of, position) -> torch.Tensor:
     """``[sum L]``: the image at each window position. Any images whose values are the window's sorted values
     will do, ties in any order (equal values share every bin and every bin boundary): those with a value
     strictly between the window's first and last, and as many of those at the first and at the last value
-    as the window holds."""
+    as the window holds. Found for a group of items at a time (:func:`_item_groups`)."""
     low = values[item_class, start]
     high = values[item_class, start + length - 1]
-    probabilities = by_class[item_class]  # [I, N]
-    item, row = ((probabilities >= low[:, None]) & (probabilities <= high[:, None])).nonzero(as_tuple=True)
-    found = probabilities[item, row]
-    del probabilities
-    by_value = torch.sort(found, stable=True).indices
-    by_value = by_value[torch.sort(item[by_value], stable=True).indices]  # by item, then value
-    row = row[by_value]
-    per_item = torch.bincount(item, minlength=len(item_class))
-    first = torch.cumsum(per_item, 0) - per_item
-    sorted_rows = values[item_class]
-    lowest = low[:, None].contiguous()
-    equal_low = (torch.searchsorted(sorted_rows, lowest, right=True) - torch.searchsorted(sorted_rows, lowest))[:, 0]
-    in_window = (torch.searchsorted(sorted_rows, lowest, right=True)[:, 0] - start).clamp(max=length)
+    equal_low = _search_rows(values, item_class, low, right=True) - _search_rows(values, item_class, low, right=False)
+    in_window = (_search_rows(values, item_class, low, right=True) - start).clamp(max=length)
     skip = equal_low - in_window  # images of the first value before the window
-    return row[(first + skip)[item_of] + position - start[item_of]].int()
+    offset = torch.cumsum(length, 0) - length
+    parts = []
+    for group in _item_groups(len(item_class), by_class.shape[1]):
+        probabilities = by_class[item_class[group]]  # [G, N]
+        item, row = ((probabilities >= low[group, None]) & (probabilities <= high[group, None])).nonzero(as_tuple=True)
+        found = probabilities[item, row]
+        del probabilities
+        by_value = torch.sort(found, stable=True).indices
+        by_value = by_value[torch.sort(item[by_value], stable=True).indices]  # by item, then value
+        row = row[by_value]
+        per_item = torch.bincount(item, minlength=group.stop - group.start)
+        first = torch.cumsum(per_item, 0) - per_item + skip[group]
+        flat = slice(int(offset[group.start]), int(offset[group.stop - 1] + length[group.stop - 1]))
+        local = item_of[flat] - group.start
+        parts.append(row[first[local] + position[flat] - start[group][local]].int())
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int32, device=values.device)
+
+
+def _item_groups(items: int, n_rows: int) -> list[slice]:
+    """Consecutive groups of walked items whose ``[G, N]`` copies of their classes' probabilities hold at most
+    :data:`~imagenet_suite.scoring.metrics.calibration.ACE_BLOCK_ELEMENTS` values (a block's own size)."""
+    step = max(1, ACE_BLOCK_ELEMENTS // max(1, n_rows))
+    return [slice(first, min(items, first + step)) for first in range(0, items, step)]
 
 
 def _first_positions(values, item_class, start, offset, item_of, position, found) -> torch.Tensor:
@@ -233,5 +261,5 @@ def _first_positions(values, item_class, start, offset, item_of, position, found
     run_start = torch.cummax(torch.where(new_run, flat, 0), dim=0).values
     first = position - (flat - run_start)
     from_start = run_start == offset[item_of]  # the run the window starts in may begin before it
-    before = torch.searchsorted(values[item_class], values[item_class, start][:, None].contiguous())[:, 0]
+    before = _search_rows(values, item_class, values[item_class, start], right=False)
     return torch.where(from_start, before[item_of], first)

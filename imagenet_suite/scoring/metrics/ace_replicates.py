@@ -61,7 +61,8 @@ product columns afresh, so fewer, larger calls cost less (335 resamples of 50,00
 STRAY_SIGMAS = 5.0
 """How far past the expected position a walk reads, in square roots of the distance."""
 WALK_ELEMENTS = 1 << 20  # positions read per pass of a walk
-TILE_ROWS = 16384  # images per tile of the product columns on the CPU (built in cache)
+TILE_ROWS = 16384  # images per tile of the product columns on the CPU (built in cache) ...
+TILE_ELEMENTS = 1 << 22  # ... fewer where a block has many columns: at most this many values per tile
 EXACT_FLOAT32 = 1 << 24  # integers up to this are exact in float32
 
 
@@ -236,7 +237,8 @@ class ClasswiseAceReplicates:
         n_rows, device, group = by_class.shape[1], by_class.device, counts.small.shape[0]
         counted = torch.zeros((group, len(block.count_class)), dtype=torch.int64, device=device)
         masses = torch.zeros((group, len(block.mass_class)), dtype=torch.float64, device=device)
-        step = TILE_ROWS if device.type == "cpu" else n_rows
+        columns = max(len(block.count_class), len(block.mass_class), 1)
+        step = min(TILE_ROWS, max(1, TILE_ELEMENTS // columns)) if device.type == "cpu" else n_rows
         for first in range(0, n_rows, step):
             tile = slice(first, min(n_rows, first + step))
             selected = by_class[block.count_class, tile]
@@ -246,28 +248,48 @@ class ClasswiseAceReplicates:
             else:
                 counted += torch.round(counts.exact[:, tile] @ below.to(counts.exact.dtype).T).long()
             selected = by_class[block.mass_class, tile]
-            masses += counts.wide[:, tile] @ torch.where(selected >= block.mass_from[:, None], selected, 0).double().T
+            selected.masked_fill_(~(selected >= block.mass_from[:, None]), 0)
+            masses += counts.wide[:, tile] @ selected.double().T
         return counted, masses, counts.wide @ block.pooled_rows
 
     def _recompute(self, block: Block, counts: _Counts, unsure: torch.Tensor) -> torch.Tensor:
         """``[R]``: for the (resample, class) pairs ``unsure``, the per-resample method's error, less the whole
-        mass the pooled product gave them."""
+        mass the pooled product gave them. The classes unsure on the same resamples (every unsettled class: on
+        all of them) are recomputed together, in the order of their first class."""
         by_class = self._probabilities(slice(block.start, block.start + block.width))
         change = torch.zeros(unsure.shape[0], dtype=torch.float64, device=by_class.device)
-        for j in unsure.any(dim=0).nonzero()[:, 0].tolist():
-            chosen = unsure[:, j].nonzero()[:, 0]
-            block.recomputed += len(chosen)
-            row = by_class[j : j + 1].clone()
-            positives = _positives(row, self.labels, block.start + j, self.threshold, with_rows=True)
-            values, order = (tensor.to(row.device) for tensor in _sorted_with_order(row))
-            exact = _weighted_class_errors(
-                values, order, positives, counts.small[chosen], self.num_bins, self.threshold
-            )
-            change[chosen] += exact[:, 0]
-            if block.pooled[j]:
-                totals = counts.totals[chosen].clamp(min=1)
-                change[chosen] -= (counts.wide[chosen] @ row[0].double()) / totals
+        positives = _positives(by_class, self.labels, block.start, self.threshold, with_rows=True)
+        asked = unsure.any(dim=0).nonzero()[:, 0]
+        patterns, which = torch.unique(unsure[:, asked].T, dim=0, return_inverse=True)
+        first = torch.full((len(patterns),), len(asked), device=asked.device).scatter_reduce_(
+            0, which, torch.arange(len(asked), device=asked.device), "amin"
+        )
+        for pattern in torch.argsort(first).tolist():
+            chosen = patterns[pattern].nonzero()[:, 0]
+            every = len(chosen) == len(change)  # then the counts are read where they are, not copied
+            classes = asked[which == pattern]
+            block.recomputed += len(chosen) * len(classes)
+            rows = by_class.index_select(0, classes)
+            values, order = (tensor.to(rows.device) for tensor in _sorted_with_order(rows))
+            drawn = counts.small if every else counts.small[chosen]
+            own = _positives_of(positives, classes, block.width)
+            exact = _weighted_class_errors(values, order, own, drawn, self.num_bins, self.threshold)
+            change[chosen] += exact.sum(dim=1)
+            pooled = block.pooled.index_select(0, classes)
+            if bool(pooled.any()):
+                masses = (counts.wide if every else counts.wide[chosen]) @ rows[pooled].double().T
+                change[chosen] -= masses.sum(dim=1) / counts.totals[chosen].clamp(min=1)
         return change
+
+
+def _positives_of(positives, classes: torch.Tensor, width: int):
+    """A block's ``(class, probability, image)`` positives restricted to ``classes`` (of the ``width`` in the
+    block), their class numbered by its place in ``classes``."""
+    local, values, rows = positives
+    place = torch.full((width,), -1, dtype=torch.int64, device=local.device)
+    place[classes] = torch.arange(len(classes), device=local.device)
+    keep = place[local] >= 0
+    return place[local[keep]], values[keep], rows[keep]
 
 
 @dataclass(frozen=True)
@@ -293,7 +315,7 @@ def _count_type(counts: torch.Tensor, totals: torch.Tensor) -> torch.dtype:
 
 def _pick(products: torch.Tensor, column: torch.Tensor, missing: float = 0) -> torch.Tensor:
     """``[R, W]``: ``products[:, column[j]]``, ``missing`` where ``column[j]`` is -1."""
-    padded = torch.cat([products, torch.full_like(products[:, :1], missing)], dim=1)
+    padded = torch.cat([products, products.new_full((products.shape[0], 1), missing)], dim=1)
     return padded.index_select(1, column % (products.shape[1] + 1))
 
 
@@ -305,6 +327,8 @@ def _mark(unsure: torch.Tensor, classes: torch.Tensor, flags: torch.Tensor) -> t
 
 def _ranks(kept: torch.Tensor, edge: torch.Tensor, bins: int) -> torch.Tensor:
     """``[R, I]``: the rank of edge ``edge[i]`` among ``kept[r, i]`` values (robustness_metrics' positions)."""
+    if not kept.numel():  # a block with no walked edge (every class unsettled)
+        return torch.zeros(kept.shape, dtype=torch.int64, device=kept.device)
     distinct, which = torch.unique(kept, return_inverse=True)
     table = torch.stack([_edge_positions(int(n), bins) for n in distinct.tolist()]).to(kept.device)
     return table[which, edge[None, :].expand_as(kept) - 1]
@@ -395,6 +419,8 @@ def _labelled(small, block: Block, position, walked, unsure, bins: int):
     if not len(block.positive_row):
         return labelled.view(group, width, bins + 1), unsure
     drawn = small.index_select(1, block.positive_row)  # [R, P]
+    if not position.shape[1]:  # no walked edge: every class with a drawn positive is left to the per-resample method
+        return labelled.view(group, width, bins + 1), _mark(unsure, block.positive_class, drawn > 0)
     edges = block.positive_edges
     items = block.positive_items
     valid = (edges > 0) & (items >= 0)
