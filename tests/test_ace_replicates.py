@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import torch
 
-from imagenet_suite.scoring.metrics import calibration, row_statistics
+from imagenet_suite.scoring.metrics import ace_replicates, calibration, row_statistics
 from imagenet_suite.scoring.metrics.ace_loop import exact_loop_replicates
 from imagenet_suite.scoring.metrics.ace_replicates import (
     METHODS,
@@ -163,6 +163,17 @@ def test_chunks_of_resamples_change_nothing():
     ace = ClasswiseAceReplicates(logits, labels, normalizer)
     parts = torch.cat([ace(counts[start : start + 7]) for start in range(0, 30, 7)])
     assert torch.allclose(whole, parts, rtol=TOLERANCE, atol=0)
+
+
+@pytest.mark.parametrize("case", ["logits", "tied probabilities"])
+def test_parts_of_a_calls_resamples_change_nothing(case, monkeypatch):
+    # the walks, bins and errors of one resample at a time give each resample the same errors, to the bit
+    scores, labels, kind = _case(case)
+    counts = _counts(scores.shape[0], 20, seed=3)
+    whole, whole_recomputed = _compare(scores, labels, kind, counts)
+    monkeypatch.setattr(ace_replicates, "PART_ELEMENTS", 1)
+    parted, parted_recomputed = _compare(scores, labels, kind, counts)
+    assert torch.equal(parted, whole) and parted_recomputed == whole_recomputed
 
 
 def test_the_functional_form_takes_either_method():

@@ -63,6 +63,9 @@ STRAY_SIGMAS = 5.0
 WALK_ELEMENTS = 1 << 20  # positions read per pass of a walk
 TILE_ROWS = 16384  # images per tile of the product columns on the CPU (built in cache) ...
 TILE_ELEMENTS = 1 << 22  # ... fewer where a block has many columns: at most this many values per tile
+PART_ELEMENTS = 1 << 21
+"""Per block, the resamples whose walks, bins and errors are worked out together: as many as make at most this
+many (resample, walked edge, positive or class bin) entries (the products take them all at once)."""
 EXACT_FLOAT32 = 1 << 24  # integers up to this are exact in float32
 
 
@@ -187,9 +190,22 @@ class ClasswiseAceReplicates:
     # ------------------------------------------------------------------------------------- one call
 
     def _error_sums(self, block: Block, counts: _Counts) -> torch.Tensor:
-        """``[R]`` float64: the sum of one block's class errors on every resample of ``counts``."""
-        device, bins, group = counts.small.device, self.num_bins, counts.small.shape[0]
+        """``[R]`` float64: the sum of one block's class errors on every resample of ``counts``: the products for
+        all of them at once, the rest (walks, bins, errors) a part of the resamples at a time
+        (:data:`PART_ELEMENTS`): each resample's errors are its own, whatever the part."""
         counted, masses, pooled_mass = self._products(block, counts)
+        group = counts.small.shape[0]
+        per_resample = len(block.item_class) + len(block.positive_row) + block.width * (self.num_bins + 1)
+        step = max(1, PART_ELEMENTS // per_resample)
+        parts = [slice(first, min(group, first + step)) for first in range(0, group, step)]
+        sums = [
+            self._part_sums(block, counts.part(part), counted[part], masses[part], pooled_mass[part]) for part in parts
+        ]
+        return torch.cat(sums) if sums else torch.zeros(0, dtype=torch.float64, device=counts.small.device)
+
+    def _part_sums(self, block: Block, counts: _Counts, counted, masses, pooled_mass) -> torch.Tensor:
+        """:meth:`_error_sums` on the resamples of ``counts``, given their products."""
+        device, bins, group = counts.small.device, self.num_bins, counts.small.shape[0]
         totals = counts.totals
         kept = torch.where(block.kept_column >= 0, _pick(counted, block.kept_column), totals[:, None])  # [R, W]
         before = totals[:, None] - kept
@@ -301,6 +317,10 @@ class _Counts:
     exact: torch.Tensor
     wide: torch.Tensor
     totals: torch.Tensor
+
+    def part(self, rows: slice) -> _Counts:
+        """The counts of the resamples ``rows`` (views, no copy)."""
+        return _Counts(self.small[rows], self.exact[rows], self.wide[rows], self.totals[rows])
 
 
 def _count_type(counts: torch.Tensor, totals: torch.Tensor) -> torch.dtype:
