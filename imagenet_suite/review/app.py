@@ -16,8 +16,10 @@ from __future__ import annotations
 import errno
 import http.client
 import json
+import os
 import secrets
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterable
@@ -154,9 +156,24 @@ def launch_app(port: int | None = None, media_roots: Iterable[str | Path] = ()) 
     return AppServer(session, service)
 
 
+# Runs FiftyOne's wrapper script (argv[1]) as `python main.py ARGS` would, except that its one import,
+# fiftyone.service.ipc, does not first run fiftyone/__init__.py (all of FiftyOne: seconds of CPU while the App
+# server and the review start, and again to tear it down at exit): `fiftyone` is a bare package module there.
+_LIGHT_WRAPPER = (
+    "import importlib.util, os, runpy, sys, types\n"
+    "package = types.ModuleType('fiftyone')\n"
+    "package.__path__ = list(importlib.util.find_spec('fiftyone').submodule_search_locations)\n"
+    "sys.modules['fiftyone'] = package\n"
+    "sys.argv = sys.argv[1:]\n"
+    "sys.path[0] = os.path.dirname(sys.argv[0])\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
 def _service_class():
     """FiftyOne's single-client service wrapper around :mod:`.app_server` (class made lazily: imports FiftyOne)."""
     import fiftyone.core.service as fos
+    import psutil
 
     class GuardedAppService(fos.Service):
         """Runs ``command`` under ``fiftyone/service/main.py``, which ends it when this process dies."""
@@ -176,6 +193,16 @@ def _service_class():
         @property
         def env(self):
             return self._env
+
+        def start(self):
+            """:meth:`fos.Service.start` (same script, arguments, folder and environment), through :data:`_LIGHT_WRAPPER`."""
+            script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(fos.__file__))), "service", "main.py")
+            self.child = psutil.Popen(
+                [sys.executable, "-c", _LIGHT_WRAPPER, script, *self._service_args, *self.command],
+                cwd=self.working_dir,
+                stdin=subprocess.PIPE,
+                env={**os.environ, "FIFTYONE_DISABLE_SERVICES": "1", **self.env},
+            )
 
     return GuardedAppService
 
