@@ -66,7 +66,22 @@ def main(argv: list[str] | None = None) -> int:
     config.bind = [f"{args.address}:{args.port}"]
     set_port(args.port)
     asyncio.run(_serve_until_signal(serve, app, config))
+    _leave_dataset_cleanup_to_the_review()
     return 0
+
+
+def _leave_dataset_cleanup_to_the_review() -> None:
+    """Drop FiftyOne's exit handler that deletes non-persistent datasets when this is the database's only client.
+
+    FiftyOne registers it on the first connection; the review process (this server's parent, a client for
+    as long as the server runs) runs its own on exit. Here it only delayed the exit: with the database
+    gone (mongod killed with the review) it waited for a server until :data:`STOP_GRACE` cut it short.
+    """
+    import atexit
+
+    import fiftyone.core.odm.database as fod
+
+    atexit.unregister(fod._delete_non_persistent_datasets_if_allowed)
 
 
 async def _serve_until_signal(serve, app, config) -> None:
