@@ -20,6 +20,7 @@ fail the session. The rule and its limits are spelled out in ``tests/repo_guard.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -32,6 +33,10 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):  # a worker of tools/test.sh: it
     _share = available_cpus() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _share)))
 quiet_openmp()  # before any test module imports torch: OpenMP reads it when loaded (imagenet_suite.cpus)
+_DONT_WRITE_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False  # until collection ends: pytest keeps the test modules it rewrites (assertions) in
+# tests/__pycache__ and reads them back in later runs; with PYTHONDONTWRITEBYTECODE set (as in CI) it kept none, and
+# every run's workers rewrote all of them again (8 s of each one's collection)
 repo_guard.install()
 
 _SCRATCH = Path(tempfile.mkdtemp(prefix="imagenet-suite-tests-"))
@@ -74,6 +79,11 @@ def pytest_collection_modifyitems(session, config, items):
     """The files of :data:`SLOWEST_FIRST` first (in that order), the others after them in collection order."""
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests keep their order
+
+
+def pytest_collection_finish(session):
+    """The tests import modules as ``PYTHONDONTWRITEBYTECODE`` says (bytecode was written during collection only)."""
+    sys.dont_write_bytecode = _DONT_WRITE_BYTECODE
 
 
 @pytest.fixture(autouse=True)
