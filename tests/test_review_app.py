@@ -53,6 +53,7 @@ from tests.helpers import REPO_ROOT
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ARTIFACTS = REPO_ROOT / "test-artifacts"
+POLL = 0.1  # s between two checks of a browser wait (selenium's 0.5 s left a quarter second idle in each)
 CONFIDENT = {"waffles_002_1002": (931, 0.97), "donuts_001_1001": (500, 0.9), "s_sky_003_1003": (10, 0.6)}
 
 pytestmark = pytest.mark.skipif(
@@ -241,7 +242,7 @@ def _review_in_the_app(driver, url: str, candidates: list[str]) -> list[str]:
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(driver, 240)
+    wait = WebDriverWait(driver, 240, poll_frequency=POLL)
     tiles = lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=looker]")  # noqa: E731
     driver.get(url)  # the token buys a cookie; the App's address bar no longer shows it
     assert driver.current_url == url.replace(url[url.index("&token=") :], "")

@@ -30,6 +30,7 @@ from tests.helpers import build_val
 from tests.test_review_app import (
     CHROMEDRIVER,
     CHROMIUM,
+    POLL,
     _browser,
     _chips,
     _export_in_a_new_process,
@@ -99,7 +100,7 @@ def _tag_the_lookalike_in_the_app(driver, url: str) -> list[str]:
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(driver, 240)
+    wait = WebDriverWait(driver, 240, poll_frequency=POLL)
     tiles = lambda d: d.find_elements(By.CSS_SELECTOR, "[data-cy=looker]")  # noqa: E731
     driver.get(url)  # a fresh profile: nothing dismissed; the App opens on a saved view
     slug = "lookalikes-" + PLANTED_FOR.replace("_", "-")
