@@ -81,7 +81,9 @@ def _leave_dataset_cleanup_to_the_review() -> None:
 
     import fiftyone.core.odm.database as fod
 
-    atexit.unregister(fod._delete_non_persistent_datasets_if_allowed)
+    handler = getattr(fod, "_delete_non_persistent_datasets_if_allowed", None)  # FiftyOne's private name
+    if handler is not None:
+        atexit.unregister(handler)
 
 
 async def _serve_until_signal(serve, app, config) -> None:
