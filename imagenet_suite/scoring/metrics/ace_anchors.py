@@ -222,8 +222,9 @@ def _window_rows(by_class, values, item_class, start, length, item_of, position)
     as the window holds. Found for a group of items at a time (:func:`_item_groups`)."""
     low = values[item_class, start]
     high = values[item_class, start + length - 1]
-    equal_low = _search_rows(values, item_class, low, right=True) - _search_rows(values, item_class, low, right=False)
-    in_window = (_search_rows(values, item_class, low, right=True) - start).clamp(max=length)
+    above_low = _search_rows(values, item_class, low, right=True)
+    equal_low = above_low - _search_rows(values, item_class, low, right=False)
+    in_window = (above_low - start).clamp(max=length)
     skip = equal_low - in_window  # images of the first value before the window
     offset = torch.cumsum(length, 0) - length
     parts = []
