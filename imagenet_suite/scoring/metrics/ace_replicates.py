@@ -277,10 +277,7 @@ class ClasswiseAceReplicates:
         positives = _positives(by_class, self.labels, block.start, self.threshold, with_rows=True)
         asked = unsure.any(dim=0).nonzero()[:, 0]
         patterns, which = torch.unique(unsure[:, asked].T, dim=0, return_inverse=True)
-        first = torch.full((len(patterns),), len(asked), device=asked.device).scatter_reduce_(
-            0, which, torch.arange(len(asked), device=asked.device), "amin"
-        )
-        for pattern in torch.argsort(first).tolist():
+        for pattern in dict.fromkeys(which.tolist()):  # in the order of each pattern's first class
             chosen = patterns[pattern].nonzero()[:, 0]
             every = len(chosen) == len(change)  # then the counts are read where they are, not copied
             classes = asked[which == pattern]
