@@ -37,7 +37,7 @@ from ...forked import Forks
 from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
 from .intervals import headline_numbers, number_path, value_at
 from .suite_json import PARALLEL_FROM
-from .uncertainty_files import Correctness, read_correctness, read_replicates
+from .uncertainty_files import Correctness, read_correctness, replicate_columns
 
 TEST_COLUMNS = (
     "ranking",
@@ -77,7 +77,7 @@ class _Run:
     folder: Path
     suite: Mapping[str, Any]
     ranked: Sequence[str] = ()
-    replicates: pd.DataFrame | None = None
+    replicates: dict[str, np.ndarray] | None = None
     correct: dict[str, Correctness] = field(default_factory=dict)
 
     @property
@@ -87,10 +87,9 @@ class _Run:
     def replicate(self, number: str) -> np.ndarray | None:
         if number not in self.uncertainty["ci95"]:
             return None
-        if self.replicates is None:
-            frame = read_replicates(self.folder, self.uncertainty)  # every column checked, the ranked ones kept
-            self.replicates = frame[[column for column in self.ranked if column in frame.columns]]
-        return self.replicates[number].to_numpy()
+        if self.replicates is None:  # every column checked, the ranked ones kept
+            self.replicates = replicate_columns(self.folder, self.uncertainty, self.ranked)
+        return self.replicates[number]
 
     def correctness(self, key: str) -> Correctness | None:
         if key not in self.uncertainty["files"]["correct"]:
