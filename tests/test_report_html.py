@@ -257,3 +257,32 @@ def test_a_long_table_carries_every_cell_as_cell_text_formats_it():
     for (key, _, title, shown), (want_shown, want_key, why) in zip(body, wanted, strict=True):
         assert (html.unescape(shown), html.unescape(key)) == (want_shown, want_key)
         assert html.unescape(title[len(' title="') : -1]) == why if why else not title
+
+
+def test_a_laid_out_figure_is_drawn_once_into_the_svg_savefig_writes(monkeypatch):
+    """``figure_svg`` removes the placeholder layout engine ``tight_layout()`` leaves (with it, ``savefig`` draws the
+    figure twice, the first time to run an engine that does nothing): one draw, the same SVG byte for byte. Where
+    the rc settings lay figures out at save time, the engine is left alone."""
+    import io
+
+    import matplotlib
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from imagenet_suite.scoring.presentation.figures.bitterwolf2023 import heatmap_plot
+    from imagenet_suite.scoring.presentation.html import figure_svg
+
+    frame = pd.DataFrame(np.linspace(0, 1, 30).reshape(6, 5), index=[f"m{i}" for i in range(6)], columns=list("abcde"))
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "heat"}):
+        heatmap_plot(frame).savefig(buffer, format="svg", metadata={"Date": None})
+    expected = buffer.getvalue()[buffer.getvalue().index("<svg") :]
+    draws = []
+    draw = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda figure, renderer: (draws.append(figure), draw(figure, renderer))[1])
+    assert figure_svg(heatmap_plot(frame), "heat") == expected
+    assert len(draws) == 1
+    with matplotlib.rc_context({"figure.autolayout": True}):
+        kept = heatmap_plot(frame)
+        figure_svg(kept, "heat")
+    assert type(kept.get_layout_engine()).__name__ == "PlaceHolderLayoutEngine" and len(draws) == 3
