@@ -60,6 +60,9 @@ COLUMN_ROWS = [
     {"metric": "top1_accuracy", "value": 0.5, "numerator": True, "denominator": 2},
     {"metric": "top1_accuracy", "value": 0.5, "numerator": 10**400, "denominator": 10**401},
     {"metric": "top1_accuracy", "value": -1e-12},  # within rounding of the bound
+    {"metric": ["top1_accuracy"], "value": 0.5},  # not hashable: no string among the distinct metrics
+    {"metric": "lca", "value": 0.5, "variant": {"info": 1}},
+    {"metric": "top1_accuracy", "value": 0.5, "subgroup": ["n01440764"]},
 ]
 
 

@@ -113,25 +113,28 @@ def all_pass(columns: Mapping[str, list[Any]]) -> bool:
     """
     if not columns["metric"]:
         return True
-    if not all(set(map(type, columns[key])) <= _TEXT for key in ("metric", "variant", "subgroup")):
+    try:  # the metrics and variants told apart once: their types tested on the distinct values only
+        metrics, variants = dict.fromkeys(columns["metric"]), dict.fromkeys(columns["variant"])
+    except TypeError:  # an unhashable value (a list, an object) is not a string
         return False
-    limits = _row_limits(columns["metric"], columns["variant"])
+    if not all(type(text) is str for text in (*metrics, *variants)) or not set(map(type, columns["subgroup"])) <= _TEXT:
+        return False  # (a string equals no other type: one among the distinct values if any)
+    limits = _row_limits(_codes(columns["metric"], metrics), _codes(columns["variant"], variants))
     return _values_pass(columns["value"], limits) and _counts_pass(columns["numerator"], columns["denominator"])
 
 
-def _codes(strings: list[str]) -> tuple[list[str], np.ndarray | int]:
-    """The distinct ``strings`` and each one's index among them (0 for all when there is one)."""
-    distinct = dict.fromkeys(strings)
+def _codes(strings: list[str], distinct: dict[str, None]) -> tuple[list[str], np.ndarray | int]:
+    """The ``distinct`` values of ``strings`` and each string's index among them (0 for all when there is one)."""
     if len(distinct) == 1:
         return list(distinct), 0
     index = {text: i for i, text in enumerate(distinct)}
     return list(distinct), np.fromiter(map(index.__getitem__, strings), np.intp, len(strings))
 
 
-def _row_limits(metric: list[str], variant: list[str]) -> np.ndarray:
-    """Each row's :func:`~.metric_ranges.metric_limits` (an ``[N, 4]`` array, or ``[1, 4]`` when all rows share one)."""
-    metrics, metric_codes = _codes(metric)
-    variants, variant_codes = _codes(variant)
+def _row_limits(metric: tuple[list[str], np.ndarray | int], variant: tuple[list[str], np.ndarray | int]) -> np.ndarray:
+    """Each row's :func:`~.metric_ranges.metric_limits` (an ``[N, 4]`` array, or ``[1, 4]`` when all rows share one)
+    from the rows' metric and variant :func:`_codes`."""
+    (metrics, metric_codes), (variants, variant_codes) = metric, variant
     table = np.array([[metric_limits(name, kind) for kind in variants] for name in metrics])
     return table[metric_codes, variant_codes].reshape(-1, 4)
 
