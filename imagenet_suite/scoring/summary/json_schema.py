@@ -311,7 +311,7 @@ def read_json(path: str | Path, what: str) -> Any:
     by :mod:`json` where msgspec refuses the bytes: what :mod:`json` reads beyond strict JSON (``NaN``,
     ``Infinity``, ``1e400`` read as infinity, a lone surrogate ``"\\ud800"``) and its error message for the rest.
     Where msgspec parses, its value is :mod:`json`'s (integers of any size exact, floats correctly rounded, the
-    last of duplicate keys: ``tests/test_json_schema.py`` compares them).
+    last of duplicate keys: ``tests/test_read_json.py`` compares them).
 
     Example:
         >>> import tempfile
