@@ -73,17 +73,17 @@ class Number(Check):
 
     def accepts(self, value: Any) -> bool:
         """Whether :meth:`check` passes ``value`` (no path built: the fast test of many rows)."""
-        if type(value) is float and not self.integer:  # most numbers of a JSON file: tested at once
-            return math.isfinite(value) and not (
-                (self.minimum is not None and value < self.minimum - ROUNDING)
-                or (self.maximum is not None and value > self.maximum + ROUNDING)
-            )
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or (self.integer and not isinstance(value, int)):
-            return False
-        if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may be beyond a float)
-            return False
-        slack = 0 if isinstance(value, int) else ROUNDING
+        if type(value) is float:  # most numbers of a JSON file: the type tests below, at once
+            if self.integer or not math.isfinite(value):
+                return False
+            slack = ROUNDING
+        else:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or (self.integer and not isinstance(value, int)):
+                return False
+            if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may be beyond a float)
+                return False
+            slack = 0 if isinstance(value, int) else ROUNDING
         return not (
             (self.minimum is not None and value < self.minimum - slack)
             or (self.maximum is not None and value > self.maximum + slack)

@@ -156,15 +156,14 @@ def _checked_replicates(run_dir: Path, uncertainty: Mapping[str, Any]) -> pa.Tab
     if table.num_rows != uncertainty["resamples"]:
         raise RunFolderError(f"{path}: {table.num_rows} rows, expected {uncertainty['resamples']} resamples")
     numbers = list(uncertainty["ci95"])
-    kinds = dict(zip(table.column_names, table.schema.types, strict=True))
+    columns = dict(zip(table.column_names, table.columns, strict=True))
     for number in numbers:
-        if number not in kinds:
+        if number not in columns:
             raise RunFolderError(f"{path}: no column {number}, which suite.json gives an interval")
-        kind = kinds[number]
+        kind = columns[number].type
         if not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
             raise RunFolderError(f"{path}: column {number} holds {kind}, expected numbers (float64)")
     # every column's percentile interval in one call: numpy's quantile along an axis, column by column the same
-    columns = dict(zip(table.column_names, table.columns, strict=True))
     found = percentile_intervals(np.stack([_floats(columns[n]) for n in numbers], axis=1)) if numbers else []
     for number, interval in zip(numbers, found, strict=True):
         low, high = uncertainty["ci95"][number]
