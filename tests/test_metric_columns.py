@@ -59,6 +59,11 @@ COLUMN_ROWS = [
     {"metric": "top1_accuracy", "value": 0.5, "numerator": 1, "denominator": None},
     {"metric": "top1_accuracy", "value": 0.5, "numerator": True, "denominator": 2},
     {"metric": "top1_accuracy", "value": 0.5, "numerator": 10**400, "denominator": 10**401},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 2**53 - 1, "denominator": 2**53 - 2},  # exact as floats
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 2**53 + 1, "denominator": 2**53},  # not exact: row by row
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": -1, "denominator": 2},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": None, "denominator": -3},
+    {"metric": "top1_accuracy", "value": 0.5, "numerator": 1.5, "denominator": 2},
     {"metric": "top1_accuracy", "value": -1e-12},  # within rounding of the bound
     {"metric": ["top1_accuracy"], "value": 0.5},  # not hashable: no string among the distinct metrics
     {"metric": "lca", "value": 0.5, "variant": {"info": 1}},
@@ -103,6 +108,17 @@ def test_a_report_of_good_rows_passes_without_a_row_by_row_check(monkeypatch):
     monkeypatch.setattr(MetricColumns, "_check_rows", lambda *args: pytest.fail("checked row by row"))
     MetricColumns().check(columns, "metrics")
     MetricColumns().check(columns_of([]), "metrics")
+
+
+def test_the_array_test_passes_good_counts_up_to_two_to_the_53():
+    """Counts are tested as floats: every int below 2**53 is exact as one, so good counts up to there pass without
+    the row-by-row check, and a numerator one above its denominator there is refused."""
+    rows = _good_rows()
+    rows[3].update(numerator=2**53 - 2, denominator=2**53 - 1)
+    rows[5].update(numerator=2**53 - 1, denominator=2**53 - 1)
+    assert all_pass(columns_of(rows))
+    rows[5].update(numerator=2**53 - 1, denominator=2**53 - 2)
+    assert not all_pass(columns_of(rows))
 
 
 BAD_COLUMNS = {

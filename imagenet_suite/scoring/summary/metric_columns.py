@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from itertools import compress, repeat
-from operator import and_, is_not, not_
+from itertools import compress
+from operator import not_
 from typing import Any
 
 import numpy as np
@@ -111,32 +111,29 @@ def all_pass(columns: Mapping[str, list[Any]]) -> bool:
         >>> all_pass(columns), all_pass({**columns, "variant": ["", "depth_one_sided"]})
         (False, True)
     """
-    if not columns["metric"]:
+    metric, variant = columns["metric"], columns["variant"]
+    if not metric:
         return True
-    try:  # the metrics and variants told apart once: their types tested on the distinct values only
-        metrics, variants = dict.fromkeys(columns["metric"]), dict.fromkeys(columns["variant"])
+    try:  # the (metric, variant) pairs told apart once: their types tested on the distinct pairs only
+        pairs = dict.fromkeys(zip(metric, variant))
     except TypeError:  # an unhashable value (a list, an object) is not a string
         return False
-    if not all(type(text) is str for text in (*metrics, *variants)) or not set(map(type, columns["subgroup"])) <= _TEXT:
-        return False  # (a string equals no other type: one among the distinct values if any)
-    limits = _row_limits(_codes(columns["metric"], metrics), _codes(columns["variant"], variants))
+    if not all(type(name) is str and type(kind) is str for name, kind in pairs):
+        return False  # (a string equals no other type: one among the distinct pairs if any)
+    if not set(map(type, columns["subgroup"])) <= _TEXT:
+        return False
+    limits = _row_limits(metric, variant, pairs)
     return _values_pass(columns["value"], limits) and _counts_pass(columns["numerator"], columns["denominator"])
 
 
-def _codes(strings: list[str], distinct: dict[str, None]) -> tuple[list[str], np.ndarray | int]:
-    """The ``distinct`` values of ``strings`` and each string's index among them (0 for all when there is one)."""
-    if len(distinct) == 1:
-        return list(distinct), 0
-    index = {text: i for i, text in enumerate(distinct)}
-    return list(distinct), np.fromiter(map(index.__getitem__, strings), np.intp, len(strings))
-
-
-def _row_limits(metric: tuple[list[str], np.ndarray | int], variant: tuple[list[str], np.ndarray | int]) -> np.ndarray:
+def _row_limits(metric: list[str], variant: list[str], pairs: dict[tuple[str, str], None]) -> np.ndarray:
     """Each row's :func:`~.metric_ranges.metric_limits` (an ``[N, 4]`` array, or ``[1, 4]`` when all rows share one)
-    from the rows' metric and variant :func:`_codes`."""
-    (metrics, metric_codes), (variants, variant_codes) = metric, variant
-    table = np.array([[metric_limits(name, kind) for kind in variants] for name in metrics])
-    return table[metric_codes, variant_codes].reshape(-1, 4)
+    from the rows' metrics and variants and their distinct ``pairs``, in the order first seen."""
+    table = np.array([metric_limits(name, kind) for name, kind in pairs])
+    if len(pairs) == 1:
+        return table
+    index = {pair: i for i, pair in enumerate(pairs)}
+    return table[np.fromiter(map(index.__getitem__, zip(metric, variant)), np.intp, len(metric))]
 
 
 def _values_pass(value: list[Any], limits: np.ndarray) -> bool:
@@ -161,21 +158,21 @@ def _values_pass(value: list[Any], limits: np.ndarray) -> bool:
 
 
 def _counts_pass(numerator: list[Any], denominator: list[Any]) -> bool:
-    """Each count null or an int in [0, 2**53), the numerator at most the denominator where both are given."""
+    """Each count null or an int in [0, 2**53), the numerator at most the denominator where both are given.
+
+    Tested as floats (null: NaN, which fails every comparison): an int below 2**53 is exact as a float, and one at
+    or above it is a float at or above it (conversion rounds monotonically), refused."""
     columns = (numerator, denominator)
     if not all(set(map(type, column)) <= _COUNT for column in columns):
         return False
-    given = [list(map(is_not, column, repeat(None))) for column in columns]
     try:
-        counts = [np.fromiter(compress(column, mask), np.int64) for column, mask in zip(columns, given, strict=True)]
-    except OverflowError:  # beyond 64 bits
+        counts = [np.array(column, dtype=float) for column in columns]
+    except OverflowError:  # an int beyond a float's range
         return False
-    if any((found < 0).any() or (found >= _EXACT).any() for found in counts):
-        return False
-    if given[0] != given[1]:  # rows with one count only (an LCA row's images): compare where both are given
-        both = list(map(and_, *given))
-        counts = [np.fromiter(compress(column, both), np.int64) for column in columns]
-    return not (counts[0] > counts[1]).any()
+    with np.errstate(invalid="ignore"):
+        if any(bool(((found < 0) | (found >= _EXACT)).any()) for found in counts):
+            return False
+        return not bool((counts[0] > counts[1]).any())
 
 
 __all__ = ["METRIC_KEYS", "MetricColumns", "all_pass", "columns_to_rows", "rows_to_columns"]
