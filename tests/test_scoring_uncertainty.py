@@ -26,6 +26,7 @@ from imagenet_suite.scoring.metrics.uncertainty import (
     GroupSums,
     bootstrap_counts,
     group_means,
+    mcnemar_p_values,
     mcnemar_test,
     paired_bootstrap_test,
     percentile_interval,
@@ -87,6 +88,21 @@ def test_mcnemar_by_hand_and_statsmodels():
     from statsmodels.stats.contingency_tables import mcnemar  # the dev group's
 
     assert mcnemar_test(first, ~first).p_value == pytest.approx(mcnemar([[0, 9], [2, 0]]).pvalue)
+
+
+def test_mcnemar_p_values_in_one_call_are_each_pairs_own_to_the_bit():
+    """A leaderboard computes its McNemar p-values in one call: each is the value the formula gives the pair alone,
+    bit for bit (small and large counts, ties, no discordant image)."""
+    rng = np.random.default_rng(11)
+    only_first = np.concatenate([rng.integers(0, 20, 500), rng.integers(0, 30_000, 500), [0, 0, 7, 25_000]])
+    only_second = np.concatenate([rng.integers(0, 20, 500), rng.integers(0, 30_000, 500), [0, 3, 7, 24_321]])
+    alone = [
+        1.0 if b + c == 0 else min(1.0, 2.0 * float(stats.binom.cdf(min(b, c), b + c, 0.5)))
+        for b, c in zip(only_first.tolist(), only_second.tolist(), strict=True)
+    ]
+    together = mcnemar_p_values(only_first, only_second)
+    assert together.dtype == np.float64 and together.tolist() == alone
+    assert 0 < (together < 1).sum() < len(alone) and together[-4:-2].tolist() == [1.0, 0.25]
 
 
 def test_paired_bootstrap_test_is_its_formula():

@@ -166,7 +166,8 @@ class McNemar:
 
 def mcnemar_test(first: torch.Tensor | np.ndarray, second: torch.Tensor | np.ndarray) -> McNemar:
     """Exact two-sided McNemar test of two models' per-image correctness (bool, the same images in the
-    same order): ``p = min(1, 2 · BinomCDF(min(b, c); b + c, ½))``, 1 without discordant images.
+    same order): ``p = min(1, 2 · BinomCDF(min(b, c); b + c, ½))``, 1 without discordant images
+    (:func:`mcnemar_counts`, then :func:`mcnemar_p_values`).
 
     Example:
         Five images; the first model alone is right on three, the second alone on none:
@@ -176,17 +177,32 @@ def mcnemar_test(first: torch.Tensor | np.ndarray, second: torch.Tensor | np.nda
         >>> result
         McNemar(only_first=3, only_second=0, p_value=0.25)
     """
+    only_first, only_second = mcnemar_counts(first, second)
+    return McNemar(only_first, only_second, float(mcnemar_p_values([only_first], [only_second])[0]))
+
+
+def mcnemar_counts(first: torch.Tensor | np.ndarray, second: torch.Tensor | np.ndarray) -> tuple[int, int]:
+    """``(b, c)``: the images right for the ``first`` model only, and for the ``second`` only (bool per image,
+    the same images in the same order)."""
     a, b = (np.asarray(v.cpu() if isinstance(v, torch.Tensor) else v, dtype=bool) for v in (first, second))
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"McNemar needs two equal-length vectors, got shapes {a.shape} and {b.shape}")
-    only_first, only_second = int((a & ~b).sum()), int((~a & b).sum())
-    discordant = only_first + only_second
-    p = (
-        1.0
-        if discordant == 0
-        else min(1.0, 2.0 * float(stats.binom.cdf(min(only_first, only_second), discordant, 0.5)))
-    )
-    return McNemar(only_first, only_second, p)
+    return int((a & ~b).sum()), int((~a & b).sum())
+
+
+def mcnemar_p_values(only_first: Sequence[int] | np.ndarray, only_second: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The exact two-sided McNemar p-value of each pair of counts (:func:`mcnemar_counts`), in one call of the
+    binomial CDF: each value is the one a call of its own gives, to the bit (the CDF is computed element by
+    element). A leaderboard tests thousands of pairs, and a scalar call costs 0.25 ms in SciPy's checks.
+
+    Example:
+        >>> mcnemar_p_values([3, 0, 9], [0, 0, 2]).tolist()
+        [0.25, 1.0, 0.0654296875]
+    """
+    first, second = np.asarray(only_first, dtype=np.int64), np.asarray(only_second, dtype=np.int64)
+    discordant = first + second
+    p = np.minimum(1.0, 2.0 * np.asarray(stats.binom.cdf(np.minimum(first, second), discordant, 0.5), dtype=float))
+    return np.where(discordant == 0, 1.0, p)
 
 
 @dataclass(frozen=True)
@@ -472,6 +488,8 @@ __all__ = [
     "finite_share",
     "group_means",
     "ids_sha256",
+    "mcnemar_counts",
+    "mcnemar_p_values",
     "mcnemar_test",
     "paired_bootstrap_test",
     "percentile_interval",

@@ -34,7 +34,7 @@ import pandas as pd
 
 from ...errors import RunFolderError
 from ...forked import Forks
-from ..metrics.uncertainty import mcnemar_test, paired_bootstrap_test
+from ..metrics.uncertainty import mcnemar_counts, mcnemar_p_values, paired_bootstrap_test
 from .intervals import headline_numbers, number_path, value_at
 from .suite_json import PARALLEL_FROM
 from .uncertainty_files import Correctness, read_correctness, replicate_columns
@@ -119,10 +119,11 @@ class _Rankings:
         order), each with its interval and its test against the next model."""
         ranking, ranked, values = self.rankings[position]
         order = sorted(values.index, key=lambda name: -values[name])
-        return [
+        rows = [
             _ranking_row(ranking, ranked, order, at, values, self.runs, self.absent, self.allow_mixed_builds)
             for at in range(len(order))
         ]
+        return _with_mcnemar_p_values(rows)
 
     def batches(self) -> list[list[int]]:
         """The rankings (positions) in the calls of a pool: those that read a run's replicates together, first
@@ -270,9 +271,10 @@ def _test(number, key, first: _Run, second: _Run, values, absent, allow_mixed_bu
             if paired is None:
                 problem = f"the runs counted other images of {key}"
             else:
-                result = mcnemar_test(*paired)
-                note = f"{result.only_first} images right only for the first, {result.only_second} only for the second"
-                return {"test": "McNemar (exact)", "difference": difference, "p_value": result.p_value, "note": note}
+                only_first, only_second = mcnemar_counts(*paired)
+                note = f"{only_first} images right only for the first, {only_second} only for the second"
+                return {"test": "McNemar (exact)", "difference": difference, _MCNEMAR: (only_first, only_second),
+                        "note": note}  # fmt: skip
     if problem is not None:
         if not allow_mixed_builds:
             raise RunFolderError(f"{first.name!r} and {second.name!r} cannot be paired on {number}: {problem}")
@@ -286,6 +288,20 @@ def _test(number, key, first: _Run, second: _Run, values, absent, allow_mixed_bu
     low, high = result.interval
     note = f"95 % interval of the difference [{low:.4g}, {high:.4g}] over {result.resamples} paired resamples"
     return {"test": "paired bootstrap", "difference": difference, "p_value": result.p_value, "note": note}
+
+
+_MCNEMAR = "mcnemar_counts"  # a row's discordant counts until its p-value is given (:func:`_with_mcnemar_p_values`)
+
+
+def _with_mcnemar_p_values(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with the p-value of each McNemar test, all computed in one call (:func:`mcnemar_p_values`; the
+    same values as a call per test)."""
+    tested = [row for row in rows if _MCNEMAR in row]
+    if tested:
+        only_first, only_second = zip(*(row.pop(_MCNEMAR) for row in tested), strict=True)
+        for row, p_value in zip(tested, mcnemar_p_values(only_first, only_second).tolist(), strict=True):
+            row["p_value"] = p_value
+    return rows
 
 
 def _pairing_problem(first: _Run, second: _Run, keys: Sequence[str] | None) -> str | None:
