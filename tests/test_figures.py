@@ -205,3 +205,35 @@ def test_imagenet_c_ce_per_corruption_and_model():
     del suites["timm:m0"]["summary"]["imagenet_c"], suites["timm:m1"]["summary"]["imagenet_c"]
     assert "ImageNet-C" not in [s.title for s in leaderboard_page(leaderboard(suites), suites).sections]
     assert "imagenet_c builds" in hendrycks2019.ce_heatmap(suites).missing
+
+
+def test_a_heatmaps_cells_are_one_pixel_each_in_the_svg_and_its_png_is_matplotlibs_default(monkeypatch):
+    """The NINCO heatmap's cells (``plots.CELLS``): the SVG holds the rows × columns image, unresampled and drawn
+    pixelated, not an image of the figure's size; the PNG (Agg) is the same bytes as with matplotlib's default."""
+    import base64
+    import io
+
+    import numpy as np
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from PIL import Image
+
+    from imagenet_suite.scoring.presentation.html import figure_svg
+
+    frame = pd.DataFrame(np.linspace(0, 1, 12).reshape(3, 4), index=["a", "b", "c"], columns=list("wxyz"))
+    frame.iloc[1, 2] = np.nan
+    svg = figure_svg(bitterwolf2023.heatmap_plot(frame), "cells")
+    cells = re.search(r'<image [^>]*style="image-rendering:crisp-edges;image-rendering:pixelated"', svg, re.S)
+    encoded = re.search(r"data:image/png;base64,\s*([A-Za-z0-9+/=\s]+)", cells[0] if cells else "")
+    assert encoded is not None, "no pixelated cell image in the SVG"
+    assert Image.open(io.BytesIO(base64.b64decode(encoded[1]))).size == (4, 3)
+
+    def png(figure) -> bytes:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+
+    drawn = png(bitterwolf2023.heatmap_plot(frame))
+    imshow = Axes.imshow  # the default interpolation instead of CELLS'
+    monkeypatch.setattr(Axes, "imshow", lambda self, *a, interpolation=None, **k: imshow(self, *a, **k))
+    assert png(bitterwolf2023.heatmap_plot(frame)) == drawn
