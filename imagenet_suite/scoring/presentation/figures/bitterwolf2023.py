@@ -208,9 +208,11 @@ def previous_means(cleaning: pd.DataFrame) -> dict[tuple[str, str], dict[str, fl
     """``{(model, detector): {dataset: FPR@95 on the full set}}`` of
     :func:`~imagenet_suite.scoring.summary.papers.bitterwolf2023.cleaning_frame` (the "previously used" sets)."""
     found: dict[tuple[str, str], dict[str, float]] = {}
-    for row in cleaning[cleaning["metric"] == "fpr95"].itertuples(index=False):
-        if not np.isnan(row.full):
-            found.setdefault((row.model, row.detector), {})[row.dataset] = float(row.full)
+    fpr95 = cleaning[cleaning["metric"] == "fpr95"]
+    columns = (fpr95[name].tolist() for name in ("model", "detector", "dataset", "full"))
+    for model, detector, dataset, full in zip(*columns, strict=True):  # no pandas row objects: 300 runs, 15,600 rows
+        if not np.isnan(full):
+            found.setdefault((model, detector), {})[dataset] = float(full)
     return found
 
 
@@ -229,19 +231,23 @@ def previous_panels(ninco: Any) -> list[tuple[str, pd.DataFrame, list[str]]]:
     means; the first such model on a tie) over its detectors, and a fixed detector (MSP, else the one most models
     have) over the models; a panel whose points share no full popular OOD set is left out."""
     previous = previous_means(ninco.cleaning)
-    both = {key: per for key, per in previous.items() if key[0] in ninco.fpr95.index and key[1] in ninco.fpr95
-            and not np.isnan(ninco.fpr95.loc[key])}  # fmt: skip
+    fpr95 = {  # NINCO's mean FPR@95 by (model, detector): no .loc per pair
+        (model, detector): value
+        for model, row in zip(ninco.fpr95.index, ninco.fpr95.to_numpy(dtype=float).tolist(), strict=True)
+        for detector, value in zip(ninco.fpr95.columns, row, strict=True)
+    }
+    both = {key: per for key, per in previous.items() if key in fpr95 and not np.isnan(fpr95[key])}
     panels = []
     if both:
         detectors_of = Counter(m for m, _ in both)  # one pass: a scan of `both` per model grew with runs²
         models = [m for m in ninco.fpr95.index if m in detectors_of]
         model = max(models, key=detectors_of.__getitem__)
-        points = {d: (float(ninco.fpr95.loc[m, d]), per) for (m, d), per in both.items() if m == model}
+        points = {d: (fpr95[m, d], per) for (m, d), per in both.items() if m == model}
         frame, shared = _panel(points)
         panels.append((f"fixed model {model}: its detectors", frame, shared))
         detectors = [k[1] for k in both]
         detector = "msp" if "msp" in detectors else max(dict.fromkeys(detectors), key=detectors.count)
-        points = {m: (float(ninco.fpr95.loc[m, d]), per) for (m, d), per in both.items() if d == detector}
+        points = {m: (fpr95[m, d], per) for (m, d), per in both.items() if d == detector}
         frame, shared = _panel(points)
         panels.append((f"fixed detector {detector}: the models", frame, shared))
     return [panel for panel in panels if len(panel[1])]

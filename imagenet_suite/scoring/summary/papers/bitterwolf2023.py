@@ -144,9 +144,11 @@ def overlap_frame(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame
             flags, values = _class_rows(report)
             if values and not flags:
                 missing.append(model)
+            parts = {
+                part: [name for name, value in flags.items() if value == flag] for part, flag in OVERLAP_PARTS.items()
+            }
             for detector in sorted(values, key=_order) if flags else ():
-                for part, flag in OVERLAP_PARTS.items():
-                    classes = [name for name, value in flags.items() if value == flag]
+                for part, classes in parts.items():
                     means = [_class_mean(values[detector].get(metric, {}), classes) for metric in ("fpr95", "auroc")]
                     rows.append((model, part, detector, len(classes), *means))
             break
@@ -177,7 +179,9 @@ def _class_mean(per_class: Mapping[str, float], classes: list[str]) -> float:
 def overlap_wide(overlap: pd.DataFrame, part: str, names: list[str], metric: str = "fpr95") -> pd.DataFrame:
     """Model × detector of ``metric`` for one part of :func:`overlap_frame` (Table 19: ``without``, 20: ``with``)."""
     chosen = overlap[overlap["part"] == part]
-    values = {model: dict(zip(p["detector"], p[metric], strict=True)) for model, p in chosen.groupby("model")}
+    values: dict[str, dict[str, float]] = {}
+    for model, detector, value in zip(*(chosen[name].tolist() for name in ("model", "detector", metric)), strict=True):
+        values.setdefault(model, {})[detector] = value  # no frame per model (a groupby): 300 runs, 600 frames
     return _wide(values, [n for n in names if n in values])
 
 
@@ -359,13 +363,14 @@ def _unit_tests(result: NincoTables, models: pd.DataFrame, table) -> list[str]:
     ]
     if not result.unit_tests_failed.shape[1]:
         return lines + ["No run reports the unit tests.", ""]
-    failed, of = result.unit_tests_failed, result.unit_tests_of
-
-    def cell(model: str, detector: str) -> str:
-        count, total = failed.loc[model, detector], of.loc[model, detector]
-        return "—" if np.isnan(count) else f"{int(count)}/{int(total)}"
-
-    frame = pd.DataFrame({d: [cell(m, d) for m in failed.index] for d in failed.columns}, index=failed.index)
+    failed = result.unit_tests_failed
+    counts = failed.to_numpy(dtype=float)
+    totals = result.unit_tests_of.loc[failed.index, failed.columns].to_numpy(dtype=float)  # no .loc per cell
+    cells = [
+        ["—" if np.isnan(count) else f"{int(count)}/{int(total)}" for count, total in zip(row, of, strict=True)]
+        for row, of in zip(counts.tolist(), totals.tolist(), strict=True)
+    ]
+    frame = pd.DataFrame(cells, index=failed.index, columns=failed.columns, dtype=object)
     return lines + _table(frame, result.accuracy, models, table, str)
 
 
