@@ -176,6 +176,28 @@ def test_parts_of_a_calls_resamples_change_nothing(case, monkeypatch):
     assert torch.equal(parted, whole) and parted_recomputed == whole_recomputed
 
 
+@pytest.mark.parametrize("case", ["logits", "tied probabilities"])
+def test_the_count_products_type_changes_nothing(case, monkeypatch):
+    # int8 products where they are fast (AVX-512 VNNI or AMX), float32 or float64 elsewhere: exact in each, so the
+    # replicates are the same to the bit
+    scores, labels, kind = _case(case)
+    counts = _counts(scores.shape[0], 20, seed=5)
+    used, count_type = [], ace_replicates._count_type
+
+    def recorded(*args):
+        used.append(count_type(*args))
+        return used[-1]
+
+    monkeypatch.setattr(ace_replicates, "_count_type", recorded)
+    replicates = []
+    for fast, exact in ((True, ace_replicates.EXACT_FLOAT32), (False, ace_replicates.EXACT_FLOAT32), (False, 0)):
+        monkeypatch.setattr(ace_replicates, "int8_products_are_fast", lambda fast=fast: fast)
+        monkeypatch.setattr(ace_replicates, "EXACT_FLOAT32", exact)
+        replicates.append(_compare(scores, labels, kind, counts)[0])
+    assert used == [torch.int8, torch.float32, torch.float64]
+    assert all(torch.equal(replicates[0], other) for other in replicates[1:])
+
+
 def test_the_functional_form_takes_either_method():
     logits, labels = _logits(500, 10, 1.5, 13)
     normalizer = row_statistics.row_statistics(logits, "logits", labels).normalizer
