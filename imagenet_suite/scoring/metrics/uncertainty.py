@@ -183,7 +183,12 @@ def mcnemar_test(first: torch.Tensor | np.ndarray, second: torch.Tensor | np.nda
 
 def mcnemar_counts(first: torch.Tensor | np.ndarray, second: torch.Tensor | np.ndarray) -> tuple[int, int]:
     """``(b, c)``: the images right for the ``first`` model only, and for the ``second`` only (bool per image,
-    the same images in the same order)."""
+    the same images in the same order).
+
+    Example:
+        >>> mcnemar_counts(np.array([True, True, False, True]), np.array([False, True, True, False]))
+        (2, 1)
+    """
     a, b = (np.asarray(v.cpu() if isinstance(v, torch.Tensor) else v, dtype=bool) for v in (first, second))
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"McNemar needs two equal-length vectors, got shapes {a.shape} and {b.shape}")
