@@ -258,7 +258,8 @@ def _ranking_row(ranking, ranked, order, position, values, runs, absent, allow_m
 
 def _test(number, key, first: _Run, second: _Run, values, absent, allow_mixed_builds) -> dict[str, Any]:
     """The paired test of ``first`` (ranked higher) against ``second`` on ``number``: ``test``, ``difference``,
-    ``p_value`` and a ``note`` (or only a note saying why there is none)."""
+    ``p_value`` and a ``note`` (or only a note saying why there is none). A McNemar test gives its discordant counts
+    (``_MCNEMAR``) instead of its p-value, which :func:`_with_mcnemar_p_values` computes for a ranking's tests at once."""
     for run in (first, second):
         if run.name in absent:
             return {"note": f"no test: {run.name!r} has no intervals ({absent[run.name]})"}
