@@ -123,21 +123,27 @@ def test_each_papers_figure_is_drawn_into_leaderboard_html(board_and_suites):
     assert f">humans pooled {humans:.3f}<" in shape and f">{geirhos2019.HUMANS}<" in shape
 
 
-def test_a_runs_fpr95_per_ninco_class_one_figure_per_detector():
+def test_a_runs_fpr95_per_ninco_class_and_detector_one_figure_worst_class_on_top():
     suite = with_reports(suite_json("timm:m", 0.5), **ninco_reports(0.2))
-    assert [f.missing.split(":")[0] for f in bitterwolf2023.per_class_bars(suite)] == [
-        "the run's NINCO report has no per-class rows"
-    ]
+    missing = bitterwolf2023.per_class_detectors(suite).missing
+    assert missing.startswith("the run's NINCO report has no per-class rows: evaluate again with the `ninco` config")
+    per_class = {"msp": {"class_a": 0.25, "class_b": 0.75, "class_c": 0.125}, "vim": {"class_a": 0.625, "class_b": 0.0}}
     suite["datasets"]["ninco/ninco"]["metrics"] += [
         row("fpr95", value, detector, name)
-        for detector in ("msp", "vim")
-        for name, value in (("class_a", 0.25), ("class_b", 0.75), ("ninco_sample", 0.5))
+        for detector, values in per_class.items()
+        for name, value in (*values.items(), ("ninco_sample", 0.5))  # a cleaned subset's column: not a class
     ]
-    assert bitterwolf2023.per_class_fpr95(suite) == {d: {"class_a": 0.25, "class_b": 0.75} for d in ("msp", "vim")}
-    figures = bitterwolf2023.per_class_bars(suite)
-    assert [f.name for f in figures] == [f"FPR@95 per NINCO OOD class: {d}" for d in ("msp", "vim")]
-    svg = figures[0].svg
-    assert svg.index(">class_b<") < svg.index(">class_a<")  # worst on top
+    assert bitterwolf2023.per_class_fpr95(suite) == per_class
+    figure = bitterwolf2023.per_class_detectors(suite)
+    assert figure.name == bitterwolf2023.RUN_PER_CLASS and not figure.missing
+    svg = figure.svg
+    # means over the detectors: class_a 0.4375, class_b 0.375, class_c 0.125 (vim has none): worst on top
+    assert svg.index(">class_a<") < svg.index(">class_b<") < svg.index(">class_c<")
+    assert svg.index(">msp<") < svg.index(">vim<")  # the detectors in the run's order
+    cells = re.findall(r">([\d.]+|—)<", svg)
+    assert [cells.count(f"{100 * v:.1f}") for v in (0.25, 0.75, 0.125, 0.625, 0.0)] == [1, 1, 1, 1, 1]
+    assert "—" in cells  # vim's class_c: not scored
+    assert "ninco_sample" not in svg
 
 
 def test_the_radar_and_the_ninco_heatmap_draw_at_most_the_best_models(board_and_suites, monkeypatch):

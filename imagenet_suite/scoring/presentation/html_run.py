@@ -194,7 +194,7 @@ def _ninco_section(ninco: Mapping[str, Any] | None, suite: Mapping[str, Any]) ->
     )
     directions = {"mean AUROC": UP, "mean FPR@95": DOWN, "unit tests failed": DOWN}
     table = Table("Means over the OOD classes", frame, directions, ("mean AUROC", "mean FPR@95"))
-    return Section("NINCO", PAPERS["ninco"], [], [table], ninco_figures.per_class_bars(suite))
+    return Section("NINCO", PAPERS["ninco"], [], [table], [ninco_figures.per_class_detectors(suite)])
 
 
 def _provenance_section(suite: Mapping[str, Any]) -> Section:

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure as MplFigure
 from ...families.ood import SUBSET_COLUMNS
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
-from ..plots import annotated_cells, horizontal_bars
+from ..plots import annotated_cells
 from . import LEADERBOARD, MOST_COLUMNS, MOST_ROWS
 
 HEATMAP = "Mean FPR@95 on NINCO: models × detectors (Table 3)"
@@ -64,21 +64,23 @@ def per_class_fpr95(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     return found
 
 
-def per_class_bars(suite: Mapping[str, Any]) -> list[Figure]:
-    """A run's FPR@95 per NINCO OOD class, worst on top, one figure per detector; a figure saying what is
-    missing when the run has NINCO means but no per-class rows."""
+RUN_PER_CLASS = "FPR@95 per NINCO OOD class and detector"
+
+
+def per_class_detectors(suite: Mapping[str, Any]) -> Figure:
+    """A run's FPR@95 as OOD classes × detectors cells (%), the class worst on average over the detectors on
+    top, the detectors in the run's order; or what is missing when the run has NINCO means but no per-class rows.
+
+    One figure, not a bar chart per detector: the detectors side by side per class, in a seventh of the time
+    (64 classes × 11 detectors: about 1 s of CPU against 7)."""
     found = per_class_fpr95(suite)
     if not found:
-        return [Figure("FPR@95 per NINCO OOD class", missing="the run's NINCO report has no per-class rows: "
-                       "evaluate again with the `ninco` config of the ninco builder (`imagenet-suite evaluate MODEL "
-                       "--datasets ...`)")]  # fmt: skip
-    figures = []
-    for detector, per_class in found.items():
-        ordered = dict(sorted(per_class.items(), key=lambda kv: -kv[1]))
-        name = f"FPR@95 per NINCO OOD class: {detector}"
-        figures.append(drawn(name, horizontal_bars, ordered, None, title=f"{detector}: FPR@95 per OOD class",
-                             xlabel="FPR@95 (%, ID positive; lower is better)", signed=False, fontsize=6))  # fmt: skip
-    return figures
+        return Figure(RUN_PER_CLASS, missing="the run's NINCO report has no per-class rows: evaluate again with "
+                      "the `ninco` config of the ninco builder (`imagenet-suite evaluate MODEL --datasets ...`)")  # fmt: skip
+    frame = pd.DataFrame(found)
+    frame = frame.loc[frame.mean(axis=1).sort_values(ascending=False, kind="stable").index]
+    title = "FPR@95 per NINCO OOD class (%, ID positive), worst on average on top"
+    return drawn(RUN_PER_CLASS, heatmap_plot, frame, title=title)
 
 
 PER_CLASS = "FPR@95 per NINCO OOD class and model"
@@ -291,13 +293,14 @@ __all__ = [
     "HEATMAP",
     "PER_CLASS",
     "PREVIOUS",
+    "RUN_PER_CLASS",
     "accuracy_plot",
     "accuracy_scatter",
     "cdf_panels",
     "cdf_plot",
     "fpr95_heatmap",
     "heatmap_plot",
-    "per_class_bars",
+    "per_class_detectors",
     "per_class_cdf",
     "per_class_fpr95",
     "per_class_heatmap",
