@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .json_schema import Check, Mismatch, describe_json, json_path
-from .metric_ranges import MetricRows, MetricRowSchema, metric_limits
+from .metric_ranges import MetricRows, MetricRowSchema, metric_limits, variant_sets_range
 
 METRIC_KEYS = ("metric", "value", "variant", "subgroup", "numerator", "denominator")
 """The fields of a metric row, in the order :class:`~imagenet_suite.scoring.evaluation.results.MetricRow` has them:
@@ -111,29 +111,35 @@ def all_pass(columns: Mapping[str, list[Any]]) -> bool:
         >>> all_pass(columns), all_pass({**columns, "variant": ["", "depth_one_sided"]})
         (False, True)
     """
-    metric, variant = columns["metric"], columns["variant"]
+    metric = columns["metric"]
     if not metric:
         return True
-    try:  # the (metric, variant) pairs told apart once: their types tested on the distinct pairs only
-        pairs = dict.fromkeys(zip(metric, variant))
+    try:  # the metrics told apart once: their types tested on the distinct names only
+        names = dict.fromkeys(metric)
     except TypeError:  # an unhashable value (a list, an object) is not a string
         return False
-    if not all(type(name) is str and type(kind) is str for name, kind in pairs):
-        return False  # (a string equals no other type: one among the distinct pairs if any)
-    if not set(map(type, columns["subgroup"])) <= _TEXT:
+    if not all(type(name) is str for name in names):
+        return False  # (a string equals no other type: one among the distinct names if any)
+    if not (set(map(type, columns["variant"])) <= _TEXT and set(map(type, columns["subgroup"])) <= _TEXT):
         return False
-    limits = _row_limits(metric, variant, pairs)
+    limits = _row_limits(metric, columns["variant"], names)
     return _values_pass(columns["value"], limits) and _counts_pass(columns["numerator"], columns["denominator"])
 
 
-def _row_limits(metric: list[str], variant: list[str], pairs: dict[tuple[str, str], None]) -> np.ndarray:
+def _row_limits(metric: list[str], variant: list[str], names: dict[str, None]) -> np.ndarray:
     """Each row's :func:`~.metric_ranges.metric_limits` (an ``[N, 4]`` array, or ``[1, 4]`` when all rows share one)
-    from the rows' metrics and variants and their distinct ``pairs``, in the order first seen."""
-    table = np.array([metric_limits(name, kind) for name, kind in pairs])
-    if len(pairs) == 1:
+    from the rows' metrics, their distinct ``names`` in the order first seen, and the variants of the rows whose
+    metric's range depends on it (:func:`~.metric_ranges.variant_sets_range`: LCA's, a few rows a report)."""
+    table = np.array([metric_limits(name) for name in names])
+    if len(names) == 1 and not variant_sets_range(metric[0]):
         return table
-    index = {pair: i for i, pair in enumerate(pairs)}
-    return table[np.fromiter(map(index.__getitem__, zip(metric, variant)), np.intp, len(metric))]
+    index = {name: i for i, name in enumerate(names)}
+    codes = np.fromiter(map(index.__getitem__, metric), np.intp, len(metric))
+    limits = table[codes]
+    by_variant = [i for i, name in enumerate(names) if variant_sets_range(name)]
+    for row in np.flatnonzero(np.isin(codes, by_variant)) if by_variant else ():
+        limits[row] = metric_limits(metric[row], variant[row])
+    return limits
 
 
 def _values_pass(value: list[Any], limits: np.ndarray) -> bool:

@@ -62,6 +62,18 @@ REPORT_RANGES: tuple[tuple[re.Pattern[str], Number], ...] = (
 
 
 @functools.lru_cache(maxsize=4096)  # a suite.json has thousands of rows of a few dozen metrics
+@functools.lru_cache(maxsize=4096)
+def variant_sets_range(metric: str) -> bool:
+    """Whether a ``metric`` row's range depends on its variant (:func:`metric_range`): only LCA's, whose variant
+    names its distance.
+
+    Example:
+        >>> variant_sets_range("elca"), variant_sets_range("top1_accuracy")
+        (True, False)
+    """
+    return re.fullmatch(_LCA, metric) is not None
+
+
 def metric_range(metric: str, variant: str = "") -> Number:
     """The range of a report row's value: by its ``metric`` name (and, for LCA rows, the distance its ``variant``
     names first).
@@ -74,7 +86,7 @@ def metric_range(metric: str, variant: str = "") -> Number:
         >>> metric_range("a_new_metric").expected
         'a finite number'
     """
-    if re.fullmatch(_LCA, metric):
+    if variant_sets_range(metric):
         return INFO_BITS if variant.split("/")[0] == "info" else NON_NEGATIVE
     for pattern, check in REPORT_RANGES:
         if pattern.fullmatch(metric):
@@ -258,4 +270,5 @@ __all__ = [
     "lca_range",
     "metric_limits",
     "metric_range",
+    "variant_sets_range",
 ]
