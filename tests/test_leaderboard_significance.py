@@ -11,6 +11,9 @@ other images) are one stderr line; a run without intervals is listed, its tests 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +119,37 @@ def test_adjacent_accuracies_get_mcnemar_and_the_class_mean_a_paired_bootstrap(t
     ].tolist() == [low, high]
     text = (board / "leaderboard.md").read_text()
     assert "### accuracy: imagenet_val" in text and f"0.8333 [{low:.4g}, {high:.4g}]" in text
+
+
+NO_TORCH = textwrap.dedent(
+    """
+    import sys
+
+    class NoTorch:  # an import of torch fails, wherever it comes from
+        def find_spec(self, name, path=None, target=None):
+            if name.partition(".")[0] == "torch":
+                raise ImportError(f"the leaderboard imported {name}")
+
+    sys.meta_path.insert(0, NoTorch())
+    from imagenet_suite.cli import main
+
+    sys.exit(main())
+    """
+)
+
+
+def test_the_leaderboard_never_imports_torch_and_writes_the_same_files(tmp_path, three_runs):
+    """A leaderboard reads runs and runs no torch: in a fresh process where importing torch fails, it writes the
+    files an in-process run writes, byte for byte (torch takes 3 s of CPU to import)."""
+    args = leaderboard(tmp_path, *three_runs)
+    assert cli.main(args) == 0
+    fresh = tmp_path / "fresh"
+    command = [sys.executable, "-c", NO_TORCH, *args[:-1], str(fresh)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    written = sorted(path.name for path in (tmp_path / "board").iterdir())
+    assert "leaderboard_significance.csv" in written and sorted(path.name for path in fresh.iterdir()) == written
+    assert all((fresh / name).read_bytes() == (tmp_path / "board" / name).read_bytes() for name in written)
 
 
 def _changed_replicates(runs):

@@ -33,11 +33,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
-from .metrics.ood import METRIC_NAMES, TPR, metric_value, ood_metrics
+if TYPE_CHECKING:
+    import torch
 
 OPENOOD_COLUMNS = {  # OpenOOD's DataFrame column -> our metric
     "FPR@95": "fpr95_openood_v15",
@@ -121,18 +122,20 @@ def benchmark_table(
     id_scores: Mapping[str, torch.Tensor],
     ood_scores: Mapping[str, Mapping[str, torch.Tensor]],
     accuracy: float | None,
-    tpr: float = TPR,
+    tpr: float | None = None,
 ) -> dict[str, list[dict]]:
     """``{detector: rows}``: per set of ``benchmark`` (in order, each group followed by its ``<group>ood`` mean) a
     row ``{"set", "fpr95_openood_v15", "auroc", "aupr_in", "aupr_out", "fpr95", "acc"}`` of fractions.
 
     ``id_scores[detector]``: the scores of the ID images; ``ood_scores[set][detector]``: those of the set's images
     (larger = more ID). A mean row averages its sets' values (OpenOOD's ``np.mean(metrics_list, axis=0)``);
-    ``acc`` is the ID top-1 accuracy in every row, as OpenOOD prints it.
+    ``acc`` is the ID top-1 accuracy in every row, as OpenOOD prints it. ``tpr``: that of NINCO's FPR (default
+    :data:`~imagenet_suite.scoring.metrics.ood.TPR`, 95 %).
 
     Example:
         Two sets, one per group, one detector; ``near`` is half separated, ``far`` fully:
 
+        >>> import torch
         >>> bench = Benchmark("b", "", "x", "y", "split", "test",
         ...                   (BenchmarkSet("a", "near", "x", "a"), BenchmarkSet("c", "far", "x", "c")), ("near", "far"))
         >>> ids = {"msp": torch.tensor([5.0, 4.0, 3.0, 1.0])}
@@ -141,6 +144,9 @@ def benchmark_table(
         >>> [(row["set"], row["auroc"], row["fpr95"]) for row in rows]
         [('a', 0.90625, 0.25), ('nearood', 0.90625, 0.25), ('c', 1.0, 0.0), ('farood', 1.0, 0.0)]
     """
+    from .metrics.ood import METRIC_NAMES, TPR, metric_value, ood_metrics  # torch: not for the specs' readers
+
+    tpr = TPR if tpr is None else tpr
     table: dict[str, list[dict]] = {}
     for detector in id_scores:
         rows = []

@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import ConfigError, param
-from ..families.multilabel import applies_to_labels, applies_to_real_labels
 
 HESSE2025 = "hesse2025"
 ANZAKU2024 = "anzaku2024"
@@ -70,6 +69,8 @@ def no_center_crop(protocol: Mapping[str, Any]) -> bool:
 
 def is_multilabel_set(features: Mapping[str, Any], protocol: Mapping[str, Any]) -> bool:
     """Whether Anzaku et al.'s multi-label families (ASMA) apply to a config with these features and protocol."""
+    from ..families.multilabel import applies_to_labels, applies_to_real_labels  # the scorers: torch
+
     return applies_to_labels(features, protocol) or applies_to_real_labels(features, protocol)
 
 

@@ -13,12 +13,14 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ...files import atomic_write_bytes
-from ..metrics.classification import Fraction
+
+if TYPE_CHECKING:  # torch, which reading reports does not import
+    from ..metrics.classification import Fraction
 
 TABLE_COLUMNS = ("metric", "variant", "subgroup", "value", "numerator", "denominator")
 BINS = "calibration_bins/"  # artifacts[BINS + convention]: CalibrationBins (the calibration family)

@@ -41,20 +41,7 @@ from ..metrics.ood import (
 )
 from ..metrics.ood_detectors import NEEDS_FEATURES, available_detectors, detector_scores, why_unavailable
 from ..metrics.uncertainty import resampled
-
-FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
-SUBSET_COLUMNS = ("ninco_sample", "ninco_cleaned")
-"""Boolean columns of a whole OOD set whose true rows ``ood_detection_set`` also scores, each against every ID
-row (NINCO's convention), reported under the subgroup of its name: ``ninco_sample``, the images NINCO's authors
-inspected (a random ~400 of the set; the paper's "-f"), and ``ninco_cleaned``, those of them kept as free of
-ImageNet-1k objects (their released cleaned subsample; "-c"). A subset with no row gives no rows."""
-
-
-IN21K_OVERLAP = "in21k_overlap"
-"""The ``ninco`` build's column naming, per OOD class, the ImageNet-21k class its images overlap with (Bitterwolf et
-al. 2023, Table 9: "0" none, "?" unclear). ``ood_detection`` records it per class as a row ``in21k_overlap`` (variant
-empty, subgroup the class): 0 where Table 9 says "0", else 1 — Appendix L's split, whose "9 vs. 55 classes" counts
-the unclear ones with the overlapping; a class whose column is empty gets no row."""
+from ..report_names import FAIL_THRESHOLD_ARTIFACT, IN21K_OVERLAP, SUBSET_COLUMNS
 
 
 def applies_to(column: str) -> Applies:

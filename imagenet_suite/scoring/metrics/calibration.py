@@ -38,11 +38,10 @@ import numpy as np
 import torch
 
 from ..batching import column_chunks, map_chunks, sort_rows_, transposed_float32
+from ..report_names import DEFAULT_ECE_CONVENTION, ECE_CONVENTIONS
 from ..threads import cpu_workers
 from .row_statistics import SoftmaxNormalizer
 
-ECE_CONVENTIONS = {"torchmetrics": 15, "guo": 15, "netcal": 10}
-DEFAULT_ECE_CONVENTION = "torchmetrics"
 ACE_BINS = 15
 ACE_BLOCK_ELEMENTS = 1 << 22
 

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 import torch
 
 from ...errors import InvalidSourceData
-from .shape import CATEGORIES16, ShapeBias, shape_bias_per_category
+from .shape import CATEGORIES16, shape_bias_per_category
+from .shape_bias_counts import ShapeBias, pooled
 
 COLUMNS = ("subj", "object_response", "category", "imagename")
 """The columns of a model-vs-human raw trial file this module reads."""
@@ -65,17 +66,6 @@ def counts_per_category(rows: Iterable[Mapping[str, str]], *, source: str) -> di
         textures.append(texture)
     as_tensor = lambda values: torch.tensor(values, dtype=torch.int64)  # noqa: E731
     return shape_bias_per_category(as_tensor(decisions), as_tensor(shapes), as_tensor(textures))
-
-
-def pooled(counts: Iterable[ShapeBias]) -> ShapeBias:
-    """The sum of several :class:`ShapeBias` counts (observers or categories pooled, as model-vs-human does).
-
-    Example:
-        >>> pooled([ShapeBias(3, 1, 4, 0), ShapeBias(1, 1, 3, 1)]).value
-        0.6666666666666666
-    """
-    counts = list(counts)
-    return ShapeBias(*(sum(getattr(c, field) for c in counts) for field in ShapeBias.__dataclass_fields__))
 
 
 __all__ = ["COLUMNS", "counts_per_category", "pooled", "texture_of"]

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 import torch
 
 from ..evaluation.results import MetricRow
+from ..report_names import CLEAN
 from .classification import Fraction
-
-CLEAN = "clean"
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,7 @@ the last ``-``-separated token of the file name with digits stripped (``airplane
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import torch
@@ -26,6 +24,7 @@ from ...errors import OutputsError
 from ..batching import as_float32, chunk_elements, probabilities, row_chunks
 from .classification import Fraction
 from .row_statistics import SoftmaxNormalizer
+from .shape_bias_counts import ShapeBias
 
 _DOG = (
     list(range(152, 192))
@@ -147,21 +146,6 @@ def argmax_lowest_index(values: torch.Tensor) -> torch.Tensor:
     best = values.amax(dim=1, keepdim=True)
     column = torch.arange(values.shape[1], device=values.device).expand_as(values)
     return torch.where(values == best, column, values.shape[1]).amin(dim=1)
-
-
-@dataclass(frozen=True)
-class ShapeBias:
-    """Shape and texture hits on cue-conflict images (shape != texture); ``value`` is NaN without hits."""
-
-    shape_hits: int
-    texture_hits: int
-    conflict_images: int
-    excluded_images: int
-
-    @property
-    def value(self) -> float:
-        hits = self.shape_hits + self.texture_hits
-        return self.shape_hits / hits if hits else math.nan
 
 
 def shape_bias(decisions: torch.Tensor, shape_labels: torch.Tensor, texture_labels: torch.Tensor) -> ShapeBias:

@@ -22,9 +22,9 @@ import pandas as pd
 
 from ...files import atomic_write_bytes
 from ..evaluation.results import RELIABILITY
-from ..metrics.calibration import DEFAULT_ECE_CONVENTION, CalibrationBins
 from ..metrics.quba import DIMENSIONS, QUBA_SIGNS
-from ..summary.intervals import headline_numbers
+from ..report_names import DEFAULT_ECE_CONVENTION
+from ..summary.number_paths import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 from .figures import bitterwolf2023 as ninco_figures
@@ -118,6 +118,8 @@ def _reliability(suite: Mapping[str, Any]) -> Figure:
     if not with_bins:
         return Figure("Reliability diagram", missing=RELIABILITY_MISSING)
     key = next((k for k in with_bins if k.split("/")[0] == RELIABILITY_SPLIT), with_bins[0])
+    from ..metrics.calibration import CalibrationBins  # torch: a run's page only, not the leaderboard's
+
     bins = CalibrationBins.from_json(DEFAULT_ECE_CONVENTION, datasets[key][RELIABILITY][DEFAULT_ECE_CONVENTION])
     title = f"{key} ({DEFAULT_ECE_CONVENTION} bins)"
     return drawn(f"Reliability diagram ({key})", reliability_diagram, bins, title=title)

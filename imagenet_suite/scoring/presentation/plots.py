@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from ...errors import ShapeMismatch
 from ..evaluation.results import ScoreReport
-from ..families.ood import FAIL_THRESHOLD_ARTIFACT
-from ..metrics.calibration import DEFAULT_ECE_CONVENTION, CalibrationBins
-from ..metrics.ood import GroupedOOD
-from ..metrics.shape import ShapeBias
+from ..metrics.shape_bias_counts import ShapeBias
+from ..report_names import DEFAULT_ECE_CONVENTION, FAIL_THRESHOLD_ARTIFACT
+
+if TYPE_CHECKING:  # the scorers' types: torch, which the leaderboard's figures do not import
+    from ..metrics.calibration import CalibrationBins
+    from ..metrics.ood import GroupedOOD
 
 
 def reliability_diagram(bins: CalibrationBins, path: str | Path | None = None, title: str | None = None) -> Figure:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ...files import atomic_write_bytes
 from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTION, QUBA_SIGNS, quba_z_scores
-from ..summary.intervals import number_path
+from ..summary.number_paths import number_path
 from ..summary.quba import attack_convention_of, geometric_mean
 from ..summary.suite_json import weights_label
 from .plots import accuracy_bars_plot, quba_dimensions_plot

@@ -24,7 +24,7 @@ leaderboard's paired tests read) are written and read by :mod:`.uncertainty_file
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ from ...errors import ConfigError, param
 from ...limits import check_limit
 from ..evaluation.preprocessing import HESSE2025, report_protocol
 from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
-from .json_schema import json_path
+from .number_paths import headline_numbers, number_path, value_at
 from .reports import ID_DATASET, headline_row
 from .suite import suite_summary
 from .uncertainty_files import UNCERTAINTY_FOLDER, read_correct, read_replicates, write_uncertainty
@@ -219,57 +219,6 @@ def adversarial_replicates(adversarial: Mapping[str, Any] | None, bootstrap: Boo
 # ----------------------------------------------------------------------------------------- the summary
 
 
-def number_path(*keys: str) -> str:
-    """The JSON path of a number in ``summary`` (``quba.score``, ``accuracies["imagenet_c/fog_2"].value``):
-    the names of ``summary.uncertainty.ci95``, ``no_interval`` and of the replicates' columns.
-
-    Example:
-        >>> number_path("quba", "dimensions", "accuracy", "value")
-        'quba.dimensions.accuracy.value'
-        >>> number_path("accuracies", "imagenet_c/fog_2", "value")
-        'accuracies["imagenet_c/fog_2"].value'
-    """
-    path = ""
-    for key in keys:
-        path = json_path(path, key)
-    return path
-
-
-def headline_numbers(summary: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """``{number_path: keys}`` of every number ``suite.md`` shows in ``summary`` (not None)."""
-    found: dict[str, tuple[str, ...]] = {}
-
-    def add(entry: Mapping[str, Any] | None, *keys: str) -> None:
-        if entry is not None and isinstance(entry.get(keys[-1]), int | float):
-            found[number_path(*keys)] = keys
-
-    quba = summary["quba"]
-    add(quba, "quba", "score")
-    for name, entry in quba["dimensions"].items():
-        add(entry, "quba", "dimensions", name, "value")
-    for key, entry in summary["accuracies"].items():
-        add(entry, "accuracies", key, "value")
-        add(entry, "accuracies", key, "clean_accuracy")
-    corrupted = summary.get("imagenet_c") or {}
-    if corrupted:
-        add(corrupted, "imagenet_c", "mce")
-        add(corrupted, "imagenet_c", "relative_mce")
-    for name, entry in corrupted.get("corruptions", {}).items():
-        for column in ("accuracy", "ce", "relative_ce"):
-            add(entry, "imagenet_c", "corruptions", name, column)
-    for name, entry in (summary.get("ninco") or {}).items():
-        add(entry, "ninco", name, "mean_auroc")
-        add(entry, "ninco", name, "mean_fpr95")
-    for section in ("expert_labels", "anzaku2024", "asma", "lca"):
-        for key, entry in (summary.get(section) or {}).items():
-            for name in entry:
-                add(entry, section, key, name)
-    real = summary.get("real")
-    add(real, "real", "real_top1_accuracy")
-    add(real, "real", "real_top5_accuracy")
-    return found
-
-
 def fixed_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
     """Headline numbers that are not estimates from images, and why they have no interval."""
     reasons = {}
@@ -373,16 +322,6 @@ def _attack_of(adversarial, attacked: ReportReplicates | None, pick: int | None)
         return None
     values = attacked.identity if pick is None else {row: series[pick] for row, series in attacked.replicates.items()}
     return {**adversarial, **{row[0]: float(value) for row, value in values.items()}}
-
-
-def value_at(summary: Mapping[str, Any], keys: Iterable[str]) -> Any:
-    """The value at ``keys`` (a number's path in ``summary``: :func:`headline_numbers`), None where absent."""
-    value: Any = summary
-    for key in keys:
-        if not isinstance(value, Mapping) or key not in value:
-            return None
-        value = value[key]
-    return value
 
 
 def _identity_problem(point, identity, keys: tuple[str, ...], adversarial) -> str | None:

@@ -51,7 +51,7 @@ import pandas as pd
 import torch
 
 from ...errors import ConfigError, RunFolderError, param
-from ..metrics.uncertainty import LEVEL, percentile_interval
+from ..metrics.paired_tests import LEVEL, percentile_interval
 
 OVER = ("images", "models", "both")
 TOP = (1, 5, 10)

@@ -34,8 +34,8 @@ import pandas as pd
 
 from ...errors import RunFolderError
 from ...forked import Forks
-from ..metrics.uncertainty import mcnemar_counts, mcnemar_p_values, paired_bootstrap_test
-from .intervals import headline_numbers, number_path, value_at
+from ..metrics.paired_tests import mcnemar_counts, mcnemar_p_values, paired_bootstrap_test
+from .number_paths import headline_numbers, number_path, value_at
 from .suite_json import PARALLEL_FROM
 from .uncertainty_files import Correctness, read_correctness, replicate_columns
 

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from ...errors import RunFolderError
 from ...files import atomic_write_bytes
-from ..metrics.uncertainty import percentile_intervals
+from ..metrics.paired_tests import percentile_intervals
 
 UNCERTAINTY_FOLDER = "uncertainty"
 REPLICATES_FILE = "replicates.parquet"

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
 from ....reference import load as load_reference
-from ...metrics.multilabel import DEFAULT_VARIANT
+from ...report_names import DEFAULT_MULTILABEL_VARIANT as DEFAULT_VARIANT
 from ...summary.papers.anzaku2024 import (
     IMAGENET_V1,
     LABELS,

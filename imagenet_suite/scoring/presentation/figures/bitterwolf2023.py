@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
-from ...families.ood import SUBSET_COLUMNS
+from ...report_names import SUBSET_COLUMNS
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
 from ..plots import annotated_cells
@@ -300,8 +300,8 @@ __all__ = [
     "cdf_plot",
     "fpr95_heatmap",
     "heatmap_plot",
-    "per_class_detectors",
     "per_class_cdf",
+    "per_class_detectors",
     "per_class_fpr95",
     "per_class_heatmap",
     "per_class_runs",

@@ -13,8 +13,8 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
 from ....reference import load
-from ...metrics.human_shape_bias import pooled as pooled_counts
-from ...metrics.shape import ShapeBias
+from ...metrics.shape_bias_counts import ShapeBias
+from ...metrics.shape_bias_counts import pooled as pooled_counts
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
 from . import LEADERBOARD

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...metrics import aggregates as metrics
 from ...metrics.quba import QUBA_ATTACK_CONVENTION
-from ...metrics.robustness import CLEAN
+from ...report_names import CLEAN
 from ..imagenet_c import RELEASED_IMAGENET_C, released_imagenet_c_accuracy
 from ..quba import attack_convention_of
 from ..reports import report_value

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...metrics.multilabel import DEFAULT_VARIANT
-from ...metrics.multilabel import delta_rank as delta_rank_of
+from ...metrics.delta_rank import delta_rank as delta_rank_of
+from ...report_names import DEFAULT_MULTILABEL_VARIANT as DEFAULT_VARIANT
 from ._shared import percent, weights_mismatch, with_weights, write_csv
 
 PATCHML = "patchml"

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...families.ood import IN21K_OVERLAP, SUBSET_COLUMNS
+from ...report_names import IN21K_OVERLAP, SUBSET_COLUMNS
 from ..reports import reports_of
 from ._shared import percent, weights_mismatch, with_weights, write_csv
 
