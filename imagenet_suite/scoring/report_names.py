@@ -10,12 +10,14 @@ about 3 s of CPU to import. The scorer modules that use them re-export them (``f
 from __future__ import annotations
 
 FAIL_THRESHOLD_ARTIFACT = "ood_fail_threshold"
+"""The artifact of a unit-test set's OOD report holding the FPR@95 threshold its verdicts used (written by
+:mod:`~imagenet_suite.scoring.families.ood`, marked by :func:`~imagenet_suite.scoring.presentation.plots.write_ood_plots`)."""
+
 SUBSET_COLUMNS = ("ninco_sample", "ninco_cleaned")
 """Boolean columns of a whole OOD set whose true rows ``ood_detection_set`` also scores, each against every ID
 row (NINCO's convention), reported under the subgroup of its name: ``ninco_sample``, the images NINCO's authors
 inspected (a random ~400 of the set; the paper's "-f"), and ``ninco_cleaned``, those of them kept as free of
 ImageNet-1k objects (their released cleaned subsample; "-c"). A subset with no row gives no rows."""
-
 
 IN21K_OVERLAP = "in21k_overlap"
 """The ``ninco`` build's column naming, per OOD class, the ImageNet-21k class its images overlap with (Bitterwolf et
@@ -34,6 +36,7 @@ CLEAN = "clean"
 ECE_CONVENTIONS = {"torchmetrics": 15, "guo": 15, "netcal": 10}
 """ECE's binning conventions and their bin counts (:mod:`~imagenet_suite.scoring.metrics.calibration`)."""
 DEFAULT_ECE_CONVENTION = "torchmetrics"
+"""The binning of the headline ECE and of the reliability diagrams."""
 
 
 __all__ = [
