@@ -40,8 +40,9 @@ from imagenet_suite.scoring.evaluation.report import evaluate
 from imagenet_suite.scoring.join import JoinedSplit
 from imagenet_suite.scoring.metrics import calibration
 from imagenet_suite.scoring.metrics.ace_loop import exact_loop_replicates
+from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
 from imagenet_suite.scoring.metrics.row_statistics import row_statistics
-from imagenet_suite.scoring.metrics.uncertainty import derived, percentile_interval, proportion, resampled
+from imagenet_suite.scoring.metrics.uncertainty import derived, proportion, resampled
 from imagenet_suite.scoring.outputs import ModelOutputs
 from imagenet_suite.scoring.summary.intervals import Bootstrap, bootstrap_summary, resample_report
 from imagenet_suite.scoring.summary.suite import suite_summary

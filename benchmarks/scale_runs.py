@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from imagenet_suite.scoring.metrics.uncertainty import percentile_interval
+from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
 from imagenet_suite.scoring.summary.intervals import (
     ReportReplicates,
     headline_numbers,

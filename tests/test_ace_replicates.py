@@ -28,7 +28,8 @@ from imagenet_suite.scoring.metrics.ace_replicates import (
     ClasswiseAceReplicates,
     adaptive_calibration_error_replicates,
 )
-from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, percentile_interval, proportion, resampled
+from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
+from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, proportion, resampled
 
 TOLERANCE = 1e-12
 FLOOR = 1e-15  # an ACE near 0 (every probability 0 or 1) is a difference of terms near 1: agreement to 15 decimals

@@ -33,8 +33,9 @@ from imagenet_suite.inference import evaluate as evaluate_module
 from imagenet_suite.inference.evaluate import run_suite
 from imagenet_suite.inference.models import default_transform
 from imagenet_suite.inference.suite_options import SuiteOptions
+from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
-from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, percentile_interval
+from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts
 from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.fixtures import imagenet_layouts as val_fx

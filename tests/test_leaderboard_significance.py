@@ -23,7 +23,8 @@ import torch
 from scipy import stats
 
 from imagenet_suite import cli
-from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, group_means, percentile_interval, proportion
+from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
+from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts, group_means, proportion
 from imagenet_suite.scoring.summary.intervals import Bootstrap, bootstrap_summary, resample_report, write_uncertainty
 from imagenet_suite.scoring.summary.suite import suite_summary
 from tests.helpers import one_line

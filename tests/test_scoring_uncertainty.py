@@ -22,17 +22,13 @@ import torch
 from scipy import stats
 
 from imagenet_suite.scoring.metrics import ace_replicates, calibration, class_balance, ood, row_statistics, uncertainty
-from imagenet_suite.scoring.metrics.uncertainty import (
-    GroupSums,
-    bootstrap_counts,
-    group_means,
+from imagenet_suite.scoring.metrics.paired_tests import (
     mcnemar_p_values,
     mcnemar_test,
     paired_bootstrap_test,
     percentile_interval,
-    proportion,
-    ratio,
 )
+from imagenet_suite.scoring.metrics.uncertainty import GroupSums, bootstrap_counts, group_means, proportion, ratio
 
 IDS = [f"img{i:03d}" for i in range(40)]
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from imagenet_suite.errors import RunFolderError
-from imagenet_suite.scoring.metrics.uncertainty import percentile_interval
+from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
 from imagenet_suite.scoring.summary.uncertainty_files import read_replicates, replicate_columns, write_uncertainty
 
 READERS = {"read_replicates": read_replicates, "replicate_columns": replicate_columns}

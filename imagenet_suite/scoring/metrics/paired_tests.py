@@ -1,6 +1,6 @@
 """Percentile intervals of bootstrap replicates and the paired tests of two models: exact McNemar on their
 per-image correctness, the paired bootstrap test on their replicates (the conventions:
-:mod:`imagenet_suite.scoring.metrics.uncertainty`, which draws the replicates and re-exports these).
+:mod:`imagenet_suite.scoring.metrics.uncertainty`, which draws the replicates).
 
 numpy and SciPy only, no torch: the leaderboard runs these tests over hundreds of runs and never imports torch
 (3 s of CPU).

@@ -14,13 +14,13 @@ textbook ones, named where they are used:
   of ImageNet val, the ID side of NINCO) are resampled together, and replicate ``b`` is the same
   whatever the number of replicates asked for.
 * **interval** — the percentile interval: the 2.5 % and 97.5 % quantiles of the replicates
-  (:func:`percentile_interval`, numpy's ``linear`` quantile).
+  (:func:`~imagenet_suite.scoring.metrics.paired_tests.percentile_interval`, numpy's ``linear`` quantile).
 * **McNemar** — the exact two-sided McNemar test of two models' per-image correctness on the same
-  images (:func:`mcnemar_test`): ``2 · P(X ≤ min(b, c))`` for ``X ~ Binomial(b + c, ½)``, capped at 1,
+  images (:func:`~imagenet_suite.scoring.metrics.paired_tests.mcnemar_test`): ``2 · P(X ≤ min(b, c))`` for ``X ~ Binomial(b + c, ½)``, capped at 1,
   as statsmodels' ``mcnemar(table, exact=True)``.
 * **paired bootstrap test** — the difference of two numbers and its percentile interval from the paired
   replicates; its two-sided p-value ``min(1, 2 · min(1 + #{d_b ≤ 0}, 1 + #{d_b ≥ 0}) / (B + 1))``
-  (:func:`paired_bootstrap_test`; Davison & Hinkley 1997, §4.4, with the +1 that keeps it above 0).
+  (:func:`~imagenet_suite.scoring.metrics.paired_tests.paired_bootstrap_test`; Davison & Hinkley 1997, §4.4, with the +1 that keeps it above 0).
 
 A number of a report that the bootstrap can recompute is a :class:`Resampled`: the ids of the images it
 is computed from (one sample, or two: ID and OOD images) and a function from per-image counts to the
@@ -28,7 +28,7 @@ number, one value per replicate. The constructors here cover numbers that are su
 (:func:`proportion`, :func:`ratio`, :func:`total`, :func:`group_means`, :func:`derived`); metrics that
 are not (ECE, class-wise ACE, class balance, AUROC, FPR@95) have their own ``*_replicates`` function
 beside the metric. The intervals and the two tests, which need no torch, are in
-:mod:`~imagenet_suite.scoring.metrics.paired_tests` (re-exported here).
+:mod:`~imagenet_suite.scoring.metrics.paired_tests`.
 """
 
 from __future__ import annotations
@@ -44,17 +44,6 @@ import numpy as np
 import torch
 
 from ...seeding import example_rng
-from .paired_tests import (
-    LEVEL,
-    McNemar,
-    PairedDifference,
-    mcnemar_counts,
-    mcnemar_p_values,
-    mcnemar_test,
-    paired_bootstrap_test,
-    percentile_interval,
-    percentile_intervals,
-)
 
 Replicates = Callable[[Sequence[torch.Tensor]], torch.Tensor]
 """``compute(counts)``: one ``[R, N_k]`` count tensor per sample (rows of the sample's tensors) ->
@@ -361,10 +350,7 @@ def finite_share(values: torch.Tensor | np.ndarray) -> float:
 
 
 __all__ = [
-    "LEVEL",
     "GroupSums",
-    "McNemar",
-    "PairedDifference",
     "Replicates",
     "Resampled",
     "Sample",
@@ -373,12 +359,6 @@ __all__ = [
     "finite_share",
     "group_means",
     "ids_sha256",
-    "mcnemar_counts",
-    "mcnemar_p_values",
-    "mcnemar_test",
-    "paired_bootstrap_test",
-    "percentile_interval",
-    "percentile_intervals",
     "proportion",
     "ratio",
     "resampled",

@@ -35,7 +35,8 @@ import torch
 from ...errors import ConfigError, param
 from ...limits import check_limit
 from ..evaluation.preprocessing import HESSE2025, report_protocol
-from ..metrics.uncertainty import Resampled, Sample, percentile_interval, proportion
+from ..metrics.paired_tests import percentile_interval
+from ..metrics.uncertainty import Resampled, Sample, proportion
 from .number_paths import headline_numbers, number_path, value_at
 from .reports import ID_DATASET, headline_row
 from .suite import suite_summary

@@ -7,9 +7,9 @@ from ``evaluate``'s bootstrap (:mod:`imagenet_suite.scoring.summary.intervals`, 
 * rankings — the QUBA score (Beyond Accuracy, Hesse et al. 2025) and the headline accuracy of every dataset
   that two or more runs have; models in descending order, ties in the leaderboard's order;
 * tests between a model and the next one below it — the exact McNemar test
-  (:func:`~imagenet_suite.scoring.metrics.uncertainty.mcnemar_test`) when the accuracy is a share of images
+  (:func:`~imagenet_suite.scoring.metrics.paired_tests.mcnemar_test`) when the accuracy is a share of images
   and both runs recorded which images they got right (``uncertainty/<key>.parquet``), else the paired
-  bootstrap test (:func:`~imagenet_suite.scoring.metrics.uncertainty.paired_bootstrap_test`) on the two runs'
+  bootstrap test (:func:`~imagenet_suite.scoring.metrics.paired_tests.paired_bootstrap_test`) on the two runs'
   replicates of the number (``uncertainty/replicates.parquet``). p-values are per pair, not corrected for
   the many pairs of a leaderboard.
 
