@@ -61,7 +61,6 @@ REPORT_RANGES: tuple[tuple[re.Pattern[str], Number], ...] = (
 (:func:`metric_range`)."""
 
 
-@functools.lru_cache(maxsize=4096)  # a suite.json has thousands of rows of a few dozen metrics
 @functools.lru_cache(maxsize=4096)
 def variant_sets_range(metric: str) -> bool:
     """Whether a ``metric`` row's range depends on its variant (:func:`metric_range`): only LCA's, whose variant
@@ -74,6 +73,7 @@ def variant_sets_range(metric: str) -> bool:
     return re.fullmatch(_LCA, metric) is not None
 
 
+@functools.lru_cache(maxsize=4096)  # a suite.json has thousands of rows of a few dozen metrics
 def metric_range(metric: str, variant: str = "") -> Number:
     """The range of a report row's value: by its ``metric`` name (and, for LCA rows, the distance its ``variant``
     names first).
