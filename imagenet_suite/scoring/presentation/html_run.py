@@ -3,8 +3,8 @@
 Sections: every headline number with its 95 % interval, its direction (↑ higher is better, ↓ lower) and
 the paper it comes from (:func:`headline_rows`; a number without an interval says why, from
 ``summary.uncertainty.no_interval``); QUBA's dimensions (table and bars); accuracy per dataset (table and
-bars); the attacks; ImageNet-C (CE per corruption); NINCO (percent, as the paper prints it; FPR@95 per OOD
-class, a bar chart per detector); skipped
+bars); the attacks; ImageNet-C (CE per corruption); NINCO (percent, as the paper prints it; FPR@95 as OOD
+classes × detectors cells); skipped
 datasets; provenance: the weights, the builds each report read, the conventions (attack convention,
 preprocessing protocols, LCA hierarchy) and the versions. Figures are drawn afresh as inline SVG
 (:mod:`imagenet_suite.scoring.presentation.html`); a figure without data is not drawn: the page says what is

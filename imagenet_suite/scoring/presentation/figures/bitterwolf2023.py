@@ -1,6 +1,6 @@
 """NINCO (Bitterwolf et al. 2023): the models × detectors heatmap of the mean FPR@95 over NINCO's OOD classes
-and the OOD classes × models heatmap of one detector's FPR@95 (leaderboard.html); a run's FPR@95 per OOD class,
-one bar chart per detector (report.html); Fig. 4, the cumulative distribution of the per-class FPR@95; Fig. 5, mean FPR@95 on NINCO against ImageNet top-1 (MSP and each
+and the OOD classes × models heatmap of one detector's FPR@95 (leaderboard.html); a run's FPR@95 as OOD classes ×
+detectors cells (report.html); Fig. 4, the cumulative distribution of the per-class FPR@95; Fig. 5, mean FPR@95 on NINCO against ImageNet top-1 (MSP and each
 model's best detector), and Fig. 7, mean FPR@95 on NINCO against the mean over the full popular OOD sets (the
 "previously used datasets"), for a fixed model and for a fixed detector (leaderboard.html)."""
 
