@@ -22,6 +22,7 @@ import torch
 from imagenet_suite import cli
 from imagenet_suite.scoring.metrics.calibration import calibration_bins
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
+from imagenet_suite.scoring.presentation.figures.bitterwolf2023 import RUN_PER_CLASS
 from tests.helpers import REPO_ROOT
 from tests.test_leaderboard_papers import dims_runs, ninco_reports, random_dims, row, with_reports
 from tests.test_read_runs import suite_json, write_run
@@ -125,6 +126,36 @@ def _sorted_by_header(driver, section: str, header: str) -> tuple[list[float], l
     return found[0], found[1]
 
 
+def _shaded_after_sorting(driver, section: str, caption: str) -> None:
+    """Sort the table captioned ``caption`` by its first shaded column, both ways: every shaded cell the page's
+    script draws has the style :func:`~imagenet_suite.scoring.presentation.shading.cell_style` writes for its sort
+    key, and the browser paints that background."""
+    from selenium.webdriver.common.by import By
+
+    from imagenet_suite.scoring.presentation.shading import Shading, cell_style
+
+    table = driver.find_element(By.XPATH, f'//section[@id="{section}"]//div[h3="{caption}"]//table')
+    shade = json.loads(table.get_attribute("data-shade"))
+    shading = Shading(["shaded"], vmin=shade["lo"], vmax=shade["hi"])
+    header = table.find_elements(By.CSS_SELECTOR, "thead th")[shade["c"][0]]
+    for click in range(3):  # as written, then ascending, then descending
+        if click:
+            driver.execute_script("arguments[0].scrollIntoView()", header)
+            header.click()
+        cells = driver.execute_script(
+            "return Array.from(arguments[0].tBodies[0].rows, r => arguments[1].map(i => [r.cells[i].dataset.sort, "
+            "r.cells[i].getAttribute('style') || '', getComputedStyle(r.cells[i]).backgroundColor])).flat()",
+            table,
+            shade["c"],
+        )
+        assert len(cells) >= 2 and any(style for _, style, _ in cells)
+        for key, style, painted in cells:
+            assert (f' style="{style}"' if style else "") == cell_style(key, shading), (key, style)
+            if style:
+                red, green, blue = (int(style[12 + 2 * k : 14 + 2 * k], 16) for k in range(3))  # background:#rrggbb
+                assert painted == f"rgb({red}, {green}, {blue})"
+
+
 @BROWSER
 def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
     runs = _runs(tmp_path)
@@ -146,8 +177,9 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ["headline-numbers", "quba", "accuracy-per-dataset", "ninco", "provenance"],
             "report.png",
         )
-        # drawn: QUBA dimensions, the reliability diagram, accuracy per dataset, NINCO's classes × detectors
-        assert counts == {"drawn": 4, "missing": 0}
+        # drawn: QUBA dimensions, the reliability diagram, accuracy per dataset (NINCO's classes × detectors: a table)
+        assert counts == {"drawn": 3, "missing": 0}
+        _shaded_after_sorting(driver, "ninco", RUN_PER_CLASS)
         ascending, descending = _sorted_by_header(driver, "headline-numbers", "value")
         assert ascending == sorted(ascending) and descending == sorted(ascending, reverse=True) and ascending
 
@@ -169,15 +201,16 @@ def test_report_and_leaderboard_pages_in_chromium_offline(tmp_path, capsys):
             ],
             "leaderboard.png",
         )
-        # drawn: the QUBA ranking, the radar, the Spearman matrix, the shape bias, NINCO's two heatmaps, Figs. 4 and 5;
+        # drawn: the QUBA ranking, the radar, the Spearman matrix, the shape bias, NINCO's Figs. 4 and 5;
         # not drawn, with the command: LCA-on-the-Line (no OOD set), Heuillet et al.'s Borda (no AutoAttack, no common
         # corruptions), NINCO's Fig. 7 (no full popular OOD set) and Beyond Accuracy's Figs. 13 (no --groups; no
         # --reference hesse2025) and 14 (no AutoAttack)
         from selenium.webdriver.common.by import By
 
-        assert counts == {"drawn": 8, "missing": 6}
-        for figure in ("QUBA dimensions radar (Fig. 1)", "Mean FPR@95 on NINCO: models × detectors (Table 3)"):
-            assert driver.find_elements(By.XPATH, f'//figure[@class="plot"][figcaption="{figure}"]/*[name()="svg"]')
+        assert counts == {"drawn": 6, "missing": 6}
+        figure = "QUBA dimensions radar (Fig. 1)"
+        assert driver.find_elements(By.XPATH, f'//figure[@class="plot"][figcaption="{figure}"]/*[name()="svg"]')
+        _shaded_after_sorting(driver, "ninco", "Mean FPR@95 on NINCO (Table 3)")
         note = driver.find_element(By.CSS_SELECTOR, "#lca-on-the-line .missing-note").text
         assert "at least three runs with an OOD dataset in common" in note and "imagenet-suite leaderboard" in note
         ascending, descending = _sorted_by_header(driver, "beyond-accuracy-quba", "quba")
@@ -269,10 +302,15 @@ def test_a_laid_out_figure_is_drawn_once_into_the_svg_savefig_writes(monkeypatch
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from imagenet_suite.scoring.presentation.figures.bitterwolf2023 import heatmap_plot
     from imagenet_suite.scoring.presentation.html import figure_svg
+    from imagenet_suite.scoring.presentation.plots import correlation_heatmap
 
-    frame = pd.DataFrame(np.linspace(0, 1, 30).reshape(6, 5), index=[f"m{i}" for i in range(6)], columns=list("abcde"))
+    rho = pd.DataFrame(np.linspace(-1, 1, 36).reshape(6, 6), index=list("abcdef"), columns=list("abcdef"))
+
+    def heatmap_plot(frame):
+        return correlation_heatmap(frame, frame.abs())
+
+    frame = rho
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "heat"}):
         heatmap_plot(frame).savefig(buffer, format="svg", metadata={"Date": None})

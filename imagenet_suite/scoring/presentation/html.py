@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from ...forked import Forks
+from .shading import Shading, cell_style, shading_attribute
 
 MISSING = "—"  # one notation for a missing value everywhere; the reason goes in the cell's title or a note
 UP, DOWN = "↑", "↓"  # higher is better, lower is better
@@ -40,7 +41,8 @@ class Table:
 
     ``directions``: ``{column: "↑" or "↓"}`` (shown in the header); ``percent``: columns holding fractions,
     shown ×100 with one decimal and ``(%)`` in the header; ``reasons``: ``{(row position, column): why the
-    value is missing}`` (the cell's tooltip); ``note``: a sentence under the caption."""
+    value is missing}`` (the cell's tooltip); ``note``: a sentence under the caption; ``shading``: columns whose
+    cells are shaded by their value (:class:`~imagenet_suite.scoring.presentation.shading.Shading`)."""
 
     name: str
     frame: pd.DataFrame
@@ -48,6 +50,7 @@ class Table:
     percent: Sequence[str] = ()
     note: str = ""
     reasons: Mapping[tuple[int, str], str] = field(default_factory=dict)
+    shading: Shading | None = None
 
 
 class Figure:
@@ -262,6 +265,8 @@ def render_table(table: Table) -> str:
                 if name == column:
                     reasons.setdefault(k, {})[position] = reason
     count = len(frame)
+    shading = table.shading
+    shaded = set() if shading is None else {k for k, column in enumerate(columns) if column in shading.columns}
     rows = []
     for position in range(min(count, SHOWN_ROWS)):
         html_cells = []
@@ -270,7 +275,10 @@ def render_table(table: Table) -> str:
             reason = reasons.get(k, {}).get(position, "")
             title = f' title="{html.escape(reason)}"' if reason else ""
             kind = "missing" if shown == MISSING else "num" if numeric[column] else "text"
-            html_cells.append(f'<td data-sort="{html.escape(key)}" class="{kind}"{title}>{html.escape(shown)}</td>')
+            style = cell_style(key, shading) if shading is not None and k in shaded else ""
+            html_cells.append(
+                f'<td data-sort="{html.escape(key)}" class="{kind}"{title}{style}>{html.escape(shown)}</td>'
+            )
         rows.append("<tr>" + "".join(html_cells) + "</tr>")
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
     more = ""
@@ -287,9 +295,10 @@ def render_table(table: Table) -> str:
             f'<script type="application/json" class="rows">{text}</script><p class="more">The first {SHOWN_ROWS} of '
             f'{count} rows (sorting sorts all of them). <button type="button">Show all {count} rows</button></p>'
         )
+    shade = f' data-shade="{html.escape(shading_attribute(shading, columns))}"' if shading is not None else ""
     return (
         f'<div class="table"><h3>{html.escape(table.name)}</h3>{note}'
-        f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f'<div class="scroll"><table class="sortable"{shade}><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>{more}</div>"
     )
 
@@ -356,7 +365,14 @@ function escaped(text) {
 document.querySelectorAll('table.sortable').forEach(function (table) {
   var headers = table.tHead.rows[0].cells, body = table.tBodies[0], box = table.parentNode.parentNode;
   var source = box.querySelector('script.rows'), button = box.querySelector('p.more button');
-  var data = null, limit = body.rows.length;
+  var data = null, limit = body.rows.length, shade = table.dataset.shade ? JSON.parse(table.dataset.shade) : null;
+  function shaded(column, sortKey) {  // the cell's colours, as shading.cell_style writes them
+    if (!shade || shade.c.indexOf(column) < 0 || sortKey === '') { return ''; }
+    var value = parseFloat(sortKey), n = shade.p.length;
+    if (!isFinite(value)) { return ''; }
+    var i = Math.min(n - 1, Math.max(0, Math.floor((value - shade.lo) / (shade.hi - shade.lo) * (n - 1) + 0.5)));
+    return ' style="background:' + shade.p[i] + ';color:' + (shade.w[i] === '1' ? '#fff' : '#000') + '"';
+  }
   function rows() {  // every row: [[shown, sort key, why missing], ...], from the JSON or the table itself
     if (data === null) {
       data = source ? JSON.parse(source.textContent) : Array.prototype.map.call(body.rows, function (row) {
@@ -373,7 +389,8 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
       return '<tr>' + row.map(function (cell, i) {
         var kind = key(cell) === '' ? 'missing' : headers[i].classList.contains('num') ? 'num' : 'text';
         var title = cell[2] ? ' title="' + escaped(cell[2]) + '"' : '';
-        return '<td data-sort="' + escaped(key(cell)) + '" class="' + kind + '"' + title + '>' + escaped(cell[0]) + '</td>';
+        return '<td data-sort="' + escaped(key(cell)) + '" class="' + kind + '"' + title + shaded(i, key(cell)) + '>' +
+          escaped(cell[0]) + '</td>';
       }).join('') + '</tr>';
     }).join('');
   }

@@ -5,9 +5,9 @@ Sections: every headline number of every run with its 95 % interval, direction a
 table, :func:`~imagenet_suite.scoring.presentation.html_run.headline_rows`); then per paper its tables (the
 numbers of ``leaderboard.md``, unrounded, sortable) and its figures (the QUBA ranking, the radar of the nine
 dimensions and the Spearman matrix of Beyond Accuracy, the shape bias per category of Geirhos et al. 2019,
-NINCO's models × detectors and OOD classes × models heatmaps, Heuillet et al.'s Borda and Sum, Anzaku et
-al.'s ΔRank, ImageNet-C's CE per corruption, LCA-on-the-Line's lines — one module per paper in
-:mod:`.figures`), drawn afresh as inline SVG; a figure without data is not drawn: the page says what is missing and which command adds it; the intervals and
+NINCO's Figs. 4, 5 and 7, Heuillet et al.'s Borda and Sum, Anzaku et al.'s ΔRank, LCA-on-the-Line's lines —
+one module per paper in :mod:`.figures`), drawn afresh as inline SVG; NINCO's FPR@95 tables, its FPR@95 per OOD
+class and model, and ImageNet-C's CE per corruption and model as tables shaded by value; a figure without data is not drawn: the page says what is missing and which command adds it; the intervals and
 paired tests of adjacent ranks; provenance: the models' weights (the legend of every model name), the
 builds the runs read, their conventions and the versions.
 
@@ -44,6 +44,7 @@ from .figures import shi2024 as shi_figures
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figures_in_processes, render
 from .html_run import HEADLINE_COLUMNS, direction, headline_rows
 from .plots import correlation_heatmap, quba_ranks_plot
+from .shading import Shading
 
 LEADERBOARD_HTML = "leaderboard.html"
 RUNS_JSON = "leaderboard_runs.json"
@@ -136,7 +137,15 @@ def _imagenet_c_section(suites: Mapping[str, Mapping[str, Any]]) -> Section | No
     if not any((suite.get("summary") or {}).get("imagenet_c") for suite in suites.values()):
         return None
     notes = ["Each model's mCE is the mean of its column (AlexNet = 1), as each run's suite.md gives it."]
-    return Section("ImageNet-C", "Hendrycks & Dietterich 2019", notes, [], [imagenet_c_figures.ce_heatmap(suites)])
+    frame, which = imagenet_c_figures.ce_shown(suites)
+    if frame.empty:
+        return Section("ImageNet-C", "Hendrycks & Dietterich 2019", [*notes, f"Not shown: {imagenet_c_figures.NO_CE}."])
+    models = [str(column) for column in frame.columns]
+    shown = frame.set_axis(models, axis=1).rename_axis("corruption").reset_index()
+    note = " ".join(filter(None, (which, "Shaded green below AlexNet's CE (1), red above.")))
+    table = Table(imagenet_c_figures.CE, shown, dict.fromkeys(models, DOWN), note=note,
+                  shading=imagenet_c_figures.ce_shading(frame))  # fmt: skip
+    return Section("ImageNet-C", "Hendrycks & Dietterich 2019", notes, [table])
 
 
 def _heuillet_section(board: Leaderboard) -> Section:
@@ -194,17 +203,34 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
             shown = _by_model(frame.join(ninco.accuracy.rename("ImageNet top-1")))
             columns = list(frame.columns)
             directions = {**dict.fromkeys(columns, better), "ImageNet top-1": UP}
-            tables.append(Table(name, shown, directions, percent=[*columns, "ImageNet top-1"]))
+            shading = Shading(columns) if better == DOWN else None  # the FPR@95 tables: darker is worse
+            tables.append(Table(name, shown, directions, percent=[*columns, "ImageNet top-1"], shading=shading))
     if ninco.unit_tests_failed.shape[1]:
         failed = _by_model(ninco.unit_tests_failed)
         rules = ", ".join(ninco.unit_test_rules)
         tables.append(Table("OOD unit tests failed", failed, dict.fromkeys(ninco.unit_tests_failed.columns, DOWN),
                             note=f"A unit test fails when the detector's {rules}."))  # fmt: skip
-    per_class = ninco_figures.per_class_runs(suites)  # the runs' per-class rows, read once for two figures
-    figures = [ninco_figures.fpr95_heatmap(board), ninco_figures.per_class_heatmap(suites, found=per_class),
-               ninco_figures.per_class_cdf(suites, per_class), ninco_figures.accuracy_scatter(board),
+    per_class = ninco_figures.per_class_runs(suites)  # the runs' per-class rows, read once for a table and Fig. 4
+    notes = ["Percent, as the paper prints it; FPR@95 shaded from 0 (white) to 100 % (dark red)."]
+    detector, classes = ninco_figures.per_class_models(per_class)
+    if classes.empty:
+        notes.append(f"Not shown: FPR@95 per OOD class: no run's NINCO report has per-class rows: evaluate with the "
+                     f"`ninco` config of the ninco builder, then {LEADERBOARD}.")  # fmt: skip
+    else:
+        models = [str(model) for model in classes.columns]
+        shown = classes.set_axis(models, axis=1).rename_axis("OOD class").reset_index()
+        having = sum(detector in per for per in per_class.values())
+        which = (
+            f"the {len(models)} runs"
+            if len(models) == having
+            else f"the {len(models)} lowest by their mean of {having} runs"
+        )
+        note = f"{detector}'s FPR@95 per OOD class: {which} with per-class rows of {detector}."
+        tables.append(Table(f"{ninco_figures.PER_CLASS} ({detector})", shown, dict.fromkeys(models, DOWN), models,
+                            note, shading=Shading(models)))  # fmt: skip
+    figures = [ninco_figures.per_class_cdf(suites, per_class), ninco_figures.accuracy_scatter(board),
                ninco_figures.previous_scatter(board)]  # fmt: skip
-    return Section("NINCO", "Bitterwolf et al. 2023", ["Percent, as the paper prints it."], tables, figures)
+    return Section("NINCO", "Bitterwolf et al. 2023", notes, tables, figures)
 
 
 def _shi_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) -> Section:

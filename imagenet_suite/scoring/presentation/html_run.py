@@ -3,8 +3,8 @@
 Sections: every headline number with its 95 % interval, its direction (↑ higher is better, ↓ lower) and
 the paper it comes from (:func:`headline_rows`; a number without an interval says why, from
 ``summary.uncertainty.no_interval``); QUBA's dimensions (table and bars); accuracy per dataset (table and
-bars); the attacks; ImageNet-C (CE per corruption); NINCO (percent, as the paper prints it; FPR@95 as OOD
-classes × detectors cells); skipped
+bars); the attacks; ImageNet-C (CE per corruption); NINCO (percent, as the paper prints it; FPR@95 per OOD
+class and detector as a shaded table); skipped
 datasets; provenance: the weights, the builds each report read, the conventions (attack convention,
 preprocessing protocols, LCA hierarchy) and the versions. Figures are drawn afresh as inline SVG
 (:mod:`imagenet_suite.scoring.presentation.html`); a figure without data is not drawn: the page says what is
@@ -28,8 +28,10 @@ from ..summary.number_paths import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 from .figures import bitterwolf2023 as ninco_figures
+from .figures.bitterwolf2023 import NO_PER_CLASS_ROWS, RUN_PER_CLASS
 from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figure_svg, render
 from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot, reliability_diagram
+from .shading import Shading
 
 REPORT_HTML = "report.html"
 HEADLINE_COLUMNS = ["number", "paper", "value", "95 % low", "95 % high", "better", "no interval because"]
@@ -195,8 +197,18 @@ def _ninco_section(ninco: Mapping[str, Any] | None, suite: Mapping[str, Any]) ->
         columns=["detector", "mean AUROC", "mean FPR@95", "unit tests failed", "of"],
     )
     directions = {"mean AUROC": UP, "mean FPR@95": DOWN, "unit tests failed": DOWN}
-    table = Table("Means over the OOD classes", frame, directions, ("mean AUROC", "mean FPR@95"))
-    return Section("NINCO", PAPERS["ninco"], [], [table], [ninco_figures.per_class_detectors(suite)])
+    tables = [Table("Means over the OOD classes", frame, directions, ("mean AUROC", "mean FPR@95"))]
+    per_class = ninco_figures.per_class_detectors(suite)
+    if per_class.empty:
+        return Section("NINCO", PAPERS["ninco"], [f"Not shown: FPR@95 per OOD class: {NO_PER_CLASS_ROWS}."], tables)
+    detectors = [str(detector) for detector in per_class.columns]
+    note = (
+        "ID positive; shaded from 0 (white) to 100 % (dark red); the class worst on average over the detectors first."
+    )
+    shown = per_class.set_axis(detectors, axis=1).rename_axis("OOD class").reset_index()
+    tables.append(Table(RUN_PER_CLASS, shown, dict.fromkeys(detectors, DOWN), detectors, note,
+                        shading=Shading(detectors)))  # fmt: skip
+    return Section("NINCO", PAPERS["ninco"], [], tables)
 
 
 def _provenance_section(suite: Mapping[str, Any]) -> Section:

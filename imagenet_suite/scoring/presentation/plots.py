@@ -313,37 +313,9 @@ def correlation_heatmap(
 
 CELLS = {"interpolation": "none"}
 """How a heatmap's cells are drawn (``imshow``): one pixel a cell, unresampled. An SVG holds the rows × columns image
-and a transform (drawn pixelated), not the image resampled to the figure's size and encoded as a PNG (a NINCO
-heatmap of 40 × 64 cells: about 1.5 s of CPU less). Agg draws it with the nearest cell, as matplotlib's default
+and a transform (drawn pixelated), not the image resampled to the figure's size and encoded as a PNG (a heatmap
+of 40 × 64 cells: about 1.5 s of CPU less). Agg draws it with the nearest cell, as matplotlib's default
 does for cells of three pixels or more: such a PNG is the same."""
-
-
-def annotated_cells(
-    axes: Any, frame: Any, values: Any, *, cmap: str, vmin: float, vmax: float, decimals: int, fontsize: float,
-    white_above: float | None = None,
-) -> Any:  # fmt: skip
-    """Draw ``values`` (the numbers of ``frame``, rows × columns, NaN shown as —) as coloured cells with their
-    values written in (``decimals``; white text above ``white_above``), ``frame``'s index and columns as tick
-    labels; return the image for a colour bar."""
-    rows, columns = values.shape
-    image = axes.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", **CELLS)
-    for i in range(rows):
-        for j in range(columns):
-            text = "—" if np.isnan(values[i, j]) else f"{values[i, j]:.{decimals}f}"
-            light = white_above is not None and not np.isnan(values[i, j]) and values[i, j] > white_above
-            axes.text(
-                j,
-                i,
-                text,
-                ha="center",
-                va="center",
-                fontsize=fontsize,
-                color="white" if light else "black",
-                in_layout=False,
-            )
-    axes.set_xticks(range(columns), [str(c) for c in frame.columns], rotation=30, ha="right", fontsize=7)
-    axes.set_yticks(range(rows), [str(r) for r in frame.index], fontsize=7)
-    return image
 
 
 def correlation_triangle(
@@ -384,7 +356,6 @@ def _pooled(per_category: Mapping[str, ShapeBias]) -> ShapeBias:
 
 __all__ = [
     "accuracy_bars_plot",
-    "annotated_cells",
     "correlation_heatmap",
     "correlation_triangle",
     "lca_on_the_line_plot",

@@ -1,8 +1,8 @@
-"""NINCO (Bitterwolf et al. 2023): the models × detectors heatmap of the mean FPR@95 over NINCO's OOD classes
-and the OOD classes × models heatmap of one detector's FPR@95 (leaderboard.html); a run's FPR@95 as OOD classes ×
-detectors cells (report.html); Fig. 4, the cumulative distribution of the per-class FPR@95; Fig. 5, mean FPR@95 on NINCO against ImageNet top-1 (MSP and each
-model's best detector), and Fig. 7, mean FPR@95 on NINCO against the mean over the full popular OOD sets (the
-"previously used datasets"), for a fixed model and for a fixed detector (leaderboard.html)."""
+"""NINCO (Bitterwolf et al. 2023): the per-class FPR@95 the pages show as shaded tables — OOD classes × models of one
+detector (leaderboard.html), a run's OOD classes × detectors (report.html) —; Fig. 4, the cumulative distribution of
+the per-class FPR@95; Fig. 5, mean FPR@95 on NINCO against ImageNet top-1 (MSP and each model's best detector), and
+Fig. 7, mean FPR@95 on NINCO against the mean over the full popular OOD sets (the "previously used datasets"), for a
+fixed model and for a fixed detector (leaderboard.html)."""
 
 from __future__ import annotations
 
@@ -17,38 +17,7 @@ from matplotlib.figure import Figure as MplFigure
 from ...report_names import SUBSET_COLUMNS
 from ...summary.reports import reports_of
 from ..html import Figure, drawn
-from ..plots import annotated_cells
 from . import LEADERBOARD, MOST_COLUMNS, MOST_ROWS
-
-HEATMAP = "Mean FPR@95 on NINCO: models × detectors (Table 3)"
-
-
-def heatmap_plot(fpr95: Any, title: str = "") -> MplFigure:
-    """``fpr95`` (rows × columns of fractions, e.g. models × detectors; NaN: not scored) as cells in percent,
-    darker is worse."""
-    values = 100 * fpr95.to_numpy(dtype=float)
-    rows, columns = values.shape
-    figure = MplFigure(figsize=(0.9 * columns + 3.2, 0.4 * rows + 1.6))
-    axes = figure.subplots()
-    image = annotated_cells(axes, fpr95, values, cmap="Reds", vmin=0, vmax=100, decimals=1, fontsize=7, white_above=60)
-    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="FPR@95 (%, lower is better)")
-    axes.set_title(title or "mean FPR@95 over NINCO's OOD classes (%)", fontsize=9)
-    figure.tight_layout()
-    return figure
-
-
-def fpr95_heatmap(board: Any) -> Figure:
-    """The heatmap of ``board.ninco.fpr95``, or what is missing."""
-    ninco = board.ninco
-    if ninco is None or not ninco.fpr95.shape[1] or not ninco.fpr95.notna().to_numpy().any():
-        return Figure(HEATMAP, missing="no run has NINCO's mean FPR@95: evaluate with the `ninco` config of the "
-                      f"ninco builder, then {LEADERBOARD}")  # fmt: skip
-    fpr95 = ninco.fpr95
-    title = ""
-    if len(fpr95) > MOST_ROWS:  # the best by their mean over the detectors
-        fpr95 = fpr95.loc[fpr95.mean(axis=1).sort_values().index[:MOST_ROWS]]
-        title = f"mean FPR@95 over NINCO's OOD classes (%): the {MOST_ROWS} best of {len(ninco.fpr95)} models"
-    return drawn(HEATMAP, heatmap_plot, fpr95, title=title)
 
 
 def per_class_fpr95(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
@@ -65,55 +34,48 @@ def per_class_fpr95(suite: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 
 
 RUN_PER_CLASS = "FPR@95 per NINCO OOD class and detector"
+NO_PER_CLASS_ROWS = (
+    "the run's NINCO report has no per-class rows: evaluate again with the `ninco` config of the ninco builder "
+    "(`imagenet-suite evaluate MODEL --datasets ...`)"
+)
 
 
-def per_class_detectors(suite: Mapping[str, Any]) -> Figure:
-    """A run's FPR@95 as OOD classes × detectors cells (%), the class worst on average over the detectors on
-    top, the detectors in the run's order; or what is missing when the run has NINCO means but no per-class rows.
-
-    One figure, not a bar chart per detector: the detectors side by side per class, in a seventh of the time
-    (64 classes × 11 detectors: about 1 s of CPU against 7)."""
-    found = per_class_fpr95(suite)
-    if not found:
-        return Figure(RUN_PER_CLASS, missing="the run's NINCO report has no per-class rows: evaluate again with "
-                      "the `ninco` config of the ninco builder (`imagenet-suite evaluate MODEL --datasets ...`)")  # fmt: skip
-    frame = pd.DataFrame(found)
-    frame = frame.loc[frame.mean(axis=1).sort_values(ascending=False, kind="stable").index]
-    title = "FPR@95 per NINCO OOD class (%, ID positive), worst on average on top"
-    return drawn(RUN_PER_CLASS, heatmap_plot, frame, title=title)
+def per_class_detectors(suite: Mapping[str, Any]) -> pd.DataFrame:
+    """A run's FPR@95 (fractions) as OOD classes (the index) × detectors, NaN where a detector lacks a class: the
+    class worst on average over the detectors first, the detectors in the run's order; empty when the run has no
+    per-class rows (report.html shades it as a table: :data:`RUN_PER_CLASS`)."""
+    frame = pd.DataFrame(per_class_fpr95(suite), dtype=float)
+    if frame.empty:
+        return frame
+    return frame.loc[frame.mean(axis=1).sort_values(ascending=False, kind="stable").index]
 
 
 PER_CLASS = "FPR@95 per NINCO OOD class and model"
 
 
 def per_class_runs(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
-    """``{model: per_class_fpr95(its suite)}`` of the runs having per-class rows (read once for the page's figures:
-    the ``found`` of :func:`per_class_heatmap` and :func:`per_class_cdf`)."""
+    """``{model: per_class_fpr95(its suite)}`` of the runs having per-class rows (read once for the page: the
+    ``found`` of :func:`per_class_models` and :func:`per_class_cdf`)."""
     found = {model: per_class_fpr95(suite) for model, suite in suites.items()}
     return {model: per for model, per in found.items() if per}
 
 
-def per_class_heatmap(
-    suites: Mapping[str, Mapping[str, Any]],
-    detector: str = "msp",
-    found: Mapping[str, dict[str, dict[str, float]]] | None = None,
-) -> Figure:
-    """OOD classes × models of ``detector``'s FPR@95 (the first detector of the first run having per-class rows
-    when no run has ``detector``), or what is missing. ``found``: :func:`per_class_runs` of ``suites`` when the
-    caller has it."""
-    found = per_class_runs(suites) if found is None else found
+def per_class_models(
+    found: Mapping[str, dict[str, dict[str, float]]], detector: str = "msp"
+) -> tuple[str, pd.DataFrame]:
+    """``(detector, OOD classes × models of its FPR@95)`` from ``found`` (:func:`per_class_runs`): the first
+    detector of the first run when no run has ``detector``; the classes sorted by name, the models in the runs'
+    order, or when there are more than :data:`MOST_COLUMNS`, the best of them by their mean over the classes,
+    best first. Empty when ``found`` is (leaderboard.html shades it as a table: :data:`PER_CLASS`)."""
     if not found:
-        return Figure(PER_CLASS, missing="no run's NINCO report has per-class rows: evaluate with the `ninco` config "
-                      f"of the ninco builder, then {LEADERBOARD}")  # fmt: skip
+        return detector, pd.DataFrame(dtype=float)
     if not any(detector in per for per in found.values()):
         detector = next(iter(next(iter(found.values()))))
     columns = {model: per[detector] for model, per in found.items() if detector in per}
-    frame = pd.DataFrame(columns).sort_index()
-    title = f"{detector}: FPR@95 per NINCO OOD class (%)"
-    if frame.shape[1] > MOST_COLUMNS:  # the best by their mean over the classes
-        frame = frame[frame.mean().sort_values().index[:MOST_COLUMNS]]
-        title += f", the {MOST_COLUMNS} best of {len(columns)} models"
-    return drawn(f"{PER_CLASS} ({detector})", heatmap_plot, frame, title=title)
+    frame = pd.DataFrame(columns, dtype=float).sort_index()
+    if frame.shape[1] > MOST_COLUMNS:
+        frame = frame[frame.mean().sort_values(kind="stable").index[:MOST_COLUMNS]]
+    return detector, frame
 
 
 CDF = "Cumulative distribution of the FPR@95 per NINCO OOD class (Fig. 4)"
@@ -290,7 +252,7 @@ def previous_scatter(board: Any) -> Figure:
 __all__ = [
     "ACCURACY",
     "CDF",
-    "HEATMAP",
+    "NO_PER_CLASS_ROWS",
     "PER_CLASS",
     "PREVIOUS",
     "RUN_PER_CLASS",
@@ -298,12 +260,10 @@ __all__ = [
     "accuracy_scatter",
     "cdf_panels",
     "cdf_plot",
-    "fpr95_heatmap",
-    "heatmap_plot",
     "per_class_cdf",
     "per_class_detectors",
     "per_class_fpr95",
-    "per_class_heatmap",
+    "per_class_models",
     "per_class_runs",
     "previous_means",
     "previous_panels",

@@ -1,5 +1,6 @@
-"""ImageNet-C (Hendrycks & Dietterich 2019): the mCE's terms, corruptions × models heatmap of the corruption
-error CE (AlexNet = 1; lower is better), each model's mCE in its column label."""
+"""ImageNet-C (Hendrycks & Dietterich 2019): the mCE's terms, the corruption error CE (AlexNet = 1; lower is better)
+per corruption and model, each model's mCE in its column name: leaderboard.html shades it as a table, green below
+AlexNet, red above."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure as MplFigure
 
-from ..html import Figure, drawn
-from ..plots import annotated_cells
+from ..shading import Shading
 from . import LEADERBOARD, MOST_COLUMNS
 
 CE = "CE per corruption and model (mCE's terms)"
+NO_CE = (
+    "no run has a corruption error: evaluate with the imagenet_c builds (`imagenet-suite evaluate MODEL --datasets "
+    f"...`), then {LEADERBOARD}"
+)
 
 
 def ce_frame(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -32,33 +35,28 @@ def ce_frame(suites: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(columns, dtype=float)
 
 
-def ce_plot(frame: pd.DataFrame, title: str = "") -> MplFigure:
-    """``frame`` (corruptions × models of CE) as coloured cells with their values: green below AlexNet (1),
-    red above."""
-    values = frame.to_numpy(dtype=float)
-    rows, columns = values.shape
-    figure = MplFigure(figsize=(1.1 * columns + 3.2, 0.32 * rows + 1.8))
-    axes = figure.subplots()
-    spread = max(0.5, float(np.nanmax(np.abs(values - 1)))) if np.isfinite(values).any() else 0.5
-    image = annotated_cells(axes, frame, values, cmap="RdYlGn_r", vmin=1 - spread, vmax=1 + spread, decimals=3,
-                            fontsize=6)  # fmt: skip
-    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="CE (AlexNet = 1)")
-    axes.set_title(title or "ImageNet-C: corruption error CE (lower is better)", fontsize=9)
-    figure.tight_layout()
-    return figure
-
-
-def ce_heatmap(suites: Mapping[str, Mapping[str, Any]]) -> Figure:
-    """The CE heatmap of the runs ``suites`` (``{model: suite.json content}``), or what is missing."""
+def ce_shown(suites: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, str]:
+    """``(frame, note)``: :func:`ce_frame` of ``suites``, at most :data:`MOST_COLUMNS` models (the best by mCE, the
+    mean of a column, when there are more), and a sentence saying which; an empty frame when no run has a CE."""
     frame = ce_frame(suites)
-    if not frame.shape[1]:
-        return Figure(CE, missing="no run has a corruption error: evaluate with the imagenet_c builds "
-                      f"(`imagenet-suite evaluate MODEL --datasets ...`), then {LEADERBOARD}")  # fmt: skip
-    title = ""
-    if frame.shape[1] > MOST_COLUMNS:  # the best by mCE (the mean of the column)
-        title = f"ImageNet-C: CE (lower is better), the {MOST_COLUMNS} best by mCE of {frame.shape[1]} models"
-        frame = frame[frame.mean().sort_values().index[:MOST_COLUMNS]]
-    return drawn(CE, ce_plot, frame, title=title)
+    if frame.shape[1] <= MOST_COLUMNS:
+        return frame, ""
+    best = frame[frame.mean().sort_values(kind="stable").index[:MOST_COLUMNS]]
+    return best, f"The {MOST_COLUMNS} models with the lowest mCE of {frame.shape[1]}."
 
 
-__all__ = ["CE", "ce_frame", "ce_heatmap", "ce_plot"]
+def ce_shading(frame: pd.DataFrame) -> Shading:
+    """Green below AlexNet's CE (1), red above, over a range symmetric about 1 that holds every value (at least
+    0.5 to 1.5).
+
+    Example:
+        >>> shading = ce_shading(pd.DataFrame({"m (mCE 1.2)": [0.5, 2.0]}))
+        >>> shading.cmap, shading.vmin, shading.vmax
+        ('RdYlGn_r', 0.0, 2.0)
+    """
+    values = frame.to_numpy(dtype=float)
+    spread = max(0.5, float(np.nanmax(np.abs(values - 1)))) if np.isfinite(values).any() else 0.5
+    return Shading([str(column) for column in frame.columns], "RdYlGn_r", 1 - spread, 1 + spread)
+
+
+__all__ = ["CE", "NO_CE", "ce_frame", "ce_shading", "ce_shown"]
