@@ -20,7 +20,7 @@ from imagenet_suite import cli, forked
 from imagenet_suite.scoring.presentation import html
 from imagenet_suite.scoring.summary import leaderboard as leaderboard_module
 from imagenet_suite.scoring.summary import suite_json, uncertainty_files
-from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS
+from imagenet_suite.scoring.summary.leaderboard_runs import LEADERBOARD_HOLDING
 from imagenet_suite.scoring.summary.suite_json import PARALLEL_FROM, read_suites
 from tests.helpers import one_line
 from tests.test_leaderboard_significance import _hits, write_bootstrapped_run
@@ -51,15 +51,15 @@ def many_runs(written_runs, tmp_path) -> list[Path]:
 
 
 def test_suite_json_files_read_in_worker_processes_are_those_read_one_by_one(many_runs, monkeypatch):
-    alone = read_suites(many_runs, UNREAD_ROWS, processes=1)
+    alone = read_suites(many_runs, LEADERBOARD_HOLDING, processes=1)
     pids = []
     read = suite_json.read_suite
 
-    def reading(path, drop_metrics):  # the workers are forked: they run this too, and say which process they are
-        return {**read(path, drop_metrics), "read_by": os.getpid()}
+    def reading(path, holding):  # the workers are forked: they run this too, and say which process they are
+        return {**read(path, holding), "read_by": os.getpid()}
 
     monkeypatch.setattr(suite_json, "read_suite", reading)
-    together = read_suites(many_runs, UNREAD_ROWS, processes=2)
+    together = read_suites(many_runs, LEADERBOARD_HOLDING, processes=2)
     pids = {suite.pop("read_by") for suite in together}
     assert os.getpid() not in pids  # read in the workers (one of which may take every file)
     assert len(pids) <= 2

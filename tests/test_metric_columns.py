@@ -18,6 +18,7 @@ from imagenet_suite import cli
 from imagenet_suite.scoring.summary.json_schema import Mismatch
 from imagenet_suite.scoring.summary.metric_columns import MetricColumns, all_pass
 from imagenet_suite.scoring.summary.metric_ranges import MetricRows, MetricRowSchema
+from imagenet_suite.scoring.summary.suite_holding import Holding
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.helpers import one_line
 from tests.test_read_runs import leaderboard, suite_json, write_run
@@ -188,7 +189,7 @@ def test_the_leaderboard_of_runs_is_the_same_whatever_format_stores_their_rows(t
     assert cli.main(leaderboard(tmp_path, *runs)) == 0
     before = {path.name: path.read_bytes() for path in sorted((tmp_path / "board").iterdir())}
     rows_before = [read_suite(run)["datasets"]["imagenet_val"]["metrics"] for run in runs]
-    kept_before = [read_suite(run, frozenset({"per_class_accuracy"}))["datasets"] for run in runs]
+    kept_before = [read_suite(run, Holding(frozenset({"per_class_accuracy"})))["datasets"] for run in runs]
     for run in runs:
         suite = json.loads((run / "suite.json").read_text())
         (run / "suite.json").write_text(json.dumps(as_format_4(suite), indent=1))
@@ -199,20 +200,20 @@ def test_the_leaderboard_of_runs_is_the_same_whatever_format_stores_their_rows(t
     after = {path.name: path.read_bytes() for path in sorted((tmp_path / "board").iterdir())}
     assert after.keys() == before.keys() and [n for n in before if before[n] != after[n]] == []
     assert [read_suite(run)["datasets"]["imagenet_val"]["metrics"] for run in runs] == rows_before
-    kept = [read_suite(run, frozenset({"per_class_accuracy"}))["datasets"] for run in runs]
+    kept = [read_suite(run, Holding(frozenset({"per_class_accuracy"})))["datasets"] for run in runs]
     assert kept == kept_before and len(kept[0]["imagenet_val"]["metrics"]) == 1
     assert len(rows_before[0]) == 51
 
 
 def test_a_dropped_row_is_still_checked(tmp_path):
-    """Rows a reader leaves out (``drop_metrics``) are checked first: a bad per-class accuracy is refused."""
+    """Rows a reader leaves out (``Holding.metrics_dropped``) are checked first: a bad per-class accuracy is refused."""
     from imagenet_suite.errors import RunFolderError
 
     suite = as_format_4(json.loads((_runs_with_many_rows(tmp_path)[0] / "suite.json").read_text()))
     suite["datasets"]["imagenet_val"]["metrics"]["value"][30] = 3.0
     run = write_run(tmp_path, "bad", suite)
     with pytest.raises(RunFolderError, match=r'datasets\["imagenet_val"\]\.metrics\.value\[30\]: expected a number'):
-        read_suite(run, frozenset({"per_class_accuracy"}))
+        read_suite(run, Holding(frozenset({"per_class_accuracy"})))
 
 
 def test_the_python_api_takes_the_content_of_a_format_4_file_read_without_read_suite(tmp_path):

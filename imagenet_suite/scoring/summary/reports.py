@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..evaluation.preprocessing import report_protocol
+from .column_rows import ColumnRows
 
 ReportDict = Mapping[str, Any]
 ID_DATASET = "imagenet_val"
@@ -49,7 +50,10 @@ def report_row(
     report: ReportDict, metric: str, variant: str | None = None, subgroup: str = ""
 ) -> Mapping[str, Any] | None:
     """The first row ``metric`` (any variant when None) and ``subgroup`` (:func:`report_value` reads its value)."""
-    for row in report.get("metrics", ()):
+    rows = report.get("metrics", ())
+    if isinstance(rows, ColumnRows):  # held by a leaderboard: found in the columns
+        return rows.first(metric, variant, subgroup)
+    for row in rows:
         wanted = variant is None or row.get("variant", "") == variant
         if wanted and row["metric"] == metric and row.get("subgroup", "") == subgroup:
             return row
