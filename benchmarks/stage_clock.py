@@ -87,5 +87,9 @@ def evaluate_stages() -> list[tuple[Any, str, str]]:
         (evaluate, "run_benchmark", "benchmark"),
         (evaluate, "bootstrap_summary", "intervals"),
         (evaluate, "write_uncertainty", "uncertainty files"),
-        (evaluate, "write_suite_markdown", "suite.md + plots"),
+        (evaluate, "run_charts", "charts"),
+        (evaluate, "write_suite_markdown", "suite.md"),
+        (evaluate, "write_run_report", "report.html"),
+        (evaluate, "suite_file_bytes", "suite.json"),
+        (evaluate, "atomic_write_bytes", "files written"),
     ]

@@ -292,16 +292,17 @@ def test_a_long_table_carries_every_cell_as_cell_text_formats_it():
         assert html.unescape(title[len(' title="') : -1]) == why if why else not title
 
 
-def test_a_laid_out_figure_is_drawn_once_into_the_svg_savefig_writes(monkeypatch):
-    """``figure_svg`` removes the placeholder layout engine ``tight_layout()`` leaves (with it, ``savefig`` draws the
-    figure twice, the first time to run an engine that does nothing): one draw, the same SVG byte for byte. Where
-    the rc settings lay figures out at save time, the engine is left alone."""
+def test_a_laid_out_figure_is_drawn_once_into_the_svg_or_png_savefig_writes(monkeypatch, tmp_path):
+    """``figure_svg`` and ``save_png`` remove the placeholder layout engine ``tight_layout()`` leaves (with it,
+    ``savefig`` draws the figure twice, the first time to run an engine that does nothing): one draw, the same SVG or
+    PNG byte for byte. Where the rc settings lay figures out at save time, the engine is left alone."""
     import io
 
     import matplotlib
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from imagenet_suite.scoring.presentation.figure_files import save_png
     from imagenet_suite.scoring.presentation.html import figure_svg
     from imagenet_suite.scoring.presentation.plots import correlation_heatmap
 
@@ -324,3 +325,7 @@ def test_a_laid_out_figure_is_drawn_once_into_the_svg_savefig_writes(monkeypatch
         kept = heatmap_plot(frame)
         figure_svg(kept, "heat")
     assert type(kept.get_layout_engine()).__name__ == "PlaceHolderLayoutEngine" and len(draws) == 3
+    heatmap_plot(frame).savefig(tmp_path / "plain.png", dpi=120)
+    assert len(draws) == 5  # savefig: the placeholder engine's draw, then the PNG's
+    assert save_png(heatmap_plot(frame), tmp_path / "once.png", dpi=120) == tmp_path / "once.png" and len(draws) == 6
+    assert (tmp_path / "once.png").read_bytes() == (tmp_path / "plain.png").read_bytes()

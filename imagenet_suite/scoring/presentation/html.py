@@ -104,20 +104,16 @@ class Page:
 
 def figure_svg(figure: Any, name: str = "") -> str:
     """A matplotlib ``Figure`` as an ``<svg>`` element (text kept as text, no date, ids salted by ``name`` so
-    that two figures of one page never share one).
-
-    A figure laid out by ``tight_layout()`` keeps a placeholder layout engine that does nothing, and ``savefig``
-    draws a figure with an engine twice, the first time only to run it: the engine is removed first (from
-    ``figure`` itself), for the same SVG in 60 % of the time where a figure is mostly text (a heatmap's cells)."""
+    that two figures of one page never share one), drawn once
+    (:func:`~imagenet_suite.scoring.presentation.figure_files.settled`: the placeholder layout engine
+    ``tight_layout()`` leaves is removed from ``figure`` itself)."""
     import matplotlib
-    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    engine_from_rc = matplotlib.rcParams["figure.autolayout"] or matplotlib.rcParams["figure.constrained_layout.use"]
-    if isinstance(figure.get_layout_engine(), PlaceHolderLayoutEngine) and not engine_from_rc:
-        figure.set_layout_engine(None)  # None gives no engine where the rc settings ask for none
+    from .figure_files import settled
+
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": name or "figure"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        settled(figure).savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 

@@ -20,6 +20,7 @@ from ...errors import ShapeMismatch
 from ..evaluation.results import ScoreReport
 from ..metrics.shape_bias_counts import ShapeBias
 from ..report_names import DEFAULT_ECE_CONVENTION, FAIL_THRESHOLD_ARTIFACT
+from .figure_files import save_png
 
 if TYPE_CHECKING:  # the scorers' types: torch, which the leaderboard's figures do not import
     from ..metrics.calibration import CalibrationBins
@@ -74,7 +75,7 @@ def reliability_diagram(bins: CalibrationBins, path: str | Path | None = None, t
     axes.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=150)
+        save_png(figure, path, dpi=150)
     return figure
 
 
@@ -106,7 +107,7 @@ def shape_bias_per_category_plot(
     axes.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=150)
+        save_png(figure, path, dpi=150)
     return figure
 
 
@@ -154,7 +155,7 @@ def lca_on_the_line_plot(
         ax.set_title(title)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_png(fig, path, dpi=120)
     return path
 
 
@@ -188,7 +189,7 @@ def per_group_fpr_plot(
     axes.legend(loc="lower right", fontsize=7)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=120)
+        save_png(figure, path, dpi=120)
     return figure
 
 
@@ -214,7 +215,7 @@ def write_ood_plots(report: ScoreReport, folder: str | Path) -> list[Path]:
     written = []
     for detector, figure in ood_fpr_figures(report).items():
         written.append(folder / f"ood_fpr_{detector}.png")
-        figure.savefig(written[-1], dpi=120)
+        save_png(figure, written[-1], dpi=120)
     return written
 
 
@@ -262,7 +263,7 @@ def horizontal_bars(
     axes.set_title(title)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=120)
+        save_png(figure, path, dpi=120)
     return figure
 
 
@@ -307,7 +308,7 @@ def correlation_heatmap(
     axes.set_title(title or f"Spearman correlation (crossed out: p > {alpha:g})", fontsize=9)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=120)
+        save_png(figure, path, dpi=120)
     return figure
 
 

@@ -27,6 +27,7 @@ from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTIO
 from ..summary.number_paths import number_path
 from ..summary.quba import attack_convention_of, geometric_mean
 from ..summary.suite_json import weights_label
+from .figure_files import save_png
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
 SUITE_MD = "suite.md"
@@ -425,8 +426,8 @@ def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path, charts: M
     of ``suite`` when the caller has drawn them (default: drawn here)."""
     folder = Path(folder)
     charts = run_charts(suite) if charts is None else charts
-    charts["quba"].savefig(folder / "quba_dimensions.png", dpi=120)
-    charts["accuracy"].savefig(folder / "accuracies.png", dpi=120)
+    save_png(charts["quba"], folder / "quba_dimensions.png", dpi=120)
+    save_png(charts["accuracy"], folder / "accuracies.png", dpi=120)
     path = folder / SUITE_MD
     atomic_write_bytes(path, suite_markdown(suite).encode())
     return path

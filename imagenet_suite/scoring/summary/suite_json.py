@@ -352,7 +352,7 @@ def read_suite(path: str | Path, holding: Holding = KEEP_ALL) -> dict[str, Any]:
     reads and every key the summary, the Markdown and the leaderboard use is there with the right type.
     RunFolderError (one line: the file, the JSON path, what was expected) otherwise.
 
-    Each report's ``metrics`` is returned as a list of row objects, whatever the format, their strings interned
+    Each report's ``metrics`` is returned as a list of row dicts, whatever the format, their strings interned
     (:func:`~.metric_ranges.intern_rows`). ``holding`` (:class:`~.suite_holding.Holding`) leaves out rows and
     report keys once checked (a reader that has no use for them holds none), and holds the rest compactly: the
     rows as :class:`~.column_rows.ColumnRows` (the same rows, read the same way, in a tenth of the memory) and
