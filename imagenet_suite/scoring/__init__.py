@@ -19,11 +19,13 @@ Subpackages by role (a newcomer looking for a metric opens ``metrics/``):
   family, gathered in ``ScoreOptions``), context (``EvaluationContext``), family (``MetricFamily``),
   report (``score``: the evaluator);
 * summary/ — suite (one model's headline numbers, from reports, quba, imagenet_c and headlines), suite_json
-  (reading suite.json back, checked by json_schema; its rows as columns: metric_columns), intervals (their bootstrap intervals), leaderboard (many
+  (reading suite.json back, checked by json_schema; its rows as columns: metric_columns; what a reader keeps of it:
+  suite_holding, column_rows), intervals (their bootstrap intervals), leaderboard (many
   models), papers/ (one module per paper: the leaderboard's tables of that
   paper), groups (``--groups`` files), significance (paired tests of adjacent ranks);
 * presentation/ — plots (reliability diagram, shape bias per category, OOD FPR per group, correlation heatmap),
-  suite_markdown.
+  figure_files (a figure saved once), suite_markdown, html (the pages; shading: cells shaded by value), html_run,
+  html_leaderboard, figures/ (one module per paper).
 
 This module only re-exports names, each imported from its module when first used (PEP 562): importing a
 submodule (``scoring.summary.suite_json``, which the leaderboard reads runs with) does not import torch and the

@@ -49,13 +49,8 @@ class ColumnRows(Sequence):
     ) -> None:
         """Held as given (use :meth:`from_columns` or :meth:`from_rows`): ``value`` an ``array("d")`` (NaN: null)
         or a tuple, ``counts`` the numerators and denominators, or None when every one is null."""
-        self._metric, self._value, self._variant, self._subgroup, self._counts = (
-            metric,
-            value,
-            variant,
-            subgroup,
-            counts,
-        )
+        self._metric, self._value, self._counts = metric, value, counts
+        self._variant, self._subgroup = variant, subgroup
 
     @classmethod
     def from_columns(cls, columns: Mapping[str, list[Any]], drop: frozenset[str] = frozenset()) -> ColumnRows:
