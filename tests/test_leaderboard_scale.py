@@ -1,5 +1,6 @@
 """What a leaderboard of many runs holds of each run: ``load_suites`` drops the report rows no part of the
-leaderboard reads (``UNREAD_ROWS``: most of a suite.json's rows), so nothing the leaderboard runs may read them.
+leaderboard reads (``UNREAD_ROWS``: most of a suite.json's rows) and the report keys it does not read
+(``UNREAD_REPORT_KEYS``: the reliability bins), so nothing the leaderboard runs may read them.
 
 The modules a leaderboard runs (its tables, figures and page, the ``leaderboard`` and ``report`` commands and
 the sweep that ends with one) are read here, and a string naming one of those metrics fails the test unless it
@@ -15,6 +16,7 @@ import pytest
 
 from imagenet_suite.errors import RunFolderError
 from imagenet_suite.scoring.summary.leaderboard import UNREAD_ROWS, load_suites
+from imagenet_suite.scoring.summary.leaderboard_runs import UNREAD_REPORT_KEYS
 from tests.helpers import REPO_ROOT
 from tests.test_read_runs import suite_json, write_run
 
@@ -27,9 +29,9 @@ READERS = [
     PACKAGE / "commands" / "report.py",
 ]
 NOT_ROWS = {
-    "scoring/summary/leaderboard_runs.py": "UNREAD_ROWS itself",
+    "scoring/summary/leaderboard_runs.py": "UNREAD_ROWS and UNREAD_REPORT_KEYS themselves",
     "scoring/summary/metric_ranges.py": "the ranges every row is checked against before it is dropped",
-    "scoring/summary/suite_json.py": "BENCHMARK_ROW: the fields of summary.benchmarks",
+    "scoring/summary/suite_json.py": "BENCHMARK_ROW: the fields of summary.benchmarks; the reports' schema",
     "scoring/summary/papers/zhang2023.py": "OpenOOD v1.5's table: columns of summary.benchmarks",
     "scoring/presentation/html_leaderboard.py": "the directions of summary.benchmarks' columns",
 }
@@ -41,9 +43,11 @@ def test_no_module_the_leaderboard_runs_reads_a_row_it_drops():
         where = str(path.relative_to(PACKAGE))
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             string = isinstance(node, ast.Constant) and isinstance(node.value, str)
-            if string and node.value in UNREAD_ROWS and where not in NOT_ROWS:
+            if string and node.value in UNREAD_ROWS | UNREAD_REPORT_KEYS and where not in NOT_ROWS:
                 named.append(f"{where}:{node.lineno}: {node.value!r}")
-    assert not named, f"remove the metric from UNREAD_ROWS (leaderboard_runs.py) or read it another way: {named}"
+    assert not named, (
+        f"remove it from UNREAD_ROWS / UNREAD_REPORT_KEYS (leaderboard_runs.py) or read it another way: {named}"
+    )
     assert len(READERS) > 40  # the packages were found
 
 
