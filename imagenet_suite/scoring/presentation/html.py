@@ -53,6 +53,19 @@ class Table:
     shading: Shading | None = None
 
 
+def shaded_matrix(
+    name: str, frame: pd.DataFrame, row_name: str, note: str = "", *, percent: bool = True,
+    shading: Shading | None = None,
+) -> Table:  # fmt: skip
+    """``frame`` (rows × columns of numbers, lower is better) as a :class:`Table`: its index the first column,
+    ``row_name``, then its columns (named as text), each shaded (``shading``, default :class:`Shading` over them: 0
+    to 1, darker is worse) and shown in percent when ``percent``."""
+    columns = [str(column) for column in frame.columns]
+    shown = frame.set_axis(columns, axis=1).rename_axis(row_name).reset_index()
+    return Table(name, shown, dict.fromkeys(columns, DOWN), columns if percent else (), note,
+                 shading=Shading(columns) if shading is None else shading)  # fmt: skip
+
+
 class Figure:
     """A figure of a page: ``svg`` (from :func:`figure_svg`), or ``missing``: what is missing and which command adds
     it. Within :func:`figures_in_processes`, :func:`drawn` gives one whose SVG is still being drawn in another
@@ -425,4 +438,5 @@ __all__ = [
     "figures_in_processes",
     "render",
     "render_table",
+    "shaded_matrix",
 ]

@@ -41,7 +41,7 @@ from .figures import hendrycks2019 as imagenet_c_figures
 from .figures import hesse2025 as hesse_figures
 from .figures import heuillet2025 as heuillet_figures
 from .figures import shi2024 as shi_figures
-from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figures_in_processes, render
+from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figures_in_processes, render, shaded_matrix
 from .html_run import HEADLINE_COLUMNS, direction, headline_rows
 from .plots import correlation_heatmap, quba_ranks_plot
 from .shading import Shading
@@ -140,11 +140,9 @@ def _imagenet_c_section(suites: Mapping[str, Mapping[str, Any]]) -> Section | No
     frame, which = imagenet_c_figures.ce_shown(suites)
     if frame.empty:
         return Section("ImageNet-C", "Hendrycks & Dietterich 2019", [*notes, f"Not shown: {imagenet_c_figures.NO_CE}."])
-    models = [str(column) for column in frame.columns]
-    shown = frame.set_axis(models, axis=1).rename_axis("corruption").reset_index()
     note = " ".join(filter(None, (which, "Shaded green below AlexNet's CE (1), red above.")))
-    table = Table(imagenet_c_figures.CE, shown, dict.fromkeys(models, DOWN), note=note,
-                  shading=imagenet_c_figures.ce_shading(frame))  # fmt: skip
+    table = shaded_matrix(imagenet_c_figures.CE, frame, "corruption", note, percent=False,
+                          shading=imagenet_c_figures.ce_shading(frame))  # fmt: skip
     return Section("ImageNet-C", "Hendrycks & Dietterich 2019", notes, [table])
 
 
@@ -217,17 +215,10 @@ def _ninco_section(board: Leaderboard, suites: Mapping[str, Mapping[str, Any]]) 
         notes.append(f"Not shown: FPR@95 per OOD class: no run's NINCO report has per-class rows: evaluate with the "
                      f"`ninco` config of the ninco builder, then {LEADERBOARD}.")  # fmt: skip
     else:
-        models = [str(model) for model in classes.columns]
-        shown = classes.set_axis(models, axis=1).rename_axis("OOD class").reset_index()
-        having = sum(detector in per for per in per_class.values())
-        which = (
-            f"the {len(models)} runs"
-            if len(models) == having
-            else f"the {len(models)} lowest by their mean of {having} runs"
-        )
+        shown, having = classes.shape[1], sum(detector in per for per in per_class.values())
+        which = f"the {shown} runs" if shown == having else f"the {shown} lowest by their mean of {having} runs"
         note = f"{detector}'s FPR@95 per OOD class: {which} with per-class rows of {detector}."
-        tables.append(Table(f"{ninco_figures.PER_CLASS} ({detector})", shown, dict.fromkeys(models, DOWN), models,
-                            note, shading=Shading(models)))  # fmt: skip
+        tables.append(shaded_matrix(f"{ninco_figures.PER_CLASS} ({detector})", classes, "OOD class", note))
     figures = [ninco_figures.per_class_cdf(suites, per_class), ninco_figures.accuracy_scatter(board),
                ninco_figures.previous_scatter(board)]  # fmt: skip
     return Section("NINCO", "Bitterwolf et al. 2023", notes, tables, figures)

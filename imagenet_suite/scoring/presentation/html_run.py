@@ -28,10 +28,8 @@ from ..summary.number_paths import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 from .figures import bitterwolf2023 as ninco_figures
-from .figures.bitterwolf2023 import NO_PER_CLASS_ROWS, RUN_PER_CLASS
-from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figure_svg, render
+from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figure_svg, render, shaded_matrix
 from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot, reliability_diagram
-from .shading import Shading
 
 REPORT_HTML = "report.html"
 HEADLINE_COLUMNS = ["number", "paper", "value", "95 % low", "95 % high", "better", "no interval because"]
@@ -200,14 +198,12 @@ def _ninco_section(ninco: Mapping[str, Any] | None, suite: Mapping[str, Any]) ->
     tables = [Table("Means over the OOD classes", frame, directions, ("mean AUROC", "mean FPR@95"))]
     per_class = ninco_figures.per_class_detectors(suite)
     if per_class.empty:
-        return Section("NINCO", PAPERS["ninco"], [f"Not shown: FPR@95 per OOD class: {NO_PER_CLASS_ROWS}."], tables)
-    detectors = [str(detector) for detector in per_class.columns]
+        missing = f"Not shown: FPR@95 per OOD class: {ninco_figures.NO_PER_CLASS_ROWS}."
+        return Section("NINCO", PAPERS["ninco"], [missing], tables)
     note = (
         "ID positive; shaded from 0 (white) to 100 % (dark red); the class worst on average over the detectors first."
     )
-    shown = per_class.set_axis(detectors, axis=1).rename_axis("OOD class").reset_index()
-    tables.append(Table(RUN_PER_CLASS, shown, dict.fromkeys(detectors, DOWN), detectors, note,
-                        shading=Shading(detectors)))  # fmt: skip
+    tables.append(shaded_matrix(ninco_figures.RUN_PER_CLASS, per_class, "OOD class", note))
     return Section("NINCO", PAPERS["ninco"], [], tables)
 
 
