@@ -24,14 +24,20 @@ It also prints t, the sweep's seconds per model and per image, and the cost of a
 ``images per suite x models x t`` (``--suite-images``, ``--zoo``), on this machine and at a throughput
 given with ``--images-per-s`` (e.g. a GPU figure of docs/benchmarks.md).
 
+``--outputs-of RUN_DIR`` (a run folder at the real image counts, e.g. ``bench_suite_scale.py``'s): a run's own
+outputs (its charts, ``suite.md``, ``report.html``, as ``evaluate`` writes them) cost more at the real counts
+than at the sweep's. The benchmark then times those three calls on RUN_DIR's suite.json and on the sweep's last
+run's, interleaved in this process (``--output-calls`` each, after one call of each), and prints the median
+difference and the per-model overhead of a zoo at RUN_DIR's counts: the slope above plus that difference.
+
 ``--model tiny``: a nearly free user model (a ``.py`` file: one 3x3 convolution, pooling, a linear head to
 1000 classes; 32x32 input), so that the sweep's own costs are what is measured.
 
 Usage:
     uv run --frozen python benchmarks/bench_sweep.py [--images 64] [--models 3] [--model resnet50|tiny]
         [--batch-size 32] [--workers 1] [--bootstrap 1000] [--executor local|ray] [--num-proc 2]
-        [--suite-images 3845350] [--zoo 326] [--images-per-s 3826]
-Zoo overhead: --images 16 --model tiny --models 2 8 24 --workers 0
+        [--suite-images 3845350] [--zoo 326] [--images-per-s 3826] [--outputs-of RUN_DIR] [--output-calls 6]
+Zoo overhead: --images 16 --model tiny --models 2 12 --workers 0 --bootstrap 100 --outputs-of RUN_DIR
 Quick check: --images 16 --models 2 --model test_resnet --bootstrap 50
 """
 
@@ -40,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -77,6 +84,28 @@ def stage_clock():
     return clock
 
 
+def outputs_seconds(suite_files: dict[str, Path], calls: int) -> dict[str, list[float]]:
+    """CPU seconds of a run's own outputs as ``evaluate`` writes them (``run_charts``, ``write_suite_markdown``,
+    ``write_run_report``) for each suite.json of ``suite_files``: one call each first (not counted), then
+    ``calls`` rounds, the suites interleaved within a round, into a scratch folder."""
+    from imagenet_suite.scoring.presentation.html_run import write_run_report
+    from imagenet_suite.scoring.presentation.suite_markdown import run_charts, write_suite_markdown
+    from imagenet_suite.scoring.summary.suite_json import read_suite
+
+    suites = {name: read_suite(path) for name, path in suite_files.items()}
+    seconds: dict[str, list[float]] = {name: [] for name in suites}
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_ in range(calls + 1):
+            for name, suite in suites.items():
+                start = time.process_time()
+                charts = run_charts(suite)
+                write_suite_markdown(suite, scratch, charts)
+                write_run_report(suite, scratch, charts)
+                if round_:
+                    seconds[name].append(time.process_time() - start)
+    return seconds
+
+
 def model_spec(name: str, root: Path) -> str:
     if name != "tiny":
         return f"timm:{name}"
@@ -99,6 +128,8 @@ def main() -> None:
     parser.add_argument("--suite-images", type=int, default=QUBA_SUITE_IMAGES)
     parser.add_argument("--zoo", type=int, default=326, help="models of the zoo to estimate (Beyond Accuracy: 326)")
     parser.add_argument("--images-per-s", type=float, default=3826.0, help="another device's predict throughput")
+    parser.add_argument("--outputs-of", type=Path, help="a run folder at the real counts: its own outputs' cost")
+    parser.add_argument("--output-calls", type=int, default=6, help="timed calls of each run's outputs")
     args = parser.parse_args()
 
     from bench_predict import write_images
@@ -144,6 +175,10 @@ def main() -> None:
                 results[count] = (wall, cpu, clock.snapshot(), result, Path("/proc/loadavg").read_text().split()[0])
         finally:
             clock.restore()
+        if args.outputs_of:
+            last = root / f"sweep-{args.models[-1]}"
+            sweep_suite = next(last.rglob("suite.json"))
+            outputs = outputs_seconds({"sweep": sweep_suite, "real": args.outputs_of / "suite.json"}, args.output_calls)
     print(
         f"{args.images} JPEGs 500x375, {spec} (random init), cpu, batch {args.batch_size}, "
         f"{args.workers} workers, torch threads {torch.get_num_threads()}, bootstrap {args.bootstrap}, "
@@ -178,6 +213,18 @@ def main() -> None:
             f"overhead per added model ({low} -> {high} models): {slope_wall:.3f} s wall, {slope_cpu:.3f} s CPU; "
             f"a 300-model zoo at that slope: {300 * slope_cpu:.0f} s CPU of overhead (extrapolated)"
         )
+        if args.outputs_of:
+            medians = {name: statistics.median(values) for name, values in outputs.items()}
+            more = medians["real"] - medians["sweep"]
+            print(
+                f"a run's own outputs (charts, suite.md, report.html), CPU s, {args.output_calls} calls each: "
+                f"{args.outputs_of}: {json.dumps([round(v, 3) for v in outputs['real']])}, median {medians['real']:.3f}; "
+                f"the sweep's: {json.dumps([round(v, 3) for v in outputs['sweep']])}, median {medians['sweep']:.3f}"
+            )
+            print(
+                f"overhead per added model at {args.outputs_of}'s counts: {slope_cpu:.3f} + {more:.3f} = "
+                f"{slope_cpu + more:.3f} s CPU (target: under 1 s)"
+            )
     images = args.suite_images * args.zoo
     print(f"zoo estimate: {args.suite_images:,} images per suite x {args.zoo} models = {images:,} model-images")
     print(f"  at {per_image * 1000:.1f} ms per image here: {images * per_image / 3600:,.0f} hours on this machine")

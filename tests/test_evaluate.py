@@ -17,6 +17,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,9 @@ from imagenet_suite.inference.suite_options import SuiteOptions
 from imagenet_suite.scoring.metrics.paired_tests import percentile_interval
 from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts
+from imagenet_suite.scoring.presentation.html import render
+from imagenet_suite.scoring.presentation.html_run import run_page
+from imagenet_suite.scoring.presentation.suite_markdown import CHART_FILES
 from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.fixtures import imagenet_layouts as val_fx
@@ -333,10 +337,16 @@ def test_suite_markdown_and_plots_are_written(suite):
     assert "## ImageNet-C" in text and "## NINCO" in text and "| imagenet_r |" in text
     assert "## QUBA (Beyond Accuracy, Hesse et al. 2025)" in text  # papers cited, not named by us
     assert "## NINCO (Bitterwolf et al. 2023): means over the OOD classes" in text
-    for plot in ("quba_dimensions.png", "accuracies.png"):
-        assert (run_dir / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (run_dir / "report.html").read_text()  # the same as one self-contained page (tests/test_report_html.py)
     assert page.startswith("<!DOCTYPE html>") and '<section id="imagenet-c">' in page and "<svg" in page
+    # suite.md's charts: standalone SVG files, each drawn once and shown on the page as the same element
+    for chart, name in CHART_FILES.items():
+        assert f"]({name})" in text
+        document = (run_dir / name).read_bytes()
+        assert ElementTree.fromstring(document).tag == "{http://www.w3.org/2000/svg}svg"
+        assert document.startswith(b"<?xml ") and document[document.index(b"<svg") :].decode() in page, chart
+    # the page drawn afresh from suite.json (its own charts, not suite.md's) is the page evaluate wrote
+    assert render(run_page(read_suite(run_dir / "suite.json"))) == page
     # the val accuracy's interval: the planted hits of the per-image file, on the seeded resamples of their ids
     uncertainty = result["summary"]["uncertainty"]
     hits = pd.read_parquet(run_dir / uncertainty["files"]["correct"]["imagenet_val"]["path"])

@@ -21,7 +21,7 @@ A *run folder* holds everything one model's evaluation produced::
     RUN_DIR/suite.json                {"format", "model", "weights", "weights_sha256", "weights_source",
                                        "params", "imagenet_suite", "hierarchy", "datasets": {key: report +
                                        "provenance"}, "skipped": {key: reason}, "summary": {...}}
-    RUN_DIR/suite.md, *.png           the summary as tables and plots
+    RUN_DIR/suite.md, *.svg           the summary as tables and charts
     RUN_DIR/report.html               the same as one self-contained page (sortable tables, inline SVG figures)
     RUN_DIR/uncertainty/              with --bootstrap B (default 1000): the bootstrap replicates of every
                                       headline number with a 95 % interval, and per dataset the per-image
@@ -278,7 +278,7 @@ def run_suite(
         "summary": summary,
     }
     atomic_write_bytes(run_dir / SUITE_JSON, suite_file_bytes(suite))
-    charts = run_charts(suite)  # drawn once: suite.md's PNGs and report.html's SVGs
+    charts = run_charts(suite)  # drawn once, as SVG: the files beside suite.md and report.html's figures
     write_suite_markdown(suite, run_dir, charts)
     write_run_report(suite, run_dir, charts)
     return suite

@@ -1,5 +1,6 @@
-"""A matplotlib figure written once: as a PNG file (:func:`save_png`) or, for a page, as SVG
-(:func:`~imagenet_suite.scoring.presentation.html.figure_svg`), each drawn once.
+"""A matplotlib figure written once: as a PNG file (:func:`save_png`) or as SVG
+(:func:`~imagenet_suite.scoring.presentation.html.figure_svg`, an ``<svg>`` element for a page; :func:`svg_file`
+makes it a file's bytes), each drawn once.
 
 A figure laid out by ``tight_layout()`` keeps a placeholder layout engine that does nothing, and ``savefig`` draws a
 figure that has an engine twice, the first time only to run the engine. :func:`settled` removes it first (unless
@@ -33,4 +34,19 @@ def save_png(figure: Any, path: str | Path, dpi: float) -> Path:
     return Path(path)
 
 
-__all__ = ["save_png", "settled"]
+SVG_DECLARATION = '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
+
+
+def svg_file(element: str) -> bytes:
+    """The bytes of a standalone ``.svg`` file holding ``element``, an ``<svg>`` element as
+    :func:`~imagenet_suite.scoring.presentation.html.figure_svg` gives it (a page's inline figure): the XML
+    declaration, then the element, UTF-8.
+
+    Example:
+        >>> svg_file('<svg xmlns="http://www.w3.org/2000/svg"/>')[:38]
+        b'<?xml version="1.0" encoding="utf-8" s'
+    """
+    return (SVG_DECLARATION + element).encode()
+
+
+__all__ = ["save_png", "settled", "svg_file"]

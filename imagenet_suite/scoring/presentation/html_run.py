@@ -28,8 +28,9 @@ from ..summary.number_paths import headline_numbers
 from ..summary.quba import attack_convention_of
 from ..summary.suite_json import SUITE_JSON, read_suite, weights_label, with_rows
 from .figures import bitterwolf2023 as ninco_figures
-from .html import DOWN, UP, Figure, Page, Section, Table, drawn, figure_svg, render, shaded_matrix
+from .html import DOWN, UP, Figure, Page, Section, Table, drawn, render, shaded_matrix
 from .plots import accuracy_bars_plot, horizontal_bars, quba_dimensions_plot, reliability_diagram
+from .suite_markdown import CHART_NAMES
 
 REPORT_HTML = "report.html"
 HEADLINE_COLUMNS = ["number", "paper", "value", "95 % low", "95 % high", "better", "no interval because"]
@@ -87,7 +88,7 @@ def headline_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)
 
 
-def _quba_section(suite: Mapping[str, Any], model: str, charts: Mapping[str, Any]) -> Section:
+def _quba_section(suite: Mapping[str, Any], model: str, charts: Mapping[str, str]) -> Section:
     quba = suite["summary"]["quba"]
     present = quba["dimensions"]
     frame = pd.DataFrame(
@@ -103,7 +104,7 @@ def _quba_section(suite: Mapping[str, Any], model: str, charts: Mapping[str, Any
     notes += [f"Missing {name}: {reason}" for name, reason in quba["missing"].items()]
     values, title = {name: entry["value"] for name, entry in present.items()}, f"QUBA dimensions: {model}"
     figure = (
-        _chart("QUBA dimensions (signed z-scores)", charts.get("quba"), quba_dimensions_plot, values, title=title)
+        _chart(CHART_NAMES["quba"], charts.get("quba"), quba_dimensions_plot, values, title=title)
         if values
         else Figure("QUBA dimensions", missing=f"no QUBA dimension: {EVALUATE} with imagenet_val")
     )
@@ -125,7 +126,7 @@ def _reliability(suite: Mapping[str, Any]) -> Figure:
     return drawn(f"Reliability diagram ({key})", reliability_diagram, bins, title=title)
 
 
-def _accuracy_section(summary: Mapping[str, Any], model: str, charts: Mapping[str, Any]) -> Section:
+def _accuracy_section(summary: Mapping[str, Any], model: str, charts: Mapping[str, str]) -> Section:
     accuracies = summary["accuracies"]
     frame = pd.DataFrame(
         [(key, entry["metric"], entry["value"], entry.get("clean_accuracy")) for key, entry in accuracies.items()],
@@ -136,7 +137,7 @@ def _accuracy_section(summary: Mapping[str, Any], model: str, charts: Mapping[st
     else:
         values = {key: entry["value"] for key, entry in accuracies.items()}
         title = f"accuracy per dataset: {model}"
-        figure = _chart("Accuracy per dataset", charts.get("accuracy"), accuracy_bars_plot, values, title=title)
+        figure = _chart(CHART_NAMES["accuracy"], charts.get("accuracy"), accuracy_bars_plot, values, title=title)
     table = Table("Headline accuracy", frame, {"value": UP, "clean rows": UP}, percent=("value", "clean rows"))
     return Section("Accuracy per dataset", "", [], [table], [figure])
 
@@ -253,13 +254,13 @@ def _provenance_section(suite: Mapping[str, Any]) -> Section:
     return Section("Provenance", "", [], tables)
 
 
-def _chart(name: str, chart: Any, draw: Any, *args: Any, **kwargs: Any) -> Figure:
-    """``drawn(name, draw, *args, **kwargs)``, or ``chart`` when given: the same matplotlib Figure, drawn for
-    ``suite.md`` already (the same SVG)."""
-    return drawn(name, draw, *args, **kwargs) if chart is None else Figure(name, svg=figure_svg(chart, name))
+def _chart(name: str, chart: str | None, draw: Any, *args: Any, **kwargs: Any) -> Figure:
+    """``drawn(name, draw, *args, **kwargs)``, or ``chart`` when given: the same chart's ``<svg>`` element, drawn
+    for ``suite.md`` already under the same name (:data:`~.suite_markdown.CHART_NAMES`)."""
+    return drawn(name, draw, *args, **kwargs) if chart is None else Figure(name, svg=chart)
 
 
-def run_page(suite: Mapping[str, Any], charts: Mapping[str, Any] | None = None) -> Page:
+def run_page(suite: Mapping[str, Any], charts: Mapping[str, str] | None = None) -> Page:
     """The page of one run (its suite.json content, its rows as
     :func:`~imagenet_suite.scoring.summary.suite_json.read_suite` gives them or as format 4 stores them).
     ``charts``: :func:`~imagenet_suite.scoring.presentation.suite_markdown.run_charts` of ``suite`` when the caller
@@ -288,7 +289,7 @@ def run_page(suite: Mapping[str, Any], charts: Mapping[str, Any] | None = None) 
     return Page(f"imagenet-suite report: {model}", lead, sections)
 
 
-def write_run_report(suite: Mapping[str, Any], folder: str | Path, charts: Mapping[str, Any] | None = None) -> Path:
+def write_run_report(suite: Mapping[str, Any], folder: str | Path, charts: Mapping[str, str] | None = None) -> Path:
     """Write ``report.html`` of ``suite`` (a suite.json's content) into run folder ``folder``; returns it.
     ``charts``: as :func:`run_page` takes them."""
     path = Path(folder) / REPORT_HTML

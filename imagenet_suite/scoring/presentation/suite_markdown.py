@@ -7,8 +7,8 @@ and score; QUBA with AutoAttack (Table 8) when the run has it; the attacks (thei
 ratios to the clean accuracy) when the run has them; the headline accuracy per dataset; ImageNet-C
 mCE; NINCO; ReaL, ASMA, LCA; the 95 % intervals (how they were computed, and which numbers have none and
 why); skipped datasets; the hierarchy of the LCA distances; the dataset builds each report read. A number
-with a bootstrap interval (``summary.uncertainty.ci95``) is shown as ``value [low, high]``. Plots
-``quba_dimensions.png`` and ``accuracies.png`` sit beside it.
+with a bootstrap interval (``summary.uncertainty.ci95``) is shown as ``value [low, high]``. Its two charts,
+``quba_dimensions.svg`` and ``accuracies.svg``, sit beside it: the same SVG as ``report.html`` shows, drawn once.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from ..metrics.quba import ATTACK_CONVENTIONS, DIMENSIONS, QUBA_ATTACK_CONVENTIO
 from ..summary.number_paths import number_path
 from ..summary.quba import attack_convention_of, geometric_mean
 from ..summary.suite_json import weights_label
-from .figure_files import save_png
+from .figure_files import svg_file
+from .html import figure_svg
 from .plots import accuracy_bars_plot, quba_dimensions_plot
 
 SUITE_MD = "suite.md"
@@ -118,7 +119,7 @@ def quba_section(quba: Mapping[str, Any], ci: Intervals | None = None) -> list[s
     else:
         lines += ["**QUBA score: not computed** — these dimensions are missing:", ""]
     lines += [f"- `{name}`: {reason}" for name, reason in quba["missing"].items()]
-    return [*lines, "", "![QUBA dimensions](quba_dimensions.png)", ""]
+    return [*lines, "", f"![QUBA dimensions]({CHART_FILES['quba']})", ""]
 
 
 def quba_autoattack_section(variant: Mapping[str, Any] | None) -> list[str]:
@@ -180,7 +181,7 @@ def other_sections(summary: Mapping[str, Any]) -> list[str]:
             for key, v in summary["accuracies"].items()
         ),
     )
-    lines += ["![accuracy per dataset](accuracies.png)", ""]
+    lines += [f"![accuracy per dataset]({CHART_FILES['accuracy']})", ""]
     corrupted = summary.get("imagenet_c")
     if corrupted:
         lines += [
@@ -408,32 +409,41 @@ def benchmark_sections(benchmarks: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def run_charts(suite: Mapping[str, Any]) -> dict[str, Any]:
-    """The two charts of ``suite.md`` (matplotlib Figures): ``"quba"``, its QUBA dimensions, and ``"accuracy"``, its
-    accuracy per dataset. ``report.html`` shows the same two: drawn once, they can be written to both
+CHART_FILES = {"quba": "quba_dimensions.svg", "accuracy": "accuracies.svg"}
+"""The files of :func:`run_charts`' charts beside ``suite.md``, by chart."""
+CHART_NAMES = {"quba": "QUBA dimensions (signed z-scores)", "accuracy": "Accuracy per dataset"}
+"""The charts' names on ``report.html``; each salts its chart's SVG ids, so a chart is the same SVG in both."""
+
+
+def run_charts(suite: Mapping[str, Any]) -> dict[str, str]:
+    """The two charts of ``suite.md`` as ``<svg>`` elements: ``"quba"``, its QUBA dimensions, and ``"accuracy"``,
+    its accuracy per dataset. ``report.html`` shows the same two: drawn once, they are written to both
     (:func:`write_suite_markdown`, :func:`~imagenet_suite.scoring.presentation.html_run.write_run_report`)."""
     summary = suite["summary"]
     values = {name: entry["value"] for name, entry in summary["quba"]["dimensions"].items()}
     accuracies = {key: entry["value"] for key, entry in summary["accuracies"].items()}
-    return {
+    figures = {
         "quba": quba_dimensions_plot(values, title=f"QUBA dimensions: {suite['model']}"),
         "accuracy": accuracy_bars_plot(accuracies, title=f"accuracy per dataset: {suite['model']}"),
     }
+    return {chart: figure_svg(figure, CHART_NAMES[chart]) for chart, figure in figures.items()}
 
 
-def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path, charts: Mapping[str, Any] | None = None) -> Path:
-    """Write ``suite.md`` and its two plots into ``folder``; return the Markdown file. ``charts``: :func:`run_charts`
-    of ``suite`` when the caller has drawn them (default: drawn here)."""
+def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path, charts: Mapping[str, str] | None = None) -> Path:
+    """Write ``suite.md`` and its two charts (:data:`CHART_FILES`, SVG) into ``folder``; return the Markdown file.
+    ``charts``: :func:`run_charts` of ``suite`` when the caller has drawn them (default: drawn here)."""
     folder = Path(folder)
     charts = run_charts(suite) if charts is None else charts
-    save_png(charts["quba"], folder / "quba_dimensions.png", dpi=120)
-    save_png(charts["accuracy"], folder / "accuracies.png", dpi=120)
+    for chart, name in CHART_FILES.items():
+        atomic_write_bytes(folder / name, svg_file(charts[chart]))
     path = folder / SUITE_MD
     atomic_write_bytes(path, suite_markdown(suite).encode())
     return path
 
 
 __all__ = [
+    "CHART_FILES",
+    "CHART_NAMES",
     "Intervals",
     "WithInterval",
     "benchmark_sections",
