@@ -289,8 +289,9 @@ def test_kl_matching_with_zero_probabilities_and_one_hot_templates():
     probs[0] = torch.tensor([1.0, 0, 0, 0], dtype=torch.float64)  # 0 log 0 = 0
     templates = torch.softmax(torch.randn(4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1)), 1)
     templates[2] = torch.tensor([0, 0, 1.0, 0], dtype=torch.float64)  # one-hot: KL = inf unless p is that one-hot
+    probs[1] = templates[2]  # ... as this row is: KL 0, its zeros where the template's are
     reference = np.array([[sp.rel_entr(p, q).sum() for q in templates.numpy()] for p in probs.numpy()])
-    assert np.isinf(reference[:, 2]).all()
+    assert reference[1, 2] == 0 and np.isinf(np.delete(reference[:, 2], 1)).all()
     scores = det.detector_scores(
         "kl_matching", probs, "probs", stats=dstats.DetectorStats("ninco", klm_templates=templates)
     )

@@ -244,7 +244,13 @@ def _min_kl(probs: torch.Tensor, templates: torch.Tensor) -> torch.Tensor:
     divergence = negentropy[:, None] - probs @ log_templates.T
     with_zeros = (templates == 0).any(dim=1).nonzero().flatten()  # e.g. the one-hot templates of unseen classes
     if len(with_zeros):
-        impossible = (probs > 0).double() @ (templates[with_zeros] == 0).double().T > 0
+        positive = probs > 0
+        impossible = torch.ones(len(probs), len(with_zeros), dtype=torch.bool, device=probs.device)
+        # a row with no zero probability meets a zero of every such template; only the others need the count
+        some_zero = (~positive.all(dim=1)).nonzero().flatten()
+        if len(some_zero):
+            zeros = (templates[with_zeros] == 0).double()
+            impossible[some_zero] = positive[some_zero].double() @ zeros.T > 0
         divergence[:, with_zeros] = torch.where(impossible, float("inf"), divergence[:, with_zeros])
     return divergence.min(dim=1).values
 
