@@ -39,7 +39,7 @@ from imagenet_suite.scoring.metrics.quba import DIMENSIONS, quba_score
 from imagenet_suite.scoring.metrics.uncertainty import bootstrap_counts
 from imagenet_suite.scoring.presentation.html import render
 from imagenet_suite.scoring.presentation.html_run import run_page
-from imagenet_suite.scoring.presentation.suite_markdown import CHART_FILES
+from imagenet_suite.scoring.presentation.suite_markdown import CHART_FILES, PNG_CHART_FILES
 from imagenet_suite.scoring.summary.imagenet_c import ALEXNET_CLEAN_ERROR, ALEXNET_ERRORS
 from imagenet_suite.scoring.summary.suite_json import read_suite
 from tests.fixtures import imagenet_layouts as val_fx
@@ -365,7 +365,10 @@ def test_a_second_run_reuses_outputs_and_a_deleted_dataset_is_a_missing_dimensio
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: pytest.fail("outputs should have been reused"))
     monkeypatch.setattr(evaluate_module.PredictionStore, "predict", lambda *a, **k: pytest.fail("reused, not copied"))
     without = [path for name, path in suite_folders.items() if name != "backgrounds_challenge"]
+    for stale in PNG_CHART_FILES:  # suite.md's charts as an older release wrote them, with that run's numbers
+        (run_dir / stale).write_bytes(b"\x89PNG\r\n\x1a\n")
     again = run_suite(model, without, run_dir, options(adversarial=VAL_ROWS))  # allow_partial=False
+    assert not any((run_dir / stale).exists() for stale in PNG_CHART_FILES)
     missing = again["summary"]["quba"]["missing"]
     assert list(missing) == ["c_robustness", "object_focus"] and "backgrounds_challenge" in missing["object_focus"]
     assert missing["c_robustness"].startswith("needs all 75 ImageNet-C sets (corruption × severity), found 2")

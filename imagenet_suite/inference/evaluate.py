@@ -97,7 +97,7 @@ from ..scoring.metrics.lca_distances import hierarchy_record
 from ..scoring.metrics.ood_detector_stats import DetectorStats, Embeddings
 from ..scoring.outputs import ModelOutputs
 from ..scoring.presentation.html_run import write_run_report
-from ..scoring.presentation.suite_markdown import run_charts, write_suite_markdown
+from ..scoring.presentation.suite_markdown import PNG_CHART_FILES, run_charts, write_suite_markdown
 from ..scoring.summary.intervals import (
     Bootstrap,
     ReportReplicates,
@@ -280,6 +280,8 @@ def run_suite(
     atomic_write_bytes(run_dir / SUITE_JSON, suite_file_bytes(suite))
     charts = run_charts(suite)  # drawn once, as SVG: the files beside suite.md and report.html's figures
     write_suite_markdown(suite, run_dir, charts)
+    for stale in PNG_CHART_FILES:
+        (run_dir / stale).unlink(missing_ok=True)
     write_run_report(suite, run_dir, charts)
     return suite
 

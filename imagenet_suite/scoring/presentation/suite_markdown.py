@@ -411,6 +411,9 @@ def benchmark_sections(benchmarks: Mapping[str, Any] | None) -> list[str]:
 
 CHART_FILES = {"quba": "quba_dimensions.svg", "accuracy": "accuracies.svg"}
 """The files of :func:`run_charts`' charts beside ``suite.md``, by chart."""
+PNG_CHART_FILES = ("quba_dimensions.png", "accuracies.png")
+"""The same charts as an older release wrote them beside ``suite.md``; ``evaluate`` removes them from a run folder it
+writes again, since their numbers are an earlier run's."""
 CHART_NAMES = {"quba": "QUBA dimensions (signed z-scores)", "accuracy": "Accuracy per dataset"}
 """The charts' names on ``report.html``; each salts its chart's SVG ids, so a chart is the same SVG in both."""
 
@@ -444,6 +447,7 @@ def write_suite_markdown(suite: Mapping[str, Any], folder: str | Path, charts: M
 __all__ = [
     "CHART_FILES",
     "CHART_NAMES",
+    "PNG_CHART_FILES",
     "Intervals",
     "WithInterval",
     "benchmark_sections",
