@@ -6,6 +6,7 @@ In-process against a private mongod (FiftyOne's own binary, a temporary folder, 
 from __future__ import annotations
 
 import time
+import types
 import warnings
 
 import numpy as np
@@ -16,7 +17,7 @@ import torch
 from imagenet_suite import classes
 from imagenet_suite.dataset.folder import DatasetFolder
 from imagenet_suite.errors import DatasetFolderError, OutputsError
-from imagenet_suite.review import database, views
+from imagenet_suite.review import database, documents, views
 from imagenet_suite.review.errors import ReviewError
 from imagenet_suite.review.load import LoadOptions, load_for_review
 from imagenet_suite.review.predictions import imagenet_display_names
@@ -94,6 +95,33 @@ def test_documents_are_what_fiftyone_itself_would_store(fo, tiny, tmp_path):
     assert all(0.999 <= d.pop("_rand") < 1 for d in [*ours.values(), *theirs.values()])  # random by design
     assert ours == theirs and len(ours) == 12
     assert set(next(iter(ours.values()))) >= {"filepath", "metadata", "ground_truth", "predictions", "msp"}
+
+
+def test_declared_fields_are_those_add_sample_field_declares_one_by_one(fo):
+    """``documents.declare`` merges the review's fields into the schema at once; what FiftyOne stores is what its
+    ``add_sample_field`` stores declaring them one by one: types, labels' documents and attributes, a list's
+    subfield, the order."""
+    plan = types.SimpleNamespace(extra_kinds={"difficulty": "int", "hard": "bool", "note": "string", "x": "float"})
+    fields = {**documents.review_fields(fo, plan), "unit_tests_failed": fo.ListField(fo.StringField())}
+    merged, one_by_one = fo.Dataset(), fo.Dataset()
+    try:
+        documents.declare(merged, fields)
+        for path, field in fields.items():
+            kwargs = {"embedded_doc_type": getattr(field, "document_type", None)}
+            if isinstance(field, fo.ListField):
+                kwargs["subfield"] = type(field.field)
+            one_by_one.add_sample_field(path, type(field), **kwargs)
+
+        def stored(dataset):
+            return [_without_ids(field.to_dict()) for field in dataset._doc.sample_fields]
+
+        assert stored(merged) == stored(one_by_one)
+        assert "predictions.classifications.raw_label" in merged.get_field_schema(flat=True)
+        documents.declare(merged, fields)  # declared already: nothing changes
+        assert stored(merged) == stored(one_by_one)
+    finally:
+        merged.delete()
+        one_by_one.delete()
 
 
 def _without_ids(value):

@@ -49,6 +49,7 @@ from .decision_table import (
     taxonomy_problem,
     write_decision_table,
 )
+from .documents import declare
 from .errors import DecisionTableError, ReviewError
 from .views import decision_tag_count
 
@@ -281,10 +282,7 @@ def _declare_fields(dataset) -> None:
     """Declare the taxonomy fields on datasets loaded before they existed."""
     import fiftyone as fo
 
-    schema = dataset.get_field_schema()
-    for name in TAXONOMY_FIELDS:
-        if name not in schema:
-            dataset.add_sample_field(name, fo.StringField)
+    declare(dataset, {name: fo.StringField() for name in TAXONOMY_FIELDS})
 
 
 def _set_fields(dataset, updates: dict[str, dict[str, Any]]) -> None:

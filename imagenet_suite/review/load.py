@@ -474,30 +474,25 @@ def _open_dataset(fo, name: str, record: dict[str, Any]):
 
 
 def _declare_signal_fields(fo, dataset, load: LoadPlan) -> None:
-    schema = dataset.get_field_schema(flat=True)
-
-    def declare(path: str, field, **kwargs) -> None:
-        if path not in schema:
-            dataset.add_sample_field(path, field, **kwargs)
-
+    fields: dict[str, Any] = {}
     if load.signals is not None:
         for name in load.signals.field_names:
             if name == "precheck_verdict":
-                declare(name, fo.StringField)
+                fields[name] = fo.StringField()
             elif name in LIST_FIELDS:
-                declare(name, fo.ListField, subfield=fo.StringField)
+                fields[name] = fo.ListField(fo.StringField())
             else:
-                declare(name, fo.FloatField)
+                fields[name] = fo.FloatField()
     if load.reference is not None:
-        declare("is_reference", fo.BooleanField)
-        declare("lookalike_similarity", fo.FloatField)
-        declare("lookalikes", fo.EmbeddedDocumentField, embedded_doc_type=fo.Classifications)
+        fields.update(is_reference=fo.BooleanField(), lookalike_similarity=fo.FloatField())
+        fields["lookalikes"] = fo.EmbeddedDocumentField(fo.Classifications)
         for attribute, kind in (("raw_label", fo.StringField), ("row_id", fo.StringField), ("distance", fo.FloatField)):
-            declare(f"lookalikes.classifications.{attribute}", kind)
+            fields[f"lookalikes.classifications.{attribute}"] = kind()
+    documents.declare(dataset, fields)
+    if load.reference is not None:  # after the signals' fields and before the other review's, as the App lists them
         documents.declare_fields(fo, dataset, load.reference.plan)
     if load.other_review is not None:
-        for name in OTHER_FIELDS:
-            declare(name, fo.StringField)
+        documents.declare(dataset, {name: fo.StringField() for name in OTHER_FIELDS})
 
 
 def _add_references(fo, dataset, reference: LoadPlan) -> None:
