@@ -47,8 +47,7 @@ def declare(dataset, fields: Mapping[str, Any]) -> None:
     """Declare on ``dataset`` the sample fields of ``fields`` (``{path: a fiftyone Field}``, a parent before its
     attributes) that it lacks, in one schema merge: FiftyOne's ``add_dynamic_sample_fields`` given the fields,
     which saves and reloads the dataset once per nesting depth, where ``add_sample_field`` does per field (about
-    40 ms each on a review dataset with its saved views). The stored schema is the same. A path the dataset has
-    is left as it is."""
+    40 ms each in the review tests). The stored schema is the same. A path the dataset has is left as it is."""
     schema = dataset.get_field_schema(flat=True)
     missing = {path: field for path, field in fields.items() if path not in schema}
     if missing:
